@@ -1,0 +1,12 @@
+//! Benchmark groups; each module's `rows()` lists its rows with the seed tables' names.
+
+pub mod arena;
+
+use crate::Row;
+
+/// All rows of all groups.
+pub fn all() -> Vec<Row> {
+    let mut rows = Vec::new();
+    rows.extend(arena::rows());
+    rows
+}

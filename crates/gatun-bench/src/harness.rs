@@ -1,0 +1,162 @@
+//! The measuring loop: warm-up, timed samples, median/min/max nanoseconds per operation, and
+//! allocations per operation.
+
+use std::time::{Duration, Instant};
+
+use crate::{CountingAllocator, Row};
+
+/// Where a row runs: a plain OS thread, or a task on a tokio multi-thread runtime (the Rust
+/// counterpart of a JDK virtual thread).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ThreadKind {
+    /// A dedicated OS thread.
+    Thread,
+    /// A task spawned on a 2-worker tokio multi-thread runtime.
+    Task,
+}
+
+impl ThreadKind {
+    /// `thread` or `task`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ThreadKind::Thread => "thread",
+            ThreadKind::Task => "task",
+        }
+    }
+}
+
+/// How long to measure.
+#[derive(Debug, Clone, Copy)]
+pub struct Config {
+    /// Warm-up time before sampling.
+    pub warmup: Duration,
+    /// Number of timed samples (the JMH `Cnt`).
+    pub samples: usize,
+    /// Target duration of one sample; the iteration count is calibrated to it.
+    pub sample_time: Duration,
+}
+
+impl Config {
+    /// Quick mode: about 0.15 s per row and thread kind.
+    pub const QUICK: Config = Config {
+        warmup: Duration::from_millis(30),
+        samples: 11,
+        sample_time: Duration::from_millis(10),
+    };
+    /// JMH-like mode: 1 s warm-up, 20 samples of 100 ms.
+    pub const FULL: Config = Config {
+        warmup: Duration::from_millis(1000),
+        samples: 20,
+        sample_time: Duration::from_millis(100),
+    };
+    /// For tests: tiny iteration counts; figures are meaningless, shapes are not.
+    pub const TINY: Config = Config {
+        warmup: Duration::from_micros(100),
+        samples: 3,
+        sample_time: Duration::from_micros(100),
+    };
+}
+
+/// The result of measuring one row on one thread kind.
+#[derive(Debug, Clone)]
+pub struct Measurement {
+    /// Nanoseconds per operation, one per sample, sorted ascending.
+    pub ns_per_op: Vec<f64>,
+    /// Heap allocations per operation (counted over one untimed run).
+    pub allocs_per_op: f64,
+    /// Where it ran.
+    pub thread_kind: ThreadKind,
+}
+
+impl Measurement {
+    /// Median ns/op.
+    pub fn median(&self) -> f64 {
+        let v = &self.ns_per_op;
+        let n = v.len();
+        if n == 0 {
+            return f64::NAN;
+        }
+        if n % 2 == 1 {
+            v[n / 2]
+        } else {
+            (v[n / 2 - 1] + v[n / 2]) / 2.0
+        }
+    }
+    /// Fastest sample, ns/op.
+    pub fn min(&self) -> f64 {
+        self.ns_per_op.first().copied().unwrap_or(f64::NAN)
+    }
+    /// Slowest sample, ns/op.
+    pub fn max(&self) -> f64 {
+        self.ns_per_op.last().copied().unwrap_or(f64::NAN)
+    }
+}
+
+fn run_body(row: &Row, config: Config, kind: ThreadKind) -> Measurement {
+    let mut body = (row.make)();
+    // Calibrate: grow the iteration count until one batch takes about sample_time.
+    let mut iters: u64 = 1;
+    let warm_end = Instant::now() + config.warmup;
+    loop {
+        let t = Instant::now();
+        body(iters);
+        let el = t.elapsed();
+        if el >= config.sample_time || iters >= 1 << 40 {
+            if Instant::now() >= warm_end {
+                break;
+            }
+        } else {
+            iters = iters.saturating_mul(2);
+        }
+    }
+    let per_iter = {
+        let t = Instant::now();
+        body(iters);
+        t.elapsed().as_secs_f64() / iters as f64
+    };
+    let iters = ((config.sample_time.as_secs_f64() / per_iter.max(1e-12)) as u64).max(1);
+    let mut samples = Vec::with_capacity(config.samples);
+    for _ in 0..config.samples {
+        let t = Instant::now();
+        body(iters);
+        samples.push(t.elapsed().as_nanos() as f64 / iters as f64);
+    }
+    samples.sort_by(f64::total_cmp);
+    let alloc_iters = iters.clamp(1, 10_000);
+    let before = CountingAllocator::thread_count();
+    body(alloc_iters);
+    let allocs = CountingAllocator::thread_count() - before;
+    Measurement {
+        ns_per_op: samples,
+        allocs_per_op: allocs as f64 / alloc_iters as f64,
+        thread_kind: kind,
+    }
+}
+
+/// Measures `row` on `kind`: builds the body there, warms it up, takes `config.samples`
+/// samples. Task rows run on a fresh 2-worker tokio runtime.
+///
+/// # Panics
+/// If the body panics, or the tokio runtime cannot be built.
+pub fn measure(row: &Row, kind: ThreadKind, config: Config) -> Measurement {
+    match kind {
+        ThreadKind::Thread => {
+            let row = row.clone();
+            std::thread::spawn(move || run_body(&row, config, kind))
+                .join()
+                .expect("benchmark body panicked")
+        }
+        ThreadKind::Task => {
+            let rt = tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(2)
+                .build()
+                .expect("tokio runtime");
+            let row = row.clone();
+            rt.block_on(async move {
+                tokio::spawn(async move { run_body(&row, config, kind) })
+                    .await
+                    .expect("benchmark task panicked")
+            })
+        }
+    }
+}

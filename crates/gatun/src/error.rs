@@ -1,0 +1,278 @@
+//! The crate's one error type.
+//!
+//! Every fallible operation in gatun returns [`Result<T>`]. The variants map the JDK FFM
+//! exceptions onto typed errors (see `ARCHITECTURE.md`): `IllegalArgumentException` becomes
+//! [`Error::InvalidAlignment`] / [`Error::InvalidSize`] / [`Error::SizeOverflow`] and friends,
+//! `IndexOutOfBoundsException` becomes [`Error::OutOfBounds`], `IllegalStateException` becomes
+//! [`Error::FrameNotTopOfStack`] and so on. Every message names the offending value and what was
+//! expected.
+//!
+//! `Error` is `Send + Sync + 'static`, `Clone`, and comparable, so tests can assert exact kinds.
+
+use std::fmt;
+
+/// gatun's result type: `std::result::Result<T, gatun::Error>`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Everything that can go wrong in gatun. Marked `#[non_exhaustive]`: later layers add variants.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A byte alignment that is not a power of two (0 included).
+    #[error("invalid byte alignment {alignment}: expected a power of two (1, 2, 4, 8, ...)")]
+    InvalidAlignment {
+        /// The rejected alignment, in bytes.
+        alignment: usize,
+    },
+
+    /// A byte size that is not acceptable where it was given.
+    #[error("invalid byte size {size}: {expected}")]
+    InvalidSize {
+        /// The rejected size, in bytes.
+        size: usize,
+        /// What was expected instead.
+        expected: String,
+    },
+
+    /// A size or offset computation overflowed `usize` (or `isize::MAX` for allocations).
+    #[error("size overflow: {what}")]
+    SizeOverflow {
+        /// What was being computed.
+        what: String,
+    },
+
+    /// A field of an explicitly laid-out struct sits at an offset that violates its alignment.
+    #[error("field {field} at byte offset {offset} is misaligned: its alignment is {alignment} bytes")]
+    MisalignedField {
+        /// The field's name, or `#index` for an unnamed field.
+        field: String,
+        /// The byte offset at which the field would be placed.
+        offset: usize,
+        /// The field's required alignment, in bytes.
+        alignment: usize,
+    },
+
+    /// A layout was given an alignment smaller than its members require.
+    #[error("byte alignment {alignment} of {layout} is less than its members' alignment {required}")]
+    AlignmentTooSmall {
+        /// The layout, as text.
+        layout: String,
+        /// The requested alignment, in bytes.
+        alignment: usize,
+        /// The smallest acceptable alignment, in bytes.
+        required: usize,
+    },
+
+    /// A type gatun does not (yet) support on this platform, such as `long double`.
+    #[error("unsupported type `{type_name}`: {reason}")]
+    Unsupported {
+        /// The C type or layout that was rejected.
+        type_name: String,
+        /// Why, and what to use instead.
+        reason: String,
+    },
+
+    /// An unknown C type name.
+    #[error("unknown C type `{name}`")]
+    UnknownType {
+        /// The name that was looked up.
+        name: String,
+    },
+
+    /// A layout path element that does not exist in the layout it was applied to.
+    #[error("layout path element {element} not found in {layout}")]
+    PathNotFound {
+        /// The path element, as text (`.name` or `[index]`).
+        element: String,
+        /// The layout it was applied to, as text.
+        layout: String,
+    },
+
+    /// A memory access or slice outside a segment's bounds.
+    #[error(
+        "out of bounds: access of {access_size} bytes at offset {offset} in a segment of {segment_size} bytes"
+    )]
+    OutOfBounds {
+        /// Byte offset of the access from the segment's start.
+        offset: usize,
+        /// Size of the access, in bytes.
+        access_size: usize,
+        /// The segment's size, in bytes.
+        segment_size: usize,
+    },
+
+    /// An aligned access to an address that is not a multiple of the layout's alignment.
+    #[error("misaligned access: address {address:#x} is not a multiple of {alignment} bytes")]
+    MisalignedAccess {
+        /// The absolute address of the access.
+        address: usize,
+        /// The required alignment, in bytes.
+        alignment: usize,
+    },
+
+    /// A string passed to C contains a NUL byte before its end.
+    #[error("interior NUL byte at index {index} of a string meant for C")]
+    InteriorNul {
+        /// Byte index of the first NUL.
+        index: usize,
+    },
+
+    /// A C string read from a segment has no terminating NUL inside the segment.
+    #[error("unterminated C string: no NUL byte between offset {offset} and the segment's end at {segment_size}")]
+    UnterminatedString {
+        /// Where reading started.
+        offset: usize,
+        /// The segment's size, in bytes.
+        segment_size: usize,
+    },
+
+    /// A C string that is not valid UTF-8 where UTF-8 was requested.
+    #[error("C string at offset {offset} is not valid UTF-8 (first bad byte at index {valid_up_to})")]
+    InvalidUtf8 {
+        /// Where the string starts in the segment.
+        offset: usize,
+        /// Length of the valid UTF-8 prefix, in bytes.
+        valid_up_to: usize,
+    },
+
+    /// A value of the wrong kind for a layout or parameter.
+    #[error("value mismatch at {position}: expected {expected}, found {found}")]
+    ValueMismatch {
+        /// Where (argument index, field, ...).
+        position: String,
+        /// The expected kind.
+        expected: String,
+        /// The kind that was given.
+        found: String,
+    },
+
+    /// A BufferStack frame was closed while a frame pushed after it is still open
+    /// (JDK: `IllegalStateException("Out of order access: frame not top-of-stack")`).
+    #[error("frame not top-of-stack")]
+    FrameNotTopOfStack,
+
+    /// An allocation did not fit in a bounded allocator (frame, slicing allocator).
+    #[error("allocation of {requested} bytes (alignment {alignment}) does not fit: {available} of {capacity} bytes left")]
+    AllocatorExhausted {
+        /// The requested size, in bytes.
+        requested: usize,
+        /// The requested alignment, in bytes.
+        alignment: usize,
+        /// Bytes still free (before alignment padding).
+        available: usize,
+        /// The allocator's total capacity, in bytes.
+        capacity: usize,
+    },
+
+    /// The global allocator returned null.
+    #[error("out of memory allocating {size} bytes (alignment {alignment})")]
+    OutOfMemory {
+        /// The requested size, in bytes.
+        size: usize,
+        /// The requested alignment, in bytes.
+        alignment: usize,
+    },
+
+    /// A shared library could not be loaded.
+    #[error("cannot load library {library}: {reason}")]
+    LibraryLoad {
+        /// The name or path that was given.
+        library: String,
+        /// The loader's message, or a hint (e.g. the real soname behind an ld script).
+        reason: String,
+    },
+
+    /// A symbol was not found.
+    #[error("symbol `{symbol}` not found{}", in_where(.library))]
+    SymbolNotFound {
+        /// The symbol's name (with `@VERSION` when versioned).
+        symbol: String,
+        /// Where it was looked up, if known.
+        library: Option<String>,
+    },
+
+    /// A function descriptor or linker option that cannot be linked.
+    #[error("invalid function descriptor {descriptor}: {reason}")]
+    InvalidDescriptor {
+        /// The descriptor, as text.
+        descriptor: String,
+        /// What is wrong with it.
+        reason: String,
+    },
+
+    /// A call-state name that is not known on any platform.
+    #[error("unknown capture state '{name}'; valid: {valid}")]
+    UnknownCaptureState {
+        /// The rejected name.
+        name: String,
+        /// The names this platform supports, comma separated.
+        valid: String,
+    },
+
+    /// A call-state name that exists, but not on this platform.
+    #[error("{name} is only available on {platform}")]
+    CaptureStateUnavailable {
+        /// The state's name, e.g. `GetLastError`.
+        name: String,
+        /// Where it exists, e.g. `Windows`.
+        platform: String,
+    },
+
+    /// A wrong number of arguments at invocation.
+    #[error("wrong argument count: {descriptor} takes {expected} arguments, {found} given")]
+    ArgumentCount {
+        /// The descriptor, as text.
+        descriptor: String,
+        /// Expected count.
+        expected: usize,
+        /// Given count.
+        found: usize,
+    },
+
+    /// A handle that cannot be adapted (system-call adapter, typed views, ...).
+    #[error("cannot adapt handle {handle}: {reason}")]
+    Adapt {
+        /// The handle's descriptor, as text.
+        handle: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+fn in_where(library: &Option<String>) -> String {
+    match library {
+        Some(lib) => format!(" in {lib}"),
+        None => String::new(),
+    }
+}
+
+/// Validates an allocation request: `byte_alignment` must be a power of two and `byte_size`
+/// rounded up to it must not exceed `isize::MAX` (the limit of Rust's allocator).
+///
+/// # Errors
+/// [`Error::InvalidAlignment`] or [`Error::SizeOverflow`].
+#[inline]
+pub(crate) fn check_size_align(byte_size: usize, byte_alignment: usize) -> Result<()> {
+    if !byte_alignment.is_power_of_two() {
+        return Err(Error::InvalidAlignment {
+            alignment: byte_alignment,
+        });
+    }
+    if byte_size > isize::MAX as usize - (byte_alignment - 1) {
+        return Err(Error::SizeOverflow {
+            what: format!(
+                "allocation of {byte_size} bytes aligned to {byte_alignment} exceeds isize::MAX"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Formats a list for error messages: `a, b, c`.
+pub(crate) fn join<T: fmt::Display>(items: impl IntoIterator<Item = T>) -> String {
+    items
+        .into_iter()
+        .map(|x| x.to_string())
+        .collect::<Vec<_>>()
+        .join(", ")
+}

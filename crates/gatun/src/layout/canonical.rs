@@ -1,0 +1,165 @@
+//! C type names → value layouts, per target data model (Java's `Linker.canonicalLayouts()`).
+
+use super::{ScalarKind, ValueLayout};
+use crate::error::{Error, Result};
+
+/// The C data model of a target: how wide `long` and `wchar_t` are and whether plain `char` is
+/// signed. Sizes come from the platform ABIs: SysV AMD64 ABI §3.1.2 (LP64), AAPCS64 §5.1 (LP64,
+/// `char` unsigned), Microsoft x64 (LLP64: `long` is 4 bytes, `wchar_t` 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DataModel {
+    /// Size of `long` / `unsigned long`, in bytes (8 on LP64, 4 on LLP64).
+    pub long_size: usize,
+    /// `true` when plain `char` is signed.
+    pub char_signed: bool,
+    /// Size of `wchar_t`, in bytes.
+    pub wchar_size: usize,
+}
+
+impl DataModel {
+    /// x86-64 Linux / BSD / macOS (LP64, signed `char`, 4-byte `wchar_t`).
+    pub const SYSV_X86_64: DataModel = DataModel {
+        long_size: 8,
+        char_signed: true,
+        wchar_size: 4,
+    };
+    /// AArch64 Linux (LP64, unsigned `char`, 4-byte `wchar_t`).
+    pub const LINUX_AARCH64: DataModel = DataModel {
+        long_size: 8,
+        char_signed: false,
+        wchar_size: 4,
+    };
+    /// 64-bit Windows (LLP64, signed `char`, 2-byte `wchar_t`).
+    pub const WINDOWS_X64: DataModel = DataModel {
+        long_size: 4,
+        char_signed: true,
+        wchar_size: 2,
+    };
+
+    /// The data model of the target gatun was compiled for.
+    pub const HOST: DataModel = if cfg!(windows) {
+        DataModel::WINDOWS_X64
+    } else if cfg!(all(target_arch = "aarch64", not(target_vendor = "apple"))) {
+        DataModel::LINUX_AARCH64
+    } else {
+        DataModel::SYSV_X86_64
+    };
+
+    /// The names [`DataModel::layout`] knows, in a stable order.
+    pub const NAMES: &'static [&'static str] = &[
+        "bool",
+        "_Bool",
+        "char",
+        "signed char",
+        "unsigned char",
+        "short",
+        "unsigned short",
+        "int",
+        "unsigned int",
+        "long",
+        "unsigned long",
+        "long long",
+        "unsigned long long",
+        "float",
+        "double",
+        "void*",
+        "size_t",
+        "ssize_t",
+        "ptrdiff_t",
+        "intptr_t",
+        "uintptr_t",
+        "wchar_t",
+        "int8_t",
+        "uint8_t",
+        "int16_t",
+        "uint16_t",
+        "int32_t",
+        "uint32_t",
+        "int64_t",
+        "uint64_t",
+    ];
+
+    /// The value layout of the C scalar type `name` (one of [`DataModel::NAMES`]; spaces are
+    /// normalised, so `"unsigned   int"` works; `"long int"`, `"unsigned"`, `"signed"` and
+    /// `"short int"` style spellings are accepted too).
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for `long double` (80-bit x87 on SysV; gatun will not pass it
+    /// silently wrong); [`Error::UnknownType`] for anything else it does not know.
+    pub fn layout(&self, name: &str) -> Result<ValueLayout> {
+        let normalized = name.split_whitespace().collect::<Vec<_>>().join(" ");
+        let words: Vec<&str> = normalized
+            .split(' ')
+            .filter(|w| !w.is_empty() && *w != "int" || normalized == "int")
+            .collect();
+        let canonical = words.join(" ");
+        let long = if self.long_size == 8 {
+            (ScalarKind::I64, ScalarKind::U64)
+        } else {
+            (ScalarKind::I32, ScalarKind::U32)
+        };
+        let ptr_int = if std::mem::size_of::<usize>() == 8 {
+            (ScalarKind::I64, ScalarKind::U64)
+        } else {
+            (ScalarKind::I32, ScalarKind::U32)
+        };
+        let kind = match canonical.as_str() {
+            "bool" | "_Bool" => ScalarKind::Bool,
+            "char" if self.char_signed => ScalarKind::I8,
+            "char" => ScalarKind::U8,
+            "signed char" | "int8_t" => ScalarKind::I8,
+            "unsigned char" | "uint8_t" => ScalarKind::U8,
+            "short" | "signed short" | "int16_t" => ScalarKind::I16,
+            "unsigned short" | "uint16_t" => ScalarKind::U16,
+            "int" | "signed" | "signed int" | "int32_t" => ScalarKind::I32,
+            "unsigned" | "unsigned int" | "uint32_t" => ScalarKind::U32,
+            "long" | "signed long" => long.0,
+            "unsigned long" => long.1,
+            "long long" | "signed long long" | "int64_t" => ScalarKind::I64,
+            "unsigned long long" | "uint64_t" => ScalarKind::U64,
+            "float" => ScalarKind::F32,
+            "double" => ScalarKind::F64,
+            "void*" | "void *" | "pointer" => ScalarKind::Pointer,
+            "size_t" | "uintptr_t" => ptr_int.1,
+            "ssize_t" | "ptrdiff_t" | "intptr_t" => ptr_int.0,
+            "wchar_t" if self.wchar_size == 2 => ScalarKind::U16,
+            "wchar_t" => ScalarKind::I32,
+            "long double" => {
+                return Err(Error::Unsupported {
+                    type_name: "long double".into(),
+                    reason: "its 80-bit x87 / 128-bit representation is not supported; \
+                             pass a double instead"
+                        .into(),
+                })
+            }
+            _ => {
+                return Err(Error::UnknownType {
+                    name: name.to_string(),
+                })
+            }
+        };
+        Ok(ValueLayout::new(kind))
+    }
+}
+
+/// Every C scalar name in [`DataModel::NAMES`] with its value layout on the host target, in that
+/// order (Java's `Linker.nativeLinker().canonicalLayouts()`).
+///
+/// ```
+/// use gatun::layout::{canonical_layouts, ScalarKind};
+/// let long = canonical_layouts().into_iter().find(|(n, _)| *n == "long").unwrap().1;
+/// assert_eq!(long.byte_size(), if cfg!(windows) { 4 } else { 8 });
+/// ```
+pub fn canonical_layouts() -> Vec<(&'static str, ValueLayout)> {
+    DataModel::NAMES
+        .iter()
+        .map(|&n| {
+            (
+                n,
+                DataModel::HOST
+                    .layout(n)
+                    .expect("every listed name has a layout"),
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,622 @@
+//! Memory layouts (Java's `MemoryLayout` hierarchy): the size, alignment and shape of C data.
+//!
+//! - [`ValueLayout`]: one scalar ([`ScalarKind`]: integers, floats, bool, pointers).
+//! - [`MemoryLayout`]: a value, a struct, a union, a sequence (fixed-length array) or padding.
+//! - [`DataModel`] and [`canonical_layouts`]: C type names (`int`, `long`, `size_t`, ...) mapped to
+//!   value layouts for a target (LP64 on Unix, LLP64 on Windows), like Java's
+//!   `Linker.canonicalLayouts()`.
+//!
+//! All sizes and offsets are in bytes; all alignments are powers of two, in bytes. Layouts are
+//! immutable, cheap to clone (members are behind `Arc`s) and `Send + Sync`.
+//!
+//! C struct rules (C11 §6.7.2.1 and the SysV/Win64 ABIs, which agree here): each member is placed
+//! at the next offset that is a multiple of its alignment; the struct's alignment is the largest
+//! member alignment; its size is rounded up to that alignment (trailing padding).
+
+mod canonical;
+mod group;
+mod value;
+
+pub use canonical::{canonical_layouts, DataModel};
+pub use group::{PaddingLayout, SequenceLayout, StructLayout, UnionLayout};
+pub use value::{ScalarKind, ValueLayout};
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::error::{Error, Result};
+
+/// Any layout (Java's sealed `MemoryLayout` interface).
+///
+/// Build groups with [`MemoryLayout::c_struct`] (C padding computed for you),
+/// [`MemoryLayout::struct_layout`] (explicit padding, validated), [`MemoryLayout::union_layout`],
+/// [`MemoryLayout::sequence_layout`] and [`MemoryLayout::padding_layout`].
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum MemoryLayout {
+    /// A scalar.
+    Value(ValueLayout),
+    /// A struct.
+    Struct(StructLayout),
+    /// A union.
+    Union(UnionLayout),
+    /// A fixed-length array.
+    Sequence(SequenceLayout),
+    /// Padding bytes.
+    Padding(PaddingLayout),
+}
+
+impl From<ValueLayout> for MemoryLayout {
+    fn from(v: ValueLayout) -> Self {
+        MemoryLayout::Value(v)
+    }
+}
+
+impl From<&ValueLayout> for MemoryLayout {
+    fn from(v: &ValueLayout) -> Self {
+        MemoryLayout::Value(v.clone())
+    }
+}
+
+impl From<&MemoryLayout> for MemoryLayout {
+    fn from(v: &MemoryLayout) -> Self {
+        v.clone()
+    }
+}
+
+/// One step of a layout path (Java's `PathElement`): a member by name or a member/element by
+/// index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PathElement<'p> {
+    /// A struct or union member by name.
+    Name(&'p str),
+    /// A struct or union member by position (explicit padding members count), or a sequence
+    /// element by index.
+    Index(usize),
+}
+
+impl<'p> From<&'p str> for PathElement<'p> {
+    fn from(s: &'p str) -> Self {
+        PathElement::Name(s)
+    }
+}
+
+impl From<usize> for PathElement<'_> {
+    fn from(i: usize) -> Self {
+        PathElement::Index(i)
+    }
+}
+
+impl fmt::Display for PathElement<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PathElement::Name(n) => write!(f, ".{n}"),
+            PathElement::Index(i) => write!(f, "[{i}]"),
+        }
+    }
+}
+
+fn align_up(offset: usize, alignment: usize, what: &dyn Fn() -> String) -> Result<usize> {
+    debug_assert!(alignment.is_power_of_two());
+    offset
+        .checked_add(alignment - 1)
+        .map(|x| x & !(alignment - 1))
+        .ok_or_else(|| Error::SizeOverflow { what: what() })
+}
+
+fn member_label(member: &MemoryLayout, index: usize) -> String {
+    match member.name() {
+        Some(n) => format!("`{n}` (#{index})"),
+        None => format!("#{index}"),
+    }
+}
+
+fn collect<I>(members: I) -> Arc<[MemoryLayout]>
+where
+    I: IntoIterator,
+    I::Item: Into<MemoryLayout>,
+{
+    members.into_iter().map(Into::into).collect()
+}
+
+impl MemoryLayout {
+    /// A struct laid out by the C rules: each member at the next multiple of its alignment,
+    /// trailing padding up to the largest alignment. Member indices in paths are the indices of
+    /// `members` (no padding members are inserted; holes are implicit).
+    ///
+    /// Members may have a lowered alignment (see [`ValueLayout::with_byte_alignment`]); a struct
+    /// of members aligned to 1 is a packed struct (`__attribute__((packed))`).
+    ///
+    /// # Errors
+    /// [`Error::SizeOverflow`] if the size does not fit in `isize`.
+    pub fn c_struct<I>(members: I) -> Result<MemoryLayout>
+    where
+        I: IntoIterator,
+        I::Item: Into<MemoryLayout>,
+    {
+        Self::c_struct_packed_inner(collect(members), None)
+    }
+
+    /// A struct laid out as by `#pragma pack(pack)`: each member's alignment is lowered to at
+    /// most `pack` bytes (1 gives `__attribute__((packed))`), then the C rules apply.
+    ///
+    /// # Errors
+    /// [`Error::InvalidAlignment`] if `pack` is not a power of two; [`Error::SizeOverflow`].
+    pub fn c_struct_packed<I>(members: I, pack: usize) -> Result<MemoryLayout>
+    where
+        I: IntoIterator,
+        I::Item: Into<MemoryLayout>,
+    {
+        if !pack.is_power_of_two() {
+            return Err(Error::InvalidAlignment { alignment: pack });
+        }
+        Self::c_struct_packed_inner(collect(members), Some(pack))
+    }
+
+    fn c_struct_packed_inner(
+        members: Arc<[MemoryLayout]>,
+        pack: Option<usize>,
+    ) -> Result<MemoryLayout> {
+        let members: Arc<[MemoryLayout]> = match pack {
+            None => members,
+            Some(p) => members
+                .iter()
+                .map(|m| {
+                    let a = m.byte_alignment().min(p);
+                    m.clone().with_alignment_unchecked(a)
+                })
+                .collect(),
+        };
+        let mut offsets = Vec::with_capacity(members.len());
+        let mut offset = 0usize;
+        let mut alignment = 1usize;
+        for (i, m) in members.iter().enumerate() {
+            let a = m.byte_alignment();
+            offset = align_up(offset, a, &|| format!("struct member {}", member_label(m, i)))?;
+            offsets.push(offset);
+            offset = offset
+                .checked_add(m.byte_size())
+                .filter(|&x| x <= isize::MAX as usize)
+                .ok_or_else(|| Error::SizeOverflow {
+                    what: format!("struct size after member {}", member_label(m, i)),
+                })?;
+            alignment = alignment.max(a);
+        }
+        let byte_size = align_up(offset, alignment, &|| "struct trailing padding".into())?;
+        Ok(MemoryLayout::Struct(StructLayout {
+            members,
+            offsets: offsets.into(),
+            byte_size,
+            byte_alignment: alignment,
+            name: None,
+        }))
+    }
+
+    /// A struct with explicit layout (Java's `MemoryLayout.structLayout`): members are placed
+    /// back to back with no implicit padding, so holes must be given as
+    /// [`MemoryLayout::padding_layout`] members. The alignment is the largest member alignment.
+    /// As in Java, trailing padding is not required here, but the linker rejects a by-value
+    /// struct whose size is not a multiple of its alignment.
+    ///
+    /// # Errors
+    /// [`Error::MisalignedField`] naming the first member whose offset is not a multiple of its
+    /// alignment; [`Error::SizeOverflow`].
+    pub fn struct_layout<I>(members: I) -> Result<MemoryLayout>
+    where
+        I: IntoIterator,
+        I::Item: Into<MemoryLayout>,
+    {
+        let members = collect(members);
+        let mut offsets = Vec::with_capacity(members.len());
+        let mut offset = 0usize;
+        let mut alignment = 1usize;
+        for (i, m) in members.iter().enumerate() {
+            let a = m.byte_alignment();
+            if offset % a != 0 {
+                return Err(Error::MisalignedField {
+                    field: member_label(m, i),
+                    offset,
+                    alignment: a,
+                });
+            }
+            offsets.push(offset);
+            offset = offset
+                .checked_add(m.byte_size())
+                .filter(|&x| x <= isize::MAX as usize)
+                .ok_or_else(|| Error::SizeOverflow {
+                    what: format!("struct size after member {}", member_label(m, i)),
+                })?;
+            alignment = alignment.max(a);
+        }
+        Ok(MemoryLayout::Struct(StructLayout {
+            members,
+            offsets: offsets.into(),
+            byte_size: offset,
+            byte_alignment: alignment,
+            name: None,
+        }))
+    }
+
+    /// A C union: all members at offset 0, size = largest member rounded up to the largest
+    /// alignment.
+    ///
+    /// # Errors
+    /// [`Error::SizeOverflow`].
+    pub fn union_layout<I>(members: I) -> Result<MemoryLayout>
+    where
+        I: IntoIterator,
+        I::Item: Into<MemoryLayout>,
+    {
+        let members = collect(members);
+        let alignment = members
+            .iter()
+            .map(MemoryLayout::byte_alignment)
+            .max()
+            .unwrap_or(1);
+        let size = members
+            .iter()
+            .map(MemoryLayout::byte_size)
+            .max()
+            .unwrap_or(0);
+        let byte_size = align_up(size, alignment, &|| "union size".into())?;
+        Ok(MemoryLayout::Union(UnionLayout {
+            members,
+            byte_size,
+            byte_alignment: alignment,
+            name: None,
+        }))
+    }
+
+    /// A fixed-length array of `count` elements (`T[count]`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidSize`] if the element's size is not a multiple of its alignment (its
+    /// elements could not all be aligned); [`Error::SizeOverflow`] if `count * size` overflows.
+    pub fn sequence_layout(count: usize, element: impl Into<MemoryLayout>) -> Result<MemoryLayout> {
+        let element = element.into();
+        let es = element.byte_size();
+        let ea = element.byte_alignment();
+        if es % ea != 0 {
+            return Err(Error::InvalidSize {
+                size: es,
+                expected: format!(
+                    "a sequence element size that is a multiple of its alignment {ea} (element {element})"
+                ),
+            });
+        }
+        es.checked_mul(count)
+            .filter(|&x| x <= isize::MAX as usize)
+            .ok_or_else(|| Error::SizeOverflow {
+                what: format!("sequence of {count} x {es} bytes"),
+            })?;
+        Ok(MemoryLayout::Sequence(SequenceLayout {
+            element: Arc::new(element),
+            count,
+            byte_alignment: ea,
+            name: None,
+        }))
+    }
+
+    /// `byte_size` bytes of padding (alignment 1).
+    pub fn padding_layout(byte_size: usize) -> MemoryLayout {
+        MemoryLayout::Padding(PaddingLayout {
+            byte_size,
+            name: None,
+        })
+    }
+
+    /// Size in bytes.
+    pub fn byte_size(&self) -> usize {
+        match self {
+            MemoryLayout::Value(v) => v.byte_size(),
+            MemoryLayout::Struct(s) => s.byte_size,
+            MemoryLayout::Union(u) => u.byte_size,
+            MemoryLayout::Sequence(s) => s.byte_size(),
+            MemoryLayout::Padding(p) => p.byte_size,
+        }
+    }
+
+    /// Alignment in bytes (a power of two; 1 for padding).
+    pub fn byte_alignment(&self) -> usize {
+        match self {
+            MemoryLayout::Value(v) => v.byte_alignment(),
+            MemoryLayout::Struct(s) => s.byte_alignment,
+            MemoryLayout::Union(u) => u.byte_alignment,
+            MemoryLayout::Sequence(s) => s.byte_alignment,
+            MemoryLayout::Padding(_) => 1,
+        }
+    }
+
+    /// The layout's name, if any.
+    pub fn name(&self) -> Option<&str> {
+        match self {
+            MemoryLayout::Value(v) => v.name(),
+            MemoryLayout::Struct(s) => s.name(),
+            MemoryLayout::Union(u) => u.name(),
+            MemoryLayout::Sequence(s) => s.name(),
+            MemoryLayout::Padding(p) => p.name(),
+        }
+    }
+
+    /// The same layout with a name (used by name paths and in messages).
+    pub fn with_name(self, name: impl Into<Arc<str>>) -> MemoryLayout {
+        let name = Some(name.into());
+        match self {
+            MemoryLayout::Value(v) => MemoryLayout::Value(match name {
+                Some(n) => v.with_name(n),
+                None => v,
+            }),
+            MemoryLayout::Struct(s) => MemoryLayout::Struct(StructLayout { name, ..s }),
+            MemoryLayout::Union(u) => MemoryLayout::Union(UnionLayout { name, ..u }),
+            MemoryLayout::Sequence(s) => MemoryLayout::Sequence(SequenceLayout { name, ..s }),
+            MemoryLayout::Padding(p) => MemoryLayout::Padding(PaddingLayout { name, ..p }),
+        }
+    }
+
+    /// The same layout with another alignment. Value layouts accept any power of two; groups
+    /// accept only alignments at least their members' (as in Java). Padding ignores it.
+    ///
+    /// # Errors
+    /// [`Error::InvalidAlignment`] for a non-power-of-two; [`Error::AlignmentTooSmall`] for a
+    /// group alignment below its members'.
+    pub fn with_byte_alignment(self, byte_alignment: usize) -> Result<MemoryLayout> {
+        if !byte_alignment.is_power_of_two() {
+            return Err(Error::InvalidAlignment {
+                alignment: byte_alignment,
+            });
+        }
+        let required = match &self {
+            MemoryLayout::Value(_) | MemoryLayout::Padding(_) => 1,
+            MemoryLayout::Struct(s) => max_member_alignment(&s.members),
+            MemoryLayout::Union(u) => max_member_alignment(&u.members),
+            MemoryLayout::Sequence(s) => s.element.byte_alignment(),
+        };
+        if byte_alignment < required {
+            return Err(Error::AlignmentTooSmall {
+                layout: self.to_string(),
+                alignment: byte_alignment,
+                required,
+            });
+        }
+        if let MemoryLayout::Struct(s) = &self {
+            if s.byte_size % byte_alignment != 0 {
+                // Raising a struct's alignment also raises its trailing padding (C `alignas`).
+                let mut s = s.clone();
+                s.byte_size = align_up(s.byte_size, byte_alignment, &|| "struct size".into())?;
+                s.byte_alignment = byte_alignment;
+                return Ok(MemoryLayout::Struct(s));
+            }
+        }
+        if let MemoryLayout::Union(u) = &self {
+            let mut u = u.clone();
+            u.byte_size = align_up(u.byte_size, byte_alignment, &|| "union size".into())?;
+            u.byte_alignment = byte_alignment;
+            return Ok(MemoryLayout::Union(u));
+        }
+        Ok(self.with_alignment_unchecked(byte_alignment))
+    }
+
+    /// Sets the alignment without the group check (packing lowers group alignment, which
+    /// Java cannot express). `byte_alignment` must be a power of two.
+    pub(crate) fn with_alignment_unchecked(self, byte_alignment: usize) -> MemoryLayout {
+        debug_assert!(byte_alignment.is_power_of_two());
+        match self {
+            MemoryLayout::Value(mut v) => {
+                v = v
+                    .with_byte_alignment(byte_alignment)
+                    .expect("power of two checked by caller");
+                MemoryLayout::Value(v)
+            }
+            MemoryLayout::Struct(s) => MemoryLayout::Struct(StructLayout {
+                byte_alignment: byte_alignment,
+                ..s
+            }),
+            MemoryLayout::Union(u) => MemoryLayout::Union(UnionLayout {
+                byte_alignment: byte_alignment,
+                ..u
+            }),
+            MemoryLayout::Sequence(s) => MemoryLayout::Sequence(SequenceLayout {
+                byte_alignment: byte_alignment,
+                ..s
+            }),
+            p @ MemoryLayout::Padding(_) => p,
+        }
+    }
+
+    /// The value layout inside, if this is a [`MemoryLayout::Value`].
+    pub fn as_value(&self) -> Option<&ValueLayout> {
+        match self {
+            MemoryLayout::Value(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// `true` for structs and unions.
+    pub fn is_group(&self) -> bool {
+        matches!(self, MemoryLayout::Struct(_) | MemoryLayout::Union(_))
+    }
+
+    /// The member or element selected by `path`, and its byte offset from the start of `self`.
+    ///
+    /// # Errors
+    /// [`Error::PathNotFound`] naming the first element that does not apply (unknown name,
+    /// index out of range, or a path step into a scalar or padding).
+    pub fn select<'p, P>(&self, path: P) -> Result<(usize, &MemoryLayout)>
+    where
+        P: IntoIterator,
+        P::Item: Into<PathElement<'p>>,
+    {
+        let mut current = self;
+        let mut offset = 0usize;
+        for element in path {
+            let element = element.into();
+            let not_found = || Error::PathNotFound {
+                element: element.to_string(),
+                layout: current.to_string(),
+            };
+            match (current, element) {
+                (MemoryLayout::Struct(s), PathElement::Name(n)) => {
+                    let i = s
+                        .members
+                        .iter()
+                        .position(|m| m.name() == Some(n))
+                        .ok_or_else(not_found)?;
+                    offset += s.offsets[i];
+                    current = &s.members[i];
+                }
+                (MemoryLayout::Struct(s), PathElement::Index(i)) => {
+                    let m = s.members.get(i).ok_or_else(not_found)?;
+                    offset += s.offsets[i];
+                    current = m;
+                }
+                (MemoryLayout::Union(u), PathElement::Name(n)) => {
+                    current = u
+                        .members
+                        .iter()
+                        .find(|m| m.name() == Some(n))
+                        .ok_or_else(not_found)?;
+                }
+                (MemoryLayout::Union(u), PathElement::Index(i)) => {
+                    current = u.members.get(i).ok_or_else(not_found)?;
+                }
+                (MemoryLayout::Sequence(s), PathElement::Index(i)) if i < s.count => {
+                    offset += i * s.element.byte_size();
+                    current = &s.element;
+                }
+                _ => return Err(not_found()),
+            }
+        }
+        Ok((offset, current))
+    }
+
+    /// The byte offset of the member or element selected by `path` (Java's `byteOffset`).
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ValueLayout};
+    /// let point = MemoryLayout::c_struct([
+    ///     ValueLayout::I8.with_name("tag"),
+    ///     ValueLayout::F64.with_name("x"),
+    /// ]).unwrap();
+    /// assert_eq!(point.byte_offset(["x"]).unwrap(), 8);
+    /// assert_eq!(point.byte_size(), 16);
+    /// ```
+    ///
+    /// # Errors
+    /// As [`MemoryLayout::select`].
+    pub fn byte_offset<'p, P>(&self, path: P) -> Result<usize>
+    where
+        P: IntoIterator,
+        P::Item: Into<PathElement<'p>>,
+    {
+        self.select(path).map(|(o, _)| o)
+    }
+
+    /// The byte offset of a path written as text: `pos.x`, `points[3].y`, `[2]`.
+    ///
+    /// # Errors
+    /// [`Error::PathNotFound`] for a malformed path or an element that does not apply.
+    pub fn byte_offset_of(&self, path: &str) -> Result<usize> {
+        let elements = parse_path(path)?;
+        self.byte_offset(elements)
+    }
+}
+
+fn max_member_alignment(members: &[MemoryLayout]) -> usize {
+    members
+        .iter()
+        .map(MemoryLayout::byte_alignment)
+        .max()
+        .unwrap_or(1)
+}
+
+fn parse_path(path: &str) -> Result<Vec<PathElement<'_>>> {
+    let bad = |what: &str| Error::PathNotFound {
+        element: what.to_string(),
+        layout: format!("path `{path}`"),
+    };
+    let mut out = Vec::new();
+    let mut rest = path;
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix('[') {
+            let end = r.find(']').ok_or_else(|| bad(rest))?;
+            let index: usize = r[..end].trim().parse().map_err(|_| bad(&r[..end]))?;
+            out.push(PathElement::Index(index));
+            rest = &r[end + 1..];
+        } else {
+            let r = rest.strip_prefix('.').unwrap_or(rest);
+            let end = r.find(['.', '[']).unwrap_or(r.len());
+            let name = &r[..end];
+            if name.is_empty() {
+                return Err(bad(rest));
+            }
+            out.push(PathElement::Name(name));
+            rest = &r[end..];
+        }
+    }
+    Ok(out)
+}
+
+impl fmt::Display for MemoryLayout {
+    /// A compact, Java-like rendering: `i32`, `[i8(tag) x7 f64(x)](point)`, `<i32|f32>`,
+    /// `[4:i32]`, `x7` for 7 padding bytes; `%N` marks a non-natural alignment.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            MemoryLayout::Value(v) => write!(f, "{v}"),
+            MemoryLayout::Struct(s) => {
+                f.write_str("[")?;
+                let mut end = 0;
+                for (i, (off, m)) in s.fields().enumerate() {
+                    if i > 0 {
+                        f.write_str(" ")?;
+                    }
+                    if off > end {
+                        write!(f, "x{} ", off - end)?;
+                    }
+                    write!(f, "{m}")?;
+                    end = off + m.byte_size();
+                }
+                if s.byte_size > end {
+                    write!(f, " x{}", s.byte_size - end)?;
+                }
+                f.write_str("]")?;
+                if s.byte_alignment != max_member_alignment(&s.members) {
+                    write!(f, "%{}", s.byte_alignment)?;
+                }
+                if let Some(n) = &s.name {
+                    write!(f, "({n})")?;
+                }
+                Ok(())
+            }
+            MemoryLayout::Union(u) => {
+                f.write_str("<")?;
+                for (i, m) in u.members.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("|")?;
+                    }
+                    write!(f, "{m}")?;
+                }
+                f.write_str(">")?;
+                if let Some(n) = &u.name {
+                    write!(f, "({n})")?;
+                }
+                Ok(())
+            }
+            MemoryLayout::Sequence(s) => {
+                write!(f, "[{}:{}]", s.count, s.element)?;
+                if let Some(n) = &s.name {
+                    write!(f, "({n})")?;
+                }
+                Ok(())
+            }
+            MemoryLayout::Padding(p) => {
+                write!(f, "x{}", p.byte_size)?;
+                if let Some(n) = &p.name {
+                    write!(f, "({n})")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

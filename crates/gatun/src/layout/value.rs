@@ -1,0 +1,279 @@
+//! Scalar layouts: [`ScalarKind`] (the carrier of a value) and [`ValueLayout`].
+
+use std::fmt;
+use std::sync::Arc;
+
+use super::MemoryLayout;
+use crate::error::{Error, Result};
+
+/// The machine representation of a scalar: its width in bytes, integer or floating point,
+/// signedness. C type names map onto these through [`super::DataModel`].
+///
+/// Sizes are fixed (independent of the platform); only `Pointer` is `size_of::<usize>()` bytes
+/// (8 on x86-64 and AArch64).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ScalarKind {
+    /// C `bool` / `_Bool`: 1 byte holding 0 or 1.
+    Bool,
+    /// Signed 8-bit integer (`signed char`, `int8_t`; `char` on x86-64 Linux).
+    I8,
+    /// Unsigned 8-bit integer (`unsigned char`, `uint8_t`).
+    U8,
+    /// Signed 16-bit integer (`short`).
+    I16,
+    /// Unsigned 16-bit integer (`unsigned short`).
+    U16,
+    /// Signed 32-bit integer (`int`).
+    I32,
+    /// Unsigned 32-bit integer (`unsigned int`).
+    U32,
+    /// Signed 64-bit integer (`long long`; `long` on LP64).
+    I64,
+    /// Unsigned 64-bit integer (`unsigned long long`; `size_t` on 64-bit targets).
+    U64,
+    /// IEEE 754 binary32 (`float`).
+    F32,
+    /// IEEE 754 binary64 (`double`).
+    F64,
+    /// A data or function pointer (`void *`), `size_of::<usize>()` bytes.
+    Pointer,
+}
+
+impl ScalarKind {
+    /// Every kind, in declaration order.
+    pub const ALL: [ScalarKind; 12] = [
+        ScalarKind::Bool,
+        ScalarKind::I8,
+        ScalarKind::U8,
+        ScalarKind::I16,
+        ScalarKind::U16,
+        ScalarKind::I32,
+        ScalarKind::U32,
+        ScalarKind::I64,
+        ScalarKind::U64,
+        ScalarKind::F32,
+        ScalarKind::F64,
+        ScalarKind::Pointer,
+    ];
+
+    /// Size in bytes.
+    #[inline]
+    pub const fn byte_size(self) -> usize {
+        match self {
+            ScalarKind::Bool | ScalarKind::I8 | ScalarKind::U8 => 1,
+            ScalarKind::I16 | ScalarKind::U16 => 2,
+            ScalarKind::I32 | ScalarKind::U32 | ScalarKind::F32 => 4,
+            ScalarKind::I64 | ScalarKind::U64 | ScalarKind::F64 => 8,
+            ScalarKind::Pointer => std::mem::size_of::<usize>(),
+        }
+    }
+
+    /// Natural alignment in bytes (equal to the size on every supported target).
+    #[inline]
+    pub const fn natural_alignment(self) -> usize {
+        self.byte_size()
+    }
+
+    /// `true` for `F32` and `F64`.
+    #[inline]
+    pub const fn is_float(self) -> bool {
+        matches!(self, ScalarKind::F32 | ScalarKind::F64)
+    }
+
+    /// `true` for the signed integer kinds.
+    #[inline]
+    pub const fn is_signed(self) -> bool {
+        matches!(
+            self,
+            ScalarKind::I8 | ScalarKind::I16 | ScalarKind::I32 | ScalarKind::I64
+        )
+    }
+
+    /// `true` for bool, the integer kinds and pointers (everything passed in integer registers).
+    #[inline]
+    pub const fn is_integral(self) -> bool {
+        !self.is_float()
+    }
+
+    /// A short name: `bool`, `i8` .. `u64`, `f32`, `f64`, `ptr`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            ScalarKind::Bool => "bool",
+            ScalarKind::I8 => "i8",
+            ScalarKind::U8 => "u8",
+            ScalarKind::I16 => "i16",
+            ScalarKind::U16 => "u16",
+            ScalarKind::I32 => "i32",
+            ScalarKind::U32 => "u32",
+            ScalarKind::I64 => "i64",
+            ScalarKind::U64 => "u64",
+            ScalarKind::F32 => "f32",
+            ScalarKind::F64 => "f64",
+            ScalarKind::Pointer => "ptr",
+        }
+    }
+}
+
+impl fmt::Display for ScalarKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The layout of one scalar value (Java's `ValueLayout`): a [`ScalarKind`], an alignment, an
+/// optional name and, for pointers, an optional target layout (Java's `AddressLayout
+/// .withTargetLayout`).
+///
+/// Byte order is always the platform's native order. The size is `kind.byte_size()`; the
+/// alignment defaults to the natural one and can be lowered for packed structs with
+/// [`ValueLayout::with_byte_alignment`].
+///
+/// `ValueLayout` is cheap to clone (the target is behind an `Arc`) and `Send + Sync`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ValueLayout {
+    kind: ScalarKind,
+    byte_alignment: usize,
+    name: Option<Arc<str>>,
+    target: Option<Arc<MemoryLayout>>,
+}
+
+macro_rules! value_consts {
+    ($($(#[$doc:meta])* $name:ident = $kind:ident;)*) => {
+        $(
+            $(#[$doc])*
+            pub const $name: ValueLayout = ValueLayout {
+                kind: ScalarKind::$kind,
+                byte_alignment: ScalarKind::$kind.natural_alignment(),
+                name: None,
+                target: None,
+            };
+        )*
+    };
+}
+
+impl ValueLayout {
+    value_consts! {
+        /// C `bool`: 1 byte, alignment 1.
+        BOOL = Bool;
+        /// `int8_t`: 1 byte, alignment 1.
+        I8 = I8;
+        /// `uint8_t`: 1 byte, alignment 1.
+        U8 = U8;
+        /// `int16_t`: 2 bytes, alignment 2.
+        I16 = I16;
+        /// `uint16_t`: 2 bytes, alignment 2.
+        U16 = U16;
+        /// `int32_t`: 4 bytes, alignment 4.
+        I32 = I32;
+        /// `uint32_t`: 4 bytes, alignment 4.
+        U32 = U32;
+        /// `int64_t`: 8 bytes, alignment 8.
+        I64 = I64;
+        /// `uint64_t`: 8 bytes, alignment 8.
+        U64 = U64;
+        /// `float`: 4 bytes, alignment 4.
+        F32 = F32;
+        /// `double`: 8 bytes, alignment 8.
+        F64 = F64;
+        /// A pointer without a target layout: `size_of::<usize>()` bytes, same alignment.
+        ADDRESS = Pointer;
+    }
+
+    /// A layout of `kind` with its natural alignment and no name.
+    #[inline]
+    pub const fn new(kind: ScalarKind) -> ValueLayout {
+        ValueLayout {
+            kind,
+            byte_alignment: kind.natural_alignment(),
+            name: None,
+            target: None,
+        }
+    }
+
+    /// A pointer whose pointee is described by `target` (Java's
+    /// `ADDRESS.withTargetLayout(target)`). The target is informational: it lets readers of the
+    /// pointer build a segment of the right size with [`crate::memory::MemorySegment::reinterpret`].
+    pub fn pointer_to(target: MemoryLayout) -> ValueLayout {
+        ValueLayout {
+            target: Some(Arc::new(target)),
+            ..ValueLayout::ADDRESS
+        }
+    }
+
+    /// The scalar kind.
+    #[inline]
+    pub fn kind(&self) -> ScalarKind {
+        self.kind
+    }
+
+    /// Size in bytes (`kind().byte_size()`).
+    #[inline]
+    pub fn byte_size(&self) -> usize {
+        self.kind.byte_size()
+    }
+
+    /// Alignment in bytes (a power of two).
+    #[inline]
+    pub fn byte_alignment(&self) -> usize {
+        self.byte_alignment
+    }
+
+    /// The name, if one was given with [`ValueLayout::with_name`].
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// The pointee layout of a pointer created with [`ValueLayout::pointer_to`].
+    pub fn target(&self) -> Option<&MemoryLayout> {
+        self.target.as_deref()
+    }
+
+    /// The same layout with a name.
+    pub fn with_name(mut self, name: impl Into<Arc<str>>) -> ValueLayout {
+        self.name = Some(name.into());
+        self
+    }
+
+    /// The same layout without a name.
+    pub fn without_name(mut self) -> ValueLayout {
+        self.name = None;
+        self
+    }
+
+    /// The same layout with another alignment, e.g. 1 for a member of a packed struct.
+    /// Any power of two is accepted (Java allows under- and over-alignment of value layouts).
+    ///
+    /// # Errors
+    /// [`Error::InvalidAlignment`] if `byte_alignment` is not a power of two.
+    pub fn with_byte_alignment(mut self, byte_alignment: usize) -> Result<ValueLayout> {
+        if !byte_alignment.is_power_of_two() {
+            return Err(Error::InvalidAlignment {
+                alignment: byte_alignment,
+            });
+        }
+        self.byte_alignment = byte_alignment;
+        Ok(self)
+    }
+
+    /// `true` when the alignment is the natural one (accesses can use aligned loads).
+    #[inline]
+    pub fn is_naturally_aligned(&self) -> bool {
+        self.byte_alignment >= self.kind.natural_alignment()
+    }
+}
+
+impl fmt::Display for ValueLayout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.kind)?;
+        if self.byte_alignment != self.kind.natural_alignment() {
+            write!(f, "%{}", self.byte_alignment)?;
+        }
+        if let Some(t) = &self.target {
+            write!(f, ":{t}")?;
+        }
+        if let Some(n) = &self.name {
+            write!(f, "({n})")?;
+        }
+        Ok(())
+    }
+}

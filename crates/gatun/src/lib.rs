@@ -1,0 +1,27 @@
+//! # gatun — foreign function & memory for Rust
+//!
+//! Call C functions whose signatures are known only at run time, with memory safety modelled
+//! on Java's Foreign Function & Memory API (JDK 25) and no allocation on the call path.
+//!
+//! - [`layout`]: [`layout::MemoryLayout`] / [`layout::ValueLayout`] — sizes, alignments and
+//!   offsets of C data, checked against the C compiler.
+//! - [`memory`]: [`memory::MemorySegment`] (bounds-checked, lifetime-checked views of native
+//!   memory), [`memory::SegmentAllocator`], and heap [`memory::Arena`]s.
+//! - [`value`]: [`Value`] (dynamic arguments and results) and the [`Scalar`] trait.
+//!
+//! See `ARCHITECTURE.md` for the layer map and the rules each layer keeps.
+
+#![deny(missing_docs)]
+#![warn(unsafe_op_in_unsafe_fn)]
+
+pub mod error;
+pub mod layout;
+pub mod linker;
+pub mod memory;
+pub mod value;
+
+pub use error::{Error, Result};
+pub use layout::{MemoryLayout, ScalarKind, ValueLayout};
+pub use linker::FunctionDescriptor;
+pub use memory::{Arena, MemorySegment, SegmentAllocator};
+pub use value::{Scalar, Value};

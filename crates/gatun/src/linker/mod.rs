@@ -1,0 +1,5 @@
+//! The downcall linker: descriptors, symbol lookup, linking and invoking native functions.
+
+mod descriptor;
+
+pub use descriptor::FunctionDescriptor;

@@ -1,0 +1,271 @@
+//! [`SegmentAllocator`] (Java's `SegmentAllocator`) and the allocators over an existing segment:
+//! [`SlicingAllocator`] and [`PrefixAllocator`].
+
+use std::cell::Cell;
+
+use crate::error::{check_size_align, Error, Result};
+use crate::layout::MemoryLayout;
+use crate::memory::MemorySegment;
+use crate::value::Scalar;
+
+/// Something that hands out memory segments: arenas, BufferStack frames, pooled arenas,
+/// slicing and prefix allocators.
+///
+/// Segments borrow the allocator (`&self`), so none can outlive it. Whether
+/// [`SegmentAllocator::allocate`] zeroes is the implementation's documented choice (arenas zero;
+/// BufferStack frames do not, like the JDK's); [`SegmentAllocator::allocate_uninit`] never
+/// promises zeroes and may be faster.
+///
+/// Every method validates first: an alignment that is not a power of two gives
+/// [`Error::InvalidAlignment`], a size that overflows gives [`Error::SizeOverflow`]; neither
+/// ever panics nor changes the allocator's state.
+pub trait SegmentAllocator {
+    /// A segment of `byte_size` bytes whose address is a multiple of `byte_alignment`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidAlignment`], [`Error::SizeOverflow`], and the implementation's own
+    /// (e.g. [`Error::AllocatorExhausted`] for a bounded allocator, [`Error::OutOfMemory`]).
+    fn allocate(&self, byte_size: usize, byte_alignment: usize) -> Result<MemorySegment<'_>>;
+
+    /// As [`SegmentAllocator::allocate`], but the contents are unspecified (not zeroed).
+    /// Use only when every byte will be written before it is read.
+    ///
+    /// # Errors
+    /// As [`SegmentAllocator::allocate`].
+    fn allocate_uninit(
+        &self,
+        byte_size: usize,
+        byte_alignment: usize,
+    ) -> Result<MemorySegment<'_>> {
+        self.allocate(byte_size, byte_alignment)
+    }
+
+    /// A segment with `layout`'s size and alignment.
+    ///
+    /// # Errors
+    /// As [`SegmentAllocator::allocate`].
+    fn allocate_layout(&self, layout: &MemoryLayout) -> Result<MemorySegment<'_>> {
+        self.allocate(layout.byte_size(), layout.byte_alignment())
+    }
+
+    /// A segment for `count` elements of `element` (Java's `allocate(layout, count)`).
+    ///
+    /// # Errors
+    /// [`Error::SizeOverflow`] if `count * size` overflows; as [`SegmentAllocator::allocate`].
+    fn allocate_array(&self, element: &MemoryLayout, count: usize) -> Result<MemorySegment<'_>> {
+        let size = element
+            .byte_size()
+            .checked_mul(count)
+            .ok_or_else(|| Error::SizeOverflow {
+                what: format!("array of {count} x {} bytes", element.byte_size()),
+            })?;
+        self.allocate(size, element.byte_alignment())
+    }
+
+    /// A segment holding `value`, naturally aligned (Java's `allocateFrom(layout, value)`).
+    ///
+    /// # Errors
+    /// As [`SegmentAllocator::allocate`].
+    fn allocate_from<T: Scalar>(&self, value: T) -> Result<MemorySegment<'_>>
+    where
+        Self: Sized,
+    {
+        let seg = self.allocate_uninit(T::KIND.byte_size(), T::KIND.natural_alignment())?;
+        seg.set(0, value)?;
+        Ok(seg)
+    }
+
+    /// A segment holding a copy of `values`, naturally aligned.
+    ///
+    /// # Errors
+    /// As [`SegmentAllocator::allocate`].
+    fn allocate_from_slice<T: Scalar>(&self, values: &[T]) -> Result<MemorySegment<'_>>
+    where
+        Self: Sized,
+    {
+        let size = std::mem::size_of_val(values);
+        let seg = self.allocate_uninit(size, T::KIND.natural_alignment())?;
+        for (i, v) in values.iter().enumerate() {
+            seg.set(i * T::KIND.byte_size(), *v)?;
+        }
+        Ok(seg)
+    }
+
+    /// A segment holding a copy of `bytes` (alignment 1).
+    ///
+    /// # Errors
+    /// As [`SegmentAllocator::allocate`].
+    fn allocate_from_bytes(&self, bytes: &[u8]) -> Result<MemorySegment<'_>> {
+        let seg = self.allocate_uninit(bytes.len(), 1)?;
+        seg.copy_from_slice(0, bytes)?;
+        Ok(seg)
+    }
+
+    /// A NUL-terminated copy of `s` (UTF-8 bytes + one NUL), alignment 1
+    /// (Java's `allocateFrom(String)`).
+    ///
+    /// # Errors
+    /// [`Error::InteriorNul`] if `s` contains a NUL (C would see a shorter string); as
+    /// [`SegmentAllocator::allocate`].
+    fn allocate_c_string(&self, s: &str) -> Result<MemorySegment<'_>> {
+        if let Some(index) = s.bytes().position(|b| b == 0) {
+            return Err(Error::InteriorNul { index });
+        }
+        let seg = self.allocate_uninit(s.len() + 1, 1)?;
+        seg.set_string(0, s)?;
+        Ok(seg)
+    }
+}
+
+impl<A: SegmentAllocator + ?Sized> SegmentAllocator for &A {
+    #[inline]
+    fn allocate(&self, byte_size: usize, byte_alignment: usize) -> Result<MemorySegment<'_>> {
+        (**self).allocate(byte_size, byte_alignment)
+    }
+    #[inline]
+    fn allocate_uninit(
+        &self,
+        byte_size: usize,
+        byte_alignment: usize,
+    ) -> Result<MemorySegment<'_>> {
+        (**self).allocate_uninit(byte_size, byte_alignment)
+    }
+}
+
+/// Bump allocation over one segment (Java's `SegmentAllocator.slicingAllocator`, and the JDK's
+/// internal `SlicingAllocator` that BufferStack frames use).
+///
+/// Each allocation starts at the next address (absolute, not offset) that is a multiple of the
+/// requested alignment; padding is consumed. Memory is handed out as it is — **not zeroed** —
+/// since the segment already exists. `!Send`/`!Sync` like its segment.
+pub struct SlicingAllocator<'a> {
+    segment: MemorySegment<'a>,
+    offset: Cell<usize>,
+}
+
+impl<'a> SlicingAllocator<'a> {
+    /// An allocator that slices `segment` from its start.
+    pub fn new(segment: MemorySegment<'a>) -> SlicingAllocator<'a> {
+        SlicingAllocator {
+            segment,
+            offset: Cell::new(0),
+        }
+    }
+
+    /// Bytes handed out so far, alignment padding included.
+    #[inline]
+    pub fn current_offset(&self) -> usize {
+        self.offset.get()
+    }
+
+    /// The underlying segment.
+    pub fn segment(&self) -> MemorySegment<'a> {
+        self.segment
+    }
+
+    /// `true` if `allocate(byte_size, byte_alignment)` would succeed (arguments are assumed
+    /// valid: a non-power-of-two alignment gives `false`).
+    #[inline]
+    pub fn can_allocate(&self, byte_size: usize, byte_alignment: usize) -> bool {
+        self.start_for(byte_size, byte_alignment).is_some()
+    }
+
+    #[inline(always)]
+    fn start_for(&self, byte_size: usize, byte_alignment: usize) -> Option<usize> {
+        let base = self.segment.as_ptr() as usize;
+        let mask = byte_alignment.wrapping_sub(1);
+        let cur = base.checked_add(self.offset.get())?;
+        let aligned = cur.checked_add(mask)? & !mask;
+        let start = aligned - base;
+        let end = start.checked_add(byte_size)?;
+        (end <= self.segment.byte_size()).then_some(start)
+    }
+
+    /// Resets to the empty state; `&mut self` proves no segment from it is still alive.
+    pub fn reset(&mut self) {
+        self.offset.set(0);
+    }
+
+    /// Allocates with the segment's own lifetime `'a` rather than the borrow of `self`.
+    /// Unlike the trait method this is only reachable through the allocator's owner, which
+    /// controls when `'a` ends.
+    ///
+    /// # Errors
+    /// [`Error::InvalidAlignment`], [`Error::SizeOverflow`], [`Error::AllocatorExhausted`].
+    #[inline]
+    pub(crate) fn allocate_long(
+        &self,
+        byte_size: usize,
+        byte_alignment: usize,
+    ) -> Result<MemorySegment<'a>> {
+        check_size_align(byte_size, byte_alignment)?;
+        match self.start_for(byte_size, byte_alignment) {
+            Some(start) => {
+                self.offset.set(start + byte_size);
+                // SAFETY: start + byte_size <= segment size (start_for), so the slice lies
+                // within the segment, which is valid for 'a.
+                Ok(unsafe {
+                    MemorySegment::from_raw_parts(self.segment.as_ptr().add(start), byte_size)
+                })
+            }
+            None => Err(Error::AllocatorExhausted {
+                requested: byte_size,
+                alignment: byte_alignment,
+                available: self.segment.byte_size() - self.offset.get(),
+                capacity: self.segment.byte_size(),
+            }),
+        }
+    }
+}
+
+impl SegmentAllocator for SlicingAllocator<'_> {
+    /// Bumps within the segment; not zeroed (see the type's docs).
+    ///
+    /// # Errors
+    /// [`Error::AllocatorExhausted`] when the request does not fit in what is left.
+    #[inline]
+    fn allocate(&self, byte_size: usize, byte_alignment: usize) -> Result<MemorySegment<'_>> {
+        self.allocate_long(byte_size, byte_alignment)
+    }
+}
+
+/// Always hands out the same prefix of one segment (Java's `SegmentAllocator.prefixAllocator`):
+/// each allocation overwrites the previous one. Useful for a reusable scratch buffer.
+/// Not zeroed. `!Send`/`!Sync` like its segment.
+pub struct PrefixAllocator<'a> {
+    segment: MemorySegment<'a>,
+}
+
+impl<'a> PrefixAllocator<'a> {
+    /// An allocator that returns prefixes of `segment`.
+    pub fn new(segment: MemorySegment<'a>) -> PrefixAllocator<'a> {
+        PrefixAllocator { segment }
+    }
+}
+
+impl SegmentAllocator for PrefixAllocator<'_> {
+    /// The first `byte_size` bytes of the segment.
+    ///
+    /// # Errors
+    /// [`Error::AllocatorExhausted`] if the segment is smaller than `byte_size`;
+    /// [`Error::MisalignedAccess`] if the segment's address is not a multiple of
+    /// `byte_alignment`.
+    fn allocate(&self, byte_size: usize, byte_alignment: usize) -> Result<MemorySegment<'_>> {
+        check_size_align(byte_size, byte_alignment)?;
+        if self.segment.address() & (byte_alignment - 1) != 0 {
+            return Err(Error::MisalignedAccess {
+                address: self.segment.address(),
+                alignment: byte_alignment,
+            });
+        }
+        if byte_size > self.segment.byte_size() {
+            return Err(Error::AllocatorExhausted {
+                requested: byte_size,
+                alignment: byte_alignment,
+                available: self.segment.byte_size(),
+                capacity: self.segment.byte_size(),
+            });
+        }
+        self.segment.slice(0, byte_size)
+    }
+}

@@ -1,0 +1,234 @@
+//! Heap arenas (Java's `Arena.ofConfined()`, `Arena.ofShared()`, `Arena.global()`).
+//!
+//! Each allocation is one call to Rust's global allocator (like the JDK's arenas, which call
+//! malloc per allocation); the block starts with a small [`Chunk`] header that links it into the
+//! arena's list, so the arena itself never allocates bookkeeping. Dropping the arena walks the
+//! list and frees every block.
+//!
+//! # Invariants
+//! - Every pointer in a list was returned by [`alloc_chunk`] and is freed exactly once, by the
+//!   list's owner on drop.
+//! - A segment handed out borrows the arena, so it cannot outlive the block it points into.
+
+use std::alloc::Layout;
+use std::cell::Cell;
+use std::marker::PhantomData;
+use std::ptr;
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+use crate::error::{check_size_align, Error, Result};
+use crate::memory::{MemorySegment, SegmentAllocator};
+
+/// Header at the start of every heap block.
+struct Chunk {
+    next: *mut Chunk,
+    layout: Layout,
+}
+
+/// Allocates a block for `byte_size` bytes aligned to `byte_alignment` (already validated),
+/// returning the block's header and the data pointer.
+#[inline]
+fn alloc_chunk(byte_size: usize, byte_alignment: usize, zeroed: bool) -> Result<(*mut Chunk, *mut u8)> {
+    let align = byte_alignment.max(std::mem::align_of::<Chunk>());
+    let header = std::mem::size_of::<Chunk>().next_multiple_of(byte_alignment);
+    let total = header.checked_add(byte_size).ok_or_else(|| Error::SizeOverflow {
+        what: format!("arena block for {byte_size} bytes"),
+    })?;
+    let layout = Layout::from_size_align(total, align).map_err(|_| Error::SizeOverflow {
+        what: format!("arena block for {byte_size} bytes aligned to {byte_alignment}"),
+    })?;
+    // SAFETY: `layout` has a non-zero size (the header is never empty).
+    let base = unsafe {
+        if zeroed {
+            std::alloc::alloc_zeroed(layout)
+        } else {
+            std::alloc::alloc(layout)
+        }
+    };
+    if base.is_null() {
+        return Err(Error::OutOfMemory {
+            size: byte_size,
+            alignment: byte_alignment,
+        });
+    }
+    let chunk = base.cast::<Chunk>();
+    // SAFETY: `base` is a fresh block of `total >= size_of::<Chunk>()` bytes aligned to at least
+    // align_of::<Chunk>(); the data starts `header` bytes in, within the block.
+    unsafe {
+        chunk.write(Chunk {
+            next: ptr::null_mut(),
+            layout,
+        });
+        Ok((chunk, base.add(header)))
+    }
+}
+
+/// Frees every block of the list starting at `head`.
+///
+/// # Safety
+/// `head` must start a list of blocks from [`alloc_chunk`] that nothing else frees or uses.
+unsafe fn free_list(mut head: *mut Chunk) {
+    while !head.is_null() {
+        // SAFETY: by the contract, `head` is a live block we own.
+        unsafe {
+            let Chunk { next, layout } = head.read();
+            std::alloc::dealloc(head.cast(), layout);
+            head = next;
+        }
+    }
+}
+
+/// Namespace for the arena constructors (Java's `Arena` factory methods).
+///
+/// | constructor | thread rules | freed |
+/// |---|---|---|
+/// | [`Arena::confined`] | one thread: `!Send`, `!Sync` | when dropped |
+/// | [`Arena::shared`] | `Send + Sync`: allocate from any thread | when dropped |
+/// | [`Arena::global`] | `Send + Sync`, `'static` | never |
+pub enum Arena {}
+
+impl Arena {
+    /// A thread-confined arena (Java's `Arena.ofConfined()`).
+    pub fn confined() -> ConfinedArena {
+        ConfinedArena {
+            head: Cell::new(ptr::null_mut()),
+            _not_send: PhantomData,
+        }
+    }
+
+    /// An arena that many threads may allocate from at once (Java's `Arena.ofShared()`).
+    pub fn shared() -> SharedArena {
+        SharedArena {
+            head: AtomicPtr::new(ptr::null_mut()),
+        }
+    }
+
+    /// The global arena: its segments live for `'static` and are never freed
+    /// (Java's `Arena.global()`).
+    pub fn global() -> &'static GlobalArena {
+        static GLOBAL: GlobalArena = GlobalArena { _private: () };
+        &GLOBAL
+    }
+}
+
+/// A heap arena confined to one thread; frees all its memory on drop.
+///
+/// Each allocation is one heap block (no size limit). [`SegmentAllocator::allocate`] zeroes;
+/// [`SegmentAllocator::allocate_uninit`] does not. `!Send` and `!Sync`.
+pub struct ConfinedArena {
+    head: Cell<*mut Chunk>,
+    _not_send: PhantomData<*mut ()>,
+}
+
+impl ConfinedArena {
+    #[inline]
+    fn alloc(&self, byte_size: usize, byte_alignment: usize, zeroed: bool) -> Result<MemorySegment<'_>> {
+        check_size_align(byte_size, byte_alignment)?;
+        let (chunk, data) = alloc_chunk(byte_size, byte_alignment, zeroed)?;
+        // SAFETY: `chunk` is fresh and owned by this arena from now on.
+        unsafe { (*chunk).next = self.head.get() };
+        self.head.set(chunk);
+        // SAFETY: `data` is valid for byte_size bytes until the arena drops, which the borrow
+        // of `self` outlives.
+        Ok(unsafe { MemorySegment::from_raw_parts(data, byte_size) })
+    }
+}
+
+impl SegmentAllocator for ConfinedArena {
+    /// A new zeroed heap block.
+    ///
+    /// # Errors
+    /// [`Error::InvalidAlignment`], [`Error::SizeOverflow`], [`Error::OutOfMemory`].
+    #[inline]
+    fn allocate(&self, byte_size: usize, byte_alignment: usize) -> Result<MemorySegment<'_>> {
+        self.alloc(byte_size, byte_alignment, true)
+    }
+
+    #[inline]
+    fn allocate_uninit(&self, byte_size: usize, byte_alignment: usize) -> Result<MemorySegment<'_>> {
+        self.alloc(byte_size, byte_alignment, false)
+    }
+}
+
+impl Drop for ConfinedArena {
+    fn drop(&mut self) {
+        // SAFETY: the list belongs to this arena alone; no segment outlives `self`.
+        unsafe { free_list(self.head.get()) }
+    }
+}
+
+/// A heap arena that any thread may allocate from; frees all its memory on drop.
+///
+/// Allocation pushes the new block onto a lock-free list (one compare-and-swap). `Send + Sync`.
+/// The segments themselves are `!Send`: each thread uses what it allocated (see
+/// [`MemorySegment`]). [`SegmentAllocator::allocate`] zeroes; `allocate_uninit` does not.
+pub struct SharedArena {
+    head: AtomicPtr<Chunk>,
+}
+
+impl SharedArena {
+    fn alloc(&self, byte_size: usize, byte_alignment: usize, zeroed: bool) -> Result<MemorySegment<'_>> {
+        check_size_align(byte_size, byte_alignment)?;
+        let (chunk, data) = alloc_chunk(byte_size, byte_alignment, zeroed)?;
+        let mut head = self.head.load(Ordering::Relaxed);
+        loop {
+            // SAFETY: `chunk` is not yet published; we are its only user.
+            unsafe { (*chunk).next = head };
+            match self
+                .head
+                .compare_exchange_weak(head, chunk, Ordering::Release, Ordering::Relaxed)
+            {
+                Ok(_) => break,
+                Err(h) => head = h,
+            }
+        }
+        // SAFETY: the block lives until the arena drops, which the borrow of `self` outlives.
+        Ok(unsafe { MemorySegment::from_raw_parts(data, byte_size) })
+    }
+}
+
+impl SegmentAllocator for SharedArena {
+    /// A new zeroed heap block.
+    ///
+    /// # Errors
+    /// [`Error::InvalidAlignment`], [`Error::SizeOverflow`], [`Error::OutOfMemory`].
+    fn allocate(&self, byte_size: usize, byte_alignment: usize) -> Result<MemorySegment<'_>> {
+        self.alloc(byte_size, byte_alignment, true)
+    }
+
+    fn allocate_uninit(&self, byte_size: usize, byte_alignment: usize) -> Result<MemorySegment<'_>> {
+        self.alloc(byte_size, byte_alignment, false)
+    }
+}
+
+impl Drop for SharedArena {
+    fn drop(&mut self) {
+        // SAFETY: `&mut self` means no other thread is allocating; the list is ours.
+        unsafe { free_list(*self.head.get_mut()) }
+    }
+}
+
+/// The global arena: allocations are never freed. `Send + Sync`; segments are `'static`.
+pub struct GlobalArena {
+    _private: (),
+}
+
+impl GlobalArena {
+    /// A zeroed block that lives forever.
+    ///
+    /// # Errors
+    /// [`Error::InvalidAlignment`], [`Error::SizeOverflow`], [`Error::OutOfMemory`].
+    pub fn allocate_static(&self, byte_size: usize, byte_alignment: usize) -> Result<MemorySegment<'static>> {
+        check_size_align(byte_size, byte_alignment)?;
+        let (_chunk, data) = alloc_chunk(byte_size, byte_alignment, true)?;
+        // SAFETY: the block is leaked on purpose, so it is valid for 'static.
+        Ok(unsafe { MemorySegment::from_raw_parts(data, byte_size) })
+    }
+}
+
+impl SegmentAllocator for GlobalArena {
+    /// As [`GlobalArena::allocate_static`].
+    fn allocate(&self, byte_size: usize, byte_alignment: usize) -> Result<MemorySegment<'_>> {
+        self.allocate_static(byte_size, byte_alignment)
+    }
+}

@@ -1,0 +1,19 @@
+//! Native memory: [`MemorySegment`], the [`SegmentAllocator`] trait, heap [`Arena`]s, and the
+//! allocators over existing memory ([`SlicingAllocator`], [`PrefixAllocator`]).
+//!
+//! Lifetimes do what Java's arena scopes do at run time: a segment borrows its allocator, so
+//! using a segment after its arena is dropped is a compile error, not an
+//! `IllegalStateException`.
+
+mod allocator;
+mod arena;
+mod segment;
+
+pub use allocator::{PrefixAllocator, SegmentAllocator, SlicingAllocator};
+pub use arena::{Arena, ConfinedArena, GlobalArena, SharedArena};
+pub use segment::MemorySegment;
+#[allow(unused_imports)]
+pub(crate) use segment::{read_kind, write_value};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,440 @@
+//! [`MemorySegment`]: a bounds-checked view of native memory tied to its owner's lifetime.
+//!
+//! # Invariants (the whole unsafe story of this module)
+//! A `MemorySegment<'a>` holds `ptr` and `len` such that, for all of `'a`, the bytes
+//! `ptr..ptr+len` are allocated, readable and writable, and are only ever accessed through raw
+//! pointers (never through `&`/`&mut` references that another segment could alias). Safe
+//! constructors establish this from an owner borrowed for `'a` (an arena, a frame, a
+//! `&'a mut [u8]`); the `unsafe` constructors make it the caller's promise. Because every access
+//! is a raw-pointer read or write on one thread (segments are `!Send` and `!Sync`), overlapping
+//! segments are fine — they behave like `Cell`s.
+
+use std::cell::Cell;
+use std::ffi::{c_void, CString};
+use std::fmt;
+use std::marker::PhantomData;
+use std::ptr::NonNull;
+
+use crate::error::{Error, Result};
+use crate::layout::{ScalarKind, ValueLayout};
+use crate::value::{Scalar, Value};
+
+/// A contiguous region of native memory: an address and a size in bytes, valid for the
+/// lifetime `'a` of whatever owns it (Java's `MemorySegment`).
+///
+/// - Every access is bounds-checked ([`Error::OutOfBounds`]); aligned accessors also check the
+///   absolute address against the layout's alignment ([`Error::MisalignedAccess`]).
+/// - `Copy`: a segment is a view, like a Java segment reference; copies alias the same bytes.
+/// - `!Send` and `!Sync`: the memory may belong to a thread-confined owner (a confined arena,
+///   a BufferStack frame) and unsynchronised access from two threads would be a data race.
+///   Share memory between threads through [`crate::memory::SharedArena`] allocation on each
+///   thread, or through raw addresses under your own synchronisation.
+#[derive(Clone, Copy)]
+pub struct MemorySegment<'a> {
+    ptr: NonNull<u8>,
+    len: usize,
+    _owner: PhantomData<&'a Cell<u8>>,
+}
+
+impl fmt::Debug for MemorySegment<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "MemorySegment {{ address: {:#x}, byte_size: {} }}",
+            self.address(),
+            self.len
+        )
+    }
+}
+
+impl PartialEq for MemorySegment<'_> {
+    /// Two segments are equal when they have the same address and size (Java's `equals`).
+    fn eq(&self, other: &Self) -> bool {
+        self.ptr == other.ptr && self.len == other.len
+    }
+}
+impl Eq for MemorySegment<'_> {}
+
+#[inline(always)]
+fn oob(offset: usize, access_size: usize, segment_size: usize) -> Error {
+    Error::OutOfBounds {
+        offset,
+        access_size,
+        segment_size,
+    }
+}
+
+impl<'a> MemorySegment<'a> {
+    /// The zero-length segment at address 0 (Java's `MemorySegment.NULL`): every access fails.
+    pub const NULL: MemorySegment<'static> = MemorySegment {
+        ptr: NonNull::dangling(),
+        len: 0,
+        _owner: PhantomData,
+    };
+
+    /// A segment over `len` bytes at `ptr`.
+    ///
+    /// # Safety
+    /// For all of `'a`, `ptr..ptr+len` must be allocated, readable and writable, and must not be
+    /// accessed through Rust references that are live while this segment (or a copy) is used.
+    /// `ptr` must not be null unless `len` is 0.
+    #[inline]
+    pub unsafe fn from_raw_parts(ptr: *mut u8, len: usize) -> MemorySegment<'a> {
+        MemorySegment {
+            ptr: NonNull::new(ptr).unwrap_or(NonNull::dangling()),
+            len,
+            _owner: PhantomData,
+        }
+    }
+
+    /// A segment over a Rust byte buffer, borrowed mutably for `'a`.
+    pub fn of_slice(bytes: &'a mut [u8]) -> MemorySegment<'a> {
+        // SAFETY: the exclusive borrow guarantees the bytes are valid and not otherwise
+        // accessed for 'a.
+        unsafe { MemorySegment::from_raw_parts(bytes.as_mut_ptr(), bytes.len()) }
+    }
+
+    /// A segment at the same address with another size: the way to read memory behind a
+    /// pointer that C returned (a zero-length segment) (Java's `reinterpret(long)`).
+    ///
+    /// # Safety
+    /// As [`MemorySegment::from_raw_parts`] for `self.address()..+new_len`, for all of `'b`.
+    #[inline]
+    pub unsafe fn reinterpret<'b>(self, new_len: usize) -> MemorySegment<'b> {
+        // SAFETY: forwarded to the caller.
+        unsafe { MemorySegment::from_raw_parts(self.ptr.as_ptr(), new_len) }
+    }
+
+    /// The absolute address of the first byte.
+    #[inline]
+    pub fn address(&self) -> usize {
+        if self.len == 0 && self.ptr == NonNull::dangling() {
+            0
+        } else {
+            self.ptr.as_ptr() as usize
+        }
+    }
+
+    /// The first byte as a raw pointer (for passing to C).
+    #[inline]
+    pub fn as_ptr(&self) -> *mut u8 {
+        self.ptr.as_ptr()
+    }
+
+    /// Size in bytes.
+    #[inline]
+    pub fn byte_size(&self) -> usize {
+        self.len
+    }
+
+    /// `true` when the size is 0.
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// `true` when `self` and `other` share at least one byte.
+    pub fn overlaps(&self, other: &MemorySegment<'_>) -> bool {
+        let (a, b) = (self.ptr.as_ptr() as usize, other.ptr.as_ptr() as usize);
+        self.len > 0 && other.len > 0 && a < b + other.len && b < a + self.len
+    }
+
+    #[inline(always)]
+    fn check(&self, offset: usize, size: usize) -> Result<*mut u8> {
+        match offset.checked_add(size) {
+            Some(end) if end <= self.len => {
+                // SAFETY: offset + size <= len, so the result is within (or one past) the
+                // allocation described by the invariant.
+                Ok(unsafe { self.ptr.as_ptr().add(offset) })
+            }
+            _ => Err(oob(offset, size, self.len)),
+        }
+    }
+
+    /// The sub-segment `offset..offset+len` (Java's `asSlice`).
+    ///
+    /// # Errors
+    /// [`Error::OutOfBounds`] if it does not lie within `self`.
+    #[inline]
+    pub fn slice(&self, offset: usize, len: usize) -> Result<MemorySegment<'a>> {
+        let p = self.check(offset, len)?;
+        // SAFETY: a sub-range of a valid segment is valid for the same lifetime.
+        Ok(unsafe { MemorySegment::from_raw_parts(p, len) })
+    }
+
+    /// The sub-segment from `offset` to the end.
+    ///
+    /// # Errors
+    /// [`Error::OutOfBounds`] if `offset > byte_size()`.
+    pub fn slice_from(&self, offset: usize) -> Result<MemorySegment<'a>> {
+        let len = self.len.checked_sub(offset).ok_or(oob(offset, 0, self.len))?;
+        self.slice(offset, len)
+    }
+
+    /// Reads a `T` at `offset`; the address must be aligned to `T`'s natural alignment.
+    ///
+    /// # Errors
+    /// [`Error::OutOfBounds`], [`Error::MisalignedAccess`].
+    #[inline]
+    pub fn get<T: Scalar>(&self, offset: usize) -> Result<T> {
+        let p = self.check(offset, T::KIND.byte_size())?;
+        check_aligned(p, T::KIND.natural_alignment())?;
+        // SAFETY: `check` proved the bytes lie within the segment.
+        Ok(unsafe { T::read_from(p) })
+    }
+
+    /// Writes a `T` at `offset`; the address must be aligned to `T`'s natural alignment.
+    ///
+    /// # Errors
+    /// [`Error::OutOfBounds`], [`Error::MisalignedAccess`].
+    #[inline]
+    pub fn set<T: Scalar>(&self, offset: usize, value: T) -> Result<()> {
+        let p = self.check(offset, T::KIND.byte_size())?;
+        check_aligned(p, T::KIND.natural_alignment())?;
+        // SAFETY: `check` proved the bytes lie within the segment.
+        unsafe { value.write_to(p) };
+        Ok(())
+    }
+
+    /// Reads a `T` at `offset` with no alignment requirement.
+    ///
+    /// # Errors
+    /// [`Error::OutOfBounds`].
+    #[inline]
+    pub fn get_unaligned<T: Scalar>(&self, offset: usize) -> Result<T> {
+        let p = self.check(offset, T::KIND.byte_size())?;
+        // SAFETY: `check` proved the bytes lie within the segment.
+        Ok(unsafe { T::read_from(p) })
+    }
+
+    /// Writes a `T` at `offset` with no alignment requirement.
+    ///
+    /// # Errors
+    /// [`Error::OutOfBounds`].
+    #[inline]
+    pub fn set_unaligned<T: Scalar>(&self, offset: usize, value: T) -> Result<()> {
+        let p = self.check(offset, T::KIND.byte_size())?;
+        // SAFETY: `check` proved the bytes lie within the segment.
+        unsafe { value.write_to(p) };
+        Ok(())
+    }
+
+    /// Reads the value described by `layout` at `offset`, checking the layout's alignment
+    /// (Java's `get(ValueLayout, long)`). Pointers come back as [`Value::Address`].
+    ///
+    /// # Errors
+    /// [`Error::OutOfBounds`], [`Error::MisalignedAccess`].
+    pub fn get_value(&self, layout: &ValueLayout, offset: usize) -> Result<Value<'static>> {
+        let p = self.check(offset, layout.byte_size())?;
+        check_aligned(p, layout.byte_alignment())?;
+        // SAFETY: `check` proved the bytes lie within the segment.
+        Ok(unsafe { read_kind(layout.kind(), p) })
+    }
+
+    /// Writes `value` as described by `layout` at `offset`, checking the layout's alignment.
+    /// The value's kind must be the layout's kind exactly (no implicit conversion).
+    ///
+    /// # Errors
+    /// [`Error::ValueMismatch`], [`Error::OutOfBounds`], [`Error::MisalignedAccess`].
+    pub fn set_value(&self, layout: &ValueLayout, offset: usize, value: &Value<'_>) -> Result<()> {
+        if value.scalar_kind() != Some(layout.kind()) {
+            return Err(Error::ValueMismatch {
+                position: format!("offset {offset}"),
+                expected: layout.kind().to_string(),
+                found: value.kind_name().into(),
+            });
+        }
+        let p = self.check(offset, layout.byte_size())?;
+        check_aligned(p, layout.byte_alignment())?;
+        // SAFETY: `check` proved the bytes lie within the segment; the kind matches.
+        unsafe { write_value(value, p) };
+        Ok(())
+    }
+
+    /// Copies all of `src` into `self` starting at offset 0 (overlap allowed, like `memmove`;
+    /// Java's `copyFrom`).
+    ///
+    /// # Errors
+    /// [`Error::OutOfBounds`] if `src` is larger than `self`.
+    pub fn copy_from(&self, src: &MemorySegment<'_>) -> Result<()> {
+        let p = self.check(0, src.len)?;
+        // SAFETY: both ranges are valid for src.len bytes; `copy` allows overlap.
+        unsafe { std::ptr::copy(src.ptr.as_ptr(), p, src.len) };
+        Ok(())
+    }
+
+    /// Copies `bytes` into `self` at `offset`.
+    ///
+    /// # Errors
+    /// [`Error::OutOfBounds`].
+    pub fn copy_from_slice(&self, offset: usize, bytes: &[u8]) -> Result<()> {
+        let p = self.check(offset, bytes.len())?;
+        // SAFETY: destination checked; a Rust slice cannot overlap segment memory that is only
+        // accessed through raw pointers, but `copy` is used to be safe either way.
+        unsafe { std::ptr::copy(bytes.as_ptr(), p, bytes.len()) };
+        Ok(())
+    }
+
+    /// Copies `out.len()` bytes from `self` at `offset` into `out`.
+    ///
+    /// # Errors
+    /// [`Error::OutOfBounds`].
+    pub fn copy_to_slice(&self, offset: usize, out: &mut [u8]) -> Result<()> {
+        let p = self.check(offset, out.len())?;
+        // SAFETY: source checked; `out` is a distinct exclusive borrow.
+        unsafe { std::ptr::copy(p, out.as_mut_ptr(), out.len()) };
+        Ok(())
+    }
+
+    /// A copy of the segment's bytes.
+    pub fn to_vec(&self) -> Vec<u8> {
+        let mut v = vec![0u8; self.len];
+        self.copy_to_slice(0, &mut v).expect("same length");
+        v
+    }
+
+    /// Sets every byte to `byte` (Java's `fill`).
+    pub fn fill(&self, byte: u8) {
+        // SAFETY: the whole segment is writable by the invariant.
+        unsafe { std::ptr::write_bytes(self.ptr.as_ptr(), byte, self.len) }
+    }
+
+    /// A view of the bytes as a slice.
+    ///
+    /// # Safety
+    /// No write to these bytes (through any segment or C code) may happen while the returned
+    /// slice is alive.
+    pub unsafe fn as_slice(&self) -> &'a [u8] {
+        // SAFETY: valid for 'a by the invariant; no concurrent writes by the caller's promise.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// A mutable view of the bytes.
+    ///
+    /// # Safety
+    /// No other access to these bytes (through any segment, slice or C code) may happen while
+    /// the returned slice is alive.
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn as_mut_slice(&self) -> &'a mut [u8] {
+        // SAFETY: valid for 'a by the invariant; exclusivity by the caller's promise.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+
+    /// The NUL-terminated byte string starting at `offset`, without the NUL. The search never
+    /// reads past the segment's end.
+    ///
+    /// # Errors
+    /// [`Error::OutOfBounds`] if `offset > byte_size()`; [`Error::UnterminatedString`] if no NUL
+    /// byte follows within the segment.
+    pub fn get_c_string(&self, offset: usize) -> Result<CString> {
+        let rest = self.slice_from(offset)?;
+        let mut bytes = Vec::new();
+        for i in 0..rest.len {
+            // SAFETY: i < rest.len.
+            let b = unsafe { rest.ptr.as_ptr().add(i).read() };
+            if b == 0 {
+                return Ok(CString::new(bytes).expect("no interior NUL: stopped at the first"));
+            }
+            bytes.push(b);
+        }
+        Err(Error::UnterminatedString {
+            offset,
+            segment_size: self.len,
+        })
+    }
+
+    /// The NUL-terminated UTF-8 string at `offset` (Java's `getString`).
+    ///
+    /// # Errors
+    /// As [`MemorySegment::get_c_string`], plus [`Error::InvalidUtf8`].
+    pub fn get_string(&self, offset: usize) -> Result<String> {
+        let c = self.get_c_string(offset)?;
+        c.into_string().map_err(|e| Error::InvalidUtf8 {
+            offset,
+            valid_up_to: e.utf8_error().valid_up_to(),
+        })
+    }
+
+    /// Writes `s` followed by a NUL at `offset` (Java's `setString`).
+    ///
+    /// # Errors
+    /// [`Error::InteriorNul`] if `s` contains a NUL; [`Error::OutOfBounds`] if `s.len() + 1`
+    /// bytes do not fit.
+    pub fn set_string(&self, offset: usize, s: &str) -> Result<()> {
+        if let Some(index) = s.bytes().position(|b| b == 0) {
+            return Err(Error::InteriorNul { index });
+        }
+        let p = self.check(offset, s.len() + 1)?;
+        // SAFETY: s.len() + 1 bytes checked.
+        unsafe {
+            std::ptr::copy(s.as_ptr(), p, s.len());
+            p.add(s.len()).write(0);
+        }
+        Ok(())
+    }
+
+    /// This segment as a C pointer value.
+    pub fn as_address(&self) -> *mut c_void {
+        self.ptr.as_ptr().cast()
+    }
+}
+
+#[inline(always)]
+fn check_aligned(p: *mut u8, alignment: usize) -> Result<()> {
+    if (p as usize) & (alignment - 1) != 0 {
+        return Err(Error::MisalignedAccess {
+            address: p as usize,
+            alignment,
+        });
+    }
+    Ok(())
+}
+
+/// Reads a scalar of `kind` at `p` (unaligned).
+///
+/// # Safety
+/// `p` must be readable for `kind.byte_size()` bytes.
+pub(crate) unsafe fn read_kind(kind: ScalarKind, p: *const u8) -> Value<'static> {
+    // SAFETY: forwarded from the caller for every arm.
+    unsafe {
+        match kind {
+            ScalarKind::Bool => Value::Bool(bool::read_from(p)),
+            ScalarKind::I8 => Value::I8(i8::read_from(p)),
+            ScalarKind::U8 => Value::U8(u8::read_from(p)),
+            ScalarKind::I16 => Value::I16(i16::read_from(p)),
+            ScalarKind::U16 => Value::U16(u16::read_from(p)),
+            ScalarKind::I32 => Value::I32(i32::read_from(p)),
+            ScalarKind::U32 => Value::U32(u32::read_from(p)),
+            ScalarKind::I64 => Value::I64(i64::read_from(p)),
+            ScalarKind::U64 => Value::U64(u64::read_from(p)),
+            ScalarKind::F32 => Value::F32(f32::read_from(p)),
+            ScalarKind::F64 => Value::F64(f64::read_from(p)),
+            ScalarKind::Pointer => Value::Address(<*mut c_void>::read_from(p)),
+        }
+    }
+}
+
+/// Writes a scalar value at `p` (unaligned). `Void` and `Segment` write nothing.
+///
+/// # Safety
+/// `p` must be writable for the value's size.
+pub(crate) unsafe fn write_value(value: &Value<'_>, p: *mut u8) {
+    // SAFETY: forwarded from the caller for every arm.
+    unsafe {
+        match *value {
+            Value::Bool(v) => v.write_to(p),
+            Value::I8(v) => v.write_to(p),
+            Value::U8(v) => v.write_to(p),
+            Value::I16(v) => v.write_to(p),
+            Value::U16(v) => v.write_to(p),
+            Value::I32(v) => v.write_to(p),
+            Value::U32(v) => v.write_to(p),
+            Value::I64(v) => v.write_to(p),
+            Value::U64(v) => v.write_to(p),
+            Value::F32(v) => v.write_to(p),
+            Value::F64(v) => v.write_to(p),
+            Value::Address(v) => v.write_to(p),
+            Value::Void | Value::Segment(_) => {}
+        }
+    }
+}
