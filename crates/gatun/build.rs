@@ -1,0 +1,47 @@
+//! Builds the C test natives: every `tests/native/*.c` is compiled with the system C compiler
+//! (found through the `cc` crate) into one shared library, `libgatun_test_natives.so`, in
+//! `OUT_DIR`. Tests find it through the compile-time environment variable
+//! `GATUN_TEST_NATIVES` (its absolute path) and load it with `SymbolLookup::library` or
+//! libloading, as a user would load any C library.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn main() {
+    let native_dir = Path::new("tests/native");
+    println!("cargo:rerun-if-changed=tests/native");
+    println!("cargo:rerun-if-changed=build.rs");
+    let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
+    let target = std::env::var("TARGET").expect("TARGET");
+    let host = std::env::var("HOST").expect("HOST");
+    let lib = out.join("libgatun_test_natives.so");
+
+    let mut sources: Vec<PathBuf> = std::fs::read_dir(native_dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "c"))
+                .collect()
+        })
+        .unwrap_or_default();
+    sources.sort();
+    for s in &sources {
+        println!("cargo:rerun-if-changed={}", s.display());
+    }
+    println!("cargo:rustc-env=GATUN_TEST_NATIVES={}", lib.display());
+    // Only native Linux builds get the test library; cross builds and Miri skip it.
+    if sources.is_empty() || target != host || !target.contains("linux") {
+        return;
+    }
+    let compiler = cc::Build::new()
+        .cargo_metadata(false)
+        .opt_level(2)
+        .get_compiler();
+    let mut cmd = compiler.to_command();
+    cmd.args(["-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-std=gnu11", "-o"])
+        .arg(&lib)
+        .args(&sources)
+        .arg("-lm")
+        .arg("-lpthread");
+    let status = cmd.status().expect("run the C compiler");
+    assert!(status.success(), "compiling tests/native/*.c failed: {cmd:?}");
+}
