@@ -167,7 +167,7 @@ impl<'a> SlicingAllocator<'a> {
     /// valid: a non-power-of-two alignment gives `false`).
     #[inline]
     pub fn can_allocate(&self, byte_size: usize, byte_alignment: usize) -> bool {
-        self.start_for(byte_size, byte_alignment).is_some()
+        byte_alignment.is_power_of_two() && self.start_for(byte_size, byte_alignment).is_some()
     }
 
     #[inline(always)]
