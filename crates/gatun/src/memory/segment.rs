@@ -113,7 +113,9 @@ impl<'a> MemorySegment<'a> {
         self.len == 0 && self.ptr == NonNull::dangling()
     }
 
-    /// The absolute address of the first byte (0 for [`MemorySegment::NULL`]).
+    /// The absolute address of the first byte (0 for [`MemorySegment::NULL`]). A zero-length
+    /// segment whose pointer is Rust's dangling address for `u8` (1, e.g. one over an empty
+    /// slice) is indistinguishable from `NULL` and also reports 0.
     #[inline]
     pub fn address(&self) -> usize {
         if self.is_null() {
