@@ -30,7 +30,9 @@ use crate::error::{Error, Result};
 ///
 /// Build groups with [`MemoryLayout::c_struct`] (C padding computed for you),
 /// [`MemoryLayout::struct_layout`] (explicit padding, validated), [`MemoryLayout::union_layout`],
-/// [`MemoryLayout::sequence_layout`] and [`MemoryLayout::padding_layout`].
+/// [`MemoryLayout::sequence_layout`] and [`MemoryLayout::padding_layout`];
+/// [`MemoryLayout::c_struct_packed`] and [`MemoryLayout::union_layout_packed`] give gcc's
+/// `__attribute__((packed))` / `#pragma pack(n)` layouts.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum MemoryLayout {
     /// A scalar.
