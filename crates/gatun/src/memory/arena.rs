@@ -7,7 +7,7 @@
 //!
 //! # Invariants
 //! - Every pointer in a list was returned by [`alloc_chunk`] and is freed exactly once, by the
-//!   list's owner on drop.
+//!   list's owner on drop (the global arena's list is never freed).
 //! - A segment handed out borrows the arena, so it cannot outlive the block it points into.
 
 use std::alloc::Layout;
@@ -28,12 +28,18 @@ struct Chunk {
 /// Allocates a block for `byte_size` bytes aligned to `byte_alignment` (already validated),
 /// returning the block's header and the data pointer.
 #[inline]
-fn alloc_chunk(byte_size: usize, byte_alignment: usize, zeroed: bool) -> Result<(*mut Chunk, *mut u8)> {
+fn alloc_chunk(
+    byte_size: usize,
+    byte_alignment: usize,
+    zeroed: bool,
+) -> Result<(*mut Chunk, *mut u8)> {
     let align = byte_alignment.max(std::mem::align_of::<Chunk>());
     let header = std::mem::size_of::<Chunk>().next_multiple_of(byte_alignment);
-    let total = header.checked_add(byte_size).ok_or_else(|| Error::SizeOverflow {
-        what: format!("arena block for {byte_size} bytes"),
-    })?;
+    let total = header
+        .checked_add(byte_size)
+        .ok_or_else(|| Error::SizeOverflow {
+            what: format!("arena block for {byte_size} bytes"),
+        })?;
     let layout = Layout::from_size_align(total, align).map_err(|_| Error::SizeOverflow {
         what: format!("arena block for {byte_size} bytes aligned to {byte_alignment}"),
     })?;
@@ -78,6 +84,22 @@ unsafe fn free_list(mut head: *mut Chunk) {
     }
 }
 
+/// Pushes `chunk` onto the lock-free list at `head` (one compare-and-swap per attempt).
+///
+/// # Safety
+/// `chunk` must come from [`alloc_chunk`] and not be in any list yet.
+unsafe fn push_chunk(head: &AtomicPtr<Chunk>, chunk: *mut Chunk) {
+    let mut current = head.load(Ordering::Relaxed);
+    loop {
+        // SAFETY: `chunk` is not yet published; we are its only user.
+        unsafe { (*chunk).next = current };
+        match head.compare_exchange_weak(current, chunk, Ordering::Release, Ordering::Relaxed) {
+            Ok(_) => return,
+            Err(h) => current = h,
+        }
+    }
+}
+
 /// Namespace for the arena constructors (Java's `Arena` factory methods).
 ///
 /// | constructor | thread rules | freed |
@@ -106,7 +128,9 @@ impl Arena {
     /// The global arena: its segments live for `'static` and are never freed
     /// (Java's `Arena.global()`).
     pub fn global() -> &'static GlobalArena {
-        static GLOBAL: GlobalArena = GlobalArena { _private: () };
+        static GLOBAL: GlobalArena = GlobalArena {
+            head: AtomicPtr::new(ptr::null_mut()),
+        };
         &GLOBAL
     }
 }
@@ -122,7 +146,12 @@ pub struct ConfinedArena {
 
 impl ConfinedArena {
     #[inline]
-    fn alloc(&self, byte_size: usize, byte_alignment: usize, zeroed: bool) -> Result<MemorySegment<'_>> {
+    fn alloc(
+        &self,
+        byte_size: usize,
+        byte_alignment: usize,
+        zeroed: bool,
+    ) -> Result<MemorySegment<'_>> {
         check_size_align(byte_size, byte_alignment)?;
         let (chunk, data) = alloc_chunk(byte_size, byte_alignment, zeroed)?;
         // SAFETY: `chunk` is fresh and owned by this arena from now on.
@@ -145,7 +174,11 @@ impl SegmentAllocator for ConfinedArena {
     }
 
     #[inline]
-    fn allocate_uninit(&self, byte_size: usize, byte_alignment: usize) -> Result<MemorySegment<'_>> {
+    fn allocate_uninit(
+        &self,
+        byte_size: usize,
+        byte_alignment: usize,
+    ) -> Result<MemorySegment<'_>> {
         self.alloc(byte_size, byte_alignment, false)
     }
 }
@@ -167,21 +200,16 @@ pub struct SharedArena {
 }
 
 impl SharedArena {
-    fn alloc(&self, byte_size: usize, byte_alignment: usize, zeroed: bool) -> Result<MemorySegment<'_>> {
+    fn alloc(
+        &self,
+        byte_size: usize,
+        byte_alignment: usize,
+        zeroed: bool,
+    ) -> Result<MemorySegment<'_>> {
         check_size_align(byte_size, byte_alignment)?;
         let (chunk, data) = alloc_chunk(byte_size, byte_alignment, zeroed)?;
-        let mut head = self.head.load(Ordering::Relaxed);
-        loop {
-            // SAFETY: `chunk` is not yet published; we are its only user.
-            unsafe { (*chunk).next = head };
-            match self
-                .head
-                .compare_exchange_weak(head, chunk, Ordering::Release, Ordering::Relaxed)
-            {
-                Ok(_) => break,
-                Err(h) => head = h,
-            }
-        }
+        // SAFETY: `chunk` is fresh from `alloc_chunk` and not yet shared.
+        unsafe { push_chunk(&self.head, chunk) };
         // SAFETY: the block lives until the arena drops, which the borrow of `self` outlives.
         Ok(unsafe { MemorySegment::from_raw_parts(data, byte_size) })
     }
@@ -196,7 +224,11 @@ impl SegmentAllocator for SharedArena {
         self.alloc(byte_size, byte_alignment, true)
     }
 
-    fn allocate_uninit(&self, byte_size: usize, byte_alignment: usize) -> Result<MemorySegment<'_>> {
+    fn allocate_uninit(
+        &self,
+        byte_size: usize,
+        byte_alignment: usize,
+    ) -> Result<MemorySegment<'_>> {
         self.alloc(byte_size, byte_alignment, false)
     }
 }
@@ -209,8 +241,11 @@ impl Drop for SharedArena {
 }
 
 /// The global arena: allocations are never freed. `Send + Sync`; segments are `'static`.
+///
+/// Its blocks stay linked in a list reachable from a `static`, so leak checkers (Miri,
+/// Valgrind, LeakSanitizer) see them as still reachable rather than lost.
 pub struct GlobalArena {
-    _private: (),
+    head: AtomicPtr<Chunk>,
 }
 
 impl GlobalArena {
@@ -218,10 +253,16 @@ impl GlobalArena {
     ///
     /// # Errors
     /// [`Error::InvalidAlignment`], [`Error::SizeOverflow`], [`Error::OutOfMemory`].
-    pub fn allocate_static(&self, byte_size: usize, byte_alignment: usize) -> Result<MemorySegment<'static>> {
+    pub fn allocate_static(
+        &self,
+        byte_size: usize,
+        byte_alignment: usize,
+    ) -> Result<MemorySegment<'static>> {
         check_size_align(byte_size, byte_alignment)?;
-        let (_chunk, data) = alloc_chunk(byte_size, byte_alignment, true)?;
-        // SAFETY: the block is leaked on purpose, so it is valid for 'static.
+        let (chunk, data) = alloc_chunk(byte_size, byte_alignment, true)?;
+        // SAFETY: `chunk` is fresh from `alloc_chunk` and not yet shared.
+        unsafe { push_chunk(&self.head, chunk) };
+        // SAFETY: the list is never freed, so the block is valid for 'static.
         Ok(unsafe { MemorySegment::from_raw_parts(data, byte_size) })
     }
 }
