@@ -25,3 +25,8 @@ pub use layout::{MemoryLayout, ScalarKind, ValueLayout};
 pub use linker::FunctionDescriptor;
 pub use memory::{Arena, MemorySegment, SegmentAllocator};
 pub use value::{Scalar, Value};
+
+/// The README's examples, compiled and run as doc tests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;
