@@ -70,12 +70,12 @@ fn libc_strlen_getpid_snprintf() {
             Value::Segment(fmt),
             Value::I32(-42),
             Value::Segment(word),
-            Value::F64(3.14159),
+            Value::F64(1.23456),
             Value::I8(b'x' as i8),
         ])
     }
     .unwrap();
-    assert_eq!(buf.get_string(0).unwrap(), "-42 apples 3.14 x");
+    assert_eq!(buf.get_string(0).unwrap(), "-42 apples 1.23 x");
     assert_eq!(n, Value::I32(17));
 }
 
@@ -87,12 +87,7 @@ fn libm_pow_frexp() {
         unsafe { pow.invoke(&[Value::F64(2.0), Value::F64(10.0)]) }.unwrap(),
         Value::F64(1024.0)
     );
-    let frexp = link_lib(
-        &m,
-        "frexp",
-        &FD::of(V::F64, [V::F64.into(), V::ADDRESS]),
-        &[],
-    );
+    let frexp = link_lib(&m, "frexp", &FD::of(V::F64, [V::F64, V::ADDRESS]), &[]);
     let arena = Arena::confined();
     let exp = arena.allocate(4, 4).unwrap();
     let r = unsafe { frexp.invoke(&[Value::F64(48.0), Value::Segment(exp)]) }.unwrap();
@@ -107,7 +102,7 @@ fn libz_crc32_and_round_trip() {
     let crc32 = link_lib(
         &z,
         "crc32",
-        &FD::of(V::U64, [V::U64.into(), V::ADDRESS, V::U32.into()]),
+        &FD::of(V::U64, [V::U64, V::ADDRESS, V::U32]),
         &[],
     );
     let data = arena
@@ -123,7 +118,7 @@ fn libz_crc32_and_round_trip() {
         src.set(k, ((k * 31) ^ (k >> 7)) as u8).unwrap();
     }
     let bound = link_lib(&z, "compressBound", &FD::of(V::U64, [V::U64]), &[]);
-    let Value::U64(cap) = (unsafe { bound.invoke(&[Value::U64(N as u64)]) }.unwrap()) else {
+    let Value::U64(cap) = unsafe { bound.invoke(&[Value::U64(N as u64)]) }.unwrap() else {
         panic!()
     };
     let dst = arena.allocate(cap as usize, 8).unwrap();
