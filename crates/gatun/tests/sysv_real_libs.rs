@@ -3,26 +3,20 @@
 
 mod common;
 
-use std::sync::Arc;
-
 use common::*;
 use gatun::linker::{
     capture_state_layout, DowncallHandle, FunctionDescriptor as FD, Linker, LinkerOption,
+    SymbolLookup,
 };
 use gatun::memory::{Arena, SegmentAllocator};
 use gatun::Value;
 
-fn lib(name: &str) -> Arc<libloading::Library> {
+fn lib(name: &str) -> SymbolLookup {
     // SAFETY: system libraries with sound initialisers.
-    Arc::new(unsafe { libloading::Library::new(name) }.unwrap_or_else(|e| panic!("{name}: {e}")))
+    unsafe { SymbolLookup::library(name) }.unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
-fn link_lib(
-    l: &Arc<libloading::Library>,
-    name: &str,
-    d: &FD,
-    o: &[LinkerOption],
-) -> DowncallHandle {
+fn link_lib(l: &SymbolLookup, name: &str, d: &FD, o: &[LinkerOption]) -> DowncallHandle {
     Linker::native().downcall(&sym_in(l, name), d, o).unwrap()
 }
 
