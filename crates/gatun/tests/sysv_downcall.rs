@@ -392,6 +392,18 @@ fn odd_sized_structs() {
             &format!("sysv_b{n}_sum"),
             &FD::of(V::I64, [V::I64.into(), l.clone(), V::I64.into()]),
         );
+        // the struct's last byte is the last byte before a PROT_NONE page: reading one byte
+        // past the argument would fault
+        let guarded = GuardedBytes::new(&src);
+        let r = unsafe {
+            h.invoke(&[
+                Value::I64(0),
+                Value::Segment(guarded.segment()),
+                Value::I64(0),
+            ])
+        };
+        let want0: i64 = (0..n).map(|k| ((k * 7 + 1) as i64) * (k as i64 + 1)).sum();
+        assert_eq!(i64_of(r.unwrap()), want0, "n={n} guarded");
         let s = MemorySegment::of_slice(&mut src);
         let want: i64 = (0..n)
             .map(|k| ((k * 7 + 1) as i64) * (k as i64 + 1))
@@ -805,4 +817,54 @@ fn raw_path_with_struct_return() {
     assert_eq!(i32::from_le_bytes(out[0..4].try_into().unwrap()), 7);
     assert_eq!(f64::from_le_bytes(out[8..16].try_into().unwrap()), 0.125);
     assert!(out[16..].iter().all(|&x| x == 0));
+}
+
+/// `bytes` copied to the very end of a read-write page that is followed by a `PROT_NONE` page.
+struct GuardedBytes {
+    base: *mut u8,
+    len: usize,
+}
+
+impl GuardedBytes {
+    const PAGE: usize = 4096;
+
+    fn new(bytes: &[u8]) -> GuardedBytes {
+        assert!(bytes.len() <= Self::PAGE);
+        // SAFETY: a fresh anonymous private mapping of two pages; the second is made
+        // inaccessible; `bytes` is copied into the end of the first.
+        unsafe {
+            let p = libc::mmap(
+                std::ptr::null_mut(),
+                2 * Self::PAGE,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            assert_ne!(p, libc::MAP_FAILED);
+            let base = p.cast::<u8>();
+            assert_eq!(
+                libc::mprotect(base.add(Self::PAGE).cast(), Self::PAGE, libc::PROT_NONE),
+                0
+            );
+            let dst = base.add(Self::PAGE - bytes.len());
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len());
+            GuardedBytes {
+                base,
+                len: bytes.len(),
+            }
+        }
+    }
+
+    fn segment(&self) -> MemorySegment<'_> {
+        // SAFETY: the last `len` bytes of the first page are mapped read-write while `self` lives.
+        unsafe { MemorySegment::from_raw_parts(self.base.add(Self::PAGE - self.len), self.len) }
+    }
+}
+
+impl Drop for GuardedBytes {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping made in `new`.
+        unsafe { libc::munmap(self.base.cast(), 2 * Self::PAGE) };
+    }
 }

@@ -73,6 +73,11 @@ pub struct ArgPlan {
     /// The moves; a scalar has one, a struct one per eightbyte (registers) or per 8-byte chunk
     /// (stack). Empty for a struct whose eightbytes are all padding.
     pub moves: Vec<ArgMove>,
+    /// `Some(loc)` when the ABI passes the argument by reference to a caller-made copy (AArch64
+    /// composites over 16 bytes, Win64 structs not of 1/2/4/8 bytes): the copy's address goes
+    /// to `loc` and `moves` is empty. Always `None` under SysV AMD64 (structs are copied into
+    /// the stack area instead); reserved so other classifiers can emit the same type.
+    pub by_reference: Option<Location>,
 }
 
 /// One move of a return register's low bytes into the return value.

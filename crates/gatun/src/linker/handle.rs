@@ -91,6 +91,12 @@ impl Linker {
             });
         }
         let plan = crate::abi::sysv_x64::plan(descriptor, first_variadic)?;
+        if plan.args.iter().any(|a| a.by_reference.is_some()) {
+            return Err(Error::Unsupported {
+                type_name: "by-reference struct argument".into(),
+                reason: "the SysV trampoline passes structs by value only".into(),
+            });
+        }
         if plan.stack_bytes as usize > MAX_STACK_BYTES {
             return Err(bad(format!(
                 "the call needs {} bytes of stack arguments; gatun's executor supports at most {MAX_STACK_BYTES}",
@@ -493,3 +499,10 @@ fn scalar_register(plan: &CallPlan) -> crate::abi::Register {
         _ => crate::abi::Register::Int(0),
     }
 }
+
+// A handle is shared between threads; keep that a compile-time fact.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<DowncallHandle>();
+    send_sync::<Linker>();
+};
