@@ -1,9 +1,10 @@
-//! The ABI layer: per-ABI classification of a [`FunctionDescriptor`] into a [`CallPlan`].
+//! The ABI layer: per-ABI classification of a [`crate::linker::FunctionDescriptor`] into a
+//! [`CallPlan`].
 //!
 //! A `CallPlan` is pure data saying where every byte of every argument and of the return value
 //! lives at the moment of the call: which integer register, which vector register, which
 //! 8-byte slot of the outgoing stack area, or memory behind a hidden return pointer. Executors
-//! ([`crate::call`]: the `global_asm!` trampoline today, a compiled stub later) only carry a plan
+//! (the private `call` layer: the `global_asm!` trampoline today, a compiled stub later) only carry a plan
 //! out; they never classify. Tests assert plans directly ("`{int; double}` → rdi, xmm0").
 //!
 //! The plan types are ABI-neutral: registers are *indices* into the ABI's argument and return

@@ -3,7 +3,7 @@
 //!
 //! # Invariants (the unsafe story of this module)
 //! - A handle's plan was validated at link time: its stack area fits
-//!   [`crate::call::MAX_STACK_BYTES`], and it has one `ArgPlan` per descriptor argument.
+//!   [`MAX_STACK_BYTES`], and it has one `ArgPlan` per descriptor argument.
 //! - Every invocation path checks the argument count and, on the `Value` paths, each argument's
 //!   kind and (for segments) size before building the call frame; a mismatch is an error
 //!   returned before any foreign code runs. Struct arguments are read from segments of at least
@@ -50,7 +50,7 @@ impl Linker {
     /// - [`Error::InvalidDescriptor`]: a null symbol; a padding, sequence (array) or zero-sized
     ///   argument or return; a group whose size is not a multiple of its alignment; a variadic
     ///   index beyond the argument count; an option given twice; more than
-    ///   [`crate::call::MAX_STACK_BYTES`] bytes of stack arguments. (`long double` and bitfields
+    ///   [`MAX_STACK_BYTES`] bytes of stack arguments. (`long double` and bitfields
     ///   cannot be expressed as layouts at all.)
     /// - [`Error::UnknownCaptureState`] (listing the valid names) and
     ///   [`Error::CaptureStateUnavailable`] ("GetLastError is only available on Windows").
