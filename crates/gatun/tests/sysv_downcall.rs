@@ -700,6 +700,8 @@ fn errno_capture_restores_before_and_saves_after() {
         &FD::of(V::I32, [V::I32; 0]),
         &[LinkerOption::CaptureCallState(&["errno"])],
     );
+    assert_eq!(g.captured_states(), ["errno"]);
+    assert!(g.captures_call_state() && g.arity() == 1);
     cap.set(0, 77i32).unwrap();
     assert_eq!(
         unsafe { g.invoke(&[Value::Segment(cap)]) }.unwrap(),
@@ -867,4 +869,40 @@ impl Drop for GuardedBytes {
         // SAFETY: unmaps exactly the mapping made in `new`.
         unsafe { libc::munmap(self.base.cast(), 2 * Self::PAGE) };
     }
+}
+
+#[test]
+fn sixteen_byte_aligned_struct() {
+    let a16 = st([V::I64]).with_byte_alignment(16).unwrap();
+    assert_eq!((a16.byte_size(), a16.byte_alignment()), (16, 16));
+    let mut args: Vec<MemoryLayout> = vec![V::I64.into(); 7];
+    args.push(a16.clone());
+    args.push(V::I64.into());
+    let h = link("sysv_a16_on_stack", &FD::of(V::I64, args));
+    // y at stack+0, 8 bytes of padding, s at stack+16 (16-byte aligned), z at stack+32
+    assert!(
+        h.plan()
+            .to_string()
+            .ends_with("stack+0, stack+16+stack+24, stack+32) -> rax"),
+        "{}",
+        h.plan()
+    );
+    let mut buf = [0u64; 2];
+    buf[0] = 5;
+    // SAFETY: plain integers.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u8>(), 16) };
+    let s = MemorySegment::of_slice(bytes);
+    let mut v: Vec<Value> = (1..=7).map(Value::I64).collect();
+    v.push(Value::Segment(s));
+    v.push(Value::I64(3));
+    assert_eq!(
+        i64_of(unsafe { h.invoke(&v) }.unwrap()),
+        21 + 700 + 5000 + 30000
+    );
+    let h = link("sysv_a16_in_reg", &FD::of(V::I64, [a16, V::I64.into()]));
+    assert_eq!(h.plan().to_string(), "(rdi, rsi) -> rax");
+    assert_eq!(
+        i64_of(unsafe { h.invoke(&[Value::Segment(s), Value::I64(4)]) }.unwrap()),
+        5004
+    );
 }

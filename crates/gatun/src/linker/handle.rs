@@ -67,12 +67,14 @@ impl Linker {
         };
         let mut first_variadic = None;
         let mut capture = false;
+        let mut captured: &'static [&'static str] = &[];
         let mut critical = false;
         for o in options {
             let dup = match o {
                 LinkerOption::FirstVariadicArg(i) => first_variadic.replace(*i).is_some(),
                 LinkerOption::CaptureCallState(names) => {
                     check_capture_names(names)?;
+                    captured = names;
                     std::mem::replace(&mut capture, true)
                 }
                 LinkerOption::Critical => std::mem::replace(&mut critical, true),
@@ -125,6 +127,7 @@ impl Linker {
                 args,
                 ret,
                 capture,
+                captured,
                 critical,
             }),
         })
@@ -161,6 +164,7 @@ struct Inner {
     args: Box<[ArgKind]>,
     ret: RetKind,
     capture: bool,
+    captured: &'static [&'static str],
     critical: bool,
 }
 
@@ -247,6 +251,13 @@ impl DowncallHandle {
     /// Whether the handle takes a leading capture segment.
     pub fn captures_call_state(&self) -> bool {
         self.inner.capture
+    }
+
+    /// The state names given to [`LinkerOption::CaptureCallState`] (empty without capture),
+    /// e.g. `["errno"]`; for the system-call adapter's "was not linked with
+    /// capture_call_state(\"errno\")" check.
+    pub fn captured_states(&self) -> &'static [&'static str] {
+        self.inner.captured
     }
 
     /// Whether it was linked with [`LinkerOption::Critical`].
