@@ -12,8 +12,9 @@
 //!   thread-local access, one compare, a bump of `sp`, and a non-atomic reference count: no
 //!   locks, no atomic read-modify-write, no allocation.
 //! - A [`Frame`] reserves its whole `byte_size` at push time and then bumps inside it
-//!   (the JDK's `SlicingAllocator` over the frame segment). Frames that do not fit fall back to a
-//!   heap block from [`Arena::confined`], with the same API and bounds (but zeroed memory).
+//!   (the JDK's `SlicingAllocator` over the frame segment). Frames that do not fit fall back to
+//!   one zeroed heap block of the frame's size (the JDK uses `Arena.ofConfined()`), with the
+//!   same API and bounds.
 //! - Frames are `!Send`, so a tokio task cannot hold one across `.await` in a `Send` future: a
 //!   thread's stack needs no lock and tasks cost the same as threads (the JDK pays a
 //!   `ReentrantLock` on virtual threads for this). Frames of `!Send` futures on one thread can
@@ -35,8 +36,8 @@
 //!    (Two frames can share a `top` only if the later one is empty, and an empty frame owns no
 //!    bytes, so the JDK's "same end offset" ambiguity cannot corrupt memory here.)
 //! 5. The segments a frame hands out borrow the frame (`SegmentAllocator` takes `&self`), and the
-//!    frame borrows its `BufferStack`; the private `SlicingAllocator<'static>` inside a frame
-//!    never lets a `'static` segment escape.
+//!    frame borrows its `BufferStack`. A fallback frame's heap block is allocated by
+//!    `heap_block` at push and freed only by the frame's `Drop`.
 
 use std::alloc::Layout;
 use std::cell::Cell;
@@ -49,7 +50,7 @@ use std::sync::{Arc, OnceLock};
 
 use crate::error::{check_size_align, Error, Result};
 use crate::layout::MemoryLayout;
-use crate::memory::{Arena, ConfinedArena, MemorySegment, SegmentAllocator, SlicingAllocator};
+use crate::memory::{MemorySegment, SegmentAllocator};
 
 /// The smallest alignment, in bytes, of a per-thread block: 16, what `malloc` gives on 64-bit
 /// targets. The JDK allocates the block with the stack's own alignment (1 for the linker stack)
@@ -443,20 +444,31 @@ impl BufferStack {
                     let top = start + byte_size;
                     b.sp.set(top);
                     b.refs.set(b.refs.get() + 1);
-                    // SAFETY: [start, top) lies inside the block's data (checked above) and is
-                    // reserved for this frame until it is released (invariant 4); the frame
-                    // holds a block reference (invariant 1).
-                    let segment =
-                        unsafe { MemorySegment::from_raw_parts(b.data.add(start), byte_size) };
+                    // [start, top) lies inside the block's data (checked above) and is reserved
+                    // for this frame until it is released (invariant 4); the frame holds a
+                    // block reference (invariant 1).
                     return Ok(Frame {
-                        slicer: SlicingAllocator::new(segment),
-                        origin: Origin::Stack { block, parent, top },
+                        base: b.data.wrapping_add(start),
+                        size: byte_size,
+                        offset: Cell::new(0),
+                        block: block.as_ptr(),
+                        parent,
+                        top,
                         _stack: PhantomData,
                     });
                 }
             }
         }
-        self.push_fallback(byte_size, byte_alignment)
+        let base = heap_block(byte_size, byte_alignment)?;
+        Ok(Frame {
+            base,
+            size: byte_size,
+            offset: Cell::new(0),
+            block: ptr::null_mut(),
+            parent: byte_alignment,
+            top: 0,
+            _stack: PhantomData,
+        })
     }
 
     /// Pushes a frame sized and aligned for `layout`.
@@ -467,20 +479,59 @@ impl BufferStack {
     pub fn push_frame_layout(&self, layout: &MemoryLayout) -> Result<Frame<'_>> {
         self.push_frame(layout.byte_size(), layout.byte_alignment())
     }
+}
 
-    #[cold]
-    #[inline(never)]
-    fn push_fallback(&self, byte_size: usize, byte_alignment: usize) -> Result<Frame<'_>> {
-        let arena = Arena::confined();
-        let data = arena.allocate(byte_size, byte_alignment)?.as_ptr();
-        // SAFETY: `data` is a zeroed heap block of `byte_size` bytes owned by `arena`, which the
-        // frame owns and drops last; moving the arena does not move its blocks.
-        let segment = unsafe { MemorySegment::from_raw_parts(data, byte_size) };
-        Ok(Frame {
-            slicer: SlicingAllocator::new(segment),
-            origin: Origin::Heap { _arena: arena },
-            _stack: PhantomData,
-        })
+/// A zeroed heap block for a fallback frame (arguments already validated).
+///
+/// # Errors
+/// [`Error::OutOfMemory`].
+#[cold]
+#[inline(never)]
+fn heap_block(byte_size: usize, byte_alignment: usize) -> Result<*mut u8> {
+    if byte_size == 0 {
+        return Ok(ptr::without_provenance_mut(byte_alignment));
+    }
+    let oom = Error::OutOfMemory {
+        size: byte_size,
+        alignment: byte_alignment,
+    };
+    let layout = Layout::from_size_align(byte_size, byte_alignment).map_err(|_| oom.clone())?;
+    // SAFETY: the layout has a non-zero size.
+    let data = unsafe { std::alloc::alloc_zeroed(layout) };
+    if data.is_null() {
+        return Err(oom);
+    }
+    Ok(data)
+}
+
+/// Frees a fallback frame's heap block.
+///
+/// # Safety
+/// `data`, `byte_size` and `byte_alignment` come from one successful [`heap_block`] call, and
+/// the block is not used afterwards.
+#[cold]
+#[inline(never)]
+unsafe fn free_heap_block(data: *mut u8, byte_size: usize, byte_alignment: usize) {
+    if byte_size != 0 {
+        // SAFETY: allocated by `heap_block` with this layout (validated there).
+        unsafe {
+            std::alloc::dealloc(
+                data,
+                Layout::from_size_align_unchecked(byte_size, byte_alignment),
+            )
+        }
+    }
+}
+
+/// The [`Error::AllocatorExhausted`] of a frame.
+#[cold]
+#[inline(never)]
+fn exhausted(requested: usize, alignment: usize, used: usize, capacity: usize) -> Error {
+    Error::AllocatorExhausted {
+        requested,
+        alignment,
+        available: capacity - used,
+        capacity,
     }
 }
 
@@ -519,17 +570,6 @@ impl fmt::Debug for BufferStack {
     }
 }
 
-enum Origin {
-    /// Reserved in a thread's block: `[parent, top)` of `sp` offsets.
-    Stack {
-        block: NonNull<Block>,
-        parent: usize,
-        top: usize,
-    },
-    /// A heap block owned by the arena (kept only to be dropped with the frame).
-    Heap { _arena: ConfinedArena },
-}
-
 /// A frame pushed on a [`BufferStack`]: a bounded bump allocator over the bytes reserved for it
 /// (the JDK's `BufferStack.Frame`).
 ///
@@ -556,9 +596,19 @@ enum Origin {
 ///   Either way memory is never handed out twice; the worst case is scratch space lost to
 ///   heap fallbacks for a while. Fallback frames take no part in ordering.
 pub struct Frame<'s> {
-    /// Bumps over the frame's bytes. `'static` is private (invariant 5).
-    slicer: SlicingAllocator<'static>,
-    origin: Origin,
+    /// The frame's first byte (invariant 4 for stack frames; a [`heap_block`] for fallbacks).
+    base: *mut u8,
+    /// The frame's size in bytes.
+    size: usize,
+    /// Bytes handed out so far, padding included.
+    offset: Cell<usize>,
+    /// The block the frame is reserved in, or null for a heap fallback.
+    block: *mut Block,
+    /// Stack frame: `sp` before the push. Fallback: the heap block's alignment.
+    parent: usize,
+    /// Stack frame: `sp` after the push.
+    top: usize,
+    /// Borrows the stack; `*mut u8` above already makes the frame `!Send` and `!Sync`.
     _stack: PhantomData<&'s BufferStack>,
 }
 
@@ -568,19 +618,40 @@ impl Frame<'_> {
     /// memory starts zeroed and is freed when the frame is released.
     #[inline]
     pub fn is_fallback(&self) -> bool {
-        matches!(self.origin, Origin::Heap { .. })
+        self.block.is_null()
     }
 
     /// The frame's size in bytes, as pushed.
     #[inline]
     pub fn byte_size(&self) -> usize {
-        self.slicer.segment().byte_size()
+        self.size
     }
 
     /// Bytes of the frame used so far, alignment padding included.
     #[inline]
     pub fn used_bytes(&self) -> usize {
-        self.slicer.current_offset()
+        self.offset.get()
+    }
+
+    /// Bumps inside the frame, aligning the absolute address (the JDK's `SlicingAllocator`).
+    #[inline]
+    fn bump(&self, byte_size: usize, byte_alignment: usize) -> Result<MemorySegment<'_>> {
+        check_size_align(byte_size, byte_alignment)?;
+        let base = self.base as usize;
+        let offset = self.offset.get();
+        let mask = byte_alignment - 1;
+        if let Some(aligned) = (base + offset).checked_add(mask) {
+            let start = (aligned & !mask) - base;
+            if start <= self.size && byte_size <= self.size - start {
+                self.offset.set(start + byte_size);
+                // SAFETY: [start, start + byte_size) lies inside the frame's bytes, which stay
+                // valid while `self` is borrowed (invariants 3 to 5).
+                return Ok(unsafe {
+                    MemorySegment::from_raw_parts(self.base.add(start), byte_size)
+                });
+            }
+        }
+        Err(exhausted(byte_size, byte_alignment, offset, self.size))
     }
 
     /// As [`SegmentAllocator::allocate`], then fills the segment with zeroes.
@@ -593,18 +664,15 @@ impl Frame<'_> {
         byte_size: usize,
         byte_alignment: usize,
     ) -> Result<MemorySegment<'_>> {
-        let segment = self.slicer.allocate(byte_size, byte_alignment)?;
+        let segment = self.bump(byte_size, byte_alignment)?;
         segment.fill(0);
         Ok(segment)
     }
 
     #[inline]
     fn is_top_of_stack(&self) -> bool {
-        match self.origin {
-            // SAFETY: the frame holds a block reference (invariant 1), on the block's thread.
-            Origin::Stack { block, top, .. } => unsafe { block.as_ref() }.sp.get() == top,
-            Origin::Heap { .. } => true,
-        }
+        // SAFETY: a stack frame holds a block reference (invariant 1), on the block's thread.
+        self.block.is_null() || unsafe { (*self.block).sp.get() } == self.top
     }
 
     /// Closes the frame: its bytes are given back to the stack (or, for a fallback, to the
@@ -617,10 +685,13 @@ impl Frame<'_> {
     /// Use [`Frame::try_close`] to keep the frame instead.
     #[inline]
     pub fn close(self) -> Result<()> {
-        self.try_close().map_err(|frame| {
-            drop(frame);
-            Error::FrameNotTopOfStack
-        })
+        if self.is_top_of_stack() {
+            drop(self);
+            Ok(())
+        } else {
+            drop(self);
+            Err(Error::FrameNotTopOfStack)
+        }
     }
 
     /// Closes the frame if it is top-of-stack; otherwise changes nothing and hands the frame
@@ -648,7 +719,7 @@ impl SegmentAllocator for Frame<'_> {
     /// the request does not fit in what is left of the frame.
     #[inline]
     fn allocate(&self, byte_size: usize, byte_alignment: usize) -> Result<MemorySegment<'_>> {
-        self.slicer.allocate(byte_size, byte_alignment)
+        self.bump(byte_size, byte_alignment)
     }
 
     #[inline]
@@ -657,21 +728,25 @@ impl SegmentAllocator for Frame<'_> {
         byte_size: usize,
         byte_alignment: usize,
     ) -> Result<MemorySegment<'_>> {
-        self.slicer.allocate(byte_size, byte_alignment)
+        self.bump(byte_size, byte_alignment)
     }
 }
 
 impl Drop for Frame<'_> {
-    /// Pops the frame if it is top-of-stack, otherwise defers its release (see [`Frame`]).
+    /// Pops the frame if it is top-of-stack, otherwise defers its release (see [`Frame`]);
+    /// a fallback frame frees its heap block.
     #[inline]
     fn drop(&mut self) {
-        if let Origin::Stack { block, parent, top } = self.origin {
+        match NonNull::new(self.block) {
             // SAFETY: the frame holds a block reference (invariant 1), on the block's thread;
-            // it gives it up here and never uses `block` again.
-            unsafe {
-                block.as_ref().release(parent, top);
+            // it gives it up here and never uses the block again.
+            Some(block) => unsafe {
+                block.as_ref().release(self.parent, self.top);
                 Block::drop_ref(block);
-            }
+            },
+            // SAFETY: a fallback's base, size and alignment (in `parent`) come from
+            // `heap_block`; nothing uses the block after the frame.
+            None => unsafe { free_heap_block(self.base, self.size, self.parent) },
         }
     }
 }
@@ -679,10 +754,7 @@ impl Drop for Frame<'_> {
 impl fmt::Debug for Frame<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Frame")
-            .field(
-                "address",
-                &format_args!("{:#x}", self.slicer.segment().address()),
-            )
+            .field("address", &format_args!("{:#x}", self.base as usize))
             .field("byte_size", &self.byte_size())
             .field("used_bytes", &self.used_bytes())
             .field("fallback", &self.is_fallback())

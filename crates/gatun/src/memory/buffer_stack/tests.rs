@@ -406,12 +406,18 @@ fn empty_stack_and_empty_frames() {
 fn blocks_are_freed_at_thread_exit() {
     let stack = new_stack();
     std::thread::scope(|s| {
-        for _ in 0..3 {
-            s.spawn(|| {
-                let frame = stack.push_frame(8, 8).unwrap();
-                assert!(!frame.is_fallback());
-                frame.close().unwrap();
-            });
+        let threads: Vec<_> = (0..3)
+            .map(|_| {
+                s.spawn(|| {
+                    let frame = stack.push_frame(8, 8).unwrap();
+                    assert!(!frame.is_fallback());
+                    frame.close().unwrap();
+                })
+            })
+            .collect();
+        // An explicit join waits for thread-local destructors; the scope's own wait does not.
+        for thread in threads {
+            thread.join().unwrap();
         }
     });
     assert_eq!(stack.thread_blocks(), 0);
