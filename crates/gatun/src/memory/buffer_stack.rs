@@ -435,28 +435,23 @@ impl BufferStack {
         if let Ok(Some(block)) = CACHE.try_with(|cache| cache.block_for(self)) {
             // SAFETY: the cache holds a reference to the block, which belongs to this thread.
             let b = unsafe { block.as_ref() };
-            let base = b.data as usize;
             let parent = b.sp.get();
-            let mask = byte_alignment - 1;
-            if let Some(aligned) = (base + parent).checked_add(mask) {
-                let start = (aligned & !mask) - base;
-                if start <= b.size && byte_size <= b.size - start {
-                    let top = start + byte_size;
-                    b.sp.set(top);
-                    b.refs.set(b.refs.get() + 1);
-                    // [start, top) lies inside the block's data (checked above) and is reserved
-                    // for this frame until it is released (invariant 4); the frame holds a
-                    // block reference (invariant 1).
-                    return Ok(Frame {
-                        base: b.data.wrapping_add(start),
-                        size: byte_size,
-                        offset: Cell::new(0),
-                        block: block.as_ptr(),
-                        parent,
-                        top,
-                        _stack: PhantomData,
-                    });
-                }
+            if let Some(start) = fit(b.data, parent, b.size, byte_size, byte_alignment) {
+                let top = start + byte_size;
+                b.sp.set(top);
+                b.refs.set(b.refs.get() + 1);
+                // [start, top) lies inside the block's data (checked by `fit`) and is reserved
+                // for this frame until it is released (invariant 4); the frame holds a block
+                // reference (invariant 1).
+                return Ok(Frame {
+                    base: b.data.wrapping_add(start),
+                    size: byte_size,
+                    offset: Cell::new(0),
+                    block: block.as_ptr(),
+                    parent,
+                    top,
+                    _stack: PhantomData,
+                });
             }
         }
         let base = heap_block(byte_size, byte_alignment)?;
@@ -479,6 +474,23 @@ impl BufferStack {
     pub fn push_frame_layout(&self, layout: &MemoryLayout) -> Result<Frame<'_>> {
         self.push_frame(layout.byte_size(), layout.byte_alignment())
     }
+}
+
+/// Where a `byte_size`-byte piece aligned to `byte_alignment` (a power of two; the absolute
+/// address is aligned) starts in the `capacity`-byte area at `base` of which `used` bytes are
+/// taken, as an offset from `base`; `None` if it does not fit.
+#[inline(always)]
+fn fit(
+    base: *mut u8,
+    used: usize,
+    capacity: usize,
+    byte_size: usize,
+    byte_alignment: usize,
+) -> Option<usize> {
+    let base = base as usize;
+    let mask = byte_alignment - 1;
+    let start = ((base + used).checked_add(mask)? & !mask) - base;
+    (start <= capacity && byte_size <= capacity - start).then_some(start)
 }
 
 /// A zeroed heap block for a fallback frame (arguments already validated).
@@ -637,19 +649,12 @@ impl Frame<'_> {
     #[inline]
     fn bump(&self, byte_size: usize, byte_alignment: usize) -> Result<MemorySegment<'_>> {
         check_size_align(byte_size, byte_alignment)?;
-        let base = self.base as usize;
         let offset = self.offset.get();
-        let mask = byte_alignment - 1;
-        if let Some(aligned) = (base + offset).checked_add(mask) {
-            let start = (aligned & !mask) - base;
-            if start <= self.size && byte_size <= self.size - start {
-                self.offset.set(start + byte_size);
-                // SAFETY: [start, start + byte_size) lies inside the frame's bytes, which stay
-                // valid while `self` is borrowed (invariants 3 to 5).
-                return Ok(unsafe {
-                    MemorySegment::from_raw_parts(self.base.add(start), byte_size)
-                });
-            }
+        if let Some(start) = fit(self.base, offset, self.size, byte_size, byte_alignment) {
+            self.offset.set(start + byte_size);
+            // SAFETY: [start, start + byte_size) lies inside the frame's bytes (`fit`), which
+            // stay valid while `self` is borrowed (invariants 3 to 5).
+            return Ok(unsafe { MemorySegment::from_raw_parts(self.base.add(start), byte_size) });
         }
         Err(exhausted(byte_size, byte_alignment, offset, self.size))
     }
