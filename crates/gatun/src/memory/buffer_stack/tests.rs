@@ -462,16 +462,26 @@ fn dropping_a_stack_frees_blocks() {
     worker.join().unwrap();
 }
 
+/// A stack of its own for the teardown test, so its block count is not disturbed by others.
+fn teardown_stack() -> &'static BufferStack {
+    static STACK: OnceLock<BufferStack> = OnceLock::new();
+    STACK.get_or_init(|| BufferStack::new(64, 1).unwrap())
+}
+
+static LATE_PUSH_WAS_FALLBACK: AtomicBool = AtomicBool::new(false);
+
 thread_local! {
-    static KEEP: std::cell::RefCell<Option<Frame<'static>>> = const { std::cell::RefCell::new(None) };
+    static KEEP: std::cell::RefCell<Option<Frame<'static>>> =
+        const { std::cell::RefCell::new(None) };
     static LATE: Late = const { Late };
 }
 
 struct Late;
 impl Drop for Late {
     fn drop(&mut self) {
-        // Runs during thread-local teardown, possibly after the BufferStack cache is gone.
-        let frame = linker_stack().push_frame(16, 8).unwrap();
+        // Runs during thread-local teardown, after the BufferStack cache is gone.
+        let frame = teardown_stack().push_frame(16, 8).unwrap();
+        LATE_PUSH_WAS_FALLBACK.store(frame.is_fallback(), Ordering::Relaxed);
         let segment = frame.allocate(16, 8).unwrap();
         segment.set(8, 5u64).unwrap();
         assert_eq!(segment.get::<u64>(8).unwrap(), 5);
@@ -482,17 +492,24 @@ impl Drop for Late {
 #[test]
 fn thread_local_teardown_is_safe() {
     std::thread::spawn(|| {
-        // Registered before the cache, so destroyed after it (destructors run in reverse).
+        // Registered before the cache, so destroyed after it (destructors run in reverse
+        // order of registration).
         LATE.with(|_| {});
         KEEP.with(|_| {});
-        let frame = linker_stack().push_frame(16, 8).unwrap();
+        let frame = teardown_stack().push_frame(16, 8).unwrap();
         assert!(!frame.is_fallback());
         frame.allocate(16, 8).unwrap().set(0, 42u64).unwrap();
-        // A frame that outlives the thread cache: its block must stay alive until it drops.
+        // A frame that outlives the thread cache: its block must stay alive until the frame
+        // is dropped, then be freed (Miri checks there is no use after free).
         KEEP.with(|keep| *keep.borrow_mut() = Some(frame));
     })
     .join()
     .unwrap();
+    assert!(
+        LATE_PUSH_WAS_FALLBACK.load(Ordering::Relaxed),
+        "a push after the cache is destroyed falls back to the heap"
+    );
+    assert_eq!(teardown_stack().thread_blocks(), 0, "the orphaned block was freed");
 }
 
 #[test]
