@@ -149,6 +149,8 @@ impl Block {
         }
     }
 
+    /// Frees the block and its data.
+    ///
     /// # Safety
     /// No reference to the block remains.
     #[cold]
