@@ -240,7 +240,8 @@ impl Block {
     }
 }
 
-/// The per-thread index of blocks.
+/// The per-thread index of blocks. Invariant: `mru_id != 0` implies `mru_block` is the
+/// non-null, linked block of the stack with that id.
 struct ThreadCache {
     mru_id: Cell<u64>,
     mru_block: Cell<*mut Block>,
@@ -261,7 +262,9 @@ impl ThreadCache {
     #[inline]
     fn block_for(&self, stack: &BufferStack) -> Option<NonNull<Block>> {
         if self.mru_id.get() == stack.id {
-            NonNull::new(self.mru_block.get())
+            // SAFETY: `mru_id` is a stack's id (never 0) only while `mru_block` is that stack's
+            // linked, non-null block; it is reset to 0 whenever the block is unlinked.
+            Some(unsafe { NonNull::new_unchecked(self.mru_block.get()) })
         } else {
             self.lookup_slow(stack)
         }
