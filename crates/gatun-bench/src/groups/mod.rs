@@ -2,6 +2,7 @@
 
 pub mod arena;
 pub mod downcall;
+pub mod buffer_stack;
 
 use crate::Row;
 
@@ -10,5 +11,6 @@ pub fn all() -> Vec<Row> {
     let mut rows = Vec::new();
     rows.extend(arena::rows());
     rows.extend(downcall::rows());
+    rows.extend(buffer_stack::rows());
     rows
 }
