@@ -18,6 +18,7 @@
 
 pub mod abi;
 pub(crate) mod call;
+pub mod code;
 pub mod error;
 pub mod layout;
 pub mod linker;

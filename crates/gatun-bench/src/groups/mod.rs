@@ -1,8 +1,8 @@
 //! Benchmark groups; each module's `rows()` lists its rows with the seed tables' names.
 
 pub mod arena;
-pub mod downcall;
 pub mod buffer_stack;
+pub mod downcall;
 
 use crate::Row;
 
