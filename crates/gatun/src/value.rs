@@ -11,7 +11,10 @@ use crate::memory::MemorySegment;
 ///
 /// `Segment` carries a struct or union by value (its bytes live in the segment) or a memory
 /// region passed by address. `Value` is `Copy`, and `!Send`/`!Sync` like the segments it may hold.
+/// It is `#[repr(C, u8)]` (24 bytes on 64-bit targets: a tag byte, then the payload at offset 8)
+/// so that compiled downcall stubs can read a `&[Value]` directly.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(C, u8)]
 pub enum Value<'a> {
     /// No value (the result of a `void` function).
     Void,

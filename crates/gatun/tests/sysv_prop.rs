@@ -52,7 +52,10 @@ fn leaf_offsets(l: &MemoryLayout, t: &PropTy, base: usize, out: &mut Vec<(usize,
 }
 
 struct Case {
+    /// Linked normally: a compiled stub (issue 9).
     handle: DowncallHandle,
+    /// The same function through the trampoline executor.
+    interp: DowncallHandle,
     args: Vec<(MemoryLayout, Vec<(usize, usize)>)>,
     ret: (MemoryLayout, Vec<(usize, usize)>),
     ret_is_struct: bool,
@@ -85,8 +88,11 @@ fn cases() -> &'static [Case] {
                     .map(LinkerOption::FirstVariadicArg)
                     .into_iter()
                     .collect();
+                let handle = link_with(&format!("prop_{i}"), &d, &opts);
+                assert!(handle.uses_compiled_stub(), "prop_{i}: no stub");
                 Case {
-                    handle: link_with(&format!("prop_{i}"), &d, &opts),
+                    interp: handle.interpreted(),
+                    handle,
                     first_variadic: sig.first_variadic,
                     args,
                     ret: (rl, rleaves),
@@ -147,9 +153,20 @@ fn ret_leaf(h: u64, idx: usize, k: usize) -> u64 {
     }
 }
 
-/// Calls case `i` with leaf values drawn from `seed`; checks the result.
+/// Calls case `i` with leaf values drawn from `seed` through the compiled stub and through the
+/// trampoline; checks both results.
 fn run(i: usize, seed: u64) -> Result<(), String> {
+    run_with(i, seed, false)?;
+    run_with(i, seed, true)
+}
+
+fn run_with(i: usize, seed: u64, interpreted: bool) -> Result<(), String> {
     let case = &cases()[i];
+    let handle = if interpreted {
+        &case.interp
+    } else {
+        &case.handle
+    };
     let mut s = seed;
     let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ i as u64;
     let mut mem = [0u64; 512];
@@ -186,7 +203,7 @@ fn run(i: usize, seed: u64) -> Result<(), String> {
         }
     }
     // SAFETY: the checker's C type is exactly the descriptor; pointers are never dereferenced.
-    let got = unsafe { case.handle.invoke_into(&alloc, &vals) }.map_err(|e| e.to_string())?;
+    let got = unsafe { handle.invoke_into(&alloc, &vals) }.map_err(|e| e.to_string())?;
     let (_, rleaves) = &case.ret;
     if case.ret_is_struct {
         let seg = got.as_segment().ok_or("expected a segment")?;

@@ -17,6 +17,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::abi::{CallPlan, ReturnPlan};
+use crate::call::stub::{ArgCheck, Stub, StubFn};
 use crate::call::{store_low_bytes, CallFrame, StackArgs, MAX_STACK_BYTES};
 use crate::error::{Error, Result};
 use crate::layout::{MemoryLayout, ScalarKind};
@@ -105,7 +106,7 @@ impl Linker {
                 plan.stack_bytes
             )));
         }
-        let args = descriptor
+        let args: Box<[ArgKind]> = descriptor
             .argument_layouts()
             .iter()
             .map(ArgKind::of)
@@ -118,8 +119,10 @@ impl Linker {
                 align: g.byte_alignment(),
             },
         };
+        let stub = compiled_stub(&plan, &args, capture);
         Ok(DowncallHandle {
             inner: Arc::new(Inner {
+                stub,
                 target: symbol.address() as usize,
                 _symbol: symbol.clone(),
                 descriptor: descriptor.clone(),
@@ -134,7 +137,7 @@ impl Linker {
     }
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ArgKind {
     Scalar(ScalarKind),
     Group(usize),
@@ -156,7 +159,40 @@ enum RetKind {
     Group { size: usize, align: usize },
 }
 
+/// A handle's compiled stub (issue 9): its entries, and the stub kept alive.
+#[derive(Clone)]
+struct StubEntry {
+    raw: StubFn,
+    values: StubFn,
+    _keep: Arc<Stub>,
+}
+
+/// Compiles (or finds in the cache) the stub of a plan; `None` → the trampoline is used.
+#[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+fn compiled_stub(plan: &CallPlan, args: &[ArgKind], capture: bool) -> Option<StubEntry> {
+    let checks: Vec<ArgCheck> = args
+        .iter()
+        .map(|a| match *a {
+            ArgKind::Scalar(k) => ArgCheck::Scalar(k),
+            ArgKind::Group(n) => ArgCheck::Group(u32::try_from(n).unwrap_or(u32::MAX)),
+        })
+        .collect();
+    let stub = crate::call::stub::stub_for(plan, &checks, capture)?;
+    Some(StubEntry {
+        raw: stub.raw,
+        values: stub.values,
+        _keep: stub,
+    })
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux", not(miri))))]
+fn compiled_stub(_plan: &CallPlan, _args: &[ArgKind], _capture: bool) -> Option<StubEntry> {
+    None
+}
+
+#[derive(Clone)]
 struct Inner {
+    stub: Option<StubEntry>,
     target: usize,
     _symbol: Symbol,
     descriptor: FunctionDescriptor,
@@ -187,8 +223,15 @@ impl fmt::Debug for DowncallHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "DowncallHandle({:#x}, {}, plan {})",
-            self.inner.target, self.inner.descriptor, self.inner.plan
+            "DowncallHandle({:#x}, {}, plan {}, {})",
+            self.inner.target,
+            self.inner.descriptor,
+            self.inner.plan,
+            if self.inner.stub.is_some() {
+                "compiled stub"
+            } else {
+                "trampoline"
+            }
         )
     }
 }
@@ -258,6 +301,24 @@ impl DowncallHandle {
     /// capture_call_state(\"errno\")" check.
     pub fn captured_states(&self) -> &'static [&'static str] {
         self.inner.captured
+    }
+
+    /// Whether invocations run a compiled stub (issue 9; decided at link time). `false` when
+    /// the platform or the OS (no executable mappings) does not allow one; the handle then
+    /// uses the `global_asm!` trampoline, with identical results.
+    pub fn uses_compiled_stub(&self) -> bool {
+        self.inner.stub.is_some()
+    }
+
+    /// A handle for the same function that always uses the trampoline executor (the portable
+    /// path), never a compiled stub: for differential tests and benchmarks. Allocates one new
+    /// handle (an `Arc`).
+    pub fn interpreted(&self) -> DowncallHandle {
+        let mut inner = (*self.inner).clone();
+        inner.stub = None;
+        DowncallHandle {
+            inner: Arc::new(inner),
+        }
     }
 
     /// Whether it was linked with [`LinkerOption::Critical`].
@@ -368,8 +429,65 @@ impl DowncallHandle {
 
     /// The `Value` path. `ret` is the struct-return destination (return layout's size), or null
     /// for scalar/void returns.
+    #[inline]
     unsafe fn invoke_values(&self, ret: *mut u8, args: &[Value<'_>]) -> Result<Value<'static>> {
         self.check_count(args.len())?;
+        let inner = &*self.inner;
+        if let Some(stub) = &inner.stub {
+            // SAFETY: the argument count matches; `ret` is forwarded; the stub checks every
+            // argument's tag (and struct segment length) before it calls anything.
+            if let Some(v) = unsafe { self.invoke_stub_values(stub, ret, args) } {
+                return Ok(v);
+            }
+        }
+        // SAFETY: forwarded.
+        unsafe { self.invoke_trampoline(ret, args) }
+    }
+
+    /// The compiled value entry. `None`: an argument did not match what the stub checks (e.g. a
+    /// `Segment` for a pointer parameter, or a bad capture segment) and nothing was called; the
+    /// trampoline path then accepts the value or reports the exact error.
+    #[inline(always)]
+    unsafe fn invoke_stub_values(
+        &self,
+        stub: &StubEntry,
+        ret: *mut u8,
+        args: &[Value<'_>],
+    ) -> Option<Value<'static>> {
+        let inner = &*self.inner;
+        let (errno, rest) = if inner.capture {
+            match args[0] {
+                Value::Segment(s) if s.byte_size() >= 4 && s.address() % 4 == 0 => {
+                    (s.as_ptr().cast::<i32>(), &args[1..])
+                }
+                _ => return None,
+            }
+        } else {
+            (std::ptr::null_mut(), args)
+        };
+        // SAFETY: `rest` has one `Value` per descriptor argument (count checked by the caller);
+        // the stub reads exactly those, checking tags and segment lengths first; `ret` is null
+        // or holds the return layout's size (caller's contract); `errno` is null or a valid,
+        // aligned capture field; the target's contract is the caller's.
+        let r = unsafe {
+            (stub.values)(
+                rest.as_ptr().cast(),
+                ret,
+                errno,
+                inner.target as *const c_void,
+            )
+        };
+        if r.status != 0 {
+            return None;
+        }
+        Some(match inner.ret {
+            RetKind::Scalar(k) => scalar_value(k, r.bits),
+            _ => Value::Void,
+        })
+    }
+
+    /// The trampoline (`CallFrame`) value path, with full per-argument checks.
+    unsafe fn invoke_trampoline(&self, ret: *mut u8, args: &[Value<'_>]) -> Result<Value<'static>> {
         let inner = &*self.inner;
         let mut stack = StackArgs::new();
         let mut frame = CallFrame::new(inner.target as *const c_void, &inner.plan, &mut stack);
@@ -481,6 +599,28 @@ impl DowncallHandle {
     pub unsafe fn invoke_raw(&self, args: &[*const u8], ret: *mut u8) -> Result<()> {
         self.check_count(args.len())?;
         let inner = &*self.inner;
+        if let Some(stub) = &inner.stub {
+            let (errno, rest) = if inner.capture {
+                (args[0] as *mut i32, &args[1..])
+            } else {
+                (std::ptr::null_mut(), args)
+            };
+            // SAFETY: one pointer per argument (count checked), each readable for its layout's
+            // size, `ret` writable for the return layout's size: the caller's contract.
+            let r = unsafe {
+                (stub.raw)(
+                    rest.as_ptr().cast(),
+                    ret,
+                    errno,
+                    inner.target as *const c_void,
+                )
+            };
+            if let RetKind::Scalar(k) = inner.ret {
+                // SAFETY: as above.
+                unsafe { write_scalar(k, r.bits, ret) };
+            }
+            return Ok(());
+        }
         let mut stack = StackArgs::new();
         let mut frame = CallFrame::new(inner.target as *const c_void, &inner.plan, &mut stack);
         let args = if inner.capture {

@@ -64,6 +64,14 @@ fn oob(offset: usize, access_size: usize, segment_size: usize) -> Error {
     }
 }
 
+impl MemorySegment<'_> {
+    /// Byte offset of the base pointer inside a `MemorySegment` (read by compiled downcall
+    /// stubs, `call::stub`).
+    pub(crate) const PTR_OFFSET: usize = std::mem::offset_of!(MemorySegment<'static>, ptr);
+    /// Byte offset of the length (bytes) inside a `MemorySegment` (read by compiled stubs).
+    pub(crate) const LEN_OFFSET: usize = std::mem::offset_of!(MemorySegment<'static>, len);
+}
+
 impl<'a> MemorySegment<'a> {
     /// The zero-length segment at address 0 (Java's `MemorySegment.NULL`): every access fails.
     pub const NULL: MemorySegment<'static> = MemorySegment {

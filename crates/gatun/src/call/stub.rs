@@ -1,0 +1,659 @@
+//! Compiled downcall stubs for x86-64 System V: per-signature machine code generated from a
+//! [`CallPlan`] at link time (issue 9), hand-encoded (see ARCHITECTURE.md, "Compiled stubs").
+//!
+//! A stub is an ordinary SysV function
+//! `extern "C" fn(args: *const u8, ret: *mut u8, errno: *mut i32, target: *const c_void) -> StubResult`.
+//! It has two entry points compiled from the same plan, differing only in where an argument's
+//! bytes are found:
+//! - **value entry** (`invoke`, `invoke_into`, `invoke_to_segment`): `args` points to the
+//!   caller's `&[Value]` (after the capture segment). `Value` is `#[repr(C, u8)]`, so argument `i`
+//!   is at `args + i * size_of::<Value>()`, its tag byte at offset 0 and its payload at
+//!   [`VALUE_PAYLOAD`]. The stub checks every tag (and every struct segment's length) before it
+//!   has any side effect; on a mismatch it returns `status = 1` without calling anything and the
+//!   caller falls back to the checked trampoline path (which either accepts the value, e.g. a
+//!   `Segment` for a pointer parameter, or reports the exact error).
+//! - **raw entry** (`invoke_raw`, typed calls): `args` is an array of pointers, `args[i]`
+//!   pointing to argument `i`'s bytes in its layout's representation.
+//!
+//! Body (no allocation, no classification, no branches except the value entry's checks):
+//! 1. prologue: saves rbp, rbx, r12..r15, reserves the outgoing stack area (16-byte aligned at
+//!    the call, SysV §3.2.2); keeps `args` in rbx, `ret` in r12, `errno` in r13, `target` in r15;
+//! 2. capture only: `call __errno_location`, the thread's errno address kept in r14;
+//! 3. every [`ArgMove`] of the plan: exactly `size` bytes loaded (never past the argument),
+//!    converted (sign extension, bool normalisation, float → double) and put into its GPR, XMM
+//!    register (via r11 when not a plain 4- or 8-byte load) or stack slot;
+//! 4. capture only: the capture segment's errno copied into errno ("restore before");
+//! 5. the hidden return pointer (`ret`) into rdi, `%al` = vector register count for variadic
+//!    calls, `call r15`;
+//! 6. capture only: errno copied back into the capture segment immediately ("save after");
+//! 7. a register-returned struct is stored into `ret` by its [`ReturnMove`]s (exact sizes);
+//!    a scalar comes back as the raw 64-bit register value in `StubResult::bits` (xmm0 moved
+//!    to rax), `status = 0`.
+//!
+//! # Invariants
+//! - The plan's stack offsets are below [`crate::call::MAX_STACK_BYTES`] (checked by the linker),
+//!   so every displacement fits in 32 bits.
+//! - Only caller-saved registers other than the argument registers being built are used as
+//!   scratch (rax before `%al` is set, r10, r11, xmm15); callee-saved ones are restored.
+//! - The stub never reads outside `args[..n]` and the argument bytes the plan names, and never
+//!   writes outside the return layout's bytes at `ret` and its own frame.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Arc, Mutex};
+
+use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan};
+use crate::code::ExecutableCode;
+use crate::error::Result;
+use crate::layout::ScalarKind;
+use crate::value::Value;
+
+/// What a stub returns (in rax:rdx under SysV).
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct StubResult {
+    /// The raw 64-bit return register (rax, or xmm0's low half for a float return).
+    pub bits: u64,
+    /// 0: the call happened; 1 (value entry only): an argument did not match, nothing ran.
+    pub status: u64,
+}
+
+/// The signature of both stub entry points (see the module documentation).
+pub(crate) type StubFn = unsafe extern "C" fn(
+    args: *const u8,
+    ret: *mut u8,
+    errno: *mut i32,
+    target: *const c_void,
+) -> StubResult;
+
+/// Byte offset of a `Value`'s payload (the `#[repr(C, u8)]` tag is byte 0; the payload union
+/// is 8-aligned).
+pub(crate) const VALUE_PAYLOAD: i32 = 8;
+/// Stride of a `&[Value]`.
+pub(crate) const VALUE_STRIDE: i32 = std::mem::size_of::<Value<'static>>() as i32;
+
+const _: () = assert!(VALUE_STRIDE == 24);
+
+/// The tag byte of a `Value` (its `#[repr(C, u8)]` discriminant).
+pub(crate) fn value_tag(v: &Value<'_>) -> u8 {
+    // SAFETY: `Value` is `#[repr(C, u8)]`: its first byte is the discriminant.
+    unsafe { *(v as *const Value<'_>).cast::<u8>() }
+}
+
+/// The `Value` tag a scalar parameter of `kind` expects on the value entry.
+pub(crate) fn scalar_tag(kind: ScalarKind) -> u8 {
+    value_tag(&match kind {
+        ScalarKind::Bool => Value::Bool(false),
+        ScalarKind::I8 => Value::I8(0),
+        ScalarKind::U8 => Value::U8(0),
+        ScalarKind::I16 => Value::I16(0),
+        ScalarKind::U16 => Value::U16(0),
+        ScalarKind::I32 => Value::I32(0),
+        ScalarKind::U32 => Value::U32(0),
+        ScalarKind::I64 => Value::I64(0),
+        ScalarKind::U64 => Value::U64(0),
+        ScalarKind::F32 => Value::F32(0.0),
+        ScalarKind::F64 => Value::F64(0.0),
+        ScalarKind::Pointer => Value::Address(std::ptr::null_mut()),
+    })
+}
+
+/// The tag of `Value::Segment`.
+pub(crate) fn segment_tag() -> u8 {
+    value_tag(&Value::Segment(crate::memory::MemorySegment::NULL))
+}
+
+/// What the value entry checks for one argument.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum ArgCheck {
+    /// A scalar: the `Value` must have this kind's variant.
+    Scalar(ScalarKind),
+    /// A struct/union of this many bytes: a `Value::Segment` at least this long.
+    Group(u32),
+}
+
+/// How an entry finds argument bytes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    Values,
+    Raw,
+}
+
+// Register numbers (the x86-64 encoding).
+const RAX: u8 = 0;
+const RCX: u8 = 1;
+const RDX: u8 = 2;
+const RBX: u8 = 3;
+const RSP: u8 = 4;
+const RBP: u8 = 5;
+const RSI: u8 = 6;
+const RDI: u8 = 7;
+const R8: u8 = 8;
+const R9: u8 = 9;
+const R10: u8 = 10;
+const R11: u8 = 11;
+const R12: u8 = 12;
+const R13: u8 = 13;
+const R14: u8 = 14;
+const R15: u8 = 15;
+const XMM15: u8 = 15;
+
+/// SysV integer argument registers in order.
+const INT_ARGS: [u8; 6] = [RDI, RSI, RDX, RCX, R8, R9];
+
+/// A tiny x86-64 encoder for the instruction forms the stubs use.
+struct Asm {
+    buf: Vec<u8>,
+}
+
+impl Asm {
+    fn byte(&mut self, b: u8) {
+        self.buf.push(b);
+    }
+
+    fn bytes(&mut self, b: &[u8]) {
+        self.buf.extend_from_slice(b);
+    }
+
+    fn rex(&mut self, w: bool, r: u8, b: u8, force: bool) {
+        let v = 0x40 | (w as u8) << 3 | (r >> 3 & 1) << 2 | (b >> 3 & 1);
+        if v != 0x40 || force {
+            self.byte(v);
+        }
+    }
+
+    /// ModRM (+SIB, +disp) for `[base + disp]`.
+    fn modrm_mem(&mut self, reg: u8, base: u8, disp: i32) {
+        let (md, n) = if disp == 0 && base & 7 != RBP {
+            (0u8, 0)
+        } else if i8::try_from(disp).is_ok() {
+            (1, 1)
+        } else {
+            (2, 4)
+        };
+        self.byte(md << 6 | (reg & 7) << 3 | (base & 7));
+        if base & 7 == RSP {
+            self.byte(0x24);
+        }
+        self.bytes(&disp.to_le_bytes()[..n]);
+    }
+
+    /// `[prefix] [REX] opcode ModRM(reg, [base + disp])`.
+    fn op_mem(&mut self, prefix: Option<u8>, w: bool, op: &[u8], reg: u8, base: u8, disp: i32) {
+        if let Some(p) = prefix {
+            self.byte(p);
+        }
+        self.rex(w, reg, base, false);
+        self.bytes(op);
+        self.modrm_mem(reg, base, disp);
+    }
+
+    /// `[prefix] [REX] opcode ModRM(reg, rm)` with a register operand.
+    fn op_reg(&mut self, prefix: Option<u8>, w: bool, op: &[u8], reg: u8, rm: u8) {
+        if let Some(p) = prefix {
+            self.byte(p);
+        }
+        self.rex(w, reg, rm, false);
+        self.bytes(op);
+        self.byte(0xC0 | (reg & 7) << 3 | (rm & 7));
+    }
+
+    fn push(&mut self, r: u8) {
+        self.rex(false, 0, r, false);
+        self.byte(0x50 + (r & 7));
+    }
+
+    fn pop(&mut self, r: u8) {
+        self.rex(false, 0, r, false);
+        self.byte(0x58 + (r & 7));
+    }
+
+    /// `mov dst, src` (64-bit).
+    fn mov_rr(&mut self, dst: u8, src: u8) {
+        self.op_reg(None, true, &[0x89], src, dst);
+    }
+
+    /// `mov dst, imm64`.
+    fn mov_imm64(&mut self, dst: u8, imm: u64) {
+        self.rex(true, 0, dst, false);
+        self.byte(0xB8 + (dst & 7));
+        self.bytes(&imm.to_le_bytes());
+    }
+
+    /// `mov dst32, imm32` (zero-extends).
+    fn mov_imm32(&mut self, dst: u8, imm: u32) {
+        self.rex(false, 0, dst, false);
+        self.byte(0xB8 + (dst & 7));
+        self.bytes(&imm.to_le_bytes());
+    }
+
+    /// `call r64`.
+    fn call_reg(&mut self, r: u8) {
+        self.op_reg(None, false, &[0xFF], 2, r);
+    }
+
+    /// `shl/shr r64, imm8` (`ext` 4 = shl, 5 = shr).
+    fn shift(&mut self, ext: u8, r: u8, n: u8) {
+        self.op_reg(None, true, &[0xC1], ext, r);
+        self.byte(n);
+    }
+
+    /// `or dst, src` (64-bit).
+    fn or_rr(&mut self, dst: u8, src: u8) {
+        self.op_reg(None, true, &[0x09], src, dst);
+    }
+
+    /// Zero-extending load of 1, 2, 4 or 8 bytes into a GPR.
+    fn load_zx(&mut self, dst: u8, base: u8, disp: i32, size: u8) {
+        match size {
+            8 => self.op_mem(None, true, &[0x8B], dst, base, disp),
+            4 => self.op_mem(None, false, &[0x8B], dst, base, disp),
+            2 => self.op_mem(None, false, &[0x0F, 0xB7], dst, base, disp),
+            _ => self.op_mem(None, false, &[0x0F, 0xB6], dst, base, disp),
+        }
+    }
+
+    /// Store of the low 1, 2, 4 or 8 bytes of a GPR.
+    fn store(&mut self, src: u8, base: u8, disp: i32, size: u8) {
+        match size {
+            8 => self.op_mem(None, true, &[0x89], src, base, disp),
+            4 => self.op_mem(None, false, &[0x89], src, base, disp),
+            2 => self.op_mem(Some(0x66), false, &[0x89], src, base, disp),
+            _ => {
+                // byte store: a REX prefix selects sil/dil/r8b.. instead of ah/ch/..
+                self.rex(false, src, base, src >= 4);
+                self.byte(0x88);
+                self.modrm_mem(src, base, disp);
+            }
+        }
+    }
+
+    /// `movq xmm, r64`.
+    fn movq_x_r(&mut self, x: u8, r: u8) {
+        self.op_reg(Some(0x66), true, &[0x0F, 0x6E], x, r);
+    }
+
+    /// `movq r64, xmm`.
+    fn movq_r_x(&mut self, r: u8, x: u8) {
+        self.op_reg(Some(0x66), true, &[0x0F, 0x7E], x, r);
+    }
+
+    /// `jcc rel32` / `jmp rel32` to a label fixed up later; returns the fixup position.
+    fn jump(&mut self, op: &[u8]) -> usize {
+        self.bytes(op);
+        self.bytes(&[0; 4]);
+        self.buf.len() - 4
+    }
+
+    fn patch(&mut self, fixup: usize, target: usize) {
+        let rel = (target as i64 - (fixup as i64 + 4)) as i32;
+        self.buf[fixup..fixup + 4].copy_from_slice(&rel.to_le_bytes());
+    }
+}
+
+/// Loads exactly `size` bytes at `[base + disp]` into `dst` (zero-extended), using rax as
+/// scratch for sizes that are not 1, 2, 4 or 8.
+fn load_bytes(a: &mut Asm, dst: u8, base: u8, disp: i32, size: u8) {
+    if matches!(size, 1 | 2 | 4 | 8) {
+        return a.load_zx(dst, base, disp, size);
+    }
+    let mut done = 0u8;
+    while done < size {
+        let piece = [4u8, 2, 1]
+            .into_iter()
+            .find(|&p| p <= size - done)
+            .unwrap_or(1);
+        if done == 0 {
+            a.load_zx(dst, base, disp, piece);
+        } else {
+            a.load_zx(RAX, base, disp + done as i32, piece);
+            a.shift(4, RAX, 8 * done);
+            a.or_rr(dst, RAX);
+        }
+        done += piece;
+    }
+}
+
+/// Stores exactly the low `size` bytes of `src` at `[base + disp]`; `src` is clobbered for sizes
+/// that are not 1, 2, 4 or 8.
+fn store_bytes(a: &mut Asm, src: u8, base: u8, disp: i32, size: u8) {
+    if matches!(size, 1 | 2 | 4 | 8) {
+        return a.store(src, base, disp, size);
+    }
+    let mut done = 0u8;
+    while done < size {
+        let piece = [4u8, 2, 1]
+            .into_iter()
+            .find(|&p| p <= size - done)
+            .unwrap_or(1);
+        a.store(src, base, disp + done as i32, piece);
+        done += piece;
+        if done < size {
+            a.shift(5, src, 8 * piece);
+        }
+    }
+}
+
+/// Converts and loads one move's source into the 64-bit GPR `dst`.
+fn load_gpr(a: &mut Asm, dst: u8, base: u8, disp: i32, m: &ArgMove) {
+    match m.conv {
+        Conversion::Bytes => load_bytes(a, dst, base, disp, m.size),
+        Conversion::SignExtend => match m.size {
+            4 => a.op_mem(None, true, &[0x63], dst, base, disp),
+            2 => a.op_mem(None, true, &[0x0F, 0xBF], dst, base, disp),
+            _ => a.op_mem(None, true, &[0x0F, 0xBE], dst, base, disp),
+        },
+        Conversion::Bool => {
+            // xor eax, eax; cmp byte [m], 0; setne al; mov dst, rax
+            a.bytes(&[0x31, 0xC0]);
+            a.op_mem(None, false, &[0x80], 7, base, disp);
+            a.byte(0);
+            a.bytes(&[0x0F, 0x95, 0xC0]);
+            a.mov_rr(dst, RAX);
+        }
+        Conversion::FloatToDouble => {
+            // cvtss2sd xmm15, dword [m]; movq dst, xmm15
+            a.op_mem(Some(0xF3), false, &[0x0F, 0x5A], XMM15, base, disp);
+            a.movq_r_x(dst, XMM15);
+        }
+    }
+}
+
+/// Carries out one argument move from `[base + disp + m.offset]`.
+fn emit_move(a: &mut Asm, base: u8, disp: i32, m: &ArgMove) {
+    let disp = disp + m.offset as i32;
+    match m.to {
+        Location::Int(n) => load_gpr(a, INT_ARGS[n as usize], base, disp, m),
+        Location::Vector(n) => match (m.conv, m.size) {
+            // movq xmm, qword [m]
+            (Conversion::Bytes, 8) => a.op_mem(Some(0xF3), false, &[0x0F, 0x7E], n, base, disp),
+            // movd xmm, dword [m]
+            (Conversion::Bytes, 4) => a.op_mem(Some(0x66), false, &[0x0F, 0x6E], n, base, disp),
+            // cvtss2sd xmm, dword [m]
+            (Conversion::FloatToDouble, _) => {
+                a.op_mem(Some(0xF3), false, &[0x0F, 0x5A], n, base, disp)
+            }
+            _ => {
+                load_gpr(a, R11, base, disp, m);
+                a.movq_x_r(n, R11);
+            }
+        },
+        Location::Stack(off) => {
+            load_gpr(a, R11, base, disp, m);
+            a.store(R11, RSP, off as i32, 8);
+        }
+    }
+}
+
+/// Stores one return move from its register into `[r12 + offset]`.
+fn emit_return_move(a: &mut Asm, m: &ReturnMove) {
+    let disp = m.offset as i32;
+    match (m.from, m.size) {
+        (Register::Int(n), 1 | 2 | 4 | 8) => {
+            a.store(if n == 0 { RAX } else { RDX }, R12, disp, m.size)
+        }
+        // movq qword [m], xmm
+        (Register::Vector(n), 8) => a.op_mem(Some(0x66), false, &[0x0F, 0xD6], n, R12, disp),
+        // movd dword [m], xmm
+        (Register::Vector(n), 4) => a.op_mem(Some(0x66), false, &[0x0F, 0x7E], n, R12, disp),
+        (from, size) => {
+            match from {
+                Register::Int(n) => a.mov_rr(R11, if n == 0 { RAX } else { RDX }),
+                Register::Vector(n) => a.movq_r_x(R11, n),
+            }
+            store_bytes(a, R11, R12, disp, size);
+        }
+    }
+}
+
+/// Compiles one entry point.
+fn compile_entry(
+    a: &mut Asm,
+    plan: &CallPlan,
+    checks: &[ArgCheck],
+    capture: bool,
+    errno_location: u64,
+    mode: Mode,
+) {
+    let frame = plan.stack_bytes.next_multiple_of(16) as i32 + 8;
+    // prologue
+    a.push(RBP);
+    a.mov_rr(RBP, RSP);
+    for r in [RBX, R12, R13, R14, R15] {
+        a.push(r);
+    }
+    // sub rsp, imm32
+    a.op_reg(None, true, &[0x81], 5, RSP);
+    a.bytes(&frame.to_le_bytes());
+    a.mov_rr(RBX, RDI);
+    a.mov_rr(R12, RSI);
+    a.mov_rr(R13, RDX);
+    a.mov_rr(R15, RCX);
+    if capture {
+        a.mov_imm64(RAX, errno_location);
+        a.call_reg(RAX);
+        a.mov_rr(R14, RAX);
+    }
+    let mut fails = Vec::new();
+    let seg_tag = segment_tag();
+    for (i, (ap, check)) in plan.args.iter().zip(checks).enumerate() {
+        let (base, disp) = match mode {
+            Mode::Raw => {
+                // mov r10, [rbx + 8i]
+                a.load_zx(R10, RBX, 8 * i as i32, 8);
+                (R10, 0)
+            }
+            Mode::Values => {
+                let slot = VALUE_STRIDE * i as i32;
+                let tag = match *check {
+                    ArgCheck::Scalar(k) => scalar_tag(k),
+                    ArgCheck::Group(_) => seg_tag,
+                };
+                // cmp byte [rbx + slot], tag; jne fail
+                a.op_mem(None, false, &[0x80], 7, RBX, slot);
+                a.byte(tag);
+                fails.push(a.jump(&[0x0F, 0x85]));
+                match *check {
+                    ArgCheck::Scalar(_) => (RBX, slot + VALUE_PAYLOAD),
+                    ArgCheck::Group(size) => {
+                        let seg = slot + VALUE_PAYLOAD;
+                        // cmp qword [rbx + seg.len], size; jb fail
+                        a.op_mem(
+                            None,
+                            true,
+                            &[0x81],
+                            7,
+                            RBX,
+                            seg + crate::memory::MemorySegment::LEN_OFFSET as i32,
+                        );
+                        a.bytes(&size.to_le_bytes());
+                        fails.push(a.jump(&[0x0F, 0x82]));
+                        a.load_zx(
+                            R10,
+                            RBX,
+                            seg + crate::memory::MemorySegment::PTR_OFFSET as i32,
+                            8,
+                        );
+                        (R10, 0)
+                    }
+                }
+            }
+        };
+        for m in &ap.moves {
+            emit_move(a, base, disp, m);
+        }
+    }
+    if capture {
+        // restore before: mov r11d, [r13]; mov [r14], r11d
+        a.load_zx(R11, R13, 0, 4);
+        a.store(R11, R14, 0, 4);
+    }
+    match plan.hidden_return_pointer {
+        Some(Location::Int(n)) => a.mov_rr(INT_ARGS[n as usize], R12),
+        Some(Location::Stack(off)) => a.store(R12, RSP, off as i32, 8),
+        Some(Location::Vector(_)) | None => {}
+    }
+    if plan.is_variadic() {
+        a.mov_imm32(RAX, plan.vector_registers as u32);
+    }
+    a.call_reg(R15);
+    if capture {
+        // save after: mov r11d, [r14]; mov [r13], r11d
+        a.load_zx(R11, R14, 0, 4);
+        a.store(R11, R13, 0, 4);
+    }
+    match &plan.ret {
+        ReturnPlan::Registers(moves) => moves.iter().for_each(|m| emit_return_move(a, m)),
+        ReturnPlan::Scalar(Register::Vector(n)) => a.movq_r_x(RAX, *n),
+        _ => {}
+    }
+    // xor edx, edx (status 0)
+    a.bytes(&[0x31, 0xD2]);
+    let epilogue = a.buf.len();
+    // lea rsp, [rbp - 40]
+    a.op_mem(None, true, &[0x8D], RSP, RBP, -40);
+    for r in [R15, R14, R13, R12, RBX] {
+        a.pop(r);
+    }
+    a.pop(RBP);
+    a.byte(0xC3);
+    if !fails.is_empty() {
+        let fail = a.buf.len();
+        for f in fails {
+            a.patch(f, fail);
+        }
+        a.mov_imm32(RDX, 1);
+        let j = a.jump(&[0xE9]);
+        a.patch(j, epilogue);
+    }
+}
+
+/// The machine code of a stub: both entries, the raw entry at offset 0.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StubCode {
+    /// The code bytes.
+    pub bytes: Vec<u8>,
+    /// Offset of the value entry.
+    pub value_entry: usize,
+}
+
+/// Compiles the stub of `plan` (`checks[i]` describes argument `i` for the value entry's
+/// checks). `errno_location` is the address of `__errno_location` (used by capture stubs).
+pub(crate) fn compile(
+    plan: &CallPlan,
+    checks: &[ArgCheck],
+    capture: bool,
+    errno_location: u64,
+) -> StubCode {
+    let mut a = Asm {
+        buf: Vec::with_capacity(256 + 48 * plan.args.len()),
+    };
+    compile_entry(&mut a, plan, checks, capture, errno_location, Mode::Raw);
+    // align the second entry to 16 bytes with int3 padding
+    while a.buf.len() % 16 != 0 {
+        a.byte(0xCC);
+    }
+    let value_entry = a.buf.len();
+    compile_entry(&mut a, plan, checks, capture, errno_location, Mode::Values);
+    StubCode {
+        bytes: a.buf,
+        value_entry,
+    }
+}
+
+/// A compiled stub in its own read-execute mapping, with its two entry points. Immutable,
+/// `Send + Sync`; kept alive by the cache (stubs are never unmapped: a cache entry lives for the
+/// process, bounded by the number of distinct signatures linked).
+#[derive(Debug)]
+pub(crate) struct Stub {
+    code: ExecutableCode,
+    /// The raw entry (`args` = array of argument pointers).
+    pub raw: StubFn,
+    /// The value entry (`args` = `&[Value]`).
+    pub values: StubFn,
+}
+
+impl Stub {
+    /// The code bytes (for disassembly in tests).
+    #[allow(dead_code)]
+    pub fn bytes(&self) -> Vec<u8> {
+        self.code.bytes()
+    }
+}
+
+/// A cache key: everything the code depends on (the target is a parameter, so handles of
+/// different functions with the same signature share one stub).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct StubKey {
+    plan: CallPlan,
+    checks: Vec<ArgCheck>,
+    capture: bool,
+}
+
+type Cache = HashMap<StubKey, Arc<Stub>>;
+
+/// The global stub cache: consulted only at link time, behind a lock.
+static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
+
+#[cfg(target_os = "linux")]
+fn errno_location() -> u64 {
+    libc::__errno_location as *const () as usize as u64
+}
+
+#[cfg(not(target_os = "linux"))]
+fn errno_location() -> u64 {
+    0
+}
+
+/// Compiles and maps a stub without consulting the cache (for compile-time measurements).
+///
+/// # Errors
+/// [`crate::Error::Unsupported`] when the OS refuses an executable mapping.
+pub(crate) fn build(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> Result<Stub> {
+    let code = compile(plan, checks, capture, errno_location());
+    let exec = ExecutableCode::new(&code.bytes)?;
+    // SAFETY: both offsets are the starts of complete functions with the `StubFn` signature,
+    // emitted above, inside the read-execute mapping `exec` that the returned `Stub` owns.
+    let (raw, values) = unsafe {
+        (
+            std::mem::transmute::<*const u8, StubFn>(exec.entry()),
+            std::mem::transmute::<*const u8, StubFn>(exec.entry().add(code.value_entry)),
+        )
+    };
+    Ok(Stub {
+        code: exec,
+        raw,
+        values,
+    })
+}
+
+/// The stub for this signature: from the cache, or compiled and cached. `None` when no
+/// executable mapping can be made (the handle then uses the trampoline).
+pub(crate) fn stub_for(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> Option<Arc<Stub>> {
+    let key = StubKey {
+        plan: plan.clone(),
+        checks: checks.to_vec(),
+        capture,
+    };
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    let map = cache.get_or_insert_with(HashMap::new);
+    if let Some(s) = map.get(&key) {
+        return Some(s.clone());
+    }
+    let stub = Arc::new(build(plan, checks, capture).ok()?);
+    map.insert(key, stub.clone());
+    Some(stub)
+}
+
+/// Number of distinct stubs compiled so far (for tests of the cache).
+#[allow(dead_code)]
+pub(crate) fn cached_stubs() -> usize {
+    CACHE
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .as_ref()
+        .map_or(0, HashMap::len)
+}
+
+#[cfg(all(test, target_arch = "x86_64", target_os = "linux", not(miri)))]
+mod tests;
