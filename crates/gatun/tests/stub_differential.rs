@@ -7,7 +7,8 @@
 //! return pointer (if any) and returns chosen rax/rdx/xmm0/xmm1. The test asserts that every
 //! register and stack slot the plan names holds the same 64-bit value under both executors,
 //! that `%al` is the same for variadic calls, and that both return the same bytes — on the
-//! `Value` path and on the raw path. (The trampoline itself is checked against real C
+//! `Value` path and on the raw path. A quarter of the handles capture errno: the recorder
+//! also records the errno it sees (restore before) and sets a new one (save after). (The trampoline itself is checked against real C
 //! functions in sysv_prop.rs and sysv_downcall.rs; those tests now also run through stubs.)
 #![cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
 
@@ -28,6 +29,9 @@ static mut STUBDIFF_REC: [u64; REC_SLOTS] = [0; REC_SLOTS];
 /// 256 pattern bytes.
 #[no_mangle]
 static mut STUBDIFF_RET: [u64; 5 + 32] = [0; 5 + 32];
+/// [0]: the errno the recorder saw; [1]: the errno it leaves behind.
+#[no_mangle]
+static mut STUBDIFF_ERRNO: [i32; 2] = [0; 2];
 
 std::arch::global_asm!(
     ".text",
@@ -57,6 +61,16 @@ std::arch::global_asm!(
     "inc rcx",
     "cmp rcx, 200",
     "jb 2b",
+    "sub rsp, 8",
+    "call __errno_location@PLT",
+    "add rsp, 8",
+    "lea r10, [rip + {errno}]",
+    "mov ecx, [rax]",
+    "mov [r10], ecx",
+    "mov ecx, [r10 + 4]",
+    "mov [rax], ecx",
+    "lea r11, [rip + {rec}]",
+    "mov rdi, [r11]",
     "lea r10, [rip + {ret}]",
     "mov rcx, [r10 + 32]",
     "test rcx, rcx",
@@ -73,6 +87,7 @@ std::arch::global_asm!(
     "ret",
     rec = sym STUBDIFF_REC,
     ret = sym STUBDIFF_RET,
+    errno = sym STUBDIFF_ERRNO,
 );
 
 extern "C" {
@@ -196,7 +211,14 @@ fn observe(h: &DowncallHandle, rec: &[u64; REC_SLOTS], ret: Vec<u8>) -> Observed
 
 /// Calls `h` once on the `Value` path (`raw == false`) or the raw path with the argument bytes
 /// `bytes[i]`, returning what the recorder saw and the returned bytes.
-fn call(h: &DowncallHandle, args: &[MemoryLayout], bytes: &[Vec<u8>], raw: bool) -> Observed {
+fn call(
+    h: &DowncallHandle,
+    args: &[MemoryLayout],
+    bytes: &[Vec<u8>],
+    raw: bool,
+    errno: i32,
+) -> Observed {
+    let mut capture = [errno, 0];
     let ret_layout = h.descriptor().return_layout().cloned();
     let ret_size = ret_layout.as_ref().map_or(0, |l| l.byte_size());
     let mut mem = vec![0u64; 1024];
@@ -217,12 +239,15 @@ fn call(h: &DowncallHandle, args: &[MemoryLayout], bytes: &[Vec<u8>], raw: bool)
     let dest = alloc.allocate(ret_size.max(8), 16).unwrap();
     dest.fill(0);
     if raw {
-        let ptrs: Vec<*const u8> = segs.iter().map(|s| s.as_ptr() as *const u8).collect();
+        let mut ptrs: Vec<*const u8> = segs.iter().map(|s| s.as_ptr() as *const u8).collect();
+        if h.captures_call_state() {
+            ptrs.insert(0, capture.as_mut_ptr().cast());
+        }
         // SAFETY: every argument has its layout's bytes; dest has the return size; the
         // recorder reads registers and its caller's stack only.
         unsafe { h.invoke_raw(&ptrs, dest.as_ptr()) }.unwrap();
     } else {
-        let vals: Vec<Value> = args
+        let mut vals: Vec<Value> = args
             .iter()
             .zip(&segs)
             .map(|(l, s)| match l {
@@ -234,6 +259,11 @@ fn call(h: &DowncallHandle, args: &[MemoryLayout], bytes: &[Vec<u8>], raw: bool)
                 _ => Value::Segment(*s),
             })
             .collect();
+        if h.captures_call_state() {
+            // SAFETY: the 8-byte array outlives the call; nothing else accesses it meanwhile.
+            let seg = unsafe { MemorySegment::from_raw_parts(capture.as_mut_ptr().cast(), 4) };
+            vals.insert(0, Value::Segment(seg));
+        }
         // SAFETY: as above.
         let got = unsafe { h.invoke_to_segment(dest, &vals) }.unwrap();
         if let Some(MemoryLayout::Value(v)) = &ret_layout {
@@ -242,14 +272,25 @@ fn call(h: &DowncallHandle, args: &[MemoryLayout], bytes: &[Vec<u8>], raw: bool)
         }
     }
     let rec = record();
-    observe(h, &rec, dest.to_vec()[..ret_size].to_vec())
+    let mut o = observe(h, &rec, dest.to_vec()[..ret_size].to_vec());
+    if h.captures_call_state() {
+        // SAFETY: read under LOCK after the recorder ran on this thread.
+        let seen = unsafe { std::ptr::addr_of!(STUBDIFF_ERRNO).read() };
+        o.locations
+            .push(("errno seen by the callee".into(), seen[0] as u64));
+        o.locations
+            .push(("errno captured".into(), capture[0] as u64));
+        assert_eq!(seen[0], errno, "restore before");
+        assert_eq!(capture[0], seen[1], "save after");
+    }
+    o
 }
 
 fn random_bytes(r: &mut Rng, n: usize) -> Vec<u8> {
     (0..n.max(8)).map(|_| r.next() as u8).collect()
 }
 
-fn set_return_pattern(r: &mut Rng, h: &DowncallHandle) {
+fn set_return_pattern(r: &mut Rng, h: &DowncallHandle, errno_after: i32) {
     let in_memory = matches!(h.plan().ret, ReturnPlan::InMemory);
     let size = h.descriptor().return_layout().map_or(0, |l| l.byte_size());
     // SAFETY: written under LOCK, read by the recorder on this thread.
@@ -260,6 +301,10 @@ fn set_return_pattern(r: &mut Rng, h: &DowncallHandle) {
         }
         p.add(4)
             .write(if in_memory { size.min(256) as u64 } else { 0 });
+        std::ptr::addr_of_mut!(STUBDIFF_ERRNO)
+            .cast::<i32>()
+            .add(1)
+            .write(errno_after);
     }
 }
 
@@ -276,6 +321,7 @@ fn run_signatures(seed: u64, count: usize) -> usize {
     let mut stack_used = 0;
     let mut memory_returns = 0;
     let mut variadic = 0;
+    let mut captures = 0;
     while checked < count {
         let sig = signature(&mut r);
         if sig
@@ -285,11 +331,14 @@ fn run_signatures(seed: u64, count: usize) -> usize {
         {
             continue;
         }
-        let opts: Vec<LinkerOption> = sig
+        let mut opts: Vec<LinkerOption> = sig
             .first_variadic
             .map(LinkerOption::FirstVariadicArg)
             .into_iter()
             .collect();
+        if r.below(4) == 0 {
+            opts.push(LinkerOption::CaptureCallState(&["errno"]));
+        }
         let h = match Linker::native().downcall(&sym, &sig.descriptor, &opts) {
             Ok(h) => h,
             // e.g. a union whose size is not a multiple of its alignment: skip the signature
@@ -305,19 +354,28 @@ fn run_signatures(seed: u64, count: usize) -> usize {
             .collect();
         let raw = r.below(3) == 0;
         let pattern_seed = r.next();
-        set_return_pattern(&mut Rng(pattern_seed), &h);
-        let a = call(&h, &args, &bytes, raw);
-        set_return_pattern(&mut Rng(pattern_seed), &h);
-        let b = call(&t, &args, &bytes, raw);
-        assert_eq!(a, b, "stub vs trampoline differ for {h:?} (raw path: {raw})");
+        let (preset, after) = (r.next() as i32, r.next() as i32);
+        set_return_pattern(&mut Rng(pattern_seed), &h, after);
+        let a = call(&h, &args, &bytes, raw, preset);
+        set_return_pattern(&mut Rng(pattern_seed), &h, after);
+        let b = call(&t, &args, &bytes, raw, preset);
+        assert_eq!(
+            a, b,
+            "stub vs trampoline differ for {h:?} (raw path: {raw})"
+        );
         stack_used += (h.plan().stack_bytes > 0) as usize;
         memory_returns += matches!(h.plan().ret, ReturnPlan::InMemory) as usize;
         variadic += h.plan().is_variadic() as usize;
+        captures += h.captures_call_state() as usize;
         checked += 1;
     }
     assert!(stack_used > count / 10, "stack arguments: {stack_used}");
-    assert!(memory_returns > count / 20, "memory returns: {memory_returns}");
+    assert!(
+        memory_returns > count / 20,
+        "memory returns: {memory_returns}"
+    );
     assert!(variadic > count / 10, "variadic: {variadic}");
+    assert!(captures > count / 10, "captures: {captures}");
     checked
 }
 
