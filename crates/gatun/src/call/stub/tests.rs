@@ -1,1 +1,302 @@
+//! Disassembly tests of generated stubs (iced-x86 decoder): the instructions the stub compiler
+//! emits for a few signatures, and that random plans decode into valid instructions only.
 
+use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
+
+use super::*;
+use crate::abi::sysv_x64::plan;
+use crate::layout::{MemoryLayout, ValueLayout as V};
+use crate::linker::FunctionDescriptor as FD;
+
+fn disasm(bytes: &[u8]) -> Vec<String> {
+    let mut d = Decoder::with_ip(64, bytes, 0, DecoderOptions::NONE);
+    let mut f = IntelFormatter::new();
+    f.options_mut().set_space_after_operand_separator(true);
+    f.options_mut().set_hex_prefix("0x");
+    f.options_mut().set_hex_suffix("");
+    f.options_mut().set_uppercase_hex(false);
+    f.options_mut().set_small_hex_numbers_in_decimal(false);
+    f.options_mut()
+        .set_memory_size_options(iced_x86::MemorySizeOptions::Always);
+    let mut out = Vec::new();
+    while d.can_decode() {
+        let i = d.decode();
+        assert!(
+            !i.is_invalid(),
+            "invalid instruction at {:#x} in {bytes:02x?}",
+            i.ip()
+        );
+        let mut s = String::new();
+        f.format(&i, &mut s);
+        out.push(s);
+    }
+    out
+}
+
+fn checks(d: &FD) -> Vec<ArgCheck> {
+    d.argument_layouts()
+        .iter()
+        .map(|l| match l {
+            MemoryLayout::Value(v) => ArgCheck::Scalar(v.kind()),
+            g => ArgCheck::Group(g.byte_size() as u32),
+        })
+        .collect()
+}
+
+/// The raw and value entries of a stub, disassembled (int3 padding dropped).
+fn entries(d: &FD, fv: Option<usize>, capture: bool) -> (Vec<String>, Vec<String>) {
+    let p = plan(d, fv).unwrap();
+    let code = compile(&p, &checks(d), capture, 0x1122_3344_5566_7788);
+    let raw = disasm(&code.bytes[..code.value_entry])
+        .into_iter()
+        .filter(|s| s != "int3")
+        .collect();
+    (raw, disasm(&code.bytes[code.value_entry..]))
+}
+
+const PROLOGUE: [&str; 12] = [
+    "push rbp",
+    "mov rbp, rsp",
+    "push rbx",
+    "push r12",
+    "push r13",
+    "push r14",
+    "push r15",
+    "sub rsp, 0x8",
+    "mov rbx, rdi",
+    "mov r12, rsi",
+    "mov r13, rdx",
+    "mov r15, rcx",
+];
+const EPILOGUE: [&str; 8] = [
+    "lea rsp, [rbp-0x28]",
+    "pop r15",
+    "pop r14",
+    "pop r13",
+    "pop r12",
+    "pop rbx",
+    "pop rbp",
+    "ret",
+];
+
+fn body<'a>(v: &'a [String], prologue: usize) -> Vec<&'a str> {
+    v[prologue..].iter().map(String::as_str).collect()
+}
+
+#[test]
+fn scalar_int_args_raw_entry() {
+    let (raw, _) = entries(
+        &FD::of(V::I32, [V::I32, V::I16, V::U8, V::I64]),
+        None,
+        false,
+    );
+    assert_eq!(&raw[..12], &PROLOGUE);
+    let mut want = vec![
+        "mov r10, qword ptr [rbx]",
+        "movsxd rdi, dword ptr [r10]",
+        "mov r10, qword ptr [rbx+0x8]",
+        "movsx rsi, word ptr [r10]",
+        "mov r10, qword ptr [rbx+0x10]",
+        "movzx edx, byte ptr [r10]",
+        "mov r10, qword ptr [rbx+0x18]",
+        "mov rcx, qword ptr [r10]",
+        "call r15",
+        "xor edx, edx",
+    ];
+    want.extend(EPILOGUE);
+    assert_eq!(body(&raw, 12), want);
+}
+
+#[test]
+fn value_entry_checks_tags_and_converts_floats() {
+    let d = FD::of(V::F64, [V::F64, V::F32]);
+    let (_, val) = entries(&d, None, false);
+    let t64 = scalar_tag(ScalarKind::F64);
+    let t32 = scalar_tag(ScalarKind::F32);
+    let b = body(&val, 12);
+    assert_eq!(b[0], format!("cmp byte ptr [rbx], 0x{t64:x}"));
+    assert!(b[1].starts_with("jne "), "{b:?}");
+    assert_eq!(b[2], "movq xmm0, qword ptr [rbx+0x8]");
+    assert_eq!(b[3], format!("cmp byte ptr [rbx+0x18], 0x{t32:x}"));
+    assert!(b[4].starts_with("jne "));
+    assert_eq!(b[5], "movd xmm1, dword ptr [rbx+0x20]");
+    assert_eq!(&b[6..9], ["call r15", "movq rax, xmm0", "xor edx, edx"]);
+    // the failure path: status 1, then the shared epilogue
+    assert_eq!(b[b.len() - 2], "mov edx, 0x1");
+    assert!(b[b.len() - 1].starts_with("jmp "));
+}
+
+#[test]
+fn variadic_call_sets_al_and_promotes_float() {
+    // printf-like: (ptr, ...) called with (float, double) → cvtss2sd, %al = 2
+    let d = FD::of(V::I32, [V::ADDRESS, V::F32, V::F64]);
+    let (raw, _) = entries(&d, Some(1), false);
+    let b = body(&raw, 12);
+    assert_eq!(
+        &b[..8],
+        [
+            "mov r10, qword ptr [rbx]",
+            "mov rdi, qword ptr [r10]",
+            "mov r10, qword ptr [rbx+0x8]",
+            "cvtss2sd xmm0, dword ptr [r10]",
+            "mov r10, qword ptr [rbx+0x10]",
+            "movq xmm1, qword ptr [r10]",
+            "mov eax, 0x2",
+            "call r15",
+        ]
+    );
+}
+
+#[test]
+fn capture_restores_before_and_saves_after() {
+    let d = FD::of(V::I32, [V::I32]);
+    let (raw, _) = entries(&d, None, true);
+    let b = body(&raw, 12);
+    assert_eq!(
+        &b[..11],
+        [
+            "mov rax, 0x1122334455667788",
+            "call rax",
+            "mov r14, rax",
+            "mov r10, qword ptr [rbx]",
+            "movsxd rdi, dword ptr [r10]",
+            "mov r11d, dword ptr [r13]",
+            "mov dword ptr [r14], r11d",
+            "call r15",
+            "mov r11d, dword ptr [r14]",
+            "mov dword ptr [r13], r11d",
+            "xor edx, edx",
+        ]
+    );
+}
+
+#[test]
+fn struct_returns_and_stack_arguments() {
+    // {double, double} returned in xmm0:xmm1, stored into the caller's segment (r12)
+    let pt = MemoryLayout::c_struct([V::F64, V::F64]).unwrap();
+    let (raw, _) = entries(&FD::of::<[V; 0]>(pt, []), None, false);
+    assert_eq!(
+        &body(&raw, 12)[..3],
+        [
+            "call r15",
+            "movq qword ptr [r12], xmm0",
+            "movq qword ptr [r12+0x8], xmm1"
+        ]
+    );
+    // a 24-byte struct (4 bytes of tail padding, moved as 3 × 8 bytes): returned in memory (hidden pointer in rdi) and passed on the stack
+    let big = MemoryLayout::c_struct([V::I64, V::I64, V::I32]).unwrap();
+    let (raw, _) = entries(&FD::of(big.clone(), [big]), None, false);
+    assert_eq!(raw[7], "sub rsp, 0x28");
+    assert_eq!(
+        &body(&raw, 12)[..9],
+        [
+            "mov r10, qword ptr [rbx]",
+            "mov r11, qword ptr [r10]",
+            "mov qword ptr [rsp], r11",
+            "mov r11, qword ptr [r10+0x8]",
+            "mov qword ptr [rsp+0x8], r11",
+            "mov r11, qword ptr [r10+0x10]",
+            "mov qword ptr [rsp+0x10], r11",
+            "mov rdi, r12",
+            "call r15",
+        ]
+    );
+    // {i8, i16} (4 bytes) in one GPR; {i8 x 3} (3 bytes) assembled from 2 + 1 bytes
+    let odd = MemoryLayout::c_struct([V::I8, V::I8, V::I8]).unwrap();
+    let (raw, _) = entries(&FD::of(odd.clone(), [odd]), None, false);
+    assert_eq!(
+        &body(&raw, 12)[..12],
+        [
+            "mov r10, qword ptr [rbx]",
+            "movzx edi, word ptr [r10]",
+            "movzx eax, byte ptr [r10+0x2]",
+            "shl rax, 0x10",
+            "or rdi, rax",
+            "call r15",
+            "mov r11, rax",
+            "mov word ptr [r12], r11w",
+            "shr r11, 0x10",
+            "mov byte ptr [r12+0x2], r11b",
+            "xor edx, edx",
+            "lea rsp, [rbp-0x28]",
+        ]
+    );
+}
+
+#[test]
+fn random_plans_decode_to_valid_instructions() {
+    // every scalar kind in every register class and on the stack, structs of odd sizes
+    let mut layouts: Vec<MemoryLayout> =
+        ScalarKind::ALL.iter().map(|&k| V::new(k).into()).collect();
+    for n in 1..=15usize {
+        layouts.push(MemoryLayout::sequence_layout(n, V::U8).unwrap());
+    }
+    let layouts: Vec<MemoryLayout> = layouts
+        .into_iter()
+        .map(|l| match l {
+            MemoryLayout::Sequence(_) => MemoryLayout::c_struct([l]).unwrap(),
+            l => l,
+        })
+        .collect();
+    for (i, ret) in layouts.iter().enumerate() {
+        let args: Vec<MemoryLayout> = (0..16)
+            .map(|k| layouts[(i * 7 + k * 5) % layouts.len()].clone())
+            .collect();
+        let d = FD::of(ret.clone(), args);
+        for (fv, capture) in [(None, false), (Some(3), true)] {
+            let _ = entries(&d, fv, capture);
+        }
+    }
+}
+
+#[test]
+fn identical_signatures_share_one_stub() {
+    let d = FD::of(
+        V::I64,
+        [V::I64, V::F64, V::I8, V::U16, V::F32, V::I64, V::I64],
+    );
+    let p = plan(&d, None).unwrap();
+    let c = checks(&d);
+    let a = stub_for(&p, &c, false).unwrap();
+    let b = stub_for(&p, &c, false).unwrap();
+    assert!(Arc::ptr_eq(&a, &b));
+    let with_capture = stub_for(&p, &c, true).unwrap();
+    assert!(!Arc::ptr_eq(&a, &with_capture));
+    assert!(cached_stubs() >= 2);
+    assert_eq!(a.bytes(), compile(&p, &c, false, errno_location()).bytes);
+}
+
+#[test]
+fn value_layout_is_what_the_stub_reads() {
+    let v = [Value::I32(-2), Value::F64(1.5), Value::Bool(true)];
+    // SAFETY: reading the bytes of initialised `Value`s (payload bytes that are part of the
+    // variant's field).
+    unsafe {
+        let p = v.as_ptr().cast::<u8>();
+        assert_eq!(*p, scalar_tag(ScalarKind::I32));
+        assert_eq!(p.add(8).cast::<i32>().read_unaligned(), -2);
+        let q = p.add(VALUE_STRIDE as usize);
+        assert_eq!(q.add(8).cast::<f64>().read_unaligned(), 1.5);
+        assert_eq!(*p.add(2 * VALUE_STRIDE as usize + 8), 1);
+    }
+    let mut buf = [0u8; 5];
+    let s = crate::memory::MemorySegment::of_slice(&mut buf);
+    let sv = Value::Segment(s);
+    // SAFETY: as above.
+    unsafe {
+        let p = (&sv as *const Value<'_>).cast::<u8>().add(8);
+        assert_eq!(
+            p.add(crate::memory::MemorySegment::PTR_OFFSET)
+                .cast::<usize>()
+                .read_unaligned(),
+            s.address()
+        );
+        assert_eq!(
+            p.add(crate::memory::MemorySegment::LEN_OFFSET)
+                .cast::<usize>()
+                .read_unaligned(),
+            5
+        );
+    }
+    assert_eq!(value_tag(&sv), segment_tag());
+}
