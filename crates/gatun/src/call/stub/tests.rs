@@ -79,7 +79,7 @@ const EPILOGUE: [&str; 8] = [
     "ret",
 ];
 
-fn body<'a>(v: &'a [String], prologue: usize) -> Vec<&'a str> {
+fn body(v: &[String], prologue: usize) -> Vec<&str> {
     v[prologue..].iter().map(String::as_str).collect()
 }
 
