@@ -64,6 +64,16 @@ fn no_allocation_on_any_invocation_path() {
     let mut scratch = [0u8; 64];
     let mut cap = [0u32; 1];
 
+    for h in [&add, &id_sum, &id_make, &l3_make, &b100_sum, &va, &errno] {
+        assert!(h.uses_compiled_stub(), "{h:?}");
+    }
+    // the trampoline paths and the typed entries (direct and through the stub)
+    let add_t = add.interpreted();
+    let id_make_t = id_make.interpreted();
+    let typed_add = add.typed::<(i32, i32), i32>().unwrap();
+    assert!(typed_add.is_direct());
+    let typed_errno = errno.typed::<(*mut i32, i32, i32), i32>().unwrap();
+
     let before = ALLOCS.load(Ordering::SeqCst);
     for k in 0..1000 {
         // SAFETY: every handle is called with arguments of its C type.
@@ -120,6 +130,17 @@ fn no_allocation_on_any_invocation_path() {
             )
             .unwrap();
             assert_eq!(r, k + 2);
+            assert_eq!(
+                add_t.invoke(&[Value::I32(k), Value::I32(1)]).unwrap(),
+                Value::I32(k + 1)
+            );
+            id_make_t
+                .invoke_to_segment(s, &[Value::I32(k), Value::F64(0.5)])
+                .unwrap();
+            assert_eq!(typed_add.call((k, 3)), k + 3);
+            let mut e = 0i32;
+            assert_eq!(typed_errno.call((&mut e as *mut i32, 9, 1)), 1);
+            assert_eq!(e, 9);
         }
     }
     let after = ALLOCS.load(Ordering::SeqCst);

@@ -321,6 +321,11 @@ impl DowncallHandle {
         }
     }
 
+    /// The compiled stub's raw entry, if any (for typed handles).
+    pub(super) fn raw_stub(&self) -> Option<StubFn> {
+        self.inner.stub.as_ref().map(|s| s.raw)
+    }
+
     /// Whether it was linked with [`LinkerOption::Critical`].
     pub fn is_critical(&self) -> bool {
         self.inner.critical

@@ -6,14 +6,18 @@
 //!   [`DowncallHandle`] (classified once into a [`crate::abi::CallPlan`], executed by the
 //!   `call` layer's trampoline), with [`LinkerOption`]s (`FirstVariadicArg`,
 //!   `CaptureCallState`, `Critical`) and [`capture_state_layout`].
+//! - [`DowncallHandle::typed`] → [`TypedHandle`]: Rust argument/return types ([`CType`])
+//!   checked against the descriptor once; calls at direct-call speed for scalar signatures.
 
 mod descriptor;
 mod handle;
 mod lookup;
 mod option;
+mod typed;
 
 pub use crate::call::MAX_STACK_BYTES;
 pub use descriptor::FunctionDescriptor;
 pub use handle::{DowncallHandle, Linker};
 pub use lookup::{LoadFlags, Symbol, SymbolLookup};
 pub use option::{capturable_states, capture_state_layout, LinkerOption};
+pub use typed::{CArgs, CReturn, CType, TypedHandle, MAX_TYPED_ARGS};

@@ -1,0 +1,385 @@
+//! Typed downcalls (issue 9): [`DowncallHandle::typed`] checks Rust argument and return types
+//! against the handle's descriptor once and returns a [`TypedHandle`] whose
+//! [`call`](TypedHandle::call) takes the arguments as a Rust tuple and returns a Rust value.
+//!
+//! - For a handle without capture, not variadic, whose arguments and return are all scalars
+//!   (or `void`), `call` is the target function itself, called through an
+//!   `unsafe extern "C" fn(A0, A1, ..) -> R` pointer: the Rust compiler then does the SysV
+//!   lowering, exactly as for a hand-written `extern "C"` declaration (floor speed).
+//! - Otherwise (structs by value, capture, variadic calls) `call` goes through the handle's
+//!   compiled stub (raw entry, pointers to the tuple's fields), or the trampoline when the
+//!   handle has no stub.
+//!
+//! Types map to layouts through [`CType`]: implemented for every [`Scalar`] (`i32`, `f64`,
+//! `*mut T`, `bool`, ...) and, with `unsafe impl`, by users for their `#[repr(C)]` structs.
+//!
+//! # Invariants
+//! - A `TypedHandle<A, R>` exists only if `A`'s layouts have the same shape as the descriptor's
+//!   arguments (with a leading pointer for the capture state) and `R`'s as its return; shapes
+//!   are compared structurally (kinds, sizes, offsets, alignments; names ignored).
+//! - The direct path is taken only for non-capture, non-variadic all-scalar signatures, where
+//!   the Rust `extern "C"` ABI and the descriptor's C signature coincide.
+
+use std::ffi::c_void;
+use std::marker::PhantomData;
+use std::mem::MaybeUninit;
+
+use crate::call::stub::StubFn;
+use crate::error::{Error, Result};
+use crate::layout::{MemoryLayout, ScalarKind, ValueLayout};
+use crate::linker::DowncallHandle;
+use crate::value::Scalar;
+
+/// A Rust type with a C layout, usable as a typed downcall argument or return.
+///
+/// Implemented for every [`Scalar`]; implement it for your own `#[repr(C)]` structs.
+///
+/// # Safety
+/// `layout()` must describe `Self` exactly: the same size and alignment in bytes, and a field
+/// of the layout's kind at every offset where `Self` has one (`#[repr(C)]` field order). Every
+/// bit pattern the C side can return must be a valid `Self` (plain integers, floats, raw
+/// pointers and structs of them; no `bool`, references or enums inside a returned struct).
+/// `SCALAR` must stay `None` for non-scalars.
+pub unsafe trait CType: Copy + 'static {
+    /// `Some(kind)` for scalars (gatun sets it; leave the default for structs).
+    const SCALAR: Option<ScalarKind> = None;
+    /// The layout of `Self`.
+    fn layout() -> MemoryLayout;
+}
+
+// SAFETY: a `Scalar` is exactly one C scalar of `KIND` (sealed trait); bool is read as
+// `byte != 0` by the stub path and passed natively by the direct path.
+unsafe impl<T: Scalar> CType for T {
+    const SCALAR: Option<ScalarKind> = Some(T::KIND);
+    fn layout() -> MemoryLayout {
+        ValueLayout::new(T::KIND).into()
+    }
+}
+
+/// A typed return: `()` for `void`, or any [`CType`].
+///
+/// # Safety
+/// As [`CType`]; implemented by gatun only (for `()` and every `CType`).
+pub unsafe trait CReturn: Sized + 'static {
+    /// The return layout (`None` for `void`).
+    fn return_layout() -> Option<MemoryLayout>;
+    /// Whether the value comes back as a scalar register value (else: in the return buffer).
+    #[doc(hidden)]
+    const SCALAR: bool;
+    /// Builds the value from the stub's raw register bits or its return buffer.
+    ///
+    /// # Safety
+    /// `buf` holds a `Self` written by the callee when `SCALAR` is false.
+    #[doc(hidden)]
+    unsafe fn from_stub(bits: u64, buf: *const Self) -> Self;
+}
+
+// SAFETY: `void` has no bytes.
+unsafe impl CReturn for () {
+    fn return_layout() -> Option<MemoryLayout> {
+        None
+    }
+    const SCALAR: bool = true;
+    #[inline(always)]
+    unsafe fn from_stub(_bits: u64, _buf: *const ()) {}
+}
+
+// SAFETY: scalars come back in the low bytes of the 64-bit register (little-endian, read with
+// `Scalar::read_from`, which makes any byte a valid bool); structs are written into `buf` by
+// the callee / the stub, and every bit pattern is valid by `CType`'s contract.
+unsafe impl<T: CType> CReturn for T {
+    fn return_layout() -> Option<MemoryLayout> {
+        Some(T::layout())
+    }
+    const SCALAR: bool = T::SCALAR.is_some();
+    #[inline(always)]
+    unsafe fn from_stub(bits: u64, buf: *const T) -> T {
+        if T::SCALAR.is_some() {
+            let bytes = bits.to_le_bytes();
+            // SAFETY: a scalar `T` is at most 8 bytes; a bool is read from one byte as
+            // `byte != 0` below, and every other scalar accepts any bit pattern.
+            unsafe {
+                if T::SCALAR == Some(ScalarKind::Bool) {
+                    let b = bytes[0] != 0;
+                    std::ptr::read(std::ptr::addr_of!(b).cast::<T>())
+                } else {
+                    std::ptr::read_unaligned(bytes.as_ptr().cast::<T>())
+                }
+            }
+        } else {
+            // SAFETY: the callee wrote a whole `T` into `buf` (caller's contract).
+            unsafe { buf.read() }
+        }
+    }
+}
+
+/// The most arguments a typed call takes (tuple arity).
+pub const MAX_TYPED_ARGS: usize = 12;
+
+/// A tuple of [`CType`] arguments: `()`, `(A,)`, `(A, B)`, ... up to [`MAX_TYPED_ARGS`].
+///
+/// # Safety
+/// Implemented by gatun only: `pointers` writes one pointer per field, in order.
+pub unsafe trait CArgs: Copy {
+    /// Number of arguments.
+    const COUNT: usize;
+    /// Whether every argument is a scalar.
+    #[doc(hidden)]
+    const ALL_SCALAR: bool;
+    /// The argument layouts, in order.
+    fn layouts() -> Vec<MemoryLayout>;
+    /// Writes a pointer to each field into `out[..COUNT]`.
+    #[doc(hidden)]
+    fn pointers(&self, out: &mut [MaybeUninit<*const u8>; MAX_TYPED_ARGS]);
+    /// Calls `target` as `unsafe extern "C" fn(fields..) -> R`.
+    ///
+    /// # Safety
+    /// `target` must be a C function of exactly that type.
+    #[doc(hidden)]
+    unsafe fn call_direct<R: CReturn>(self, target: *const c_void) -> R;
+}
+
+macro_rules! args_impl {
+    ($n:expr; $($T:ident $i:tt),*) => {
+        // SAFETY: one pointer per field, in order; the direct call uses the fields' types.
+        unsafe impl<$($T: CType),*> CArgs for ($($T,)*) {
+            const COUNT: usize = $n;
+            const ALL_SCALAR: bool = true $(&& $T::SCALAR.is_some())*;
+            fn layouts() -> Vec<MemoryLayout> {
+                vec![$($T::layout()),*]
+            }
+            #[inline(always)]
+            #[allow(unused_variables)]
+            fn pointers(&self, out: &mut [MaybeUninit<*const u8>; MAX_TYPED_ARGS]) {
+                $( out[$i].write((&self.$i as *const $T).cast::<u8>()); )*
+            }
+            #[inline(always)]
+            unsafe fn call_direct<R: CReturn>(self, target: *const c_void) -> R {
+                // SAFETY: the caller guarantees `target` has exactly this C type.
+                unsafe {
+                    let f: unsafe extern "C" fn($($T),*) -> R = std::mem::transmute(target);
+                    f($(self.$i),*)
+                }
+            }
+        }
+    };
+}
+
+args_impl!(0;);
+args_impl!(1; A 0);
+args_impl!(2; A 0, B 1);
+args_impl!(3; A 0, B 1, C 2);
+args_impl!(4; A 0, B 1, C 2, D 3);
+args_impl!(5; A 0, B 1, C 2, D 3, E 4);
+args_impl!(6; A 0, B 1, C 2, D 3, E 4, F 5);
+args_impl!(7; A 0, B 1, C 2, D 3, E 4, F 5, G 6);
+args_impl!(8; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
+args_impl!(9; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
+args_impl!(10; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
+args_impl!(11; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
+args_impl!(12; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
+
+/// Structural equality of layouts, ignoring names: kinds, sizes, alignments and offsets.
+pub(crate) fn same_shape(a: &MemoryLayout, b: &MemoryLayout) -> bool {
+    if a.byte_size() != b.byte_size() || a.byte_alignment() != b.byte_alignment() {
+        return false;
+    }
+    match (a, b) {
+        (MemoryLayout::Value(x), MemoryLayout::Value(y)) => x.kind() == y.kind(),
+        (MemoryLayout::Struct(x), MemoryLayout::Struct(y)) => {
+            x.members().len() == y.members().len()
+                && x.fields()
+                    .zip(y.fields())
+                    .all(|((o1, m1), (o2, m2))| o1 == o2 && same_shape(m1, m2))
+        }
+        (MemoryLayout::Union(x), MemoryLayout::Union(y)) => {
+            x.members().len() == y.members().len()
+                && x.members()
+                    .iter()
+                    .zip(y.members())
+                    .all(|(m1, m2)| same_shape(m1, m2))
+        }
+        (MemoryLayout::Sequence(x), MemoryLayout::Sequence(y)) => {
+            x.count() == y.count() && same_shape(x.element(), y.element())
+        }
+        (MemoryLayout::Padding(_), MemoryLayout::Padding(_)) => true,
+        _ => false,
+    }
+}
+
+/// A [`DowncallHandle`] viewed with Rust types (see the module documentation). `Send + Sync`,
+/// cheap to clone; calling never allocates.
+pub struct TypedHandle<A, R> {
+    handle: DowncallHandle,
+    target: *const c_void,
+    direct: bool,
+    stub: Option<StubFn>,
+    _types: PhantomData<fn(A) -> R>,
+}
+
+// SAFETY: the target address is immutable and the handle is Send + Sync.
+unsafe impl<A, R> Send for TypedHandle<A, R> {}
+// SAFETY: as above; `call` takes `&self` and mutates nothing.
+unsafe impl<A, R> Sync for TypedHandle<A, R> {}
+
+impl<A, R> Clone for TypedHandle<A, R> {
+    fn clone(&self) -> Self {
+        TypedHandle {
+            handle: self.handle.clone(),
+            target: self.target,
+            direct: self.direct,
+            stub: self.stub,
+            _types: PhantomData,
+        }
+    }
+}
+
+impl<A, R> std::fmt::Debug for TypedHandle<A, R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "TypedHandle({:?}, {})",
+            self.handle,
+            if self.direct { "direct" } else { "stub" }
+        )
+    }
+}
+
+impl DowncallHandle {
+    /// This handle with Rust argument types `A` (a tuple) and return type `R` (`()` for void),
+    /// checked against the descriptor: `handle.typed::<(i32, f64), i32>()`. With
+    /// [`crate::linker::LinkerOption::CaptureCallState`] the first tuple element is the
+    /// capture buffer's address (a `*mut i32` pointing at the 4-byte, 4-aligned `errno` field).
+    ///
+    /// # Errors
+    /// [`Error::ArgumentCount`] for a tuple of the wrong length; [`Error::ValueMismatch`] for an
+    /// argument or return type whose layout has another shape than the descriptor's (kinds,
+    /// sizes, offsets and alignments are compared; names are ignored).
+    pub fn typed<A: CArgs, R: CReturn>(&self) -> Result<TypedHandle<A, R>> {
+        let capture = self.captures_call_state();
+        let mut want: Vec<MemoryLayout> = Vec::with_capacity(A::COUNT);
+        if capture {
+            want.push(ValueLayout::ADDRESS.into());
+        }
+        want.extend(self.descriptor().argument_layouts().iter().cloned());
+        if A::COUNT != want.len() {
+            return Err(Error::ArgumentCount {
+                descriptor: self.descriptor().to_string(),
+                expected: want.len(),
+                found: A::COUNT,
+            });
+        }
+        for (i, (got, want)) in A::layouts().iter().zip(&want).enumerate() {
+            if !same_shape(got, want) {
+                return Err(Error::ValueMismatch {
+                    position: format!("argument {i}"),
+                    expected: want.to_string(),
+                    found: got.to_string(),
+                });
+            }
+        }
+        let ok = match (R::return_layout(), self.descriptor().return_layout()) {
+            (None, None) => true,
+            (Some(a), Some(b)) => same_shape(&a, b),
+            _ => false,
+        };
+        if !ok {
+            let name = |l: Option<&MemoryLayout>| l.map_or("void".to_string(), |l| l.to_string());
+            return Err(Error::ValueMismatch {
+                position: "return".into(),
+                expected: name(self.descriptor().return_layout()),
+                found: name(R::return_layout().as_ref()),
+            });
+        }
+        let direct = !capture && !self.plan().is_variadic() && A::ALL_SCALAR && R::SCALAR;
+        Ok(TypedHandle {
+            target: self.address(),
+            direct,
+            stub: self.raw_stub(),
+            handle: self.clone(),
+            _types: PhantomData,
+        })
+    }
+}
+
+impl<A: CArgs, R: CReturn> TypedHandle<A, R> {
+    /// Whether calls go straight to the target as a typed `extern "C" fn` (no stub).
+    pub fn is_direct(&self) -> bool {
+        self.direct
+    }
+
+    /// The untyped handle.
+    pub fn handle(&self) -> &DowncallHandle {
+        &self.handle
+    }
+
+    /// Calls the function. Never allocates; no per-call checks (they happened in
+    /// [`DowncallHandle::typed`]).
+    ///
+    /// # Safety
+    /// The symbol must be a function of the linked type and the arguments must satisfy its
+    /// contract (valid pointers, ...); with capture, the first argument must point to a
+    /// writable, 4-byte aligned `i32`.
+    #[inline(always)]
+    pub unsafe fn call(&self, args: A) -> R {
+        if self.direct {
+            // SAFETY: checked at construction: a non-variadic, non-capture, all-scalar
+            // signature whose types match the descriptor, so this is the target's C type.
+            return unsafe { args.call_direct::<R>(self.target) };
+        }
+        // SAFETY: forwarded.
+        unsafe { self.call_indirect(args) }
+    }
+
+    #[inline(always)]
+    unsafe fn call_indirect(&self, args: A) -> R {
+        let mut ptrs = [const { MaybeUninit::<*const u8>::uninit() }; MAX_TYPED_ARGS];
+        args.pointers(&mut ptrs);
+        let mut ret = MaybeUninit::<R>::uninit();
+        let (errno, first) = if self.handle.captures_call_state() {
+            // SAFETY: argument 0 is a pointer (checked at construction), written above.
+            (
+                unsafe { ptrs[0].assume_init().cast::<*mut i32>().read() },
+                1,
+            )
+        } else {
+            (std::ptr::null_mut(), 0)
+        };
+        let bits = match self.stub {
+            // SAFETY: one initialised pointer per descriptor argument from `first` on, each to
+            // a value whose layout matches (checked at construction); `ret` has the return
+            // layout's size; the target's contract is the caller's.
+            Some(stub) => unsafe {
+                stub(
+                    ptrs.as_ptr().add(first).cast(),
+                    ret.as_mut_ptr().cast(),
+                    errno,
+                    self.target,
+                )
+                .bits
+            },
+            None => {
+                let n = A::COUNT;
+                if first == 1 {
+                    // the raw path takes the capture buffer itself as argument 0
+                    ptrs[0].write(errno.cast_const().cast());
+                }
+                // SAFETY: as above; the raw path writes exactly the return layout's bytes.
+                let all: &[*const u8] =
+                    unsafe { std::slice::from_raw_parts(ptrs.as_ptr().cast(), n) };
+                let mut bits = 0u64;
+                let dst: *mut u8 = if R::SCALAR {
+                    (&mut bits as *mut u64).cast()
+                } else {
+                    ret.as_mut_ptr().cast()
+                };
+                // SAFETY: as above; the count is right by construction.
+                unsafe { self.handle.invoke_raw(all, dst) }
+                    .expect("argument count checked by typed()");
+                bits
+            }
+        };
+        // SAFETY: scalar bits from the stub, or a struct the callee wrote into `ret`.
+        unsafe { R::from_stub(bits, ret.as_ptr()) }
+    }
+}
