@@ -1,4 +1,4 @@
-//! `downcall/*`: the portable downcall path (issue 5's `global_asm!` trampoline) against a
+//! `downcall/*`: gatun downcalls (compiled stub, trampoline, typed) against a
 //! direct typed `extern "C" fn` call of the same libc/libm function. Targets that need no test
 //! library: `abs(int)`, `fma(double, double, double)` and `ldiv(long, long)`, which returns
 //! `ldiv_t { long quot; long rem; }` by value in rax+rdx (a register-returned struct).
@@ -7,16 +7,24 @@ use std::ffi::{c_int, c_long};
 use std::hint::black_box;
 
 use gatun::layout::{MemoryLayout, ValueLayout as V};
-use gatun::linker::{DowncallHandle, FunctionDescriptor as FD, Linker, SymbolLookup};
+use gatun::linker::{CType, DowncallHandle, FunctionDescriptor as FD, Linker, SymbolLookup};
 use gatun::memory::MemorySegment;
 use gatun::Value;
 
 use crate::{repeat, Body, Row};
 
 #[repr(C)]
+#[derive(Clone, Copy)]
 struct LDiv {
     quot: c_long,
     rem: c_long,
+}
+
+// SAFETY: `ldiv_t` is `struct { long quot; long rem; }` (LP64).
+unsafe impl CType for LDiv {
+    fn layout() -> MemoryLayout {
+        MemoryLayout::c_struct([V::I64, V::I64]).expect("layout")
+    }
 }
 
 extern "C" {
@@ -32,7 +40,10 @@ fn handle(lib: &str, name: &str, d: &FD) -> DowncallHandle {
     Linker::native().downcall(&sym, d, &[]).expect("link")
 }
 
-/// `downcall/{gatun,direct}_{abs,fma,ldiv}` and `downcall/gatun_raw_abs`.
+/// `downcall/{gatun,gatun_typed,trampoline,direct}_{abs,fma,ldiv}` and `downcall/gatun_raw_abs`:
+/// `gatun_*` run the compiled stub (issue 9), `trampoline_*` the same handle's
+/// [`DowncallHandle::interpreted`] twin, `gatun_typed_*` a [`gatun::linker::TypedHandle`] (the
+/// target itself for `abs`/`fma`, the stub for `ldiv`'s struct return).
 pub fn rows() -> Vec<Row> {
     vec![
         Row::new("downcall", "gatun_abs", || -> Body {
@@ -95,6 +106,65 @@ pub fn rows() -> Vec<Row> {
                     // SAFETY: ldiv(long, long) -> ldiv_t; `dest` has its 16 bytes.
                     unsafe { h.invoke_to_segment(dest, &a) }.expect("invoke");
                     dest.get::<i64>(8).expect("rem")
+                })
+            })
+        }),
+        Row::new("downcall", "trampoline_abs", || -> Body {
+            let h = handle("libc.so.6", "abs", &FD::of(V::I32, [V::I32])).interpreted();
+            Box::new(move |iters| {
+                // SAFETY: abs(int) -> int.
+                repeat(iters, || unsafe { h.invoke(&[Value::I32(black_box(-7))]) })
+            })
+        }),
+        Row::new("downcall", "gatun_typed_abs", || -> Body {
+            let h = handle("libc.so.6", "abs", &FD::of(V::I32, [V::I32]));
+            let f = h.typed::<(c_int,), c_int>().expect("typed");
+            // SAFETY: abs(int) -> int.
+            Box::new(move |iters| repeat(iters, || unsafe { f.call((black_box(-7),)) }))
+        }),
+        Row::new("downcall", "trampoline_fma", || -> Body {
+            let d = FD::of(V::F64, [V::F64, V::F64, V::F64]);
+            let h = handle("libm.so.6", "fma", &d).interpreted();
+            Box::new(move |iters| {
+                repeat(iters, || {
+                    let a = [Value::F64(black_box(2.0)), Value::F64(3.0), Value::F64(0.5)];
+                    // SAFETY: fma(double, double, double) -> double.
+                    unsafe { h.invoke(&a) }
+                })
+            })
+        }),
+        Row::new("downcall", "gatun_typed_fma", || -> Body {
+            let d = FD::of(V::F64, [V::F64, V::F64, V::F64]);
+            let f = handle("libm.so.6", "fma", &d)
+                .typed::<(f64, f64, f64), f64>()
+                .expect("typed");
+            // SAFETY: fma(double, double, double) -> double.
+            Box::new(move |iters| repeat(iters, || unsafe { f.call((black_box(2.0), 3.0, 0.5)) }))
+        }),
+        Row::new("downcall", "trampoline_ldiv", || -> Body {
+            let l = MemoryLayout::c_struct([V::I64, V::I64]).expect("layout");
+            let h = handle("libc.so.6", "ldiv", &FD::of(&l, [V::I64, V::I64])).interpreted();
+            Box::new(move |iters| {
+                let mut out = [0u8; 16];
+                repeat(iters, || {
+                    let dest = MemorySegment::of_slice(&mut out);
+                    let a = [Value::I64(black_box(17)), Value::I64(5)];
+                    // SAFETY: ldiv(long, long) -> ldiv_t; `dest` has its 16 bytes.
+                    unsafe { h.invoke_to_segment(dest, &a) }.expect("invoke");
+                    dest.get::<i64>(8).expect("rem")
+                })
+            })
+        }),
+        Row::new("downcall", "gatun_typed_ldiv", || -> Body {
+            let l = MemoryLayout::c_struct([V::I64, V::I64]).expect("layout");
+            let f = handle("libc.so.6", "ldiv", &FD::of(&l, [V::I64, V::I64]))
+                .typed::<(c_long, c_long), LDiv>()
+                .expect("typed");
+            Box::new(move |iters| {
+                // SAFETY: ldiv(long, long) -> ldiv_t (through the compiled stub).
+                repeat(iters, || unsafe {
+                    let r = f.call((black_box(17), 5));
+                    r.quot + r.rem
                 })
             })
         }),

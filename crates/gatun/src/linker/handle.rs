@@ -137,6 +137,83 @@ impl Linker {
     }
 }
 
+impl Linker {
+    /// The machine code of the compiled stub `downcall` would use for this signature (both
+    /// entries; x86-64 SysV), generated without the stub cache and without mapping it: for
+    /// disassembly tools and compile-time measurements. The code does not depend on the target
+    /// address (it is a stub parameter).
+    ///
+    /// # Errors
+    /// As [`Linker::downcall`] for the descriptor and options.
+    pub fn stub_code(
+        &self,
+        descriptor: &FunctionDescriptor,
+        options: &[LinkerOption],
+    ) -> Result<Vec<u8>> {
+        let (plan, checks, capture) = stub_inputs(descriptor, options)?;
+        Ok(crate::call::stub::compile(&plan, &checks, capture, 0).bytes)
+    }
+
+    /// Compiles the stub for this signature and maps it read-execute (W^X), bypassing the
+    /// cache, then unmaps it: what a cache miss in [`Linker::downcall`] costs beyond
+    /// classification. Returns the code size in bytes. For measurements.
+    ///
+    /// # Errors
+    /// As [`Linker::downcall`]; [`Error::Unsupported`] if the OS refuses executable memory.
+    pub fn compile_stub_uncached(
+        &self,
+        descriptor: &FunctionDescriptor,
+        options: &[LinkerOption],
+    ) -> Result<usize> {
+        let (plan, checks, capture) = stub_inputs(descriptor, options)?;
+        let stub = crate::call::stub::build(&plan, &checks, capture)?;
+        Ok(stub.bytes().len())
+    }
+}
+
+/// Plans a signature for the stub compiler (the link-time checks of `downcall`, without a
+/// symbol).
+fn stub_inputs(
+    descriptor: &FunctionDescriptor,
+    options: &[LinkerOption],
+) -> Result<(CallPlan, Vec<ArgCheck>, bool)> {
+    let mut first_variadic = None;
+    let mut capture = false;
+    for o in options {
+        match o {
+            LinkerOption::FirstVariadicArg(i) => first_variadic = Some(*i),
+            LinkerOption::CaptureCallState(names) => {
+                check_capture_names(names)?;
+                capture = true;
+            }
+            LinkerOption::Critical => {}
+        }
+    }
+    let plan = crate::abi::sysv_x64::plan(descriptor, first_variadic)?;
+    if plan.stack_bytes as usize > MAX_STACK_BYTES {
+        return Err(Error::InvalidDescriptor {
+            descriptor: descriptor.to_string(),
+            reason: format!(
+                "the call needs {} bytes of stack arguments; gatun's executor supports at most {MAX_STACK_BYTES}",
+                plan.stack_bytes
+            ),
+        });
+    }
+    let checks = descriptor
+        .argument_layouts()
+        .iter()
+        .map(|l| arg_check(ArgKind::of(l)))
+        .collect();
+    Ok((plan, checks, capture))
+}
+
+fn arg_check(a: ArgKind) -> ArgCheck {
+    match a {
+        ArgKind::Scalar(k) => ArgCheck::Scalar(k),
+        ArgKind::Group(n) => ArgCheck::Group(u32::try_from(n).unwrap_or(u32::MAX)),
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum ArgKind {
     Scalar(ScalarKind),
@@ -170,13 +247,7 @@ struct StubEntry {
 /// Compiles (or finds in the cache) the stub of a plan; `None` → the trampoline is used.
 #[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
 fn compiled_stub(plan: &CallPlan, args: &[ArgKind], capture: bool) -> Option<StubEntry> {
-    let checks: Vec<ArgCheck> = args
-        .iter()
-        .map(|a| match *a {
-            ArgKind::Scalar(k) => ArgCheck::Scalar(k),
-            ArgKind::Group(n) => ArgCheck::Group(u32::try_from(n).unwrap_or(u32::MAX)),
-        })
-        .collect();
+    let checks: Vec<ArgCheck> = args.iter().map(|a| arg_check(*a)).collect();
     let stub = crate::call::stub::stub_for(plan, &checks, capture)?;
     Some(StubEntry {
         raw: stub.raw,
