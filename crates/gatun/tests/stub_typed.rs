@@ -83,10 +83,10 @@ fn scalar_signatures_call_the_target_directly() {
 }
 
 #[test]
-fn structs_go_through_the_stub() {
+fn structs_are_called_directly_or_through_the_stub() {
     let id = FD::of(V::F64, [Id::layout()]);
     let f = link("sysv_id_sum", &id).typed::<(Id,), f64>().unwrap();
-    assert!(!f.is_direct());
+    assert!(f.is_direct());
     // SAFETY: double sysv_id_sum(sysv_ID).
     assert_eq!(unsafe { f.call((Id { i: 3, d: 0.5 },)) }, 30.5);
     let f = link("sysv_id_make", &FD::of(Id::layout(), [V::I32, V::F64]))
@@ -161,6 +161,32 @@ fn capture_and_variadic_use_the_stub() {
     }
     .unwrap();
     assert_eq!(gatun::Value::F64(r), want);
+
+    // a struct by value as a variadic argument: through the stub's raw entry
+    let h = link_with(
+        "sysv_va_sum",
+        &FD::of(V::F64, [V::ADDRESS.into(), Dd::layout()]),
+        &[LinkerOption::FirstVariadicArg(1)],
+    );
+    let f = h.typed::<(*const u8, Dd), f64>().unwrap();
+    assert!(!f.is_direct());
+    // SAFETY: "s" announces one sysv_DD.
+    let r = unsafe { f.call((b"s\0".as_ptr(), Dd { a: 1.5, b: 2.0 })) };
+    assert_eq!(r, 1.5 + 20.0);
+}
+
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Dd {
+    a: f64,
+    b: f64,
+}
+
+// SAFETY: two doubles, as `sysv_DD`.
+unsafe impl CType for Dd {
+    fn layout() -> MemoryLayout {
+        MemoryLayout::c_struct([V::F64, V::F64]).unwrap()
+    }
 }
 
 #[test]

@@ -17,7 +17,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::abi::{CallPlan, ReturnPlan};
-use crate::call::stub::{ArgCheck, Stub, StubFn};
+use crate::call::stub::{ArgCheck, Stub, StubFn, StubResult};
 use crate::call::{store_low_bytes, CallFrame, StackArgs, MAX_STACK_BYTES};
 use crate::error::{Error, Result};
 use crate::layout::{MemoryLayout, ScalarKind};
@@ -120,6 +120,10 @@ impl Linker {
             },
         };
         let stub = compiled_stub(&plan, &args, capture);
+        let ret_tag = match ret {
+            RetKind::Scalar(k) => (crate::call::stub::scalar_tag(k), k == ScalarKind::Bool),
+            _ => (crate::call::stub::value_tag(&Value::Void), false),
+        };
         Ok(DowncallHandle {
             inner: Arc::new(Inner {
                 stub,
@@ -129,6 +133,7 @@ impl Linker {
                 plan,
                 args,
                 ret,
+                ret_tag,
                 capture,
                 captured,
                 critical,
@@ -270,6 +275,8 @@ struct Inner {
     plan: CallPlan,
     args: Box<[ArgKind]>,
     ret: RetKind,
+    /// The `Value` tag of a scalar/void return, and whether it is a bool (stub value path).
+    ret_tag: (u8, bool),
     capture: bool,
     captured: &'static [&'static str],
     critical: bool,
@@ -408,15 +415,22 @@ impl DowncallHandle {
         self.inner.args.len() + self.inner.capture as usize
     }
 
+    #[inline]
     fn check_count(&self, found: usize) -> Result<()> {
         if found != self.arity() {
-            return Err(Error::ArgumentCount {
-                descriptor: self.inner.descriptor.to_string(),
-                expected: self.arity(),
-                found,
-            });
+            return Err(self.count_error(found));
         }
         Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn count_error(&self, found: usize) -> Error {
+        Error::ArgumentCount {
+            descriptor: self.inner.descriptor.to_string(),
+            expected: self.arity(),
+            found,
+        }
     }
 
     /// Calls the function with `args` (scalars as their `Value` variants; pointers as
@@ -433,13 +447,10 @@ impl DowncallHandle {
     /// # Safety
     /// The symbol must be a function of the linked type, and `args` must satisfy its contract
     /// (valid pointers, etc.).
+    #[inline]
     pub unsafe fn invoke(&self, args: &[Value<'_>]) -> Result<Value<'static>> {
         if let RetKind::Group { .. } = self.inner.ret {
-            return Err(Error::ValueMismatch {
-                position: "return".into(),
-                expected: "a scalar or void return (use invoke_into for a struct return)".into(),
-                found: "struct".into(),
-            });
+            return Err(struct_return_error());
         }
         // SAFETY: forwarded; no destination is needed for scalar and void returns.
         unsafe { self.invoke_values(std::ptr::null_mut(), args) }
@@ -455,6 +466,7 @@ impl DowncallHandle {
     ///
     /// # Safety
     /// As [`DowncallHandle::invoke`].
+    #[inline]
     pub unsafe fn invoke_into<'a, A: SegmentAllocator + ?Sized>(
         &self,
         allocator: &'a A,
@@ -481,6 +493,7 @@ impl DowncallHandle {
     ///
     /// # Safety
     /// As [`DowncallHandle::invoke`].
+    #[inline]
     pub unsafe fn invoke_to_segment(
         &self,
         dest: MemorySegment<'_>,
@@ -505,38 +518,39 @@ impl DowncallHandle {
 
     /// The `Value` path. `ret` is the struct-return destination (return layout's size), or null
     /// for scalar/void returns.
-    #[inline]
+    #[inline(always)]
     unsafe fn invoke_values(&self, ret: *mut u8, args: &[Value<'_>]) -> Result<Value<'static>> {
         self.check_count(args.len())?;
         let inner = &*self.inner;
         if let Some(stub) = &inner.stub {
             // SAFETY: the argument count matches; `ret` is forwarded; the stub checks every
             // argument's tag (and struct segment length) before it calls anything.
-            if let Some(v) = unsafe { self.invoke_stub_values(stub, ret, args) } {
-                return Ok(v);
+            let r = unsafe { self.invoke_stub_values(stub, ret, args) };
+            if r.status == 0 {
+                return Ok(self.returned_value(r.bits));
             }
         }
         // SAFETY: forwarded.
         unsafe { self.invoke_trampoline(ret, args) }
     }
 
-    /// The compiled value entry. `None`: an argument did not match what the stub checks (e.g. a
-    /// `Segment` for a pointer parameter, or a bad capture segment) and nothing was called; the
-    /// trampoline path then accepts the value or reports the exact error.
+    /// The compiled value entry. `status != 0`: an argument did not match what the stub checks
+    /// (e.g. a `Segment` for a pointer parameter, or a bad capture segment) and nothing was
+    /// called; the trampoline path then accepts the value or reports the exact error.
     #[inline(always)]
     unsafe fn invoke_stub_values(
         &self,
         stub: &StubEntry,
         ret: *mut u8,
         args: &[Value<'_>],
-    ) -> Option<Value<'static>> {
+    ) -> StubResult {
         let inner = &*self.inner;
         let (errno, rest) = if inner.capture {
             match args[0] {
                 Value::Segment(s) if s.byte_size() >= 4 && s.address() % 4 == 0 => {
                     (s.as_ptr().cast::<i32>(), &args[1..])
                 }
-                _ => return None,
+                _ => return StubResult { bits: 0, status: 1 },
             }
         } else {
             (std::ptr::null_mut(), args)
@@ -545,24 +559,55 @@ impl DowncallHandle {
         // the stub reads exactly those, checking tags and segment lengths first; `ret` is null
         // or holds the return layout's size (caller's contract); `errno` is null or a valid,
         // aligned capture field; the target's contract is the caller's.
-        let r = unsafe {
+        unsafe {
             (stub.values)(
                 rest.as_ptr().cast(),
                 ret,
                 errno,
                 inner.target as *const c_void,
             )
-        };
-        if r.status != 0 {
-            return None;
         }
-        Some(match inner.ret {
-            RetKind::Scalar(k) => scalar_value(k, r.bits),
-            _ => Value::Void,
-        })
     }
 
-    /// The trampoline (`CallFrame`) value path, with full per-argument checks.
+    /// The `Value` of a scalar or void return from the stub's raw register bits.
+    #[inline(always)]
+    fn returned_value(&self, raw: u64) -> Value<'static> {
+        let inner = &*self.inner;
+        let bits = if inner.ret_tag.1 {
+            (raw as u8 != 0) as u64
+        } else {
+            raw
+        };
+        // SAFETY: `Value` is `#[repr(C, u8)]` (24 bytes, `stub::VALUE_STRIDE`): word 0 holds the
+        // tag byte (the rest of the word is padding), word 1 the payload (a scalar variant's
+        // field is its low bytes, the rest padding), word 2 is padding for every scalar variant
+        // and `Void`. `ret_tag` is the tag of `Void` or of the return kind's variant, and the
+        // payload is a valid value of it (bools normalised to 0/1 above; every other scalar
+        // accepts any bits). Building the value from two whole words lets callers copy it
+        // without store-forwarding stalls.
+        // (On x86-64 tag and payload are written by one 16-byte store: a caller copying the
+        // value with 16-byte loads then gets it store-forwarded instead of stalling.)
+        #[cfg(target_arch = "x86_64")]
+        unsafe {
+            use std::arch::x86_64::{_mm_set_epi64x, _mm_storeu_si128};
+            let mut v = std::mem::MaybeUninit::<Value<'static>>::uninit();
+            let p = v.as_mut_ptr().cast::<u64>();
+            _mm_storeu_si128(
+                p.cast(),
+                _mm_set_epi64x(bits as i64, inner.ret_tag.0 as i64),
+            );
+            p.add(2).write(0);
+            v.assume_init()
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        unsafe {
+            std::mem::transmute::<[u64; 3], Value<'static>>([inner.ret_tag.0 as u64, bits, 0])
+        }
+    }
+
+    /// The trampoline (`CallFrame`) value path, with full per-argument checks. Out of line:
+    /// invocations through a stub inline only the stub call into their caller.
+    #[inline(never)]
     unsafe fn invoke_trampoline(&self, ret: *mut u8, args: &[Value<'_>]) -> Result<Value<'static>> {
         let inner = &*self.inner;
         let mut stack = StackArgs::new();
@@ -716,6 +761,16 @@ impl DowncallHandle {
             unsafe { write_scalar(k, frame.returned(scalar_register(&inner.plan)), ret) };
         }
         Ok(())
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn struct_return_error() -> Error {
+    Error::ValueMismatch {
+        position: "return".into(),
+        expected: "a scalar or void return (use invoke_into for a struct return)".into(),
+        found: "struct".into(),
     }
 }
 

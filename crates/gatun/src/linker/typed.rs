@@ -2,13 +2,14 @@
 //! against the handle's descriptor once and returns a [`TypedHandle`] whose
 //! [`call`](TypedHandle::call) takes the arguments as a Rust tuple and returns a Rust value.
 //!
-//! - For a handle without capture, not variadic, whose arguments and return are all scalars
-//!   (or `void`), `call` is the target function itself, called through an
-//!   `unsafe extern "C" fn(A0, A1, ..) -> R` pointer: the Rust compiler then does the SysV
-//!   lowering, exactly as for a hand-written `extern "C"` declaration (floor speed).
-//! - Otherwise (structs by value, capture, variadic calls) `call` goes through the handle's
-//!   compiled stub (raw entry, pointers to the tuple's fields), or the trampoline when the
-//!   handle has no stub.
+//! - For a handle without capture and not variadic, `call` is the target function itself,
+//!   called through an `unsafe extern "C" fn(A0, A1, ..) -> R` pointer: the Rust compiler then
+//!   does the SysV lowering, exactly as for a hand-written `extern "C"` declaration (floor
+//!   speed). This includes `#[repr(C)]` structs by value, whose [`CType`] layout was checked
+//!   against the descriptor: rustc classifies them as a C compiler does (§3.2.3).
+//! - Capture and variadic handles go through the handle's compiled stub (raw entry, pointers to
+//!   the tuple's fields; `%al`, float promotion and errno handled by the stub), or the
+//!   trampoline when the handle has no stub. A Rust `extern "C" fn` type can express neither.
 //!
 //! Types map to layouts through [`CType`]: implemented for every [`Scalar`] (`i32`, `f64`,
 //! `*mut T`, `bool`, ...) and, with `unsafe impl`, by users for their `#[repr(C)]` structs.
@@ -17,8 +18,8 @@
 //! - A `TypedHandle<A, R>` exists only if `A`'s layouts have the same shape as the descriptor's
 //!   arguments (with a leading pointer for the capture state) and `R`'s as its return; shapes
 //!   are compared structurally (kinds, sizes, offsets, alignments; names ignored).
-//! - The direct path is taken only for non-capture, non-variadic all-scalar signatures, where
-//!   the Rust `extern "C"` ABI and the descriptor's C signature coincide.
+//! - The direct path is taken only for non-capture, non-variadic signatures, where the Rust
+//!   `extern "C"` ABI of the checked types and the descriptor's C signature coincide.
 
 use std::ffi::c_void;
 use std::marker::PhantomData;
@@ -39,7 +40,8 @@ use crate::value::Scalar;
 /// of the layout's kind at every offset where `Self` has one (`#[repr(C)]` field order). Every
 /// bit pattern the C side can return must be a valid `Self` (plain integers, floats, raw
 /// pointers and structs of them; no `bool`, references or enums inside a returned struct).
-/// `SCALAR` must stay `None` for non-scalars.
+/// `SCALAR` must stay `None` for non-scalars. A typed handle may call the C function directly
+/// with `Self` as an `extern "C"` argument or return type, so `Self` should be `#[repr(C)]`.
 pub unsafe trait CType: Copy + 'static {
     /// `Some(kind)` for scalars (gatun sets it; leave the default for structs).
     const SCALAR: Option<ScalarKind> = None;
@@ -123,9 +125,6 @@ pub const MAX_TYPED_ARGS: usize = 12;
 pub unsafe trait CArgs: Copy {
     /// Number of arguments.
     const COUNT: usize;
-    /// Whether every argument is a scalar.
-    #[doc(hidden)]
-    const ALL_SCALAR: bool;
     /// The argument layouts, in order.
     fn layouts() -> Vec<MemoryLayout>;
     /// Writes a pointer to each field into `out[..COUNT]`.
@@ -144,7 +143,6 @@ macro_rules! args_impl {
         // SAFETY: one pointer per field, in order; the direct call uses the fields' types.
         unsafe impl<$($T: CType),*> CArgs for ($($T,)*) {
             const COUNT: usize = $n;
-            const ALL_SCALAR: bool = true $(&& $T::SCALAR.is_some())*;
             fn layouts() -> Vec<MemoryLayout> {
                 vec![$($T::layout()),*]
             }
@@ -291,7 +289,7 @@ impl DowncallHandle {
                 found: name(R::return_layout().as_ref()),
             });
         }
-        let direct = !capture && !self.plan().is_variadic() && A::ALL_SCALAR && R::SCALAR;
+        let direct = !capture && !self.plan().is_variadic();
         Ok(TypedHandle {
             target: self.address(),
             direct,
@@ -323,8 +321,8 @@ impl<A: CArgs, R: CReturn> TypedHandle<A, R> {
     #[inline(always)]
     pub unsafe fn call(&self, args: A) -> R {
         if self.direct {
-            // SAFETY: checked at construction: a non-variadic, non-capture, all-scalar
-            // signature whose types match the descriptor, so this is the target's C type.
+            // SAFETY: checked at construction: a non-variadic, non-capture signature whose
+            // types have the descriptor's layouts, so this is the target's C type.
             return unsafe { args.call_direct::<R>(self.target) };
         }
         // SAFETY: forwarded.
