@@ -171,7 +171,7 @@ fn capture_and_variadic_use_the_stub() {
     let f = h.typed::<(*const u8, Dd), f64>().unwrap();
     assert!(!f.is_direct());
     // SAFETY: "s" announces one sysv_DD.
-    let r = unsafe { f.call((b"s\0".as_ptr(), Dd { a: 1.5, b: 2.0 })) };
+    let r = unsafe { f.call((c"s".as_ptr().cast::<u8>(), Dd { a: 1.5, b: 2.0 })) };
     assert_eq!(r, 1.5 + 20.0);
 }
 
