@@ -406,6 +406,152 @@ fn emit_return_move(a: &mut Asm, m: &ReturnMove) {
     }
 }
 
+/// Where argument `i`'s bytes are, after emitting the value entry's checks for it: `(base
+/// register, displacement)`. `args` is the register holding the entry's `args` parameter.
+fn arg_source(
+    a: &mut Asm,
+    mode: Mode,
+    args: u8,
+    i: usize,
+    check: ArgCheck,
+    fails: &mut Vec<usize>,
+    with_checks: bool,
+) -> (u8, i32) {
+    match mode {
+        Mode::Raw => {
+            // mov r10, [args + 8i]
+            a.load_zx(R10, args, 8 * i as i32, 8);
+            (R10, 0)
+        }
+        Mode::Values => {
+            let slot = VALUE_STRIDE * i as i32;
+            if with_checks {
+                let tag = match check {
+                    ArgCheck::Scalar(k) => scalar_tag(k),
+                    ArgCheck::Group(_) => segment_tag(),
+                };
+                // cmp byte [args + slot], tag; jne fail
+                a.op_mem(None, false, &[0x80], 7, args, slot);
+                a.byte(tag);
+                fails.push(a.jump(&[0x0F, 0x85]));
+            }
+            match check {
+                ArgCheck::Scalar(_) => (args, slot + VALUE_PAYLOAD),
+                ArgCheck::Group(size) => {
+                    let seg = slot + VALUE_PAYLOAD;
+                    if with_checks {
+                        // cmp qword [args + seg.len], size; jb fail
+                        a.op_mem(
+                            None,
+                            true,
+                            &[0x81],
+                            7,
+                            args,
+                            seg + crate::memory::MemorySegment::LEN_OFFSET as i32,
+                        );
+                        a.bytes(&size.to_le_bytes());
+                        fails.push(a.jump(&[0x0F, 0x82]));
+                    }
+                    a.load_zx(
+                        R10,
+                        args,
+                        seg + crate::memory::MemorySegment::PTR_OFFSET as i32,
+                        8,
+                    );
+                    (R10, 0)
+                }
+            }
+        }
+    }
+}
+
+/// Emits every argument move. With `defer_rdi` the moves into rdi (which then holds `args`)
+/// are emitted last, after the argument's source is found again.
+fn emit_args(
+    a: &mut Asm,
+    plan: &CallPlan,
+    checks: &[ArgCheck],
+    mode: Mode,
+    args: u8,
+    defer_rdi: bool,
+    fails: &mut Vec<usize>,
+) {
+    let is_rdi = |m: &ArgMove| defer_rdi && m.to == Location::Int(0);
+    let mut deferred = None;
+    for (i, (ap, check)) in plan.args.iter().zip(checks).enumerate() {
+        let all_deferred = !ap.moves.is_empty() && ap.moves.iter().all(is_rdi);
+        if all_deferred && mode == Mode::Raw {
+            deferred = Some((i, *check, ap.moves[0]));
+            continue;
+        }
+        let (base, disp) = arg_source(a, mode, args, i, *check, fails, true);
+        for m in &ap.moves {
+            if is_rdi(m) {
+                deferred = Some((i, *check, *m));
+            } else {
+                emit_move(a, base, disp, m);
+            }
+        }
+    }
+    if let Some((i, check, m)) = deferred {
+        let (base, disp) = arg_source(a, mode, args, i, check, fails, false);
+        emit_move(a, base, disp, &m);
+    }
+}
+
+/// Patches the value entry's failure jumps to a tail that returns `status = 1` (rax = 0) by
+/// jumping to `epilogue`.
+fn emit_fail_path(a: &mut Asm, fails: Vec<usize>, epilogue: usize) {
+    if fails.is_empty() {
+        return;
+    }
+    let fail = a.buf.len();
+    for f in fails {
+        a.patch(f, fail);
+    }
+    a.mov_imm32(RDX, 1);
+    let j = a.jump(&[0xE9]);
+    a.patch(j, epilogue);
+}
+
+/// Whether a plan gets the leaf frame: no capture and a scalar or void return, so nothing is
+/// needed after the call but rax/xmm0 (no callee-saved registers to keep `ret` or errno).
+fn is_leaf(plan: &CallPlan, capture: bool) -> bool {
+    !capture
+        && plan.hidden_return_pointer.is_none()
+        && matches!(plan.ret, ReturnPlan::Void | ReturnPlan::Scalar(_))
+}
+
+/// Compiles one entry point with the leaf frame: `sub rsp, F`; the target saved in the frame;
+/// arguments loaded from rdi (rdi's own move last); `call [rsp + T]`; `add rsp, F`; `ret`.
+fn compile_leaf_entry(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], mode: Mode) {
+    let area = plan.stack_bytes.next_multiple_of(16) as i32;
+    let frame = area + 8; // rsp ≡ 8 (mod 16) at entry: 16-byte aligned at the call
+                          // sub rsp, imm32
+    a.op_reg(None, true, &[0x81], 5, RSP);
+    a.bytes(&frame.to_le_bytes());
+    // mov [rsp + area], rcx (the target)
+    a.store(RCX, RSP, area, 8);
+    let mut fails = Vec::new();
+    emit_args(a, plan, checks, mode, RDI, true, &mut fails);
+    if plan.is_variadic() {
+        a.mov_imm32(RAX, plan.vector_registers as u32);
+    }
+    // call qword [rsp + area]
+    a.op_mem(None, false, &[0xFF], 2, RSP, area);
+    if let ReturnPlan::Scalar(Register::Vector(n)) = plan.ret {
+        a.movq_r_x(RAX, n);
+    }
+    // xor edx, edx (status 0)
+    a.bytes(&[0x31, 0xD2]);
+    let epilogue = a.buf.len();
+    // add rsp, imm32
+    a.op_reg(None, true, &[0x81], 0, RSP);
+    a.bytes(&frame.to_le_bytes());
+    a.byte(0xC3);
+    emit_fail_path(a, fails, epilogue);
+}
+
 /// Compiles one entry point.
 fn compile_entry(
     a: &mut Asm,
@@ -415,6 +561,9 @@ fn compile_entry(
     errno_location: u64,
     mode: Mode,
 ) {
+    if is_leaf(plan, capture) {
+        return compile_leaf_entry(a, plan, checks, mode);
+    }
     let frame = plan.stack_bytes.next_multiple_of(16) as i32 + 8;
     // prologue
     a.push(RBP);
@@ -435,54 +584,7 @@ fn compile_entry(
         a.mov_rr(R14, RAX);
     }
     let mut fails = Vec::new();
-    let seg_tag = segment_tag();
-    for (i, (ap, check)) in plan.args.iter().zip(checks).enumerate() {
-        let (base, disp) = match mode {
-            Mode::Raw => {
-                // mov r10, [rbx + 8i]
-                a.load_zx(R10, RBX, 8 * i as i32, 8);
-                (R10, 0)
-            }
-            Mode::Values => {
-                let slot = VALUE_STRIDE * i as i32;
-                let tag = match *check {
-                    ArgCheck::Scalar(k) => scalar_tag(k),
-                    ArgCheck::Group(_) => seg_tag,
-                };
-                // cmp byte [rbx + slot], tag; jne fail
-                a.op_mem(None, false, &[0x80], 7, RBX, slot);
-                a.byte(tag);
-                fails.push(a.jump(&[0x0F, 0x85]));
-                match *check {
-                    ArgCheck::Scalar(_) => (RBX, slot + VALUE_PAYLOAD),
-                    ArgCheck::Group(size) => {
-                        let seg = slot + VALUE_PAYLOAD;
-                        // cmp qword [rbx + seg.len], size; jb fail
-                        a.op_mem(
-                            None,
-                            true,
-                            &[0x81],
-                            7,
-                            RBX,
-                            seg + crate::memory::MemorySegment::LEN_OFFSET as i32,
-                        );
-                        a.bytes(&size.to_le_bytes());
-                        fails.push(a.jump(&[0x0F, 0x82]));
-                        a.load_zx(
-                            R10,
-                            RBX,
-                            seg + crate::memory::MemorySegment::PTR_OFFSET as i32,
-                            8,
-                        );
-                        (R10, 0)
-                    }
-                }
-            }
-        };
-        for m in &ap.moves {
-            emit_move(a, base, disp, m);
-        }
-    }
+    emit_args(a, plan, checks, mode, RBX, false, &mut fails);
     if capture {
         // restore before: mov r11d, [r13]; mov [r14], r11d
         a.load_zx(R11, R13, 0, 4);
@@ -517,15 +619,7 @@ fn compile_entry(
     }
     a.pop(RBP);
     a.byte(0xC3);
-    if !fails.is_empty() {
-        let fail = a.buf.len();
-        for f in fails {
-            a.patch(f, fail);
-        }
-        a.mov_imm32(RDX, 1);
-        let j = a.jump(&[0xE9]);
-        a.patch(j, epilogue);
-    }
+    emit_fail_path(a, fails, epilogue);
 }
 
 /// The machine code of a stub: both entries, the raw entry at offset 0.

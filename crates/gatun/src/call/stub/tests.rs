@@ -84,46 +84,66 @@ fn body(v: &[String], prologue: usize) -> Vec<&str> {
 }
 
 #[test]
-fn scalar_int_args_raw_entry() {
+fn scalar_int_args_raw_entry_leaf_frame() {
+    // no capture, scalar return: the leaf frame (no callee-saved registers), args from rdi,
+    // rdi's own argument loaded last
     let (raw, _) = entries(
         &FD::of(V::I32, [V::I32, V::I16, V::U8, V::I64]),
         None,
         false,
     );
-    assert_eq!(&raw[..12], &PROLOGUE);
-    let mut want = vec![
-        "mov r10, qword ptr [rbx]",
-        "movsxd rdi, dword ptr [r10]",
-        "mov r10, qword ptr [rbx+0x8]",
-        "movsx rsi, word ptr [r10]",
-        "mov r10, qword ptr [rbx+0x10]",
-        "movzx edx, byte ptr [r10]",
-        "mov r10, qword ptr [rbx+0x18]",
-        "mov rcx, qword ptr [r10]",
-        "call r15",
-        "xor edx, edx",
-    ];
-    want.extend(EPILOGUE);
-    assert_eq!(body(&raw, 12), want);
+    assert_eq!(
+        raw,
+        [
+            "sub rsp, 0x8",
+            "mov qword ptr [rsp], rcx",
+            "mov r10, qword ptr [rdi+0x8]",
+            "movsx rsi, word ptr [r10]",
+            "mov r10, qword ptr [rdi+0x10]",
+            "movzx edx, byte ptr [r10]",
+            "mov r10, qword ptr [rdi+0x18]",
+            "mov rcx, qword ptr [r10]",
+            "mov r10, qword ptr [rdi]",
+            "movsxd rdi, dword ptr [r10]",
+            "call qword ptr [rsp]",
+            "xor edx, edx",
+            "add rsp, 0x8",
+            "ret",
+        ]
+    );
 }
 
 #[test]
 fn value_entry_checks_tags_and_converts_floats() {
-    let d = FD::of(V::F64, [V::F64, V::F32]);
+    let d = FD::of(V::F64, [V::F64, V::F32, V::I32]);
     let (_, val) = entries(&d, None, false);
     let t64 = scalar_tag(ScalarKind::F64);
     let t32 = scalar_tag(ScalarKind::F32);
-    let b = body(&val, 12);
-    assert_eq!(b[0], format!("cmp byte ptr [rbx], 0x{t64:x}"));
-    assert!(b[1].starts_with("jne "), "{b:?}");
-    assert_eq!(b[2], "movq xmm0, qword ptr [rbx+0x8]");
-    assert_eq!(b[3], format!("cmp byte ptr [rbx+0x18], 0x{t32:x}"));
-    assert!(b[4].starts_with("jne "));
-    assert_eq!(b[5], "movd xmm1, dword ptr [rbx+0x20]");
-    assert_eq!(&b[6..9], ["call r15", "movq rax, xmm0", "xor edx, edx"]);
+    let ti = scalar_tag(ScalarKind::I32);
+    let b: Vec<&str> = val.iter().map(String::as_str).collect();
+    assert_eq!(&b[..2], ["sub rsp, 0x8", "mov qword ptr [rsp], rcx"]);
+    assert_eq!(b[2], format!("cmp byte ptr [rdi], 0x{t64:x}"));
+    assert!(b[3].starts_with("jne "), "{b:?}");
+    assert_eq!(b[4], "movq xmm0, qword ptr [rdi+0x8]");
+    assert_eq!(b[5], format!("cmp byte ptr [rdi+0x18], 0x{t32:x}"));
+    assert!(b[6].starts_with("jne "));
+    assert_eq!(b[7], "movd xmm1, dword ptr [rdi+0x20]");
+    assert_eq!(b[8], format!("cmp byte ptr [rdi+0x30], 0x{ti:x}"));
+    assert!(b[9].starts_with("jne "));
+    assert_eq!(
+        &b[10..16],
+        [
+            "movsxd rdi, dword ptr [rdi+0x38]",
+            "call qword ptr [rsp]",
+            "movq rax, xmm0",
+            "xor edx, edx",
+            "add rsp, 0x8",
+            "ret"
+        ]
+    );
     // the failure path: status 1, then the shared epilogue
-    assert_eq!(b[b.len() - 2], "mov edx, 0x1");
-    assert!(b[b.len() - 1].starts_with("jmp "));
+    assert_eq!(b[16], "mov edx, 0x1");
+    assert!(b[17].starts_with("jmp ") && b.len() == 18, "{b:?}");
 }
 
 #[test]
@@ -131,26 +151,29 @@ fn variadic_call_sets_al_and_promotes_float() {
     // printf-like: (ptr, ...) called with (float, double) → cvtss2sd, %al = 2
     let d = FD::of(V::I32, [V::ADDRESS, V::F32, V::F64]);
     let (raw, _) = entries(&d, Some(1), false);
-    let b = body(&raw, 12);
     assert_eq!(
-        &b[..8],
+        &raw[2..11],
         [
-            "mov r10, qword ptr [rbx]",
-            "mov rdi, qword ptr [r10]",
-            "mov r10, qword ptr [rbx+0x8]",
+            "mov r10, qword ptr [rdi+0x8]",
             "cvtss2sd xmm0, dword ptr [r10]",
-            "mov r10, qword ptr [rbx+0x10]",
+            "mov r10, qword ptr [rdi+0x10]",
             "movq xmm1, qword ptr [r10]",
+            "mov r10, qword ptr [rdi]",
+            "mov rdi, qword ptr [r10]",
             "mov eax, 0x2",
-            "call r15",
+            "call qword ptr [rsp]",
+            "xor edx, edx",
         ]
     );
 }
 
 #[test]
 fn capture_restores_before_and_saves_after() {
+    // capture needs the full frame: args, ret and errno pointers in callee-saved registers
     let d = FD::of(V::I32, [V::I32]);
     let (raw, _) = entries(&d, None, true);
+    assert_eq!(&raw[..12], &PROLOGUE);
+    assert_eq!(&raw[raw.len() - 8..], &EPILOGUE);
     let b = body(&raw, 12);
     assert_eq!(
         &b[..11],
