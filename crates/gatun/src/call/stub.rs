@@ -2,39 +2,44 @@
 //! [`CallPlan`] at link time (issue 9), hand-encoded (see ARCHITECTURE.md, "Compiled stubs").
 //!
 //! A stub is an ordinary SysV function
-//! `extern "C" fn(args: *const u8, ret: *mut u8, errno: *mut i32, target: *const c_void) -> StubResult`.
-//! It has two entry points compiled from the same plan, differing only in where an argument's
-//! bytes are found:
+//! `extern "C" fn(args: *const u8, ret: *mut u8, errno: *mut i32, target: *const c_void,
+//! failed: *mut u8) -> u64` returning the raw 64-bit return register (rax, or xmm0's bits for a
+//! float return). It has two entry points compiled from the same plan, differing only in where
+//! an argument's bytes are found:
 //! - **value entry** (`invoke`, `invoke_into`, `invoke_to_segment`): `args` points to the
 //!   caller's `&[Value]` (after the capture segment). `Value` is `#[repr(C, u8)]`, so argument `i`
 //!   is at `args + i * size_of::<Value>()`, its tag byte at offset 0 and its payload at
-//!   [`VALUE_PAYLOAD`]. The stub checks every tag (and every struct segment's length) before it
-//!   has any side effect; on a mismatch it returns `status = 1` without calling anything and the
-//!   caller falls back to the checked trampoline path (which either accepts the value, e.g. a
-//!   `Segment` for a pointer parameter, or reports the exact error).
+//!   [`VALUE_PAYLOAD`]. The stub first checks every tag (and every struct segment's length);
+//!   on a mismatch it writes 1 to `*failed` and returns without calling anything, and the caller
+//!   falls back to the checked trampoline path (which either accepts the value, e.g. a `Segment`
+//!   for a pointer parameter, or reports the exact error).
 //! - **raw entry** (`invoke_raw`, typed calls): `args` is an array of pointers, `args[i]`
-//!   pointing to argument `i`'s bytes in its layout's representation.
+//!   pointing to argument `i`'s bytes in its layout's representation. No checks.
 //!
-//! Body (no allocation, no classification, no branches except the value entry's checks):
-//! 1. prologue: saves rbp, rbx, r12..r15, reserves the outgoing stack area (16-byte aligned at
-//!    the call, SysV §3.2.2); keeps `args` in rbx, `ret` in r12, `errno` in r13, `target` in r15;
-//! 2. capture only: `call __errno_location`, the thread's errno address kept in r14;
-//! 3. every [`ArgMove`] of the plan: exactly `size` bytes loaded (never past the argument),
-//!    converted (sign extension, bool normalisation, float → double) and put into its GPR, XMM
-//!    register (via r11 when not a plain 4- or 8-byte load) or stack slot;
-//! 4. capture only: the capture segment's errno copied into errno ("restore before");
-//! 5. the hidden return pointer (`ret`) into rdi, `%al` = vector register count for variadic
-//!    calls, `call r15`;
-//! 6. capture only: errno copied back into the capture segment immediately ("save after");
-//! 7. a register-returned struct is stored into `ret` by its [`ReturnMove`]s (exact sizes);
-//!    a scalar comes back as the raw 64-bit register value in `StubResult::bits` (xmm0 moved
-//!    to rax), `status = 0`.
+//! After the checks, one of three bodies (no allocation, no classification, no branches):
+//! - **tail** (no capture, no stack arguments, integer or void return): the target goes to r11,
+//!   every [`ArgMove`] is carried out from rdi (rdi's own argument last), `%al` is set for
+//!   variadic calls, and `jmp r11`: the target returns straight to the stub's caller.
+//! - **leaf** (no capture, scalar or void return): as tail, but with a 16-byte aligned frame
+//!   holding the outgoing stack arguments and the target (`call [rsp + T]`), and
+//!   `movq rax, xmm0` for a float return.
+//! - **full** (capture, struct returns): saves rbp, rbx, r12..r15 and keeps `args` in rbx,
+//!   `ret` in r12, `errno` in r13, `target` in r15; capture only: `call __errno_location`
+//!   (address kept in r14) before any argument is loaded and the capture segment's errno copied
+//!   into errno just before the call ("restore before"); the hidden return pointer (`ret`) into
+//!   rdi; `call r15`; capture only: errno copied back immediately ("save after"); a
+//!   register-returned struct stored into `ret` by its [`ReturnMove`]s (exact sizes).
+//!
+//! Every move loads exactly `size` bytes (never past the argument), converts them (sign
+//! extension, bool normalisation, float → double) and puts them into the GPR, the XMM register
+//! (via r11 when not a plain 4- or 8-byte load) or the stack slot.
 //!
 //! # Invariants
 //! - The plan's stack offsets are below [`crate::call::MAX_STACK_BYTES`] (checked by the linker),
 //!   so every displacement fits in 32 bits.
 //! - Only caller-saved registers other than the argument registers being built are used as
-//!   scratch (rax before `%al` is set, r10, r11, xmm15); callee-saved ones are restored.
+//!   scratch (rax before `%al` is set, r10, r11, xmm15); callee-saved ones are restored. The
+//!   value entry's checks run before anything is written, so `failed` (r8) is still intact.
 //! - The stub never reads outside `args[..n]` and the argument bytes the plan names, and never
 //!   writes outside the return layout's bytes at `ret` and its own frame.
 
@@ -48,23 +53,17 @@ use crate::error::Result;
 use crate::layout::ScalarKind;
 use crate::value::Value;
 
-/// What a stub returns (in rax:rdx under SysV).
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct StubResult {
-    /// The raw 64-bit return register (rax, or xmm0's low half for a float return).
-    pub bits: u64,
-    /// 0: the call happened; 1 (value entry only): an argument did not match, nothing ran.
-    pub status: u64,
-}
-
-/// The signature of both stub entry points (see the module documentation).
+/// The signature of both stub entry points (see the module documentation). Returns the raw
+/// 64-bit return register (rax; a float return's xmm0 bits). The value entry writes 1 to
+/// `*failed` (and calls nothing) when an argument does not match; the raw entry never touches
+/// `failed`.
 pub(crate) type StubFn = unsafe extern "C" fn(
     args: *const u8,
     ret: *mut u8,
     errno: *mut i32,
     target: *const c_void,
-) -> StubResult;
+    failed: *mut u8,
+) -> u64;
 
 /// Byte offset of a `Value`'s payload (the `#[repr(C, u8)]` tag is byte 0; the payload union
 /// is 8-aligned).
@@ -406,17 +405,9 @@ fn emit_return_move(a: &mut Asm, m: &ReturnMove) {
     }
 }
 
-/// Where argument `i`'s bytes are, after emitting the value entry's checks for it: `(base
-/// register, displacement)`. `args` is the register holding the entry's `args` parameter.
-fn arg_source(
-    a: &mut Asm,
-    mode: Mode,
-    args: u8,
-    i: usize,
-    check: ArgCheck,
-    fails: &mut Vec<usize>,
-    with_checks: bool,
-) -> (u8, i32) {
+/// Where argument `i`'s bytes are: `(base register, displacement)`, loading the argument's
+/// pointer into r10 where needed. `args` is the register holding the entry's `args` parameter.
+fn arg_source(a: &mut Asm, mode: Mode, args: u8, i: usize, check: ArgCheck) -> (u8, i32) {
     match mode {
         Mode::Raw => {
             // mov r10, [args + 8i]
@@ -425,44 +416,43 @@ fn arg_source(
         }
         Mode::Values => {
             let slot = VALUE_STRIDE * i as i32;
-            if with_checks {
-                let tag = match check {
-                    ArgCheck::Scalar(k) => scalar_tag(k),
-                    ArgCheck::Group(_) => segment_tag(),
-                };
-                // cmp byte [args + slot], tag; jne fail
-                a.op_mem(None, false, &[0x80], 7, args, slot);
-                a.byte(tag);
-                fails.push(a.jump(&[0x0F, 0x85]));
-            }
             match check {
                 ArgCheck::Scalar(_) => (args, slot + VALUE_PAYLOAD),
-                ArgCheck::Group(size) => {
-                    let seg = slot + VALUE_PAYLOAD;
-                    if with_checks {
-                        // cmp qword [args + seg.len], size; jb fail
-                        a.op_mem(
-                            None,
-                            true,
-                            &[0x81],
-                            7,
-                            args,
-                            seg + crate::memory::MemorySegment::LEN_OFFSET as i32,
-                        );
-                        a.bytes(&size.to_le_bytes());
-                        fails.push(a.jump(&[0x0F, 0x82]));
-                    }
-                    a.load_zx(
-                        R10,
-                        args,
-                        seg + crate::memory::MemorySegment::PTR_OFFSET as i32,
-                        8,
-                    );
+                ArgCheck::Group(_) => {
+                    let ptr =
+                        slot + VALUE_PAYLOAD + crate::memory::MemorySegment::PTR_OFFSET as i32;
+                    a.load_zx(R10, args, ptr, 8);
                     (R10, 0)
                 }
             }
         }
     }
+}
+
+/// The value entry's checks, first thing in the stub (nothing is clobbered yet, so a failure
+/// can return at once): every argument's tag byte, and each struct segment's length. Returns
+/// the failure jumps.
+fn emit_checks(a: &mut Asm, checks: &[ArgCheck]) -> Vec<usize> {
+    let mut fails = Vec::new();
+    for (i, check) in checks.iter().enumerate() {
+        let slot = VALUE_STRIDE * i as i32;
+        let tag = match check {
+            ArgCheck::Scalar(k) => scalar_tag(*k),
+            ArgCheck::Group(_) => segment_tag(),
+        };
+        // cmp byte [rdi + slot], tag; jne fail
+        a.op_mem(None, false, &[0x80], 7, RDI, slot);
+        a.byte(tag);
+        fails.push(a.jump(&[0x0F, 0x85]));
+        if let ArgCheck::Group(size) = check {
+            let len = slot + VALUE_PAYLOAD + crate::memory::MemorySegment::LEN_OFFSET as i32;
+            // cmp qword [rdi + len], size; jb fail
+            a.op_mem(None, true, &[0x81], 7, RDI, len);
+            a.bytes(&size.to_le_bytes());
+            fails.push(a.jump(&[0x0F, 0x82]));
+        }
+    }
+    fails
 }
 
 /// Emits every argument move. With `defer_rdi` the moves into rdi (which then holds `args`)
@@ -474,17 +464,16 @@ fn emit_args(
     mode: Mode,
     args: u8,
     defer_rdi: bool,
-    fails: &mut Vec<usize>,
 ) {
     let is_rdi = |m: &ArgMove| defer_rdi && m.to == Location::Int(0);
     let mut deferred = None;
     for (i, (ap, check)) in plan.args.iter().zip(checks).enumerate() {
         let all_deferred = !ap.moves.is_empty() && ap.moves.iter().all(is_rdi);
-        if all_deferred && mode == Mode::Raw {
+        if all_deferred {
             deferred = Some((i, *check, ap.moves[0]));
             continue;
         }
-        let (base, disp) = arg_source(a, mode, args, i, *check, fails, true);
+        let (base, disp) = arg_source(a, mode, args, i, *check);
         for m in &ap.moves {
             if is_rdi(m) {
                 deferred = Some((i, *check, *m));
@@ -494,14 +483,14 @@ fn emit_args(
         }
     }
     if let Some((i, check, m)) = deferred {
-        let (base, disp) = arg_source(a, mode, args, i, check, fails, false);
+        let (base, disp) = arg_source(a, mode, args, i, check);
         emit_move(a, base, disp, &m);
     }
 }
 
-/// Patches the value entry's failure jumps to a tail that returns `status = 1` (rax = 0) by
-/// jumping to `epilogue`.
-fn emit_fail_path(a: &mut Asm, fails: Vec<usize>, epilogue: usize) {
+/// Patches the value entry's failure jumps to `mov byte [r8], 1; ret` (r8 is the `failed`
+/// parameter, still intact: the checks come before anything else).
+fn emit_fail_path(a: &mut Asm, fails: Vec<usize>) {
     if fails.is_empty() {
         return;
     }
@@ -509,9 +498,9 @@ fn emit_fail_path(a: &mut Asm, fails: Vec<usize>, epilogue: usize) {
     for f in fails {
         a.patch(f, fail);
     }
-    a.mov_imm32(RDX, 1);
-    let j = a.jump(&[0xE9]);
-    a.patch(j, epilogue);
+    a.op_mem(None, false, &[0xC6], 0, R8, 0);
+    a.byte(1);
+    a.byte(0xC3);
 }
 
 /// Whether a plan gets the leaf frame: no capture and a scalar or void return, so nothing is
@@ -522,9 +511,38 @@ fn is_leaf(plan: &CallPlan, capture: bool) -> bool {
         && matches!(plan.ret, ReturnPlan::Void | ReturnPlan::Scalar(_))
 }
 
-/// Compiles one entry point with the leaf frame: `sub rsp, F`; the target saved in the frame;
-/// arguments loaded from rdi (rdi's own move last); `call [rsp + T]`; `add rsp, F`; `ret`.
-fn compile_leaf_entry(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], mode: Mode) {
+/// Whether a leaf plan can tail-jump to the target: no stack arguments (the target's return
+/// address is then the stub caller's), an integer or void return (nothing to do after the
+/// call), and every vector move a direct load (r11 keeps the target).
+fn is_tail(plan: &CallPlan) -> bool {
+    plan.stack_bytes == 0
+        && !matches!(plan.ret, ReturnPlan::Scalar(Register::Vector(_)))
+        && plan.args.iter().flat_map(|a| &a.moves).all(|m| match m.to {
+            Location::Vector(_) => {
+                matches!(
+                    (m.conv, m.size),
+                    (Conversion::Bytes, 4 | 8) | (Conversion::FloatToDouble, _)
+                )
+            }
+            _ => true,
+        })
+}
+
+/// The tail body: `mov r11, rcx` (the target); arguments loaded from rdi (rdi's own move
+/// last); `%al`; `jmp r11`. The target returns straight to the stub's caller.
+fn compile_tail_body(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], mode: Mode) {
+    a.mov_rr(R11, RCX);
+    emit_args(a, plan, checks, mode, RDI, true);
+    if plan.is_variadic() {
+        a.mov_imm32(RAX, plan.vector_registers as u32);
+    }
+    // jmp r11
+    a.op_reg(None, false, &[0xFF], 4, R11);
+}
+
+/// The leaf frame: `sub rsp, F`; the target saved in the frame; arguments loaded from rdi
+/// (rdi's own move last); `call [rsp + T]`; `add rsp, F`; `ret`.
+fn compile_leaf_body(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], mode: Mode) {
     let area = plan.stack_bytes.next_multiple_of(16) as i32;
     let frame = area + 8; // rsp ≡ 8 (mod 16) at entry: 16-byte aligned at the call
                           // sub rsp, imm32
@@ -532,8 +550,7 @@ fn compile_leaf_entry(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], mode: M
     a.bytes(&frame.to_le_bytes());
     // mov [rsp + area], rcx (the target)
     a.store(RCX, RSP, area, 8);
-    let mut fails = Vec::new();
-    emit_args(a, plan, checks, mode, RDI, true, &mut fails);
+    emit_args(a, plan, checks, mode, RDI, true);
     if plan.is_variadic() {
         a.mov_imm32(RAX, plan.vector_registers as u32);
     }
@@ -542,18 +559,14 @@ fn compile_leaf_entry(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], mode: M
     if let ReturnPlan::Scalar(Register::Vector(n)) = plan.ret {
         a.movq_r_x(RAX, n);
     }
-    // xor edx, edx (status 0)
-    a.bytes(&[0x31, 0xD2]);
-    let epilogue = a.buf.len();
     // add rsp, imm32
     a.op_reg(None, true, &[0x81], 0, RSP);
     a.bytes(&frame.to_le_bytes());
     a.byte(0xC3);
-    emit_fail_path(a, fails, epilogue);
 }
 
-/// Compiles one entry point.
-fn compile_entry(
+/// The full frame (capture, struct returns): rbp frame, rbx/r12..r15 saved.
+fn compile_full_body(
     a: &mut Asm,
     plan: &CallPlan,
     checks: &[ArgCheck],
@@ -561,9 +574,6 @@ fn compile_entry(
     errno_location: u64,
     mode: Mode,
 ) {
-    if is_leaf(plan, capture) {
-        return compile_leaf_entry(a, plan, checks, mode);
-    }
     let frame = plan.stack_bytes.next_multiple_of(16) as i32 + 8;
     // prologue
     a.push(RBP);
@@ -583,8 +593,7 @@ fn compile_entry(
         a.call_reg(RAX);
         a.mov_rr(R14, RAX);
     }
-    let mut fails = Vec::new();
-    emit_args(a, plan, checks, mode, RBX, false, &mut fails);
+    emit_args(a, plan, checks, mode, RBX, false);
     if capture {
         // restore before: mov r11d, [r13]; mov [r14], r11d
         a.load_zx(R11, R13, 0, 4);
@@ -609,9 +618,6 @@ fn compile_entry(
         ReturnPlan::Scalar(Register::Vector(n)) => a.movq_r_x(RAX, *n),
         _ => {}
     }
-    // xor edx, edx (status 0)
-    a.bytes(&[0x31, 0xD2]);
-    let epilogue = a.buf.len();
     // lea rsp, [rbp - 40]
     a.op_mem(None, true, &[0x8D], RSP, RBP, -40);
     for r in [R15, R14, R13, R12, RBX] {
@@ -619,7 +625,29 @@ fn compile_entry(
     }
     a.pop(RBP);
     a.byte(0xC3);
-    emit_fail_path(a, fails, epilogue);
+}
+
+/// Compiles one entry point: the value entry's checks, then the tail, leaf or full body.
+fn compile_entry(
+    a: &mut Asm,
+    plan: &CallPlan,
+    checks: &[ArgCheck],
+    capture: bool,
+    errno_location: u64,
+    mode: Mode,
+) {
+    let fails = match mode {
+        Mode::Values => emit_checks(a, checks),
+        Mode::Raw => Vec::new(),
+    };
+    if is_leaf(plan, capture) && is_tail(plan) {
+        compile_tail_body(a, plan, checks, mode);
+    } else if is_leaf(plan, capture) {
+        compile_leaf_body(a, plan, checks, mode);
+    } else {
+        compile_full_body(a, plan, checks, capture, errno_location, mode);
+    }
+    emit_fail_path(a, fails);
 }
 
 /// The machine code of a stub: both entries, the raw entry at offset 0.

@@ -17,7 +17,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::abi::{CallPlan, ReturnPlan};
-use crate::call::stub::{ArgCheck, Stub, StubFn, StubResult};
+use crate::call::stub::{ArgCheck, Stub, StubFn};
 use crate::call::{store_low_bytes, CallFrame, StackArgs, MAX_STACK_BYTES};
 use crate::error::{Error, Result};
 use crate::layout::{MemoryLayout, ScalarKind};
@@ -525,32 +525,32 @@ impl DowncallHandle {
         if let Some(stub) = &inner.stub {
             // SAFETY: the argument count matches; `ret` is forwarded; the stub checks every
             // argument's tag (and struct segment length) before it calls anything.
-            let r = unsafe { self.invoke_stub_values(stub, ret, args) };
-            if r.status == 0 {
-                return Ok(self.returned_value(r.bits));
+            if let Some(bits) = unsafe { self.invoke_stub_values(stub, ret, args) } {
+                return Ok(self.returned_value(bits));
             }
         }
         // SAFETY: forwarded.
         unsafe { self.invoke_trampoline(ret, args) }
     }
 
-    /// The compiled value entry. `status != 0`: an argument did not match what the stub checks
-    /// (e.g. a `Segment` for a pointer parameter, or a bad capture segment) and nothing was
-    /// called; the trampoline path then accepts the value or reports the exact error.
+    /// The compiled value entry: the raw return bits, or `None` when an argument did not match
+    /// what the stub checks (e.g. a `Segment` for a pointer parameter, or a bad capture
+    /// segment) and nothing was called; the trampoline path then accepts the value or reports
+    /// the exact error.
     #[inline(always)]
     unsafe fn invoke_stub_values(
         &self,
         stub: &StubEntry,
         ret: *mut u8,
         args: &[Value<'_>],
-    ) -> StubResult {
+    ) -> Option<u64> {
         let inner = &*self.inner;
         let (errno, rest) = if inner.capture {
             match args[0] {
                 Value::Segment(s) if s.byte_size() >= 4 && s.address() % 4 == 0 => {
                     (s.as_ptr().cast::<i32>(), &args[1..])
                 }
-                _ => return StubResult { bits: 0, status: 1 },
+                _ => return None,
             }
         } else {
             (std::ptr::null_mut(), args)
@@ -559,14 +559,17 @@ impl DowncallHandle {
         // the stub reads exactly those, checking tags and segment lengths first; `ret` is null
         // or holds the return layout's size (caller's contract); `errno` is null or a valid,
         // aligned capture field; the target's contract is the caller's.
-        unsafe {
+        let mut failed = 0u8;
+        let bits = unsafe {
             (stub.values)(
                 rest.as_ptr().cast(),
                 ret,
                 errno,
                 inner.target as *const c_void,
+                &mut failed,
             )
-        }
+        };
+        (failed == 0).then_some(bits)
     }
 
     /// The `Value` of a scalar or void return from the stub's raw register bits.
@@ -728,17 +731,18 @@ impl DowncallHandle {
             };
             // SAFETY: one pointer per argument (count checked), each readable for its layout's
             // size, `ret` writable for the return layout's size: the caller's contract.
-            let r = unsafe {
+            let bits = unsafe {
                 (stub.raw)(
                     rest.as_ptr().cast(),
                     ret,
                     errno,
                     inner.target as *const c_void,
+                    std::ptr::null_mut(),
                 )
             };
             if let RetKind::Scalar(k) = inner.ret {
                 // SAFETY: as above.
-                unsafe { write_scalar(k, r.bits, ret) };
+                unsafe { write_scalar(k, bits, ret) };
             }
             return Ok(());
         }

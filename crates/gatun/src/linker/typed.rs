@@ -353,8 +353,8 @@ impl<A: CArgs, R: CReturn> TypedHandle<A, R> {
                     ret.as_mut_ptr().cast(),
                     errno,
                     self.target,
+                    std::ptr::null_mut(),
                 )
-                .bits
             },
             None => {
                 let n = A::COUNT;

@@ -84,9 +84,9 @@ fn body(v: &[String], prologue: usize) -> Vec<&str> {
 }
 
 #[test]
-fn scalar_int_args_raw_entry_leaf_frame() {
-    // no capture, scalar return: the leaf frame (no callee-saved registers), args from rdi,
-    // rdi's own argument loaded last
+fn integer_signature_tail_jumps() {
+    // no capture, no stack arguments, integer return: no frame at all; the target returns
+    // straight to the stub's caller; rdi (the args pointer) is loaded last
     let (raw, _) = entries(
         &FD::of(V::I32, [V::I32, V::I16, V::U8, V::I64]),
         None,
@@ -95,8 +95,7 @@ fn scalar_int_args_raw_entry_leaf_frame() {
     assert_eq!(
         raw,
         [
-            "sub rsp, 0x8",
-            "mov qword ptr [rsp], rcx",
+            "mov r11, rcx",
             "mov r10, qword ptr [rdi+0x8]",
             "movsx rsi, word ptr [r10]",
             "mov r10, qword ptr [rdi+0x10]",
@@ -105,45 +104,43 @@ fn scalar_int_args_raw_entry_leaf_frame() {
             "mov rcx, qword ptr [r10]",
             "mov r10, qword ptr [rdi]",
             "movsxd rdi, dword ptr [r10]",
-            "call qword ptr [rsp]",
-            "xor edx, edx",
-            "add rsp, 0x8",
-            "ret",
+            "jmp r11",
         ]
     );
 }
 
 #[test]
-fn value_entry_checks_tags_and_converts_floats() {
+fn value_entry_checks_first_then_leaf_frame() {
+    // a float return needs `movq rax, xmm0` after the call: the leaf frame
     let d = FD::of(V::F64, [V::F64, V::F32, V::I32]);
     let (_, val) = entries(&d, None, false);
     let t64 = scalar_tag(ScalarKind::F64);
     let t32 = scalar_tag(ScalarKind::F32);
     let ti = scalar_tag(ScalarKind::I32);
     let b: Vec<&str> = val.iter().map(String::as_str).collect();
-    assert_eq!(&b[..2], ["sub rsp, 0x8", "mov qword ptr [rsp], rcx"]);
-    assert_eq!(b[2], format!("cmp byte ptr [rdi], 0x{t64:x}"));
-    assert!(b[3].starts_with("jne "), "{b:?}");
-    assert_eq!(b[4], "movq xmm0, qword ptr [rdi+0x8]");
-    assert_eq!(b[5], format!("cmp byte ptr [rdi+0x18], 0x{t32:x}"));
-    assert!(b[6].starts_with("jne "));
-    assert_eq!(b[7], "movd xmm1, dword ptr [rdi+0x20]");
-    assert_eq!(b[8], format!("cmp byte ptr [rdi+0x30], 0x{ti:x}"));
-    assert!(b[9].starts_with("jne "));
+    assert_eq!(b[0], format!("cmp byte ptr [rdi], 0x{t64:x}"));
+    assert!(b[1].starts_with("jne "), "{b:?}");
+    assert_eq!(b[2], format!("cmp byte ptr [rdi+0x18], 0x{t32:x}"));
+    assert!(b[3].starts_with("jne "));
+    assert_eq!(b[4], format!("cmp byte ptr [rdi+0x30], 0x{ti:x}"));
+    assert!(b[5].starts_with("jne "));
     assert_eq!(
-        &b[10..16],
+        &b[6..],
         [
+            "sub rsp, 0x8",
+            "mov qword ptr [rsp], rcx",
+            "movq xmm0, qword ptr [rdi+0x8]",
+            "movd xmm1, dword ptr [rdi+0x20]",
             "movsxd rdi, dword ptr [rdi+0x38]",
             "call qword ptr [rsp]",
             "movq rax, xmm0",
-            "xor edx, edx",
             "add rsp, 0x8",
-            "ret"
+            "ret",
+            // the failure path: *failed = 1, nothing called
+            "mov byte ptr [r8], 0x1",
+            "ret",
         ]
     );
-    // the failure path: status 1, then the shared epilogue
-    assert_eq!(b[16], "mov edx, 0x1");
-    assert!(b[17].starts_with("jmp ") && b.len() == 18, "{b:?}");
 }
 
 #[test]
@@ -152,7 +149,7 @@ fn variadic_call_sets_al_and_promotes_float() {
     let d = FD::of(V::I32, [V::ADDRESS, V::F32, V::F64]);
     let (raw, _) = entries(&d, Some(1), false);
     assert_eq!(
-        &raw[2..11],
+        &raw[1..],
         [
             "mov r10, qword ptr [rdi+0x8]",
             "cvtss2sd xmm0, dword ptr [r10]",
@@ -161,8 +158,7 @@ fn variadic_call_sets_al_and_promotes_float() {
             "mov r10, qword ptr [rdi]",
             "mov rdi, qword ptr [r10]",
             "mov eax, 0x2",
-            "call qword ptr [rsp]",
-            "xor edx, edx",
+            "jmp r11",
         ]
     );
 }
@@ -188,7 +184,7 @@ fn capture_restores_before_and_saves_after() {
             "call r15",
             "mov r11d, dword ptr [r14]",
             "mov dword ptr [r13], r11d",
-            "xor edx, edx",
+            "lea rsp, [rbp-0x28]",
         ]
     );
 }
@@ -240,8 +236,8 @@ fn struct_returns_and_stack_arguments() {
             "mov word ptr [r12], r11w",
             "shr r11, 0x10",
             "mov byte ptr [r12+0x2], r11b",
-            "xor edx, edx",
             "lea rsp, [rbp-0x28]",
+            "pop r15",
         ]
     );
 }
