@@ -20,10 +20,11 @@
 //! - **tail** (no capture, no stack arguments, integer or void return): the target goes to r11,
 //!   every [`ArgMove`] is carried out from rdi (rdi's own argument last), `%al` is set for
 //!   variadic calls, and `jmp r11`: the target returns straight to the stub's caller.
-//! - **leaf** (no capture, scalar or void return): as tail, but with a 16-byte aligned frame
-//!   holding the outgoing stack arguments and the target (`call [rsp + T]`), and
-//!   `movq rax, xmm0` for a float return.
-//! - **full** (capture, struct returns): saves rbp, rbx, r12..r15 and keeps `args` in rbx,
+//! - **leaf** (no capture): as tail, but with a 16-byte aligned frame holding the outgoing
+//!   stack arguments, the target and `ret` (`call [rsp + T]`); the hidden return pointer
+//!   (`ret`) into rdi; after the call `movq rax, xmm0` for a float return, or a
+//!   register-returned struct stored into `ret` by its [`ReturnMove`]s (exact sizes).
+//! - **full** (capture): saves rbp, rbx, r12..r15 and keeps `args` in rbx,
 //!   `ret` in r12, `errno` in r13, `target` in r15; capture only: `call __errno_location`
 //!   (address kept in r14) before any argument is loaded and the capture segment's errno copied
 //!   into errno just before the call ("restore before"); the hidden return pointer (`ret`) into
@@ -384,23 +385,23 @@ fn emit_move(a: &mut Asm, base: u8, disp: i32, m: &ArgMove) {
     }
 }
 
-/// Stores one return move from its register into `[r12 + offset]`.
-fn emit_return_move(a: &mut Asm, m: &ReturnMove) {
+/// Stores one return move from its register into `[base + offset]` (`base` is not r11).
+fn emit_return_move(a: &mut Asm, base: u8, m: &ReturnMove) {
     let disp = m.offset as i32;
     match (m.from, m.size) {
         (Register::Int(n), 1 | 2 | 4 | 8) => {
-            a.store(if n == 0 { RAX } else { RDX }, R12, disp, m.size)
+            a.store(if n == 0 { RAX } else { RDX }, base, disp, m.size)
         }
         // movq qword [m], xmm
-        (Register::Vector(n), 8) => a.op_mem(Some(0x66), false, &[0x0F, 0xD6], n, R12, disp),
+        (Register::Vector(n), 8) => a.op_mem(Some(0x66), false, &[0x0F, 0xD6], n, base, disp),
         // movd dword [m], xmm
-        (Register::Vector(n), 4) => a.op_mem(Some(0x66), false, &[0x0F, 0x7E], n, R12, disp),
+        (Register::Vector(n), 4) => a.op_mem(Some(0x66), false, &[0x0F, 0x7E], n, base, disp),
         (from, size) => {
             match from {
                 Register::Int(n) => a.mov_rr(R11, if n == 0 { RAX } else { RDX }),
                 Register::Vector(n) => a.movq_r_x(R11, n),
             }
-            store_bytes(a, R11, R12, disp, size);
+            store_bytes(a, R11, base, disp, size);
         }
     }
 }
@@ -503,27 +504,27 @@ fn emit_fail_path(a: &mut Asm, fails: Vec<usize>) {
     a.byte(0xC3);
 }
 
-/// Whether a plan gets the leaf frame: no capture and a scalar or void return, so nothing is
-/// needed after the call but rax/xmm0 (no callee-saved registers to keep `ret` or errno).
-fn is_leaf(plan: &CallPlan, capture: bool) -> bool {
+/// Whether a plan gets the leaf frame (or the tail jump): everything but capture, which needs
+/// callee-saved registers for the errno address across the call.
+fn is_leaf(_plan: &CallPlan, capture: bool) -> bool {
     !capture
-        && plan.hidden_return_pointer.is_none()
-        && matches!(plan.ret, ReturnPlan::Void | ReturnPlan::Scalar(_))
 }
 
 /// Whether a leaf plan can tail-jump to the target: no stack arguments (the target's return
-/// address is then the stub caller's), an integer or void return (nothing to do after the
-/// call), and every vector move a direct load (r11 keeps the target).
+/// address is then the stub caller's), an integer or void return without hidden pointer
+/// (nothing to do after the call), and every vector move a direct load (r11 keeps the target).
 fn is_tail(plan: &CallPlan) -> bool {
     plan.stack_bytes == 0
-        && !matches!(plan.ret, ReturnPlan::Scalar(Register::Vector(_)))
+        && plan.hidden_return_pointer.is_none()
+        && matches!(
+            plan.ret,
+            ReturnPlan::Void | ReturnPlan::Scalar(Register::Int(_))
+        )
         && plan.args.iter().flat_map(|a| &a.moves).all(|m| match m.to {
-            Location::Vector(_) => {
-                matches!(
-                    (m.conv, m.size),
-                    (Conversion::Bytes, 4 | 8) | (Conversion::FloatToDouble, _)
-                )
-            }
+            Location::Vector(_) => matches!(
+                (m.conv, m.size),
+                (Conversion::Bytes, 4 | 8) | (Conversion::FloatToDouble, _)
+            ),
             _ => true,
         })
 }
@@ -540,24 +541,44 @@ fn compile_tail_body(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], mode: Mo
     a.op_reg(None, false, &[0xFF], 4, R11);
 }
 
-/// The leaf frame: `sub rsp, F`; the target saved in the frame; arguments loaded from rdi
-/// (rdi's own move last); `call [rsp + T]`; `add rsp, F`; `ret`.
+/// The leaf frame: `sub rsp, F` (16-byte aligned at the call); the target and `ret` saved in
+/// the frame; arguments loaded from rdi (rdi's own move last); the hidden return pointer;
+/// `call [rsp + T]`; a register-returned struct stored through `ret` reloaded into r10, or
+/// `movq rax, xmm0` for a float; `add rsp, F`; `ret`.
 fn compile_leaf_body(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], mode: Mode) {
     let area = plan.stack_bytes.next_multiple_of(16) as i32;
-    let frame = area + 8; // rsp ≡ 8 (mod 16) at entry: 16-byte aligned at the call
-                          // sub rsp, imm32
+    let (target, ret) = (area, area + 8);
+    let needs_ret = !matches!(plan.ret, ReturnPlan::Void | ReturnPlan::Scalar(_));
+    // rsp ≡ 8 (mod 16) at entry: an odd number of 8-byte slots above the area
+    let frame = area + if needs_ret { 24 } else { 8 };
+    // sub rsp, imm32
     a.op_reg(None, true, &[0x81], 5, RSP);
     a.bytes(&frame.to_le_bytes());
-    // mov [rsp + area], rcx (the target)
-    a.store(RCX, RSP, area, 8);
+    a.store(RCX, RSP, target, 8);
+    if needs_ret {
+        a.store(RSI, RSP, ret, 8);
+    }
     emit_args(a, plan, checks, mode, RDI, true);
+    match plan.hidden_return_pointer {
+        Some(Location::Int(n)) => a.load_zx(INT_ARGS[n as usize], RSP, ret, 8),
+        Some(Location::Stack(off)) => {
+            a.load_zx(R11, RSP, ret, 8);
+            a.store(R11, RSP, off as i32, 8);
+        }
+        Some(Location::Vector(_)) | None => {}
+    }
     if plan.is_variadic() {
         a.mov_imm32(RAX, plan.vector_registers as u32);
     }
-    // call qword [rsp + area]
-    a.op_mem(None, false, &[0xFF], 2, RSP, area);
-    if let ReturnPlan::Scalar(Register::Vector(n)) = plan.ret {
-        a.movq_r_x(RAX, n);
+    // call qword [rsp + target]
+    a.op_mem(None, false, &[0xFF], 2, RSP, target);
+    match &plan.ret {
+        ReturnPlan::Registers(moves) => {
+            a.load_zx(R10, RSP, ret, 8);
+            moves.iter().for_each(|m| emit_return_move(a, R10, m));
+        }
+        ReturnPlan::Scalar(Register::Vector(n)) => a.movq_r_x(RAX, *n),
+        _ => {}
     }
     // add rsp, imm32
     a.op_reg(None, true, &[0x81], 0, RSP);
@@ -614,7 +635,7 @@ fn compile_full_body(
         a.store(R11, R13, 0, 4);
     }
     match &plan.ret {
-        ReturnPlan::Registers(moves) => moves.iter().for_each(|m| emit_return_move(a, m)),
+        ReturnPlan::Registers(moves) => moves.iter().for_each(|m| emit_return_move(a, R12, m)),
         ReturnPlan::Scalar(Register::Vector(n)) => a.movq_r_x(RAX, *n),
         _ => {}
     }
