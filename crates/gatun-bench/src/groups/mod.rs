@@ -1,6 +1,7 @@
 //! Benchmark groups; each module's `rows()` lists its rows with the seed tables' names.
 
 pub mod arena;
+pub mod arena_pool;
 
 use crate::Row;
 
@@ -8,5 +9,6 @@ use crate::Row;
 pub fn all() -> Vec<Row> {
     let mut rows = Vec::new();
     rows.extend(arena::rows());
+    rows.extend(arena_pool::rows());
     rows
 }
