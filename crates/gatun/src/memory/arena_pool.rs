@@ -13,11 +13,11 @@
 //! a task that uses a pool between awaits simply uses the region of the worker thread it is on.
 //!
 //! # Invariants (the unsafe story of this module)
-//! - A [`Region`] is a `Box` leaked into a raw pointer. It is reachable from its thread's
-//!   [`REGISTRY`] entry, from [`LAST`] (a one-entry cache of that registry), and from every open
+//! - A `Region` is a `Box` leaked into a raw pointer. It is reachable from its thread's
+//!   `REGISTRY` entry, from `LAST` (a one-entry cache of that registry), and from every open
 //!   `PooledArena` that took it. All of these live on the region's thread only (`PooledArena` is
 //!   `!Send`), so its `Cell`s are never touched by two threads.
-//! - `Region::open` counts the open pooled arenas using the region; the [`ORPHANED`] bit is set
+//! - `Region::open` counts the open pooled arenas using the region; the `ORPHANED` bit is set
 //!   when the registry is destroyed (thread exit) while arenas are still open. A region is freed
 //!   exactly once: by the registry (thread exit, pool drop, pruning of dead pools) when no arena
 //!   is open or the pool is gone, or by the last arena to drop once it is orphaned. Whoever frees
