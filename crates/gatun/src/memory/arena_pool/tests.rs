@@ -305,6 +305,13 @@ fn allocate_from_helpers() {
     assert_eq!(s.byte_size(), 20);
     assert_eq!(s.get_string(0).unwrap(), "The quick brown fox");
     assert!(!int.overlaps(&s));
+    let offset = s.address() + 20;
+    assert_eq!(
+        arena.allocate_c_string("a\0b").unwrap_err(),
+        Error::InteriorNul { index: 1 }
+    );
+    // The rejected string consumed nothing.
+    assert_eq!(arena.allocate(1, 1).unwrap().address(), offset);
 }
 
 #[test]
