@@ -51,9 +51,9 @@ fn count() -> u64 {
 fn pooled_allocation_that_fits_does_not_allocate() {
     let pool = ArenaPool::new(32, 8).unwrap();
     let other = ArenaPool::new(16, 8).unwrap();
-    // First use on this thread creates the regions (allowed to allocate).
-    drop(pool.take());
-    drop(other.take());
+    // The first pooled allocation on this thread creates the regions (allowed to allocate).
+    pool.take().allocate(1, 1).unwrap();
+    other.take().allocate(1, 1).unwrap();
 
     let before = count();
     for i in 0..1000u64 {
