@@ -518,20 +518,21 @@ impl SegmentAllocator for PooledArena<'_> {
 impl Drop for PooledArena<'_> {
     #[inline]
     fn drop(&mut self) {
-        let region = self.joined_region();
-        if region.is_null() {
+        let raw = self.joined_region();
+        if raw.is_null() {
             return;
         }
         // SAFETY: the region is live while this arena counts in `open`.
-        let region = unsafe { &*region };
+        let region = unsafe { &*raw };
         let open = region.open.get() - 1;
         region.open.set(open);
         if open == 0 {
             region.offset.set(0);
         } else if open == ORPHANED {
             // SAFETY: the registry is gone (it cleared LAST and its entry) and this was the last
-            // open arena: nothing else leads to the region.
-            unsafe { Region::free(ptr::from_ref(region).cast_mut()) };
+            // open arena: nothing else leads to the region. `raw` carries the pointer's
+            // original (Box) provenance; the `&Region` above is not used again.
+            unsafe { Region::free(raw.cast_mut()) };
         }
         // `fallback` frees the heap allocations after this.
     }
