@@ -172,6 +172,12 @@ fn forget_cached(region: *mut Region) {
     }
 }
 
+/// The number of regions this thread holds (for tests).
+#[cfg(test)]
+fn thread_region_count() -> usize {
+    REGISTRY.with(|r| r.borrow().regions.len())
+}
+
 thread_local! {
     /// The last (pool id, region) looked up on this thread. Const-initialised without a
     /// destructor, so it is usable even during thread-local teardown.

@@ -279,6 +279,68 @@ fn dropped_pools_are_freed_and_ids_not_reused() {
 }
 
 #[test]
+fn regions_are_created_on_first_fitting_allocation_and_freed_with_the_pool() {
+    std::thread::spawn(|| {
+        let pool = ArenaPool::new(16, 8).unwrap();
+        let arena = pool.take();
+        assert_eq!(thread_region_count(), 0, "take() alone creates nothing");
+        arena.allocate(64, 8).unwrap();
+        assert_eq!(
+            thread_region_count(),
+            0,
+            "a request larger than the pool never joins"
+        );
+        arena.allocate(8, 8).unwrap();
+        assert_eq!(thread_region_count(), 1);
+        drop(arena);
+        // One region per pool per thread, however many arenas.
+        for _ in 0..3 {
+            first_address(&pool);
+        }
+        let other = ArenaPool::new(16, 8).unwrap();
+        first_address(&other);
+        assert_eq!(thread_region_count(), 2);
+        drop(pool);
+        assert_eq!(
+            thread_region_count(),
+            1,
+            "dropping a pool frees this thread's region"
+        );
+        drop(other);
+        assert_eq!(thread_region_count(), 0);
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn regions_of_pools_dropped_elsewhere_are_pruned() {
+    use std::sync::{mpsc, Arc};
+    let pool = Arc::new(ArenaPool::new(16, 8).unwrap());
+    let (used_tx, used_rx) = mpsc::channel();
+    let (dropped_tx, dropped_rx) = mpsc::channel::<()>();
+    let worker = {
+        let pool = Arc::clone(&pool);
+        std::thread::spawn(move || {
+            first_address(&pool);
+            drop(pool);
+            assert_eq!(thread_region_count(), 1);
+            used_tx.send(()).unwrap();
+            dropped_rx.recv().unwrap();
+            // The pool is gone (dropped on the main thread); creating the next region prunes
+            // the dead pool's region of this thread.
+            let fresh = ArenaPool::new(8, 8).unwrap();
+            first_address(&fresh);
+            thread_region_count()
+        })
+    };
+    used_rx.recv().unwrap();
+    drop(pool);
+    dropped_tx.send(()).unwrap();
+    assert_eq!(worker.join().unwrap(), 1);
+}
+
+#[test]
 fn forgotten_arena_is_safe() {
     let pool = ArenaPool::new(8, 8).unwrap();
     let a = first_address(&pool);
