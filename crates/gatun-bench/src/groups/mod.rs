@@ -1,9 +1,9 @@
 //! Benchmark groups; each module's `rows()` lists its rows with the seed tables' names.
 
 pub mod arena;
+pub mod arena_pool;
 pub mod buffer_stack;
 pub mod downcall;
-pub mod arena_pool;
 
 use crate::Row;
 

@@ -8,14 +8,14 @@
 
 mod allocator;
 mod arena;
-pub mod buffer_stack;
 pub mod arena_pool;
+pub mod buffer_stack;
 mod segment;
 
 pub use allocator::{PrefixAllocator, SegmentAllocator, SlicingAllocator};
 pub use arena::{Arena, ConfinedArena, GlobalArena, SharedArena};
-pub use buffer_stack::{linker_stack, BufferStack, Frame};
 pub use arena_pool::{ArenaPool, PooledArena};
+pub use buffer_stack::{linker_stack, BufferStack, Frame};
 pub use segment::MemorySegment;
 #[allow(unused_imports)]
 pub(crate) use segment::{read_kind, write_value};
