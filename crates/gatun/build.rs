@@ -5,7 +5,6 @@
 //! libloading, as a user would load any C library.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn main() {
     let native_dir = Path::new("tests/native");
@@ -37,11 +36,22 @@ fn main() {
         .opt_level(2)
         .get_compiler();
     let mut cmd = compiler.to_command();
-    cmd.args(["-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-std=gnu11", "-o"])
-        .arg(&lib)
-        .args(&sources)
-        .arg("-lm")
-        .arg("-lpthread");
+    cmd.args([
+        "-shared",
+        "-fPIC",
+        "-O2",
+        "-Wall",
+        "-Werror",
+        "-std=gnu11",
+        "-o",
+    ])
+    .arg(&lib)
+    .args(&sources)
+    .arg("-lm")
+    .arg("-lpthread");
     let status = cmd.status().expect("run the C compiler");
-    assert!(status.success(), "compiling tests/native/*.c failed: {cmd:?}");
+    assert!(
+        status.success(),
+        "compiling tests/native/*.c failed: {cmd:?}"
+    );
 }
