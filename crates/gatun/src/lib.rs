@@ -7,6 +7,8 @@
 //!   offsets of C data, checked against the C compiler.
 //! - [`memory`]: [`memory::MemorySegment`] (bounds-checked, lifetime-checked views of native
 //!   memory), [`memory::SegmentAllocator`], and heap [`memory::Arena`]s.
+//! - [`cdecl`]: C declarations (`int open(const char *, int, ...);`, `struct`s, `typedef`s)
+//!   parsed into [`FunctionDescriptor`]s and [`MemoryLayout`]s.
 //! - [`value`]: [`Value`] (dynamic arguments and results) and the [`Scalar`] trait.
 //!
 //! See `ARCHITECTURE.md` for the layer map and the rules each layer keeps.
@@ -14,6 +16,7 @@
 #![deny(missing_docs)]
 #![warn(unsafe_op_in_unsafe_fn)]
 
+pub mod cdecl;
 pub mod error;
 pub mod layout;
 pub mod linker;
