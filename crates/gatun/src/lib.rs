@@ -7,6 +7,8 @@
 //!   offsets of C data, checked against the C compiler.
 //! - [`memory`]: [`memory::MemorySegment`] (bounds-checked, lifetime-checked views of native
 //!   memory), [`memory::SegmentAllocator`], and heap [`memory::Arena`]s.
+//! - [`linker`]: [`Linker`], [`DowncallHandle`], [`Symbol`] — downcalls; [`abi`]: the
+//!   classification into a [`abi::CallPlan`].
 //! - [`cdecl`]: C declarations (`int open(const char *, int, ...);`, `struct`s, `typedef`s)
 //!   parsed into [`FunctionDescriptor`]s and [`MemoryLayout`]s.
 //! - [`value`]: [`Value`] (dynamic arguments and results) and the [`Scalar`] trait.
@@ -16,6 +18,8 @@
 #![deny(missing_docs)]
 #![warn(unsafe_op_in_unsafe_fn)]
 
+pub mod abi;
+pub(crate) mod call;
 pub mod cdecl;
 pub mod error;
 pub mod layout;
@@ -25,6 +29,6 @@ pub mod value;
 
 pub use error::{Error, Result};
 pub use layout::{MemoryLayout, ScalarKind, ValueLayout};
-pub use linker::FunctionDescriptor;
+pub use linker::{DowncallHandle, FunctionDescriptor, Linker, LinkerOption, Symbol};
 pub use memory::{Arena, MemorySegment, SegmentAllocator};
 pub use value::{Scalar, Value};
