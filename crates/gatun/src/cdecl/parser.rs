@@ -1256,6 +1256,9 @@ impl<'s, 'st> Parser<'s, 'st> {
                 m.layout.with_alignment_unchecked(a)
             })
             .collect();
+        for l in &layouts {
+            self.check_depth(l, span)?;
+        }
         let pack = self.st.pack;
         let built = match (kind, pack) {
             (TagKind::Union, _) => MemoryLayout::union_layout(layouts.into_iter().map(|l| {
@@ -1544,10 +1547,13 @@ impl<'s, 'st> Parser<'s, 'st> {
         for s in d.suffixes.iter().rev() {
             t = match s {
                 Suffix::Array(n, span) => match self.complete(t) {
-                    Ty::Object(l) => Ty::Object(
-                        MemoryLayout::sequence_layout(n.unwrap_or(0), l)
-                            .map_err(|e| self.layout_err(*span, e))?,
-                    ),
+                    Ty::Object(l) => {
+                        self.check_depth(&l, *span)?;
+                        Ty::Object(
+                            MemoryLayout::sequence_layout(n.unwrap_or(0), l)
+                                .map_err(|e| self.layout_err(*span, e))?,
+                        )
+                    }
                     Ty::Void => return Err(self.err_at(*span, "array of `void`")),
                     Ty::Incomplete(n) => {
                         return Err(self.err_at(*span, format!("array of incomplete type `{n}`")))
@@ -1575,6 +1581,18 @@ impl<'s, 'st> Parser<'s, 'st> {
             t = self.apply(t, inner)?;
         }
         Ok(t)
+    }
+
+    /// Layouts nest (arrays of arrays, structs of structs) at most [`MAX_NESTING`] deep, so
+    /// that dropping, comparing and printing them cannot overflow the stack.
+    fn check_depth(&self, member: &MemoryLayout, span: Span) -> PResult<()> {
+        if layout_depth(member) >= MAX_NESTING {
+            return Err(self.err_at(
+                span,
+                format!("type nested more than {MAX_NESTING} levels deep"),
+            ));
+        }
+        Ok(())
     }
 
     /// A type name: specifiers and an abstract declarator (C11 §6.7.7).
@@ -1768,5 +1786,16 @@ impl<'s, 'st> Parser<'s, 'st> {
                 format!("expected a constant expression, found {}", self.describe(t)),
             )),
         }
+    }
+}
+
+/// Nesting depth of a layout (1 for a scalar). Recursion is bounded: every layout the parser
+/// builds passed [`Parser::check_depth`].
+fn layout_depth(l: &MemoryLayout) -> usize {
+    match l {
+        MemoryLayout::Struct(s) => 1 + s.members().iter().map(layout_depth).max().unwrap_or(0),
+        MemoryLayout::Union(u) => 1 + u.members().iter().map(layout_depth).max().unwrap_or(0),
+        MemoryLayout::Sequence(s) => 1 + layout_depth(s.element()),
+        MemoryLayout::Value(_) | MemoryLayout::Padding(_) => 1,
     }
 }
