@@ -1,8 +1,11 @@
 //! `gatun`: the command line of the gatun FFI library.
 //!
 //! - `gatun bench`: run the benchmark suite and print a JMH-style table.
+//! - `gatun layout DECL`: size, alignment, field offsets, padding holes and the SysV
+//!   classification of a C type.
 
 mod bench;
+mod layout_cmd;
 
 use std::process::ExitCode;
 
@@ -23,12 +26,16 @@ struct Cli {
 enum Command {
     /// Run the benchmark suite (quick mode by default) and print a JMH-style table.
     Bench(bench::BenchArgs),
+    /// Print the layout of a C type: size, alignment, field offsets and sizes, padding holes,
+    /// and (on x86-64) the SysV classification of each eightbyte.
+    Layout(layout_cmd::LayoutArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Bench(args) => bench::run(&args),
+        Command::Layout(args) => layout_cmd::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
