@@ -1,12 +1,8 @@
 //! End-to-end tests of `gatun layout`: the built binary on good and bad C types.
 
-use assert_cmd::Command;
+mod common;
 
-fn gatun() -> Command {
-    let mut c = Command::cargo_bin("gatun").unwrap();
-    c.env("RUST_BACKTRACE", "1");
-    c
-}
+use common::{gatun, one_line_error};
 
 fn stdout_of(args: &[&str]) -> String {
     let out = gatun().args(args).output().unwrap();
@@ -16,21 +12,6 @@ fn stdout_of(args: &[&str]) -> String {
         String::from_utf8_lossy(&out.stderr)
     );
     String::from_utf8(out.stdout).unwrap()
-}
-
-/// Runs a failing command: exit status 2, exactly one line on stderr, no panic.
-fn one_line_error(args: &[&str]) -> String {
-    let out = gatun().args(args).output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "{args:?}");
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(err.lines().count(), 1, "{args:?}: stderr was {err:?}");
-    assert!(err.starts_with("gatun: "), "{err}");
-    assert!(
-        !err.contains("panicked") && !err.contains("backtrace"),
-        "{err}"
-    );
-    assert!(out.stdout.is_empty());
-    err
 }
 
 #[test]
