@@ -431,6 +431,7 @@ fn error_positions_and_caret_rendering() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "10,000-token inputs are slow under Miri")]
 fn deep_nesting_is_an_error_not_a_stack_overflow() {
     for open in ["(", "*(", "[", "struct { ", "int (*)(", "-"] {
         let src = format!("int f{};", open.repeat(10_000));
@@ -442,4 +443,13 @@ fn deep_nesting_is_an_error_not_a_stack_overflow() {
     // Sixteen levels are fine.
     let src = format!("int x[{}1{}];", "(".repeat(16), ")".repeat(16));
     parse(&src);
+}
+
+#[test]
+fn public_types_are_send_and_sync() {
+    fn check<T: Send + Sync + Clone>() {}
+    check::<Declarations>();
+    check::<FunctionDecl>();
+    check::<CdeclError>();
+    check::<Declared>();
 }
