@@ -12,7 +12,7 @@ use std::sync::OnceLock;
 
 use common::*;
 use gatun::layout::{MemoryLayout, ScalarKind};
-use gatun::linker::{DowncallHandle, FunctionDescriptor as FD};
+use gatun::linker::{DowncallHandle, FunctionDescriptor as FD, LinkerOption};
 use gatun::memory::{MemorySegment, SegmentAllocator, SlicingAllocator};
 use gatun::Value;
 use proptest::prelude::*;
@@ -56,6 +56,7 @@ struct Case {
     args: Vec<(MemoryLayout, Vec<(usize, usize)>)>,
     ret: (MemoryLayout, Vec<(usize, usize)>),
     ret_is_struct: bool,
+    first_variadic: Option<usize>,
 }
 
 fn cases() -> &'static [Case] {
@@ -79,8 +80,14 @@ fn cases() -> &'static [Case] {
                 let mut rleaves = Vec::new();
                 leaf_offsets(&rl, &sig.ret, 0, &mut rleaves);
                 let d = FD::of(rl.clone(), args.iter().map(|(l, _)| l.clone()));
+                let opts: Vec<LinkerOption> = sig
+                    .first_variadic
+                    .map(LinkerOption::FirstVariadicArg)
+                    .into_iter()
+                    .collect();
                 Case {
-                    handle: link(&format!("prop_{i}"), &d),
+                    handle: link_with(&format!("prop_{i}"), &d, &opts),
+                    first_variadic: sig.first_variadic,
                     args,
                     ret: (rl, rleaves),
                     ret_is_struct: matches!(sig.ret, PropTy::Struct(_)),
@@ -151,11 +158,18 @@ fn run(i: usize, seed: u64) -> Result<(), String> {
         unsafe { std::slice::from_raw_parts_mut(mem.as_mut_ptr().cast(), 4096) };
     let alloc = SlicingAllocator::new(MemorySegment::of_slice(bytes));
     let mut vals: Vec<Value> = Vec::new();
-    for (l, leaves) in &case.args {
+    for (j, (l, leaves)) in case.args.iter().enumerate() {
         match l {
             MemoryLayout::Value(v) => {
                 let raw = splitmix(&mut s);
-                h = (h ^ c_bits(v.kind(), raw)).wrapping_mul(0x100_0000_01b3);
+                let variadic = case.first_variadic.is_some_and(|f| j >= f);
+                let bits = if variadic && v.kind() == ScalarKind::F32 {
+                    // promoted to double; the checker hashes the double
+                    (f32::from_bits(raw as u32) as f64).to_bits()
+                } else {
+                    c_bits(v.kind(), raw)
+                };
+                h = (h ^ bits).wrapping_mul(0x100_0000_01b3);
                 vals.push(value_of(v.kind(), raw));
             }
             _ => {

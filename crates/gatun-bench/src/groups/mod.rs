@@ -1,6 +1,8 @@
 //! Benchmark groups; each module's `rows()` lists its rows with the seed tables' names.
 
 pub mod arena;
+pub mod buffer_stack;
+pub mod downcall;
 
 use crate::Row;
 
@@ -8,5 +10,7 @@ use crate::Row;
 pub fn all() -> Vec<Row> {
     let mut rows = Vec::new();
     rows.extend(arena::rows());
+    rows.extend(downcall::rows());
+    rows.extend(buffer_stack::rows());
     rows
 }

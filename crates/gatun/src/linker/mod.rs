@@ -12,6 +12,7 @@ mod handle;
 mod lookup;
 mod option;
 
+pub use crate::call::MAX_STACK_BYTES;
 pub use descriptor::FunctionDescriptor;
 pub use handle::{DowncallHandle, Linker};
 pub use lookup::{LoadFlags, Symbol, SymbolLookup};
