@@ -633,6 +633,47 @@ mod tests {
     }
 
     #[test]
+    fn struct_literals_fill_and_show_nested_layouts() {
+        let layout = Declarations::new()
+            .type_layout(
+                "struct o { char c; struct { int a[2]; double d; } in; \
+                 union { int i; float f; } u; char name[4]; void *p; }",
+            )
+            .unwrap();
+        let arena = Arena::confined();
+        let mut bufs = Buffers {
+            arena: &arena,
+            shown: Vec::new(),
+        };
+        let seg = arena.allocate_layout(&layout).unwrap();
+        let lit = parse_literal("{1, {{2, 3}, 4.5}, {7}, \"abc\", NULL}").unwrap();
+        fill(seg, 0, &layout, &lit, 0, &mut bufs).unwrap();
+        let (text, json) = show_memory(seg, 0, &layout);
+        assert_eq!(text, "{1, {{2, 3}, 4.5}, {7}, {97, 98, 99, 0}, NULL}");
+        assert_eq!(json[1][0], json!([2, 3]));
+        // Fewer values than members: the rest stays zero; too many is an error.
+        let seg = arena.allocate_layout(&layout).unwrap();
+        fill(
+            seg,
+            0,
+            &layout,
+            &parse_literal("{5}").unwrap(),
+            0,
+            &mut bufs,
+        )
+        .unwrap();
+        assert!(show_memory(seg, 0, &layout)
+            .0
+            .starts_with("{5, {{0, 0}, 0}"));
+        let too_many = parse_literal("{1, {}, {}, \"a\", NULL, 6}").unwrap();
+        assert!(fill(seg, 0, &layout, &too_many, 0, &mut bufs).is_err());
+        let bad = parse_literal("{x}").unwrap();
+        assert!(fill(seg, 0, &layout, &bad, 0, &mut bufs)
+            .unwrap_err()
+            .contains("non-numeric"));
+    }
+
+    #[test]
     fn numbers() {
         assert_eq!(parse_int("-0x10"), Some(-16));
         assert_eq!(parse_int("12a"), None);
