@@ -124,8 +124,13 @@ impl Linker {
             RetKind::Scalar(k) => (crate::call::stub::scalar_tag(k), k == ScalarKind::Bool),
             _ => (crate::call::stub::value_tag(&Value::Void), false),
         };
+        let fast_values = match (&stub, capture, ret) {
+            (Some(s), false, RetKind::Void | RetKind::Scalar(_)) => Some(s.values),
+            _ => None,
+        };
         Ok(DowncallHandle {
             inner: Arc::new(Inner {
+                fast_values,
                 stub,
                 target: symbol.address() as usize,
                 _symbol: symbol.clone(),
@@ -269,6 +274,9 @@ fn compiled_stub(_plan: &CallPlan, _args: &[ArgKind], _capture: bool) -> Option<
 #[derive(Clone)]
 struct Inner {
     stub: Option<StubEntry>,
+    /// The stub's value entry when `invoke` may call it directly: a stub, no capture, a
+    /// scalar or void return.
+    fast_values: Option<StubFn>,
     target: usize,
     _symbol: Symbol,
     descriptor: FunctionDescriptor,
@@ -394,6 +402,7 @@ impl DowncallHandle {
     pub fn interpreted(&self) -> DowncallHandle {
         let mut inner = (*self.inner).clone();
         inner.stub = None;
+        inner.fast_values = None;
         DowncallHandle {
             inner: Arc::new(inner),
         }
@@ -449,7 +458,30 @@ impl DowncallHandle {
     /// (valid pointers, etc.).
     #[inline]
     pub unsafe fn invoke(&self, args: &[Value<'_>]) -> Result<Value<'static>> {
-        if let RetKind::Group { .. } = self.inner.ret {
+        let inner = &*self.inner;
+        // The common case in one test: a stub, no capture, a scalar or void return, and as
+        // many values as descriptor arguments.
+        if let Some(values) = inner.fast_values {
+            if args.len() == inner.args.len() {
+                let mut failed = 0u8;
+                // SAFETY: one `Value` per descriptor argument; the stub checks every tag and
+                // segment length before anything else; no return destination is needed; the
+                // callee's contract is the caller's.
+                let bits = unsafe {
+                    values(
+                        args.as_ptr().cast(),
+                        std::ptr::null_mut(),
+                        std::ptr::null_mut(),
+                        inner.target as *const c_void,
+                        &mut failed,
+                    )
+                };
+                if failed == 0 {
+                    return Ok(self.returned_value(bits));
+                }
+            }
+        }
+        if let RetKind::Group { .. } = inner.ret {
             return Err(struct_return_error());
         }
         // SAFETY: forwarded; no destination is needed for scalar and void returns.
