@@ -588,6 +588,10 @@ fn abort_upcall(descriptor: &FunctionDescriptor, what: fmt::Arguments<'_>) -> ! 
 /// # Safety
 /// Called only by the entry assembly, with the context address from the stub's code and a
 /// frame as described in the module invariants.
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
+    allow(dead_code)
+)]
 pub(crate) unsafe extern "C" fn gatun_upcall_dispatch(ctx: *const c_void, frame: *mut UpcallFrame) {
     // SAFETY: the stub's code holds the address of its live boxed Context (module invariants).
     let ctx = unsafe { &*ctx.cast::<Context<'_>>() };
