@@ -3,6 +3,7 @@
 pub mod arena;
 pub mod buffer_stack;
 pub mod downcall;
+pub mod upcall;
 
 use crate::Row;
 
@@ -12,5 +13,6 @@ pub fn all() -> Vec<Row> {
     rows.extend(arena::rows());
     rows.extend(downcall::rows());
     rows.extend(buffer_stack::rows());
+    rows.extend(upcall::rows());
     rows
 }

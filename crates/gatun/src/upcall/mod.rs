@@ -64,10 +64,11 @@ use std::ffi::c_void;
 use std::fmt;
 use std::io::Write as _;
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::ops::Deref;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use crate::abi::{CallPlan, Location, Register, ReturnPlan};
+use crate::abi::{ArgPlan, CallPlan, Location, Register, ReturnPlan};
 use crate::call::store_low_bytes;
 use crate::code::ExecutableCode;
 use crate::error::{Error, Result};
@@ -129,14 +130,19 @@ type Closure<'s> = dyn for<'a> Fn(&UpcallArgs<'a>) -> Result<Value<'a>> + Send +
 
 #[derive(Debug, Clone, Copy)]
 enum ArgKind {
-    Scalar(ScalarKind),
-    Group { size: usize, align: usize },
+    /// A scalar and its register or stack slot (precomputed from the plan's single move).
+    Scalar(ScalarKind, Location),
+    Group {
+        size: usize,
+        align: usize,
+    },
 }
 
 #[derive(Debug, Clone, Copy)]
 enum RetKind {
     Void,
-    Scalar(ScalarKind),
+    /// A scalar and its return register.
+    Scalar(ScalarKind, Register),
     Group(usize),
 }
 
@@ -167,8 +173,9 @@ impl<'s> Context<'s> {
         let args = descriptor
             .argument_layouts()
             .iter()
-            .map(|l| match l {
-                MemoryLayout::Value(v) => ArgKind::Scalar(v.kind()),
+            .zip(&plan.args)
+            .map(|(l, ap)| match l {
+                MemoryLayout::Value(v) => ArgKind::Scalar(v.kind(), ap.moves[0].to),
                 g => {
                     let (size, align) = (g.byte_size(), g.byte_alignment());
                     copy_bytes = copy_bytes.next_multiple_of(align) + size;
@@ -179,7 +186,13 @@ impl<'s> Context<'s> {
             .collect();
         let ret = match descriptor.return_layout() {
             None => RetKind::Void,
-            Some(MemoryLayout::Value(v)) => RetKind::Scalar(v.kind()),
+            Some(MemoryLayout::Value(v)) => RetKind::Scalar(
+                v.kind(),
+                match plan.ret {
+                    ReturnPlan::Scalar(r) => r,
+                    _ => Register::Int(0),
+                },
+            ),
             Some(g) => RetKind::Group(g.byte_size()),
         };
         Ok(Context {
@@ -435,13 +448,24 @@ fn stub_code(_ctx: &Context<'_>) -> Result<ExecutableCode> {
 /// The register value of a scalar return: exactly the declared kind, small integers sign- or
 /// zero-extended to 64 bits, a `bool` as 0 or 1, a pointer from `Address` or `Segment`.
 fn return_bits(kind: ScalarKind, v: &Value<'_>) -> Option<u64> {
-    match *v {
-        Value::F32(x) if kind == ScalarKind::F32 => Some(x.to_bits() as u64),
-        Value::F64(x) if kind == ScalarKind::F64 => Some(x.to_bits()),
-        Value::Segment(s) if kind == ScalarKind::Pointer => Some(s.address() as u64),
-        ref v if v.scalar_kind() == Some(kind) => v.as_i64().map(|x| x as u64),
-        _ => None,
-    }
+    use ScalarKind as K;
+    let (found, bits) = match *v {
+        Value::Bool(b) => (K::Bool, b as u64),
+        Value::I8(x) => (K::I8, x as i64 as u64),
+        Value::U8(x) => (K::U8, x as u64),
+        Value::I16(x) => (K::I16, x as i64 as u64),
+        Value::U16(x) => (K::U16, x as u64),
+        Value::I32(x) => (K::I32, x as i64 as u64),
+        Value::U32(x) => (K::U32, x as u64),
+        Value::I64(x) => (K::I64, x as u64),
+        Value::U64(x) => (K::U64, x),
+        Value::F32(x) => (K::F32, x.to_bits() as u64),
+        Value::F64(x) => (K::F64, x.to_bits()),
+        Value::Address(p) => (K::Pointer, p as usize as u64),
+        Value::Segment(s) => (K::Pointer, s.address() as u64),
+        Value::Void => return None,
+    };
+    (found == kind).then_some(bits)
 }
 
 fn return_mismatch(expected: impl fmt::Display, found: &Value<'_>) -> Error {
@@ -463,25 +487,16 @@ unsafe fn dispatch(ctx: &Context<'_>, frame: &mut UpcallFrame) -> Result<()> {
     } else {
         None
     };
-    let n = ctx.args.len();
-    let mut inline: [Value<'_>; INLINE_ARGS] = [Value::Void; INLINE_ARGS];
-    let mut heap: Vec<Value<'_>>;
-    let values: &mut [Value<'_>] = if n <= INLINE_ARGS {
-        &mut inline[..n]
-    } else {
-        heap = vec![Value::Void; n];
-        &mut heap
-    };
-    for ((slot, kind), ap) in values.iter_mut().zip(ctx.args.iter()).zip(&ctx.plan.args) {
-        *slot = match *kind {
-            ArgKind::Scalar(k) => {
+    let copies = copies.as_ref();
+    let decode = |(kind, ap): (&ArgKind, &ArgPlan)| -> Result<Value<'_>> {
+        Ok(match *kind {
+            ArgKind::Scalar(k, loc) => {
                 // SAFETY: the location belongs to the plan of this call (caller's contract).
-                let bits = unsafe { frame.arg(ap.moves[0].to) };
+                let bits = unsafe { frame.arg(loc) };
                 crate::linker::scalar_value(k, bits)
             }
             ArgKind::Group { size, align } => {
                 let copy = copies
-                    .as_ref()
                     .expect("a frame is pushed when there are struct arguments")
                     .allocate_uninit(size, align)?;
                 for m in &ap.moves {
@@ -497,8 +512,24 @@ unsafe fn dispatch(ctx: &Context<'_>, frame: &mut UpcallFrame) -> Result<()> {
                 }
                 Value::Segment(copy)
             }
-        };
-    }
+        })
+    };
+    let kinds = ctx.args.iter().zip(&ctx.plan.args);
+    let n = ctx.args.len();
+    // Only the used prefix of the inline array is written (no 16 x 24-byte fill per call).
+    let mut inline = [const { MaybeUninit::<Value<'_>>::uninit() }; INLINE_ARGS];
+    let heap: Vec<Value<'_>>;
+    let values: &[Value<'_>] = if n <= INLINE_ARGS {
+        for (slot, k) in inline.iter_mut().zip(kinds) {
+            slot.write(decode(k)?);
+        }
+        // SAFETY: the first `n` slots were written just above (`Value` is `Copy`: nothing to
+        // drop on an early return).
+        unsafe { std::slice::from_raw_parts(inline.as_ptr().cast::<Value<'_>>(), n) }
+    } else {
+        heap = kinds.map(decode).collect::<Result<_>>()?;
+        &heap
+    };
     let mut image = [0u64; 2];
     let image_ptr = image.as_mut_ptr().cast::<u8>();
     let ret = match (ctx.ret, ctx.plan.hidden_return_pointer) {
@@ -526,12 +557,8 @@ unsafe fn dispatch(ctx: &Context<'_>, frame: &mut UpcallFrame) -> Result<()> {
                 return Err(return_mismatch("void", &result));
             }
         }
-        (RetKind::Scalar(k), plan) => {
+        (RetKind::Scalar(k, reg), _) => {
             let bits = return_bits(k, &result).ok_or_else(|| return_mismatch(k, &result))?;
-            let reg = match plan {
-                ReturnPlan::Scalar(r) => *r,
-                _ => Register::Int(0),
-            };
             frame.set_return(reg, bits);
         }
         (RetKind::Group(size), plan) => {
@@ -565,8 +592,6 @@ unsafe fn dispatch(ctx: &Context<'_>, frame: &mut UpcallFrame) -> Result<()> {
             }
         }
     }
-    // The argument copies are popped here, after the closure and the return encoding.
-    drop(copies);
     Ok(())
 }
 
