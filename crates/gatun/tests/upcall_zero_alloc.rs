@@ -1,0 +1,112 @@
+//! Zero heap allocations per upcall once a thread's linker-stack block exists: scalar
+//! arguments and returns, struct arguments in registers and on the stack (copied into a
+//! linker-stack frame), register and MEMORY struct returns. One test only, so no other test
+//! thread allocates while we count.
+#![cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use common::*;
+use gatun::linker::FunctionDescriptor as FD;
+use gatun::memory::{Arena, MemorySegment};
+use gatun::{Linker, MemoryLayout, Value};
+
+struct Counting;
+static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards to the system allocator, only counting.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded.
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        // SAFETY: forwarded.
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded.
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// `S cb(S, int)` through C's `upcall_call_<name>`, echoing the struct argument segment.
+fn echo(name: &str, layout: &MemoryLayout) -> (gatun::DowncallHandle, gatun::UpcallStub<'static>) {
+    let call = link(
+        &format!("upcall_call_{name}"),
+        &FD::of(
+            layout.clone(),
+            [V::ADDRESS.into(), layout.clone(), V::I32.into()],
+        ),
+    );
+    let stub = Linker::native()
+        .upcall_stub(
+            &FD::of(layout.clone(), [layout.clone(), V::I32.into()]),
+            |a| Ok(a[0]),
+            Arena::global(),
+        )
+        .unwrap();
+    (call, stub)
+}
+
+#[test]
+fn no_allocation_per_upcall() {
+    let arena = Arena::confined();
+    let ii = st([V::I64, V::I64]);
+    let si = st([V::F64, V::I32]);
+    let m24 = st([V::I64, V::I64, V::I64]);
+    let cases: Vec<_> = [("upcall_II", &ii), ("upcall_SI", &si), ("upcall_M24", &m24)]
+        .into_iter()
+        .map(|(n, l)| (echo(n, l), l.byte_size()))
+        .collect();
+    let neg = Linker::native()
+        .upcall_stub(
+            &FD::of(V::I8, [V::I8]),
+            |a| Ok(Value::I8(a.get::<i8>(0)?.wrapping_neg())),
+            &arena,
+        )
+        .unwrap();
+    let call_i8 = link("upcall_call_i8", &FD::of(V::I32, [V::ADDRESS, V::I8]));
+    let mut input = [0u8; 24];
+    let mut out = [0u8; 24];
+    for (i, b) in input.iter_mut().enumerate() {
+        *b = i as u8;
+    }
+    let mut round = |k: i32| {
+        // SAFETY: each handle is called with arguments of its C type.
+        unsafe {
+            assert_eq!(
+                call_i8
+                    .invoke(&[neg.as_value(), Value::I8(k as i8)])
+                    .unwrap(),
+                Value::I32((k as i8).wrapping_neg() as i32)
+            );
+            for ((call, stub), size) in &cases {
+                let src = MemorySegment::of_slice(&mut input[..*size]);
+                let dst = MemorySegment::of_slice(&mut out[..*size]);
+                call.invoke_to_segment(dst, &[stub.as_value(), Value::Segment(src), Value::I32(k)])
+                    .unwrap();
+                assert_eq!(dst.get::<i64>(0).unwrap(), src.get::<i64>(0).unwrap());
+            }
+        }
+    };
+    round(1); // creates this thread's linker-stack block
+    let before = ALLOCS.load(Ordering::SeqCst);
+    for k in 0..1000 {
+        round(k);
+    }
+    let after = ALLOCS.load(Ordering::SeqCst);
+    assert_eq!(
+        after - before,
+        0,
+        "heap allocations during 1000 rounds of upcalls"
+    );
+}
