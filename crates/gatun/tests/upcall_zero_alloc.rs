@@ -6,34 +6,15 @@
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use common::*;
 use gatun::linker::FunctionDescriptor as FD;
 use gatun::memory::{Arena, MemorySegment};
 use gatun::{Linker, MemoryLayout, Value};
 
-struct Counting;
-static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+#[path = "common/counting.rs"]
+mod counting;
 
-// SAFETY: forwards to the system allocator, only counting.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: forwarded.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        // SAFETY: forwarded.
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        ALLOCS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: forwarded.
-        unsafe { System.realloc(p, l, n) }
-    }
-}
+use counting::{thread_allocs, Counting};
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -99,11 +80,11 @@ fn no_allocation_per_upcall() {
         }
     };
     round(1); // creates this thread's linker-stack block
-    let before = ALLOCS.load(Ordering::SeqCst);
+    let before = thread_allocs();
     for k in 0..1000 {
         round(k);
     }
-    let after = ALLOCS.load(Ordering::SeqCst);
+    let after = thread_allocs();
     assert_eq!(
         after - before,
         0,
