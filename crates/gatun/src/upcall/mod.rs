@@ -47,9 +47,9 @@
 //! pointer to C.
 //!
 //! # Invariants (the unsafe story of this module)
-//! - A stub's code holds the address of its boxed [`Context`], which lives exactly as long as
+//! - A stub's code holds the address of its boxed `Context`, which lives exactly as long as
 //!   the [`UpcallStub`] (fields drop code first, then the context).
-//! - `gatun_upcall_dispatch` is called only by the entry in [`entry`] with a frame holding the
+//! - `gatun_upcall_dispatch` is called only by the entry in `entry.rs` with a frame holding the
 //!   C caller's argument registers and the address of its stack arguments, for a call of the
 //!   stub's descriptor type (the caller's contract): every `Location::Stack(off)` of the plan
 //!   is then readable at `frame.stack + off`, and a MEMORY return's hidden pointer is writable
@@ -315,7 +315,7 @@ impl<'a> UpcallArgs<'a> {
 ///
 /// Owns the generated code (one read-execute page mapping, see [`crate::code`]) and the
 /// closure; dropping it frees both. It borrows the arena it was made for (`'s`), so it never
-/// outlives it. `Send + Sync` (the closure is). See the [module documentation](self) for the
+/// outlives it. `Send + Sync` (the closure is). See the [module documentation](crate::upcall) for the
 /// argument, return, error, panic and thread rules.
 pub struct UpcallStub<'s> {
     /// Dropped first: no code refers to the context once it is gone.
