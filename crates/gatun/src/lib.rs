@@ -10,6 +10,8 @@
 //! - [`linker`]: [`Linker`], [`DowncallHandle`], [`Symbol`] — downcalls; [`abi`]: the
 //!   classification into a [`abi::CallPlan`]; [`upcall`]: [`UpcallStub`] — Rust closures as C
 //!   function pointers (`Linker::upcall_stub`).
+//! - [`cdecl`]: C declarations (`int open(const char *, int, ...);`, `struct`s, `typedef`s)
+//!   parsed into [`FunctionDescriptor`]s and [`MemoryLayout`]s.
 //! - [`value`]: [`Value`] (dynamic arguments and results) and the [`Scalar`] trait.
 //!
 //! See `ARCHITECTURE.md` for the layer map and the rules each layer keeps.
@@ -19,6 +21,7 @@
 
 pub mod abi;
 pub(crate) mod call;
+pub mod cdecl;
 pub mod code;
 pub mod error;
 pub mod layout;

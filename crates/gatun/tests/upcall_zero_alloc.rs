@@ -11,13 +11,18 @@ use gatun::linker::FunctionDescriptor as FD;
 use gatun::memory::{Arena, MemorySegment};
 use gatun::{Linker, MemoryLayout, Value};
 
-#[path = "common/counting.rs"]
-mod counting;
-
-use counting::{thread_allocs, Counting};
+// The bench harness's per-thread counting allocator (one file, no dependencies), as in
+// arena_pool_alloc_count.rs: counts are per thread, so the test harness's own threads do not
+// disturb them.
+#[path = "../../gatun-bench/src/alloc_count.rs"]
+mod alloc_count;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: alloc_count::CountingAllocator = alloc_count::CountingAllocator;
+
+fn thread_allocs() -> u64 {
+    alloc_count::CountingAllocator::thread_count()
+}
 
 /// `S cb(S, int)` through C's `upcall_call_<name>`, echoing the struct argument segment.
 fn echo(name: &str, layout: &MemoryLayout) -> (gatun::DowncallHandle, gatun::UpcallStub<'static>) {

@@ -1,6 +1,7 @@
 //! Benchmark groups; each module's `rows()` lists its rows with the seed tables' names.
 
 pub mod arena;
+pub mod arena_pool;
 pub mod buffer_stack;
 pub mod downcall;
 pub mod upcall;
@@ -14,5 +15,6 @@ pub fn all() -> Vec<Row> {
     rows.extend(downcall::rows());
     rows.extend(buffer_stack::rows());
     rows.extend(upcall::rows());
+    rows.extend(arena_pool::rows());
     rows
 }
