@@ -604,6 +604,40 @@ fn stub_is_send_and_sync_and_leakable_from_the_global_arena() {
     assert_eq!(f(41), 42);
 }
 
+/// A confined stub's closure may capture `!Send` state (an `Rc<RefCell<..>>`, a segment of a
+/// confined arena); on its own thread it works like any stub.
+#[test]
+fn confined_stub_with_a_non_send_closure_on_its_thread() {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+    let arena = Arena::confined();
+    let table = arena.allocate_array(&V::I8.into(), 256).unwrap();
+    for i in 0..256 {
+        table.set(i, (i as u8).wrapping_mul(7) as i8).unwrap();
+    }
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let stub = {
+        let seen = seen.clone();
+        Linker::native()
+            .upcall_stub_confined(
+                &FD::of(V::I8, [V::I8]),
+                move |a| {
+                    let x = a.get::<i8>(0)?;
+                    seen.borrow_mut().push(x);
+                    Ok(Value::I8(table.get::<i8>(x as u8 as usize)?))
+                },
+                &arena,
+            )
+            .unwrap()
+    };
+    let call_i8 = link("upcall_call_i8", &FD::of(V::I32, [V::ADDRESS, V::I8]));
+    for x in [-3i8, 0, 5, 127] {
+        let r = unsafe { call_i8.invoke(&[stub.as_value(), Value::I8(x)]) }.unwrap();
+        assert_eq!(r, Value::I32((x as u8).wrapping_mul(7) as i8 as i32));
+    }
+    assert_eq!(*seen.borrow(), [-3, 0, 5, 127]);
+}
+
 #[test]
 fn invalid_descriptors_are_errors() {
     let arena = Arena::confined();
@@ -625,6 +659,17 @@ fn upcall_abort_child() {
         return;
     };
     let arena = Arena::confined();
+    if mode == "confined" {
+        let stub = Linker::native()
+            .upcall_stub_confined(&FD::of(V::I8, [V::I8]), |a| Ok(a[0]), &arena)
+            .unwrap();
+        let on_thread = link(
+            "upcall_call_i8_on_thread",
+            &FD::of(V::I32, [V::ADDRESS, V::I8]),
+        );
+        let _ = unsafe { on_thread.invoke(&[stub.as_value(), Value::I8(1)]) };
+        unreachable!("the confined upcall must have aborted the process");
+    }
     let stub = Linker::native()
         .upcall_stub(
             &FD::of(V::I8, [V::I8]),
@@ -681,6 +726,18 @@ fn an_error_or_a_wrong_return_kind_aborts() {
     assert_eq!(signal, Some(libc_sigabrt()), "{stderr}");
     assert!(
         stderr.contains("value mismatch at upcall return: expected i8, found f64"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_confined_stub_called_on_another_thread_aborts() {
+    let (signal, stderr) = run_child("confined");
+    assert_eq!(signal, Some(libc_sigabrt()), "{stderr}");
+    assert!(
+        stderr.contains(
+            "gatun: upcall (i8)i8: called on a thread other than the one that made this confined stub"
+        ),
         "{stderr}"
     );
 }

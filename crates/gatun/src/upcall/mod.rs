@@ -32,6 +32,10 @@
 //!   [`Linker::upcall_stub`]. On such a thread the first upcall with struct arguments creates
 //!   the thread's linker-stack block; it is freed when the thread exits (Rust's thread-local
 //!   destructors run for every pthread).
+//!   A closure that is not `Send + Sync` (it captures an `Rc`, a `RefCell`, a segment of a
+//!   confined arena) goes through [`Linker::upcall_stub_confined`] instead: the
+//!   [`ConfinedUpcallStub`] is `!Send`, and a call on any other thread aborts before the closure
+//!   runs.
 //! - **Reentrancy.** An upcall may run downcalls that run upcalls (the JDK's deep-stack test):
 //!   each level has its own Rust stack frame, and linker-stack frames nest LIFO, falling back
 //!   to the heap when the 256-byte stack is full.
@@ -157,6 +161,8 @@ struct Context<'s> {
     /// Its alignment (the largest struct argument alignment).
     copy_align: usize,
     closure: Box<Closure<'s>>,
+    /// For a confined stub, [`thread_mark`] of the thread that made it; 0 for any thread.
+    owner: usize,
 }
 
 impl<'s> Context<'s> {
@@ -196,6 +202,7 @@ impl<'s> Context<'s> {
             Some(g) => RetKind::Group(g.byte_size()),
         };
         Ok(Context {
+            owner: 0,
             descriptor: descriptor.clone(),
             plan,
             args,
@@ -421,13 +428,109 @@ impl Linker {
         A: SegmentAllocator + ?Sized,
         F: for<'a> Fn(&UpcallArgs<'a>) -> Result<Value<'a>> + Send + Sync + 's,
     {
-        let _ = arena;
-        let ctx = Box::new(Context::new(descriptor, Box::new(closure))?);
+        UpcallStub::from_context(
+            Box::new(Context::new(descriptor, Box::new(closure))?),
+            arena,
+        )
+    }
+}
+
+impl<'s> UpcallStub<'s> {
+    /// Generates the stub's code for `ctx`.
+    fn from_context<A: SegmentAllocator + ?Sized>(
+        ctx: Box<Context<'s>>,
+        _arena: &'s A,
+    ) -> Result<UpcallStub<'s>> {
         let code = stub_code(&ctx)?;
         Ok(UpcallStub {
             code,
             ctx,
             _arena: PhantomData,
+        })
+    }
+}
+
+/// An [`UpcallStub`] whose closure need not be `Send` or `Sync`, made by
+/// [`Linker::upcall_stub_confined`]: it may capture `Rc`s, `RefCell`s and segments of a
+/// confined arena. It must only be called on the thread that made it; a call from any other
+/// thread aborts the process (`gatun: upcall ...: called on a thread other than the one that
+/// made this confined stub`) before the closure runs. `!Send` and `!Sync`, so it is dropped on
+/// that thread too. Derefs to [`UpcallStub`] for the address and the other accessors.
+pub struct ConfinedUpcallStub<'s> {
+    stub: UpcallStub<'s>,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl<'s> Deref for ConfinedUpcallStub<'s> {
+    type Target = UpcallStub<'s>;
+
+    fn deref(&self) -> &UpcallStub<'s> {
+        &self.stub
+    }
+}
+
+impl fmt::Debug for ConfinedUpcallStub<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Confined{:?}", self.stub)
+    }
+}
+
+/// A closure that is only ever called and dropped on one thread.
+struct ThreadBound<F>(F);
+
+// SAFETY: a `ThreadBound` lives only inside the context of a `ConfinedUpcallStub`, which is
+// `!Send`/`!Sync` and so dropped on its owner thread; the dispatcher calls the closure only
+// after checking that it runs on that thread (`Context::owner`). `&UpcallStub` (reachable by
+// `Deref`) exposes no access to the closure.
+unsafe impl<F> Send for ThreadBound<F> {}
+// SAFETY: as above.
+unsafe impl<F> Sync for ThreadBound<F> {}
+
+impl<F: for<'a> Fn(&UpcallArgs<'a>) -> Result<Value<'a>>> ThreadBound<F> {
+    fn call<'a>(&self, args: &UpcallArgs<'a>) -> Result<Value<'a>> {
+        (self.0)(args)
+    }
+}
+
+/// An address unique to the calling thread among live threads (its copy of a thread-local).
+/// No destructor and a const initialiser: never fails, never allocates, also on threads
+/// created in C.
+#[inline]
+fn thread_mark() -> usize {
+    thread_local! {
+        static MARK: u8 = const { 0 };
+    }
+    MARK.with(|m| m as *const u8 as usize)
+}
+
+impl Linker {
+    /// As [`Linker::upcall_stub`], for a closure that is not `Send + Sync` and is called from
+    /// C only on the current thread (a `qsort` comparator, a callback of a single-threaded
+    /// library). A call on another thread aborts the process instead of running the closure
+    /// (see [`ConfinedUpcallStub`]).
+    ///
+    /// # Errors
+    /// As [`Linker::upcall_stub`].
+    pub fn upcall_stub_confined<'s, A, F>(
+        &self,
+        descriptor: &FunctionDescriptor,
+        closure: F,
+        arena: &'s A,
+    ) -> Result<ConfinedUpcallStub<'s>>
+    where
+        A: SegmentAllocator + ?Sized,
+        F: for<'a> Fn(&UpcallArgs<'a>) -> Result<Value<'a>> + 's,
+    {
+        let bound = ThreadBound(closure);
+        // `bound.call` captures the whole `ThreadBound`, not just its (non-Send) field.
+        let mut ctx = Context::new(
+            descriptor,
+            Box::new(move |a: &UpcallArgs<'_>| bound.call(a)),
+        )?;
+        ctx.owner = thread_mark();
+        Ok(ConfinedUpcallStub {
+            stub: UpcallStub::from_context(Box::new(ctx), arena)?,
+            _not_send: PhantomData,
         })
     }
 }
@@ -622,6 +725,12 @@ pub(crate) unsafe extern "C" fn gatun_upcall_dispatch(ctx: *const c_void, frame:
     let ctx = unsafe { &*ctx.cast::<Context<'_>>() };
     // SAFETY: the entry passes its own exclusive frame on its stack.
     let frame = unsafe { &mut *frame };
+    if ctx.owner != 0 && ctx.owner != thread_mark() {
+        abort_upcall(
+            &ctx.descriptor,
+            format_args!("called on a thread other than the one that made this confined stub"),
+        );
+    }
     // AssertUnwindSafe: on a panic the process aborts, so no broken state is ever observed.
     // SAFETY: forwarded (the frame is a call of the stub's type).
     match catch_unwind(AssertUnwindSafe(|| unsafe { dispatch(ctx, frame) })) {

@@ -117,3 +117,24 @@ unsigned upcall_call_u16(unsigned short (*cb)(unsigned short), unsigned short x)
 int upcall_call_bool(bool (*cb)(bool), bool x) { return cb(x); }
 void upcall_call_void(void (*cb)(long, float), long a, float b) { cb(a, b); }
 void *upcall_call_ptr(void *(*cb)(void *, long), void *p, long n) { return cb(p, n); }
+
+/* ---- cb(x) on a new pthread (for the confined-stub check) ---- */
+struct upcall_i8_job {
+    signed char (*cb)(signed char);
+    signed char x;
+    int result;
+};
+
+static void *upcall_i8_job_main(void *p) {
+    struct upcall_i8_job *j = p;
+    j->result = j->cb(j->x);
+    return 0;
+}
+
+int upcall_call_i8_on_thread(signed char (*cb)(signed char), signed char x) {
+    pthread_t t;
+    struct upcall_i8_job j = {cb, x, 0};
+    if (pthread_create(&t, 0, upcall_i8_job_main, &j) != 0) return -1000;
+    pthread_join(t, 0);
+    return j.result;
+}
