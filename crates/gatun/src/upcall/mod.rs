@@ -222,6 +222,12 @@ const INLINE_ARGS: usize = 16;
 /// `Deref`, so `args[0]`, `args.len()` and `args.iter()` work) plus typed accessors and the
 /// return segment.
 ///
+/// Prefer the typed accessors ([`UpcallArgs::get`], [`UpcallArgs::address`],
+/// [`UpcallArgs::segment`]) on hot paths: they read the value by reference, while copying a
+/// whole scalar `Value` (`args[0]`) right after the dispatcher wrote it stalls on store
+/// forwarding (measured: `int(int)` identity upcall 14.5 ns with `get`, 18-22 ns with
+/// `Ok(args[0])`).
+///
 /// Everything borrows the upcall: struct argument segments point into a linker-stack frame that
 /// is popped when the closure returns, so they cannot be kept (the `'a` lifetime ends with the
 /// call). `!Send` and `!Sync`, like the segments it holds.
@@ -250,15 +256,15 @@ impl fmt::Debug for UpcallArgs<'_> {
 }
 
 impl<'a> UpcallArgs<'a> {
-    fn value(&self, index: usize) -> Result<Value<'a>> {
-        self.values
-            .get(index)
-            .copied()
-            .ok_or_else(|| Error::ValueMismatch {
-                position: format!("upcall argument {index}"),
-                expected: format!("an index below {}", self.values.len()),
-                found: "no such argument".into(),
-            })
+    /// Argument `index` by reference: reading a `Value` through its tag, not as a 24-byte copy,
+    /// avoids a store-forwarding stall on the value the dispatcher has just written.
+    #[inline]
+    fn value(&self, index: usize) -> Result<&Value<'a>> {
+        self.values.get(index).ok_or_else(|| Error::ValueMismatch {
+            position: format!("upcall argument {index}"),
+            expected: format!("an index below {}", self.values.len()),
+            found: "no such argument".into(),
+        })
     }
 
     fn mismatch(&self, index: usize, expected: impl fmt::Display, found: &Value<'_>) -> Error {
@@ -276,7 +282,7 @@ impl<'a> UpcallArgs<'a> {
     /// [`Error::ValueMismatch`] for an index out of range or another kind.
     pub fn get<T: Scalar>(&self, index: usize) -> Result<T> {
         let v = self.value(index)?;
-        T::from_value(&v).ok_or_else(|| self.mismatch(index, T::KIND, &v))
+        T::from_value(v).ok_or_else(|| self.mismatch(index, T::KIND, v))
     }
 
     /// Argument `index`, a pointer, as a raw address.
@@ -285,8 +291,8 @@ impl<'a> UpcallArgs<'a> {
     /// [`Error::ValueMismatch`] for an index out of range or an argument that is not a pointer.
     pub fn address(&self, index: usize) -> Result<*mut c_void> {
         match self.value(index)? {
-            Value::Address(p) => Ok(p),
-            v => Err(self.mismatch(index, ScalarKind::Pointer, &v)),
+            Value::Address(p) => Ok(*p),
+            v => Err(self.mismatch(index, ScalarKind::Pointer, v)),
         }
     }
 
@@ -297,8 +303,8 @@ impl<'a> UpcallArgs<'a> {
     /// [`Error::ValueMismatch`] for an index out of range or a scalar argument.
     pub fn segment(&self, index: usize) -> Result<MemorySegment<'a>> {
         match self.value(index)? {
-            Value::Segment(s) => Ok(s),
-            v => Err(self.mismatch(index, "a struct or union", &v)),
+            Value::Segment(s) => Ok(*s),
+            v => Err(self.mismatch(index, "a struct or union", v)),
         }
     }
 
