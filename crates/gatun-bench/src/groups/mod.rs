@@ -4,6 +4,7 @@ pub mod arena;
 pub mod arena_pool;
 pub mod buffer_stack;
 pub mod downcall;
+pub mod upcall;
 
 use crate::Row;
 
@@ -13,6 +14,7 @@ pub fn all() -> Vec<Row> {
     rows.extend(arena::rows());
     rows.extend(downcall::rows());
     rows.extend(buffer_stack::rows());
+    rows.extend(upcall::rows());
     rows.extend(arena_pool::rows());
     rows
 }
