@@ -8,7 +8,8 @@
 //! - [`memory`]: [`memory::MemorySegment`] (bounds-checked, lifetime-checked views of native
 //!   memory), [`memory::SegmentAllocator`], and heap [`memory::Arena`]s.
 //! - [`linker`]: [`Linker`], [`DowncallHandle`], [`Symbol`] — downcalls; [`abi`]: the
-//!   classification into a [`abi::CallPlan`].
+//!   classification into a [`abi::CallPlan`]; [`upcall`]: [`UpcallStub`] — Rust closures as C
+//!   function pointers (`Linker::upcall_stub`).
 //! - [`cdecl`]: C declarations (`int open(const char *, int, ...);`, `struct`s, `typedef`s)
 //!   parsed into [`FunctionDescriptor`]s and [`MemoryLayout`]s.
 //! - [`value`]: [`Value`] (dynamic arguments and results) and the [`Scalar`] trait.
@@ -26,12 +27,14 @@ pub mod error;
 pub mod layout;
 pub mod linker;
 pub mod memory;
+pub mod upcall;
 pub mod value;
 
 pub use error::{Error, Result};
 pub use layout::{MemoryLayout, ScalarKind, ValueLayout};
 pub use linker::{DowncallHandle, FunctionDescriptor, Linker, LinkerOption, Symbol};
 pub use memory::{Arena, MemorySegment, SegmentAllocator};
+pub use upcall::{ConfinedUpcallStub, UpcallArgs, UpcallStub};
 pub use value::{Scalar, Value};
 
 /// The README's examples, compiled and run as doc tests so they stay true.

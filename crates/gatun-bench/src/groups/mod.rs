@@ -5,6 +5,7 @@ pub mod arena_pool;
 pub mod buffer_stack;
 pub mod downcall;
 pub mod stub_compile;
+pub mod upcall;
 
 use crate::Row;
 
@@ -14,6 +15,7 @@ pub fn all() -> Vec<Row> {
     rows.extend(arena::rows());
     rows.extend(downcall::rows());
     rows.extend(buffer_stack::rows());
+    rows.extend(upcall::rows());
     rows.extend(arena_pool::rows());
     rows.extend(stub_compile::rows());
     rows

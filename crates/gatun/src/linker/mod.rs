@@ -17,6 +17,7 @@ mod typed;
 
 pub use crate::call::MAX_STACK_BYTES;
 pub use descriptor::FunctionDescriptor;
+pub(crate) use handle::scalar_value;
 pub use handle::{DowncallHandle, Linker};
 pub use lookup::{LoadFlags, Symbol, SymbolLookup};
 pub use option::{capturable_states, capture_state_layout, LinkerOption};
