@@ -17,10 +17,9 @@
 //!   pointing to argument `i`'s bytes in its layout's representation. No checks.
 //!
 //! After the checks, one of three bodies (no allocation, no classification, no branches):
-//! - **tail** (no capture, no stack arguments, scalar or void return): the target goes to r11,
+//! - **tail** (no capture, no stack arguments, integer or void return): the target goes to r11,
 //!   every [`ArgMove`] is carried out from rdi (rdi's own argument last), `%al` is set for
-//!   variadic calls, and `jmp r11`: the target returns straight to the stub's caller (a float
-//!   result then stays in xmm0, and Rust calls the entry with a float return type: [`Entry`]).
+//!   variadic calls, and `jmp r11`: the target returns straight to the stub's caller.
 //! - **leaf** (no capture): as tail, but with a 16-byte aligned frame holding the outgoing
 //!   stack arguments, the target and `ret` (`call [rsp + T]`); the hidden return pointer
 //!   (`ret`) into rdi; after the call `movq rax, xmm0` for a float return, or a
@@ -66,51 +65,6 @@ pub(crate) type StubFn = unsafe extern "C" fn(
     target: *const c_void,
     failed: *mut u8,
 ) -> u64;
-
-/// [`StubFn`] for a stub that tail-jumps to a target returning a float: the result is left in
-/// xmm0, so Rust must call it with a float return type.
-type XmmStubFn = unsafe extern "C" fn(
-    args: *const u8,
-    ret: *mut u8,
-    errno: *mut i32,
-    target: *const c_void,
-    failed: *mut u8,
-) -> f64;
-
-/// One entry point of a stub, with how to read its result.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Entry {
-    f: StubFn,
-    /// The result is in xmm0 (a tail-jumping stub of a float-returning signature).
-    xmm0: bool,
-}
-
-impl Entry {
-    /// Calls the entry; returns the raw 64-bit return register (rax, or xmm0's low bits).
-    ///
-    /// # Safety
-    /// The stub's contract (module documentation) and the target's.
-    #[inline(always)]
-    pub(crate) unsafe fn call(
-        self,
-        args: *const u8,
-        ret: *mut u8,
-        errno: *mut i32,
-        target: *const c_void,
-        failed: *mut u8,
-    ) -> u64 {
-        // SAFETY: forwarded; an `xmm0` entry has the `XmmStubFn` ABI (same arguments, the
-        // result in xmm0 instead of rax).
-        unsafe {
-            if self.xmm0 {
-                let g = std::mem::transmute::<StubFn, XmmStubFn>(self.f);
-                g(args, ret, errno, target, failed).to_bits()
-            } else {
-                (self.f)(args, ret, errno, target, failed)
-            }
-        }
-    }
-}
 
 /// Byte offset of a `Value`'s payload (the `#[repr(C, u8)]` tag is byte 0; the payload union
 /// is 8-aligned).
@@ -557,13 +511,15 @@ fn is_leaf(_plan: &CallPlan, capture: bool) -> bool {
 }
 
 /// Whether a leaf plan can tail-jump to the target: no stack arguments (the target's return
-/// address is then the stub caller's), a scalar or void return without hidden pointer
-/// (nothing to do after the call; a float stays in xmm0, see [`Entry`]), and every vector move
-/// a direct load (r11 keeps the target).
+/// address is then the stub caller's), an integer or void return without hidden pointer
+/// (nothing to do after the call), and every vector move a direct load (r11 keeps the target).
 fn is_tail(plan: &CallPlan) -> bool {
     plan.stack_bytes == 0
         && plan.hidden_return_pointer.is_none()
-        && matches!(plan.ret, ReturnPlan::Void | ReturnPlan::Scalar(_))
+        && matches!(
+            plan.ret,
+            ReturnPlan::Void | ReturnPlan::Scalar(Register::Int(_))
+        )
         && plan.args.iter().flat_map(|a| &a.moves).all(|m| match m.to {
             Location::Vector(_) => matches!(
                 (m.conv, m.size),
@@ -722,8 +678,6 @@ pub(crate) struct StubCode {
     pub bytes: Vec<u8>,
     /// Offset of the value entry.
     pub value_entry: usize,
-    /// Both entries leave a float result in xmm0 (tail jump to a float-returning target).
-    pub xmm0: bool,
 }
 
 /// Compiles the stub of `plan` (`checks[i]` describes argument `i` for the value entry's
@@ -747,9 +701,6 @@ pub(crate) fn compile(
     StubCode {
         bytes: a.buf,
         value_entry,
-        xmm0: is_leaf(plan, capture)
-            && is_tail(plan)
-            && matches!(plan.ret, ReturnPlan::Scalar(Register::Vector(_))),
     }
 }
 
@@ -760,9 +711,9 @@ pub(crate) fn compile(
 pub(crate) struct Stub {
     code: ExecutableCode,
     /// The raw entry (`args` = array of argument pointers).
-    pub raw: Entry,
+    pub raw: StubFn,
     /// The value entry (`args` = `&[Value]`).
-    pub values: Entry,
+    pub values: StubFn,
 }
 
 impl Stub {
@@ -814,14 +765,8 @@ pub(crate) fn build(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> Resu
     };
     Ok(Stub {
         code: exec,
-        raw: Entry {
-            f: raw,
-            xmm0: code.xmm0,
-        },
-        values: Entry {
-            f: values,
-            xmm0: code.xmm0,
-        },
+        raw,
+        values,
     })
 }
 

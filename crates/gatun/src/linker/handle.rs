@@ -17,7 +17,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::abi::{CallPlan, ReturnPlan};
-use crate::call::stub::{ArgCheck, Entry, Stub};
+use crate::call::stub::{ArgCheck, Stub, StubFn};
 use crate::call::{store_low_bytes, CallFrame, StackArgs, MAX_STACK_BYTES};
 use crate::error::{Error, Result};
 use crate::layout::{MemoryLayout, ScalarKind};
@@ -249,8 +249,8 @@ enum RetKind {
 /// A handle's compiled stub (issue 9): its entries, and the stub kept alive.
 #[derive(Clone)]
 struct StubEntry {
-    raw: Entry,
-    values: Entry,
+    raw: StubFn,
+    values: StubFn,
     _keep: Arc<Stub>,
 }
 
@@ -276,7 +276,7 @@ struct Inner {
     stub: Option<StubEntry>,
     /// The stub's value entry when `invoke` may call it directly: a stub, no capture, a
     /// scalar or void return.
-    fast_values: Option<Entry>,
+    fast_values: Option<StubFn>,
     target: usize,
     _symbol: Symbol,
     descriptor: FunctionDescriptor,
@@ -409,7 +409,7 @@ impl DowncallHandle {
     }
 
     /// The compiled stub's raw entry, if any (for typed handles).
-    pub(super) fn raw_stub(&self) -> Option<Entry> {
+    pub(super) fn raw_stub(&self) -> Option<StubFn> {
         self.inner.stub.as_ref().map(|s| s.raw)
     }
 
@@ -468,7 +468,7 @@ impl DowncallHandle {
                 // segment length before anything else; no return destination is needed; the
                 // callee's contract is the caller's.
                 let bits = unsafe {
-                    values.call(
+                    values(
                         args.as_ptr().cast(),
                         std::ptr::null_mut(),
                         std::ptr::null_mut(),
@@ -593,7 +593,7 @@ impl DowncallHandle {
         // aligned capture field; the target's contract is the caller's.
         let mut failed = 0u8;
         let bits = unsafe {
-            stub.values.call(
+            (stub.values)(
                 rest.as_ptr().cast(),
                 ret,
                 errno,
@@ -764,7 +764,7 @@ impl DowncallHandle {
             // SAFETY: one pointer per argument (count checked), each readable for its layout's
             // size, `ret` writable for the return layout's size: the caller's contract.
             let bits = unsafe {
-                stub.raw.call(
+                (stub.raw)(
                     rest.as_ptr().cast(),
                     ret,
                     errno,

@@ -25,7 +25,7 @@ use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 
-use crate::call::stub::Entry;
+use crate::call::stub::StubFn;
 use crate::error::{Error, Result};
 use crate::layout::{MemoryLayout, ScalarKind, ValueLayout};
 use crate::linker::DowncallHandle;
@@ -211,7 +211,7 @@ pub struct TypedHandle<A, R> {
     handle: DowncallHandle,
     target: *const c_void,
     direct: bool,
-    stub: Option<Entry>,
+    stub: Option<StubFn>,
     _types: PhantomData<fn(A) -> R>,
 }
 
@@ -348,7 +348,7 @@ impl<A: CArgs, R: CReturn> TypedHandle<A, R> {
             // a value whose layout matches (checked at construction); `ret` has the return
             // layout's size; the target's contract is the caller's.
             Some(stub) => unsafe {
-                stub.call(
+                stub(
                     ptrs.as_ptr().add(first).cast(),
                     ret.as_mut_ptr().cast(),
                     errno,
