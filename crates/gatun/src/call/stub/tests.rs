@@ -144,6 +144,30 @@ fn value_entry_checks_first_then_leaf_frame() {
 }
 
 #[test]
+fn stack_arguments_use_the_leaf_frame() {
+    // a 7th integer goes on the stack: a 16-byte aligned frame with the target in it
+    let d = FD::of(V::I64, [V::I64; 7]);
+    let (raw, _) = entries(&d, None, false);
+    assert_eq!(
+        &raw[..2],
+        ["sub rsp, 0x18", "mov qword ptr [rsp+0x10], rcx"]
+    );
+    assert_eq!(
+        &raw[raw.len() - 8..],
+        [
+            "mov r10, qword ptr [rdi+0x30]",
+            "mov r11, qword ptr [r10]",
+            "mov qword ptr [rsp], r11",
+            "mov r10, qword ptr [rdi]",
+            "mov rdi, qword ptr [r10]",
+            "call qword ptr [rsp+0x10]",
+            "add rsp, 0x18",
+            "ret",
+        ]
+    );
+}
+
+#[test]
 fn variadic_call_sets_al_and_promotes_float() {
     // printf-like: (ptr, ...) called with (float, double) → cvtss2sd, %al = 2
     let d = FD::of(V::I32, [V::ADDRESS, V::F32, V::F64]);
