@@ -456,7 +456,7 @@ impl DowncallHandle {
     /// # Safety
     /// The symbol must be a function of the linked type, and `args` must satisfy its contract
     /// (valid pointers, etc.).
-    #[inline]
+    #[inline(always)]
     pub unsafe fn invoke(&self, args: &[Value<'_>]) -> Result<Value<'static>> {
         let inner = &*self.inner;
         // The common case in one test: a stub, no capture, a scalar or void return, and as
@@ -481,7 +481,15 @@ impl DowncallHandle {
                 }
             }
         }
-        if let RetKind::Group { .. } = inner.ret {
+        // SAFETY: forwarded.
+        unsafe { self.invoke_slow(args) }
+    }
+
+    /// `invoke` past the fast path: errors, capture, the trampoline, and values the stub does
+    /// not accept. Out of line, so that `invoke` inlines into its caller as the stub call only.
+    #[inline(never)]
+    unsafe fn invoke_slow(&self, args: &[Value<'_>]) -> Result<Value<'static>> {
+        if let RetKind::Group { .. } = self.inner.ret {
             return Err(struct_return_error());
         }
         // SAFETY: forwarded; no destination is needed for scalar and void returns.
