@@ -128,9 +128,14 @@ impl Linker {
             (Some(s), false, RetKind::Void | RetKind::Scalar(_)) => Some(s.values),
             _ => None,
         };
+        let fast_struct = match (&stub, capture, ret) {
+            (Some(s), false, RetKind::Group { .. }) => Some(s.values),
+            _ => None,
+        };
         Ok(DowncallHandle {
             inner: Arc::new(Inner {
                 fast_values,
+                fast_struct,
                 stub,
                 target: symbol.address() as usize,
                 _symbol: symbol.clone(),
@@ -277,6 +282,8 @@ struct Inner {
     /// The stub's value entry when `invoke` may call it directly: a stub, no capture, a
     /// scalar or void return.
     fast_values: Option<StubFn>,
+    /// The stub's value entry for struct-returning calls without capture.
+    fast_struct: Option<StubFn>,
     target: usize,
     _symbol: Symbol,
     descriptor: FunctionDescriptor,
@@ -403,6 +410,7 @@ impl DowncallHandle {
         let mut inner = (*self.inner).clone();
         inner.stub = None;
         inner.fast_values = None;
+        inner.fast_struct = None;
         DowncallHandle {
             inner: Arc::new(inner),
         }
@@ -506,7 +514,7 @@ impl DowncallHandle {
     ///
     /// # Safety
     /// As [`DowncallHandle::invoke`].
-    #[inline]
+    #[inline(always)]
     pub unsafe fn invoke_into<'a, A: SegmentAllocator + ?Sized>(
         &self,
         allocator: &'a A,
@@ -516,12 +524,52 @@ impl DowncallHandle {
             RetKind::Group { size, align } => {
                 let seg = allocator.allocate_uninit(size, align)?;
                 // SAFETY: `seg` has the return layout's size; the rest is forwarded.
-                unsafe { self.invoke_values(seg.as_ptr(), args)? };
+                unsafe { self.invoke_struct(seg.as_ptr(), args)? };
                 Ok(Value::Segment(seg))
             }
             // SAFETY: forwarded.
-            _ => unsafe { self.invoke_values(std::ptr::null_mut(), args) },
+            _ => unsafe { self.invoke(args) },
         }
+    }
+
+    /// A struct-returning call into `ret` (the return layout's size): the stub directly when
+    /// the handle has one and does not capture, else the checked path.
+    #[inline(always)]
+    unsafe fn invoke_struct(&self, ret: *mut u8, args: &[Value<'_>]) -> Result<()> {
+        let inner = &*self.inner;
+        if let Some(values) = inner.fast_struct {
+            if args.len() == inner.args.len() {
+                let mut failed = 0u8;
+                // SAFETY: one `Value` per descriptor argument, checked by the stub first; `ret`
+                // holds the return layout's size (caller); the callee's contract is the
+                // caller's.
+                unsafe {
+                    values(
+                        args.as_ptr().cast(),
+                        ret,
+                        std::ptr::null_mut(),
+                        inner.target as *const c_void,
+                        &mut failed,
+                    )
+                };
+                if failed == 0 {
+                    return Ok(());
+                }
+            }
+        }
+        // SAFETY: forwarded.
+        unsafe { self.invoke_values_outlined(ret, args).map(|_| ()) }
+    }
+
+    /// `invoke_values` out of line (the slow paths of the inlined entry points).
+    #[inline(never)]
+    unsafe fn invoke_values_outlined(
+        &self,
+        ret: *mut u8,
+        args: &[Value<'_>],
+    ) -> Result<Value<'static>> {
+        // SAFETY: forwarded.
+        unsafe { self.invoke_values(ret, args) }
     }
 
     /// As [`DowncallHandle::invoke_into`], writing a struct/union return into the caller's
@@ -533,13 +581,13 @@ impl DowncallHandle {
     ///
     /// # Safety
     /// As [`DowncallHandle::invoke`].
-    #[inline]
+    #[inline(always)]
     pub unsafe fn invoke_to_segment(
         &self,
         dest: MemorySegment<'_>,
         args: &[Value<'_>],
     ) -> Result<Value<'static>> {
-        let ptr = match self.inner.ret {
+        match self.inner.ret {
             RetKind::Group { size, .. } => {
                 if dest.byte_size() < size {
                     return Err(Error::OutOfBounds {
@@ -548,12 +596,13 @@ impl DowncallHandle {
                         segment_size: dest.byte_size(),
                     });
                 }
-                dest.as_ptr()
+                // SAFETY: `dest` has enough bytes; the rest is forwarded.
+                unsafe { self.invoke_struct(dest.as_ptr(), args)? };
+                Ok(Value::Void)
             }
-            _ => std::ptr::null_mut(),
-        };
-        // SAFETY: `ptr` is null or `dest` with enough bytes; the rest is forwarded.
-        unsafe { self.invoke_values(ptr, args) }
+            // SAFETY: forwarded.
+            _ => unsafe { self.invoke(args) },
+        }
     }
 
     /// The `Value` path. `ret` is the struct-return destination (return layout's size), or null
