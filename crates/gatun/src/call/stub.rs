@@ -24,12 +24,13 @@
 //!   stack arguments, the target and `ret` (`call [rsp + T]`); the hidden return pointer
 //!   (`ret`) into rdi; after the call `movq rax, xmm0` for a float return, or a
 //!   register-returned struct stored into `ret` by its [`ReturnMove`]s (exact sizes).
-//! - **full** (capture): saves rbp, rbx, r12..r15 and keeps `args` in rbx,
-//!   `ret` in r12, `errno` in r13, `target` in r15; capture only: `call __errno_location`
-//!   (address kept in r14) before any argument is loaded and the capture segment's errno copied
-//!   into errno just before the call ("restore before"); the hidden return pointer (`ret`) into
-//!   rdi; `call r15`; capture only: errno copied back immediately ("save after"); a
-//!   register-returned struct stored into `ret` by its [`ReturnMove`]s (exact sizes).
+//! - **capture**: the leaf frame plus slots for `args`, the capture buffer and the thread's
+//!   errno address: `call __errno_location` before any argument register is loaded, the
+//!   capture buffer's errno copied into errno just before the call ("restore before"), errno
+//!   copied back into the buffer right after the call, before anything else ("save after").
+//!
+//! No stub saves a callee-saved register: everything that must survive the call lives in the
+//! stub's own frame.
 //!
 //! Every move loads exactly `size` bytes (never past the argument), converts them (sign
 //! extension, bool normalisation, float → double) and puts them into the GPR, the XMM register
@@ -39,8 +40,9 @@
 //! - The plan's stack offsets are below [`crate::call::MAX_STACK_BYTES`] (checked by the linker),
 //!   so every displacement fits in 32 bits.
 //! - Only caller-saved registers other than the argument registers being built are used as
-//!   scratch (rax before `%al` is set, r10, r11, xmm15); callee-saved ones are restored. The
-//!   value entry's checks run before anything is written, so `failed` (r8) is still intact.
+//!   scratch (rax before `%al` is set, r10, r11, xmm15); callee-saved ones are never touched.
+//!   The value entry's checks run before anything is written, so `failed` (r8) is still
+//!   intact.
 //! - The stub never reads outside `args[..n]` and the argument bytes the plan names, and never
 //!   writes outside the return layout's bytes at `ret` and its own frame.
 
@@ -123,7 +125,6 @@ enum Mode {
 const RAX: u8 = 0;
 const RCX: u8 = 1;
 const RDX: u8 = 2;
-const RBX: u8 = 3;
 const RSP: u8 = 4;
 const RBP: u8 = 5;
 const RSI: u8 = 6;
@@ -132,10 +133,6 @@ const R8: u8 = 8;
 const R9: u8 = 9;
 const R10: u8 = 10;
 const R11: u8 = 11;
-const R12: u8 = 12;
-const R13: u8 = 13;
-const R14: u8 = 14;
-const R15: u8 = 15;
 const XMM15: u8 = 15;
 
 /// SysV integer argument registers in order.
@@ -196,16 +193,6 @@ impl Asm {
         self.rex(w, reg, rm, false);
         self.bytes(op);
         self.byte(0xC0 | (reg & 7) << 3 | (rm & 7));
-    }
-
-    fn push(&mut self, r: u8) {
-        self.rex(false, 0, r, false);
-        self.byte(0x50 + (r & 7));
-    }
-
-    fn pop(&mut self, r: u8) {
-        self.rex(false, 0, r, false);
-        self.byte(0x58 + (r & 7));
     }
 
     /// `mov dst, src` (64-bit).
@@ -505,7 +492,7 @@ fn emit_fail_path(a: &mut Asm, fails: Vec<usize>) {
 }
 
 /// Whether a plan gets the leaf frame (or the tail jump): everything but capture, which needs
-/// callee-saved registers for the errno address across the call.
+/// the errno slots of the capture frame.
 fn is_leaf(_plan: &CallPlan, capture: bool) -> bool {
     !capture
 }
@@ -586,69 +573,71 @@ fn compile_leaf_body(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], mode: Mo
     a.byte(0xC3);
 }
 
-/// The full frame (capture, struct returns): rbp frame, rbx/r12..r15 saved.
-fn compile_full_body(
+/// The capture frame: the leaf frame plus slots for `args`, the capture buffer and the
+/// thread's errno address. `__errno_location` is called first (before any argument register is
+/// loaded); the capture buffer's errno is copied into errno after the arguments are loaded,
+/// just before the call ("restore before"); errno is copied back right after the call, before
+/// anything else ("save after").
+fn compile_capture_body(
     a: &mut Asm,
     plan: &CallPlan,
     checks: &[ArgCheck],
-    capture: bool,
     errno_location: u64,
     mode: Mode,
 ) {
-    let frame = plan.stack_bytes.next_multiple_of(16) as i32 + 8;
-    // prologue
-    a.push(RBP);
-    a.mov_rr(RBP, RSP);
-    for r in [RBX, R12, R13, R14, R15] {
-        a.push(r);
-    }
-    // sub rsp, imm32
+    let area = plan.stack_bytes.next_multiple_of(16) as i32;
+    let (target, ret, args, buf, loc) = (area, area + 8, area + 16, area + 24, area + 32);
+    let frame = area + 40; // rsp ≡ 8 (mod 16) at entry: 16-byte aligned at both calls
+                           // sub rsp, imm32
     a.op_reg(None, true, &[0x81], 5, RSP);
     a.bytes(&frame.to_le_bytes());
-    a.mov_rr(RBX, RDI);
-    a.mov_rr(R12, RSI);
-    a.mov_rr(R13, RDX);
-    a.mov_rr(R15, RCX);
-    if capture {
-        a.mov_imm64(RAX, errno_location);
-        a.call_reg(RAX);
-        a.mov_rr(R14, RAX);
-    }
-    emit_args(a, plan, checks, mode, RBX, false);
-    if capture {
-        // restore before: mov r11d, [r13]; mov [r14], r11d
-        a.load_zx(R11, R13, 0, 4);
-        a.store(R11, R14, 0, 4);
-    }
+    a.store(RCX, RSP, target, 8);
+    a.store(RSI, RSP, ret, 8);
+    a.store(RDI, RSP, args, 8);
+    a.store(RDX, RSP, buf, 8);
+    a.mov_imm64(RAX, errno_location);
+    a.call_reg(RAX);
+    a.store(RAX, RSP, loc, 8);
+    a.load_zx(RDI, RSP, args, 8);
+    emit_args(a, plan, checks, mode, RDI, true);
+    // restore before: *errno_location = buf->errno (r10, r11 are free once the args are loaded)
+    a.load_zx(R11, RSP, buf, 8);
+    a.load_zx(R11, R11, 0, 4);
+    a.load_zx(R10, RSP, loc, 8);
+    a.store(R11, R10, 0, 4);
     match plan.hidden_return_pointer {
-        Some(Location::Int(n)) => a.mov_rr(INT_ARGS[n as usize], R12),
-        Some(Location::Stack(off)) => a.store(R12, RSP, off as i32, 8),
+        Some(Location::Int(n)) => a.load_zx(INT_ARGS[n as usize], RSP, ret, 8),
+        Some(Location::Stack(off)) => {
+            a.load_zx(R11, RSP, ret, 8);
+            a.store(R11, RSP, off as i32, 8);
+        }
         Some(Location::Vector(_)) | None => {}
     }
     if plan.is_variadic() {
         a.mov_imm32(RAX, plan.vector_registers as u32);
     }
-    a.call_reg(R15);
-    if capture {
-        // save after: mov r11d, [r14]; mov [r13], r11d
-        a.load_zx(R11, R14, 0, 4);
-        a.store(R11, R13, 0, 4);
-    }
+    // call qword [rsp + target]
+    a.op_mem(None, false, &[0xFF], 2, RSP, target);
+    // save after: buf->errno = *errno_location (rax, rdx, xmm0, xmm1 untouched)
+    a.load_zx(R10, RSP, loc, 8);
+    a.load_zx(R11, R10, 0, 4);
+    a.load_zx(R10, RSP, buf, 8);
+    a.store(R11, R10, 0, 4);
     match &plan.ret {
-        ReturnPlan::Registers(moves) => moves.iter().for_each(|m| emit_return_move(a, R12, m)),
+        ReturnPlan::Registers(moves) => {
+            a.load_zx(R10, RSP, ret, 8);
+            moves.iter().for_each(|m| emit_return_move(a, R10, m));
+        }
         ReturnPlan::Scalar(Register::Vector(n)) => a.movq_r_x(RAX, *n),
         _ => {}
     }
-    // lea rsp, [rbp - 40]
-    a.op_mem(None, true, &[0x8D], RSP, RBP, -40);
-    for r in [R15, R14, R13, R12, RBX] {
-        a.pop(r);
-    }
-    a.pop(RBP);
+    // add rsp, imm32
+    a.op_reg(None, true, &[0x81], 0, RSP);
+    a.bytes(&frame.to_le_bytes());
     a.byte(0xC3);
 }
 
-/// Compiles one entry point: the value entry's checks, then the tail, leaf or full body.
+/// Compiles one entry point: the value entry's checks, then the tail, leaf or capture body.
 fn compile_entry(
     a: &mut Asm,
     plan: &CallPlan,
@@ -666,7 +655,7 @@ fn compile_entry(
     } else if is_leaf(plan, capture) {
         compile_leaf_body(a, plan, checks, mode);
     } else {
-        compile_full_body(a, plan, checks, capture, errno_location, mode);
+        compile_capture_body(a, plan, checks, errno_location, mode);
     }
     emit_fail_path(a, fails);
 }
