@@ -37,11 +37,22 @@ fn main() {
         .opt_level(2)
         .get_compiler();
     let mut cmd = compiler.to_command();
-    cmd.args(["-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-std=gnu11", "-o"])
-        .arg(&lib)
-        .args(&sources)
-        .arg("-lm")
-        .arg("-lpthread");
+    cmd.args([
+        "-shared",
+        "-fPIC",
+        "-O2",
+        "-Wall",
+        "-Werror",
+        "-std=gnu11",
+        "-o",
+    ])
+    .arg(&lib)
+    .args(&sources)
+    .arg("-lm")
+    .arg("-lpthread");
     let status = cmd.status().expect("run the C compiler");
-    assert!(status.success(), "compiling tests/native/*.c failed: {cmd:?}");
+    assert!(
+        status.success(),
+        "compiling tests/native/*.c failed: {cmd:?}"
+    );
 }

@@ -55,12 +55,35 @@ impl Config {
         samples: 3,
         sample_time: Duration::from_micros(100),
     };
+
+    /// Wall time the quick mode spends measuring the whole suite (all rows, all thread kinds),
+    /// leaving room for thread and runtime start-up so that `gatun bench` ends within 90 s.
+    pub const QUICK_SUITE_BUDGET: Duration = Duration::from_secs(45);
+
+    /// Quick mode for a run of `measurements` (rows × thread kinds): spreads
+    /// [`Config::QUICK_SUITE_BUDGET`] over them, at most 0.5 s and at least 40 ms each. One
+    /// measurement costs about `warmup + (samples + 2) × sample_time`: the calibration batches
+    /// run inside the warm-up, then one batch estimates the time per iteration, then the samples.
+    pub fn quick_for(measurements: usize) -> Config {
+        let per =
+            (Self::QUICK_SUITE_BUDGET.as_secs_f64() / measurements.max(1) as f64).clamp(0.04, 0.5);
+        let samples = 15;
+        // warm-up = 2 sample times; samples + 1 estimating batch + slack = samples + 2.
+        let sample_time = per / (samples as f64 + 4.0);
+        Config {
+            warmup: Duration::from_secs_f64(2.0 * sample_time),
+            samples,
+            sample_time: Duration::from_secs_f64(sample_time),
+        }
+    }
 }
 
 /// The result of measuring one row on one thread kind.
 #[derive(Debug, Clone)]
 pub struct Measurement {
-    /// Nanoseconds per operation, one per sample, sorted ascending.
+    /// Nanoseconds per operation, one per sample, sorted ascending. An operation is one
+    /// iteration of the body divided by [`Row::ops_per_invocation`] (JMH's
+    /// `@OperationsPerInvocation`).
     pub ns_per_op: Vec<f64>,
     /// Heap allocations per operation (counted over one untimed run).
     pub allocs_per_op: f64,
@@ -90,9 +113,55 @@ impl Measurement {
     pub fn max(&self) -> f64 {
         self.ns_per_op.last().copied().unwrap_or(f64::NAN)
     }
+    /// Arithmetic mean of the samples, ns/op.
+    pub fn mean(&self) -> f64 {
+        let n = self.ns_per_op.len();
+        if n == 0 {
+            return f64::NAN;
+        }
+        self.ns_per_op.iter().sum::<f64>() / n as f64
+    }
+    /// JMH's "Error": the half-width of the 99.9 % confidence interval of the mean,
+    /// `t(0.9995, n-1) × s / √n` with the sample standard deviation `s` (Student's t).
+    /// NaN with fewer than 2 samples.
+    pub fn error(&self) -> f64 {
+        let n = self.ns_per_op.len();
+        if n < 2 {
+            return f64::NAN;
+        }
+        let mean = self.mean();
+        let var = self
+            .ns_per_op
+            .iter()
+            .map(|x| (x - mean) * (x - mean))
+            .sum::<f64>()
+            / (n - 1) as f64;
+        student_t_999(n - 1) * var.sqrt() / (n as f64).sqrt()
+    }
+}
+
+/// The 0.9995 quantile of Student's t distribution with `df` degrees of freedom (two-sided
+/// 99.9 %, as JMH reports), from the standard table; between tabulated entries the next
+/// smaller `df` is used (conservative).
+pub fn student_t_999(df: usize) -> f64 {
+    const TABLE: [f64; 30] = [
+        636.619, 31.599, 12.924, 8.610, 6.869, 5.959, 5.408, 5.041, 4.781, 4.587, 4.437, 4.318,
+        4.221, 4.140, 4.073, 4.015, 3.965, 3.922, 3.883, 3.850, 3.819, 3.792, 3.768, 3.745, 3.725,
+        3.707, 3.690, 3.674, 3.659, 3.646,
+    ];
+    match df {
+        0 => f64::NAN,
+        1..=30 => TABLE[df - 1],
+        31..=39 => 3.646,
+        40..=59 => 3.551,
+        60..=119 => 3.460,
+        120..=999 => 3.373,
+        _ => 3.291,
+    }
 }
 
 fn run_body(row: &Row, config: Config, kind: ThreadKind) -> Measurement {
+    let ops = row.ops_per_invocation.max(1) as f64;
     let mut body = (row.make)();
     // Calibrate: grow the iteration count until one batch takes about sample_time.
     let mut iters: u64 = 1;
@@ -119,7 +188,7 @@ fn run_body(row: &Row, config: Config, kind: ThreadKind) -> Measurement {
     for _ in 0..config.samples {
         let t = Instant::now();
         body(iters);
-        samples.push(t.elapsed().as_nanos() as f64 / iters as f64);
+        samples.push(t.elapsed().as_nanos() as f64 / (iters as f64 * ops));
     }
     samples.sort_by(f64::total_cmp);
     let alloc_iters = iters.clamp(1, 10_000);
@@ -128,7 +197,7 @@ fn run_body(row: &Row, config: Config, kind: ThreadKind) -> Measurement {
     let allocs = CountingAllocator::thread_count() - before;
     Measurement {
         ns_per_op: samples,
-        allocs_per_op: allocs as f64 / alloc_iters as f64,
+        allocs_per_op: allocs as f64 / (alloc_iters as f64 * ops),
         thread_kind: kind,
     }
 }

@@ -19,7 +19,11 @@ pub struct BenchArgs {
 
 /// Runs the suite.
 pub fn run(args: &BenchArgs) -> Result<(), String> {
-    let config = if args.full { Config::FULL } else { Config::QUICK };
+    let config = if args.full {
+        Config::FULL
+    } else {
+        Config::QUICK
+    };
     let rows: Vec<Row> = gatun_bench::rows()
         .into_iter()
         .filter(|r| args.filter.as_deref().is_none_or(|f| r.id().contains(f)))

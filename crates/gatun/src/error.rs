@@ -42,7 +42,9 @@ pub enum Error {
     },
 
     /// A field of an explicitly laid-out struct sits at an offset that violates its alignment.
-    #[error("field {field} at byte offset {offset} is misaligned: its alignment is {alignment} bytes")]
+    #[error(
+        "field {field} at byte offset {offset} is misaligned: its alignment is {alignment} bytes"
+    )]
     MisalignedField {
         /// The field's name, or `#index` for an unnamed field.
         field: String,
@@ -53,7 +55,9 @@ pub enum Error {
     },
 
     /// A layout was given an alignment smaller than its members require.
-    #[error("byte alignment {alignment} of {layout} is less than its members' alignment {required}")]
+    #[error(
+        "byte alignment {alignment} of {layout} is less than its members' alignment {required}"
+    )]
     AlignmentTooSmall {
         /// The layout, as text.
         layout: String,
@@ -127,7 +131,9 @@ pub enum Error {
     },
 
     /// A C string that is not valid UTF-8 where UTF-8 was requested.
-    #[error("C string at offset {offset} is not valid UTF-8 (first bad byte at index {valid_up_to})")]
+    #[error(
+        "C string at offset {offset} is not valid UTF-8 (first bad byte at index {valid_up_to})"
+    )]
     InvalidUtf8 {
         /// Where the string starts in the segment.
         offset: usize,

@@ -1,6 +1,10 @@
 //! Benchmark groups; each module's `rows()` lists its rows with the seed tables' names.
 
 pub mod arena;
+pub mod call_overhead;
+pub mod call_overhead_by_value;
+pub mod capture_state_util;
+pub mod points_alloc;
 
 use crate::Row;
 
@@ -8,5 +12,9 @@ use crate::Row;
 pub fn all() -> Vec<Row> {
     let mut rows = Vec::new();
     rows.extend(arena::rows());
+    rows.extend(call_overhead::rows());
+    rows.extend(call_overhead_by_value::rows());
+    rows.extend(points_alloc::rows());
+    rows.extend(capture_state_util::rows());
     rows
 }

@@ -171,7 +171,9 @@ impl MemoryLayout {
         let mut alignment = 1usize;
         for (i, m) in members.iter().enumerate() {
             let a = m.byte_alignment();
-            offset = align_up(offset, a, &|| format!("struct member {}", member_label(m, i)))?;
+            offset = align_up(offset, a, &|| {
+                format!("struct member {}", member_label(m, i))
+            })?;
             offsets.push(offset);
             offset = offset
                 .checked_add(m.byte_size())

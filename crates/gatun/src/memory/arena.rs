@@ -28,12 +28,18 @@ struct Chunk {
 /// Allocates a block for `byte_size` bytes aligned to `byte_alignment` (already validated),
 /// returning the block's header and the data pointer.
 #[inline]
-fn alloc_chunk(byte_size: usize, byte_alignment: usize, zeroed: bool) -> Result<(*mut Chunk, *mut u8)> {
+fn alloc_chunk(
+    byte_size: usize,
+    byte_alignment: usize,
+    zeroed: bool,
+) -> Result<(*mut Chunk, *mut u8)> {
     let align = byte_alignment.max(std::mem::align_of::<Chunk>());
     let header = std::mem::size_of::<Chunk>().next_multiple_of(byte_alignment);
-    let total = header.checked_add(byte_size).ok_or_else(|| Error::SizeOverflow {
-        what: format!("arena block for {byte_size} bytes"),
-    })?;
+    let total = header
+        .checked_add(byte_size)
+        .ok_or_else(|| Error::SizeOverflow {
+            what: format!("arena block for {byte_size} bytes"),
+        })?;
     let layout = Layout::from_size_align(total, align).map_err(|_| Error::SizeOverflow {
         what: format!("arena block for {byte_size} bytes aligned to {byte_alignment}"),
     })?;
@@ -122,7 +128,12 @@ pub struct ConfinedArena {
 
 impl ConfinedArena {
     #[inline]
-    fn alloc(&self, byte_size: usize, byte_alignment: usize, zeroed: bool) -> Result<MemorySegment<'_>> {
+    fn alloc(
+        &self,
+        byte_size: usize,
+        byte_alignment: usize,
+        zeroed: bool,
+    ) -> Result<MemorySegment<'_>> {
         check_size_align(byte_size, byte_alignment)?;
         let (chunk, data) = alloc_chunk(byte_size, byte_alignment, zeroed)?;
         // SAFETY: `chunk` is fresh and owned by this arena from now on.
@@ -145,7 +156,11 @@ impl SegmentAllocator for ConfinedArena {
     }
 
     #[inline]
-    fn allocate_uninit(&self, byte_size: usize, byte_alignment: usize) -> Result<MemorySegment<'_>> {
+    fn allocate_uninit(
+        &self,
+        byte_size: usize,
+        byte_alignment: usize,
+    ) -> Result<MemorySegment<'_>> {
         self.alloc(byte_size, byte_alignment, false)
     }
 }
@@ -167,7 +182,12 @@ pub struct SharedArena {
 }
 
 impl SharedArena {
-    fn alloc(&self, byte_size: usize, byte_alignment: usize, zeroed: bool) -> Result<MemorySegment<'_>> {
+    fn alloc(
+        &self,
+        byte_size: usize,
+        byte_alignment: usize,
+        zeroed: bool,
+    ) -> Result<MemorySegment<'_>> {
         check_size_align(byte_size, byte_alignment)?;
         let (chunk, data) = alloc_chunk(byte_size, byte_alignment, zeroed)?;
         let mut head = self.head.load(Ordering::Relaxed);
@@ -196,7 +216,11 @@ impl SegmentAllocator for SharedArena {
         self.alloc(byte_size, byte_alignment, true)
     }
 
-    fn allocate_uninit(&self, byte_size: usize, byte_alignment: usize) -> Result<MemorySegment<'_>> {
+    fn allocate_uninit(
+        &self,
+        byte_size: usize,
+        byte_alignment: usize,
+    ) -> Result<MemorySegment<'_>> {
         self.alloc(byte_size, byte_alignment, false)
     }
 }
@@ -218,7 +242,11 @@ impl GlobalArena {
     ///
     /// # Errors
     /// [`Error::InvalidAlignment`], [`Error::SizeOverflow`], [`Error::OutOfMemory`].
-    pub fn allocate_static(&self, byte_size: usize, byte_alignment: usize) -> Result<MemorySegment<'static>> {
+    pub fn allocate_static(
+        &self,
+        byte_size: usize,
+        byte_alignment: usize,
+    ) -> Result<MemorySegment<'static>> {
         check_size_align(byte_size, byte_alignment)?;
         let (_chunk, data) = alloc_chunk(byte_size, byte_alignment, true)?;
         // SAFETY: the block is leaked on purpose, so it is valid for 'static.

@@ -167,7 +167,10 @@ impl<'a> MemorySegment<'a> {
     /// # Errors
     /// [`Error::OutOfBounds`] if `offset > byte_size()`.
     pub fn slice_from(&self, offset: usize) -> Result<MemorySegment<'a>> {
-        let len = self.len.checked_sub(offset).ok_or(oob(offset, 0, self.len))?;
+        let len = self
+            .len
+            .checked_sub(offset)
+            .ok_or(oob(offset, 0, self.len))?;
         self.slice(offset, len)
     }
 

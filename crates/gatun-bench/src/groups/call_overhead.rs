@@ -1,0 +1,125 @@
+//! `call_overhead/<impl>_<function>`: one C call through each implementation, in the same run.
+//!
+//! - `direct_*`: a typed `extern "C" fn` pointer (passed through `black_box`, so the call is an
+//!   indirect call the compiler cannot inline or specialise): the floor.
+//! - `libffi_*`: libffi-rs `Cif::call` with a prepared `Cif` (what Rust users use today).
+//!
+//! Functions (native/bench_natives.c): `noop()`, `id_i32(int)`, `add6(long × 6)`,
+//! `fma3(double × 3)`. Arguments are read through `black_box` on every call, as a JMH benchmark
+//! reads them from fields.
+
+use std::ffi::{c_int, c_long};
+use std::hint::black_box;
+
+use libffi::middle::{arg, Type};
+
+use crate::libffi_peer::PeerCall;
+use crate::natives::{self, addresses};
+use crate::{repeat, Body, Row};
+
+/// The group name.
+pub const GROUP: &str = "call_overhead";
+
+/// The direct and libffi rows (`direct_{noop,id_i32,add6,fma3}`,
+/// `libffi_{noop,id_i32,add6,fma3}`).
+pub fn rows() -> Vec<Row> {
+    let mut rows = direct_rows();
+    rows.extend(libffi_rows());
+    rows
+}
+
+fn direct_rows() -> Vec<Row> {
+    vec![
+        Row::new(GROUP, "direct_noop", || -> Body {
+            let f: unsafe extern "C" fn() = black_box(natives::noop);
+            // SAFETY: `noop` has exactly this C signature.
+            Box::new(move |iters| repeat(iters, || unsafe { f() }))
+        }),
+        Row::new(GROUP, "direct_id_i32", || -> Body {
+            let f: unsafe extern "C" fn(c_int) -> c_int = black_box(natives::id_i32);
+            let x: c_int = 42;
+            // SAFETY: `id_i32` has exactly this C signature.
+            Box::new(move |iters| repeat(iters, || unsafe { f(black_box(x)) }))
+        }),
+        Row::new(GROUP, "direct_add6", || -> Body {
+            type Add6 =
+                unsafe extern "C" fn(c_long, c_long, c_long, c_long, c_long, c_long) -> c_long;
+            let f: Add6 = black_box(natives::add6);
+            let a: [c_long; 6] = [1, 2, 3, 4, 5, 6];
+            Box::new(move |iters| {
+                repeat(iters, || {
+                    let a = black_box(&a);
+                    // SAFETY: `add6` has exactly this C signature.
+                    unsafe { f(a[0], a[1], a[2], a[3], a[4], a[5]) }
+                })
+            })
+        }),
+        Row::new(GROUP, "direct_fma3", || -> Body {
+            let f: unsafe extern "C" fn(f64, f64, f64) -> f64 = black_box(natives::fma3);
+            let a: [f64; 3] = [1.5, 2.0, 0.25];
+            Box::new(move |iters| {
+                repeat(iters, || {
+                    let a = black_box(&a);
+                    // SAFETY: `fma3` has exactly this C signature.
+                    unsafe { f(a[0], a[1], a[2]) }
+                })
+            })
+        }),
+    ]
+}
+
+fn libffi_rows() -> Vec<Row> {
+    vec![
+        Row::new(GROUP, "libffi_noop", || -> Body {
+            let p = PeerCall::new(addresses::noop(), [], Type::void());
+            // SAFETY: the Cif describes `void noop(void)`.
+            Box::new(move |iters| repeat(iters, || unsafe { p.call::<()>(&[]) }))
+        }),
+        Row::new(GROUP, "libffi_id_i32", || -> Body {
+            let p = PeerCall::new(addresses::id_i32(), [Type::c_int()], Type::c_int());
+            let x: c_int = 42;
+            Box::new(move |iters| {
+                repeat(iters, || {
+                    let x = black_box(&x);
+                    // SAFETY: the Cif describes `int id_i32(int)`; the argument is an int.
+                    unsafe { p.call::<c_int>(&[arg(x)]) }
+                })
+            })
+        }),
+        Row::new(GROUP, "libffi_add6", || -> Body {
+            let p = PeerCall::new(
+                addresses::add6(),
+                [(); 6].map(|_| Type::c_long()),
+                Type::c_long(),
+            );
+            let a: [c_long; 6] = [1, 2, 3, 4, 5, 6];
+            Box::new(move |iters| {
+                repeat(iters, || {
+                    let a = black_box(&a);
+                    let args = [
+                        arg(&a[0]),
+                        arg(&a[1]),
+                        arg(&a[2]),
+                        arg(&a[3]),
+                        arg(&a[4]),
+                        arg(&a[5]),
+                    ];
+                    // SAFETY: the Cif describes `long add6(long × 6)`; six longs are passed.
+                    unsafe { p.call::<c_long>(&args) }
+                })
+            })
+        }),
+        Row::new(GROUP, "libffi_fma3", || -> Body {
+            let p = PeerCall::new(addresses::fma3(), [(); 3].map(|_| Type::f64()), Type::f64());
+            let a: [f64; 3] = [1.5, 2.0, 0.25];
+            Box::new(move |iters| {
+                repeat(iters, || {
+                    let a = black_box(&a);
+                    let args = [arg(&a[0]), arg(&a[1]), arg(&a[2])];
+                    // SAFETY: the Cif describes `double fma3(double × 3)`; three doubles are passed.
+                    unsafe { p.call::<f64>(&args) }
+                })
+            })
+        }),
+    ]
+}
