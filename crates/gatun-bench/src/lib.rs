@@ -17,6 +17,8 @@ pub mod groups;
 pub mod harness;
 pub mod libffi_peer;
 pub mod natives;
+pub mod report;
+pub mod seeds;
 
 pub use alloc_count::CountingAllocator;
 pub use harness::{measure, Config, Measurement, ThreadKind};
