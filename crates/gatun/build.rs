@@ -5,7 +5,6 @@
 //! libloading, as a user would load any C library.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn main() {
     let native_dir = Path::new("tests/native");

@@ -7,6 +7,8 @@
 //!   offsets of C data, checked against the C compiler.
 //! - [`memory`]: [`memory::MemorySegment`] (bounds-checked, lifetime-checked views of native
 //!   memory), [`memory::SegmentAllocator`], and heap [`memory::Arena`]s.
+//! - [`linker`]: [`Linker`], [`DowncallHandle`], [`Symbol`] — downcalls; [`abi`]: the
+//!   classification into a [`abi::CallPlan`].
 //! - [`value`]: [`Value`] (dynamic arguments and results) and the [`Scalar`] trait.
 //!
 //! See `ARCHITECTURE.md` for the layer map and the rules each layer keeps.
@@ -14,6 +16,8 @@
 #![deny(missing_docs)]
 #![warn(unsafe_op_in_unsafe_fn)]
 
+pub mod abi;
+pub(crate) mod call;
 pub mod error;
 pub mod layout;
 pub mod linker;
@@ -22,6 +26,6 @@ pub mod value;
 
 pub use error::{Error, Result};
 pub use layout::{MemoryLayout, ScalarKind, ValueLayout};
-pub use linker::FunctionDescriptor;
+pub use linker::{DowncallHandle, FunctionDescriptor, Linker, LinkerOption, Symbol};
 pub use memory::{Arena, MemorySegment, SegmentAllocator};
 pub use value::{Scalar, Value};

@@ -409,15 +409,15 @@ impl MemoryLayout {
                 MemoryLayout::Value(v)
             }
             MemoryLayout::Struct(s) => MemoryLayout::Struct(StructLayout {
-                byte_alignment: byte_alignment,
+                byte_alignment,
                 ..s
             }),
             MemoryLayout::Union(u) => MemoryLayout::Union(UnionLayout {
-                byte_alignment: byte_alignment,
+                byte_alignment,
                 ..u
             }),
             MemoryLayout::Sequence(s) => MemoryLayout::Sequence(SequenceLayout {
-                byte_alignment: byte_alignment,
+                byte_alignment,
                 ..s
             }),
             p @ MemoryLayout::Padding(_) => p,

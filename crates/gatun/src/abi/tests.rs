@@ -1,0 +1,211 @@
+//! CallPlan unit tests: register assignments asserted directly (no native code; Miri-clean).
+
+use super::sysv_x64::{classify, plan, ArgClass, Classification};
+use super::*;
+use crate::layout::{MemoryLayout, ValueLayout as V};
+use crate::linker::FunctionDescriptor as FD;
+
+fn st(m: &[MemoryLayout]) -> MemoryLayout {
+    MemoryLayout::c_struct(m.iter().cloned()).unwrap()
+}
+
+fn v(l: V) -> MemoryLayout {
+    l.into()
+}
+
+fn locs(p: &CallPlan, i: usize) -> Vec<Location> {
+    p.args[i].moves.iter().map(|m| m.to).collect()
+}
+
+use Location::{Int, Stack, Vector};
+
+#[test]
+fn int_double_is_rdi_xmm0() {
+    let s = st(&[v(V::I32), v(V::F64)]);
+    assert_eq!(
+        classify(&s),
+        Classification::Eightbytes(vec![ArgClass::Integer, ArgClass::Sse])
+    );
+    let p = plan(&FD::of_void([s]), None).unwrap();
+    assert_eq!(locs(&p, 0), [Int(0), Vector(0)]);
+    assert_eq!(
+        p.args[0].moves[0],
+        ArgMove {
+            offset: 0,
+            size: 8,
+            to: Int(0),
+            conv: Conversion::Bytes
+        }
+    );
+    assert_eq!(p.to_string(), "(rdi+xmm0) -> void");
+}
+
+#[test]
+fn float_int_merges_to_integer() {
+    let s = st(&[v(V::F32), v(V::I32)]);
+    assert_eq!(
+        classify(&s),
+        Classification::Eightbytes(vec![ArgClass::Integer])
+    );
+    let ff = st(&[v(V::F32), v(V::F32)]);
+    assert_eq!(
+        classify(&ff),
+        Classification::Eightbytes(vec![ArgClass::Sse])
+    );
+}
+
+#[test]
+fn large_and_unaligned_are_memory() {
+    let l3 = st(&[v(V::I64), v(V::I64), v(V::I64)]);
+    assert_eq!(classify(&l3), Classification::Memory);
+    let packed = MemoryLayout::c_struct_packed([V::I8, V::I32], 1).unwrap();
+    assert_eq!(classify(&packed), Classification::Memory);
+    let packed_ok = MemoryLayout::c_struct_packed([V::I32, V::I32], 1).unwrap();
+    assert_eq!(
+        classify(&packed_ok),
+        Classification::Eightbytes(vec![ArgClass::Integer])
+    );
+}
+
+#[test]
+fn odd_sizes_move_exact_bytes() {
+    for (n, sizes) in [
+        (3usize, vec![3u8]),
+        (5, vec![5]),
+        (7, vec![7]),
+        (9, vec![8, 1]),
+        (12, vec![8, 4]),
+        (15, vec![8, 7]),
+    ] {
+        let s = st(&[MemoryLayout::sequence_layout(n, V::U8).unwrap()]);
+        let p = plan(&FD::of(s.clone(), [s]), None).unwrap();
+        let got: Vec<u8> = p.args[0].moves.iter().map(|m| m.size).collect();
+        assert_eq!(got, sizes, "n={n}");
+        let ReturnPlan::Registers(r) = &p.ret else {
+            panic!("n={n}: {:?}", p.ret)
+        };
+        let got: Vec<u8> = r.iter().map(|m| m.size).collect();
+        assert_eq!(got, sizes, "ret n={n}");
+        assert_eq!(p.return_image_bytes(), 8 * sizes.len());
+    }
+}
+
+#[test]
+fn memory_return_shifts_integer_arguments() {
+    let l3 = st(&[v(V::I64), v(V::I64), v(V::I64)]);
+    let p = plan(&FD::of(l3, [V::I32, V::F64, V::I32]), None).unwrap();
+    assert_eq!(p.ret, ReturnPlan::InMemory);
+    assert_eq!(p.hidden_return_pointer, Some(Int(0)));
+    assert_eq!(locs(&p, 0), [Int(1)]);
+    assert_eq!(locs(&p, 1), [Vector(0)]);
+    assert_eq!(locs(&p, 2), [Int(2)]);
+}
+
+#[test]
+fn struct_goes_wholly_to_stack_and_registers_stay_free() {
+    let ll = st(&[v(V::I64), v(V::I64)]);
+    let mut args = vec![v(V::I64); 5];
+    args.push(ll);
+    args.push(v(V::I64));
+    let p = plan(&FD::of_void(args), None).unwrap();
+    assert_eq!(locs(&p, 5), [Stack(0), Stack(8)]);
+    assert_eq!(locs(&p, 6), [Int(4 + 1)]);
+    assert_eq!(p.stack_bytes, 16);
+
+    let dl = st(&[v(V::F64), v(V::I64)]);
+    let mut args = vec![v(V::F64); 8];
+    args.push(dl);
+    args.push(v(V::I64));
+    let p = plan(&FD::of_void(args), None).unwrap();
+    assert_eq!(locs(&p, 8), [Stack(0), Stack(8)]);
+    assert_eq!(locs(&p, 9), [Int(0)]);
+}
+
+#[test]
+fn return_registers() {
+    let cases = [
+        (
+            vec![v(V::F64), v(V::F64)],
+            vec![Register::Vector(0), Register::Vector(1)],
+        ),
+        (
+            vec![v(V::I64), v(V::F64)],
+            vec![Register::Int(0), Register::Vector(0)],
+        ),
+        (
+            vec![v(V::F64), v(V::I64)],
+            vec![Register::Vector(0), Register::Int(0)],
+        ),
+        (
+            vec![v(V::I64), v(V::I64)],
+            vec![Register::Int(0), Register::Int(1)],
+        ),
+    ];
+    for (fields, regs) in cases {
+        let p = plan(&FD::of(st(&fields), [V::I32; 0]), None).unwrap();
+        let ReturnPlan::Registers(r) = p.ret else {
+            panic!()
+        };
+        assert_eq!(r.iter().map(|m| m.from).collect::<Vec<_>>(), regs);
+    }
+    let p = plan(&FD::of(V::F32, [V::I32; 0]), None).unwrap();
+    assert_eq!(p.ret, ReturnPlan::Scalar(Register::Vector(0)));
+}
+
+#[test]
+fn variadic_promotions_and_al() {
+    let d = FD::of(V::I32, [V::ADDRESS, V::F32, V::I16, V::F32]);
+    let p = plan(&d, Some(2)).unwrap();
+    // fixed float: no promotion; variadic float: float → double
+    assert_eq!(p.args[1].moves[0].conv, Conversion::Bytes);
+    assert_eq!(p.args[3].moves[0].conv, Conversion::FloatToDouble);
+    assert_eq!(p.args[2].moves[0].conv, Conversion::SignExtend);
+    assert_eq!(p.vector_registers, 2);
+    assert!(p.is_variadic());
+    let p = plan(&d, None).unwrap();
+    assert_eq!(p.args[3].moves[0].conv, Conversion::Bytes);
+    assert!(plan(&d, Some(5)).is_err());
+    assert!(plan(&d, Some(4)).is_ok());
+}
+
+#[test]
+fn nested_arrays_unions() {
+    let nested = st(&[st(&[v(V::F32), v(V::F32)]), v(V::F64)]);
+    assert_eq!(
+        classify(&nested),
+        Classification::Eightbytes(vec![ArgClass::Sse, ArgClass::Sse])
+    );
+    let arr = st(&[MemoryLayout::sequence_layout(3, V::I32).unwrap(), v(V::F32)]);
+    assert_eq!(
+        classify(&arr),
+        Classification::Eightbytes(vec![ArgClass::Integer, ArgClass::Integer])
+    );
+    let u = MemoryLayout::union_layout([V::F64, V::F32]).unwrap();
+    assert_eq!(
+        classify(&u),
+        Classification::Eightbytes(vec![ArgClass::Sse])
+    );
+    let u = MemoryLayout::union_layout([V::I64, V::F64]).unwrap();
+    assert_eq!(
+        classify(&u),
+        Classification::Eightbytes(vec![ArgClass::Integer])
+    );
+}
+
+#[test]
+fn sixteen_ints_sixteen_doubles_stack_layout() {
+    let mut a = Vec::new();
+    for _ in 0..16 {
+        a.push(v(V::I32));
+        a.push(v(V::F64));
+    }
+    let p = plan(&FD::of_void(a), None).unwrap();
+    // ints 6.. and doubles 8.. go to the stack in argument order
+    assert_eq!(locs(&p, 10), [Int(5)]);
+    assert_eq!(locs(&p, 12), [Stack(0)]);
+    assert_eq!(locs(&p, 15), [Vector(7)]);
+    assert_eq!(locs(&p, 16), [Stack(16)]);
+    assert_eq!(locs(&p, 17), [Stack(24)]);
+    assert_eq!(p.stack_bytes, 18 * 8);
+    assert_eq!(p.vector_registers, 8);
+}

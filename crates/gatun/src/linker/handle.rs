@@ -1,0 +1,495 @@
+//! [`Linker`] and [`DowncallHandle`]: linking a [`Symbol`] with a [`FunctionDescriptor`] into a
+//! reusable, thread-safe handle, and invoking it.
+//!
+//! # Invariants (the unsafe story of this module)
+//! - A handle's plan was validated at link time: its stack area fits
+//!   [`crate::call::MAX_STACK_BYTES`], and it has one `ArgPlan` per descriptor argument.
+//! - Every invocation path checks the argument count and, on the `Value` paths, each argument's
+//!   kind and (for segments) size before building the call frame; a mismatch is an error
+//!   returned before any foreign code runs. Struct arguments are read from segments of at least
+//!   the layout's size; struct returns are written into segments of at least the layout's
+//!   size. The raw path moves these checks to its caller (`# Safety`).
+//! - No invocation path allocates: the call frame, the stack-argument area and the register
+//!   image all live on the Rust stack of the invoking thread.
+
+use std::ffi::c_void;
+use std::fmt;
+use std::sync::Arc;
+
+use crate::abi::{CallPlan, ReturnPlan};
+use crate::call::{store_low_bytes, CallFrame, StackArgs, MAX_STACK_BYTES};
+use crate::error::{Error, Result};
+use crate::layout::{MemoryLayout, ScalarKind};
+use crate::linker::option::check_capture_names;
+use crate::linker::{FunctionDescriptor, LinkerOption, Symbol};
+use crate::memory::{MemorySegment, SegmentAllocator};
+use crate::value::Value;
+
+/// The native linker (Java's `Linker.nativeLinker()`): links symbols into [`DowncallHandle`]s
+/// for the platform's C calling convention. Executing is supported on x86-64 System V (Linux);
+/// elsewhere [`Linker::downcall`] returns [`Error::Unsupported`].
+#[derive(Debug)]
+pub struct Linker {
+    _private: (),
+}
+
+static NATIVE: Linker = Linker { _private: () };
+
+impl Linker {
+    /// The linker for the platform gatun runs on.
+    pub fn native() -> &'static Linker {
+        &NATIVE
+    }
+
+    /// Links `symbol` as a function of type `descriptor` (Java's `downcallHandle`).
+    ///
+    /// Classification happens here, once; invocations only carry out the resulting
+    /// [`CallPlan`].
+    ///
+    /// # Errors
+    /// - [`Error::InvalidDescriptor`]: a null symbol; a padding, sequence (array) or zero-sized
+    ///   argument or return; a group whose size is not a multiple of its alignment; a variadic
+    ///   index beyond the argument count; an option given twice; more than
+    ///   [`crate::call::MAX_STACK_BYTES`] bytes of stack arguments. (`long double` and bitfields
+    ///   cannot be expressed as layouts at all.)
+    /// - [`Error::UnknownCaptureState`] (listing the valid names) and
+    ///   [`Error::CaptureStateUnavailable`] ("GetLastError is only available on Windows").
+    /// - [`Error::Unsupported`] on a platform without an executor (anything but x86-64 Linux).
+    pub fn downcall(
+        &self,
+        symbol: &Symbol,
+        descriptor: &FunctionDescriptor,
+        options: &[LinkerOption],
+    ) -> Result<DowncallHandle> {
+        let bad = |reason: String| Error::InvalidDescriptor {
+            descriptor: descriptor.to_string(),
+            reason,
+        };
+        let mut first_variadic = None;
+        let mut capture = false;
+        let mut critical = false;
+        for o in options {
+            let dup = match o {
+                LinkerOption::FirstVariadicArg(i) => first_variadic.replace(*i).is_some(),
+                LinkerOption::CaptureCallState(names) => {
+                    check_capture_names(names)?;
+                    std::mem::replace(&mut capture, true)
+                }
+                LinkerOption::Critical => std::mem::replace(&mut critical, true),
+            };
+            if dup {
+                return Err(bad(format!("linker option {o:?} given twice")));
+            }
+        }
+        if symbol.address().is_null() {
+            return Err(bad("the symbol's address is null".into()));
+        }
+        if !cfg!(all(target_arch = "x86_64", target_os = "linux", not(miri))) {
+            return Err(Error::Unsupported {
+                type_name: "downcall".into(),
+                reason: "gatun's downcall executor supports x86-64 System V (Linux) only".into(),
+            });
+        }
+        let plan = crate::abi::sysv_x64::plan(descriptor, first_variadic)?;
+        if plan.stack_bytes as usize > MAX_STACK_BYTES {
+            return Err(bad(format!(
+                "the call needs {} bytes of stack arguments; gatun's executor supports at most {MAX_STACK_BYTES}",
+                plan.stack_bytes
+            )));
+        }
+        let args = descriptor
+            .argument_layouts()
+            .iter()
+            .map(ArgKind::of)
+            .collect();
+        let ret = match descriptor.return_layout() {
+            None => RetKind::Void,
+            Some(MemoryLayout::Value(v)) => RetKind::Scalar(v.kind()),
+            Some(g) => RetKind::Group {
+                size: g.byte_size(),
+                align: g.byte_alignment(),
+            },
+        };
+        Ok(DowncallHandle {
+            inner: Arc::new(Inner {
+                target: symbol.address() as usize,
+                _symbol: symbol.clone(),
+                descriptor: descriptor.clone(),
+                plan,
+                args,
+                ret,
+                capture,
+                critical,
+            }),
+        })
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum ArgKind {
+    Scalar(ScalarKind),
+    Group(usize),
+}
+
+impl ArgKind {
+    fn of(l: &MemoryLayout) -> ArgKind {
+        match l {
+            MemoryLayout::Value(v) => ArgKind::Scalar(v.kind()),
+            g => ArgKind::Group(g.byte_size()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum RetKind {
+    Void,
+    Scalar(ScalarKind),
+    Group { size: usize, align: usize },
+}
+
+struct Inner {
+    target: usize,
+    _symbol: Symbol,
+    descriptor: FunctionDescriptor,
+    plan: CallPlan,
+    args: Box<[ArgKind]>,
+    ret: RetKind,
+    capture: bool,
+    critical: bool,
+}
+
+/// A linked native function (Java's downcall `MethodHandle`).
+///
+/// `Send + Sync`, cheap to clone (an `Arc`), reusable from any number of threads at once; keeps
+/// its [`Symbol`]'s library loaded. Invoking is `unsafe` (the callee is foreign code), but
+/// argument count and kinds are checked: a mismatch is an error, never undefined behaviour.
+/// No invocation path allocates on the heap.
+///
+/// With [`LinkerOption::CaptureCallState`] the first argument is the capture segment
+/// (`Value::Segment` of at least [`crate::linker::capture_state_layout`]'s 4 bytes, 4-byte
+/// aligned), as in Java.
+#[derive(Clone)]
+pub struct DowncallHandle {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for DowncallHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "DowncallHandle({:#x}, {}, plan {})",
+            self.inner.target, self.inner.descriptor, self.inner.plan
+        )
+    }
+}
+
+fn mismatch(i: usize, expected: impl fmt::Display, found: &Value<'_>) -> Error {
+    Error::ValueMismatch {
+        position: format!("argument {i}"),
+        expected: expected.to_string(),
+        found: found.kind_name().to_string(),
+    }
+}
+
+/// Writes a scalar return of `kind` (exactly its size in bytes) from the 64-bit register value.
+#[inline(always)]
+unsafe fn write_scalar(kind: ScalarKind, bits: u64, ret: *mut u8) {
+    let bits = if kind == ScalarKind::Bool {
+        (bits as u8 != 0) as u64
+    } else {
+        bits
+    };
+    // SAFETY: the caller guarantees `ret` is writable for kind.byte_size() bytes.
+    unsafe { store_low_bytes(ret, bits, kind.byte_size()) }
+}
+
+/// The value of a scalar return: truncated to the declared width, extended by signedness.
+#[inline(always)]
+fn scalar_value(kind: ScalarKind, bits: u64) -> Value<'static> {
+    match kind {
+        ScalarKind::Bool => Value::Bool(bits as u8 != 0),
+        ScalarKind::I8 => Value::I8(bits as i8),
+        ScalarKind::U8 => Value::U8(bits as u8),
+        ScalarKind::I16 => Value::I16(bits as i16),
+        ScalarKind::U16 => Value::U16(bits as u16),
+        ScalarKind::I32 => Value::I32(bits as i32),
+        ScalarKind::U32 => Value::U32(bits as u32),
+        ScalarKind::I64 => Value::I64(bits as i64),
+        ScalarKind::U64 => Value::U64(bits),
+        ScalarKind::F32 => Value::F32(f32::from_bits(bits as u32)),
+        ScalarKind::F64 => Value::F64(f64::from_bits(bits)),
+        ScalarKind::Pointer => Value::Address(bits as usize as *mut c_void),
+    }
+}
+
+impl DowncallHandle {
+    /// The descriptor this handle was linked with (without the capture segment).
+    pub fn descriptor(&self) -> &FunctionDescriptor {
+        &self.inner.descriptor
+    }
+
+    /// The call plan (for inspection, tests and compiled stubs).
+    pub fn plan(&self) -> &CallPlan {
+        &self.inner.plan
+    }
+
+    /// The target function's address.
+    pub fn address(&self) -> *const c_void {
+        self.inner.target as *const c_void
+    }
+
+    /// Whether the handle takes a leading capture segment.
+    pub fn captures_call_state(&self) -> bool {
+        self.inner.capture
+    }
+
+    /// Whether it was linked with [`LinkerOption::Critical`].
+    pub fn is_critical(&self) -> bool {
+        self.inner.critical
+    }
+
+    /// The number of arguments an invocation takes (descriptor arguments, plus 1 for the
+    /// capture segment).
+    pub fn arity(&self) -> usize {
+        self.inner.args.len() + self.inner.capture as usize
+    }
+
+    fn check_count(&self, found: usize) -> Result<()> {
+        if found != self.arity() {
+            return Err(Error::ArgumentCount {
+                descriptor: self.inner.descriptor.to_string(),
+                expected: self.arity(),
+                found,
+            });
+        }
+        Ok(())
+    }
+
+    /// Calls the function with `args` (scalars as their `Value` variants; pointers as
+    /// `Value::Address` or `Value::Segment` (its address); structs/unions as `Value::Segment`
+    /// holding at least the layout's bytes). Returns `Value::Void` or the scalar result,
+    /// truncated to its declared width and extended by its signedness (a `bool` is
+    /// `byte != 0`).
+    ///
+    /// # Errors
+    /// [`Error::ArgumentCount`]; [`Error::ValueMismatch`] for an argument of the wrong kind, a
+    /// segment smaller than its struct layout or a bad capture segment, and for a struct
+    /// return (use [`DowncallHandle::invoke_into`]); all before the call.
+    ///
+    /// # Safety
+    /// The symbol must be a function of the linked type, and `args` must satisfy its contract
+    /// (valid pointers, etc.).
+    pub unsafe fn invoke(&self, args: &[Value<'_>]) -> Result<Value<'static>> {
+        if let RetKind::Group { .. } = self.inner.ret {
+            return Err(Error::ValueMismatch {
+                position: "return".into(),
+                expected: "a scalar or void return (use invoke_into for a struct return)".into(),
+                found: "struct".into(),
+            });
+        }
+        // SAFETY: forwarded; no destination is needed for scalar and void returns.
+        unsafe { self.invoke_values(std::ptr::null_mut(), args) }
+    }
+
+    /// As [`DowncallHandle::invoke`], but a struct/union return is written into a segment
+    /// allocated from `allocator` (size and alignment of the return layout; contents not
+    /// zeroed before the call) and returned as `Value::Segment` (Java's leading
+    /// `SegmentAllocator`). Scalar returns do not touch the allocator.
+    ///
+    /// # Errors
+    /// As [`DowncallHandle::invoke`], plus the allocator's errors.
+    ///
+    /// # Safety
+    /// As [`DowncallHandle::invoke`].
+    pub unsafe fn invoke_into<'a, A: SegmentAllocator + ?Sized>(
+        &self,
+        allocator: &'a A,
+        args: &[Value<'_>],
+    ) -> Result<Value<'a>> {
+        match self.inner.ret {
+            RetKind::Group { size, align } => {
+                let seg = allocator.allocate_uninit(size, align)?;
+                // SAFETY: `seg` has the return layout's size; the rest is forwarded.
+                unsafe { self.invoke_values(seg.as_ptr(), args)? };
+                Ok(Value::Segment(seg))
+            }
+            // SAFETY: forwarded.
+            _ => unsafe { self.invoke_values(std::ptr::null_mut(), args) },
+        }
+    }
+
+    /// As [`DowncallHandle::invoke_into`], writing a struct/union return into the caller's
+    /// segment `dest` (at least the return layout's size; no alignment requirement). For scalar
+    /// and void returns `dest` is unused and the value is returned.
+    ///
+    /// # Errors
+    /// As [`DowncallHandle::invoke`]; [`Error::OutOfBounds`] if `dest` is too small.
+    ///
+    /// # Safety
+    /// As [`DowncallHandle::invoke`].
+    pub unsafe fn invoke_to_segment(
+        &self,
+        dest: MemorySegment<'_>,
+        args: &[Value<'_>],
+    ) -> Result<Value<'static>> {
+        let ptr = match self.inner.ret {
+            RetKind::Group { size, .. } => {
+                if dest.byte_size() < size {
+                    return Err(Error::OutOfBounds {
+                        offset: 0,
+                        access_size: size,
+                        segment_size: dest.byte_size(),
+                    });
+                }
+                dest.as_ptr()
+            }
+            _ => std::ptr::null_mut(),
+        };
+        // SAFETY: `ptr` is null or `dest` with enough bytes; the rest is forwarded.
+        unsafe { self.invoke_values(ptr, args) }
+    }
+
+    /// The `Value` path. `ret` is the struct-return destination (return layout's size), or null
+    /// for scalar/void returns.
+    unsafe fn invoke_values(&self, ret: *mut u8, args: &[Value<'_>]) -> Result<Value<'static>> {
+        self.check_count(args.len())?;
+        let inner = &*self.inner;
+        let mut stack = StackArgs::new();
+        let mut frame = CallFrame::new(inner.target as *const c_void, &inner.plan, &mut stack);
+        let (capture, args) = if inner.capture {
+            let seg = match args[0] {
+                Value::Segment(s) if s.byte_size() >= 4 && s.address() % 4 == 0 => s,
+                ref v => {
+                    return Err(mismatch(
+                        0,
+                        "a capture segment (capture_state_layout(): 4 bytes, 4-byte aligned)",
+                        v,
+                    ))
+                }
+            };
+            (seg.as_ptr().cast::<i32>(), &args[1..])
+        } else {
+            (std::ptr::null_mut(), args)
+        };
+        frame.errno = capture;
+        let pos = inner.capture as usize;
+        for (i, ((v, kind), ap)) in args
+            .iter()
+            .zip(inner.args.iter())
+            .zip(inner.plan.args.iter())
+            .enumerate()
+        {
+            let tmp: u64;
+            let src: *const u8 = match (*kind, *v) {
+                (ArgKind::Scalar(ScalarKind::Pointer), Value::Address(p)) => {
+                    tmp = p as usize as u64;
+                    &tmp as *const u64 as *const u8
+                }
+                (ArgKind::Scalar(ScalarKind::Pointer), Value::Segment(s)) => {
+                    tmp = s.address() as u64;
+                    &tmp as *const u64 as *const u8
+                }
+                (ArgKind::Scalar(k), v) if v.scalar_kind() == Some(k) => {
+                    tmp = match v {
+                        Value::F32(x) => x.to_bits() as u64,
+                        Value::F64(x) => x.to_bits(),
+                        other => other.as_i64().unwrap_or(0) as u64,
+                    };
+                    &tmp as *const u64 as *const u8
+                }
+                (ArgKind::Group(size), Value::Segment(s)) if s.byte_size() >= size => {
+                    s.as_ptr() as *const u8
+                }
+                (ArgKind::Scalar(k), v) => return Err(mismatch(i + pos, k, &v)),
+                (ArgKind::Group(_), v) => {
+                    return Err(mismatch(
+                        i + pos,
+                        &inner.descriptor.argument_layouts()[i],
+                        &v,
+                    ))
+                }
+            };
+            // SAFETY: `src` points to `tmp` (8 bytes, little-endian, covering any scalar) or to
+            // a segment of at least the struct's size.
+            unsafe { frame.load_arg(&mut stack, ap, src) };
+        }
+        // SAFETY: every argument was checked; `ret` is valid per this function's contract.
+        unsafe { self.finish(&mut frame, &mut stack, ret) };
+        Ok(match inner.ret {
+            RetKind::Scalar(k) => scalar_value(k, frame.returned(scalar_register(&inner.plan))),
+            _ => Value::Void,
+        })
+    }
+
+    /// Sets the hidden return pointer, calls, and assembles a register-returned struct.
+    #[inline(always)]
+    unsafe fn finish(&self, frame: &mut CallFrame, stack: &mut StackArgs, ret: *mut u8) {
+        let plan = &self.inner.plan;
+        if let Some(loc) = plan.hidden_return_pointer {
+            frame.store(stack, loc, ret as usize as u64);
+        }
+        // SAFETY: the frame follows the handle's validated plan; the caller vouches for the
+        // callee's contract.
+        unsafe { frame.call() };
+        if let ReturnPlan::Registers(moves) = &plan.ret {
+            for m in moves {
+                // SAFETY: `ret` has the return layout's size and every move lies inside it.
+                unsafe {
+                    store_low_bytes(
+                        ret.add(m.offset as usize),
+                        frame.returned(m.from),
+                        m.size as usize,
+                    )
+                };
+            }
+        }
+    }
+
+    /// The raw path, for interpreters that hold arguments in memory (like libffi's
+    /// `ffi_call`): `args[i]` points to argument i's bytes in its layout's representation
+    /// (a scalar's `size` bytes, a pointer's 8 bytes, a struct's bytes); with capture,
+    /// `args[0]` points to the capture buffer itself (4 bytes, 4-byte aligned, the `errno`
+    /// field read before and written after the call).
+    ///
+    /// Return contract: exactly the return layout's size in bytes is written at `ret` — a
+    /// scalar's `size` bytes (small integers truncated to their width; a `bool` as 0 or 1), or
+    /// the struct's bytes. Nothing is written for `void` (`ret` may then be null).
+    ///
+    /// # Errors
+    /// [`Error::ArgumentCount`] (before the call).
+    ///
+    /// # Safety
+    /// Each `args[i]` must be readable for its layout's size, `ret` writable for the return
+    /// layout's size, and the call must satisfy the callee's contract.
+    pub unsafe fn invoke_raw(&self, args: &[*const u8], ret: *mut u8) -> Result<()> {
+        self.check_count(args.len())?;
+        let inner = &*self.inner;
+        let mut stack = StackArgs::new();
+        let mut frame = CallFrame::new(inner.target as *const c_void, &inner.plan, &mut stack);
+        let args = if inner.capture {
+            frame.errno = args[0] as *mut i32;
+            &args[1..]
+        } else {
+            args
+        };
+        for (src, ap) in args.iter().zip(inner.plan.args.iter()) {
+            // SAFETY: the caller guarantees each argument's bytes are readable.
+            unsafe { frame.load_arg(&mut stack, ap, *src) };
+        }
+        // SAFETY: the caller guarantees `ret` is writable for the return layout's size.
+        unsafe { self.finish(&mut frame, &mut stack, ret) };
+        if let RetKind::Scalar(k) = inner.ret {
+            // SAFETY: as above.
+            unsafe { write_scalar(k, frame.returned(scalar_register(&inner.plan)), ret) };
+        }
+        Ok(())
+    }
+}
+
+#[inline(always)]
+fn scalar_register(plan: &CallPlan) -> crate::abi::Register {
+    match plan.ret {
+        ReturnPlan::Scalar(r) => r,
+        _ => crate::abi::Register::Int(0),
+    }
+}

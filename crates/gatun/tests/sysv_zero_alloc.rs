@@ -1,0 +1,137 @@
+//! Zero heap allocations per downcall on every path: scalars, struct in/out (registers and
+//! memory), varargs, errno capture, the raw path. One test only, so no other test thread
+//! allocates while we count.
+#![cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+
+mod common;
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use common::*;
+use gatun::linker::{FunctionDescriptor as FD, LinkerOption};
+use gatun::memory::{MemorySegment, SlicingAllocator};
+use gatun::Value;
+
+struct Counting;
+static ALLOCS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards to the system allocator, only counting.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded.
+        unsafe { System.alloc(l) }
+    }
+    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+        // SAFETY: forwarded.
+        unsafe { System.dealloc(p, l) }
+    }
+    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
+        ALLOCS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: forwarded.
+        unsafe { System.realloc(p, l, n) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+#[test]
+fn no_allocation_on_any_invocation_path() {
+    let add = link("sysv_add_i32", &FD::of(V::I32, [V::I32, V::I32]));
+    let id = st([V::I32, V::F64]);
+    let id_sum = link("sysv_id_sum", &FD::of(V::F64, [&id]));
+    let id_make = link("sysv_id_make", &FD::of(&id, [V::I32, V::F64]));
+    let l3 = st([V::I64, V::I64, V::I64]);
+    let l3_make = link("sysv_l3_make", &FD::of(&l3, [V::I64, V::I64, V::I64]));
+    let b100 = bytes_struct(100);
+    let b100_sum = link("sysv_b100_sum", &FD::of(V::I64, [b100, V::I32.into()]));
+    let va = link_with(
+        "sysv_va_sum",
+        &FD::of(V::F64, [V::ADDRESS, V::F32, V::I8, V::F64]),
+        &[LinkerOption::FirstVariadicArg(1)],
+    );
+    let errno = link_with(
+        "sysv_set_errno",
+        &FD::of(V::I32, [V::I32, V::I32]),
+        &[LinkerOption::CaptureCallState(&["errno"])],
+    );
+    let mut tags = *b"did\0";
+    let mut id_buf = [0u8; 16];
+    let mut b100_buf = [7u8; 100];
+    let mut out = [0u8; 24];
+    let mut scratch = [0u8; 64];
+    let mut cap = [0u32; 1];
+
+    let before = ALLOCS.load(Ordering::SeqCst);
+    for k in 0..1000 {
+        // SAFETY: every handle is called with arguments of its C type.
+        unsafe {
+            assert_eq!(
+                add.invoke(&[Value::I32(k), Value::I32(1)]).unwrap(),
+                Value::I32(k + 1)
+            );
+            let s = MemorySegment::of_slice(&mut id_buf);
+            id_make
+                .invoke_to_segment(s, &[Value::I32(k), Value::F64(0.5)])
+                .unwrap();
+            assert!(matches!(
+                id_sum.invoke(&[Value::Segment(s)]).unwrap(),
+                Value::F64(_)
+            ));
+            let alloc = SlicingAllocator::new(MemorySegment::of_slice(&mut scratch));
+            let r = id_make
+                .invoke_into(&alloc, &[Value::I32(k), Value::F64(0.5)])
+                .unwrap();
+            assert_eq!(r.as_segment().unwrap().get::<i32>(0).unwrap(), k);
+            l3_make
+                .invoke_to_segment(
+                    MemorySegment::of_slice(&mut out),
+                    &[Value::I64(1), Value::I64(2), Value::I64(3)],
+                )
+                .unwrap();
+            b100_sum
+                .invoke(&[
+                    Value::Segment(MemorySegment::of_slice(&mut b100_buf)),
+                    Value::I32(1),
+                ])
+                .unwrap();
+            va.invoke(&[
+                Value::Segment(MemorySegment::of_slice(&mut tags)),
+                Value::F32(1.0),
+                Value::I8(2),
+                Value::F64(3.0),
+            ])
+            .unwrap();
+            let c = MemorySegment::of_slice(bytemuck_u32(&mut cap));
+            assert_eq!(
+                errno
+                    .invoke(&[Value::Segment(c), Value::I32(5), Value::I32(0)])
+                    .unwrap(),
+                Value::I32(0)
+            );
+            assert_eq!(cap[0], 5);
+            let (a, b) = (k, 2i32);
+            let mut r = 0i32;
+            add.invoke_raw(
+                &[(&a as *const i32).cast(), (&b as *const i32).cast()],
+                (&mut r as *mut i32).cast(),
+            )
+            .unwrap();
+            assert_eq!(r, k + 2);
+        }
+    }
+    let after = ALLOCS.load(Ordering::SeqCst);
+    assert_eq!(
+        after - before,
+        0,
+        "heap allocations during 1000 rounds of downcalls"
+    );
+}
+
+/// The bytes of a `[u32]` (keeps the capture buffer 4-byte aligned).
+fn bytemuck_u32(x: &mut [u32]) -> &mut [u8] {
+    // SAFETY: u32 has no padding; any byte pattern is a valid u32; lengths match.
+    unsafe { std::slice::from_raw_parts_mut(x.as_mut_ptr().cast(), x.len() * 4) }
+}
