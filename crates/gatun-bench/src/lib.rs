@@ -14,6 +14,7 @@
 
 pub mod alloc_count;
 pub mod groups;
+pub mod handles;
 pub mod harness;
 pub mod libffi_peer;
 pub mod natives;

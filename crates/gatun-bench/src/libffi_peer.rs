@@ -8,6 +8,8 @@ use std::ffi::c_void;
 
 use libffi::middle::{Arg, Cif, CodePtr, Ret, Type};
 
+use crate::natives::Native;
+
 /// A [`Cif`] plus the code pointer it calls, movable to the thread that runs the body.
 pub struct PeerCall {
     /// The call interface (argument and return types).
@@ -22,12 +24,12 @@ pub struct PeerCall {
 unsafe impl Send for PeerCall {}
 
 impl PeerCall {
-    /// A call interface for `code` with `args` and `ret`.
-    pub fn new(code: *const c_void, args: impl IntoIterator<Item = Type>, ret: Type) -> PeerCall {
+    /// A call interface for `native` with `args` and `ret`.
+    pub fn new(native: Native, args: impl IntoIterator<Item = Type>, ret: Type) -> PeerCall {
         let args: Vec<Type> = args.into_iter().collect();
         PeerCall {
             cif: Cif::new(args, ret),
-            code: CodePtr(code as *mut c_void),
+            code: CodePtr(native.address() as *mut c_void),
         }
     }
 

@@ -2,7 +2,7 @@
 //! library by `build.rs` and linked into this crate).
 //!
 //! Each function is `noinline` in C, so a direct call through a typed `extern "C" fn` pointer
-//! is the floor every FFI path is compared with. [`addresses`] gives their addresses for
+//! is the floor every FFI path is compared with. [`Native::address`] gives their addresses for
 //! runtime-described handles (gatun's downcall handles, libffi's `Cif::call`).
 
 use std::ffi::{c_int, c_long, c_void};
@@ -45,45 +45,44 @@ extern "C" {
 /// The `errno` [`sys_like`] sets on failure (`EACCES`).
 pub const SYS_LIKE_ERRNO: i32 = 13;
 
-/// Addresses of the natives, for handles that take a code pointer.
-pub mod addresses {
-    use super::*;
+/// The natives, by name, for handles that take a code pointer ([`Native::address`]). Only
+/// these addresses can be linked by [`crate::handles::link`], which keeps linking safe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Native {
+    /// `void noop(void)`.
+    Noop,
+    /// `int id_i32(int)`.
+    IdI32,
+    /// `long add6(long × 6)`.
+    Add6,
+    /// `double fma3(double × 3)`.
+    Fma3,
+    /// `DoublePoint unit(void)`.
+    Unit,
+    /// `void unit_ptr(DoublePoint *)`.
+    UnitPtr,
+    /// `DoublePoint unit_rotated(double)`.
+    UnitRotated,
+    /// `void unit_rotated_ptr(DoublePoint *, double)`.
+    UnitRotatedPtr,
+    /// `int sys_like(int)`.
+    SysLike,
+}
 
-    /// Address of `noop`.
-    pub fn noop() -> *const c_void {
-        super::noop as *const c_void
-    }
-    /// Address of `id_i32`.
-    pub fn id_i32() -> *const c_void {
-        super::id_i32 as *const c_void
-    }
-    /// Address of `add6`.
-    pub fn add6() -> *const c_void {
-        super::add6 as *const c_void
-    }
-    /// Address of `fma3`.
-    pub fn fma3() -> *const c_void {
-        super::fma3 as *const c_void
-    }
-    /// Address of `unit`.
-    pub fn unit() -> *const c_void {
-        super::unit as *const c_void
-    }
-    /// Address of `unit_ptr`.
-    pub fn unit_ptr() -> *const c_void {
-        super::unit_ptr as *const c_void
-    }
-    /// Address of `unit_rotated`.
-    pub fn unit_rotated() -> *const c_void {
-        super::unit_rotated as *const c_void
-    }
-    /// Address of `unit_rotated_ptr`.
-    pub fn unit_rotated_ptr() -> *const c_void {
-        super::unit_rotated_ptr as *const c_void
-    }
-    /// Address of `sys_like`.
-    pub fn sys_like() -> *const c_void {
-        super::sys_like as *const c_void
+impl Native {
+    /// The function's address (code of this binary, mapped for the life of the process).
+    pub fn address(self) -> *const c_void {
+        match self {
+            Native::Noop => noop as *const c_void,
+            Native::IdI32 => id_i32 as *const c_void,
+            Native::Add6 => add6 as *const c_void,
+            Native::Fma3 => fma3 as *const c_void,
+            Native::Unit => unit as *const c_void,
+            Native::UnitPtr => unit_ptr as *const c_void,
+            Native::UnitRotated => unit_rotated as *const c_void,
+            Native::UnitRotatedPtr => unit_rotated_ptr as *const c_void,
+            Native::SysLike => sys_like as *const c_void,
+        }
     }
 }
 

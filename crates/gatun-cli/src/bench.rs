@@ -149,7 +149,7 @@ fn fmt_num(x: f64, prec: usize) -> String {
 
 fn print_table(results: &[(Row, Measurement)]) {
     println!(
-        "{:<52} {:>10} {:>5} {:>4} {:>10} {:>9} {:>6} {:>10}",
+        "{:<56} {:>10} {:>5} {:>4} {:>10} {:>9} {:>6} {:>10}",
         "Benchmark", "(param)", "Mode", "Cnt", "Score", "Error", "Units", "allocs/op"
     );
     for (row, m) in results {
@@ -164,7 +164,7 @@ fn print_table(results: &[(Row, Measurement)]) {
             "ns/op"
         };
         println!(
-            "{:<52} {:>10} {:>5} {:>4} {:>10.3} {:>9} {:>6} {:>10.3}",
+            "{:<56} {:>10} {:>5} {:>4} {:>10.3} {:>9} {:>6} {:>10.3}",
             format!("{}/{} [{}]", row.group, row.name, m.thread_kind.name()),
             param,
             "avgt",
@@ -187,12 +187,12 @@ fn print_ratios(rs: &[Ratio]) {
         return;
     }
     println!(
-        "{:<19} {:<62} {:<6} {:>8} {:>8}  seed source",
+        "{:<19} {:<72} {:<6} {:>8} {:>8}  seed source",
         "Ratio", "Rows (median ÷ median)", "Kind", "gatun", "seed"
     );
     for r in rs {
         println!(
-            "{:<19} {:<62} {:<6} {:>8} {:>8}  {}",
+            "{:<19} {:<72} {:<6} {:>8} {:>8}  {}",
             r.family,
             r.label,
             r.kind.name(),

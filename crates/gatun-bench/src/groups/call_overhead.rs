@@ -3,6 +3,8 @@
 //! - `direct_*`: a typed `extern "C" fn` pointer (passed through `black_box`, so the call is an
 //!   indirect call the compiler cannot inline or specialise): the floor.
 //! - `libffi_*`: libffi-rs `Cif::call` with a prepared `Cif` (what Rust users use today).
+//! - `gatun_*`: a gatun [`DowncallHandle`](gatun::DowncallHandle) linked once, called through
+//!   the dynamic `invoke(&[Value])` path (arguments checked against the descriptor each call).
 //!
 //! Functions (native/bench_natives.c): `noop()`, `id_i32(int)`, `add6(long × 6)`,
 //! `fma3(double × 3)`. Arguments are read through `black_box` on every call, as a JMH benchmark
@@ -11,21 +13,90 @@
 use std::ffi::{c_int, c_long};
 use std::hint::black_box;
 
+use gatun::{FunctionDescriptor, Value, ValueLayout as V};
 use libffi::middle::{arg, Type};
 
+use crate::handles::link;
 use crate::libffi_peer::PeerCall;
-use crate::natives::{self, addresses};
+use crate::natives::{self, Native};
 use crate::{repeat, Body, Row};
 
 /// The group name.
 pub const GROUP: &str = "call_overhead";
 
-/// The direct and libffi rows (`direct_{noop,id_i32,add6,fma3}`,
-/// `libffi_{noop,id_i32,add6,fma3}`).
+/// The rows `{gatun,direct,libffi}_{noop,id_i32,add6,fma3}`.
 pub fn rows() -> Vec<Row> {
-    let mut rows = direct_rows();
+    let mut rows = gatun_rows();
+    rows.extend(direct_rows());
     rows.extend(libffi_rows());
     rows
+}
+
+fn gatun_rows() -> Vec<Row> {
+    vec![
+        Row::new(GROUP, "gatun_noop", || -> Body {
+            let h = link(
+                Native::Noop,
+                &FunctionDescriptor::of_void::<[V; 0]>([]),
+                &[],
+            );
+            // SAFETY: the handle describes `void noop(void)`.
+            Box::new(move |iters| repeat(iters, || unsafe { h.invoke(&[]) }.unwrap()))
+        }),
+        Row::new(GROUP, "gatun_id_i32", || -> Body {
+            let h = link(
+                Native::IdI32,
+                &FunctionDescriptor::of(V::I32, [V::I32]),
+                &[],
+            );
+            let x: i32 = 42;
+            Box::new(move |iters| {
+                repeat(iters, || {
+                    // SAFETY: the handle describes `int id_i32(int)`.
+                    unsafe { h.invoke(&[Value::I32(black_box(x))]) }.unwrap()
+                })
+            })
+        }),
+        Row::new(GROUP, "gatun_add6", || -> Body {
+            let h = link(
+                Native::Add6,
+                &FunctionDescriptor::of(V::I64, [V::I64; 6]),
+                &[],
+            );
+            let a: [i64; 6] = [1, 2, 3, 4, 5, 6];
+            Box::new(move |iters| {
+                repeat(iters, || {
+                    let a = black_box(&a);
+                    let args = [
+                        Value::I64(a[0]),
+                        Value::I64(a[1]),
+                        Value::I64(a[2]),
+                        Value::I64(a[3]),
+                        Value::I64(a[4]),
+                        Value::I64(a[5]),
+                    ];
+                    // SAFETY: the handle describes `long add6(long × 6)` (LP64 long = i64).
+                    unsafe { h.invoke(&args) }.unwrap()
+                })
+            })
+        }),
+        Row::new(GROUP, "gatun_fma3", || -> Body {
+            let h = link(
+                Native::Fma3,
+                &FunctionDescriptor::of(V::F64, [V::F64; 3]),
+                &[],
+            );
+            let a: [f64; 3] = [1.5, 2.0, 0.25];
+            Box::new(move |iters| {
+                repeat(iters, || {
+                    let a = black_box(&a);
+                    let args = [Value::F64(a[0]), Value::F64(a[1]), Value::F64(a[2])];
+                    // SAFETY: the handle describes `double fma3(double × 3)`.
+                    unsafe { h.invoke(&args) }.unwrap()
+                })
+            })
+        }),
+    ]
 }
 
 fn direct_rows() -> Vec<Row> {
@@ -71,12 +142,12 @@ fn direct_rows() -> Vec<Row> {
 fn libffi_rows() -> Vec<Row> {
     vec![
         Row::new(GROUP, "libffi_noop", || -> Body {
-            let p = PeerCall::new(addresses::noop(), [], Type::void());
+            let p = PeerCall::new(Native::Noop, [], Type::void());
             // SAFETY: the Cif describes `void noop(void)`.
             Box::new(move |iters| repeat(iters, || unsafe { p.call::<()>(&[]) }))
         }),
         Row::new(GROUP, "libffi_id_i32", || -> Body {
-            let p = PeerCall::new(addresses::id_i32(), [Type::c_int()], Type::c_int());
+            let p = PeerCall::new(Native::IdI32, [Type::c_int()], Type::c_int());
             let x: c_int = 42;
             Box::new(move |iters| {
                 repeat(iters, || {
@@ -88,7 +159,7 @@ fn libffi_rows() -> Vec<Row> {
         }),
         Row::new(GROUP, "libffi_add6", || -> Body {
             let p = PeerCall::new(
-                addresses::add6(),
+                Native::Add6,
                 [(); 6].map(|_| Type::c_long()),
                 Type::c_long(),
             );
@@ -110,7 +181,7 @@ fn libffi_rows() -> Vec<Row> {
             })
         }),
         Row::new(GROUP, "libffi_fma3", || -> Body {
-            let p = PeerCall::new(addresses::fma3(), [(); 3].map(|_| Type::f64()), Type::f64());
+            let p = PeerCall::new(Native::Fma3, [(); 3].map(|_| Type::f64()), Type::f64());
             let a: [f64; 3] = [1.5, 2.0, 0.25];
             Box::new(move |iters| {
                 repeat(iters, || {
