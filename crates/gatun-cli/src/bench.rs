@@ -75,13 +75,18 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     );
     println!(
         "# Score = median ns/op over the samples; Error = 99.9% CI half-width of the mean (as JMH); \
-         allocs/op from a counting allocator; [task] = inside a tokio task (2 workers)."
+         allocs/op from a counting allocator; [task] = inside a tokio task (2 workers); \
+         ns/pt = per point of a 100-point circle (JMH @OperationsPerInvocation(100), as the seed)."
     );
     println!("# libffi rows: libffi-rs Cif::call on the system libffi (Debian 3.4.4).");
     println!();
     print_table(&results);
     let rs = ratios(&results);
     println!();
+    println!(
+        "# Ratios: ours = median ÷ median (and min ÷ min, less disturbed by other load); seed = \
+         the seed table's Score ÷ Score (JDK on M1/M3; thread = platform thread, task = OfVirtual)."
+    );
     print_ratios(&rs);
 
     if let Some(path) = &args.json {
@@ -187,16 +192,17 @@ fn print_ratios(rs: &[Ratio]) {
         return;
     }
     println!(
-        "{:<19} {:<72} {:<6} {:>8} {:>8}  seed source",
-        "Ratio", "Rows (median ÷ median)", "Kind", "gatun", "seed"
+        "{:<19} {:<72} {:<6} {:>8} {:>9} {:>8}  seed source",
+        "Ratio", "Rows", "Kind", "median", "(min)", "seed"
     );
     for r in rs {
         println!(
-            "{:<19} {:<72} {:<6} {:>8} {:>8}  {}",
+            "{:<19} {:<72} {:<6} {:>8} {:>9} {:>8}  {}",
             r.family,
             r.label,
             r.kind.name(),
             fmt_num(r.ours, 3),
+            format!("({})", fmt_num(r.ours_min, 3)),
             r.seed.map(|s| fmt_num(s, 3)).unwrap_or_else(|| "-".into()),
             r.seed_source.as_deref().unwrap_or("")
         );

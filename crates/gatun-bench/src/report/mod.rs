@@ -295,6 +295,8 @@ pub struct Ratio {
     pub kind: ThreadKind,
     /// Our ratio of medians.
     pub ours: f64,
+    /// Our ratio of the fastest samples (less disturbed by other load on a shared machine).
+    pub ours_min: f64,
     /// The seed's ratio of the same rows, if the seed tables have both.
     pub seed: Option<f64>,
     /// The seed files the seed ratio comes from.
@@ -370,6 +372,7 @@ pub fn ratios(results: &[(Row, Measurement)]) -> Vec<Ratio> {
                 ),
                 kind: m.thread_kind,
                 ours: m.median() / den.median(),
+                ours_min: m.min() / den.min(),
                 seed,
                 seed_source,
             });
@@ -396,6 +399,7 @@ pub fn ratios(results: &[(Row, Measurement)]) -> Vec<Ratio> {
             label: row.id(),
             kind: ThreadKind::Task,
             ours: m.median() / thread.median(),
+            ours_min: m.min() / thread.min(),
             seed,
             seed_source: seed.and(fig).map(|f| source_of(f, f)),
         });
@@ -444,13 +448,16 @@ fn xml_escape(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// A horizontal bar chart of `ratios` as standalone SVG text: one line per ratio, our bar
-/// (blue) above the seed's (orange, when the seed has one), on a log₁₀ axis with a line at
-/// 1. Hand-written SVG with a generic font family, so no font files are needed.
+/// A horizontal bar chart of `ratios` as standalone SVG text: ratios grouped by family under a
+/// heading, one line per ratio, our bar (blue) above the seed's (orange, when the seed has
+/// one), drawn from 1 on a log₁₀ axis (bars to the left of the black line at 1 mean the
+/// numerator is faster). Hand-written SVG with a generic font family, so no font files are
+/// needed.
 pub fn svg_chart(ratios: &[Ratio], title: &str) -> String {
     const BAR: f64 = 9.0;
-    const LINE: f64 = 2.0 * BAR + 8.0;
-    const LEFT: f64 = 470.0;
+    const LINE: f64 = 2.0 * BAR + 6.0;
+    const HEAD: f64 = 22.0;
+    const LEFT: f64 = 500.0;
     const PLOT: f64 = 520.0;
     const TOP: f64 = 60.0;
     let finite = |x: f64| x.is_finite() && x > 0.0;
@@ -475,8 +482,15 @@ pub fn svg_chart(ratios: &[Ratio], title: &str) -> String {
         .ceil()
         .max(1.0);
     let x_of = |v: f64| LEFT + (v.log10() - lo) / (hi - lo) * PLOT;
-    let height = TOP + LINE * ratios.len() as f64 + 50.0;
-    let width = LEFT + PLOT + 90.0;
+    let mut families: Vec<&str> = Vec::new();
+    for r in ratios {
+        if !families.contains(&r.family) {
+            families.push(r.family);
+        }
+    }
+    let bottom = TOP + LINE * ratios.len() as f64 + HEAD * families.len() as f64;
+    let height = bottom + 50.0;
+    let width = LEFT + PLOT + 60.0;
     let mut s = String::new();
     let _ = writeln!(
         s,
@@ -490,12 +504,11 @@ pub fn svg_chart(ratios: &[Ratio], title: &str) -> String {
     );
     let _ = writeln!(
         s,
-        r##"<rect x="{LEFT}" y="30" width="12" height="10" fill="#3a6fb0"/><text x="{}" y="39">gatun (this run, median ratio)</text><rect x="{}" y="30" width="12" height="10" fill="#e08a2c"/><text x="{}" y="39">seed (JDK, M1/M3)</text>"##,
+        r##"<rect x="{LEFT}" y="30" width="12" height="10" fill="#3a6fb0"/><text x="{}" y="39">gatun (this run, ratio of medians)</text><rect x="{}" y="30" width="12" height="10" fill="#e08a2c"/><text x="{}" y="39">seed (JDK, M1/M3)</text>"##,
         LEFT + 16.0,
-        LEFT + 230.0,
-        LEFT + 246.0
+        LEFT + 250.0,
+        LEFT + 266.0
     );
-    let bottom = TOP + LINE * ratios.len() as f64;
     let mut e = lo as i32;
     while e <= hi as i32 {
         for m in [1.0, 2.0, 5.0] {
@@ -518,39 +531,52 @@ pub fn svg_chart(ratios: &[Ratio], title: &str) -> String {
         }
         e += 1;
     }
-    for (i, r) in ratios.iter().enumerate() {
-        let y = TOP + LINE * i as f64;
-        let label = format!("{} [{}] {}", r.family, r.kind.name(), r.label);
+    let one = x_of(1.0);
+    let mut y = TOP;
+    for family in &families {
         let _ = writeln!(
             s,
-            r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
-            LEFT - 6.0,
-            y + BAR + 3.0,
-            xml_escape(&label)
+            r#"<text x="10" y="{:.1}" font-weight="bold">{}</text>"#,
+            y + 15.0,
+            xml_escape(family)
         );
-        for (j, (v, color)) in [(Some(r.ours), "#3a6fb0"), (r.seed, "#e08a2c")]
-            .into_iter()
-            .enumerate()
-        {
-            let Some(v) = v.filter(|v| finite(*v)) else {
-                continue;
-            };
-            let x0 = x_of(10f64.powf(lo));
-            let x1 = x_of(v);
-            let by = y + BAR * j as f64 + 2.0;
+        y += HEAD;
+        for r in ratios.iter().filter(|r| r.family == *family) {
+            let label = format!("[{}] {}", r.kind.name(), r.label);
             let _ = writeln!(
                 s,
-                r#"<rect x="{x0:.1}" y="{by:.1}" width="{:.1}" height="{:.1}" fill="{color}"/><text x="{:.1}" y="{:.1}" font-size="9">{v:.2}</text>"#,
-                (x1 - x0).max(0.5),
-                BAR - 1.0,
-                x1 + 3.0,
-                by + BAR - 2.0
+                r#"<text x="{:.1}" y="{:.1}" text-anchor="end">{}</text>"#,
+                LEFT - 6.0,
+                y + BAR + 3.0,
+                xml_escape(&label)
             );
+            let bars = [(Some(r.ours), "#3a6fb0"), (r.seed, "#e08a2c")];
+            for (j, (v, color)) in bars.into_iter().enumerate() {
+                let Some(v) = v.filter(|v| finite(*v)) else {
+                    continue;
+                };
+                let x = x_of(v);
+                let (x0, x1) = if x < one { (x, one) } else { (one, x) };
+                let by = y + BAR * j as f64;
+                let (tx, anchor) = if x < one {
+                    (x - 3.0, "end")
+                } else {
+                    (x + 3.0, "start")
+                };
+                let _ = writeln!(
+                    s,
+                    r#"<rect x="{x0:.1}" y="{by:.1}" width="{:.1}" height="{:.1}" fill="{color}"/><text x="{tx:.1}" y="{:.1}" font-size="9" text-anchor="{anchor}">{v:.2}</text>"#,
+                    (x1 - x0).max(0.5),
+                    BAR - 1.0,
+                    by + BAR - 2.0
+                );
+            }
+            y += LINE;
         }
     }
     let _ = writeln!(
         s,
-        r#"<text x="{LEFT}" y="{:.1}">ratio of medians (log scale; 1 = equal)</text>"#,
+        r#"<text x="{LEFT}" y="{:.1}">ratio of medians (log scale; 1 = equal; left of 1 = numerator faster)</text>"#,
         bottom + 32.0
     );
     s.push_str("</svg>\n");
