@@ -1,5 +1,6 @@
 //! Native memory: [`MemorySegment`], the [`SegmentAllocator`] trait, heap [`Arena`]s, and the
-//! allocators over existing memory ([`SlicingAllocator`], [`PrefixAllocator`]).
+//! allocators over existing memory ([`SlicingAllocator`], [`PrefixAllocator`]), and per-thread
+//! LIFO scratch frames ([`BufferStack`], [`linker_stack`]).
 //!
 //! Lifetimes do what Java's arena scopes do at run time: a segment borrows its allocator, so
 //! using a segment after its arena is dropped is a compile error, not an
@@ -7,10 +8,12 @@
 
 mod allocator;
 mod arena;
+pub mod buffer_stack;
 mod segment;
 
 pub use allocator::{PrefixAllocator, SegmentAllocator, SlicingAllocator};
 pub use arena::{Arena, ConfinedArena, GlobalArena, SharedArena};
+pub use buffer_stack::{linker_stack, BufferStack, Frame};
 pub use segment::MemorySegment;
 #[allow(unused_imports)]
 pub(crate) use segment::{read_kind, write_value};

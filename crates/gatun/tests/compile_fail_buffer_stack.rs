@@ -1,0 +1,12 @@
+//! Compile-fail tests for BufferStack frames: segments cannot outlive their frame, a frame
+//! cannot be closed while a segment is in use, and frames are `!Send` (also across `.await`).
+//! The expected compiler output is in `tests/compile_fail/buffer_stack/*.stderr`; regenerate with
+//! `TRYBUILD=overwrite cargo test -p gatun --test compile_fail_buffer_stack` after a toolchain
+//! change and review the diff.
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn buffer_stack_compile_fail() {
+    let cases = trybuild::TestCases::new();
+    cases.compile_fail("tests/compile_fail/buffer_stack/*.rs");
+}
