@@ -1,6 +1,7 @@
 //! Benchmark groups; each module's `rows()` lists its rows with the seed tables' names.
 
 pub mod arena;
+pub mod arena_pool;
 pub mod buffer_stack;
 pub mod call_overhead;
 pub mod call_overhead_by_value;
@@ -13,6 +14,7 @@ use crate::Row;
 pub fn all() -> Vec<Row> {
     let mut rows = Vec::new();
     rows.extend(arena::rows());
+    rows.extend(arena_pool::rows());
     rows.extend(buffer_stack::rows());
     rows.extend(call_overhead::rows());
     rows.extend(call_overhead_by_value::rows());

@@ -166,9 +166,15 @@ impl SegmentAllocator for ConfinedArena {
 }
 
 impl Drop for ConfinedArena {
+    #[inline]
     fn drop(&mut self) {
-        // SAFETY: the list belongs to this arena alone; no segment outlives `self`.
-        unsafe { free_list(self.head.get()) }
+        let head = self.head.get();
+        // Inlined null check: dropping an arena that never allocated (e.g. a pooled arena's
+        // unused heap fallback) costs no call.
+        if !head.is_null() {
+            // SAFETY: the list belongs to this arena alone; no segment outlives `self`.
+            unsafe { free_list(head) }
+        }
     }
 }
 

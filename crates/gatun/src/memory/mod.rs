@@ -8,11 +8,13 @@
 
 mod allocator;
 mod arena;
+pub mod arena_pool;
 pub mod buffer_stack;
 mod segment;
 
 pub use allocator::{PrefixAllocator, SegmentAllocator, SlicingAllocator};
 pub use arena::{Arena, ConfinedArena, GlobalArena, SharedArena};
+pub use arena_pool::{ArenaPool, PooledArena};
 pub use buffer_stack::{linker_stack, BufferStack, Frame};
 pub use segment::MemorySegment;
 #[allow(unused_imports)]
