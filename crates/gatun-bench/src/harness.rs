@@ -61,17 +61,23 @@ impl Config {
     pub const QUICK_SUITE_BUDGET: Duration = Duration::from_secs(45);
 
     /// Quick mode for a run of `measurements` (rows × thread kinds): spreads
-    /// [`Config::QUICK_SUITE_BUDGET`] over them, at most 0.5 s and at least 40 ms each. One
-    /// measurement costs about `warmup + (samples + 2) × sample_time`: the calibration batches
-    /// run inside the warm-up, then one batch estimates the time per iteration, then the samples.
+    /// [`Config::QUICK_SUITE_BUDGET`] over them, at most 0.5 s and at least 40 ms each.
+    ///
+    /// Samples are short (1 ms) and many (up to 401): on a shared, loaded machine a 1 ms
+    /// sample often runs within one scheduler time slice, so the median is an undisturbed
+    /// sample, where every 100 ms sample would include waiting for the CPU. One measurement
+    /// costs about `warmup + (samples + 1) × sample_time`: the calibration batches run inside
+    /// the warm-up, then one batch estimates the time per iteration, then the samples.
     pub fn quick_for(measurements: usize) -> Config {
         let per =
             (Self::QUICK_SUITE_BUDGET.as_secs_f64() / measurements.max(1) as f64).clamp(0.04, 0.5);
-        let samples = 15;
-        // warm-up = 2 sample times; samples + 1 estimating batch + slack = samples + 2.
-        let sample_time = per / (samples as f64 + 4.0);
+        let sample_time = 0.001;
+        let warmup = (0.15 * per).max(0.01);
+        let fit = ((per - warmup) / sample_time * 0.8) as usize;
+        // An odd count, so the median is one sample.
+        let samples = (fit.clamp(11, 401) / 2) * 2 + 1;
         Config {
-            warmup: Duration::from_secs_f64(2.0 * sample_time),
+            warmup: Duration::from_secs_f64(warmup),
             samples,
             sample_time: Duration::from_secs_f64(sample_time),
         }
@@ -121,10 +127,10 @@ impl Measurement {
         }
         self.ns_per_op.iter().sum::<f64>() / n as f64
     }
-    /// JMH's "Error": the half-width of the 99.9 % confidence interval of the mean,
-    /// `t(0.9995, n-1) × s / √n` with the sample standard deviation `s` (Student's t).
-    /// NaN with fewer than 2 samples.
-    pub fn error(&self) -> f64 {
+    /// JMH's "Error" (the half-width of the 99.9 % confidence interval of the mean,
+    /// `t(0.9995, n-1) × s / √n` with the sample standard deviation `s`). NaN with fewer than
+    /// 2 samples. One preempted sample inflates it; see [`Measurement::median_error`].
+    pub fn mean_error(&self) -> f64 {
         let n = self.ns_per_op.len();
         if n < 2 {
             return f64::NAN;
@@ -137,6 +143,24 @@ impl Measurement {
             .sum::<f64>()
             / (n - 1) as f64;
         student_t_999(n - 1) * var.sqrt() / (n as f64).sqrt()
+    }
+
+    /// The "Error" `gatun bench` prints beside the median: the larger distance from the median
+    /// to the bounds of its distribution-free 99.9 % confidence interval, the order statistics
+    /// at ranks `n/2 ∓ 3.29·√n/2` (normal approximation of the binomial; clamped to the
+    /// extremes for small `n`). Robust against a few preempted samples on a shared machine,
+    /// unlike [`Measurement::mean_error`]. NaN with fewer than 2 samples.
+    pub fn median_error(&self) -> f64 {
+        let v = &self.ns_per_op;
+        let n = v.len();
+        if n < 2 {
+            return f64::NAN;
+        }
+        let half = 3.291 * (n as f64).sqrt() / 2.0;
+        let lo = ((n as f64 / 2.0 - half).floor().max(0.0)) as usize;
+        let hi = ((n as f64 / 2.0 + half).ceil() as usize).min(n - 1);
+        let m = self.median();
+        (m - v[lo]).max(v[hi] - m)
     }
 }
 

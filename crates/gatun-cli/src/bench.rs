@@ -74,7 +74,8 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         config.sample_time
     );
     println!(
-        "# Score = median ns/op over the samples; Error = 99.9% CI half-width of the mean (as JMH); \
+        "# Score = median ns/op over the samples; Error = 99.9% CI half-width of the median \
+         (order statistics; robust to preempted samples, unlike JMH's CI of the mean, which --json also gives); \
          allocs/op from a counting allocator; [task] = inside a tokio task (2 workers); \
          ns/pt = per point of a 100-point circle (JMH @OperationsPerInvocation(100), as the seed)."
     );
@@ -175,8 +176,8 @@ fn print_table(results: &[(Row, Measurement)]) {
             "avgt",
             m.ns_per_op.len(),
             m.median(),
-            if m.error().is_finite() {
-                format!("± {:.3}", m.error())
+            if m.median_error().is_finite() {
+                format!("± {:.3}", m.median_error())
             } else {
                 "".into()
             },

@@ -63,7 +63,11 @@ fn os_threads() {
     let mut sorted = outer_addresses.clone();
     sorted.sort_unstable();
     sorted.dedup();
-    assert_eq!(sorted.len(), THREADS as usize, "each thread has its own block");
+    assert_eq!(
+        sorted.len(),
+        THREADS as usize,
+        "each thread has its own block"
+    );
 }
 
 /// 1024 tokio tasks on a multi-thread runtime, `yield_now` between frames, on the linker stack

@@ -409,7 +409,8 @@ pub fn ratios(results: &[(Row, Measurement)]) -> Vec<Ratio> {
 
 /// One JSON object per measured row and thread kind: `group`, `name`, `params` (an object,
 /// values as strings), `thread_kind` (`thread` or `task`), `ns_per_op` {`median`, `min`, `max`,
-/// `mean`, `error`} (ns per operation), `samples` (the JMH Cnt), `ops_per_invocation` and
+/// `median_error`, `mean`, `mean_error`} (ns per operation; the errors are 99.9 % confidence
+/// half-widths, see [`Measurement::median_error`] and [`Measurement::mean_error`]), `samples` (the JMH Cnt), `ops_per_invocation` and
 /// `allocs_per_op`. Non-finite numbers (e.g. the error of a single sample) become `null`.
 pub fn json_rows(results: &[(Row, Measurement)]) -> Json {
     let num = |x: f64| if x.is_finite() { json!(x) } else { Json::Null };
@@ -430,8 +431,9 @@ pub fn json_rows(results: &[(Row, Measurement)]) -> Json {
                         "median": num(m.median()),
                         "min": num(m.min()),
                         "max": num(m.max()),
+                        "median_error": num(m.median_error()),
                         "mean": num(m.mean()),
-                        "error": num(m.error()),
+                        "mean_error": num(m.mean_error()),
                     },
                     "samples": m.ns_per_op.len(),
                     "ops_per_invocation": row.ops_per_invocation,

@@ -123,10 +123,19 @@ fn svg_is_one_document_with_a_bar_per_value() {
 }
 
 #[test]
-fn error_follows_student_t() {
+fn errors_of_mean_and_median() {
     let x = m(ThreadKind::Thread, &[1.0, 2.0, 3.0], 0.0);
     assert_eq!(x.mean(), 2.0);
     // s = 1, n = 3, t(0.9995, 2) = 31.599
-    assert!((x.error() - 31.599 / 3f64.sqrt()).abs() < 1e-9);
-    assert!(m(ThreadKind::Thread, &[1.0], 0.0).error().is_nan());
+    assert!((x.mean_error() - 31.599 / 3f64.sqrt()).abs() < 1e-9);
+    assert!(m(ThreadKind::Thread, &[1.0], 0.0).mean_error().is_nan());
+    // Few samples: the interval of the median spans them all.
+    assert_eq!(x.median_error(), 1.0);
+    // Many samples with a few preempted outliers: the median's error ignores them.
+    let mut v = vec![10.0; 95];
+    v.extend([1000.0; 5]);
+    let y = m(ThreadKind::Thread, &v, 0.0);
+    assert_eq!(y.median(), 10.0);
+    assert_eq!(y.median_error(), 0.0);
+    assert!(y.mean_error() > 10.0);
 }

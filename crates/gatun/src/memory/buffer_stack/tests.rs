@@ -509,7 +509,11 @@ fn thread_local_teardown_is_safe() {
         LATE_PUSH_WAS_FALLBACK.load(Ordering::Relaxed),
         "a push after the cache is destroyed falls back to the heap"
     );
-    assert_eq!(teardown_stack().thread_blocks(), 0, "the orphaned block was freed");
+    assert_eq!(
+        teardown_stack().thread_blocks(),
+        0,
+        "the orphaned block was freed"
+    );
 }
 
 #[test]
