@@ -13,8 +13,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 /// Options of `gatun bench`.
 #[derive(Args, Debug)]
 pub struct BenchArgs {
-    /// Run JMH-like iterations (1 s warm-up, 20 samples of 100 ms per row and thread kind)
-    /// instead of the quick mode (the whole suite within about 60 s).
+    /// Run JMH-like iterations (1 s warm-up, then 2001 samples of 1 ms, per row and thread
+    /// kind) instead of the quick mode (the whole suite in about 50 s).
     #[arg(long)]
     full: bool,
     /// Only rows whose id (`group/name` or `group/name/param`) contains this text.
