@@ -31,6 +31,9 @@ pub struct BenchArgs {
     /// Also write a bar chart of the ratios (ours beside the seeds') as SVG to FILE.
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
+    /// Print the ids of the rows (after --filter) and exit without measuring.
+    #[arg(long)]
+    list: bool,
     /// Tiny iteration counts, for tests of the output's shape: the figures mean nothing.
     #[arg(long, hide = true)]
     tiny: bool,
@@ -48,6 +51,12 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
             "no benchmark row matches --filter {:?}",
             args.filter.as_deref().unwrap_or("")
         ));
+    }
+    if args.list {
+        for row in &rows {
+            println!("{}", row.id());
+        }
+        return Ok(());
     }
     let kinds: &[ThreadKind] = if args.threads_only {
         &[ThreadKind::Thread]

@@ -118,3 +118,23 @@ fn an_unmatched_filter_is_an_error() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no benchmark row matches"));
 }
+
+#[test]
+fn list_prints_row_ids_without_measuring() {
+    let out = Command::new(env!("CARGO_BIN_EXE_gatun"))
+        .args(["bench", "--list", "--filter", "call_overhead/direct_"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let ids: Vec<&str> = text.lines().collect();
+    assert_eq!(
+        ids,
+        [
+            "call_overhead/direct_noop",
+            "call_overhead/direct_id_i32",
+            "call_overhead/direct_add6",
+            "call_overhead/direct_fma3"
+        ]
+    );
+}
