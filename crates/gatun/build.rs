@@ -6,10 +6,14 @@
 
 use std::path::{Path, PathBuf};
 
+// The random signatures of the downcall property test (tests/sysv_prop.rs).
+include!("tests/prop/sigs.rs");
+
 fn main() {
     let native_dir = Path::new("tests/native");
     println!("cargo:rerun-if-changed=tests/native");
     println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=tests/prop/sigs.rs");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     let target = std::env::var("TARGET").expect("TARGET");
     let host = std::env::var("HOST").expect("HOST");
@@ -31,6 +35,10 @@ fn main() {
     if sources.is_empty() || target != host || !target.contains("linux") {
         return;
     }
+    // Generated C checkers for the property test, compiled into the same library.
+    let prop_c = out.join("sysv_prop.c");
+    std::fs::write(&prop_c, prop_c_source()).expect("write sysv_prop.c");
+    sources.push(prop_c);
     let compiler = cc::Build::new()
         .cargo_metadata(false)
         .opt_level(2)

@@ -18,6 +18,7 @@
 
 pub mod abi;
 pub(crate) mod call;
+pub mod code;
 pub mod error;
 pub mod layout;
 pub mod linker;
@@ -29,3 +30,8 @@ pub use layout::{MemoryLayout, ScalarKind, ValueLayout};
 pub use linker::{DowncallHandle, FunctionDescriptor, Linker, LinkerOption, Symbol};
 pub use memory::{Arena, MemorySegment, SegmentAllocator};
 pub use value::{Scalar, Value};
+
+/// The README's examples, compiled and run as doc tests so they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;

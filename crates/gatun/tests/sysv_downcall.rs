@@ -392,6 +392,18 @@ fn odd_sized_structs() {
             &format!("sysv_b{n}_sum"),
             &FD::of(V::I64, [V::I64.into(), l.clone(), V::I64.into()]),
         );
+        // the struct's last byte is the last byte before a PROT_NONE page: reading one byte
+        // past the argument would fault
+        let guarded = GuardedBytes::new(&src);
+        let r = unsafe {
+            h.invoke(&[
+                Value::I64(0),
+                Value::Segment(guarded.segment()),
+                Value::I64(0),
+            ])
+        };
+        let want0: i64 = (0..n).map(|k| ((k * 7 + 1) as i64) * (k as i64 + 1)).sum();
+        assert_eq!(i64_of(r.unwrap()), want0, "n={n} guarded");
         let s = MemorySegment::of_slice(&mut src);
         let want: i64 = (0..n)
             .map(|k| ((k * 7 + 1) as i64) * (k as i64 + 1))
@@ -688,6 +700,8 @@ fn errno_capture_restores_before_and_saves_after() {
         &FD::of(V::I32, [V::I32; 0]),
         &[LinkerOption::CaptureCallState(&["errno"])],
     );
+    assert_eq!(g.captured_states(), ["errno"]);
+    assert!(g.captures_call_state() && g.arity() == 1);
     cap.set(0, 77i32).unwrap();
     assert_eq!(
         unsafe { g.invoke(&[Value::Segment(cap)]) }.unwrap(),
@@ -805,4 +819,90 @@ fn raw_path_with_struct_return() {
     assert_eq!(i32::from_le_bytes(out[0..4].try_into().unwrap()), 7);
     assert_eq!(f64::from_le_bytes(out[8..16].try_into().unwrap()), 0.125);
     assert!(out[16..].iter().all(|&x| x == 0));
+}
+
+/// `bytes` copied to the very end of a read-write page that is followed by a `PROT_NONE` page.
+struct GuardedBytes {
+    base: *mut u8,
+    len: usize,
+}
+
+impl GuardedBytes {
+    const PAGE: usize = 4096;
+
+    fn new(bytes: &[u8]) -> GuardedBytes {
+        assert!(bytes.len() <= Self::PAGE);
+        // SAFETY: a fresh anonymous private mapping of two pages; the second is made
+        // inaccessible; `bytes` is copied into the end of the first.
+        unsafe {
+            let p = libc::mmap(
+                std::ptr::null_mut(),
+                2 * Self::PAGE,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                -1,
+                0,
+            );
+            assert_ne!(p, libc::MAP_FAILED);
+            let base = p.cast::<u8>();
+            assert_eq!(
+                libc::mprotect(base.add(Self::PAGE).cast(), Self::PAGE, libc::PROT_NONE),
+                0
+            );
+            let dst = base.add(Self::PAGE - bytes.len());
+            std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, bytes.len());
+            GuardedBytes {
+                base,
+                len: bytes.len(),
+            }
+        }
+    }
+
+    fn segment(&self) -> MemorySegment<'_> {
+        // SAFETY: the last `len` bytes of the first page are mapped read-write while `self` lives.
+        unsafe { MemorySegment::from_raw_parts(self.base.add(Self::PAGE - self.len), self.len) }
+    }
+}
+
+impl Drop for GuardedBytes {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping made in `new`.
+        unsafe { libc::munmap(self.base.cast(), 2 * Self::PAGE) };
+    }
+}
+
+#[test]
+fn sixteen_byte_aligned_struct() {
+    let a16 = st([V::I64]).with_byte_alignment(16).unwrap();
+    assert_eq!((a16.byte_size(), a16.byte_alignment()), (16, 16));
+    let mut args: Vec<MemoryLayout> = vec![V::I64.into(); 7];
+    args.push(a16.clone());
+    args.push(V::I64.into());
+    let h = link("sysv_a16_on_stack", &FD::of(V::I64, args));
+    // y at stack+0, 8 bytes of padding, s at stack+16 (16-byte aligned), z at stack+32
+    assert!(
+        h.plan()
+            .to_string()
+            .ends_with("stack+0, stack+16+stack+24, stack+32) -> rax"),
+        "{}",
+        h.plan()
+    );
+    let mut buf = [0u64; 2];
+    buf[0] = 5;
+    // SAFETY: plain integers.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(buf.as_mut_ptr().cast::<u8>(), 16) };
+    let s = MemorySegment::of_slice(bytes);
+    let mut v: Vec<Value> = (1..=7).map(Value::I64).collect();
+    v.push(Value::Segment(s));
+    v.push(Value::I64(3));
+    assert_eq!(
+        i64_of(unsafe { h.invoke(&v) }.unwrap()),
+        21 + 700 + 5000 + 30000
+    );
+    let h = link("sysv_a16_in_reg", &FD::of(V::I64, [a16, V::I64.into()]));
+    assert_eq!(h.plan().to_string(), "(rdi, rsi) -> rax");
+    assert_eq!(
+        i64_of(unsafe { h.invoke(&[Value::Segment(s), Value::I64(4)]) }.unwrap()),
+        5004
+    );
 }

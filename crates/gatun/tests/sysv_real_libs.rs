@@ -3,26 +3,20 @@
 
 mod common;
 
-use std::sync::Arc;
-
 use common::*;
 use gatun::linker::{
     capture_state_layout, DowncallHandle, FunctionDescriptor as FD, Linker, LinkerOption,
+    SymbolLookup,
 };
 use gatun::memory::{Arena, SegmentAllocator};
 use gatun::Value;
 
-fn lib(name: &str) -> Arc<libloading::Library> {
+fn lib(name: &str) -> SymbolLookup {
     // SAFETY: system libraries with sound initialisers.
-    Arc::new(unsafe { libloading::Library::new(name) }.unwrap_or_else(|e| panic!("{name}: {e}")))
+    unsafe { SymbolLookup::library(name) }.unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
-fn link_lib(
-    l: &Arc<libloading::Library>,
-    name: &str,
-    d: &FD,
-    o: &[LinkerOption],
-) -> DowncallHandle {
+fn link_lib(l: &SymbolLookup, name: &str, d: &FD, o: &[LinkerOption]) -> DowncallHandle {
     Linker::native().downcall(&sym_in(l, name), d, o).unwrap()
 }
 
@@ -178,41 +172,30 @@ fn strtol_and_open_capture_errno() {
         &capture,
     );
     let cap = arena.allocate_layout(&capture_state_layout()).unwrap();
-    let ffff = arena.allocate_c_string("ffff").unwrap();
-    cap.set(0, 0i32).unwrap();
-    let r = unsafe {
-        strtol.invoke(&[
-            Value::Segment(cap),
-            Value::Segment(ffff),
-            Value::Address(std::ptr::null_mut()),
-            Value::I32(16),
-        ])
+    // strtol(text, NULL, base) with the capture segment preset to `preset`: (result, errno)
+    let call = |text: &str, base: i32, preset: i32| {
+        let t = arena.allocate_c_string(text).unwrap();
+        cap.set(0, preset).unwrap();
+        // SAFETY: strtol(const char *, char **, int) with a NUL-terminated string.
+        let r = unsafe {
+            strtol.invoke(&[
+                Value::Segment(cap),
+                Value::Segment(t),
+                Value::Address(std::ptr::null_mut()),
+                Value::I32(base),
+            ])
+        };
+        (r.unwrap(), cap.get::<i32>(0).unwrap())
     };
-    assert_eq!(r.unwrap(), Value::I64(65535));
-    assert_eq!(cap.get::<i32>(0).unwrap(), 0);
-    let big = arena.allocate_c_string("999999999999999999999999").unwrap();
-    let r = unsafe {
-        strtol.invoke(&[
-            Value::Segment(cap),
-            Value::Segment(big),
-            Value::Address(std::ptr::null_mut()),
-            Value::I32(10),
-        ])
-    };
-    assert_eq!(r.unwrap(), Value::I64(i64::MAX));
-    assert_eq!(cap.get::<i32>(0).unwrap(), 34);
-    // restore before: a success leaves the preset value (0) in place even after an error
-    cap.set(0, 0i32).unwrap();
-    let r = unsafe {
-        strtol.invoke(&[
-            Value::Segment(cap),
-            Value::Segment(ffff),
-            Value::Address(std::ptr::null_mut()),
-            Value::I32(16),
-        ])
-    };
-    assert_eq!(r.unwrap(), Value::I64(65535));
-    assert_eq!(cap.get::<i32>(0).unwrap(), 0);
+    assert_eq!(call("ffff", 16, 0), (Value::I64(65535), 0));
+    assert_eq!(
+        call("999999999999999999999999", 10, 0),
+        (Value::I64(i64::MAX), 34)
+    );
+    // restore before, save after: a success after an error leaves the preset 0 in place
+    assert_eq!(call("ffff", 16, 0), (Value::I64(65535), 0));
+    // ... and a preset value survives a call that does not touch errno
+    assert_eq!(call("12", 10, 99), (Value::I64(12), 99));
 
     let open = link_lib(
         &c,

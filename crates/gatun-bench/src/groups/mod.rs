@@ -6,6 +6,7 @@ pub mod buffer_stack;
 pub mod call_overhead;
 pub mod call_overhead_by_value;
 pub mod capture_state_util;
+pub mod downcall;
 pub mod points_alloc;
 
 use crate::Row;
@@ -16,6 +17,7 @@ pub fn all() -> Vec<Row> {
     rows.extend(arena::rows());
     rows.extend(arena_pool::rows());
     rows.extend(buffer_stack::rows());
+    rows.extend(downcall::rows());
     rows.extend(call_overhead::rows());
     rows.extend(call_overhead_by_value::rows());
     rows.extend(points_alloc::rows());

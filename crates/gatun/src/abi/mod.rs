@@ -1,9 +1,10 @@
-//! The ABI layer: per-ABI classification of a [`FunctionDescriptor`] into a [`CallPlan`].
+//! The ABI layer: per-ABI classification of a [`crate::linker::FunctionDescriptor`] into a
+//! [`CallPlan`].
 //!
 //! A `CallPlan` is pure data saying where every byte of every argument and of the return value
 //! lives at the moment of the call: which integer register, which vector register, which
 //! 8-byte slot of the outgoing stack area, or memory behind a hidden return pointer. Executors
-//! ([`crate::call`]: the `global_asm!` trampoline today, a compiled stub later) only carry a plan
+//! (the private `call` layer: the `global_asm!` trampoline today, a compiled stub later) only carry a plan
 //! out; they never classify. Tests assert plans directly ("`{int; double}` → rdi, xmm0").
 //!
 //! The plan types are ABI-neutral: registers are *indices* into the ABI's argument and return
@@ -73,6 +74,11 @@ pub struct ArgPlan {
     /// The moves; a scalar has one, a struct one per eightbyte (registers) or per 8-byte chunk
     /// (stack). Empty for a struct whose eightbytes are all padding.
     pub moves: Vec<ArgMove>,
+    /// `Some(loc)` when the ABI passes the argument by reference to a caller-made copy (AArch64
+    /// composites over 16 bytes, Win64 structs not of 1/2/4/8 bytes): the copy's address goes
+    /// to `loc` and `moves` is empty. Always `None` under SysV AMD64 (structs are copied into
+    /// the stack area instead); reserved so other classifiers can emit the same type.
+    pub by_reference: Option<Location>,
 }
 
 /// One move of a return register's low bytes into the return value.

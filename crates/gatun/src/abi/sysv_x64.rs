@@ -202,6 +202,7 @@ impl Assigner {
                     to,
                     conv,
                 }],
+                by_reference: None,
             };
         }
         let size = layout.byte_size();
@@ -209,6 +210,7 @@ impl Assigner {
             Classification::Memory => {
                 return ArgPlan {
                     moves: self.stack_chunks(size, layout.byte_alignment()),
+                    by_reference: None,
                 }
             }
             Classification::Eightbytes(c) => c,
@@ -218,6 +220,7 @@ impl Assigner {
         if self.int + need_int > INT_ARG_REGS || self.vec + need_vec > VECTOR_ARG_REGS {
             return ArgPlan {
                 moves: self.stack_chunks(size, layout.byte_alignment()),
+                by_reference: None,
             };
         }
         let mut moves = Vec::with_capacity(classes.len());
@@ -240,7 +243,10 @@ impl Assigner {
                 conv: Conversion::Bytes,
             });
         }
-        ArgPlan { moves }
+        ArgPlan {
+            moves,
+            by_reference: None,
+        }
     }
 }
 

@@ -162,9 +162,11 @@ unsafe fn load(src: *const u8, m: &ArgMove) -> u64 {
             2 => p.cast::<u16>().read_unaligned() as u64,
             1 => p.read() as u64,
             n => {
-                let mut b = [0u8; 8];
-                std::ptr::copy_nonoverlapping(p, b.as_mut_ptr(), n as usize);
-                u64::from_le_bytes(b)
+                let mut v = 0u64;
+                for k in 0..n as usize {
+                    v |= (p.add(k).read() as u64) << (8 * k);
+                }
+                v
             }
         }
     };
@@ -185,7 +187,19 @@ unsafe fn load(src: *const u8, m: &ArgMove) -> u64 {
 /// `dst .. + size` must be writable; `size <= 8`.
 #[inline(always)]
 pub(crate) unsafe fn store_low_bytes(dst: *mut u8, value: u64, size: usize) {
-    let bytes = value.to_le_bytes();
-    // SAFETY: forwarded to the caller; `bytes` has 8 readable bytes and size <= 8.
-    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), dst, size) }
+    // SAFETY: forwarded to the caller; unaligned stores of exactly `size` bytes.
+    unsafe {
+        match size {
+            8 => dst.cast::<u64>().write_unaligned(value),
+            4 => dst.cast::<u32>().write_unaligned(value as u32),
+            2 => dst.cast::<u16>().write_unaligned(value as u16),
+            1 => dst.write(value as u8),
+            n => {
+                let bytes = value.to_le_bytes();
+                for (k, b) in bytes.iter().enumerate().take(n) {
+                    dst.add(k).write(*b);
+                }
+            }
+        }
+    }
 }

@@ -30,7 +30,9 @@ use crate::error::{Error, Result};
 ///
 /// Build groups with [`MemoryLayout::c_struct`] (C padding computed for you),
 /// [`MemoryLayout::struct_layout`] (explicit padding, validated), [`MemoryLayout::union_layout`],
-/// [`MemoryLayout::sequence_layout`] and [`MemoryLayout::padding_layout`].
+/// [`MemoryLayout::sequence_layout`] and [`MemoryLayout::padding_layout`];
+/// [`MemoryLayout::c_struct_packed`] and [`MemoryLayout::union_layout_packed`] give gcc's
+/// `__attribute__((packed))` / `#pragma pack(n)` layouts.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum MemoryLayout {
     /// A scalar.
@@ -95,11 +97,15 @@ impl fmt::Display for PathElement<'_> {
     }
 }
 
+/// Rounds `offset` up to a multiple of `alignment` (a power of two). Layout sizes must fit in
+/// `isize` (the limit of Rust's allocator and of `ptr::add`), so a result above `isize::MAX` is
+/// an overflow too.
 fn align_up(offset: usize, alignment: usize, what: &dyn Fn() -> String) -> Result<usize> {
     debug_assert!(alignment.is_power_of_two());
     offset
         .checked_add(alignment - 1)
         .map(|x| x & !(alignment - 1))
+        .filter(|&x| x <= isize::MAX as usize)
         .ok_or_else(|| Error::SizeOverflow { what: what() })
 }
 
@@ -108,6 +114,21 @@ fn member_label(member: &MemoryLayout, index: usize) -> String {
         Some(n) => format!("`{n}` (#{index})"),
         None => format!("#{index}"),
     }
+}
+
+/// `offset + member.byte_size()`, or [`Error::SizeOverflow`] naming the member and its offset
+/// when the struct would exceed `isize::MAX` bytes.
+fn end_of_member(offset: usize, member: &MemoryLayout, index: usize) -> Result<usize> {
+    offset
+        .checked_add(member.byte_size())
+        .filter(|&x| x <= isize::MAX as usize)
+        .ok_or_else(|| Error::SizeOverflow {
+            what: format!(
+                "struct member {} of {} bytes at byte offset {offset} ends beyond isize::MAX",
+                member_label(member, index),
+                member.byte_size()
+            ),
+        })
 }
 
 fn collect<I>(members: I) -> Arc<[MemoryLayout]>
@@ -156,31 +177,20 @@ impl MemoryLayout {
         members: Arc<[MemoryLayout]>,
         pack: Option<usize>,
     ) -> Result<MemoryLayout> {
-        let members: Arc<[MemoryLayout]> = match pack {
-            None => members,
-            Some(p) => members
-                .iter()
-                .map(|m| {
-                    let a = m.byte_alignment().min(p);
-                    m.clone().with_alignment_unchecked(a)
-                })
-                .collect(),
-        };
+        let members = pack_members(members, pack);
         let mut offsets = Vec::with_capacity(members.len());
         let mut offset = 0usize;
         let mut alignment = 1usize;
         for (i, m) in members.iter().enumerate() {
             let a = m.byte_alignment();
             offset = align_up(offset, a, &|| {
-                format!("struct member {}", member_label(m, i))
+                format!(
+                    "struct member {} aligned to {a} after byte offset {offset}",
+                    member_label(m, i)
+                )
             })?;
             offsets.push(offset);
-            offset = offset
-                .checked_add(m.byte_size())
-                .filter(|&x| x <= isize::MAX as usize)
-                .ok_or_else(|| Error::SizeOverflow {
-                    what: format!("struct size after member {}", member_label(m, i)),
-                })?;
+            offset = end_of_member(offset, m, i)?;
             alignment = alignment.max(a);
         }
         let byte_size = align_up(offset, alignment, &|| "struct trailing padding".into())?;
@@ -221,12 +231,7 @@ impl MemoryLayout {
                 });
             }
             offsets.push(offset);
-            offset = offset
-                .checked_add(m.byte_size())
-                .filter(|&x| x <= isize::MAX as usize)
-                .ok_or_else(|| Error::SizeOverflow {
-                    what: format!("struct size after member {}", member_label(m, i)),
-                })?;
+            offset = end_of_member(offset, m, i)?;
             alignment = alignment.max(a);
         }
         Ok(MemoryLayout::Struct(StructLayout {
@@ -248,7 +253,31 @@ impl MemoryLayout {
         I: IntoIterator,
         I::Item: Into<MemoryLayout>,
     {
-        let members = collect(members);
+        Self::union_layout_inner(collect(members), None)
+    }
+
+    /// A C union under `#pragma pack(pack)`: each member's alignment is lowered to at most
+    /// `pack` bytes (1 gives `__attribute__((packed))`), so the union's alignment is at most
+    /// `pack` and its size is the largest member rounded up to that alignment.
+    ///
+    /// # Errors
+    /// [`Error::InvalidAlignment`] if `pack` is not a power of two; [`Error::SizeOverflow`].
+    pub fn union_layout_packed<I>(members: I, pack: usize) -> Result<MemoryLayout>
+    where
+        I: IntoIterator,
+        I::Item: Into<MemoryLayout>,
+    {
+        if !pack.is_power_of_two() {
+            return Err(Error::InvalidAlignment { alignment: pack });
+        }
+        Self::union_layout_inner(collect(members), Some(pack))
+    }
+
+    fn union_layout_inner(
+        members: Arc<[MemoryLayout]>,
+        pack: Option<usize>,
+    ) -> Result<MemoryLayout> {
+        let members = pack_members(members, pack);
         let alignment = members
             .iter()
             .map(MemoryLayout::byte_alignment)
@@ -519,6 +548,21 @@ impl MemoryLayout {
     pub fn byte_offset_of(&self, path: &str) -> Result<usize> {
         let elements = parse_path(path)?;
         self.byte_offset(elements)
+    }
+}
+
+/// Lowers every member's alignment to at most `pack` (GCC's `#pragma pack` / `packed` rule:
+/// a member's own internal layout is unchanged, only where it may be placed).
+fn pack_members(members: Arc<[MemoryLayout]>, pack: Option<usize>) -> Arc<[MemoryLayout]> {
+    match pack {
+        None => members,
+        Some(p) => members
+            .iter()
+            .map(|m| {
+                let a = m.byte_alignment().min(p);
+                m.clone().with_alignment_unchecked(a)
+            })
+            .collect(),
     }
 }
 

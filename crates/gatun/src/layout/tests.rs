@@ -1,1 +1,825 @@
+//! Unit tests of the layout module: C scalar tables, C struct padding, explicit struct
+//! validation, unions, sequences, packing and layout paths. Pure Rust: these run under Miri.
+//! The same figures are checked against gcc in `tests/layouts_vs_gcc.rs`.
 
+use super::*;
+use crate::error::Error;
+
+fn i8(name: &str) -> MemoryLayout {
+    ValueLayout::I8.with_name(name).into()
+}
+fn i16(name: &str) -> MemoryLayout {
+    ValueLayout::I16.with_name(name).into()
+}
+fn i32(name: &str) -> MemoryLayout {
+    ValueLayout::I32.with_name(name).into()
+}
+fn i64(name: &str) -> MemoryLayout {
+    ValueLayout::I64.with_name(name).into()
+}
+fn f64(name: &str) -> MemoryLayout {
+    ValueLayout::F64.with_name(name).into()
+}
+
+/// `(size, alignment)` of a layout.
+fn sa(l: &MemoryLayout) -> (usize, usize) {
+    (l.byte_size(), l.byte_alignment())
+}
+
+fn offsets(l: &MemoryLayout) -> Vec<usize> {
+    match l {
+        MemoryLayout::Struct(s) => s.offsets().to_vec(),
+        other => panic!("not a struct: {other}"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scalars and the C type tables
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn scalar_kinds_have_fixed_sizes_and_natural_alignment() {
+    let expected = [
+        (ScalarKind::Bool, 1),
+        (ScalarKind::I8, 1),
+        (ScalarKind::U8, 1),
+        (ScalarKind::I16, 2),
+        (ScalarKind::U16, 2),
+        (ScalarKind::I32, 4),
+        (ScalarKind::U32, 4),
+        (ScalarKind::I64, 8),
+        (ScalarKind::U64, 8),
+        (ScalarKind::F32, 4),
+        (ScalarKind::F64, 8),
+        (ScalarKind::Pointer, std::mem::size_of::<usize>()),
+    ];
+    assert_eq!(ScalarKind::ALL.len(), expected.len());
+    for (kind, size) in expected {
+        assert_eq!(kind.byte_size(), size, "{kind}");
+        assert_eq!(kind.natural_alignment(), size, "{kind}");
+        let v = ValueLayout::new(kind);
+        assert_eq!((v.byte_size(), v.byte_alignment()), (size, size), "{kind}");
+        assert!(v.is_naturally_aligned());
+        assert_eq!(v.name(), None);
+    }
+    assert!(ScalarKind::F32.is_float() && ScalarKind::F64.is_float());
+    assert!(!ScalarKind::I32.is_float() && ScalarKind::Pointer.is_integral());
+    assert!(ScalarKind::I8.is_signed() && !ScalarKind::U64.is_signed());
+    assert!(!ScalarKind::Bool.is_signed() && !ScalarKind::F64.is_signed());
+}
+
+#[test]
+fn value_layout_constants() {
+    let consts = [
+        (&ValueLayout::BOOL, ScalarKind::Bool),
+        (&ValueLayout::I8, ScalarKind::I8),
+        (&ValueLayout::U8, ScalarKind::U8),
+        (&ValueLayout::I16, ScalarKind::I16),
+        (&ValueLayout::U16, ScalarKind::U16),
+        (&ValueLayout::I32, ScalarKind::I32),
+        (&ValueLayout::U32, ScalarKind::U32),
+        (&ValueLayout::I64, ScalarKind::I64),
+        (&ValueLayout::U64, ScalarKind::U64),
+        (&ValueLayout::F32, ScalarKind::F32),
+        (&ValueLayout::F64, ScalarKind::F64),
+        (&ValueLayout::ADDRESS, ScalarKind::Pointer),
+    ];
+    for (layout, kind) in consts {
+        assert_eq!(*layout, ValueLayout::new(kind));
+        assert_eq!(layout.kind(), kind);
+    }
+}
+
+/// Looks every name of `expected` up in `model` and compares `(kind, size, alignment)`.
+fn check_model(model: DataModel, expected: &[(&str, ScalarKind)]) {
+    for &(name, kind) in expected {
+        let l = model.layout(name).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(l.kind(), kind, "{name}");
+        assert_eq!(l.byte_size(), kind.byte_size(), "{name}");
+        assert_eq!(l.byte_alignment(), kind.byte_size(), "{name}");
+    }
+}
+
+/// SysV AMD64 ABI §3.1.2 (Figure 3.1): the LP64 scalar table of x86-64 Linux.
+const LP64_X86_64: &[(&str, ScalarKind)] = &[
+    ("bool", ScalarKind::Bool),
+    ("_Bool", ScalarKind::Bool),
+    ("char", ScalarKind::I8),
+    ("signed char", ScalarKind::I8),
+    ("unsigned char", ScalarKind::U8),
+    ("short", ScalarKind::I16),
+    ("unsigned short", ScalarKind::U16),
+    ("int", ScalarKind::I32),
+    ("unsigned int", ScalarKind::U32),
+    ("long", ScalarKind::I64),
+    ("unsigned long", ScalarKind::U64),
+    ("long long", ScalarKind::I64),
+    ("unsigned long long", ScalarKind::U64),
+    ("float", ScalarKind::F32),
+    ("double", ScalarKind::F64),
+    ("void*", ScalarKind::Pointer),
+    ("size_t", ScalarKind::U64),
+    ("ssize_t", ScalarKind::I64),
+    ("ptrdiff_t", ScalarKind::I64),
+    ("intptr_t", ScalarKind::I64),
+    ("uintptr_t", ScalarKind::U64),
+    ("wchar_t", ScalarKind::I32),
+    ("int8_t", ScalarKind::I8),
+    ("uint8_t", ScalarKind::U8),
+    ("int16_t", ScalarKind::I16),
+    ("uint16_t", ScalarKind::U16),
+    ("int32_t", ScalarKind::I32),
+    ("uint32_t", ScalarKind::U32),
+    ("int64_t", ScalarKind::I64),
+    ("uint64_t", ScalarKind::U64),
+];
+
+#[cfg(target_pointer_width = "64")]
+#[test]
+fn lp64_table_x86_64() {
+    check_model(DataModel::SYSV_X86_64, LP64_X86_64);
+    // Every name the model advertises is in the table above, and vice versa.
+    let names: Vec<&str> = LP64_X86_64.iter().map(|(n, _)| *n).collect();
+    assert_eq!(names, DataModel::NAMES);
+}
+
+#[cfg(target_pointer_width = "64")]
+#[test]
+fn llp64_table_windows_x64() {
+    // Microsoft x64: `long` is 4 bytes, `wchar_t` is an unsigned 16-bit type; the rest is as
+    // on LP64.
+    let expected: Vec<(&str, ScalarKind)> = LP64_X86_64
+        .iter()
+        .map(|&(name, kind)| match name {
+            "long" => (name, ScalarKind::I32),
+            "unsigned long" => (name, ScalarKind::U32),
+            "wchar_t" => (name, ScalarKind::U16),
+            _ => (name, kind),
+        })
+        .collect();
+    check_model(DataModel::WINDOWS_X64, &expected);
+    assert_eq!(
+        DataModel::WINDOWS_X64
+            .layout("long int")
+            .unwrap()
+            .byte_size(),
+        4
+    );
+}
+
+#[test]
+fn aarch64_linux_char_is_unsigned() {
+    assert_eq!(
+        DataModel::LINUX_AARCH64.layout("char").unwrap().kind(),
+        ScalarKind::U8
+    );
+    assert_eq!(
+        DataModel::LINUX_AARCH64
+            .layout("signed char")
+            .unwrap()
+            .kind(),
+        ScalarKind::I8
+    );
+    assert_eq!(
+        DataModel::LINUX_AARCH64.layout("long").unwrap().kind(),
+        ScalarKind::I64
+    );
+}
+
+#[test]
+fn alternative_spellings() {
+    let m = DataModel::SYSV_X86_64;
+    let same = [
+        ("long int", "long"),
+        ("long   long  int", "long long"),
+        ("unsigned", "unsigned int"),
+        ("signed", "int"),
+        ("signed int", "int"),
+        ("short int", "short"),
+        ("unsigned short int", "unsigned short"),
+        ("unsigned long int", "unsigned long"),
+        ("signed long long", "long long"),
+        ("void *", "void*"),
+        ("  int  ", "int"),
+    ];
+    for (alt, canonical) in same {
+        assert_eq!(
+            m.layout(alt).unwrap(),
+            m.layout(canonical).unwrap(),
+            "{alt}"
+        );
+    }
+}
+
+#[test]
+fn long_double_is_unsupported_on_every_model() {
+    for m in [
+        DataModel::SYSV_X86_64,
+        DataModel::LINUX_AARCH64,
+        DataModel::WINDOWS_X64,
+        DataModel::HOST,
+    ] {
+        for spelling in ["long double", "long  double"] {
+            match m.layout(spelling) {
+                Err(Error::Unsupported { type_name, reason }) => {
+                    assert_eq!(type_name, "long double");
+                    assert!(reason.contains("double"), "{reason}");
+                }
+                other => panic!("{spelling}: expected Unsupported, got {other:?}"),
+            }
+        }
+    }
+    let message = DataModel::HOST
+        .layout("long double")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.starts_with("unsupported type `long double`"),
+        "{message}"
+    );
+}
+
+#[test]
+fn unknown_type_names() {
+    for name in ["", "struct foo", "int128_t", "longlong", "char*"] {
+        assert_eq!(
+            DataModel::HOST.layout(name),
+            Err(Error::UnknownType {
+                name: name.to_string()
+            })
+        );
+    }
+}
+
+#[test]
+fn canonical_layouts_cover_every_name_with_the_host_model() {
+    let table = canonical_layouts();
+    assert_eq!(table.len(), DataModel::NAMES.len());
+    for ((name, layout), expected) in table.iter().zip(DataModel::NAMES) {
+        assert_eq!(name, expected);
+        assert_eq!(*layout, DataModel::HOST.layout(name).unwrap());
+    }
+    let get = |n: &str| table.iter().find(|(name, _)| *name == n).unwrap().1.clone();
+    assert_eq!(get("int").byte_size(), 4);
+    assert_eq!(get("size_t").byte_size(), std::mem::size_of::<usize>());
+    assert_eq!(get("void*"), ValueLayout::ADDRESS);
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    assert_eq!(get("long"), ValueLayout::I64);
+}
+
+#[test]
+fn value_layout_alignment_and_names() {
+    let packed = ValueLayout::I64.with_byte_alignment(1).unwrap();
+    assert_eq!((packed.byte_size(), packed.byte_alignment()), (8, 1));
+    assert!(!packed.is_naturally_aligned());
+    let over = ValueLayout::I32.with_byte_alignment(16).unwrap();
+    assert_eq!(over.byte_alignment(), 16);
+    assert!(over.is_naturally_aligned());
+    for bad in [0, 3, 6, 12, usize::MAX] {
+        assert_eq!(
+            ValueLayout::I32.with_byte_alignment(bad),
+            Err(Error::InvalidAlignment { alignment: bad })
+        );
+    }
+    let named = ValueLayout::F32.with_name("x");
+    assert_eq!(named.name(), Some("x"));
+    assert_eq!(named.clone().without_name(), ValueLayout::F32);
+    assert_eq!(named.to_string(), "f32(x)");
+    assert_eq!(packed.to_string(), "i64%1");
+}
+
+#[test]
+fn pointer_with_target_layout() {
+    let point = MemoryLayout::c_struct([i32("x"), i32("y")]).unwrap();
+    let p = ValueLayout::pointer_to(point.clone());
+    assert_eq!(p.kind(), ScalarKind::Pointer);
+    assert_eq!(p.byte_size(), std::mem::size_of::<usize>());
+    assert_eq!(p.target(), Some(&point));
+    assert_eq!(ValueLayout::ADDRESS.target(), None);
+    assert_ne!(p, ValueLayout::ADDRESS);
+}
+
+// ---------------------------------------------------------------------------------------------
+// C structs
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn c_struct_inserts_c_padding() {
+    // struct { char c; double d; }
+    let s = MemoryLayout::c_struct([i8("c"), f64("d")]).unwrap();
+    assert_eq!((sa(&s), offsets(&s)), ((16, 8), vec![0, 8]));
+    // struct { char a; int b; char c; }: 3 bytes of padding after a, 3 trailing.
+    let s = MemoryLayout::c_struct([i8("a"), i32("b"), i8("c")]).unwrap();
+    assert_eq!((sa(&s), offsets(&s)), ((12, 4), vec![0, 4, 8]));
+    // struct { double d; char c; }: trailing padding to 16.
+    let s = MemoryLayout::c_struct([f64("d"), i8("c")]).unwrap();
+    assert_eq!((sa(&s), offsets(&s)), ((16, 8), vec![0, 8]));
+    // struct { char a; short b; char c; int d; }
+    let s = MemoryLayout::c_struct([i8("a"), i16("b"), i8("c"), i32("d")]).unwrap();
+    assert_eq!((sa(&s), offsets(&s)), ((12, 4), vec![0, 2, 4, 8]));
+    // struct { short s; char c[3]; }: the array has the element's alignment.
+    let chars = MemoryLayout::sequence_layout(3, ValueLayout::I8)
+        .unwrap()
+        .with_name("c");
+    let s = MemoryLayout::c_struct([i16("s"), chars]).unwrap();
+    assert_eq!((sa(&s), offsets(&s)), ((6, 2), vec![0, 2]));
+    // Ordered from widest to narrowest: no holes.
+    let s = MemoryLayout::c_struct([i64("a"), i32("b"), i16("c"), i8("d"), i8("e")]).unwrap();
+    assert_eq!((sa(&s), offsets(&s)), ((16, 8), vec![0, 8, 12, 14, 15]));
+}
+
+#[test]
+fn c_struct_bool_and_char_tails() {
+    // struct { int i; bool b; } -> 8 bytes.
+    let s = MemoryLayout::c_struct([i32("i"), ValueLayout::BOOL.with_name("b").into()]).unwrap();
+    assert_eq!((sa(&s), offsets(&s)), ((8, 4), vec![0, 4]));
+    // struct { double d; char a, b, c; } -> 16 bytes.
+    let s = MemoryLayout::c_struct([f64("d"), i8("a"), i8("b"), i8("c")]).unwrap();
+    assert_eq!((sa(&s), offsets(&s)), ((16, 8), vec![0, 8, 9, 10]));
+    // struct { char a, b, c; } -> 3 bytes, alignment 1.
+    let s = MemoryLayout::c_struct([i8("a"), i8("b"), i8("c")]).unwrap();
+    assert_eq!((sa(&s), offsets(&s)), ((3, 1), vec![0, 1, 2]));
+}
+
+#[test]
+fn c_struct_nested() {
+    let inner = MemoryLayout::c_struct([i8("tag"), i32("value")])
+        .unwrap()
+        .with_name("inner");
+    assert_eq!(sa(&inner), (8, 4));
+    // struct { char c; struct inner in; short s; }
+    let outer = MemoryLayout::c_struct([i8("c"), inner.clone(), i16("s")]).unwrap();
+    assert_eq!((sa(&outer), offsets(&outer)), ((16, 4), vec![0, 4, 12]));
+    assert_eq!(outer.byte_offset(["inner", "value"]).unwrap(), 8);
+    assert_eq!(outer.byte_offset_of("inner.tag").unwrap(), 4);
+    assert_eq!(
+        outer
+            .byte_offset([PathElement::Index(1), 1.into()])
+            .unwrap(),
+        8
+    );
+}
+
+#[test]
+fn empty_struct_and_union() {
+    let s = MemoryLayout::c_struct(Vec::<MemoryLayout>::new()).unwrap();
+    assert_eq!(sa(&s), (0, 1));
+    let s = MemoryLayout::struct_layout(Vec::<MemoryLayout>::new()).unwrap();
+    assert_eq!(sa(&s), (0, 1));
+    let u = MemoryLayout::union_layout(Vec::<MemoryLayout>::new()).unwrap();
+    assert_eq!(sa(&u), (0, 1));
+}
+
+#[test]
+fn c_struct_size_overflow_is_an_error() {
+    let huge = MemoryLayout::sequence_layout(isize::MAX as usize, ValueLayout::I8).unwrap();
+    assert_eq!(huge.byte_size(), isize::MAX as usize);
+    // The struct's second member would end past isize::MAX.
+    match MemoryLayout::c_struct([huge.clone().with_name("big"), i8("tail")]) {
+        Err(Error::SizeOverflow { what }) => {
+            assert!(what.contains("`tail` (#1)"), "{what}");
+            assert!(
+                what.contains(&format!("byte offset {}", isize::MAX)),
+                "{what}"
+            );
+        }
+        other => panic!("expected SizeOverflow, got {other:?}"),
+    }
+    // Aligning the second member overflows.
+    match MemoryLayout::c_struct([huge.clone(), i32("x")]) {
+        Err(Error::SizeOverflow { what }) => assert!(what.contains("`x` (#1)"), "{what}"),
+        other => panic!("expected SizeOverflow, got {other:?}"),
+    }
+    // Trailing padding overflows: isize::MAX bytes + alignment 2 -> isize::MAX + 1.
+    let odd = MemoryLayout::sequence_layout(isize::MAX as usize - 2, ValueLayout::I8).unwrap();
+    assert!(matches!(
+        MemoryLayout::c_struct([i16("s"), odd]),
+        Err(Error::SizeOverflow { .. })
+    ));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Explicit struct layouts (Java's structLayout) and their validation
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn struct_layout_with_explicit_padding() {
+    let s = MemoryLayout::struct_layout([
+        i8("c"),
+        MemoryLayout::padding_layout(7),
+        f64("d"),
+        i32("i"),
+        MemoryLayout::padding_layout(4),
+    ])
+    .unwrap();
+    assert_eq!((sa(&s), offsets(&s)), ((24, 8), vec![0, 1, 8, 16, 20]));
+    // Equal in size, alignment and named offsets to the C-padded struct.
+    let c = MemoryLayout::c_struct([i8("c"), f64("d"), i32("i")]).unwrap();
+    assert_eq!(sa(&c), sa(&s));
+    for f in ["c", "d", "i"] {
+        assert_eq!(s.byte_offset([f]).unwrap(), c.byte_offset([f]).unwrap());
+    }
+    // Padding members count for index paths.
+    assert_eq!(s.byte_offset([2usize]).unwrap(), 8);
+    assert_eq!(s.to_string(), "[i8(c) x7 f64(d) i32(i) x4]");
+}
+
+#[test]
+fn struct_layout_without_trailing_padding_is_allowed() {
+    // As in Java: no trailing padding is required for structLayout.
+    let s = MemoryLayout::struct_layout([i32("i"), i8("c")]).unwrap();
+    assert_eq!(sa(&s), (5, 4));
+    // But such a struct cannot be a sequence element.
+    assert!(matches!(
+        MemoryLayout::sequence_layout(2, s),
+        Err(Error::InvalidSize { size: 5, .. })
+    ));
+}
+
+#[test]
+fn struct_layout_misaligned_field_names_field_and_offset() {
+    let err = MemoryLayout::struct_layout([i8("tag"), i32("value")]).unwrap_err();
+    assert_eq!(
+        err,
+        Error::MisalignedField {
+            field: "`value` (#1)".into(),
+            offset: 1,
+            alignment: 4,
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        "field `value` (#1) at byte offset 1 is misaligned: its alignment is 4 bytes"
+    );
+    // Unnamed fields are named by index.
+    let err = MemoryLayout::struct_layout([
+        MemoryLayout::from(ValueLayout::I16),
+        MemoryLayout::padding_layout(2),
+        ValueLayout::I32.into(),
+        ValueLayout::I8.into(),
+        ValueLayout::F64.into(),
+    ])
+    .unwrap_err();
+    assert_eq!(
+        err,
+        Error::MisalignedField {
+            field: "#4".into(),
+            offset: 9,
+            alignment: 8,
+        }
+    );
+    // A nested struct's alignment counts too.
+    let inner = MemoryLayout::c_struct([i64("x")])
+        .unwrap()
+        .with_name("inner");
+    assert_eq!(
+        MemoryLayout::struct_layout([i32("a"), inner]).unwrap_err(),
+        Error::MisalignedField {
+            field: "`inner` (#1)".into(),
+            offset: 4,
+            alignment: 8,
+        }
+    );
+}
+
+#[test]
+fn struct_layout_size_overflow_names_field_and_offset() {
+    let half = MemoryLayout::sequence_layout(isize::MAX as usize / 2 + 1, ValueLayout::I8).unwrap();
+    let err = MemoryLayout::struct_layout([half.clone().with_name("a"), half.with_name("b")])
+        .unwrap_err();
+    match err {
+        Error::SizeOverflow { what } => {
+            let offset = isize::MAX as usize / 2 + 1;
+            assert!(what.contains("`b` (#1)"), "{what}");
+            assert!(what.contains(&format!("byte offset {offset}")), "{what}");
+        }
+        other => panic!("expected SizeOverflow, got {other:?}"),
+    }
+}
+
+#[test]
+fn non_power_of_two_alignments_are_errors() {
+    for bad in [0usize, 3, 5, 6, 24] {
+        let e = Error::InvalidAlignment { alignment: bad };
+        assert_eq!(
+            MemoryLayout::c_struct_packed([i32("x")], bad),
+            Err(e.clone())
+        );
+        assert_eq!(
+            MemoryLayout::union_layout_packed([i32("x")], bad),
+            Err(e.clone())
+        );
+        let s = MemoryLayout::c_struct([i32("x")]).unwrap();
+        assert_eq!(s.with_byte_alignment(bad), Err(e.clone()));
+        assert_eq!(
+            MemoryLayout::from(ValueLayout::I32).with_byte_alignment(bad),
+            Err(e)
+        );
+    }
+}
+
+#[test]
+fn group_alignment_cannot_go_below_members() {
+    let s = MemoryLayout::c_struct([i8("c"), i32("x")]).unwrap();
+    match s.clone().with_byte_alignment(2) {
+        Err(Error::AlignmentTooSmall {
+            alignment,
+            required,
+            ..
+        }) => assert_eq!((alignment, required), (2, 4)),
+        other => panic!("expected AlignmentTooSmall, got {other:?}"),
+    }
+    // Raising the alignment raises the size (C `alignas(16)` on the struct).
+    let raised = s.with_byte_alignment(16).unwrap();
+    assert_eq!(sa(&raised), (16, 16));
+    let u = MemoryLayout::union_layout([i8("c"), i16("s")])
+        .unwrap()
+        .with_byte_alignment(8)
+        .unwrap();
+    assert_eq!(sa(&u), (8, 8));
+    let seq = MemoryLayout::sequence_layout(3, ValueLayout::I32).unwrap();
+    assert!(matches!(
+        seq.clone().with_byte_alignment(2),
+        Err(Error::AlignmentTooSmall { required: 4, .. })
+    ));
+    assert_eq!(sa(&seq.with_byte_alignment(16).unwrap()), (12, 16));
+    // A struct member over-aligned with with_byte_alignment moves to its alignment.
+    let over = MemoryLayout::from(ValueLayout::I32.with_name("x"))
+        .with_byte_alignment(16)
+        .unwrap();
+    let s = MemoryLayout::c_struct([i8("c"), over]).unwrap();
+    assert_eq!((sa(&s), offsets(&s)), ((32, 16), vec![0, 16]));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Packing
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn packed_struct_has_no_padding() {
+    // struct __attribute__((packed)) { char c; int i; short s; double d; }
+    let s = MemoryLayout::c_struct_packed([i8("c"), i32("i"), i16("s"), f64("d")], 1).unwrap();
+    assert_eq!((sa(&s), offsets(&s)), ((15, 1), vec![0, 1, 5, 7]));
+    // The same with members lowered by hand.
+    let by_hand = MemoryLayout::c_struct([
+        MemoryLayout::from(ValueLayout::I8.with_name("c")),
+        ValueLayout::I32
+            .with_name("i")
+            .with_byte_alignment(1)
+            .unwrap()
+            .into(),
+        ValueLayout::I16
+            .with_name("s")
+            .with_byte_alignment(1)
+            .unwrap()
+            .into(),
+        ValueLayout::F64
+            .with_name("d")
+            .with_byte_alignment(1)
+            .unwrap()
+            .into(),
+    ])
+    .unwrap();
+    assert_eq!(by_hand, s);
+}
+
+#[test]
+fn pragma_pack_caps_member_alignment() {
+    // #pragma pack(2) struct { char c; int i; double d; char t; }
+    let s = MemoryLayout::c_struct_packed([i8("c"), i32("i"), f64("d"), i8("t")], 2).unwrap();
+    assert_eq!((sa(&s), offsets(&s)), ((16, 2), vec![0, 2, 6, 14]));
+    // #pragma pack(4) struct { char c; double d; short s; }
+    let s = MemoryLayout::c_struct_packed([i8("c"), f64("d"), i16("s")], 4).unwrap();
+    assert_eq!((sa(&s), offsets(&s)), ((16, 4), vec![0, 4, 12]));
+    // A pack larger than every member changes nothing.
+    let plain = MemoryLayout::c_struct([i8("c"), f64("d")]).unwrap();
+    let s = MemoryLayout::c_struct_packed([i8("c"), f64("d")], 16).unwrap();
+    assert_eq!((sa(&s), offsets(&s)), (sa(&plain), offsets(&plain)));
+    // A nested struct keeps its own layout, only its placement alignment is capped.
+    let inner = MemoryLayout::c_struct([i8("a"), i32("b")])
+        .unwrap()
+        .with_name("in");
+    let s = MemoryLayout::c_struct_packed([i8("c"), inner], 1).unwrap();
+    assert_eq!((sa(&s), offsets(&s)), ((9, 1), vec![0, 1]));
+    assert_eq!(s.byte_offset_of("in.b").unwrap(), 5);
+}
+
+#[test]
+fn packed_union() {
+    // union __attribute__((packed)) { char c[5]; int i; }
+    let chars = MemoryLayout::sequence_layout(5, ValueLayout::I8)
+        .unwrap()
+        .with_name("c");
+    let u = MemoryLayout::union_layout_packed([chars.clone(), i32("i")], 1).unwrap();
+    assert_eq!(sa(&u), (5, 1));
+    // #pragma pack(2) union { char c[5]; int i; }
+    let u = MemoryLayout::union_layout_packed([chars.clone(), i32("i")], 2).unwrap();
+    assert_eq!(sa(&u), (6, 2));
+    let u = MemoryLayout::union_layout([chars, i32("i")]).unwrap();
+    assert_eq!(sa(&u), (8, 4));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Unions and sequences
+// ---------------------------------------------------------------------------------------------
+
+#[test]
+fn unions() {
+    // union { char c; int i; double d; }
+    let u = MemoryLayout::union_layout([i8("c"), i32("i"), f64("d")]).unwrap();
+    assert_eq!(sa(&u), (8, 8));
+    for f in ["c", "i", "d"] {
+        assert_eq!(u.byte_offset([f]).unwrap(), 0);
+    }
+    // union { char c[9]; short s; } -> size 10 (rounded up to alignment 2).
+    let chars = MemoryLayout::sequence_layout(9, ValueLayout::I8)
+        .unwrap()
+        .with_name("c");
+    let u = MemoryLayout::union_layout([chars, i16("s")]).unwrap();
+    assert_eq!(sa(&u), (10, 2));
+    assert_eq!(u.byte_offset_of("c[8]").unwrap(), 8);
+    // A union of structs.
+    let a = MemoryLayout::c_struct([i8("tag"), i32("x")])
+        .unwrap()
+        .with_name("a");
+    let b = MemoryLayout::c_struct([i8("tag"), f64("y")])
+        .unwrap()
+        .with_name("b");
+    let u = MemoryLayout::union_layout([a, b]).unwrap().with_name("ab");
+    assert_eq!(sa(&u), (16, 8));
+    assert_eq!(u.byte_offset_of("b.y").unwrap(), 8);
+    assert_eq!(u.byte_offset_of("a.x").unwrap(), 4);
+    assert_eq!(u.name(), Some("ab"));
+    assert!(u.is_group());
+    // A struct containing the union.
+    let s = MemoryLayout::c_struct([i32("kind"), u]).unwrap();
+    assert_eq!((sa(&s), offsets(&s)), ((24, 8), vec![0, 8]));
+    assert_eq!(s.byte_offset_of("ab.b.y").unwrap(), 16);
+}
+
+#[test]
+fn union_size_overflow_is_an_error() {
+    let huge = MemoryLayout::sequence_layout(isize::MAX as usize, ValueLayout::I8).unwrap();
+    assert!(matches!(
+        MemoryLayout::union_layout([huge, i64("x")]),
+        Err(Error::SizeOverflow { .. })
+    ));
+}
+
+#[test]
+fn sequences() {
+    let seq = MemoryLayout::sequence_layout(4, ValueLayout::I32).unwrap();
+    assert_eq!(sa(&seq), (16, 4));
+    let MemoryLayout::Sequence(s) = &seq else {
+        panic!("not a sequence")
+    };
+    assert_eq!(
+        (s.count(), s.element()),
+        (4, &MemoryLayout::from(ValueLayout::I32))
+    );
+    assert_eq!(seq.byte_offset([3usize]).unwrap(), 12);
+    assert_eq!(seq.to_string(), "[4:i32]");
+    // A zero-length array.
+    let empty = MemoryLayout::sequence_layout(0, ValueLayout::F64).unwrap();
+    assert_eq!(sa(&empty), (0, 8));
+    // Arrays of structs and 2-D arrays.
+    let pt = MemoryLayout::c_struct([i8("tag"), i32("x")]).unwrap();
+    let pts = MemoryLayout::sequence_layout(3, pt).unwrap();
+    assert_eq!(sa(&pts), (24, 4));
+    assert_eq!(pts.byte_offset_of("[2].x").unwrap(), 20);
+    let grid = MemoryLayout::sequence_layout(
+        3,
+        MemoryLayout::sequence_layout(5, ValueLayout::I16).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(sa(&grid), (30, 2));
+    assert_eq!(grid.byte_offset_of("[2][4]").unwrap(), 28);
+    // Overflow of count * size.
+    assert!(matches!(
+        MemoryLayout::sequence_layout(usize::MAX / 4, ValueLayout::I64),
+        Err(Error::SizeOverflow { .. })
+    ));
+    assert!(matches!(
+        MemoryLayout::sequence_layout(isize::MAX as usize / 8 + 1, ValueLayout::I64),
+        Err(Error::SizeOverflow { .. })
+    ));
+}
+
+#[test]
+fn padding_layout() {
+    let p = MemoryLayout::padding_layout(3);
+    assert_eq!(sa(&p), (3, 1));
+    assert_eq!(p.to_string(), "x3");
+    let p = p.with_name("pad");
+    assert_eq!(p.name(), Some("pad"));
+    // Padding ignores alignment changes.
+    assert_eq!(sa(&p.with_byte_alignment(8).unwrap()), (3, 1));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Paths
+// ---------------------------------------------------------------------------------------------
+
+fn nested() -> MemoryLayout {
+    // struct { int n; struct { char tag; double v; } items[4]; union { int i; float f; } u; }
+    let item = MemoryLayout::c_struct([i8("tag"), f64("v")]).unwrap();
+    let items = MemoryLayout::sequence_layout(4, item)
+        .unwrap()
+        .with_name("items");
+    let u = MemoryLayout::union_layout([i32("i"), ValueLayout::F32.with_name("f").into()])
+        .unwrap()
+        .with_name("u");
+    MemoryLayout::c_struct([i32("n"), items, u]).unwrap()
+}
+
+#[test]
+fn paths_select_members_and_elements() {
+    let l = nested();
+    assert_eq!(sa(&l), (80, 8));
+    assert_eq!(l.byte_offset(Vec::<PathElement>::new()).unwrap(), 0);
+    assert_eq!(l.byte_offset(["n"]).unwrap(), 0);
+    assert_eq!(l.byte_offset(["items"]).unwrap(), 8);
+    assert_eq!(
+        l.byte_offset([
+            PathElement::Name("items"),
+            PathElement::Index(2),
+            PathElement::Name("v")
+        ])
+        .unwrap(),
+        8 + 2 * 16 + 8
+    );
+    assert_eq!(l.byte_offset_of("items[3].tag").unwrap(), 8 + 48);
+    assert_eq!(l.byte_offset_of(".items[1].v").unwrap(), 8 + 16 + 8);
+    assert_eq!(l.byte_offset_of("u.f").unwrap(), 72);
+    assert_eq!(l.byte_offset_of("u").unwrap(), 72);
+    assert_eq!(l.byte_offset_of("").unwrap(), 0);
+    let (offset, selected) = l.select([PathElement::Index(1), 0.into()]).unwrap();
+    assert_eq!(offset, 8);
+    assert_eq!(selected.byte_size(), 16);
+    let (_, f) = l.select(["u", "f"]).unwrap();
+    assert_eq!(f.as_value().map(ValueLayout::kind), Some(ScalarKind::F32));
+}
+
+#[test]
+fn path_errors_name_the_element() {
+    let l = nested();
+    let not_found = |path: &str| match l.byte_offset_of(path) {
+        Err(Error::PathNotFound { element, .. }) => element,
+        other => panic!("{path}: expected PathNotFound, got {other:?}"),
+    };
+    assert_eq!(not_found("missing"), ".missing");
+    assert_eq!(not_found("items[4]"), "[4]");
+    assert_eq!(not_found("items[0].nope"), ".nope");
+    assert_eq!(not_found("n.x"), ".x"); // a step into a scalar
+    assert_eq!(not_found("[3]"), "[3]"); // struct has 3 members: 0..=2
+    assert_eq!(not_found("items.tag"), ".tag"); // a name on a sequence
+    assert_eq!(not_found("u[2]"), "[2]");
+    // Malformed text paths.
+    assert_eq!(not_found("items[x]"), "x");
+    assert_eq!(not_found("items[1"), "[1");
+    assert_eq!(not_found("items..v"), "..v"); // the unparsed rest
+    assert_eq!(not_found("n."), ".");
+    // The error names the layout the element was applied to.
+    match l.byte_offset(["items", "v"]) {
+        Err(Error::PathNotFound { element, layout }) => {
+            assert_eq!(element, ".v");
+            assert_eq!(layout, "[4:[i8(tag) x7 f64(v)]](items)");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Into padding.
+    let s =
+        MemoryLayout::struct_layout([i8("c"), MemoryLayout::padding_layout(3), i32("i")]).unwrap();
+    assert!(matches!(
+        s.byte_offset([1usize, 0usize]),
+        Err(Error::PathNotFound { .. })
+    ));
+}
+
+#[test]
+fn display_renders_structure() {
+    let s = MemoryLayout::c_struct([i8("tag"), f64("x")])
+        .unwrap()
+        .with_name("point");
+    assert_eq!(s.to_string(), "[i8(tag) x7 f64(x)](point)");
+    let u = MemoryLayout::union_layout([i32("i"), ValueLayout::F32.into()]).unwrap();
+    assert_eq!(u.to_string(), "<i32(i)|f32>");
+    let trailing = MemoryLayout::c_struct([f64("d"), i8("c")]).unwrap();
+    assert_eq!(trailing.to_string(), "[f64(d) i8(c) x7]");
+    let packed = MemoryLayout::c_struct_packed([i8("c"), i32("i")], 1).unwrap();
+    assert_eq!(packed.to_string(), "[i8(c) i32%1(i)]");
+}
+
+#[test]
+fn layouts_are_send_sync_and_cheap_to_clone() {
+    fn assert_send_sync<T: Send + Sync>() {}
+    assert_send_sync::<MemoryLayout>();
+    assert_send_sync::<ValueLayout>();
+    let l = nested();
+    let c = l.clone();
+    assert_eq!(l, c);
+    if let (MemoryLayout::Struct(a), MemoryLayout::Struct(b)) = (&l, &c) {
+        // Members are shared, not deep-copied.
+        assert!(std::ptr::eq(a.members().as_ptr(), b.members().as_ptr()));
+    }
+}

@@ -3,7 +3,7 @@
 //!
 //! # Invariants (the unsafe story of this module)
 //! - A handle's plan was validated at link time: its stack area fits
-//!   [`crate::call::MAX_STACK_BYTES`], and it has one `ArgPlan` per descriptor argument.
+//!   [`MAX_STACK_BYTES`], and it has one `ArgPlan` per descriptor argument.
 //! - Every invocation path checks the argument count and, on the `Value` paths, each argument's
 //!   kind and (for segments) size before building the call frame; a mismatch is an error
 //!   returned before any foreign code runs. Struct arguments are read from segments of at least
@@ -50,7 +50,7 @@ impl Linker {
     /// - [`Error::InvalidDescriptor`]: a null symbol; a padding, sequence (array) or zero-sized
     ///   argument or return; a group whose size is not a multiple of its alignment; a variadic
     ///   index beyond the argument count; an option given twice; more than
-    ///   [`crate::call::MAX_STACK_BYTES`] bytes of stack arguments. (`long double` and bitfields
+    ///   [`MAX_STACK_BYTES`] bytes of stack arguments. (`long double` and bitfields
     ///   cannot be expressed as layouts at all.)
     /// - [`Error::UnknownCaptureState`] (listing the valid names) and
     ///   [`Error::CaptureStateUnavailable`] ("GetLastError is only available on Windows").
@@ -67,12 +67,14 @@ impl Linker {
         };
         let mut first_variadic = None;
         let mut capture = false;
+        let mut captured: &'static [&'static str] = &[];
         let mut critical = false;
         for o in options {
             let dup = match o {
                 LinkerOption::FirstVariadicArg(i) => first_variadic.replace(*i).is_some(),
                 LinkerOption::CaptureCallState(names) => {
                     check_capture_names(names)?;
+                    captured = names;
                     std::mem::replace(&mut capture, true)
                 }
                 LinkerOption::Critical => std::mem::replace(&mut critical, true),
@@ -91,6 +93,12 @@ impl Linker {
             });
         }
         let plan = crate::abi::sysv_x64::plan(descriptor, first_variadic)?;
+        if plan.args.iter().any(|a| a.by_reference.is_some()) {
+            return Err(Error::Unsupported {
+                type_name: "by-reference struct argument".into(),
+                reason: "the SysV trampoline passes structs by value only".into(),
+            });
+        }
         if plan.stack_bytes as usize > MAX_STACK_BYTES {
             return Err(bad(format!(
                 "the call needs {} bytes of stack arguments; gatun's executor supports at most {MAX_STACK_BYTES}",
@@ -119,6 +127,7 @@ impl Linker {
                 args,
                 ret,
                 capture,
+                captured,
                 critical,
             }),
         })
@@ -155,6 +164,7 @@ struct Inner {
     args: Box<[ArgKind]>,
     ret: RetKind,
     capture: bool,
+    captured: &'static [&'static str],
     critical: bool,
 }
 
@@ -241,6 +251,13 @@ impl DowncallHandle {
     /// Whether the handle takes a leading capture segment.
     pub fn captures_call_state(&self) -> bool {
         self.inner.capture
+    }
+
+    /// The state names given to [`LinkerOption::CaptureCallState`] (empty without capture),
+    /// e.g. `["errno"]`; for the system-call adapter's "was not linked with
+    /// capture_call_state(\"errno\")" check.
+    pub fn captured_states(&self) -> &'static [&'static str] {
+        self.inner.captured
     }
 
     /// Whether it was linked with [`LinkerOption::Critical`].
@@ -493,3 +510,10 @@ fn scalar_register(plan: &CallPlan) -> crate::abi::Register {
         _ => crate::abi::Register::Int(0),
     }
 }
+
+// A handle is shared between threads; keep that a compile-time fact.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<DowncallHandle>();
+    send_sync::<Linker>();
+};

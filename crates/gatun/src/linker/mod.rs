@@ -1,18 +1,19 @@
-//! The downcall linker: descriptors, symbols, linking and invoking native functions.
+//! The downcall linker: descriptors, symbol lookup, linking and invoking native functions.
 //!
 //! - [`FunctionDescriptor`]: a C signature.
-//! - [`Symbol`]: a native address that keeps its library loaded.
+//! - [`SymbolLookup`] / [`Symbol`]: native addresses that keep their library loaded.
 //! - [`Linker::native`]`.`[`downcall`](Linker::downcall)`(symbol, descriptor, options)` →
-//!   [`DowncallHandle`] (classified once into a [`crate::abi::CallPlan`], executed by
-//!   [`crate::call`]'s trampoline), with [`LinkerOption`]s (`FirstVariadicArg`,
+//!   [`DowncallHandle`] (classified once into a [`crate::abi::CallPlan`], executed by the
+//!   `call` layer's trampoline), with [`LinkerOption`]s (`FirstVariadicArg`,
 //!   `CaptureCallState`, `Critical`) and [`capture_state_layout`].
 
 mod descriptor;
 mod handle;
+mod lookup;
 mod option;
-mod symbol;
 
+pub use crate::call::MAX_STACK_BYTES;
 pub use descriptor::FunctionDescriptor;
 pub use handle::{DowncallHandle, Linker};
+pub use lookup::{LoadFlags, Symbol, SymbolLookup};
 pub use option::{capturable_states, capture_state_layout, LinkerOption};
-pub use symbol::Symbol;

@@ -167,12 +167,12 @@ impl<'a> SlicingAllocator<'a> {
     /// valid: a non-power-of-two alignment gives `false`).
     #[inline]
     pub fn can_allocate(&self, byte_size: usize, byte_alignment: usize) -> bool {
-        self.start_for(byte_size, byte_alignment).is_some()
+        byte_alignment.is_power_of_two() && self.start_for(byte_size, byte_alignment).is_some()
     }
 
     #[inline(always)]
     fn start_for(&self, byte_size: usize, byte_alignment: usize) -> Option<usize> {
-        let base = self.segment.as_ptr() as usize;
+        let base = self.segment.address();
         let mask = byte_alignment.wrapping_sub(1);
         let cur = base.checked_add(self.offset.get())?;
         let aligned = cur.checked_add(mask)? & !mask;
@@ -201,12 +201,9 @@ impl<'a> SlicingAllocator<'a> {
         check_size_align(byte_size, byte_alignment)?;
         match self.start_for(byte_size, byte_alignment) {
             Some(start) => {
+                let segment = self.segment.slice(start, byte_size)?;
                 self.offset.set(start + byte_size);
-                // SAFETY: start + byte_size <= segment size (start_for), so the slice lies
-                // within the segment, which is valid for 'a.
-                Ok(unsafe {
-                    MemorySegment::from_raw_parts(self.segment.as_ptr().add(start), byte_size)
-                })
+                Ok(segment)
             }
             None => Err(Error::AllocatorExhausted {
                 requested: byte_size,

@@ -67,10 +67,6 @@ pub const LINKER_STACK_SIZE_ENV: &str = "GATUN_LINKER_STACK_SIZE";
 /// 256 bytes, as in the JDK.
 pub const DEFAULT_LINKER_STACK_SIZE: usize = 256;
 
-/// How many out-of-order dropped frames a block remembers for deferred release; beyond that
-/// a dropped frame's bytes stay reserved until an enclosing frame is released.
-const PENDING_CAPACITY: usize = 8;
-
 /// Stack ids; 0 means "no stack" in the thread cache.
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 /// Number of `BufferStack`s dropped so far; threads prune blocks of dead stacks when it changes.
@@ -90,7 +86,7 @@ struct Block {
     sp: Cell<usize>,
     /// Invariant 1.
     refs: Cell<usize>,
-    /// Number of valid entries in `pending`.
+    /// `pending.len()`, readable on the hot path without touching the vector.
     pending_len: Cell<usize>,
     data: *mut u8,
     size: usize,
@@ -98,9 +94,9 @@ struct Block {
     id: u64,
     next: Cell<*mut Block>,
     shared: Arc<StackShared>,
-    /// `(parent, top)` of frames dropped while not top-of-stack: released when `sp` comes back
-    /// down to their `top`.
-    pending: Cell<[(usize, usize); PENDING_CAPACITY]>,
+    /// `(parent, top)` of regions of frames dropped while not top-of-stack: released when `sp`
+    /// comes back down to their `top`. Touched only on those cold paths (empty: no allocation).
+    pending: Cell<Vec<(usize, usize)>>,
 }
 
 impl Block {
@@ -131,7 +127,7 @@ impl Block {
             id: stack.id,
             next: Cell::new(ptr::null_mut()),
             shared: Arc::clone(&stack.shared),
-            pending: Cell::new([(0, 0); PENDING_CAPACITY]),
+            pending: Cell::new(Vec::new()),
         });
         Some(NonNull::from(Box::leak(block)))
     }
@@ -153,6 +149,8 @@ impl Block {
         }
     }
 
+    /// Frees the block and its data.
+    ///
     /// # Safety
     /// No reference to the block remains.
     #[cold]
@@ -182,47 +180,46 @@ impl Block {
 
     /// Remembers a dead frame that is not top-of-stack.
     #[cold]
+    #[inline(never)]
     fn defer(&self, parent: usize, top: usize) {
         if top > self.sp.get() {
             // Its region was already given back (only possible for an empty frame, which shares
             // its `top` with the frame below it): nothing to release.
             return;
         }
-        let mut entries = self.pending.get();
-        let mut n = self.pending_len.get();
+        let mut entries = self.pending.take();
         let (mut parent, mut top) = (parent, top);
         // Merge with adjacent dead regions (no live frame can lie between regions that touch),
-        // so a run of dead frames takes one entry.
+        // so a run of dead frames takes one entry and the list never holds more entries than
+        // there are live frames, plus one.
         let mut i = 0;
-        while i < n {
+        while i < entries.len() {
             let (p, t) = entries[i];
             if t == parent || p == top {
                 parent = parent.min(p);
                 top = top.max(t);
-                n -= 1;
-                entries[i] = entries[n];
+                entries.swap_remove(i);
                 i = 0;
             } else {
                 i += 1;
             }
         }
-        if n < PENDING_CAPACITY {
-            entries[n] = (parent, top);
-            n += 1;
+        if entries.try_reserve(1).is_ok() {
+            entries.push((parent, top));
         }
-        // Otherwise the bytes stay reserved until a frame below them is released: a leak of
-        // scratch space, never a double use of it.
+        // Otherwise (out of memory) the bytes stay reserved until a frame below them is
+        // released: a leak of scratch space, never a double use of it.
+        self.pending_len.set(entries.len());
         self.pending.set(entries);
-        self.pending_len.set(n);
     }
 
     /// Pops dead frames that are now top-of-stack; forgets entries whose region was given back.
     #[cold]
+    #[inline(never)]
     fn unwind_pending(&self) {
-        let mut entries = self.pending.get();
-        let mut n = self.pending_len.get();
+        let mut entries = self.pending.take();
         let mut i = 0;
-        while i < n {
+        while i < entries.len() {
             let (parent, top) = entries[i];
             let sp = self.sp.get();
             if top < sp {
@@ -235,16 +232,16 @@ impl Block {
             if top == sp {
                 self.sp.set(parent);
             }
-            n -= 1;
-            entries[i] = entries[n];
+            entries.swap_remove(i);
             i = 0;
         }
+        self.pending_len.set(entries.len());
         self.pending.set(entries);
-        self.pending_len.set(n);
     }
 }
 
-/// The per-thread index of blocks.
+/// The per-thread index of blocks. Invariant: `mru_id != 0` implies `mru_block` is the
+/// non-null, linked block of the stack with that id.
 struct ThreadCache {
     mru_id: Cell<u64>,
     mru_block: Cell<*mut Block>,
@@ -265,7 +262,9 @@ impl ThreadCache {
     #[inline]
     fn block_for(&self, stack: &BufferStack) -> Option<NonNull<Block>> {
         if self.mru_id.get() == stack.id {
-            NonNull::new(self.mru_block.get())
+            // SAFETY: `mru_id` is a stack's id (never 0) only while `mru_block` is that stack's
+            // linked, non-null block; it is reset to 0 whenever the block is unlinked.
+            Some(unsafe { NonNull::new_unchecked(self.mru_block.get()) })
         } else {
             self.lookup_slow(stack)
         }
@@ -602,13 +601,14 @@ impl fmt::Debug for BufferStack {
 /// - **Drop.** Dropping a top-of-stack frame pops it, like `close`. Dropping a frame that is not
 ///   top-of-stack (frames of interleaved `!Send` futures, or an error path) *defers* its
 ///   release: its bytes stay reserved, untouched, until every frame pushed after it is released,
-///   and are then given back together. Adjacent deferred frames merge; up to 8 separate deferred
-///   regions are remembered per thread and stack, beyond that a region stays reserved until a
-///   frame below it is released.
-///   Either way memory is never handed out twice; the worst case is scratch space lost to
-///   heap fallbacks for a while. Fallback frames take no part in ordering.
+///   and are then given back together (adjacent deferred frames merge, so the list of deferred
+///   regions is never longer than the number of live frames plus one; it is a heap vector
+///   allocated on the first out-of-order drop only). Memory is never handed out twice while a
+///   frame owns it; the cost is that frames pushed meanwhile may fall back to the heap. A frame
+///   leaked with `mem::forget` keeps its bytes reserved for good on that thread (like the JDK's
+///   never-closed frame). Fallback frames take no part in ordering.
 pub struct Frame<'s> {
-    /// The frame's first byte (invariant 4 for stack frames; a [`heap_block`] for fallbacks).
+    /// The frame's first byte (invariant 4 for stack frames; from `heap_block` for fallbacks).
     base: *mut u8,
     /// The frame's size in bytes.
     size: usize,

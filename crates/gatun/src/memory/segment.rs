@@ -105,20 +105,35 @@ impl<'a> MemorySegment<'a> {
         unsafe { MemorySegment::from_raw_parts(self.ptr.as_ptr(), new_len) }
     }
 
-    /// The absolute address of the first byte.
+    /// `true` for the zero-length segment at address 0 ([`MemorySegment::NULL`], or
+    /// [`MemorySegment::from_raw_parts`] of a null pointer). Internally such a segment holds a
+    /// dangling non-null pointer so that zero-sized copies and slices stay defined behaviour.
+    #[inline]
+    fn is_null(&self) -> bool {
+        self.len == 0 && self.ptr == NonNull::dangling()
+    }
+
+    /// The absolute address of the first byte (0 for [`MemorySegment::NULL`]). A zero-length
+    /// segment whose pointer is Rust's dangling address for `u8` (1, e.g. one over an empty
+    /// slice) is indistinguishable from `NULL` and also reports 0.
     #[inline]
     pub fn address(&self) -> usize {
-        if self.len == 0 && self.ptr == NonNull::dangling() {
+        if self.is_null() {
             0
         } else {
             self.ptr.as_ptr() as usize
         }
     }
 
-    /// The first byte as a raw pointer (for passing to C).
+    /// The first byte as a raw pointer (for passing to C); a null pointer for
+    /// [`MemorySegment::NULL`].
     #[inline]
     pub fn as_ptr(&self) -> *mut u8 {
-        self.ptr.as_ptr()
+        if self.is_null() {
+            std::ptr::null_mut()
+        } else {
+            self.ptr.as_ptr()
+        }
     }
 
     /// Size in bytes.
@@ -376,9 +391,9 @@ impl<'a> MemorySegment<'a> {
         Ok(())
     }
 
-    /// This segment as a C pointer value.
+    /// This segment as a C pointer value (null for [`MemorySegment::NULL`]).
     pub fn as_address(&self) -> *mut c_void {
-        self.ptr.as_ptr().cast()
+        self.as_ptr().cast()
     }
 }
 

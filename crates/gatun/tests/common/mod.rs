@@ -1,32 +1,25 @@
 //! Shared helpers for the downcall integration tests: the test-native library and layouts.
 #![allow(dead_code)]
 
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use gatun::layout::{MemoryLayout, ValueLayout};
-use gatun::linker::{DowncallHandle, FunctionDescriptor, Linker, LinkerOption, Symbol};
+use gatun::linker::{
+    DowncallHandle, FunctionDescriptor, Linker, LinkerOption, Symbol, SymbolLookup,
+};
 
 /// The test library built by build.rs, loaded once.
-pub fn natives() -> &'static Arc<libloading::Library> {
-    static LIB: OnceLock<Arc<libloading::Library>> = OnceLock::new();
+pub fn natives() -> &'static SymbolLookup {
+    static LIB: OnceLock<SymbolLookup> = OnceLock::new();
+    // SAFETY: our own test library has no unsound initialisers.
     LIB.get_or_init(|| {
-        // SAFETY: our own test library has no unsound initialisers.
-        Arc::new(
-            unsafe { libloading::Library::new(env!("GATUN_TEST_NATIVES")) }
-                .expect("load test natives"),
-        )
+        unsafe { SymbolLookup::library(env!("GATUN_TEST_NATIVES")) }.expect("load test natives")
     })
 }
 
-/// A symbol of `lib`, keeping it loaded.
-pub fn sym_in(lib: &Arc<libloading::Library>, name: &str) -> Symbol {
-    // SAFETY: only the address is taken.
-    let p: *const std::ffi::c_void = unsafe {
-        *lib.get::<*const std::ffi::c_void>(name.as_bytes())
-            .unwrap_or_else(|e| panic!("{name}: {e}"))
-    };
-    // SAFETY: the symbol keeps the library alive.
-    unsafe { Symbol::with_owner(p, lib.clone()) }
+/// A library's symbol (which keeps it loaded).
+pub fn sym_in(lib: &SymbolLookup, name: &str) -> Symbol {
+    lib.find(name).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 /// A symbol of the test library.

@@ -173,3 +173,10 @@ double sysv_va_sum(const char *tags, ...) {
 /* ---- errno ---- */
 int sysv_set_errno(int value, int ret) { errno = value; return ret; }
 int sysv_get_errno(void) { return errno; }
+
+/* ---- a 16-byte-aligned struct: 16-byte-aligned stack slot, padding before it ---- */
+typedef struct __attribute__((aligned(16))) { long a; } sysv_A16;
+long sysv_a16_on_stack(long r0, long r1, long r2, long r3, long r4, long r5, long y, sysv_A16 s, long z) {
+    return r0 + r1 + r2 + r3 + r4 + r5 + y * 100 + s.a * 1000 + z * 10000;
+}
+long sysv_a16_in_reg(sysv_A16 s, long z) { return s.a * 1000 + z; }

@@ -1,0 +1,18 @@
+//! Compile-fail tests (trybuild): what the type system forbids.
+//!
+//! - `segment_outlives_arena`, `segment_outlives_dropped_arena`: a segment cannot outlive
+//!   its arena.
+//! - `segment_not_send`: a `MemorySegment` is `!Send`.
+//! - `confined_arena_not_send`: a `ConfinedArena` is `!Send`.
+//!
+//! The expected compiler messages are the `.stderr` files next to each case; regenerate them
+//! with `TRYBUILD=overwrite cargo test -p gatun --test compile_fail` after a toolchain change.
+//! Skipped under Miri (it would have to run rustc).
+
+#![cfg(not(miri))]
+
+#[test]
+fn compile_fail() {
+    let cases = trybuild::TestCases::new();
+    cases.compile_fail("tests/compile_fail/*.rs");
+}

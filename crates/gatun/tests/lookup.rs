@@ -1,0 +1,212 @@
+//! SymbolLookup against real libraries: libc, libm, the test natives, an ld script.
+#![cfg(not(miri))]
+
+use std::ffi::{c_char, c_int, c_void, CString};
+use std::path::Path;
+
+use gatun::linker::{LoadFlags, Symbol, SymbolLookup};
+use gatun::Error;
+
+const NATIVES: &str = env!("GATUN_TEST_NATIVES");
+
+fn natives() -> SymbolLookup {
+    // SAFETY: the test natives have no initialisers.
+    unsafe { SymbolLookup::library(NATIVES) }.expect("load the test natives")
+}
+
+/// Calls `int f(void)` at `symbol`.
+///
+/// # Safety
+/// `symbol` must be such a function.
+unsafe fn call_int_void(symbol: &Symbol) -> c_int {
+    // SAFETY: the caller guarantees the signature; the address is not null.
+    let f: extern "C" fn() -> c_int = unsafe { std::mem::transmute(symbol.address()) };
+    f()
+}
+
+#[test]
+fn default_lookup_strlen_is_libc_strlen() {
+    let strlen = SymbolLookup::default_lookup().find("strlen").unwrap();
+    assert_eq!(strlen.address(), libc::strlen as *const c_void);
+    assert_eq!(strlen.name(), Some("strlen"));
+}
+
+#[test]
+fn libm_pow_by_soname() {
+    // SAFETY: libm is a system library, already loaded.
+    let libm = unsafe { SymbolLookup::library("libm.so.6") }.unwrap();
+    let pow = libm.find("pow").unwrap();
+    assert_eq!(pow.library(), Some("libm.so.6"));
+    // SAFETY: `pow` is `double pow(double, double)`.
+    let pow: extern "C" fn(f64, f64) -> f64 = unsafe { std::mem::transmute(pow.address()) };
+    assert_eq!(pow(2.0, 10.0), 1024.0);
+}
+
+#[test]
+fn natives_by_absolute_path_version_is_1() {
+    assert!(Path::new(NATIVES).is_absolute());
+    let version = natives().find("gatun_test_natives_version").unwrap();
+    assert_eq!(version.library(), Some(NATIVES));
+    // SAFETY: `int gatun_test_natives_version(void)`.
+    assert_eq!(unsafe { call_int_void(&version) }, 1);
+}
+
+#[test]
+fn missing_symbol_names_symbol_and_library() {
+    let err = natives().find("gatun_no_such_symbol").unwrap_err();
+    assert_eq!(
+        err,
+        Error::SymbolNotFound {
+            symbol: "gatun_no_such_symbol".into(),
+            library: Some(NATIVES.into()),
+        }
+    );
+    assert_eq!(
+        err.to_string(),
+        format!("symbol `gatun_no_such_symbol` not found in {NATIVES}")
+    );
+}
+
+#[test]
+fn missing_library_names_library_and_loader_reason() {
+    // SAFETY: nothing is loaded.
+    let err = unsafe { SymbolLookup::library("libgatun_no_such_library.so") }.unwrap_err();
+    let Error::LibraryLoad { library, reason } = &err else {
+        panic!("expected LibraryLoad, got {err:?}")
+    };
+    assert_eq!(library, "libgatun_no_such_library.so");
+    assert!(reason.contains("No such file or directory"), "{reason}");
+    assert!(
+        err.to_string()
+            .starts_with("cannot load library libgatun_no_such_library.so: "),
+        "{err}"
+    );
+}
+
+#[test]
+fn ld_script_error_names_the_real_soname() {
+    let script = "/usr/lib/x86_64-linux-gnu/libm.so";
+    if !Path::new(script).exists() {
+        eprintln!("note: {script} is absent (install libc6-dev); ld-script test skipped");
+        return;
+    }
+    for name in [script, "libm.so"] {
+        // SAFETY: the load fails (not an ELF file); nothing runs.
+        let err = unsafe { SymbolLookup::library(name) }.unwrap_err();
+        let text = err.to_string();
+        assert!(matches!(err, Error::LibraryLoad { .. }), "{err:?}");
+        assert!(text.contains("GNU ld script"), "{text}");
+        assert!(text.contains("load `libm.so.6` instead"), "{text}");
+    }
+}
+
+#[test]
+fn symbol_keeps_its_library_loaded() {
+    // A private copy, so no other test holds a reference to the same library.
+    let copy = std::env::temp_dir().join(format!("gatun-keepalive-{}.so", std::process::id()));
+    std::fs::copy(NATIVES, &copy).unwrap();
+    let c_copy = CString::new(copy.to_str().unwrap()).unwrap();
+    let is_loaded = || {
+        // SAFETY: RTLD_NOLOAD never loads; a handle it returns is closed at once.
+        unsafe {
+            let handle = libc::dlopen(c_copy.as_ptr(), libc::RTLD_NOW | libc::RTLD_NOLOAD);
+            !handle.is_null() && libc::dlclose(handle) == 0
+        }
+    };
+
+    // SAFETY: the test natives have no initialisers.
+    let lookup = unsafe { SymbolLookup::library(&copy) }.unwrap();
+    let version = lookup.find("gatun_test_natives_version").unwrap();
+    let clone = version.clone();
+    drop(lookup);
+    assert!(is_loaded());
+    // SAFETY: `int gatun_test_natives_version(void)`, still mapped.
+    assert_eq!(unsafe { call_int_void(&version) }, 1);
+    drop(version);
+    // SAFETY: as above; the clone still holds the library.
+    assert_eq!(unsafe { call_int_void(&clone) }, 1);
+    drop(clone);
+    assert!(!is_loaded(), "the last Symbol's drop closes the library");
+    std::fs::remove_file(&copy).unwrap();
+}
+
+#[cfg(all(target_os = "linux", target_env = "gnu", target_arch = "x86_64"))]
+#[test]
+fn find_versioned_realpath_versions_differ() {
+    let lookup = SymbolLookup::default_lookup();
+    let new = lookup.find_versioned("realpath", "GLIBC_2.3").unwrap();
+    let old = lookup.find_versioned("realpath", "GLIBC_2.2.5").unwrap();
+    assert!(!new.address().is_null() && !old.address().is_null());
+    assert_ne!(new.address(), old.address());
+    assert_eq!(new.name(), Some("realpath@GLIBC_2.3"));
+    // The default version is the newest.
+    assert_eq!(lookup.find("realpath").unwrap().address(), new.address());
+    // realpath@GLIBC_2.3 allocates the result when given a null buffer.
+    // SAFETY: `char *realpath(const char *, char *)`; the result is freed with free().
+    unsafe {
+        let realpath: extern "C" fn(*const c_char, *mut c_char) -> *mut c_char =
+            std::mem::transmute(new.address());
+        let resolved = realpath(c"/".as_ptr(), std::ptr::null_mut());
+        assert!(!resolved.is_null());
+        assert_eq!(std::ffi::CStr::from_ptr(resolved).to_bytes(), b"/");
+        libc::free(resolved.cast());
+    }
+    let err = lookup.find_versioned("realpath", "GLIBC_9.9").unwrap_err();
+    assert!(
+        matches!(&err, Error::SymbolNotFound { symbol, .. } if symbol == "realpath@GLIBC_9.9"),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn every_rtld_flag_combination_loads() {
+    for global in [false, true] {
+        for lazy in [false, true] {
+            // SAFETY: the test natives have no initialisers.
+            let lookup = unsafe { SymbolLookup::library_with(NATIVES, LoadFlags { global, lazy }) }
+                .unwrap_or_else(|e| panic!("global={global} lazy={lazy}: {e}"));
+            let version = lookup.find("gatun_test_natives_version").unwrap();
+            // SAFETY: `int gatun_test_natives_version(void)`.
+            assert_eq!(unsafe { call_int_void(&version) }, 1);
+        }
+    }
+}
+
+#[test]
+fn or_searches_in_order_and_reports_all_libraries() {
+    let lookup = natives().or(SymbolLookup::default_lookup());
+    assert_eq!(
+        lookup.find("gatun_test_natives_version").unwrap().library(),
+        Some(NATIVES)
+    );
+    assert_eq!(
+        lookup.find("strlen").unwrap().address(),
+        libc::strlen as *const c_void
+    );
+    let err = lookup.find("gatun_no_such_symbol").unwrap_err().to_string();
+    assert!(
+        err.starts_with(&format!(
+            "symbol `gatun_no_such_symbol` not found in {NATIVES} or the process or "
+        )),
+        "{err}"
+    );
+}
+
+#[test]
+fn symbols_cross_threads() {
+    fn assert_send_sync<T: Clone + Send + Sync>() {}
+    assert_send_sync::<Symbol>();
+    assert_send_sync::<SymbolLookup>();
+    let lookup = natives();
+    let joins: Vec<_> = (0..4)
+        .map(|_| {
+            let lookup = lookup.clone();
+            std::thread::spawn(move || lookup.find("gatun_test_natives_version").unwrap())
+        })
+        .collect();
+    for join in joins {
+        let symbol = join.join().unwrap();
+        // SAFETY: `int gatun_test_natives_version(void)`.
+        assert_eq!(unsafe { call_int_void(&symbol) }, 1);
+    }
+}
