@@ -1,59 +1,27 @@
 //! A pooled allocation that fits in the pool's region makes no heap allocation (counted by a
 //! per-thread counting `#[global_allocator]`, so this file holds only this test).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use gatun::memory::{ArenaPool, SegmentAllocator};
 
-thread_local! {
-    static ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-
-struct Counting;
-
-fn bump() {
-    let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-}
-
-// SAFETY: forwards every call to `System`; counting touches only a const thread-local `Cell`
-// without a destructor, which never allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        bump();
-        // SAFETY: same contract as ours.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        bump();
-        // SAFETY: same contract as ours.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as ours.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        bump();
-        // SAFETY: same contract as ours.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+// The bench harness's per-thread counting allocator (one file, no dependencies), reused here
+// rather than copied.
+#[path = "../../gatun-bench/src/alloc_count.rs"]
+mod alloc_count;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: alloc_count::CountingAllocator = alloc_count::CountingAllocator;
 
 fn count() -> u64 {
-    ALLOCS.with(Cell::get)
+    alloc_count::CountingAllocator::thread_count()
 }
 
 #[test]
 fn pooled_allocation_that_fits_does_not_allocate() {
     let pool = ArenaPool::new(32, 8).unwrap();
     let other = ArenaPool::new(16, 8).unwrap();
-    // First use on this thread creates the regions (allowed to allocate).
-    drop(pool.take());
-    drop(other.take());
+    // The first pooled allocation on this thread creates the regions (allowed to allocate).
+    pool.take().allocate(1, 1).unwrap();
+    other.take().allocate(1, 1).unwrap();
 
     let before = count();
     for i in 0..1000u64 {

@@ -108,11 +108,15 @@ pub trait SegmentAllocator {
     /// [`Error::InteriorNul`] if `s` contains a NUL (C would see a shorter string); as
     /// [`SegmentAllocator::allocate`].
     fn allocate_c_string(&self, s: &str) -> Result<MemorySegment<'_>> {
-        if let Some(index) = s.bytes().position(|b| b == 0) {
+        // `contains` on bytes is a word-at-a-time memchr; find the index only on error.
+        if s.as_bytes().contains(&0) {
+            let index = s.bytes().position(|b| b == 0).unwrap_or_default();
             return Err(Error::InteriorNul { index });
         }
         let seg = self.allocate_uninit(s.len() + 1, 1)?;
-        seg.set_string(0, s)?;
+        // Checked above: no second NUL scan (as `set_string` would do).
+        seg.copy_from_slice(0, s.as_bytes())?;
+        seg.set(s.len(), 0u8)?;
         Ok(seg)
     }
 }

@@ -13,21 +13,23 @@
 //! a task that uses a pool between awaits simply uses the region of the worker thread it is on.
 //!
 //! # Invariants (the unsafe story of this module)
-//! - A [`Region`] is a `Box` leaked into a raw pointer. It is reachable from its thread's
-//!   [`REGISTRY`] entry, from [`LAST`] (a one-entry cache of that registry), and from every open
-//!   `PooledArena` that took it. All of these live on the region's thread only (`PooledArena` is
-//!   `!Send`), so its `Cell`s are never touched by two threads.
-//! - `Region::open` counts the open pooled arenas using the region; the [`ORPHANED`] bit is set
+//! - A `Region` is a `Box` leaked into a raw pointer. It is reachable from its thread's
+//!   `REGISTRY` entry, from `LAST` (a one-entry cache of that registry), and from every open
+//!   `PooledArena` that joined it (at its first allocation that could fit; an arena that never
+//!   joined holds only its pool). All of these live on the region's thread only (`PooledArena`
+//!   is `!Send`), so its `Cell`s are never touched by two threads.
+//! - `Region::open` counts the open pooled arenas that joined the region; the `ORPHANED` bit is set
 //!   when the registry is destroyed (thread exit) while arenas are still open. A region is freed
 //!   exactly once: by the registry (thread exit, pool drop, pruning of dead pools) when no arena
 //!   is open or the pool is gone, or by the last arena to drop once it is orphaned. Whoever frees
 //!   it first removes every other path to it (registry entry, `LAST`).
-//! - Segments handed out borrow their `PooledArena`, so none is alive once it drops. While any
-//!   pooled arena of the region is open, `offset` only grows, so live segments never overlap;
-//!   it is reset to 0 only when `open` reaches 0, when no segment of the region is alive.
+//! - Segments handed out borrow their `PooledArena`, so none is alive once it drops. Only
+//!   joined arenas hold region segments. While any joined arena is open, `offset` only grows,
+//!   so live segments never overlap; it is reset to 0 only when `open` reaches 0, when no
+//!   segment of the region is alive.
 //! - A pool's regions on other threads outlive the pool until those threads create a new region
 //!   (dead pools are pruned then) or exit. They are never used again: pool ids are unique and
-//!   only a live pool's `take` looks its id up.
+//!   only a live pool's arenas look its id up.
 
 use std::alloc::Layout;
 use std::cell::{Cell, RefCell};
@@ -170,6 +172,12 @@ fn forget_cached(region: *mut Region) {
     }
 }
 
+/// The number of regions this thread holds (for tests).
+#[cfg(test)]
+fn thread_region_count() -> usize {
+    REGISTRY.with(|r| r.borrow().regions.len())
+}
+
 thread_local! {
     /// The last (pool id, region) looked up on this thread. Const-initialised without a
     /// destructor, so it is usable even during thread-local teardown.
@@ -182,10 +190,10 @@ thread_local! {
 /// `CarrierLocalArenaPools`, PR 23765, seed 000: "the arena pool is able to share recyclable
 /// memory across several arenas").
 ///
-/// Every thread that calls [`ArenaPool::take`] gets, on first use, its own region of
-/// `byte_size` bytes aligned to `byte_alignment`, freed when the thread exits (or, for the
-/// dropping thread, when the pool is dropped). Pooled arenas bump-allocate from it with no heap
-/// allocation, no lock and no atomic operation; see [`PooledArena`].
+/// Every thread that allocates from one of its pooled arenas gets, on first use, its own
+/// region of `byte_size` bytes aligned to `byte_alignment`, freed when the thread exits (or,
+/// for the dropping thread, when the pool is dropped). Pooled arenas bump-allocate from it
+/// with no heap allocation, no lock and no atomic operation; see [`PooledArena`].
 ///
 /// `ArenaPool` is `Send + Sync`: share one (for example in a `static` `LazyLock`) between
 /// threads; each thread uses only its own region.
@@ -212,7 +220,7 @@ pub struct ArenaPool {
 impl ArenaPool {
     /// A pool whose per-thread regions hold `byte_size` bytes aligned to `byte_alignment`
     /// (the JDK's `create(byteSize, byteAlignment)`). No memory is allocated until a thread
-    /// first calls [`ArenaPool::take`]. A `byte_size` of 0 is allowed: every allocation of a
+    /// first allocates from a pooled arena. A `byte_size` of 0 is allowed: every allocation of a
     /// non-empty segment then goes to the heap.
     ///
     /// # Errors
@@ -248,30 +256,30 @@ impl ArenaPool {
         self.byte_alignment
     }
 
-    /// Opens a pooled arena on the calling thread (the JDK's `take()`).
+    /// Opens a pooled arena on the calling thread (the JDK's `take()`). Costs nothing by
+    /// itself: the arena joins the thread's region at its first allocation that could fit.
     ///
-    /// The first call on a thread allocates that thread's region (one heap allocation, plus
-    /// the registry's bookkeeping); later calls allocate nothing. Never fails and never panics:
-    /// during thread-local teardown (after this thread's regions were freed) or if the region
-    /// cannot be allocated, the arena serves every request from the heap.
+    /// The first such allocation on a thread allocates that thread's region (one heap
+    /// allocation, plus the registry's bookkeeping); later ones allocate nothing. Never fails
+    /// and never panics: during thread-local teardown (after this thread's regions were freed)
+    /// or if the region cannot be allocated, the arena serves every request from the heap.
     #[inline]
     pub fn take(&self) -> PooledArena<'_> {
+        PooledArena {
+            state: Cell::new(ptr::from_ref(self).cast()),
+            fallback: Arena::confined(),
+            _pool: PhantomData,
+        }
+    }
+
+    /// This thread's region for the pool, null if there is none (thread-local teardown).
+    #[inline(always)]
+    fn region(&self) -> *const Region {
         let (id, cached) = LAST.get();
-        let region = if id == self.id {
+        if id == self.id {
             cached
         } else {
             self.region_slow()
-        };
-        if !region.is_null() {
-            // SAFETY: a region reached through LAST or the registry is live (module invariants)
-            // and used only by this thread.
-            let region = unsafe { &*region };
-            region.open.set(region.open.get() + 1);
-        }
-        PooledArena {
-            region,
-            fallback: Arena::confined(),
-            _pool: PhantomData,
         }
     }
 
@@ -365,16 +373,21 @@ impl fmt::Debug for ArenaPool {
 /// - [`SegmentAllocator::allocate`] zeroes the segment (a memset of its bytes);
 ///   [`SegmentAllocator::allocate_uninit`] does not: pooled memory then holds whatever an earlier
 ///   arena of this thread wrote there (the JDK's `allocateNoInit`).
-/// - Dropping the arena frees its heap allocations; when it is the last open pooled arena of the
-///   pool on this thread, the region's offset is reset to 0 and the memory recycled. Arenas may
-///   be dropped in any order: the offset is reset only when all are closed, so segments of open
-///   arenas never overlap.
+/// - The arena joins its thread's region at its first request of at most the pool's
+///   `byte_size` (so an arena that only makes larger requests never touches the region or the
+///   thread-local lookup).
+/// - Dropping the arena frees its heap allocations; when it is the last open joined arena of
+///   the pool on this thread, the region's offset is reset to 0 and the memory recycled. Arenas
+///   may be dropped in any order: the offset is reset only when all are closed, so segments of
+///   open arenas never overlap.
 /// - `!Send` and `!Sync`, and its segments borrow it, so they cannot outlive it.
-///   Leaking an arena (`std::mem::forget`) is safe but stops recycling on this thread: later
-///   allocations fall back to the heap once the region is used up.
+///   Leaking a joined arena (`std::mem::forget`) is safe but stops recycling on this thread:
+///   later allocations fall back to the heap once the region is used up.
 pub struct PooledArena<'pool> {
-    /// This thread's region, or null (heap only).
-    region: *const Region,
+    /// Before the arena joins its thread's region: the `&'pool ArenaPool` (bit 0 clear).
+    /// After: the `*const Region` with bit 0 set (null | 1 = heap only). Both pointees are
+    /// aligned to at least 8 bytes, so bit 0 is free.
+    state: Cell<*const ()>,
     /// Heap memory for requests that do not fit. Two pointers in all, so moving a
     /// `PooledArena` is two register moves (a wider struct is copied with one vector load
     /// right after two scalar stores, which stalls store forwarding: +7 ns per `drop(arena)`).
@@ -382,7 +395,46 @@ pub struct PooledArena<'pool> {
     _pool: PhantomData<&'pool ArenaPool>,
 }
 
+/// Bit 0 of [`PooledArena::state`]: the arena has joined its region (or gave up on it).
+const JOINED: usize = 1;
+
 impl PooledArena<'_> {
+    /// The region this arena bumps in, null for none; joins the thread's region (counting in
+    /// its `open`) on the first request of at most the pool's size.
+    #[inline(always)]
+    fn region_for(&self, byte_size: usize) -> *const Region {
+        let state = self.state.get();
+        if state.addr() & JOINED != 0 {
+            return state.map_addr(|a| a & !JOINED).cast();
+        }
+        // SAFETY: not joined yet, so `state` is the pool this arena borrows for 'pool.
+        let pool = unsafe { &*state.cast::<ArenaPool>() };
+        if byte_size > pool.byte_size {
+            // Can never fit: no need to join (the heap serves it).
+            return ptr::null();
+        }
+        let region = pool.region();
+        if !region.is_null() {
+            // SAFETY: a region reached through LAST or the registry is live (module invariants)
+            // and used only by this thread.
+            let r = unsafe { &*region };
+            r.open.set(r.open.get() + 1);
+        }
+        self.state.set(region.cast::<()>().map_addr(|a| a | JOINED));
+        region
+    }
+
+    /// The joined region, null if none.
+    #[inline(always)]
+    fn joined_region(&self) -> *const Region {
+        let state = self.state.get();
+        if state.addr() & JOINED != 0 {
+            state.map_addr(|a| a & !JOINED).cast()
+        } else {
+            ptr::null()
+        }
+    }
+
     #[inline(always)]
     fn alloc(
         &self,
@@ -391,9 +443,10 @@ impl PooledArena<'_> {
         zeroed: bool,
     ) -> Result<MemorySegment<'_>> {
         check_size_align(byte_size, byte_alignment)?;
-        if !self.region.is_null() {
+        let region = self.region_for(byte_size);
+        if !region.is_null() {
             // SAFETY: the region stays live while this arena is open (it counts in `open`).
-            let region = unsafe { &*self.region };
+            let region = unsafe { &*region };
             if let Some(p) = region.bump(byte_size, byte_alignment) {
                 if zeroed {
                     // SAFETY: `p..p+byte_size` lies within the region (bump).
@@ -471,19 +524,21 @@ impl SegmentAllocator for PooledArena<'_> {
 impl Drop for PooledArena<'_> {
     #[inline]
     fn drop(&mut self) {
-        if self.region.is_null() {
+        let raw = self.joined_region();
+        if raw.is_null() {
             return;
         }
         // SAFETY: the region is live while this arena counts in `open`.
-        let region = unsafe { &*self.region };
+        let region = unsafe { &*raw };
         let open = region.open.get() - 1;
         region.open.set(open);
         if open == 0 {
             region.offset.set(0);
         } else if open == ORPHANED {
             // SAFETY: the registry is gone (it cleared LAST and its entry) and this was the last
-            // open arena: nothing else leads to the region.
-            unsafe { Region::free(self.region.cast_mut()) };
+            // open arena: nothing else leads to the region. `raw` carries the pointer's
+            // original (Box) provenance; the `&Region` above is not used again.
+            unsafe { Region::free(raw.cast_mut()) };
         }
         // `fallback` frees the heap allocations after this.
     }
@@ -491,17 +546,17 @@ impl Drop for PooledArena<'_> {
 
 impl fmt::Debug for PooledArena<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (capacity, offset) = if self.region.is_null() {
-            (0, 0)
+        let region = self.joined_region();
+        let mut d = f.debug_struct("PooledArena");
+        if region.is_null() {
+            d.field("region", &None::<()>);
         } else {
-            // SAFETY: the region is live while this arena is open.
-            let region = unsafe { &*self.region };
-            (region.capacity, region.offset.get())
-        };
-        f.debug_struct("PooledArena")
-            .field("region_byte_size", &capacity)
-            .field("region_offset", &offset)
-            .finish()
+            // SAFETY: the region is live while this arena counts in `open`.
+            let region = unsafe { &*region };
+            d.field("region_byte_size", &region.capacity)
+                .field("region_offset", &region.offset.get());
+        }
+        d.finish()
     }
 }
 

@@ -147,7 +147,8 @@ fn large_allocation_falls_back_to_the_heap() {
 #[test]
 fn allocation_same_as_pool_size() {
     let pool = ArenaPool::new(4, 1).unwrap();
-    let a = first_address(&pool);
+    // Alignment 1: the region is only byte-aligned (Miri places it at any address).
+    let a = pool.take().allocate(4, 1).unwrap().address();
     {
         let arena = pool.take();
         let five = arena.allocate(5, 1).unwrap();
@@ -278,19 +279,88 @@ fn dropped_pools_are_freed_and_ids_not_reused() {
 }
 
 #[test]
+fn regions_are_created_on_first_fitting_allocation_and_freed_with_the_pool() {
+    std::thread::spawn(|| {
+        let pool = ArenaPool::new(16, 8).unwrap();
+        let arena = pool.take();
+        assert_eq!(thread_region_count(), 0, "take() alone creates nothing");
+        arena.allocate(64, 8).unwrap();
+        assert_eq!(
+            thread_region_count(),
+            0,
+            "a request larger than the pool never joins"
+        );
+        arena.allocate(8, 8).unwrap();
+        assert_eq!(thread_region_count(), 1);
+        drop(arena);
+        // One region per pool per thread, however many arenas.
+        for _ in 0..3 {
+            first_address(&pool);
+        }
+        let other = ArenaPool::new(16, 8).unwrap();
+        first_address(&other);
+        assert_eq!(thread_region_count(), 2);
+        drop(pool);
+        assert_eq!(
+            thread_region_count(),
+            1,
+            "dropping a pool frees this thread's region"
+        );
+        drop(other);
+        assert_eq!(thread_region_count(), 0);
+    })
+    .join()
+    .unwrap();
+}
+
+#[test]
+fn regions_of_pools_dropped_elsewhere_are_pruned() {
+    use std::sync::{mpsc, Arc};
+    let pool = Arc::new(ArenaPool::new(16, 8).unwrap());
+    let (used_tx, used_rx) = mpsc::channel();
+    let (dropped_tx, dropped_rx) = mpsc::channel::<()>();
+    let worker = {
+        let pool = Arc::clone(&pool);
+        std::thread::spawn(move || {
+            first_address(&pool);
+            drop(pool);
+            assert_eq!(thread_region_count(), 1);
+            used_tx.send(()).unwrap();
+            dropped_rx.recv().unwrap();
+            // The pool is gone (dropped on the main thread); creating the next region prunes
+            // the dead pool's region of this thread.
+            let fresh = ArenaPool::new(8, 8).unwrap();
+            first_address(&fresh);
+            thread_region_count()
+        })
+    };
+    used_rx.recv().unwrap();
+    drop(pool);
+    dropped_tx.send(()).unwrap();
+    assert_eq!(worker.join().unwrap(), 1);
+}
+
+#[test]
 fn forgotten_arena_is_safe() {
     let pool = ArenaPool::new(8, 8).unwrap();
     let a = first_address(&pool);
+    // An arena that never allocated never joined the region: forgetting it changes nothing.
     std::mem::forget(pool.take());
-    // The region is no longer recycled, so allocations move on and then fall back.
-    let arena = pool.take();
-    let s1 = arena.allocate(8, 8).unwrap();
-    assert_eq!(s1.address(), a);
-    drop(arena);
-    let arena = pool.take();
-    let s2 = arena.allocate(8, 8).unwrap();
-    assert_ne!(s2.address(), a);
-    drop(arena);
+    assert_eq!(first_address(&pool), a);
+    let leaked = pool.take();
+    leaked.allocate(1, 1).unwrap();
+    std::mem::forget(leaked);
+    // The region is no longer recycled: the leaked byte at `a` stays taken, later arenas
+    // move on through the region and then fall back to the heap.
+    let mut seen = Vec::new();
+    for _ in 0..3 {
+        let arena = pool.take();
+        let s = arena.allocate(4, 1).unwrap();
+        assert!(s.address() + 4 <= a || s.address() > a);
+        seen.push(s.address());
+    }
+    assert_eq!(seen[0], a + 1);
+    assert_ne!(seen[1], seen[0]);
     drop(pool);
 }
 
@@ -304,6 +374,13 @@ fn allocate_from_helpers() {
     assert_eq!(s.byte_size(), 20);
     assert_eq!(s.get_string(0).unwrap(), "The quick brown fox");
     assert!(!int.overlaps(&s));
+    let offset = s.address() + 20;
+    assert_eq!(
+        arena.allocate_c_string("a\0b").unwrap_err(),
+        Error::InteriorNul { index: 1 }
+    );
+    // The rejected string consumed nothing.
+    assert_eq!(arena.allocate(1, 1).unwrap().address(), offset);
 }
 
 #[test]
@@ -318,6 +395,7 @@ fn display_and_debug() {
         "ArenaPool[byte_size=32, byte_alignment=8]"
     );
     let arena = pool.take();
+    assert_eq!(format!("{arena:?}"), "PooledArena { region: None }");
     arena.allocate(4, 4).unwrap();
     assert_eq!(
         format!("{arena:?}"),
@@ -398,7 +476,14 @@ mod teardown {
         })
         .join()
         .unwrap();
-        assert_eq!(DONE.load(Ordering::SeqCst), 2);
+        // The pool first used from a thread-local destructor: the registry is created during
+        // teardown.
+        std::thread::spawn(|| {
+            USER.with(|u| *u.borrow_mut() = Some(UseOnDrop(&DONE)));
+        })
+        .join()
+        .unwrap();
+        assert_eq!(DONE.load(Ordering::SeqCst), 3);
     }
 
     #[test]
