@@ -31,10 +31,15 @@ fn run_bench(filter: &str, name: &str) -> (Vec<Value>, String) {
     (rows, stdout)
 }
 
-fn check_shape(rows: &[Value], group: &str) {
+fn check_shape(rows: &[Value], group_prefix: &str) {
     assert!(!rows.is_empty());
     for row in rows {
-        assert_eq!(row["group"], group, "{row}");
+        assert!(
+            row["group"]
+                .as_str()
+                .is_some_and(|g| g.starts_with(group_prefix)),
+            "{row}"
+        );
         assert!(row["name"].as_str().is_some_and(|n| !n.is_empty()), "{row}");
         assert!(row["params"].is_object(), "{row}");
         for v in row["params"].as_object().unwrap().values() {
@@ -96,17 +101,47 @@ fn buffer_stack_json_rows_have_the_documented_shape() {
 }
 
 #[test]
-fn call_overhead_rows_and_ratios_appear() {
-    let (rows, stdout) = run_bench("call_overhead/", "call_overhead");
+fn call_rows_and_ratios_appear_and_calls_do_not_allocate() {
+    let (rows, stdout) = run_bench("call_overhead", "call_overhead");
     check_shape(&rows, "call_overhead");
-    for name in ["direct_noop", "direct_add6", "libffi_id_i32", "libffi_fma3"] {
+    for name in [
+        "gatun_add6",
+        "direct_noop",
+        "direct_add6",
+        "libffi_id_i32",
+        "libffi_fma3",
+        "by_value",
+        "direct_by_value",
+    ] {
         assert!(rows.iter().any(|r| r["name"] == name), "{name}");
     }
-    // Peer calls never allocate.
+    // Handle, direct and libffi calls never allocate (by_value returns into a reused point).
     for r in &rows {
         assert_eq!(r["allocs_per_op"].as_f64(), Some(0.0), "{r}");
     }
-    assert!(stdout.contains("libffi / direct"), "{stdout}");
+    for family in [
+        "gatun / direct",
+        "gatun / libffi",
+        "libffi / direct",
+        "by_value / by_ptr",
+    ] {
+        assert!(stdout.contains(family), "{family}: {stdout}");
+    }
+}
+
+#[test]
+fn capture_rows_allocate_only_for_the_explicit_arena() {
+    let (rows, _) = run_bench("capture_state_util", "capture_state_util");
+    check_shape(&rows, "capture_state_util");
+    for r in &rows {
+        let name = r["name"].as_str().unwrap();
+        let allocs = r["allocs_per_op"].as_f64().unwrap();
+        if name.starts_with("explicit_allocation") {
+            assert!(allocs >= 1.0, "{r}");
+        } else {
+            assert_eq!(allocs, 0.0, "{r}");
+        }
+    }
 }
 
 #[test]
