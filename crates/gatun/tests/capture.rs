@@ -575,3 +575,50 @@ fn eight_threads_never_see_another_threads_errno() {
         h.join().unwrap();
     }
 }
+
+// ---- DowncallHandle::{invoke_captured, invoke_raw_captured} ----
+
+#[test]
+fn handle_invoke_captured() {
+    use gatun::memory::{Arena, SegmentAllocator};
+    let d = FD::of(V::I32, [V::I32, V::I32]);
+    let h = capturing("capture_int", &d);
+    let arena = Arena::confined();
+    let state = arena.allocate(4, 4).unwrap();
+    // SAFETY: capture_int(int, int) -> int with a 4-byte capture segment.
+    unsafe {
+        let r = h.invoke_captured(state, &[Value::I32(-1), Value::I32(21)]);
+        assert_eq!(r, Ok(Value::I32(-1)));
+        assert_eq!(state.get::<i32>(0), Ok(21));
+        let (ret, err) = (3i32, 22i32);
+        let mut out = 0i32;
+        h.invoke_raw_captured(
+            state.as_ptr(),
+            &[(&ret as *const i32).cast(), (&err as *const i32).cast()],
+            (&mut out as *mut i32).cast(),
+        )
+        .unwrap();
+        assert_eq!((out, state.get::<i32>(0).unwrap()), (3, 22));
+        // Errors, before the call: a short segment, a wrong count, no capture option.
+        let short = arena.allocate(2, 4).unwrap();
+        let e = h.invoke_captured(short, &[Value::I32(1), Value::I32(0)]);
+        assert!(matches!(e, Err(Error::ValueMismatch { .. })), "{e:?}");
+        let e = h.invoke_captured(state, &[Value::I32(1)]);
+        assert!(
+            matches!(
+                e,
+                Err(Error::ArgumentCount {
+                    expected: 3,
+                    found: 2,
+                    ..
+                })
+            ),
+            "{e:?}"
+        );
+        let plain = link("capture_int", &d);
+        let e = plain.invoke_captured(state, &[Value::I32(1), Value::I32(0)]);
+        assert!(matches!(e, Err(Error::ValueMismatch { .. })), "{e:?}");
+        let e = plain.invoke_raw_captured(state.as_ptr(), &[], std::ptr::null_mut());
+        assert!(matches!(e, Err(Error::ValueMismatch { .. })), "{e:?}");
+    }
+}

@@ -184,8 +184,9 @@ impl SystemCall {
         // SAFETY: `slot` lies inside `seg` (offset + 4 <= CAPTURE_SIZE), 4-aligned, and the
         // frame keeps it valid until the end of this function.
         unsafe { slot.write(0) };
-        // SAFETY: forwarded to the caller; `seg` is a valid capture segment.
-        let r = match unsafe { self.handle.invoke_captured(seg, args) }? {
+        // SAFETY: forwarded to the caller; `seg` is a valid capture buffer (4 bytes, 4-aligned,
+        // alive until the end of this function) and the return is `int` or `long`.
+        let r = match unsafe { self.handle.invoke_capture_ptr(seg.as_ptr().cast(), args) }? {
             Value::I32(r) => r as i64,
             Value::I64(r) => r,
             other => return Err(unexpected_return(other)),

@@ -400,7 +400,6 @@ impl DowncallHandle {
         capture: MemorySegment<'_>,
         args: &[Value<'_>],
     ) -> Result<Value<'static>> {
-        self.check_captured(args.len())?;
         if let RetKind::Group { .. } = self.inner.ret {
             return Err(Error::ValueMismatch {
                 position: "return".into(),
@@ -409,8 +408,28 @@ impl DowncallHandle {
             });
         }
         let capture = capture_ptr(&Value::Segment(capture))?;
-        // SAFETY: forwarded; the count was checked and `capture` validated; no destination is
-        // needed for scalar and void returns.
+        // SAFETY: forwarded; `capture` was validated and the return is not a struct.
+        unsafe { self.invoke_capture_ptr(capture, args) }
+    }
+
+    /// [`DowncallHandle::invoke_captured`] for a capture buffer the caller vouches for (the
+    /// system-call adapter's): only the capture option and the argument count are checked.
+    ///
+    /// # Errors
+    /// As [`DowncallHandle::invoke_captured`], less the capture-segment checks.
+    ///
+    /// # Safety
+    /// As [`DowncallHandle::invoke`]; `capture` is valid for reads and writes of 4 bytes and
+    /// 4-byte aligned; the return is not a struct.
+    #[inline(always)]
+    pub(crate) unsafe fn invoke_capture_ptr(
+        &self,
+        capture: *mut i32,
+        args: &[Value<'_>],
+    ) -> Result<Value<'static>> {
+        self.check_captured(args.len())?;
+        // SAFETY: forwarded; the count was checked; no destination is needed for scalar and
+        // void returns.
         unsafe { self.invoke_split(std::ptr::null_mut(), capture, args) }
     }
 
@@ -440,16 +459,31 @@ impl DowncallHandle {
 
     /// The checks of the `*_captured` paths: a capture handle, and exactly the descriptor's
     /// arguments.
+    #[inline(always)]
     fn check_captured(&self, found: usize) -> Result<()> {
+        if self.inner.capture && found + 1 == self.arity() {
+            Ok(())
+        } else {
+            Err(self.captured_mismatch(found))
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn captured_mismatch(&self, found: usize) -> Error {
         if !self.inner.capture {
-            return Err(Error::ValueMismatch {
+            return Error::ValueMismatch {
                 position: "argument 0".into(),
                 expected: "no capture segment (the handle was linked without CaptureCallState)"
                     .into(),
                 found: "a capture segment".into(),
-            });
+            };
         }
-        self.check_count(found + 1)
+        Error::ArgumentCount {
+            descriptor: self.inner.descriptor.to_string(),
+            expected: self.arity(),
+            found: found + 1,
+        }
     }
 
     /// The `Value` path after the count check. `capture` is the checked capture buffer (or
