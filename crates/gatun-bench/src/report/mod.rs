@@ -278,6 +278,24 @@ pub const RATIO_DEFS: &[RatioDef] = &[
         "adapted_sys_call_fail",
         "plain_sys_call_fail",
     ),
+    r(
+        "adapted / explicit",
+        "capture_state_util",
+        "adapted_sys_call_typed_success",
+        "explicit_allocation_success",
+    ),
+    r(
+        "gatun / direct",
+        "capture_state_util",
+        "adapted_sys_call_typed_success",
+        "direct_sys_call_success",
+    ),
+    r(
+        "gatun / direct",
+        "capture_state_util",
+        "adapted_sys_call_typed_fail",
+        "direct_sys_call_fail",
+    ),
 ];
 
 /// The family of the per-row task / thread ratios.

@@ -70,10 +70,21 @@ const CAPTURE_SIZE: usize = 4;
 /// Alignment in bytes of the capture struct.
 const CAPTURE_ALIGN: usize = 4;
 
+static CAPTURE_STACK: OnceLock<BufferStack> = OnceLock::new();
+
 /// The per-thread stack the adapter takes capture buffers from.
+#[inline(always)]
 fn capture_stack() -> &'static BufferStack {
-    static STACK: OnceLock<BufferStack> = OnceLock::new();
-    STACK.get_or_init(|| {
+    match CAPTURE_STACK.get() {
+        Some(stack) => stack,
+        None => init_capture_stack(),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn init_capture_stack() -> &'static BufferStack {
+    CAPTURE_STACK.get_or_init(|| {
         let layout = MemoryLayout::sequence_layout(CAPTURE_NESTING, capture_state_layout())
             .expect("8 x 4 bytes fits");
         BufferStack::for_layout(&layout).expect("a 32-byte, 4-aligned stack is valid")
