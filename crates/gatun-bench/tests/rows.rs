@@ -29,6 +29,9 @@ fn every_row_runs_and_ids_are_unique() {
         "capture_state_util/plain_sys_call_fail",
         "capture_state_util/direct_sys_call_fail",
         "capture_state_util/explicit_allocation_fail",
+        "capture_state_util/tl_allocation_fail",
+        "capture_state_util/adapted_sys_call_success",
+        "capture_state_util/adapted_sys_call_fail",
     ] {
         assert!(ids.contains(id), "missing row {id}");
     }
@@ -70,6 +73,13 @@ fn gatun_handles_agree_with_the_natives() {
     let r = unsafe { h.invoke(&[Value::Segment(state), Value::I32(1)]) }.unwrap();
     assert_eq!(r, Value::I32(-1));
     assert_eq!(state.get::<i32>(0).unwrap(), SYS_LIKE_ERRNO);
+
+    let sc = gatun::capture::adapt_system_call(&h, "errno").unwrap();
+    // SAFETY: the adapter wraps `int sys_like(int)`.
+    unsafe {
+        assert_eq!(sc.invoke(&[Value::I32(0)]), Ok(0));
+        assert_eq!(sc.invoke(&[Value::I32(1)]), Ok(-(SYS_LIKE_ERRNO as i64)));
+    }
 }
 
 #[test]

@@ -9,6 +9,8 @@
 //!   memory), [`memory::SegmentAllocator`], and heap [`memory::Arena`]s.
 //! - [`linker`]: [`Linker`], [`DowncallHandle`], [`Symbol`] — downcalls; [`abi`]: the
 //!   classification into a [`abi::CallPlan`].
+//! - [`capture`]: the system-call adapter ([`capture::adapt_system_call`]: `r` or `-errno`,
+//!   no allocation) and [`capture::Errno`].
 //! - [`value`]: [`Value`] (dynamic arguments and results) and the [`Scalar`] trait.
 //!
 //! See `ARCHITECTURE.md` for the layer map and the rules each layer keeps.
@@ -18,6 +20,7 @@
 
 pub mod abi;
 pub(crate) mod call;
+pub mod capture;
 pub mod code;
 pub mod error;
 pub mod layout;

@@ -12,12 +12,23 @@
 //!   capture segment (zeroed, as Java's `arena.allocate(4)`), `errno` read from the segment on
 //!   failure.
 //!
-//! The `tl_allocation_*` and `adapted_sys_call_*` rows belong to the system-call adapter.
+//! - `tl_allocation_{success,fail}`: the same capturing handle, the capture segment from a
+//!   pooled arena of a 32-byte [`ArenaPool`] per call (the seed's `POOLS.take()`).
+//! - `adapted_sys_call_{success,fail}`: the system-call adapter,
+//!   [`gatun::capture::SystemCall::invoke`] (`&[Value]` without the capture segment; the
+//!   buffer comes from the per-thread capture stack).
+//! - `adapted_sys_call_raw_{success,fail}`: the adapter's raw path
+//!   ([`gatun::capture::SystemCall::invoke_raw`], argument pointers).
+//! - `adapted_sys_call_typed_{success,fail}`: the adapter's typed fast path
+//!   ([`gatun::capture::TypedSystemCall`], `unsafe extern "C" fn(c_int) -> c_int`).
 
 use std::ffi::c_int;
 use std::hint::black_box;
 
-use gatun::memory::{Arena, SegmentAllocator};
+use std::sync::Arc;
+
+use gatun::capture::{adapt_system_call, SystemCall};
+use gatun::memory::{Arena, ArenaPool, SegmentAllocator};
 use gatun::{FunctionDescriptor, LinkerOption, Value, ValueLayout as V};
 
 use crate::handles::link;
@@ -73,11 +84,7 @@ fn plain(name: &'static str, fail: c_int) -> Row {
 
 fn explicit_allocation(name: &'static str, fail: c_int) -> Row {
     Row::new(GROUP, name, move || -> Body {
-        let h = link(
-            Native::SysLike,
-            &sys_like_descriptor(),
-            &[LinkerOption::CaptureCallState(&["errno"])],
-        );
+        let h = capturing_handle();
         Box::new(move |iters| {
             repeat(iters, || {
                 let arena = Arena::confined();
@@ -96,9 +103,89 @@ fn explicit_allocation(name: &'static str, fail: c_int) -> Row {
     })
 }
 
-/// The floor, plain and explicit-allocation rows.
+fn capturing_handle() -> gatun::DowncallHandle {
+    link(
+        Native::SysLike,
+        &sys_like_descriptor(),
+        &[LinkerOption::CaptureCallState(&["errno"])],
+    )
+}
+
+fn tl_allocation(name: &'static str, fail: c_int, pool: Arc<ArenaPool>) -> Row {
+    Row::new(GROUP, name, move || -> Body {
+        let h = capturing_handle();
+        let pool = pool.clone();
+        Box::new(move |iters| {
+            repeat(iters, || {
+                let arena = pool.take();
+                let state = arena.allocate(4, 4).unwrap();
+                let args = [Value::Segment(state), Value::I32(black_box(fail))];
+                // SAFETY: as in `explicit_allocation`.
+                let r = int_of(unsafe { h.invoke(&args) }.unwrap());
+                if r >= 0 {
+                    r as i64
+                } else {
+                    -(state.get::<i32>(0).unwrap() as i64)
+                }
+            })
+        })
+    })
+}
+
+fn adapted() -> SystemCall {
+    adapt_system_call(&capturing_handle(), "errno").expect("adapt sys_like")
+}
+
+fn adapted_sys_call(name: &'static str, fail: c_int) -> Row {
+    Row::new(GROUP, name, move || -> Body {
+        let sc = adapted();
+        Box::new(move |iters| {
+            // SAFETY: the adapter wraps `int sys_like(int)`.
+            repeat(iters, || {
+                unsafe { sc.invoke(&[Value::I32(black_box(fail))]) }.unwrap()
+            })
+        })
+    })
+}
+
+fn adapted_raw(name: &'static str, fail: c_int) -> Row {
+    Row::new(GROUP, name, move || -> Body {
+        let sc = adapted();
+        Box::new(move |iters| {
+            repeat(iters, || {
+                let arg = black_box(fail);
+                // SAFETY: one pointer to the `int` argument of `int sys_like(int)`.
+                unsafe { sc.invoke_raw(&[(&arg as *const c_int).cast()]) }.unwrap()
+            })
+        })
+    })
+}
+
+fn adapted_typed(name: &'static str, fail: c_int) -> Row {
+    Row::new(GROUP, name, move || -> Body {
+        let t = adapted()
+            .typed::<unsafe extern "C" fn(c_int) -> c_int>()
+            .expect("typed sys_like");
+        Box::new(move |iters| {
+            // SAFETY: `int sys_like(int)`.
+            repeat(iters, || unsafe { t.invoke((black_box(fail),)) } as i64)
+        })
+    })
+}
+
+/// Every row of the group.
 pub fn rows() -> Vec<Row> {
+    // POOLS: 32 bytes per thread, as in the seed's note.
+    let pool = Arc::new(ArenaPool::new(32, 8).expect("pool"));
     vec![
+        adapted_sys_call("adapted_sys_call_success", 0),
+        adapted_sys_call("adapted_sys_call_fail", 1),
+        adapted_raw("adapted_sys_call_raw_success", 0),
+        adapted_raw("adapted_sys_call_raw_fail", 1),
+        adapted_typed("adapted_sys_call_typed_success", 0),
+        adapted_typed("adapted_sys_call_typed_fail", 1),
+        tl_allocation("tl_allocation_success", 0, pool.clone()),
+        tl_allocation("tl_allocation_fail", 1, pool),
         explicit_allocation("explicit_allocation_success", 0),
         explicit_allocation("explicit_allocation_fail", 1),
         plain("plain_sys_call_success", 0),

@@ -88,6 +88,14 @@ pub const RATIO_DEFS: &[RatioDef] = &[
     r("adapted / explicit", "capture_state_util", "adapted_sys_call_fail", "explicit_allocation_fail"),
     r("adapted / plain", "capture_state_util", "adapted_sys_call_success", "plain_sys_call_success"),
     r("adapted / plain", "capture_state_util", "adapted_sys_call_fail", "plain_sys_call_fail"),
+    r("adapted / explicit", "capture_state_util", "adapted_sys_call_raw_success", "explicit_allocation_success"),
+    r("adapted / explicit", "capture_state_util", "adapted_sys_call_raw_fail", "explicit_allocation_fail"),
+    r("adapted / explicit", "capture_state_util", "adapted_sys_call_typed_success", "explicit_allocation_success"),
+    r("adapted / explicit", "capture_state_util", "adapted_sys_call_typed_fail", "explicit_allocation_fail"),
+    r("gatun / direct", "capture_state_util", "adapted_sys_call_raw_success", "direct_sys_call_success"),
+    r("gatun / direct", "capture_state_util", "adapted_sys_call_raw_fail", "direct_sys_call_fail"),
+    r("gatun / direct", "capture_state_util", "adapted_sys_call_typed_success", "direct_sys_call_success"),
+    r("gatun / direct", "capture_state_util", "adapted_sys_call_typed_fail", "direct_sys_call_fail"),
 ];
 
 /// The family of the per-row task / thread ratios.

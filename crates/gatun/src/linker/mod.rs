@@ -16,4 +16,5 @@ pub use crate::call::MAX_STACK_BYTES;
 pub use descriptor::FunctionDescriptor;
 pub use handle::{DowncallHandle, Linker};
 pub use lookup::{LoadFlags, Symbol, SymbolLookup};
+pub(crate) use option::check_capture_names;
 pub use option::{capturable_states, capture_state_layout, LinkerOption};
