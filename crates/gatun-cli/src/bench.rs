@@ -163,8 +163,17 @@ fn fmt_num(x: f64, prec: usize) -> String {
 }
 
 fn print_table(results: &[(Row, Measurement)]) {
+    let name = |row: &Row, m: &Measurement| {
+        format!("{}/{} [{}]", row.group, row.name, m.thread_kind.name())
+    };
+    let w = results
+        .iter()
+        .map(|(r, m)| name(r, m).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("Benchmark".len());
     println!(
-        "{:<56} {:>10} {:>5} {:>4} {:>10} {:>9} {:>6} {:>10}",
+        "{:<w$} {:>10} {:>5} {:>4} {:>10} {:>9} {:>6} {:>10}",
         "Benchmark", "(param)", "Mode", "Cnt", "Score", "Error", "Units", "allocs/op"
     );
     for (row, m) in results {
@@ -179,8 +188,8 @@ fn print_table(results: &[(Row, Measurement)]) {
             "ns/op"
         };
         println!(
-            "{:<56} {:>10} {:>5} {:>4} {:>10.3} {:>9} {:>6} {:>10.3}",
-            format!("{}/{} [{}]", row.group, row.name, m.thread_kind.name()),
+            "{:<w$} {:>10} {:>5} {:>4} {:>10.3} {:>9} {:>6} {:>10.3}",
+            name(row, m),
             param,
             "avgt",
             m.ns_per_op.len(),
@@ -201,13 +210,18 @@ fn print_ratios(rs: &[Ratio]) {
         println!("(no ratios: the rows each ratio needs were not all measured)");
         return;
     }
+    let w = rs
+        .iter()
+        .map(|r| r.label.chars().count())
+        .max()
+        .unwrap_or(0);
     println!(
-        "{:<19} {:<72} {:<6} {:>8} {:>9} {:>8}  seed source",
+        "{:<19} {:<w$} {:<6} {:>8} {:>9} {:>8}  seed source",
         "Ratio", "Rows", "Kind", "median", "(min)", "seed"
     );
     for r in rs {
         println!(
-            "{:<19} {:<72} {:<6} {:>8} {:>9} {:>8}  {}",
+            "{:<19} {:<w$} {:<6} {:>8} {:>9} {:>8}  {}",
             r.family,
             r.label,
             r.kind.name(),
