@@ -1,8 +1,13 @@
 //! `gatun`: the command line of the gatun FFI library.
 //!
 //! - `gatun bench`: run the benchmark suite and print a JMH-style table.
+//! - `gatun call [-l LIB]... 'DECL' ARGS...`: declare a C function and call it.
+//! - `gatun layout DECL`: size, alignment, field offsets, padding holes and the SysV
+//!   classification of a C type.
 
 mod bench;
+mod call_cmd;
+mod layout_cmd;
 
 use std::process::ExitCode;
 
@@ -23,12 +28,20 @@ struct Cli {
 enum Command {
     /// Run the benchmark suite (quick mode by default) and print a JMH-style table.
     Bench(bench::BenchArgs),
+    /// Print the layout of a C type: size, alignment, field offsets and sizes, padding holes,
+    /// and (on x86-64) the SysV classification of each eightbyte.
+    Layout(layout_cmd::LayoutArgs),
+    /// Declare a C function with a prototype and call it: `gatun call 'size_t strlen(const
+    /// char *)' hello` prints 5. Exit status 0 when the call completed, 2 on bad input.
+    Call(call_cmd::CallArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Bench(args) => bench::run(&args),
+        Command::Layout(args) => layout_cmd::run(&args),
+        Command::Call(args) => call_cmd::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -8,9 +8,12 @@
 //! - [`memory`]: [`memory::MemorySegment`] (bounds-checked, lifetime-checked views of native
 //!   memory), [`memory::SegmentAllocator`], and heap [`memory::Arena`]s.
 //! - [`linker`]: [`Linker`], [`DowncallHandle`], [`Symbol`] — downcalls; [`abi`]: the
-//!   classification into a [`abi::CallPlan`].
+//!   classification into a [`abi::CallPlan`]; [`upcall`]: [`UpcallStub`] — Rust closures as C
+//!   function pointers (`Linker::upcall_stub`).
 //! - [`capture`]: the system-call adapter ([`capture::adapt_system_call`]: `r` or `-errno`,
 //!   no allocation) and [`capture::Errno`].
+//! - [`cdecl`]: C declarations (`int open(const char *, int, ...);`, `struct`s, `typedef`s)
+//!   parsed into [`FunctionDescriptor`]s and [`MemoryLayout`]s.
 //! - [`value`]: [`Value`] (dynamic arguments and results) and the [`Scalar`] trait.
 //!
 //! See `ARCHITECTURE.md` for the layer map and the rules each layer keeps.
@@ -21,17 +24,20 @@
 pub mod abi;
 pub(crate) mod call;
 pub mod capture;
+pub mod cdecl;
 pub mod code;
 pub mod error;
 pub mod layout;
 pub mod linker;
 pub mod memory;
+pub mod upcall;
 pub mod value;
 
 pub use error::{Error, Result};
 pub use layout::{MemoryLayout, ScalarKind, ValueLayout};
 pub use linker::{DowncallHandle, FunctionDescriptor, Linker, LinkerOption, Symbol};
 pub use memory::{Arena, MemorySegment, SegmentAllocator};
+pub use upcall::{ConfinedUpcallStub, UpcallArgs, UpcallStub};
 pub use value::{Scalar, Value};
 
 /// The README's examples, compiled and run as doc tests so they stay true.

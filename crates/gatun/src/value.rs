@@ -123,7 +123,7 @@ impl fmt::Display for Value<'_> {
             Value::U64(v) => write!(f, "{v}"),
             Value::F32(v) => write!(f, "{v}"),
             Value::F64(v) => write!(f, "{v}"),
-            Value::Address(p) => write!(f, "{p:p}"),
+            Value::Address(p) => write!(f, "{:p}", *p),
             Value::Segment(s) => write!(f, "{s:?}"),
         }
     }

@@ -8,6 +8,7 @@ pub mod call_overhead_by_value;
 pub mod capture_state_util;
 pub mod downcall;
 pub mod points_alloc;
+pub mod upcall;
 
 use crate::Row;
 
@@ -18,6 +19,7 @@ pub fn all() -> Vec<Row> {
     rows.extend(arena_pool::rows());
     rows.extend(buffer_stack::rows());
     rows.extend(downcall::rows());
+    rows.extend(upcall::rows());
     rows.extend(call_overhead::rows());
     rows.extend(call_overhead_by_value::rows());
     rows.extend(points_alloc::rows());

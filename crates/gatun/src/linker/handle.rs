@@ -215,7 +215,7 @@ unsafe fn write_scalar(kind: ScalarKind, bits: u64, ret: *mut u8) {
 
 /// The value of a scalar return: truncated to the declared width, extended by signedness.
 #[inline(always)]
-fn scalar_value(kind: ScalarKind, bits: u64) -> Value<'static> {
+pub(crate) fn scalar_value(kind: ScalarKind, bits: u64) -> Value<'static> {
     match kind {
         ScalarKind::Bool => Value::Bool(bits as u8 != 0),
         ScalarKind::I8 => Value::I8(bits as i8),

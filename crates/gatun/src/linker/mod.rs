@@ -14,6 +14,7 @@ mod option;
 
 pub use crate::call::MAX_STACK_BYTES;
 pub use descriptor::FunctionDescriptor;
+pub(crate) use handle::scalar_value;
 pub use handle::{DowncallHandle, Linker};
 pub use lookup::{LoadFlags, Symbol, SymbolLookup};
 pub(crate) use option::check_capture_names;

@@ -1,0 +1,112 @@
+//! `upcall/*`: C calling back into Rust. A C loop (`native/upcall.c`) calls its callback
+//! `iters` times in one sample, so a row's time per operation is one callback call from C.
+//!
+//! - `noop`, `id_i32`, `struct`: the callback is a gatun [`UpcallStub`](gatun::UpcallStub)
+//!   (generated stub → shared `global_asm!` entry → dispatcher decoding the SysV plan →
+//!   closure → result encoded into the return registers).
+//! - `direct_noop`, `direct_id_i32`, `direct_struct`: the callback is a plain Rust
+//!   `extern "C" fn` of the same C type: the floor.
+//!
+//! The `id_i32` closure reads its argument with `args.get::<i32>(0)`, which reads the `Value`
+//! by reference; copying the whole scalar `Value` the dispatcher has just written
+//! (`Ok(args[0])`) costs a store-forwarding stall, about 4-8 ns more. The `struct` closure
+//! returns `args[0]` (the argument's segment), measured equal or faster than `args.segment(0)`.
+//!
+//! Callbacks: `void(void)`; `int(int)` (identity); `Point(Point)` with
+//! `Point = struct { double x, y; }` (SSE+SSE in xmm0/xmm1 both ways; the gatun closure gets
+//! it as a segment copied into a linker-stack frame and returns that segment, which is copied
+//! into the return image).
+
+use std::ffi::{c_int, c_long, c_void};
+
+use gatun::memory::Arena;
+use gatun::{FunctionDescriptor as FD, Linker, MemoryLayout, UpcallStub, Value, ValueLayout as V};
+
+use crate::{Body, Row};
+
+/// `typedef struct { double x, y; } upcall_bench_point;`
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct Point {
+    /// Byte offset 0.
+    pub x: f64,
+    /// Byte offset 8.
+    pub y: f64,
+}
+
+extern "C" {
+    fn upcall_loop_noop(cb: *const c_void, n: c_long);
+    fn upcall_loop_id_i32(cb: *const c_void, n: c_long) -> c_int;
+    fn upcall_loop_struct(cb: *const c_void, n: c_long) -> f64;
+}
+
+extern "C" fn direct_noop() {}
+extern "C" fn direct_id_i32(x: c_int) -> c_int {
+    x
+}
+extern "C" fn direct_point(p: Point) -> Point {
+    p
+}
+
+const GROUP: &str = "upcall";
+
+fn stub(
+    d: &FD,
+    f: impl for<'a> Fn(&gatun::UpcallArgs<'a>) -> gatun::Result<Value<'a>> + Send + Sync + 'static,
+) -> UpcallStub<'static> {
+    Linker::native()
+        .upcall_stub(d, f, Arena::global())
+        .expect("upcall stub")
+}
+
+/// The rows `upcall/{noop,id_i32,struct}` and `upcall/direct_{noop,id_i32,struct}`.
+pub fn rows() -> Vec<Row> {
+    let point = || MemoryLayout::c_struct([V::F64, V::F64]).expect("point layout");
+    vec![
+        Row::new(GROUP, "noop", || -> Body {
+            let s = stub(&FD::of_void::<[V; 0]>([]), |_| Ok(Value::Void));
+            // SAFETY: the stub is a `void (*)(void)`, alive while the body runs.
+            Box::new(move |iters| unsafe { upcall_loop_noop(s.address(), iters as c_long) })
+        }),
+        Row::new(GROUP, "direct_noop", || -> Body {
+            let f = direct_noop as extern "C" fn() as usize;
+            // SAFETY: a `void (*)(void)`.
+            Box::new(move |iters| unsafe { upcall_loop_noop(f as *const c_void, iters as c_long) })
+        }),
+        Row::new(GROUP, "id_i32", || -> Body {
+            let s = stub(&FD::of(V::I32, [V::I32]), |a| {
+                Ok(Value::I32(a.get::<i32>(0)?))
+            });
+            Box::new(move |iters| {
+                // SAFETY: the stub is an `int (*)(int)`, alive while the body runs.
+                std::hint::black_box(unsafe { upcall_loop_id_i32(s.address(), iters as c_long) });
+            })
+        }),
+        Row::new(GROUP, "direct_id_i32", || -> Body {
+            let f = direct_id_i32 as extern "C" fn(c_int) -> c_int as usize;
+            Box::new(move |iters| {
+                // SAFETY: an `int (*)(int)`.
+                std::hint::black_box(unsafe {
+                    upcall_loop_id_i32(f as *const c_void, iters as c_long)
+                });
+            })
+        }),
+        Row::new(GROUP, "struct", move || -> Body {
+            let p = point();
+            let s = stub(&FD::of(p.clone(), [p]), |a| Ok(a[0]));
+            Box::new(move |iters| {
+                // SAFETY: the stub is a `Point (*)(Point)`, alive while the body runs.
+                std::hint::black_box(unsafe { upcall_loop_struct(s.address(), iters as c_long) });
+            })
+        }),
+        Row::new(GROUP, "direct_struct", || -> Body {
+            let f = direct_point as extern "C" fn(Point) -> Point as usize;
+            Box::new(move |iters| {
+                // SAFETY: a `Point (*)(Point)`.
+                std::hint::black_box(unsafe {
+                    upcall_loop_struct(f as *const c_void, iters as c_long)
+                });
+            })
+        }),
+    ]
+}

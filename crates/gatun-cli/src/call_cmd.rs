@@ -1,0 +1,687 @@
+//! `gatun call [-l LIB]... [--errno] [--json] 'DECL' ARGS...`: declare a C function with a
+//! prototype, link it with `gatun::Linker` and call it with arguments written as text.
+//!
+//! - `DECL` is parsed by `gatun::cdecl` (a trailing `;` is optional; struct definitions may
+//!   precede the prototype). The symbol is looked up in the `-l` libraries (sonames or paths, in
+//!   order), then in the default lookup (the process, libc, libm).
+//! - Arguments: integers (`42`, `-1`, `0x10`), floating point (`1.5`, `1e3`), `true`/`false`,
+//!   `NULL`; any other text given for a pointer parameter is passed as a NUL-terminated string;
+//!   `[N]` passes a zeroed buffer of N bytes (printed as a string after the call); a struct or
+//!   union by value is a literal in braces (`'{1.5, 2}'`, nested braces for nested members and
+//!   arrays; a union takes its first member, missing members are zero). Variadic arguments get
+//!   their type from their text: integer → `int` (or `long` if it does not fit), floating →
+//!   `double`, anything else → string.
+//! - The result is printed as a number, `true`/`false`, an address (`0x...`, `NULL`), a string
+//!   (for a `char *` return) or a brace literal for a struct; `--errno` captures `errno` and
+//!   prints `-1 (errno 2: No such file or directory)`; `--json` prints one JSON object.
+//! - Exit status 0 when the call completed; 2 with one line on stderr for any bad input
+//!   (unknown type, missing symbol or library, wrong argument count, non-numeric argument, ...).
+
+use std::ffi::{c_void, CStr};
+
+use clap::Args;
+use gatun::cdecl::{Declarations, Declared};
+use gatun::layout::{MemoryLayout, ScalarKind, ValueLayout};
+use gatun::linker::{capture_state_layout, LinkerOption, SymbolLookup};
+use gatun::memory::{Arena, ConfinedArena, MemorySegment, SegmentAllocator};
+use gatun::{FunctionDescriptor, Linker, Value};
+use serde_json::{json, Value as Json};
+
+/// Arguments of `gatun call`.
+#[derive(Args, Debug)]
+pub struct CallArgs {
+    /// A library to search before the default ones (soname like `libz.so.1`, or a path).
+    /// Repeatable.
+    #[arg(short = 'l', long = "lib", value_name = "LIB")]
+    pub libs: Vec<String>,
+    /// Capture `errno` right after the call and print it with its message.
+    #[arg(long)]
+    pub errno: bool,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
+    /// The C prototype, e.g. `size_t strlen(const char *)`.
+    pub decl: String,
+    /// The arguments, one per parameter (more for a variadic function).
+    #[arg(allow_hyphen_values = true)]
+    pub args: Vec<String>,
+}
+
+/// A brace literal: `{1.5, {2, 3}, "a, b"}`.
+#[derive(Debug, Clone, PartialEq)]
+enum Lit {
+    Atom(String),
+    List(Vec<Lit>),
+}
+
+fn parse_literal(text: &str) -> Result<Lit, String> {
+    let chars: Vec<char> = text.chars().collect();
+    let mut pos = 0;
+    let lit = literal_at(&chars, &mut pos, 0)?;
+    skip_ws(&chars, &mut pos);
+    if pos != chars.len() {
+        return Err(format!("unexpected text after the literal in `{text}`"));
+    }
+    Ok(lit)
+}
+
+fn skip_ws(c: &[char], pos: &mut usize) {
+    while *pos < c.len() && c[*pos].is_whitespace() {
+        *pos += 1;
+    }
+}
+
+fn literal_at(c: &[char], pos: &mut usize, depth: usize) -> Result<Lit, String> {
+    if depth > 64 {
+        return Err("struct literal nested more than 64 levels deep".into());
+    }
+    skip_ws(c, pos);
+    if c.get(*pos) == Some(&'{') {
+        *pos += 1;
+        let mut items = Vec::new();
+        loop {
+            skip_ws(c, pos);
+            match c.get(*pos) {
+                None => return Err("unterminated struct literal: missing `}`".into()),
+                Some('}') => {
+                    *pos += 1;
+                    return Ok(Lit::List(items));
+                }
+                _ => {}
+            }
+            items.push(literal_at(c, pos, depth + 1)?);
+            skip_ws(c, pos);
+            match c.get(*pos) {
+                Some(',') => *pos += 1,
+                Some('}') => {}
+                None => return Err("unterminated struct literal: missing `}`".into()),
+                Some(x) => {
+                    return Err(format!(
+                        "expected `,` or `}}` in struct literal, found `{x}`"
+                    ))
+                }
+            }
+        }
+    }
+    if c.get(*pos) == Some(&'"') {
+        *pos += 1;
+        let start = *pos;
+        while *pos < c.len() && c[*pos] != '"' {
+            *pos += 1;
+        }
+        if *pos >= c.len() {
+            return Err("unterminated string in struct literal".into());
+        }
+        let s: String = c[start..*pos].iter().collect();
+        *pos += 1;
+        return Ok(Lit::Atom(s));
+    }
+    let start = *pos;
+    while *pos < c.len() && !matches!(c[*pos], ',' | '{' | '}') {
+        *pos += 1;
+    }
+    let s: String = c[start..*pos].iter().collect();
+    let s = s.trim().to_string();
+    if s.is_empty() {
+        return Err("empty element in struct literal".into());
+    }
+    Ok(Lit::Atom(s))
+}
+
+fn parse_int(text: &str) -> Option<i128> {
+    let t = text.trim();
+    let (neg, body) = match t.strip_prefix('-') {
+        Some(b) => (true, b),
+        None => (false, t.strip_prefix('+').unwrap_or(t)),
+    };
+    let v = if let Some(h) = body.strip_prefix("0x").or_else(|| body.strip_prefix("0X")) {
+        i128::from_str_radix(h, 16).ok()?
+    } else if let Some(b) = body.strip_prefix("0b") {
+        i128::from_str_radix(b, 2).ok()?
+    } else if !body.is_empty() && body.bytes().all(|b| b.is_ascii_digit()) {
+        body.parse::<i128>().ok()?
+    } else {
+        return None;
+    };
+    Some(if neg { -v } else { v })
+}
+
+fn parse_float(text: &str) -> Option<f64> {
+    let t = text.trim();
+    // Rust accepts `inf`/`nan`/`infinity`; so does strtod.
+    t.parse::<f64>().ok()
+}
+
+/// Where an argument's extra memory lives: strings and buffers, allocated from the call arena.
+struct Buffers<'a> {
+    arena: &'a ConfinedArena,
+    /// `(argument index, segment)` of each `[N]` buffer, printed after the call.
+    shown: Vec<(usize, MemorySegment<'a>)>,
+}
+
+fn scalar_value<'a>(
+    kind: ScalarKind,
+    text: &str,
+    what: &str,
+    index: usize,
+    bufs: &mut Buffers<'a>,
+) -> Result<Value<'a>, String> {
+    let int = |lo: i128, hi: i128| -> Result<i128, String> {
+        let v = parse_int(text).ok_or_else(|| {
+            format!("{what}: expected an integer ({kind}), found `{text}` (non-numeric argument)")
+        })?;
+        if v < lo || v > hi {
+            return Err(format!(
+                "{what}: {v} is out of range for {kind} ({lo}..={hi})"
+            ));
+        }
+        Ok(v)
+    };
+    Ok(match kind {
+        ScalarKind::Bool => match text.trim() {
+            "true" | "1" => Value::Bool(true),
+            "false" | "0" => Value::Bool(false),
+            _ => return Err(format!("{what}: expected true/false/1/0, found `{text}`")),
+        },
+        ScalarKind::I8 => Value::I8(int(i8::MIN.into(), i8::MAX.into())? as i8),
+        ScalarKind::U8 => Value::U8(int(0, u8::MAX.into())? as u8),
+        ScalarKind::I16 => Value::I16(int(i16::MIN.into(), i16::MAX.into())? as i16),
+        ScalarKind::U16 => Value::U16(int(0, u16::MAX.into())? as u16),
+        ScalarKind::I32 => Value::I32(int(i32::MIN.into(), i32::MAX.into())? as i32),
+        ScalarKind::U32 => Value::U32(int(0, u32::MAX.into())? as u32),
+        ScalarKind::I64 => Value::I64(int(i64::MIN.into(), i64::MAX.into())? as i64),
+        ScalarKind::U64 => Value::U64(int(0, u64::MAX.into())? as u64),
+        ScalarKind::F32 | ScalarKind::F64 => {
+            let v = parse_float(text).ok_or_else(|| {
+                format!("{what}: expected a number ({kind}), found `{text}` (non-numeric argument)")
+            })?;
+            if kind == ScalarKind::F32 {
+                Value::F32(v as f32)
+            } else {
+                Value::F64(v)
+            }
+        }
+        ScalarKind::Pointer => pointer_value(text, index, bufs)?,
+    })
+}
+
+fn pointer_value<'a>(
+    text: &str,
+    index: usize,
+    bufs: &mut Buffers<'a>,
+) -> Result<Value<'a>, String> {
+    if matches!(text, "NULL" | "null" | "nullptr") {
+        return Ok(Value::Address(std::ptr::null_mut()));
+    }
+    if let Some(n) = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+        let n: usize = n
+            .trim()
+            .parse()
+            .ok()
+            .filter(|&n| n <= 1 << 30)
+            .ok_or_else(|| format!("bad buffer size in `{text}` (expected `[N]`, N <= 2^30)"))?;
+        let seg = bufs
+            .arena
+            .allocate(n.max(1), 16)
+            .map_err(|e| e.to_string())?;
+        seg.fill(0);
+        bufs.shown.push((index, seg));
+        return Ok(Value::Segment(seg));
+    }
+    if text.starts_with('{') {
+        return Err(format!(
+            "argument {}: a struct literal cannot be passed for a pointer parameter",
+            index + 1
+        ));
+    }
+    let seg = bufs
+        .arena
+        .allocate_c_string(text)
+        .map_err(|e| e.to_string())?;
+    Ok(Value::Segment(seg))
+}
+
+/// Writes literal `lit` for `layout` at `offset` of `seg`.
+fn fill<'a>(
+    seg: MemorySegment<'_>,
+    offset: usize,
+    layout: &MemoryLayout,
+    lit: &Lit,
+    index: usize,
+    bufs: &mut Buffers<'a>,
+) -> Result<(), String> {
+    let what = format!("argument {}", index + 1);
+    match (layout, lit) {
+        (MemoryLayout::Value(v), Lit::Atom(text)) => {
+            let value = scalar_value(v.kind(), text, &what, index, bufs)?;
+            let value = match value {
+                Value::Segment(s) => Value::Address(s.as_address()),
+                other => other,
+            };
+            seg.set_value(v, offset, &value).map_err(|e| e.to_string())
+        }
+        (MemoryLayout::Struct(s), Lit::List(items)) => {
+            if items.len() > s.members().len() {
+                return Err(format!(
+                    "{what}: {} values for a struct of {} members",
+                    items.len(),
+                    s.members().len()
+                ));
+            }
+            for ((off, m), item) in s.fields().zip(items) {
+                fill(seg, offset + off, m, item, index, bufs)?;
+            }
+            Ok(())
+        }
+        (MemoryLayout::Union(u), Lit::List(items)) => match (items.as_slice(), u.members()) {
+            ([], _) => Ok(()),
+            ([item], [first, ..]) => fill(seg, offset, first, item, index, bufs),
+            _ => Err(format!(
+                "{what}: a union literal takes one value (its first member)"
+            )),
+        },
+        (MemoryLayout::Sequence(s), Lit::List(items)) => {
+            if items.len() > s.count() {
+                return Err(format!(
+                    "{what}: {} values for an array of {}",
+                    items.len(),
+                    s.count()
+                ));
+            }
+            let stride = s.element().byte_size();
+            for (i, item) in items.iter().enumerate() {
+                fill(seg, offset + i * stride, s.element(), item, index, bufs)?;
+            }
+            Ok(())
+        }
+        (MemoryLayout::Sequence(s), Lit::Atom(text))
+            if matches!(
+                s.element().as_value().map(ValueLayout::kind),
+                Some(ScalarKind::I8 | ScalarKind::U8)
+            ) =>
+        {
+            if text.len() > s.count() {
+                return Err(format!(
+                    "{what}: \"{text}\" does not fit in char[{}]",
+                    s.count()
+                ));
+            }
+            seg.copy_from_slice(offset, text.as_bytes())
+                .map_err(|e| e.to_string())
+        }
+        (MemoryLayout::Padding(_), _) => Ok(()),
+        (_, Lit::Atom(text)) => Err(format!(
+            "{what}: expected a brace literal like {{1, 2}} for {layout}, found `{text}`"
+        )),
+        (_, Lit::List(_)) => Err(format!(
+            "{what}: unexpected brace literal for a scalar ({layout})"
+        )),
+    }
+}
+
+/// The type of a variadic argument, from its text.
+fn variadic_value<'a>(
+    text: &str,
+    index: usize,
+    bufs: &mut Buffers<'a>,
+) -> Result<(ValueLayout, Value<'a>), String> {
+    if let Some(v) = parse_int(text) {
+        if let Ok(i) = i32::try_from(v) {
+            return Ok((ValueLayout::I32, Value::I32(i)));
+        }
+        if let Ok(i) = i64::try_from(v) {
+            return Ok((ValueLayout::I64, Value::I64(i)));
+        }
+        if let Ok(u) = u64::try_from(v) {
+            return Ok((ValueLayout::U64, Value::U64(u)));
+        }
+        return Err(format!(
+            "argument {}: {v} does not fit in 64 bits",
+            index + 1
+        ));
+    }
+    if let Some(f) = parse_float(text) {
+        return Ok((ValueLayout::F64, Value::F64(f)));
+    }
+    if text.starts_with('{') {
+        return Err(format!(
+            "argument {}: struct literals cannot be variadic arguments",
+            index + 1
+        ));
+    }
+    Ok((ValueLayout::ADDRESS, pointer_value(text, index, bufs)?))
+}
+
+fn show_scalar(v: &Value<'_>) -> (String, Json) {
+    match *v {
+        Value::Void => (String::new(), Json::Null),
+        Value::Bool(b) => (b.to_string(), json!(b)),
+        Value::I8(x) => (x.to_string(), json!(x)),
+        Value::U8(x) => (x.to_string(), json!(x)),
+        Value::I16(x) => (x.to_string(), json!(x)),
+        Value::U16(x) => (x.to_string(), json!(x)),
+        Value::I32(x) => (x.to_string(), json!(x)),
+        Value::U32(x) => (x.to_string(), json!(x)),
+        Value::I64(x) => (x.to_string(), json!(x)),
+        Value::U64(x) => (x.to_string(), json!(x)),
+        Value::F32(x) => (x.to_string(), json!(x)),
+        Value::F64(x) => (x.to_string(), json!(x)),
+        Value::Address(p) => address(p),
+        Value::Segment(s) => address(s.as_address()),
+    }
+}
+
+fn address(p: *mut c_void) -> (String, Json) {
+    if p.is_null() {
+        ("NULL".into(), Json::Null)
+    } else {
+        let s = format!("{p:p}");
+        (s.clone(), json!(s))
+    }
+}
+
+/// A struct/union/array read back from memory, as a brace literal and JSON.
+fn show_memory(seg: MemorySegment<'_>, offset: usize, layout: &MemoryLayout) -> (String, Json) {
+    let list = |parts: Vec<(String, Json)>| {
+        let text = parts
+            .iter()
+            .map(|p| p.0.as_str())
+            .collect::<Vec<_>>()
+            .join(", ");
+        (
+            format!("{{{text}}}"),
+            Json::Array(parts.into_iter().map(|p| p.1).collect()),
+        )
+    };
+    match layout {
+        MemoryLayout::Value(v) => match seg.get_value(v, offset) {
+            Ok(value) => show_scalar(&value),
+            Err(e) => (format!("<{e}>"), Json::Null),
+        },
+        MemoryLayout::Struct(s) => list(
+            s.fields()
+                .filter(|(_, m)| !matches!(m, MemoryLayout::Padding(_)))
+                .map(|(off, m)| show_memory(seg, offset + off, m))
+                .collect(),
+        ),
+        MemoryLayout::Union(u) => list(
+            u.members()
+                .first()
+                .map(|m| show_memory(seg, offset, m))
+                .into_iter()
+                .collect(),
+        ),
+        MemoryLayout::Sequence(s) => {
+            let stride = s.element().byte_size();
+            list(
+                (0..s.count())
+                    .map(|i| show_memory(seg, offset + i * stride, s.element()))
+                    .collect(),
+            )
+        }
+        MemoryLayout::Padding(_) => (String::new(), Json::Null),
+    }
+}
+
+/// Whether the prototype of `name` in `decl` returns `char *` (printed as a string).
+fn returns_char_pointer(decl: &str, name: &str) -> bool {
+    let Some(at) = decl.rfind(&format!("{name}(")).or_else(|| decl.rfind(name)) else {
+        return false;
+    };
+    let head = &decl[..at];
+    let head = head.rsplit([';', '}']).next().unwrap_or(head);
+    head.contains("char") && head.matches('*').count() == 1 && !head.contains('(')
+}
+
+/// Runs `gatun call`; `Err` is one line for stderr (exit status 2).
+pub fn run(args: &CallArgs) -> Result<(), String> {
+    let mut decls = Declarations::new();
+    let mut src = args.decl.trim().to_string();
+    if !src.ends_with(';') {
+        src.push(';');
+    }
+    let declared = decls.add(&src).map_err(|e| e.summary())?;
+    let name = declared
+        .iter()
+        .rev()
+        .find_map(|d| match d {
+            Declared::Function(n) => Some(n.clone()),
+            _ => None,
+        })
+        .ok_or_else(|| format!("`{}` declares no function", args.decl))?;
+    let f = decls
+        .function(&name)
+        .ok_or_else(|| format!("`{name}` is not declared"))?
+        .clone();
+
+    let mut lookup: Option<SymbolLookup> = None;
+    for lib in &args.libs {
+        // SAFETY: loading runs the library's initialisers; naming a library on the command line
+        // asserts that this is sound, as with any C program that links it.
+        let l = unsafe { SymbolLookup::library(lib) }.map_err(|e| e.to_string())?;
+        lookup = Some(match lookup {
+            Some(prev) => prev.or(l),
+            None => l,
+        });
+    }
+    let lookup = match lookup {
+        Some(l) => l.or(SymbolLookup::default_lookup()),
+        None => SymbolLookup::default_lookup(),
+    };
+    let symbol = lookup.find(&name).map_err(|e| e.to_string())?;
+
+    let fixed = f.descriptor.argument_layouts().len();
+    let given = args.args.len();
+    if given < fixed || (f.variadic.is_none() && given > fixed) {
+        let plural = if fixed == 1 { "" } else { "s" };
+        let at_least = if f.variadic.is_some() {
+            "at least "
+        } else {
+            ""
+        };
+        return Err(format!(
+            "wrong argument count: `{name}` takes {at_least}{fixed} argument{plural}, {given} given"
+        ));
+    }
+
+    let arena = Arena::confined();
+    let mut bufs = Buffers {
+        arena: &arena,
+        shown: Vec::new(),
+    };
+    let mut values: Vec<Value<'_>> = Vec::with_capacity(given + 1);
+    let mut descriptor: FunctionDescriptor = f.descriptor.clone();
+    for (i, (text, layout)) in args
+        .args
+        .iter()
+        .zip(f.descriptor.argument_layouts())
+        .enumerate()
+    {
+        let what = format!("argument {}", i + 1);
+        let v = match layout {
+            MemoryLayout::Value(v) => scalar_value(v.kind(), text, &what, i, &mut bufs)?,
+            group => {
+                let lit = parse_literal(text).map_err(|e| format!("{what}: {e}"))?;
+                let seg = arena.allocate_layout(group).map_err(|e| e.to_string())?;
+                seg.fill(0);
+                fill(seg, 0, group, &lit, i, &mut bufs)?;
+                Value::Segment(seg)
+            }
+        };
+        values.push(v);
+    }
+    let mut extra = Vec::new();
+    for (i, text) in args.args.iter().enumerate().skip(fixed) {
+        let (layout, v) = variadic_value(text, i, &mut bufs)?;
+        extra.push(layout);
+        values.push(v);
+    }
+    if !extra.is_empty() {
+        descriptor = descriptor.append_argument_layouts(extra);
+    }
+    let mut options = Vec::new();
+    if let Some(n) = f.variadic {
+        options.push(LinkerOption::FirstVariadicArg(n));
+    }
+    let capture = if args.errno {
+        options.push(LinkerOption::CaptureCallState(&["errno"]));
+        let seg = arena
+            .allocate_layout(&capture_state_layout())
+            .map_err(|e| e.to_string())?;
+        seg.fill(0);
+        values.insert(0, Value::Segment(seg));
+        Some(seg)
+    } else {
+        None
+    };
+    let handle = Linker::native()
+        .downcall(&symbol, &descriptor, &options)
+        .map_err(|e| e.to_string())?;
+    // SAFETY: the user declared the function's type and chose its arguments; as with a C
+    // program calling it, that declaration is the contract. Strings and buffers live in
+    // `arena` until after the call.
+    let result = unsafe { handle.invoke_into(&arena, &values) }.map_err(|e| e.to_string())?;
+
+    let (text, json_result) = match (&result, descriptor.return_layout()) {
+        (Value::Segment(seg), Some(layout)) if layout.is_group() => show_memory(*seg, 0, layout),
+        (Value::Address(p), _) if !p.is_null() && returns_char_pointer(&args.decl, &name) => {
+            // SAFETY: the prototype says the function returns a `char *`, i.e. a NUL-terminated
+            // string (or NULL, handled above).
+            let s = unsafe { CStr::from_ptr(p.cast()) }
+                .to_string_lossy()
+                .into_owned();
+            (s.clone(), json!(s))
+        }
+        (v, _) => show_scalar(v),
+    };
+    let errno = capture.map(|seg| seg.get::<i32>(0).unwrap_or(0));
+    let buffers: Vec<(usize, String)> = bufs
+        .shown
+        .iter()
+        .map(|(i, seg)| {
+            let bytes = seg.to_vec();
+            let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+            (*i, String::from_utf8_lossy(&bytes[..end]).into_owned())
+        })
+        .collect();
+
+    if args.json {
+        let mut out = json!({
+            "function": name,
+            "descriptor": descriptor.to_string(),
+            "result": json_result,
+        });
+        if let Some(e) = errno {
+            out["errno"] = json!(e);
+            out["errno_message"] = json!(errno_message(e));
+        }
+        if !buffers.is_empty() {
+            out["buffers"] = Json::Array(
+                buffers
+                    .iter()
+                    .map(|(i, s)| json!({ "argument": i + 1, "string": s }))
+                    .collect(),
+            );
+        }
+        println!("{out}");
+        return Ok(());
+    }
+    let mut line = text;
+    if let Some(e) = errno {
+        if e == 0 {
+            line.push_str(" (errno 0)");
+        } else {
+            line.push_str(&format!(" (errno {e}: {})", errno_message(e)));
+        }
+        line = line.trim_start().to_string();
+    }
+    if !line.is_empty() {
+        println!("{line}");
+    }
+    for (i, s) in buffers {
+        println!("argument {}: {s:?}", i + 1);
+    }
+    Ok(())
+}
+
+/// `strerror(errno)` without the " (os error N)" suffix std adds.
+fn errno_message(e: i32) -> String {
+    let s = std::io::Error::from_raw_os_error(e).to_string();
+    match s.rfind(" (os error") {
+        Some(i) => s[..i].to_string(),
+        None => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals() {
+        assert_eq!(
+            parse_literal("{1.5, {2, 3}, \"a, b\"}").unwrap(),
+            Lit::List(vec![
+                Lit::Atom("1.5".into()),
+                Lit::List(vec![Lit::Atom("2".into()), Lit::Atom("3".into())]),
+                Lit::Atom("a, b".into()),
+            ])
+        );
+        assert!(parse_literal("{1, 2").is_err());
+        assert!(parse_literal("{1 2 3} x").is_err());
+        assert!(parse_literal(&"{".repeat(1000)).is_err());
+    }
+
+    #[test]
+    fn struct_literals_fill_and_show_nested_layouts() {
+        let layout = Declarations::new()
+            .type_layout(
+                "struct o { char c; struct { int a[2]; double d; } in; \
+                 union { int i; float f; } u; char name[4]; void *p; }",
+            )
+            .unwrap();
+        let arena = Arena::confined();
+        let mut bufs = Buffers {
+            arena: &arena,
+            shown: Vec::new(),
+        };
+        let seg = arena.allocate_layout(&layout).unwrap();
+        let lit = parse_literal("{1, {{2, 3}, 4.5}, {7}, \"abc\", NULL}").unwrap();
+        fill(seg, 0, &layout, &lit, 0, &mut bufs).unwrap();
+        let (text, json) = show_memory(seg, 0, &layout);
+        assert_eq!(text, "{1, {{2, 3}, 4.5}, {7}, {97, 98, 99, 0}, NULL}");
+        assert_eq!(json[1][0], json!([2, 3]));
+        // Fewer values than members: the rest stays zero; too many is an error.
+        let seg = arena.allocate_layout(&layout).unwrap();
+        fill(
+            seg,
+            0,
+            &layout,
+            &parse_literal("{5}").unwrap(),
+            0,
+            &mut bufs,
+        )
+        .unwrap();
+        assert!(show_memory(seg, 0, &layout)
+            .0
+            .starts_with("{5, {{0, 0}, 0}"));
+        let too_many = parse_literal("{1, {}, {}, \"a\", NULL, 6}").unwrap();
+        assert!(fill(seg, 0, &layout, &too_many, 0, &mut bufs).is_err());
+        let bad = parse_literal("{x}").unwrap();
+        assert!(fill(seg, 0, &layout, &bad, 0, &mut bufs)
+            .unwrap_err()
+            .contains("non-numeric"));
+    }
+
+    #[test]
+    fn numbers() {
+        assert_eq!(parse_int("-0x10"), Some(-16));
+        assert_eq!(parse_int("12a"), None);
+        assert_eq!(parse_float("1e3"), Some(1000.0));
+        assert!(returns_char_pointer("char *getenv(const char *)", "getenv"));
+        assert!(!returns_char_pointer(
+            "size_t strlen(const char *)",
+            "strlen"
+        ));
+    }
+}

@@ -1,0 +1,245 @@
+//! `gatun layout 'struct S { char c; double d; int i[3]; }'`: the layout of a C type as
+//! `gatun::cdecl` computes it — size, alignment, each field's offset and size, the padding
+//! holes (like pahole), and on x86-64 the SysV classification of each eightbyte
+//! (`gatun::abi::sysv_x64::classify`, SysV AMD64 ABI §3.2.3). `--json` prints the same as JSON.
+
+use clap::Args;
+use gatun::abi::sysv_x64::{classify, ArgClass, Classification};
+use gatun::cdecl::Declarations;
+use gatun::layout::MemoryLayout;
+use serde_json::{json, Value as Json};
+
+/// Arguments of `gatun layout`.
+#[derive(Args, Debug)]
+pub struct LayoutArgs {
+    /// A C type, optionally preceded by the declarations it uses: `int[3]`, `size_t`,
+    /// `struct S { char c; double d; }`, `struct A { int x; }; struct B { struct A a; char c; }`,
+    /// `typedef struct { float x, y; } vec2;`.
+    pub decl: String,
+    /// Print JSON instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// One field (or the whole type), with absolute offsets.
+struct Node {
+    name: Option<String>,
+    offset: usize,
+    layout: MemoryLayout,
+    children: Vec<Node>,
+    /// `(absolute offset, size)` of each padding hole directly inside this struct (between
+    /// members, and trailing).
+    holes: Vec<(usize, usize)>,
+}
+
+fn node(name: Option<String>, offset: usize, layout: &MemoryLayout) -> Node {
+    let mut children = Vec::new();
+    let mut holes = Vec::new();
+    match layout {
+        MemoryLayout::Struct(s) => {
+            let mut end = 0;
+            for (off, m) in s.fields() {
+                if off > end {
+                    holes.push((offset + end, off - end));
+                }
+                children.push(node(m.name().map(str::to_string), offset + off, m));
+                end = end.max(off + m.byte_size());
+            }
+            if s.byte_size() > end {
+                holes.push((offset + end, s.byte_size() - end));
+            }
+        }
+        MemoryLayout::Union(u) => {
+            for m in u.members() {
+                children.push(node(m.name().map(str::to_string), offset, m));
+            }
+            let largest = u.members().iter().map(MemoryLayout::byte_size).max();
+            let largest = largest.unwrap_or(0);
+            if u.byte_size() > largest {
+                holes.push((offset + largest, u.byte_size() - largest));
+            }
+        }
+        _ => {}
+    }
+    Node {
+        name,
+        offset,
+        layout: layout.clone(),
+        children,
+        holes,
+    }
+}
+
+/// The label of a member's type: `struct`, `union`, `[3:i32]`, `i32`. (A member's layout
+/// carries the member's name, not its tag, so nested groups are not named.)
+fn member_label(l: &MemoryLayout) -> String {
+    match l {
+        MemoryLayout::Struct(_) => "struct".into(),
+        MemoryLayout::Union(_) => "union".into(),
+        MemoryLayout::Sequence(s) => format!("[{}:{}]", s.count(), member_label(s.element())),
+        other => type_label(other),
+    }
+}
+
+/// The label of the whole type: `struct point`, `union`, `[3:i32]`, `i32`.
+fn type_label(l: &MemoryLayout) -> String {
+    match l {
+        MemoryLayout::Struct(s) => match s.name() {
+            Some(n) => format!("struct {n}"),
+            None => "struct".into(),
+        },
+        MemoryLayout::Union(u) => match u.name() {
+            Some(n) => format!("union {n}"),
+            None => "union".into(),
+        },
+        MemoryLayout::Value(v) => v.clone().without_name().to_string(),
+        MemoryLayout::Sequence(s) => format!("[{}:{}]", s.count(), type_label(s.element())),
+        MemoryLayout::Padding(p) => format!("x{}", p.byte_size()),
+    }
+}
+
+fn class_name(c: ArgClass) -> &'static str {
+    match c {
+        ArgClass::NoClass => "NO_CLASS",
+        ArgClass::Integer => "INTEGER",
+        ArgClass::Sse => "SSE",
+        ArgClass::Memory => "MEMORY",
+    }
+}
+
+fn total_holes(n: &Node) -> (usize, usize) {
+    let own = n.holes.iter().map(|h| h.1).sum::<usize>();
+    n.children.iter().fold((n.holes.len(), own), |(c, b), ch| {
+        let (cc, cb) = total_holes(ch);
+        (c + cc, b + cb)
+    })
+}
+
+fn render_text(n: &Node, depth: usize, out: &mut String) {
+    let indent = "  ".repeat(depth + 1);
+    // Members and holes by offset (a union's members keep their order: all at one offset).
+    let mut items: Vec<(usize, u8, Option<&Node>)> =
+        n.children.iter().map(|c| (c.offset, 0, Some(c))).collect();
+    items.extend(n.holes.iter().map(|&(off, _)| (off, 1, None)));
+    items.sort_by_key(|&(off, tag, _)| (off, tag));
+    let mut hole_iter = n.holes.iter();
+    for (off, _, child) in items {
+        match child {
+            Some(c) => {
+                let name = c.name.as_deref().unwrap_or("(anonymous)");
+                out.push_str(&format!(
+                    "{:>6} {:>6} {:>6}  {indent}{name}: {}\n",
+                    c.offset,
+                    c.layout.byte_size(),
+                    c.layout.byte_alignment(),
+                    member_label(&c.layout)
+                ));
+                render_text(c, depth + 1, out);
+            }
+            None => {
+                let size = hole_iter.find(|h| h.0 == off).map_or(0, |h| h.1);
+                let trailing = off + size == n.offset + n.layout.byte_size();
+                let what = if trailing { "trailing padding" } else { "hole" };
+                out.push_str(&format!(
+                    "{:>6} {:>6} {:>6}  {indent}/* {what}: {size} byte{} */\n",
+                    off,
+                    size,
+                    "",
+                    if size == 1 { "" } else { "s" }
+                ));
+            }
+        }
+    }
+}
+
+fn node_json(n: &Node) -> Json {
+    let mut v = json!({
+        "name": n.name,
+        "type": if n.name.is_some() { member_label(&n.layout) } else { type_label(&n.layout) },
+        "offset": n.offset,
+        "size": n.layout.byte_size(),
+        "alignment": n.layout.byte_alignment(),
+    });
+    if n.layout.is_group() {
+        v["fields"] = Json::Array(n.children.iter().map(node_json).collect());
+        v["holes"] = Json::Array(
+            n.holes
+                .iter()
+                .map(|&(offset, size)| json!({ "offset": offset, "size": size }))
+                .collect(),
+        );
+    }
+    v
+}
+
+/// The SysV x86-64 classification as text and JSON, or `None` off x86-64.
+fn sysv(layout: &MemoryLayout) -> Option<(String, Json)> {
+    if !cfg!(target_arch = "x86_64") {
+        return None;
+    }
+    Some(match classify(layout) {
+        Classification::Memory => {
+            let why = if layout.byte_size() > 16 {
+                "larger than 16 bytes"
+            } else {
+                "a misaligned field"
+            };
+            (
+                format!("SysV x86-64: MEMORY ({why}; passed on the stack, returned through a hidden pointer)"),
+                json!({ "class": "MEMORY", "eightbytes": Json::Null }),
+            )
+        }
+        Classification::Eightbytes(classes) => {
+            let mut text = String::from("SysV x86-64: in registers");
+            for (i, c) in classes.iter().enumerate() {
+                let lo = i * 8;
+                let hi = (lo + 8).min(layout.byte_size()).max(lo + 1) - 1;
+                text.push_str(&format!(
+                    "\n  eightbyte {i} (bytes {lo}..={hi}): {}",
+                    class_name(*c)
+                ));
+            }
+            let names: Vec<&str> = classes.iter().map(|c| class_name(*c)).collect();
+            (text, json!({ "class": "REGISTERS", "eightbytes": names }))
+        }
+    })
+}
+
+/// Runs `gatun layout`; `Err` is one line for stderr (exit status 2).
+pub fn run(args: &LayoutArgs) -> Result<(), String> {
+    let mut decls = Declarations::new();
+    let layout = decls.type_layout(&args.decl).map_err(|e| e.summary())?;
+    let root = node(None, 0, &layout);
+    let sysv = sysv(&layout);
+    if args.json {
+        let mut v = node_json(&root);
+        v["sysv_x86_64"] = sysv.map_or(Json::Null, |s| s.1);
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
+        );
+        return Ok(());
+    }
+    let mut out = format!(
+        "{}: size {}, alignment {}\n",
+        type_label(&layout),
+        layout.byte_size(),
+        layout.byte_alignment()
+    );
+    if layout.is_group() {
+        out.push_str("offset   size  align  field\n");
+        render_text(&root, 0, &mut out);
+        let (count, bytes) = total_holes(&root);
+        out.push_str(&format!(
+            "padding: {bytes} byte{} in {count} hole{}\n",
+            if bytes == 1 { "" } else { "s" },
+            if count == 1 { "" } else { "s" }
+        ));
+    }
+    if let Some((text, _)) = sysv {
+        out.push_str(&text);
+        out.push('\n');
+    }
+    print!("{out}");
+    Ok(())
+}

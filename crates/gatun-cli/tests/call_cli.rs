@@ -1,0 +1,172 @@
+//! End-to-end tests of `gatun call`: the built binary calling real libc, libm and libz
+//! functions, and rejecting bad input with exit status 2 and one line on stderr.
+#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+
+mod common;
+
+use common::{gatun, one_line_error};
+
+fn call(args: &[&str]) -> String {
+    let out = gatun().arg("call").args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stderr.is_empty());
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn call_fails(args: &[&str]) -> String {
+    let mut all = vec!["call"];
+    all.extend_from_slice(args);
+    one_line_error(&all)
+}
+
+#[test]
+fn libc_libm_libz() {
+    assert_eq!(call(&["size_t strlen(const char*)", "hello"]), "5\n");
+    assert_eq!(
+        call(&["-l", "libm.so.6", "double pow(double, double)", "2", "10"]),
+        "1024\n"
+    );
+    assert_eq!(call(&["int abs(int)", "-42"]), "42\n");
+    // crc32("hello") = 0x3610a686
+    assert_eq!(
+        call(&[
+            "-l",
+            "libz.so.1",
+            "unsigned long crc32(unsigned long crc, const unsigned char *buf, unsigned int len)",
+            "0",
+            "hello",
+            "5"
+        ]),
+        "907060870\n"
+    );
+}
+
+#[test]
+fn errno_capture() {
+    assert_eq!(
+        call(&["--errno", "int open(const char*, int)", "/nonexistent", "0"]),
+        "-1 (errno 2: No such file or directory)\n"
+    );
+    // open is variadic in libc's own declaration; the fixed part is two arguments.
+    assert_eq!(
+        call(&[
+            "--errno",
+            "int open(const char *path, int flags, ...);",
+            "/nonexistent",
+            "0"
+        ]),
+        "-1 (errno 2: No such file or directory)\n"
+    );
+}
+
+#[test]
+fn variadic_buffers_and_strings() {
+    assert_eq!(
+        call(&[
+            "int snprintf(char *buf, size_t n, const char *fmt, ...)",
+            "[32]",
+            "32",
+            "%d|%s|%.2f|%ld",
+            "42",
+            "hi",
+            "1.5",
+            "-5000000000"
+        ]),
+        "22\nargument 1: \"42|hi|1.50|-5000000000\"\n"
+    );
+    let out = gatun()
+        .env("GATUN_CLI_TEST", "from the environment")
+        .args(["call", "char *getenv(const char *name)", "GATUN_CLI_TEST"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "from the environment\n"
+    );
+    assert_eq!(
+        call(&["char *getenv(const char *)", "GATUN_SURELY_UNSET_VARIABLE"]),
+        "NULL\n"
+    );
+}
+
+#[test]
+fn struct_arguments_and_returns() {
+    let div = "typedef struct { int quot; int rem; } div_t; div_t div(int, int)";
+    assert_eq!(call(&[div, "17", "5"]), "{3, 2}\n");
+    let out = call(&["--json", div, "17", "5"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["function"], "div");
+    assert_eq!(v["result"], serde_json::json!([3, 2]));
+    // A struct argument by value: inet_ntoa(struct in_addr) with 127.0.0.1 (network order).
+    assert_eq!(
+        call(&[
+            "struct in_addr { uint32_t s_addr; }; char *inet_ntoa(struct in_addr in)",
+            "{0x0100007f}"
+        ]),
+        "127.0.0.1\n"
+    );
+}
+
+#[test]
+fn json_output() {
+    let out = call(&[
+        "--json",
+        "--errno",
+        "int open(const char*, int)",
+        "/nonexistent",
+        "0",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["result"], -1);
+    assert_eq!(v["errno"], 2);
+    assert_eq!(v["errno_message"], "No such file or directory");
+    assert_eq!(v["descriptor"], "(ptr, i32)i32");
+}
+
+#[test]
+fn bad_input_exits_2_with_one_line() {
+    let e = call_fails(&["size_t strlen(const chr *)", "x"]);
+    assert!(e.contains("unknown type name `chr`"), "{e}");
+    let e = call_fails(&["int gatun_no_such_function(int)", "1"]);
+    assert!(
+        e.contains("symbol `gatun_no_such_function` not found"),
+        "{e}"
+    );
+    let e = call_fails(&["struct p { int x; ", "1"]);
+    assert!(e.contains("never closed"), "{e}");
+    let e = call_fails(&["size_t strlen(const char *)", "a", "b"]);
+    assert!(
+        e.contains("wrong argument count: `strlen` takes 1 argument, 2 given"),
+        "{e}"
+    );
+    let e = call_fails(&["int abs(int)", "twelve"]);
+    assert!(e.contains("non-numeric argument"), "{e}");
+    let e = call_fails(&["int abs(int)", "99999999999"]);
+    assert!(e.contains("out of range"), "{e}");
+    let e = call_fails(&["-l", "libgatun_does_not_exist.so.7", "int abs(int)", "1"]);
+    assert!(
+        e.contains("cannot load library libgatun_does_not_exist.so.7"),
+        "{e}"
+    );
+    let e = call_fails(&["-l", "/nonexistent/libx.so", "int abs(int)", "1"]);
+    assert!(e.contains("cannot load library"), "{e}");
+    let e = call_fails(&["struct s { int a; }", "1"]);
+    assert!(e.contains("declares no function"), "{e}");
+    let e = call_fails(&[
+        "typedef struct { int quot; int rem; } div_t; div_t div(int, int)",
+        "1",
+        "x",
+    ]);
+    assert!(e.contains("non-numeric"), "{e}");
+    let e = call_fails(&[
+        "struct in_addr { uint32_t s_addr; }; char *inet_ntoa(struct in_addr in)",
+        "{1, 2}",
+    ]);
+    assert!(e.contains("2 values for a struct of 1 members"), "{e}");
+    let e = call_fails(&["long double fabsl(long double)", "1"]);
+    assert!(e.contains("long double"), "{e}");
+}

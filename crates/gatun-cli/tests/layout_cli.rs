@@ -1,0 +1,130 @@
+//! End-to-end tests of `gatun layout`: the built binary on good and bad C types.
+
+mod common;
+
+use common::{gatun, one_line_error};
+
+fn stdout_of(args: &[&str]) -> String {
+    let out = gatun().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn struct_with_holes() {
+    let out = stdout_of(&["layout", "struct S { char c; double d; int i[3]; }"]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "struct S: size 32, alignment 8", "{out}");
+    let row = |name: &str| {
+        lines
+            .iter()
+            .find(|l| l.contains(name))
+            .unwrap_or_else(|| panic!("no {name} in\n{out}"))
+            .split_whitespace()
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(row(" c: ")[..3], ["0", "1", "1"]);
+    assert_eq!(row(" d: ")[..3], ["8", "8", "8"]);
+    assert_eq!(row(" i: ")[..3], ["16", "12", "4"]);
+    assert!(
+        out.contains("     1      7           /* hole: 7 bytes */"),
+        "{out}"
+    );
+    assert!(
+        out.contains("    28      4           /* trailing padding: 4 bytes */"),
+        "{out}"
+    );
+    assert!(out.contains("padding: 11 bytes in 2 holes"), "{out}");
+    if cfg!(target_arch = "x86_64") {
+        assert!(
+            out.contains("SysV x86-64: MEMORY (larger than 16 bytes"),
+            "{out}"
+        );
+    }
+}
+
+#[test]
+fn eightbyte_classification() {
+    let out = stdout_of(&["layout", "struct m { double x; long n; }"]);
+    assert!(out.starts_with("struct m: size 16, alignment 8"), "{out}");
+    if cfg!(target_arch = "x86_64") {
+        assert!(out.contains("eightbyte 0 (bytes 0..=7): SSE"), "{out}");
+        assert!(out.contains("eightbyte 1 (bytes 8..=15): INTEGER"), "{out}");
+    }
+    let out = stdout_of(&[
+        "layout",
+        "struct __attribute__((packed)) p { char c; int x; }",
+    ]);
+    assert!(out.starts_with("struct p: size 5, alignment 1"), "{out}");
+    if cfg!(target_arch = "x86_64") {
+        assert!(out.contains("MEMORY (a misaligned field"), "{out}");
+    }
+}
+
+#[test]
+fn scalars_typedefs_and_preceding_declarations() {
+    assert!(stdout_of(&["layout", "size_t"]).starts_with("u64: size 8, alignment 8"));
+    assert!(stdout_of(&["layout", "int[3]"]).starts_with("[3:i32]: size 12, alignment 4"));
+    let out = stdout_of(&[
+        "layout",
+        "struct A { int x; }; struct B { struct A a; char c; }",
+    ]);
+    assert!(out.starts_with("struct B: size 8, alignment 4"), "{out}");
+    assert!(out.contains("a: struct"), "{out}");
+    assert!(out.contains("x: i32"), "{out}");
+    let out = stdout_of(&["layout", "typedef struct { float x, y; } vec2;"]);
+    assert!(out.starts_with("struct vec2: size 8, alignment 4"), "{out}");
+}
+
+#[test]
+fn json_output() {
+    let out = stdout_of(&["layout", "--json", "struct v { float x; char c; }"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["type"], "struct v");
+    assert_eq!(v["size"], 8);
+    assert_eq!(v["alignment"], 4);
+    assert_eq!(v["fields"][1]["name"], "c");
+    assert_eq!(v["fields"][1]["offset"], 4);
+    assert_eq!(v["holes"][0], serde_json::json!({ "offset": 5, "size": 3 }));
+    if cfg!(target_arch = "x86_64") {
+        assert_eq!(v["sysv_x86_64"]["class"], "REGISTERS");
+        assert_eq!(
+            v["sysv_x86_64"]["eightbytes"],
+            serde_json::json!(["INTEGER"])
+        );
+    }
+}
+
+#[test]
+fn unknown_type_is_one_line_and_status_2() {
+    let err = one_line_error(&["layout", "struct S { foo x; }"]);
+    assert_eq!(err, "gatun: 1:12: error: unknown type name `foo`\n");
+}
+
+#[test]
+fn unterminated_struct_is_one_line_and_status_2() {
+    let err = one_line_error(&["layout", "struct S { char c; double d;"]);
+    assert!(
+        err.contains("1:10: error: unterminated `struct` body"),
+        "{err}"
+    );
+}
+
+#[test]
+fn other_bad_types() {
+    for (decl, part) in [
+        ("", "end of input"),
+        ("long double", "long double"),
+        ("struct b { int f : 3; }", "bitfields"),
+        ("void", "no layout"),
+        ("int f(void);", "declaration of `f`"),
+        ("struct S { char c; } x y", "expected"),
+    ] {
+        let err = one_line_error(&["layout", decl]);
+        assert!(err.contains(part), "{decl:?}: {err}");
+    }
+}

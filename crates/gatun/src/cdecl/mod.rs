@@ -1,0 +1,493 @@
+//! C declarations as signatures and layouts (like LuaJIT's `ffi.cdef` and cffi's `cdef`).
+//!
+//! [`Declarations`] parses C declarations — prototypes, `struct`/`union`/`enum` definitions and
+//! `typedef`s — into gatun [`FunctionDescriptor`]s and [`MemoryLayout`]s:
+//!
+//! ```
+//! use gatun::cdecl::Declarations;
+//! use gatun::layout::ValueLayout;
+//!
+//! let decls = Declarations::parse(
+//!     "int open(const char *path, int flags, ...);
+//!      struct point { char tag; double x, y; };",
+//! ).unwrap();
+//! let open = decls.function("open").unwrap();
+//! assert_eq!(open.variadic, Some(2));
+//! assert_eq!(
+//!     open.descriptor,
+//!     gatun::FunctionDescriptor::of(ValueLayout::I32, [ValueLayout::ADDRESS, ValueLayout::I32]),
+//! );
+//! let point = decls.layout("struct point").unwrap();
+//! assert_eq!((point.byte_size(), point.byte_offset_of("x").unwrap()), (24, 8));
+//! ```
+//!
+//! # What is understood
+//! - Prototypes, with or without parameter names; `(void)` and `()` both mean no parameters
+//!   (C23 reading); `...` makes the function variadic ([`FunctionDecl::variadic`] is the number
+//!   of fixed parameters, the linker's `FirstVariadicArg`). Array and function parameters decay
+//!   to pointers (C11 §6.7.6.3 ¶7-8).
+//! - `struct` and `union` definitions: named, anonymous (C11 anonymous members), nested, arrays
+//!   (`T a[N][M]`, flexible `T a[]` and GNU `T a[0]` as zero-length sequences), pointers and
+//!   function pointers (both plain [`ValueLayout::ADDRESS`]), self-referential structs through
+//!   pointers. Members are named after their declarators; structs and unions after their tags
+//!   (or after the `typedef` name that gives an anonymous one its name).
+//! - `typedef`, `enum` (enumerators are constants usable in array sizes and other constant
+//!   expressions; the enum is `int`, or `unsigned int` / 64-bit if its values need it, as GCC
+//!   does), `sizeof(type)`, `_Alignof(type)`, casts and the usual integer operators in constant
+//!   expressions.
+//! - `const`, `volatile`, `restrict`, storage classes, `inline`, `_Noreturn`, `__extension__`,
+//!   `__asm__("label")` and unknown `__attribute__`s are accepted and ignored.
+//! - The standard typedefs ([`STANDARD_TYPEDEFS`]): `size_t`, `ssize_t`, `ptrdiff_t`,
+//!   `intptr_t`, `uintptr_t`, `intmax_t`, `intN_t`, `uintN_t`, `int_leastN_t`, `bool`, `wchar_t`,
+//!   `char16_t`, `char32_t`, and on Unix `off_t`, `pid_t`, `uid_t`, `gid_t`, `mode_t`, `time_t`,
+//!   ...; `FILE` and `DIR` as opaque (incomplete) structs. Scalar sizes follow
+//!   [`DataModel::HOST`].
+//!
+//! # Packing
+//! `__attribute__((packed))` on a struct or union (before or after its body) lowers every
+//! member's alignment to 1; `#pragma pack(n)`, `pack(push, n)`, `pack(pop)` and `pack()` lower
+//! member alignments to at most `n` for structs and unions defined while in force, as GCC and
+//! MSVC do. Both are built with [`MemoryLayout::c_struct_packed`] (whose packed layouts the
+//! linker classifies like any other: a by-value struct with a misaligned scalar is passed in
+//! MEMORY on SysV, SysV AMD64 ABI §3.2.3). `__attribute__((packed))` on a single member lowers
+//! that member only; `__attribute__((aligned(n)))` and `_Alignas(n)` raise a member's or a
+//! record's alignment. The layouts are checked against GCC in `tests/cdecl_layouts.rs`.
+//!
+//! # What is rejected (with a positioned [`CdeclError`])
+//! `long double`, `_Complex` and `__int128` (no gatun scalar: the linker rejects them too),
+//! bitfields (their placement is ABI-specific and gatun layouts are byte-granular), function
+//! definitions, initializers, `#include`/`#define` and other preprocessor directives (`#pragma`s
+//! other than `pack` and GCC line markers are ignored), floating constants in constant
+//! expressions, and recursion deeper than [`MAX_NESTING`].
+//!
+//! # Errors and robustness
+//! Every error carries the line, column and span of the offending token; its `Display`
+//! renders the message, the source line and a caret under the token. No input makes the parser
+//! panic or overflow the stack: it is fuzzed with proptest (random bytes, token soups and
+//! mutated declarations; `tests/cdecl_fuzz.rs`) and a regression corpus lives in
+//! `tests/cdecl_corpus/`.
+
+mod lexer;
+mod parser;
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt;
+use std::sync::Arc;
+
+use crate::layout::{DataModel, MemoryLayout, ScalarKind, ValueLayout};
+use crate::linker::FunctionDescriptor;
+
+/// How deeply declarators, records, parameter lists and constant expressions may nest (each
+/// level is one recursive call; deeper input is an error, not a stack overflow).
+pub const MAX_NESTING: usize = 64;
+
+/// A byte range `start..end` in the parsed source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Span {
+    /// First byte.
+    pub start: usize,
+    /// One past the last byte (equal to `start` for the end of input).
+    pub end: usize,
+}
+
+impl Span {
+    pub(crate) fn new(start: usize, end: usize) -> Span {
+        Span { start, end }
+    }
+}
+
+/// A function declared by a prototype.
+///
+/// `Send + Sync`, cheap to clone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct FunctionDecl {
+    /// The function's name (the symbol to look up).
+    pub name: String,
+    /// Return and fixed-parameter layouts. For a variadic function the variadic arguments of a
+    /// particular call are appended with [`FunctionDescriptor::append_argument_layouts`]
+    /// (promoted: `float` → `double`, narrow integers → `int`, C11 §6.5.2.2 ¶7).
+    pub descriptor: FunctionDescriptor,
+    /// For a variadic function (`...`), the index of the first variadic argument, i.e. the
+    /// number of fixed parameters; `None` otherwise.
+    pub variadic: Option<usize>,
+    /// Each fixed parameter's name, if the prototype gave one.
+    pub param_names: Vec<Option<String>>,
+}
+
+/// What one declaration declared; [`Declarations::add`] returns these in source order.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Declared {
+    /// A function prototype (its name).
+    Function(String),
+    /// A `struct`, `union` or `enum` tag that was defined or forward-declared, with its
+    /// keyword: `"struct point"`.
+    Tag(String),
+    /// A `typedef` name.
+    Typedef(String),
+    /// A variable (`extern int errno;`): accepted, its name reported, nothing stored.
+    Variable(String),
+}
+
+/// A parse error: a message, and where in the source it happened.
+///
+/// `Display` renders three lines — `LINE:COLUMN: error: MESSAGE`, the source line, and a caret
+/// (`^^^`) under the offending token. [`CdeclError::summary`] is the first line alone.
+/// Lines and columns count from 1; columns count characters (not bytes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CdeclError {
+    message: String,
+    span: Span,
+    line: usize,
+    column: usize,
+    source_line: String,
+    caret_len: usize,
+}
+
+impl CdeclError {
+    pub(crate) fn new(src: &str, span: Span, message: String) -> CdeclError {
+        let start = floor_char_boundary(src, span.start.min(src.len()));
+        let end = floor_char_boundary(src, span.end.clamp(start, src.len()));
+        let line_start = src[..start].rfind('\n').map_or(0, |i| i + 1);
+        let line_end = src[start..].find('\n').map_or(src.len(), |i| start + i);
+        let line = src[..start].matches('\n').count() + 1;
+        let column = src[line_start..start].chars().count() + 1;
+        let caret_len = src[start..end.min(line_end).max(start)]
+            .chars()
+            .count()
+            .max(1);
+        CdeclError {
+            message,
+            span: Span::new(start, end),
+            line,
+            column,
+            source_line: src[line_start..line_end].trim_end_matches('\r').to_string(),
+            caret_len,
+        }
+    }
+
+    /// The message, without position.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The line of the offending token, from 1.
+    pub fn line(&self) -> usize {
+        self.line
+    }
+
+    /// The column (in characters) of the offending token's first character, from 1.
+    pub fn column(&self) -> usize {
+        self.column
+    }
+
+    /// The offending token's byte span in the source.
+    pub fn span(&self) -> Span {
+        self.span
+    }
+
+    /// `LINE:COLUMN: error: MESSAGE` on one line (for command lines and logs).
+    pub fn summary(&self) -> String {
+        format!("{}:{}: error: {}", self.line, self.column, self.message)
+    }
+}
+
+fn floor_char_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+impl fmt::Display for CdeclError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "{}", self.summary())?;
+        let gutter = self.line.to_string();
+        writeln!(f, "{gutter} | {}", self.source_line)?;
+        let pad: String = self
+            .source_line
+            .chars()
+            .take(self.column - 1)
+            .map(|c| if c == '\t' { '\t' } else { ' ' })
+            .collect();
+        write!(
+            f,
+            "{} | {pad}{}",
+            " ".repeat(gutter.len()),
+            "^".repeat(self.caret_len)
+        )
+    }
+}
+
+impl std::error::Error for CdeclError {}
+
+/// The kind of a tag (the tag namespace is shared by the three, C11 §6.2.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum TagKind {
+    Struct,
+    Union,
+    Enum,
+}
+
+impl TagKind {
+    fn keyword(self) -> &'static str {
+        match self {
+            TagKind::Struct => "struct",
+            TagKind::Union => "union",
+            TagKind::Enum => "enum",
+        }
+    }
+}
+
+/// A C type while parsing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Ty {
+    Void,
+    /// A complete object type.
+    Object(MemoryLayout),
+    /// A declared but not (yet) defined struct or union: `"struct foo"`.
+    Incomplete(String),
+    /// A function type.
+    Func(Arc<FnTy>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FnTy {
+    pub(crate) ret: Ty,
+    pub(crate) params: Vec<(Option<String>, Ty)>,
+    pub(crate) variadic: bool,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Tag {
+    kind: TagKind,
+    layout: Option<MemoryLayout>,
+}
+
+/// Everything declared so far (cloned for atomic `add`).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct State {
+    typedefs: HashMap<String, Ty>,
+    tags: HashMap<String, Tag>,
+    functions: BTreeMap<String, FunctionDecl>,
+    constants: HashMap<String, i128>,
+    pack: Option<usize>,
+    pack_stack: Vec<Option<usize>>,
+}
+
+/// The standard typedefs every [`Declarations`] starts with, and their C definitions on the
+/// host (sizes from [`DataModel::HOST`]; the POSIX ones as glibc/musl/macOS define them on
+/// 64-bit targets).
+pub const STANDARD_TYPEDEFS: &[(&str, &str)] = &[
+    ("size_t", "size_t"),
+    ("ssize_t", "ssize_t"),
+    ("ptrdiff_t", "ptrdiff_t"),
+    ("intptr_t", "intptr_t"),
+    ("uintptr_t", "uintptr_t"),
+    ("intmax_t", "long long"),
+    ("uintmax_t", "unsigned long long"),
+    ("wchar_t", "wchar_t"),
+    ("char16_t", "unsigned short"),
+    ("char32_t", "unsigned int"),
+    ("bool", "_Bool"),
+    ("int8_t", "int8_t"),
+    ("uint8_t", "uint8_t"),
+    ("int16_t", "int16_t"),
+    ("uint16_t", "uint16_t"),
+    ("int32_t", "int32_t"),
+    ("uint32_t", "uint32_t"),
+    ("int64_t", "int64_t"),
+    ("uint64_t", "uint64_t"),
+    ("int_least8_t", "int8_t"),
+    ("uint_least8_t", "uint8_t"),
+    ("int_least16_t", "int16_t"),
+    ("uint_least16_t", "uint16_t"),
+    ("int_least32_t", "int32_t"),
+    ("uint_least32_t", "uint32_t"),
+    ("int_least64_t", "int64_t"),
+    ("uint_least64_t", "uint64_t"),
+    #[cfg(unix)]
+    ("off_t", "long long"),
+    #[cfg(unix)]
+    ("off64_t", "long long"),
+    #[cfg(unix)]
+    ("pid_t", "int"),
+    #[cfg(unix)]
+    ("uid_t", "unsigned int"),
+    #[cfg(unix)]
+    ("gid_t", "unsigned int"),
+    #[cfg(unix)]
+    ("id_t", "unsigned int"),
+    #[cfg(all(unix, not(target_vendor = "apple")))]
+    ("mode_t", "unsigned int"),
+    #[cfg(target_vendor = "apple")]
+    ("mode_t", "unsigned short"),
+    #[cfg(unix)]
+    ("time_t", "long"),
+    #[cfg(unix)]
+    ("clock_t", "long"),
+    #[cfg(unix)]
+    ("suseconds_t", "long"),
+    #[cfg(unix)]
+    ("useconds_t", "unsigned int"),
+    #[cfg(unix)]
+    ("socklen_t", "unsigned int"),
+    #[cfg(unix)]
+    ("sig_atomic_t", "int"),
+    #[cfg(unix)]
+    ("key_t", "int"),
+    #[cfg(unix)]
+    ("ino_t", "unsigned long long"),
+    #[cfg(all(unix, not(target_vendor = "apple")))]
+    ("dev_t", "unsigned long long"),
+    #[cfg(target_vendor = "apple")]
+    ("dev_t", "int"),
+];
+
+/// Opaque (incomplete) struct typedefs every [`Declarations`] starts with: usable behind
+/// pointers only (`FILE *`).
+pub const OPAQUE_TYPEDEFS: &[&str] = &["FILE", "DIR"];
+
+/// A set of parsed C declarations: functions, tagged types, typedefs and enum constants.
+///
+/// Start with [`Declarations::parse`] (or [`Declarations::new`] for just the standard
+/// typedefs), add more source with [`Declarations::add`], then look things up. Adding is
+/// atomic: a source that fails to parse leaves the set unchanged.
+///
+/// `Send + Sync`; cloning copies the tables (layouts inside are shared through `Arc`s).
+#[derive(Debug, Clone)]
+pub struct Declarations {
+    state: State,
+}
+
+impl Default for Declarations {
+    fn default() -> Self {
+        Declarations::new()
+    }
+}
+
+impl Declarations {
+    /// A set holding only [`STANDARD_TYPEDEFS`] and [`OPAQUE_TYPEDEFS`].
+    pub fn new() -> Declarations {
+        let mut state = State::default();
+        for &(name, c) in STANDARD_TYPEDEFS {
+            let ty = match DataModel::HOST.layout(c) {
+                Ok(v) => Ty::Object(MemoryLayout::Value(v)),
+                // Every entry is a name DataModel knows; keep going rather than panic.
+                Err(_) => continue,
+            };
+            state.typedefs.insert(name.to_string(), ty);
+        }
+        for &name in OPAQUE_TYPEDEFS {
+            state
+                .typedefs
+                .insert(name.to_string(), Ty::Incomplete(format!("struct {name}")));
+        }
+        Declarations { state }
+    }
+
+    /// Parses `src` (any number of declarations) into a new set.
+    ///
+    /// # Errors
+    /// The first syntax or type error, with its position.
+    pub fn parse(src: &str) -> Result<Declarations, CdeclError> {
+        let mut d = Declarations::new();
+        d.add(src)?;
+        Ok(d)
+    }
+
+    /// Parses `src` into this set and returns what it declared, in order. Atomic: on error
+    /// nothing of `src` is kept. `#pragma pack` state carries over from earlier sources, as in
+    /// one translation unit.
+    ///
+    /// Redeclaring a function, tag or typedef identically is allowed (headers are often pasted
+    /// twice); redeclaring it differently is an error.
+    ///
+    /// # Errors
+    /// The first syntax or type error in `src`, with its position.
+    pub fn add(&mut self, src: &str) -> Result<Vec<Declared>, CdeclError> {
+        let mut state = self.state.clone();
+        let declared = parser::Parser::new(src, &mut state)?.declarations()?;
+        self.state = state;
+        Ok(declared)
+    }
+
+    /// The layout of a C type name — `"int[3]"`, `"struct point"`, `"size_t"`,
+    /// `"struct S { char c; double d; }"` — optionally preceded by declarations it uses and
+    /// followed by a `;`. A source ending in a `typedef` yields that typedef's type. Anything
+    /// the source defines (tags, typedefs, functions) is added to the set; atomic as
+    /// [`Declarations::add`].
+    ///
+    /// # Errors
+    /// Syntax errors; `void`, function and incomplete types (they have no layout); a source
+    /// ending in a declaration that is not a type.
+    pub fn type_layout(&mut self, src: &str) -> Result<MemoryLayout, CdeclError> {
+        let mut state = self.state.clone();
+        let layout = parser::Parser::new(src, &mut state)?.type_name_source()?;
+        self.state = state;
+        Ok(layout)
+    }
+
+    /// The function declared as `name`.
+    pub fn function(&self, name: &str) -> Option<&FunctionDecl> {
+        self.state.functions.get(name)
+    }
+
+    /// Every declared function, by name.
+    pub fn functions(&self) -> impl Iterator<Item = &FunctionDecl> {
+        self.state.functions.values()
+    }
+
+    /// The layout of a defined tag — `"struct point"`, `"union value"`, `"enum color"`
+    /// (whitespace between keyword and tag is free) — or of a typedef name of an object type.
+    /// `None` for unknown names and for tags declared but never defined.
+    pub fn layout(&self, name: &str) -> Option<&MemoryLayout> {
+        let words: Vec<&str> = name.split_whitespace().collect();
+        match words.as_slice() {
+            [kw @ ("struct" | "union" | "enum"), tag] => {
+                let t = self.state.tags.get(*tag)?;
+                if t.kind.keyword() != *kw {
+                    return None;
+                }
+                t.layout.as_ref()
+            }
+            [one] => self.typedef(one),
+            _ => None,
+        }
+    }
+
+    /// The layout a typedef name stands for (`None` if unknown, or if it names `void`, a
+    /// function type or an incomplete type).
+    pub fn typedef(&self, name: &str) -> Option<&MemoryLayout> {
+        match self.state.typedefs.get(name.trim())? {
+            Ty::Object(l) => Some(l),
+            _ => None,
+        }
+    }
+
+    /// The value of an enumeration constant, if it fits in `i64`.
+    pub fn constant(&self, name: &str) -> Option<i64> {
+        self.state
+            .constants
+            .get(name)
+            .and_then(|&v| i64::try_from(v).ok())
+    }
+}
+
+/// The value layout of an enum whose constants span `min..=max` (GCC's rule: `int` if they
+/// fit, else `unsigned int`, else 64-bit).
+pub(crate) fn enum_layout(min: i128, max: i128) -> ValueLayout {
+    let kind = if min >= i128::from(i32::MIN) && max <= i128::from(i32::MAX) {
+        ScalarKind::I32
+    } else if min >= 0 && max <= i128::from(u32::MAX) {
+        ScalarKind::U32
+    } else if min >= i128::from(i64::MIN) && max <= i128::from(i64::MAX) {
+        ScalarKind::I64
+    } else {
+        ScalarKind::U64
+    };
+    ValueLayout::new(kind)
+}
+
+#[cfg(test)]
+mod tests;

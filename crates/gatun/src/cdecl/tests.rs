@@ -1,0 +1,455 @@
+//! Unit tests of the C declaration parser (pure Rust: they run under Miri too).
+
+use super::*;
+use crate::layout::ValueLayout as V;
+
+fn parse(src: &str) -> Declarations {
+    match Declarations::parse(src) {
+        Ok(d) => d,
+        Err(e) => panic!("parse failed:\n{e}"),
+    }
+}
+
+fn err(src: &str) -> CdeclError {
+    match Declarations::parse(src) {
+        Ok(_) => panic!("expected an error for {src:?}"),
+        Err(e) => e,
+    }
+}
+
+fn layout(src: &str) -> MemoryLayout {
+    match Declarations::new().type_layout(src) {
+        Ok(l) => l,
+        Err(e) => panic!("type_layout failed:\n{e}"),
+    }
+}
+
+fn ptr_int() -> V {
+    DataModel::HOST.layout("size_t").unwrap()
+}
+
+#[test]
+fn prototypes() {
+    let d = parse(
+        "int open(const char *path, int flags, ...);
+         size_t strlen(const char *);
+         void free(void *p);
+         int rand(void);
+         double pow(double, double);
+         int printf(const char *restrict fmt, ...);",
+    );
+    let open = d.function("open").unwrap();
+    assert_eq!(open.name, "open");
+    assert_eq!(open.variadic, Some(2));
+    assert_eq!(
+        open.param_names,
+        vec![Some("path".to_string()), Some("flags".to_string())]
+    );
+    assert_eq!(
+        open.descriptor,
+        FunctionDescriptor::of(V::I32, [V::ADDRESS, V::I32])
+    );
+    let strlen = d.function("strlen").unwrap();
+    assert_eq!(
+        strlen.descriptor,
+        FunctionDescriptor::of(ptr_int(), [V::ADDRESS])
+    );
+    assert_eq!(strlen.variadic, None);
+    assert_eq!(strlen.param_names, vec![None]);
+    assert_eq!(
+        d.function("free").unwrap().descriptor,
+        FunctionDescriptor::of_void([V::ADDRESS])
+    );
+    assert_eq!(
+        d.function("rand").unwrap().descriptor,
+        FunctionDescriptor::of(V::I32, Vec::<MemoryLayout>::new())
+    );
+    assert_eq!(
+        d.function("pow").unwrap().descriptor,
+        FunctionDescriptor::of(V::F64, [V::F64, V::F64])
+    );
+    assert_eq!(d.function("printf").unwrap().variadic, Some(1));
+    assert_eq!(d.functions().count(), 6);
+}
+
+#[test]
+fn function_pointers_and_decay() {
+    let d = parse(
+        "void (*signal(int sig, void (*handler)(int)))(int);
+         void qsort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+         int sum(int a[10], int m[][4], int f(int));",
+    );
+    assert_eq!(
+        d.function("signal").unwrap().descriptor,
+        FunctionDescriptor::of(V::ADDRESS, [V::I32, V::ADDRESS])
+    );
+    assert_eq!(
+        d.function("qsort").unwrap().descriptor,
+        FunctionDescriptor::of_void([V::ADDRESS, ptr_int(), ptr_int(), V::ADDRESS])
+    );
+    assert_eq!(
+        d.function("sum").unwrap().descriptor,
+        FunctionDescriptor::of(V::I32, [V::ADDRESS, V::ADDRESS, V::ADDRESS])
+    );
+}
+
+#[test]
+fn structs_nested_arrays_pointers() {
+    let d = parse(
+        "struct point { char tag; double x, y; };
+         struct node { int value; struct node *next; void (*visit)(struct node *); };
+         struct S { char c; double d; int i[3]; };
+         struct outer { char c; struct point p; struct { short a; char b; } anon_named; int m[2][3]; };
+         union value { int i; double d; char bytes[12]; };",
+    );
+    let p = d.layout("struct point").unwrap();
+    assert_eq!(p.byte_size(), 24);
+    assert_eq!(p.byte_offset_of("y").unwrap(), 16);
+    assert_eq!(p.name(), Some("point"));
+    let n = d.layout("struct node").unwrap();
+    assert_eq!(
+        (n.byte_size(), n.byte_offset_of("visit").unwrap()),
+        (24, 16)
+    );
+    let s = d.layout("struct   S").unwrap();
+    assert_eq!((s.byte_size(), s.byte_alignment()), (32, 8));
+    assert_eq!(s.byte_offset_of("i[2]").unwrap(), 24);
+    let o = d.layout("struct outer").unwrap();
+    assert_eq!(o.byte_offset_of("p.x").unwrap(), 16);
+    assert_eq!(o.byte_offset_of("anon_named.b").unwrap(), 34);
+    assert_eq!(o.byte_offset_of("m[1][2]").unwrap(), 36 + 20);
+    assert_eq!(o.byte_size(), 64);
+    let u = d.layout("union value").unwrap();
+    assert_eq!((u.byte_size(), u.byte_alignment()), (16, 8));
+    assert!(d.layout("union point").is_none());
+    assert!(d.layout("struct nope").is_none());
+}
+
+#[test]
+fn anonymous_members_and_flexible_arrays() {
+    let l = layout("struct { int kind; union { int i; double d; }; char data[]; }");
+    assert_eq!((l.byte_size(), l.byte_alignment()), (16, 8));
+    let MemoryLayout::Struct(s) = &l else {
+        panic!("not a struct: {l}")
+    };
+    assert_eq!(s.offsets(), &[0, 8, 16]);
+    assert_eq!(s.members()[2].byte_size(), 0);
+    let e = err("struct bad { char data[]; int after; };");
+    assert!(e.message().contains("flexible"), "{e}");
+}
+
+#[test]
+fn typedefs() {
+    let d = parse(
+        "typedef struct { float x, y; } vec2;
+         typedef struct node node_t;
+         struct node { node_t *next; int v; };
+         typedef int (*callback)(void *user, int event);
+         typedef char name_buf[16];
+         typedef unsigned long long u64;
+         vec2 add(vec2 a, vec2 b);
+         int on(callback cb, name_buf name);",
+    );
+    let v = d.typedef("vec2").unwrap();
+    assert_eq!((v.byte_size(), v.name()), (8, Some("vec2")));
+    assert_eq!(d.typedef("node_t").unwrap().byte_size(), 16);
+    assert_eq!(
+        d.typedef("callback").unwrap(),
+        &MemoryLayout::from(V::ADDRESS)
+    );
+    assert_eq!(d.typedef("name_buf").unwrap().byte_size(), 16);
+    assert_eq!(d.typedef("u64").unwrap(), &MemoryLayout::from(V::U64));
+    assert_eq!(d.layout("u64"), d.typedef("u64"));
+    assert_eq!(
+        d.function("add").unwrap().descriptor,
+        FunctionDescriptor::of(v.clone(), [v.clone(), v.clone()])
+    );
+    assert_eq!(
+        d.function("on").unwrap().descriptor,
+        FunctionDescriptor::of(V::I32, [V::ADDRESS, V::ADDRESS])
+    );
+}
+
+#[test]
+fn standard_typedefs() {
+    let d = Declarations::new();
+    assert_eq!(d.typedef("size_t").unwrap(), &MemoryLayout::from(ptr_int()));
+    assert_eq!(d.typedef("uint8_t").unwrap(), &MemoryLayout::from(V::U8));
+    assert_eq!(d.typedef("int64_t").unwrap(), &MemoryLayout::from(V::I64));
+    assert_eq!(d.typedef("bool").unwrap(), &MemoryLayout::from(V::BOOL));
+    #[cfg(target_os = "linux")]
+    {
+        assert_eq!(d.typedef("pid_t").unwrap(), &MemoryLayout::from(V::I32));
+        assert_eq!(d.typedef("off_t").unwrap(), &MemoryLayout::from(V::I64));
+        assert_eq!(d.typedef("mode_t").unwrap(), &MemoryLayout::from(V::U32));
+    }
+    assert!(d.typedef("FILE").is_none(), "FILE is opaque");
+    let d = parse("int fputs(const char *s, FILE *stream); _Bool b(bool x);");
+    assert_eq!(
+        d.function("b").unwrap().descriptor,
+        FunctionDescriptor::of(V::BOOL, [V::BOOL])
+    );
+}
+
+#[test]
+fn enums_and_constant_expressions() {
+    let d = parse(
+        "enum color { RED, GREEN = 5, BLUE, LAST = BLUE * 2 + (1 << 3) };
+         enum big { HUGE = 0x100000000 };
+         enum uns { U = 0x80000000u };
+         struct buf { char data[LAST]; int sizes[sizeof(struct buf *) / 2]; char pad[_Alignof(double)]; };
+         enum color paint(enum color c);",
+    );
+    assert_eq!(d.constant("GREEN"), Some(5));
+    assert_eq!(d.constant("BLUE"), Some(6));
+    assert_eq!(d.constant("LAST"), Some(20));
+    assert_eq!(d.layout("enum color").unwrap(), &MemoryLayout::from(V::I32));
+    assert_eq!(d.layout("enum big").unwrap(), &MemoryLayout::from(V::I64));
+    assert_eq!(d.layout("enum uns").unwrap(), &MemoryLayout::from(V::U32));
+    let b = d.layout("struct buf").unwrap();
+    assert_eq!(b.byte_offset_of("sizes").unwrap(), 20);
+    assert_eq!(b.byte_offset_of("pad").unwrap(), 36);
+    assert_eq!(
+        d.function("paint").unwrap().descriptor,
+        FunctionDescriptor::of(V::I32, [V::I32])
+    );
+    assert!(err("int a[1/0];").message().contains("division by zero"));
+    assert!(err("int a[-1];").message().contains("negative"));
+    assert!(err("int a[NOPE];").message().contains("not a constant"));
+    assert!(err("int a[1.5];").message().contains("floating"));
+    assert!(err("int a[0xffffffffffffffff * 0xffffffffffffffff];")
+        .message()
+        .contains("overflow"));
+}
+
+#[test]
+fn qualifiers_attributes_and_gnu_extras_are_ignored() {
+    let d = parse(
+        "extern __inline __attribute__((__always_inline__)) int const volatile
+             f(const char *__restrict __s, int) __attribute__((nonnull(1))) __asm__(\"f64\");
+         static inline _Noreturn void die(void) __attribute__((noreturn));
+         __extension__ typedef long long ll;
+         extern int errno;
+         #pragma once
+         # 1 \"<stdin>\"
+         ;",
+    );
+    assert_eq!(
+        d.function("f").unwrap().descriptor,
+        FunctionDescriptor::of(V::I32, [V::ADDRESS, V::I32])
+    );
+    assert!(d.function("die").is_some());
+    assert_eq!(d.typedef("ll").unwrap(), &MemoryLayout::from(V::I64));
+}
+
+#[test]
+fn packing() {
+    let d = parse(
+        "struct __attribute__((packed)) p1 { char c; int x; double d; };
+         struct p2 { char c; int x; } __attribute__((__packed__));
+         #pragma pack(push, 2)
+         struct p3 { char c; int x; double d; };
+         #pragma pack(pop)
+         struct p4 { char c; int x; };
+         #pragma pack(1)
+         union u1 { char c; int x; };
+         #pragma pack()
+         struct p5 { char c; int x __attribute__((packed)); };
+         struct __attribute__((packed)) p6 { char c; int x __attribute__((aligned(8))); char d; };
+         struct __attribute__((aligned(16))) a1 { char c; };
+         struct al { char c; _Alignas(8) int x; };",
+    );
+    let sz = |n: &str| {
+        let l = d.layout(n).unwrap();
+        (l.byte_size(), l.byte_alignment())
+    };
+    assert_eq!(sz("struct p1"), (13, 1));
+    assert_eq!(
+        d.layout("struct p1").unwrap().byte_offset_of("d").unwrap(),
+        5
+    );
+    assert_eq!(sz("struct p2"), (5, 1));
+    assert_eq!(sz("struct p3"), (14, 2));
+    assert_eq!(sz("struct p4"), (8, 4));
+    assert_eq!(sz("union u1"), (4, 1));
+    assert_eq!(sz("struct p5"), (5, 1));
+    assert_eq!(sz("struct p6"), (16, 8));
+    assert_eq!(sz("struct a1"), (16, 16));
+    assert_eq!(sz("struct al"), (16, 8));
+    let e = err("#pragma pack(pop)");
+    assert!(e.message().contains("without a matching push"), "{e}");
+    let e = err("#pragma pack(3)");
+    assert!(e.message().contains("must be 1, 2, 4, 8 or 16"), "{e}");
+}
+
+#[test]
+fn pack_state_carries_over_between_adds() {
+    let mut d = Declarations::new();
+    d.add("#pragma pack(push, 1)").unwrap();
+    d.add("struct s { char c; int i; };").unwrap();
+    d.add("#pragma pack(pop)").unwrap();
+    d.add("struct t { char c; int i; };").unwrap();
+    assert_eq!(d.layout("struct s").unwrap().byte_size(), 5);
+    assert_eq!(d.layout("struct t").unwrap().byte_size(), 8);
+}
+
+#[test]
+fn add_is_atomic_and_returns_what_it_declared() {
+    let mut d = Declarations::new();
+    let declared = d
+        .add("struct p { int x; }; typedef struct p p_t; int get(p_t *); extern int g;")
+        .unwrap();
+    assert_eq!(
+        declared,
+        vec![
+            Declared::Tag("struct p".into()),
+            Declared::Typedef("p_t".into()),
+            Declared::Function("get".into()),
+            Declared::Variable("g".into()),
+        ]
+    );
+    assert!(d.add("int ok(void); struct broken { int x; ").is_err());
+    assert!(d.function("ok").is_none(), "a failed add keeps nothing");
+    // Identical redeclarations are fine, different ones are not.
+    d.add("struct p { int x; }; int get(p_t *);").unwrap();
+    assert!(d
+        .add("struct p { long x; };")
+        .unwrap_err()
+        .message()
+        .contains("redefinition"));
+    assert!(d
+        .add("long get(p_t *);")
+        .unwrap_err()
+        .message()
+        .contains("conflicting"));
+    assert!(d
+        .add("typedef long p_t;")
+        .unwrap_err()
+        .message()
+        .contains("conflicting"));
+}
+
+#[test]
+fn type_layout_forms() {
+    assert_eq!(layout("int[3]").byte_size(), 12);
+    assert_eq!(layout("size_t"), MemoryLayout::from(ptr_int()));
+    assert_eq!(layout("char *[4]").byte_size(), 32);
+    assert_eq!(
+        layout("struct S { char c; double d; int i[3]; }").byte_size(),
+        32
+    );
+    assert_eq!(
+        layout("struct S { char c; double d; int i[3]; };").byte_size(),
+        32
+    );
+    assert_eq!(
+        layout("struct A { int x; }; struct B { struct A a; char c; }").byte_size(),
+        8
+    );
+    assert_eq!(layout("typedef struct { char a, b; } T;").byte_size(), 2);
+    let mut d = Declarations::new();
+    d.type_layout("struct Q { int a; }").unwrap();
+    assert_eq!(d.layout("struct Q").unwrap().byte_size(), 4);
+    let e = Declarations::new().type_layout("void").unwrap_err();
+    assert!(e.message().contains("no layout"), "{e}");
+    let e = Declarations::new().type_layout("int f(void);").unwrap_err();
+    assert!(e.message().contains("declaration of `f`"), "{e}");
+    let e = Declarations::new().type_layout("struct fwd").unwrap_err();
+    assert!(e.message().contains("incomplete"), "{e}");
+    let e = Declarations::new().type_layout("").unwrap_err();
+    assert!(e.message().contains("end of input"), "{e}");
+}
+
+#[test]
+fn rejected_types_have_clear_errors() {
+    let e = err("long double f(void);");
+    assert!(e.message().contains("long double"), "{e}");
+    assert_eq!((e.line(), e.column()), (1, 1));
+    let e = err("struct b { int flag : 1; };");
+    assert!(e.message().contains("bitfields"), "{e}");
+    assert_eq!(e.column(), 21);
+    assert!(err("_Complex double z;").message().contains("complex"));
+    assert!(err("__int128 x;").message().contains("128-bit"));
+    assert!(err("int f(int x) { return x; }")
+        .message()
+        .contains("function definitions"));
+    assert!(err("int x = 3;").message().contains("initializers"));
+    assert!(err("#include <stdio.h>").message().contains("#include"));
+    assert!(err("struct s { void v; };").message().contains("void"));
+    assert!(err("struct s { struct t inner; };")
+        .message()
+        .contains("incomplete"));
+    assert!(err("struct s { int f(int); };")
+        .message()
+        .contains("function pointer"));
+    assert!(err("int a[3](int);")
+        .message()
+        .contains("array of functions"));
+    assert!(err("int f(int)[3];").message().contains("return an array"));
+    assert!(err("unsigned signed x;")
+        .message()
+        .contains("cannot be combined"));
+    assert!(err("long long long x;")
+        .message()
+        .contains("cannot be combined"));
+    assert!(err("void f(void x);").message().contains("void"));
+    assert!(err("struct s; union s *p;")
+        .message()
+        .contains("declared as `struct s`"));
+}
+
+#[test]
+fn error_positions_and_caret_rendering() {
+    let e = err("int ok(void);\nstruct S { foo x; };");
+    assert_eq!(e.message(), "unknown type name `foo`");
+    assert_eq!((e.line(), e.column()), (2, 12));
+    assert_eq!(e.span(), Span::new(25, 28));
+    assert_eq!(
+        e.to_string(),
+        "2:12: error: unknown type name `foo`\n2 | struct S { foo x; };\n  |            ^^^"
+    );
+    assert_eq!(e.summary(), "2:12: error: unknown type name `foo`");
+
+    let e = err("struct S { char c;");
+    assert!(e.message().contains("never closed"), "{e}");
+    assert_eq!((e.line(), e.column()), (1, 10));
+
+    let e = err("int f(int");
+    assert!(e.message().contains("end of input"), "{e}");
+    assert_eq!(e.column(), 10);
+
+    let e = err("\tint x @;");
+    assert_eq!((e.line(), e.column()), (1, 8));
+    assert!(e.to_string().ends_with("\t      ^"), "{e}");
+
+    let e = err("/* é */ int é;");
+    assert_eq!(e.column(), 13, "columns count characters: {e}");
+    assert!(err("/* never closed")
+        .message()
+        .contains("unterminated comment"));
+    assert!(err("int a['x").message().contains("unterminated"));
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "10,000-token inputs are slow under Miri")]
+fn deep_nesting_is_an_error_not_a_stack_overflow() {
+    for open in ["(", "*(", "[", "struct { ", "int (*)(", "-"] {
+        let src = format!("int f{};", open.repeat(10_000));
+        let e = Declarations::parse(&src).unwrap_err();
+        assert!(!e.message().is_empty());
+    }
+    let e = err(&format!("int x[{}1{}];", "(".repeat(100), ")".repeat(100)));
+    assert!(e.message().contains("nested more than"), "{e}");
+    // Sixteen levels are fine.
+    let src = format!("int x[{}1{}];", "(".repeat(16), ")".repeat(16));
+    parse(&src);
+}
+
+#[test]
+fn public_types_are_send_and_sync() {
+    fn check<T: Send + Sync + Clone>() {}
+    check::<Declarations>();
+    check::<FunctionDecl>();
+    check::<CdeclError>();
+    check::<Declared>();
+}

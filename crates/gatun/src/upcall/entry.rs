@@ -1,0 +1,103 @@
+//! The x86-64 System V upcall entry (hand-written assembly) and the per-stub code in front of it.
+//!
+//! A stub's own code is 27 bytes in an [`crate::code::ExecutableCode`] mapping:
+//!
+//! ```text
+//! endbr64
+//! movabs r10, <context>          ; the stub's Context (r10: SysV's static-chain register)
+//! movabs r11, gatun_upcall_entry
+//! jmp r11
+//! ```
+//!
+//! r10 and r11 are scratch registers that carry no argument (SysV §3.2.3), so the caller's
+//! argument registers and stack reach `gatun_upcall_entry` untouched. The entry is shared by
+//! every stub. It:
+//! 1. pushes rbp (the stack is then 16-byte aligned) and reserves an [`UpcallFrame`];
+//! 2. stores rdi..r9, the low 64 bits of xmm0..xmm7 and the address of the caller's first
+//!    stack argument (`rbp + 16`) into the frame;
+//! 3. calls the Rust dispatcher `dispatch(context = r10, frame = rsp)`;
+//! 4. loads rax, rdx, xmm0, xmm1 from the frame's return slots, restores rsp/rbp and returns to
+//!    the C caller. Callee-saved registers (rbx, r12..r15) are preserved by the dispatcher,
+//!    which is an ordinary `extern "C"` function.
+//!
+//! Invariant: the layout of [`UpcallFrame`] (offsets 0..152) matches the constants below.
+
+use super::UpcallFrame;
+
+const _: () = {
+    assert!(std::mem::offset_of!(UpcallFrame, gpr) == 0);
+    assert!(std::mem::offset_of!(UpcallFrame, xmm) == 48);
+    assert!(std::mem::offset_of!(UpcallFrame, stack) == 112);
+    assert!(std::mem::offset_of!(UpcallFrame, rax) == 120);
+    assert!(std::mem::offset_of!(UpcallFrame, rdx) == 128);
+    assert!(std::mem::offset_of!(UpcallFrame, xmm0) == 136);
+    assert!(std::mem::offset_of!(UpcallFrame, xmm1) == 144);
+    assert!(std::mem::size_of::<UpcallFrame>() <= 160);
+};
+
+std::arch::global_asm!(
+    ".text",
+    ".p2align 4",
+    ".globl gatun_upcall_entry",
+    ".hidden gatun_upcall_entry",
+    ".type gatun_upcall_entry,@function",
+    "gatun_upcall_entry:",
+    ".cfi_startproc",
+    "endbr64",
+    "push rbp",
+    ".cfi_def_cfa_offset 16",
+    ".cfi_offset rbp, -16",
+    "mov rbp, rsp",
+    ".cfi_def_cfa_register rbp",
+    "sub rsp, 160",
+    "mov qword ptr [rsp], rdi",
+    "mov qword ptr [rsp + 8], rsi",
+    "mov qword ptr [rsp + 16], rdx",
+    "mov qword ptr [rsp + 24], rcx",
+    "mov qword ptr [rsp + 32], r8",
+    "mov qword ptr [rsp + 40], r9",
+    "movq qword ptr [rsp + 48], xmm0",
+    "movq qword ptr [rsp + 56], xmm1",
+    "movq qword ptr [rsp + 64], xmm2",
+    "movq qword ptr [rsp + 72], xmm3",
+    "movq qword ptr [rsp + 80], xmm4",
+    "movq qword ptr [rsp + 88], xmm5",
+    "movq qword ptr [rsp + 96], xmm6",
+    "movq qword ptr [rsp + 104], xmm7",
+    "lea rax, [rbp + 16]",
+    "mov qword ptr [rsp + 112], rax",
+    "mov rdi, r10",
+    "mov rsi, rsp",
+    "call {dispatch}",
+    "mov rax, qword ptr [rsp + 120]",
+    "mov rdx, qword ptr [rsp + 128]",
+    "movq xmm0, qword ptr [rsp + 136]",
+    "movq xmm1, qword ptr [rsp + 144]",
+    "leave",
+    ".cfi_def_cfa rsp, 8",
+    "ret",
+    ".cfi_endproc",
+    ".size gatun_upcall_entry, . - gatun_upcall_entry",
+    dispatch = sym super::gatun_upcall_dispatch,
+);
+
+extern "C" {
+    /// See the module documentation. Never called from Rust; only its address is used.
+    fn gatun_upcall_entry();
+}
+
+/// Length in bytes of a stub's code.
+pub(crate) const STUB_LEN: usize = 27;
+
+/// The machine code of a stub whose context is at `context` (see the module documentation).
+pub(crate) fn stub_code(context: usize) -> [u8; STUB_LEN] {
+    let entry = gatun_upcall_entry as *const () as usize;
+    let mut code = [0u8; STUB_LEN];
+    code[0..4].copy_from_slice(&[0xF3, 0x0F, 0x1E, 0xFA]); // endbr64
+    code[4..6].copy_from_slice(&[0x49, 0xBA]); // movabs r10, imm64
+    code[6..14].copy_from_slice(&(context as u64).to_le_bytes());
+    code[14..16].copy_from_slice(&[0x49, 0xBB]); // movabs r11, imm64
+    code[16..24].copy_from_slice(&(entry as u64).to_le_bytes());
+    code[24..27].copy_from_slice(&[0x41, 0xFF, 0xE3]); // jmp r11
+    code
+}

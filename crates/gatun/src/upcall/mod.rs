@@ -1,0 +1,760 @@
+//! Upcalls: Rust closures as C function pointers (Java's `Linker.upcallStub`).
+//!
+//! [`Linker::upcall_stub`]`(descriptor, closure, &arena)` returns an [`UpcallStub`]: a C function
+//! pointer of the descriptor's type that, when C calls it, decodes the arguments with the
+//! descriptor's SysV [`CallPlan`] (the same plan a downcall uses, read in reverse: where each
+//! argument *is*), calls the closure with them as [`Value`]s, and encodes its result where the
+//! caller expects it.
+//!
+//! - **Arguments.** Scalars arrive as their `Value` variants, truncated to their declared width
+//!   (a `bool` is `byte != 0`). A struct or union by value — in registers or, for MEMORY-class
+//!   and spilled structs, on the caller's stack — is copied into one frame of the per-thread
+//!   [`linker_stack`] (the JDK's `Allocate` binding from the upcall's context arena) and
+//!   arrives as a [`Value::Segment`] that lives for the duration of the upcall only (the
+//!   lifetime of [`UpcallArgs`] makes keeping it longer a compile error). Upcalls without
+//!   struct arguments push no frame.
+//! - **Returns.** The closure returns `Ok(value)`: [`Value::Void`] for `void`, the scalar of
+//!   exactly the declared kind (a pointer as `Value::Address` or `Value::Segment`), or, for a
+//!   struct return, either a `Value::Segment` of at least the layout's size whose bytes are
+//!   copied, or `Value::Void` after writing the result into [`UpcallArgs::return_segment`]
+//!   (no copy). For a MEMORY-class return the return segment *is* the caller's buffer behind
+//!   the hidden pointer (rdi), which is then returned in rax; for a register-returned struct it
+//!   is a 16-byte image on the Rust stack whose eightbytes are loaded into rax/rdx/xmm0/xmm1 per
+//!   the plan's [`ReturnPlan`]. Small integer returns are sign- or zero-extended to 64 bits.
+//! - **Errors and panics: abort.** An upcall has nowhere to report an error: C expects a value.
+//!   If the closure returns `Err`, returns a value of the wrong kind, or panics, gatun prints
+//!   `gatun: upcall <descriptor>: ...` on stderr and aborts the process
+//!   ([`std::process::abort`]); a panic is caught with `catch_unwind` first, so it never
+//!   unwinds into C frames (which would be undefined behaviour). This is the JDK's policy for
+//!   an uncaught exception in an upcall (it crashes the VM).
+//! - **Threads.** C may call the pointer from any thread, including threads Rust never saw
+//!   (created with `pthread_create` in C): the closure must be `Send + Sync`, a bound of
+//!   [`Linker::upcall_stub`]. On such a thread the first upcall with struct arguments creates
+//!   the thread's linker-stack block; it is freed when the thread exits (Rust's thread-local
+//!   destructors run for every pthread).
+//!   A closure that is not `Send + Sync` (it captures an `Rc`, a `RefCell`, a segment of a
+//!   confined arena) goes through [`Linker::upcall_stub_confined`] instead: the
+//!   [`ConfinedUpcallStub`] is `!Send`, and a call on any other thread aborts before the closure
+//!   runs.
+//! - **Reentrancy.** An upcall may run downcalls that run upcalls (the JDK's deep-stack test):
+//!   each level has its own Rust stack frame, and linker-stack frames nest LIFO, falling back
+//!   to the heap when the 256-byte stack is full.
+//!
+//! # Lifetime (differs from the JDK in form, not in effect)
+//! The JDK frees an upcall stub when its arena closes. In gatun the [`UpcallStub`] value owns
+//! the stub's code and closure and frees them when it is dropped; it borrows the arena it was
+//! made for, so it cannot outlive it. To keep a callback for the life of the process (C code
+//! that stores it), make it from [`crate::memory::Arena::global`] and [`UpcallStub::leak`] it.
+//! The C function pointer is a raw address: C must not call it after the stub is dropped, and
+//! the stub must not be dropped while a call into it is running (on any thread, including from
+//! inside its own closure). Both are part of the contract of the `unsafe` call that hands the
+//! pointer to C.
+//!
+//! # Invariants (the unsafe story of this module)
+//! - A stub's code holds the address of its boxed `Context`, which lives exactly as long as
+//!   the [`UpcallStub`] (fields drop code first, then the context).
+//! - `gatun_upcall_dispatch` is called only by the entry in `entry.rs` with a frame holding the
+//!   C caller's argument registers and the address of its stack arguments, for a call of the
+//!   stub's descriptor type (the caller's contract): every `Location::Stack(off)` of the plan
+//!   is then readable at `frame.stack + off`, and a MEMORY return's hidden pointer is writable
+//!   for the return layout's size.
+//! - Struct argument copies are written with exactly each move's `size` bytes at its `offset`
+//!   (inside the copy of the layout's size); register-return images are 16 bytes.
+
+#[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+mod entry;
+
+use std::ffi::c_void;
+use std::fmt;
+use std::io::Write as _;
+use std::marker::PhantomData;
+use std::mem::MaybeUninit;
+use std::ops::Deref;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+use crate::abi::{ArgPlan, CallPlan, Location, Register, ReturnPlan};
+use crate::call::store_low_bytes;
+use crate::code::ExecutableCode;
+use crate::error::{Error, Result};
+use crate::layout::{MemoryLayout, ScalarKind};
+use crate::linker::{FunctionDescriptor, Linker};
+use crate::memory::{linker_stack, MemorySegment, SegmentAllocator};
+use crate::value::{Scalar, Value};
+
+/// The register image the entry builds (`#[repr(C)]`: the assembly uses these offsets).
+#[repr(C)]
+#[derive(Debug)]
+pub(crate) struct UpcallFrame {
+    /// 0: rdi, rsi, rdx, rcx, r8, r9 as received.
+    pub gpr: [u64; 6],
+    /// 48: low 64 bits of xmm0..xmm7 as received.
+    pub xmm: [u64; 8],
+    /// 112: the caller's first stack argument (`Location::Stack(0)`).
+    pub stack: *const u8,
+    /// 120: rax to return.
+    pub rax: u64,
+    /// 128: rdx to return.
+    pub rdx: u64,
+    /// 136: low 64 bits of xmm0 to return.
+    pub xmm0: u64,
+    /// 144: low 64 bits of xmm1 to return.
+    pub xmm1: u64,
+}
+
+impl UpcallFrame {
+    /// The 64-bit value of an argument location.
+    ///
+    /// # Safety
+    /// For `Location::Stack(off)`, `stack + off .. + 8` must be readable.
+    #[inline(always)]
+    unsafe fn arg(&self, loc: Location) -> u64 {
+        match loc {
+            Location::Int(n) => self.gpr[n as usize],
+            Location::Vector(n) => self.xmm[n as usize],
+            // SAFETY: forwarded to the caller.
+            Location::Stack(off) => unsafe {
+                self.stack.add(off as usize).cast::<u64>().read_unaligned()
+            },
+        }
+    }
+
+    #[inline(always)]
+    fn set_return(&mut self, r: Register, bits: u64) {
+        match r {
+            Register::Int(0) => self.rax = bits,
+            Register::Int(_) => self.rdx = bits,
+            Register::Vector(0) => self.xmm0 = bits,
+            Register::Vector(_) => self.xmm1 = bits,
+        }
+    }
+}
+
+/// The closure type an [`UpcallStub`] owns.
+type Closure<'s> = dyn for<'a> Fn(&UpcallArgs<'a>) -> Result<Value<'a>> + Send + Sync + 's;
+
+#[derive(Debug, Clone, Copy)]
+enum ArgKind {
+    /// A scalar and its register or stack slot (precomputed from the plan's single move).
+    Scalar(ScalarKind, Location),
+    Group {
+        size: usize,
+        align: usize,
+    },
+}
+
+#[derive(Debug, Clone, Copy)]
+enum RetKind {
+    Void,
+    /// A scalar and its return register.
+    Scalar(ScalarKind, Register),
+    Group(usize),
+}
+
+/// Everything the dispatcher needs about one stub; its address is baked into the stub's code.
+struct Context<'s> {
+    descriptor: FunctionDescriptor,
+    plan: CallPlan,
+    args: Box<[ArgKind]>,
+    ret: RetKind,
+    /// Bytes of the linker-stack frame holding the struct argument copies (0: no frame).
+    copy_bytes: usize,
+    /// Its alignment (the largest struct argument alignment).
+    copy_align: usize,
+    closure: Box<Closure<'s>>,
+    /// For a confined stub, [`thread_mark`] of the thread that made it; 0 for any thread.
+    owner: usize,
+}
+
+impl<'s> Context<'s> {
+    /// Classifies `descriptor` (SysV AMD64) and precomputes what a call needs.
+    fn new(descriptor: &FunctionDescriptor, closure: Box<Closure<'s>>) -> Result<Context<'s>> {
+        let plan = crate::abi::sysv_x64::plan(descriptor, None)?;
+        if plan.args.iter().any(|a| a.by_reference.is_some()) {
+            return Err(Error::Unsupported {
+                type_name: "by-reference struct argument".into(),
+                reason: "the SysV upcall entry receives structs by value only".into(),
+            });
+        }
+        let (mut copy_bytes, mut copy_align) = (0usize, 1usize);
+        let args = descriptor
+            .argument_layouts()
+            .iter()
+            .zip(&plan.args)
+            .map(|(l, ap)| match l {
+                MemoryLayout::Value(v) => ArgKind::Scalar(v.kind(), ap.moves[0].to),
+                g => {
+                    let (size, align) = (g.byte_size(), g.byte_alignment());
+                    copy_bytes = copy_bytes.next_multiple_of(align) + size;
+                    copy_align = copy_align.max(align);
+                    ArgKind::Group { size, align }
+                }
+            })
+            .collect();
+        let ret = match descriptor.return_layout() {
+            None => RetKind::Void,
+            Some(MemoryLayout::Value(v)) => RetKind::Scalar(
+                v.kind(),
+                match plan.ret {
+                    ReturnPlan::Scalar(r) => r,
+                    _ => Register::Int(0),
+                },
+            ),
+            Some(g) => RetKind::Group(g.byte_size()),
+        };
+        Ok(Context {
+            owner: 0,
+            descriptor: descriptor.clone(),
+            plan,
+            args,
+            ret,
+            copy_bytes,
+            copy_align,
+            closure,
+        })
+    }
+}
+
+/// Up to this many arguments are decoded into an array on the Rust stack; more take one heap
+/// vector per call.
+const INLINE_ARGS: usize = 16;
+
+/// The arguments of one upcall, as the closure sees them: a slice of [`Value`]s (through
+/// `Deref`, so `args[0]`, `args.len()` and `args.iter()` work) plus typed accessors and the
+/// return segment.
+///
+/// Prefer the typed accessors ([`UpcallArgs::get`], [`UpcallArgs::address`],
+/// [`UpcallArgs::segment`]) on hot paths: they read the value by reference, while copying a
+/// whole scalar `Value` (`args[0]`) right after the dispatcher wrote it stalls on store
+/// forwarding (measured: `int(int)` identity upcall 14.5 ns with `get`, 18-22 ns with
+/// `Ok(args[0])`).
+///
+/// Everything borrows the upcall: struct argument segments point into a linker-stack frame that
+/// is popped when the closure returns, so they cannot be kept (the `'a` lifetime ends with the
+/// call). `!Send` and `!Sync`, like the segments it holds.
+pub struct UpcallArgs<'a> {
+    values: &'a [Value<'a>],
+    ret: Option<MemorySegment<'a>>,
+    descriptor: &'a FunctionDescriptor,
+}
+
+impl<'a> Deref for UpcallArgs<'a> {
+    type Target = [Value<'a>];
+
+    fn deref(&self) -> &[Value<'a>] {
+        self.values
+    }
+}
+
+impl fmt::Debug for UpcallArgs<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("UpcallArgs")
+            .field("descriptor", &format_args!("{}", self.descriptor))
+            .field("values", &self.values)
+            .field("return_segment", &self.ret)
+            .finish()
+    }
+}
+
+impl<'a> UpcallArgs<'a> {
+    /// Argument `index` by reference: reading a `Value` through its tag, not as a 24-byte copy,
+    /// avoids a store-forwarding stall on the value the dispatcher has just written.
+    #[inline]
+    fn value(&self, index: usize) -> Result<&Value<'a>> {
+        self.values.get(index).ok_or_else(|| Error::ValueMismatch {
+            position: format!("upcall argument {index}"),
+            expected: format!("an index below {}", self.values.len()),
+            found: "no such argument".into(),
+        })
+    }
+
+    fn mismatch(&self, index: usize, expected: impl fmt::Display, found: &Value<'_>) -> Error {
+        Error::ValueMismatch {
+            position: format!("upcall argument {index}"),
+            expected: expected.to_string(),
+            found: found.kind_name().into(),
+        }
+    }
+
+    /// Argument `index` as the scalar type `T`, which must be exactly the declared kind
+    /// (`args.get::<i32>(0)`; no numeric conversion).
+    ///
+    /// # Errors
+    /// [`Error::ValueMismatch`] for an index out of range or another kind.
+    pub fn get<T: Scalar>(&self, index: usize) -> Result<T> {
+        let v = self.value(index)?;
+        T::from_value(v).ok_or_else(|| self.mismatch(index, T::KIND, v))
+    }
+
+    /// Argument `index`, a pointer, as a raw address.
+    ///
+    /// # Errors
+    /// [`Error::ValueMismatch`] for an index out of range or an argument that is not a pointer.
+    pub fn address(&self, index: usize) -> Result<*mut c_void> {
+        match self.value(index)? {
+            Value::Address(p) => Ok(*p),
+            v => Err(self.mismatch(index, ScalarKind::Pointer, v)),
+        }
+    }
+
+    /// Argument `index`, a struct or union by value: a segment over its copy (exactly the
+    /// layout's size, aligned to the layout's alignment), valid during the upcall.
+    ///
+    /// # Errors
+    /// [`Error::ValueMismatch`] for an index out of range or a scalar argument.
+    pub fn segment(&self, index: usize) -> Result<MemorySegment<'a>> {
+        match self.value(index)? {
+            Value::Segment(s) => Ok(*s),
+            v => Err(self.mismatch(index, "a struct or union", v)),
+        }
+    }
+
+    /// Where a struct/union return value goes (exactly the return layout's size), or `None`
+    /// for scalar and `void` returns. Write the result here and return `Ok(Value::Void)` to
+    /// avoid a copy. For a MEMORY-class return this is the C caller's own buffer (the hidden
+    /// return pointer), for a register-returned struct a zeroed 16-byte image on the stack.
+    /// Its contents are unspecified before the closure writes them.
+    pub fn return_segment(&self) -> Option<MemorySegment<'a>> {
+        self.ret
+    }
+
+    /// The descriptor of the stub.
+    pub fn descriptor(&self) -> &FunctionDescriptor {
+        self.descriptor
+    }
+}
+
+/// A C function pointer that calls a Rust closure (Java's upcall stub segment), made by
+/// [`Linker::upcall_stub`].
+///
+/// Owns the generated code (one read-execute page mapping, see [`crate::code`]) and the
+/// closure; dropping it frees both. It borrows the arena it was made for (`'s`), so it never
+/// outlives it. `Send + Sync` (the closure is). See the [module documentation](crate::upcall) for the
+/// argument, return, error, panic and thread rules.
+pub struct UpcallStub<'s> {
+    /// Dropped first: no code refers to the context once it is gone.
+    code: ExecutableCode,
+    ctx: Box<Context<'s>>,
+    _arena: PhantomData<&'s ()>,
+}
+
+impl fmt::Debug for UpcallStub<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "UpcallStub({:p}, {}, plan {})",
+            self.address(),
+            self.ctx.descriptor,
+            self.ctx.plan
+        )
+    }
+}
+
+impl<'s> UpcallStub<'s> {
+    /// The C function pointer (pass it to C, or as a `Value::Address` argument of a downcall).
+    /// Valid until the stub is dropped.
+    pub fn address(&self) -> *const c_void {
+        self.code.entry().cast()
+    }
+
+    /// [`UpcallStub::address`] as a `Value::Address` argument.
+    pub fn as_value(&self) -> Value<'static> {
+        Value::Address(self.address().cast_mut())
+    }
+
+    /// A zero-length segment at the function's address, borrowing the stub (Java returns the
+    /// stub as such a segment).
+    pub fn segment(&self) -> MemorySegment<'_> {
+        // SAFETY: a zero-length segment gives access to no bytes.
+        unsafe { MemorySegment::from_raw_parts(self.address().cast_mut().cast(), 0) }
+    }
+
+    /// The descriptor the stub was made for.
+    pub fn descriptor(&self) -> &FunctionDescriptor {
+        &self.ctx.descriptor
+    }
+
+    /// The SysV call plan the stub decodes its arguments with.
+    pub fn plan(&self) -> &CallPlan {
+        &self.ctx.plan
+    }
+
+    /// Never frees the stub: returns its address, valid for the rest of the process (for
+    /// callbacks that C keeps forever). Only a `'static` stub (made with
+    /// [`crate::memory::Arena::global`] and a `'static` closure) can be leaked.
+    pub fn leak(self) -> *const c_void
+    where
+        's: 'static,
+    {
+        let address = self.address();
+        std::mem::forget(self);
+        address
+    }
+}
+
+impl Linker {
+    /// Makes a C function pointer of type `descriptor` that calls `closure` (Java's
+    /// `Linker.upcallStub(target, descriptor, arena)`).
+    ///
+    /// The closure gets the arguments as an [`UpcallArgs`] and returns the result (see the
+    /// [module documentation](crate::upcall) for the exact value rules). It must be
+    /// `Send + Sync` because C may call the pointer from any thread, and it may borrow anything
+    /// that outlives the arena borrow `'s`. The stub lives until it is dropped, at the latest
+    /// when the arena does.
+    ///
+    /// ```no_run
+    /// # use gatun::{Arena, Linker, FunctionDescriptor, ValueLayout as V, Value};
+    /// let arena = Arena::confined();
+    /// let cmp = Linker::native().upcall_stub(
+    ///     &FunctionDescriptor::of(V::I32, [V::ADDRESS, V::ADDRESS]),
+    ///     |args| {
+    ///         // SAFETY: qsort passes pointers to two elements of the int array.
+    ///         let (a, b) = unsafe {
+    ///             (*args.address(0)?.cast::<i32>(), *args.address(1)?.cast::<i32>())
+    ///         };
+    ///         Ok(Value::I32(a.cmp(&b) as i32))
+    ///     },
+    ///     &arena,
+    /// )?;
+    /// // pass cmp.address() to qsort through a downcall
+    /// # Ok::<(), gatun::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// - [`Error::InvalidDescriptor`] for a padding, sequence or zero-sized argument or return,
+    ///   or a group whose size is not a multiple of its alignment (as for downcalls).
+    /// - [`Error::Unsupported`] on targets other than x86-64 Linux, and when the OS refuses an
+    ///   executable mapping.
+    pub fn upcall_stub<'s, A, F>(
+        &self,
+        descriptor: &FunctionDescriptor,
+        closure: F,
+        arena: &'s A,
+    ) -> Result<UpcallStub<'s>>
+    where
+        A: SegmentAllocator + ?Sized,
+        F: for<'a> Fn(&UpcallArgs<'a>) -> Result<Value<'a>> + Send + Sync + 's,
+    {
+        UpcallStub::from_context(
+            Box::new(Context::new(descriptor, Box::new(closure))?),
+            arena,
+        )
+    }
+}
+
+impl<'s> UpcallStub<'s> {
+    /// Generates the stub's code for `ctx`.
+    fn from_context<A: SegmentAllocator + ?Sized>(
+        ctx: Box<Context<'s>>,
+        _arena: &'s A,
+    ) -> Result<UpcallStub<'s>> {
+        let code = stub_code(&ctx)?;
+        Ok(UpcallStub {
+            code,
+            ctx,
+            _arena: PhantomData,
+        })
+    }
+}
+
+/// An [`UpcallStub`] whose closure need not be `Send` or `Sync`, made by
+/// [`Linker::upcall_stub_confined`]: it may capture `Rc`s, `RefCell`s and segments of a
+/// confined arena. It must only be called on the thread that made it; a call from any other
+/// thread aborts the process (`gatun: upcall ...: called on a thread other than the one that
+/// made this confined stub`) before the closure runs. `!Send` and `!Sync`, so it is dropped on
+/// that thread too. Derefs to [`UpcallStub`] for the address and the other accessors.
+pub struct ConfinedUpcallStub<'s> {
+    stub: UpcallStub<'s>,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl<'s> Deref for ConfinedUpcallStub<'s> {
+    type Target = UpcallStub<'s>;
+
+    fn deref(&self) -> &UpcallStub<'s> {
+        &self.stub
+    }
+}
+
+impl fmt::Debug for ConfinedUpcallStub<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Confined{:?}", self.stub)
+    }
+}
+
+/// A closure that is only ever called and dropped on one thread.
+struct ThreadBound<F>(F);
+
+// SAFETY: a `ThreadBound` lives only inside the context of a `ConfinedUpcallStub`, which is
+// `!Send`/`!Sync` and so dropped on its owner thread; the dispatcher calls the closure only
+// after checking that it runs on that thread (`Context::owner`). `&UpcallStub` (reachable by
+// `Deref`) exposes no access to the closure.
+unsafe impl<F> Send for ThreadBound<F> {}
+// SAFETY: as above.
+unsafe impl<F> Sync for ThreadBound<F> {}
+
+impl<F: for<'a> Fn(&UpcallArgs<'a>) -> Result<Value<'a>>> ThreadBound<F> {
+    fn call<'a>(&self, args: &UpcallArgs<'a>) -> Result<Value<'a>> {
+        (self.0)(args)
+    }
+}
+
+/// An address unique to the calling thread among live threads (its copy of a thread-local).
+/// No destructor and a const initialiser: never fails, never allocates, also on threads
+/// created in C.
+#[inline]
+fn thread_mark() -> usize {
+    thread_local! {
+        static MARK: u8 = const { 0 };
+    }
+    MARK.with(|m| m as *const u8 as usize)
+}
+
+impl Linker {
+    /// As [`Linker::upcall_stub`], for a closure that is not `Send + Sync` and is called from
+    /// C only on the current thread (a `qsort` comparator, a callback of a single-threaded
+    /// library). A call on another thread aborts the process instead of running the closure
+    /// (see [`ConfinedUpcallStub`]).
+    ///
+    /// # Errors
+    /// As [`Linker::upcall_stub`].
+    pub fn upcall_stub_confined<'s, A, F>(
+        &self,
+        descriptor: &FunctionDescriptor,
+        closure: F,
+        arena: &'s A,
+    ) -> Result<ConfinedUpcallStub<'s>>
+    where
+        A: SegmentAllocator + ?Sized,
+        F: for<'a> Fn(&UpcallArgs<'a>) -> Result<Value<'a>> + 's,
+    {
+        let bound = ThreadBound(closure);
+        // `bound.call` captures the whole `ThreadBound`, not just its (non-Send) field.
+        let mut ctx = Context::new(
+            descriptor,
+            Box::new(move |a: &UpcallArgs<'_>| bound.call(a)),
+        )?;
+        ctx.owner = thread_mark();
+        Ok(ConfinedUpcallStub {
+            stub: UpcallStub::from_context(Box::new(ctx), arena)?,
+            _not_send: PhantomData,
+        })
+    }
+}
+
+#[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+fn stub_code(ctx: &Context<'_>) -> Result<ExecutableCode> {
+    ExecutableCode::new(&entry::stub_code(ctx as *const Context<'_> as usize))
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux", not(miri))))]
+fn stub_code(_ctx: &Context<'_>) -> Result<ExecutableCode> {
+    Err(Error::Unsupported {
+        type_name: "upcall".into(),
+        reason: "gatun's upcall entry supports x86-64 System V (Linux) only".into(),
+    })
+}
+
+/// The register value of a scalar return: exactly the declared kind, small integers sign- or
+/// zero-extended to 64 bits, a `bool` as 0 or 1, a pointer from `Address` or `Segment`.
+fn return_bits(kind: ScalarKind, v: &Value<'_>) -> Option<u64> {
+    use ScalarKind as K;
+    let (found, bits) = match *v {
+        Value::Bool(b) => (K::Bool, b as u64),
+        Value::I8(x) => (K::I8, x as i64 as u64),
+        Value::U8(x) => (K::U8, x as u64),
+        Value::I16(x) => (K::I16, x as i64 as u64),
+        Value::U16(x) => (K::U16, x as u64),
+        Value::I32(x) => (K::I32, x as i64 as u64),
+        Value::U32(x) => (K::U32, x as u64),
+        Value::I64(x) => (K::I64, x as u64),
+        Value::U64(x) => (K::U64, x),
+        Value::F32(x) => (K::F32, x.to_bits() as u64),
+        Value::F64(x) => (K::F64, x.to_bits()),
+        Value::Address(p) => (K::Pointer, p as usize as u64),
+        Value::Segment(s) => (K::Pointer, s.address() as u64),
+        Value::Void => return None,
+    };
+    (found == kind).then_some(bits)
+}
+
+fn return_mismatch(expected: impl fmt::Display, found: &Value<'_>) -> Error {
+    Error::ValueMismatch {
+        position: "upcall return".into(),
+        expected: expected.to_string(),
+        found: found.kind_name().into(),
+    }
+}
+
+/// Decodes the arguments, runs the closure and encodes its result into `frame`.
+///
+/// # Safety
+/// `frame` holds the registers and stack-argument address of a C call of `ctx`'s descriptor
+/// type (module invariants).
+unsafe fn dispatch(ctx: &Context<'_>, frame: &mut UpcallFrame) -> Result<()> {
+    let copies = if ctx.copy_bytes > 0 {
+        Some(linker_stack().push_frame(ctx.copy_bytes, ctx.copy_align)?)
+    } else {
+        None
+    };
+    let copies = copies.as_ref();
+    let decode = |(kind, ap): (&ArgKind, &ArgPlan)| -> Result<Value<'_>> {
+        Ok(match *kind {
+            ArgKind::Scalar(k, loc) => {
+                // SAFETY: the location belongs to the plan of this call (caller's contract).
+                let bits = unsafe { frame.arg(loc) };
+                crate::linker::scalar_value(k, bits)
+            }
+            ArgKind::Group { size, align } => {
+                let copy = copies
+                    .expect("a frame is pushed when there are struct arguments")
+                    .allocate_uninit(size, align)?;
+                for m in &ap.moves {
+                    // SAFETY: the location is readable (caller's contract); the move lies
+                    // inside the copy, which has the layout's size.
+                    unsafe {
+                        store_low_bytes(
+                            copy.as_ptr().add(m.offset as usize),
+                            frame.arg(m.to),
+                            m.size as usize,
+                        )
+                    };
+                }
+                Value::Segment(copy)
+            }
+        })
+    };
+    let kinds = ctx.args.iter().zip(&ctx.plan.args);
+    let n = ctx.args.len();
+    // Only the used prefix of the inline array is written (no 16 x 24-byte fill per call).
+    let mut inline = [const { MaybeUninit::<Value<'_>>::uninit() }; INLINE_ARGS];
+    let heap: Vec<Value<'_>>;
+    let values: &[Value<'_>] = if n <= INLINE_ARGS {
+        for (slot, k) in inline.iter_mut().zip(kinds) {
+            slot.write(decode(k)?);
+        }
+        // SAFETY: the first `n` slots were written just above (`Value` is `Copy`: nothing to
+        // drop on an early return).
+        unsafe { std::slice::from_raw_parts(inline.as_ptr().cast::<Value<'_>>(), n) }
+    } else {
+        heap = kinds.map(decode).collect::<Result<_>>()?;
+        &heap
+    };
+    let mut image = [0u64; 2];
+    let image_ptr = image.as_mut_ptr().cast::<u8>();
+    let ret = match (ctx.ret, ctx.plan.hidden_return_pointer) {
+        // SAFETY: the hidden pointer is writable for the return layout's size (caller's
+        // contract), for the whole call.
+        (RetKind::Group(size), Some(loc)) => {
+            Some(unsafe { MemorySegment::from_raw_parts(frame.arg(loc) as usize as *mut u8, size) })
+        }
+        // SAFETY: a register-returned struct has at most 16 bytes; `image` outlives the
+        // segment, which the closure cannot keep, and is read below only through `image_ptr`.
+        (RetKind::Group(size), None) => {
+            Some(unsafe { MemorySegment::from_raw_parts(image_ptr, size.min(16)) })
+        }
+        _ => None,
+    };
+    let args = UpcallArgs {
+        values,
+        ret,
+        descriptor: &ctx.descriptor,
+    };
+    let result = (ctx.closure)(&args)?;
+    match (ctx.ret, &ctx.plan.ret) {
+        (RetKind::Void, _) => {
+            if !matches!(result, Value::Void) {
+                return Err(return_mismatch("void", &result));
+            }
+        }
+        (RetKind::Scalar(k, reg), _) => {
+            let bits = return_bits(k, &result).ok_or_else(|| return_mismatch(k, &result))?;
+            frame.set_return(reg, bits);
+        }
+        (RetKind::Group(size), plan) => {
+            let dst = ret.expect("a return segment exists for struct returns");
+            match result {
+                Value::Void => {}
+                Value::Segment(s) if s.byte_size() >= size => {
+                    if s.address() != dst.address() {
+                        dst.copy_from(&s.slice(0, size)?)?;
+                    }
+                }
+                v => {
+                    return Err(return_mismatch(
+                        format_args!(
+                            "a segment of at least {size} bytes, or void after writing the return segment"
+                        ),
+                        &v,
+                    ))
+                }
+            }
+            match plan {
+                ReturnPlan::Registers(moves) => {
+                    for m in moves {
+                        // SAFETY: offsets are 0 or 8 in the 16-byte image; bytes past the
+                        // struct's end stayed zero.
+                        let bits = unsafe { image_ptr.add(m.offset as usize).cast::<u64>().read() };
+                        frame.set_return(m.from, bits);
+                    }
+                }
+                _ => frame.rax = dst.address() as u64,
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Prints why an upcall cannot continue and aborts the process (see the module documentation).
+#[cold]
+#[inline(never)]
+fn abort_upcall(descriptor: &FunctionDescriptor, what: fmt::Arguments<'_>) -> ! {
+    // Never panic on a closed stderr.
+    let _ = writeln!(
+        std::io::stderr(),
+        "gatun: upcall {descriptor}: {what}; aborting the process (an upcall cannot return an \
+         error to C or unwind into C)"
+    );
+    std::process::abort()
+}
+
+/// The Rust side of the upcall entry: runs [`dispatch`] and aborts on an error or a panic.
+///
+/// # Safety
+/// Called only by the entry assembly, with the context address from the stub's code and a
+/// frame as described in the module invariants.
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
+    allow(dead_code)
+)]
+pub(crate) unsafe extern "C" fn gatun_upcall_dispatch(ctx: *const c_void, frame: *mut UpcallFrame) {
+    // SAFETY: the stub's code holds the address of its live boxed Context (module invariants).
+    let ctx = unsafe { &*ctx.cast::<Context<'_>>() };
+    // SAFETY: the entry passes its own exclusive frame on its stack.
+    let frame = unsafe { &mut *frame };
+    if ctx.owner != 0 && ctx.owner != thread_mark() {
+        abort_upcall(
+            &ctx.descriptor,
+            format_args!("called on a thread other than the one that made this confined stub"),
+        );
+    }
+    // AssertUnwindSafe: on a panic the process aborts, so no broken state is ever observed.
+    // SAFETY: forwarded (the frame is a call of the stub's type).
+    match catch_unwind(AssertUnwindSafe(|| unsafe { dispatch(ctx, frame) })) {
+        Ok(Ok(())) => {}
+        Ok(Err(e)) => abort_upcall(&ctx.descriptor, format_args!("{e}")),
+        Err(payload) => {
+            let message = payload
+                .downcast_ref::<&str>()
+                .copied()
+                .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+                .unwrap_or("(non-string payload)");
+            abort_upcall(
+                &ctx.descriptor,
+                format_args!("the closure panicked: {message}"),
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

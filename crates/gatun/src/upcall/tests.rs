@@ -1,0 +1,193 @@
+//! The dispatcher on synthetic register frames (no assembly, no C: Miri-clean). The end-to-end
+//! tests through C are in `tests/upcall.rs`.
+
+use std::sync::{Arc, Mutex};
+
+use super::*;
+use crate::layout::ValueLayout as V;
+
+fn context(
+    d: &FunctionDescriptor,
+    f: impl for<'a> Fn(&UpcallArgs<'a>) -> Result<Value<'a>> + Send + Sync + 'static,
+) -> Context<'static> {
+    Context::new(d, Box::new(f)).unwrap()
+}
+
+fn frame(stack: &[u64]) -> UpcallFrame {
+    UpcallFrame {
+        gpr: [0; 6],
+        xmm: [0; 8],
+        stack: stack.as_ptr().cast(),
+        rax: 0,
+        rdx: 0,
+        xmm0: 0,
+        xmm1: 0,
+    }
+}
+
+fn st<const N: usize>(members: [V; N]) -> MemoryLayout {
+    MemoryLayout::c_struct(members).unwrap()
+}
+
+#[test]
+fn scalars_are_truncated_to_their_width_and_returns_extended() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let ctx = context(
+        &FD::of(V::I16, [V::I8, V::U16, V::BOOL, V::F32, V::F64, V::ADDRESS]),
+        move |a| {
+            s.lock().unwrap().extend(a.iter().map(|v| v.to_string()));
+            Ok(Value::I16(-2))
+        },
+    );
+    let mut f = frame(&[]);
+    // Upper bits are garbage, as C leaves them.
+    f.gpr = [0xdead_beef_0000_00ff, 0x1234_ffff, 0xff00, 0xabcd, 0, 0];
+    f.xmm[0] = 0xffff_ffff_0000_0000 | 1.5f32.to_bits() as u64;
+    f.xmm[1] = (-0.25f64).to_bits();
+    // SAFETY: no stack arguments; the frame matches the descriptor.
+    unsafe { dispatch(&ctx, &mut f) }.unwrap();
+    assert_eq!(
+        *seen.lock().unwrap(),
+        ["-1", "65535", "false", "1.5", "-0.25", "0xabcd"]
+    );
+    assert_eq!(f.rax, (-2i64) as u64);
+}
+
+type FD = FunctionDescriptor;
+
+#[test]
+fn struct_arguments_are_copied_from_registers_and_stack_into_a_linker_stack_frame() {
+    let is = st([V::I64, V::F64]);
+    let m24 = st([V::I64, V::I64, V::I64]);
+    // MEMORY struct on the stack, then {long; double} in rdi + xmm0, then an int in rsi.
+    let d = FD::of(V::I64, [m24, is, V::I32.into()]);
+    let before = linker_stack().thread_blocks();
+    let ctx = context(&d, |a| {
+        let m = a.segment(0)?;
+        let s = a.segment(1)?;
+        assert_eq!(m.address() % 8, 0);
+        let sum = m.get::<i64>(0)? + 10 * m.get::<i64>(8)? + 100 * m.get::<i64>(16)?;
+        Ok(Value::I64(
+            sum + 1000 * s.get::<i64>(0)? + s.get::<f64>(8)? as i64 + a.get::<i32>(2)? as i64,
+        ))
+    });
+    assert_eq!(ctx.copy_bytes, 40);
+    let stack = [1u64, 2, 3];
+    let mut f = frame(&stack);
+    f.gpr[0] = 4;
+    f.xmm[0] = 5000.0f64.to_bits();
+    f.gpr[1] = 60000;
+    // SAFETY: three stack slots for the MEMORY struct; registers as planned.
+    unsafe { dispatch(&ctx, &mut f) }.unwrap();
+    assert_eq!(f.rax, (1 + 20 + 300 + 4000 + 5000 + 60000) as u64);
+    assert!(linker_stack().thread_blocks() >= before);
+    // The frame was popped: a full-size frame still fits on the stack.
+    let size = linker_stack().byte_size();
+    assert!(!linker_stack().push_frame(size, 1).unwrap().is_fallback());
+}
+
+#[test]
+fn register_struct_returns_fill_rax_rdx_xmm0_xmm1_per_the_plan() {
+    // {double; int} -> xmm0 + rax; returned by writing the return segment.
+    let si = st([V::F64, V::I32]);
+    let ctx = context(&FD::of(si.clone(), [V::I32]), |a| {
+        let r = a.return_segment().unwrap();
+        assert_eq!(r.byte_size(), 16);
+        r.set(0, 2.5f64)?;
+        r.set(8, a.get::<i32>(0)? * 3)?;
+        Ok(Value::Void)
+    });
+    let mut f = frame(&[]);
+    f.gpr[0] = 7;
+    // SAFETY: registers only.
+    unsafe { dispatch(&ctx, &mut f) }.unwrap();
+    assert_eq!((f.xmm0, f.rax as u32), (2.5f64.to_bits(), 21));
+
+    // {long; long} -> rax + rdx, returned as a copy of an argument segment.
+    let ii = st([V::I64, V::I64]);
+    let ctx = context(&FD::of(ii.clone(), [ii]), |a| Ok(a[0]));
+    let mut f = frame(&[]);
+    f.gpr[0] = 11;
+    f.gpr[1] = 22;
+    // SAFETY: registers only.
+    unsafe { dispatch(&ctx, &mut f) }.unwrap();
+    assert_eq!((f.rax, f.rdx), (11, 22));
+}
+
+#[test]
+fn memory_returns_write_through_the_hidden_pointer_and_return_it_in_rax() {
+    let m24 = st([V::I64, V::I64, V::I64]);
+    let ctx = context(&FD::of(m24, [V::I64]), |a| {
+        let r = a.return_segment().unwrap();
+        let x = a.get::<i64>(0)?;
+        for k in 0..3 {
+            r.set(8 * k, x + k as i64)?;
+        }
+        Ok(Value::Void)
+    });
+    let mut out = [0i64; 3];
+    let mut f = frame(&[]);
+    f.gpr[0] = out.as_mut_ptr() as u64; // hidden pointer in rdi
+    f.gpr[1] = 40; // the first argument moves to rsi
+                   // SAFETY: the hidden pointer is a writable 24-byte buffer.
+    unsafe { dispatch(&ctx, &mut f) }.unwrap();
+    assert_eq!(out, [40, 41, 42]);
+    assert_eq!(f.rax, out.as_ptr() as u64);
+}
+
+#[test]
+fn wrong_return_kinds_and_closure_errors_are_reported() {
+    let ctx = context(&FD::of(V::I32, [V::I32]), |_| Ok(Value::I64(1)));
+    let mut f = frame(&[]);
+    // SAFETY: registers only.
+    let e = unsafe { dispatch(&ctx, &mut f) }.unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "value mismatch at upcall return: expected i32, found i64"
+    );
+    let ctx = context(&FD::of_void([V::I32]), |a| a.get::<i64>(0).map(Value::I64));
+    // SAFETY: registers only.
+    let e = unsafe { dispatch(&ctx, &mut f) }.unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "value mismatch at upcall argument 0: expected i64, found i32"
+    );
+    let ii = st([V::I64, V::I64]);
+    let ctx = context(&FD::of(ii, [V::I32]), |_| Ok(Value::I32(0)));
+    // SAFETY: registers only.
+    let e = unsafe { dispatch(&ctx, &mut f) }.unwrap_err();
+    assert!(
+        e.to_string().contains("a segment of at least 16 bytes"),
+        "{e}"
+    );
+    let ctx = context(&FD::of_void([V::I32]), |_| Ok(Value::I32(0)));
+    // SAFETY: registers only.
+    let e = unsafe { dispatch(&ctx, &mut f) }.unwrap_err();
+    assert!(e.to_string().contains("expected void"), "{e}");
+}
+
+#[test]
+fn more_than_the_inline_argument_count_works() {
+    let d = FD::of(V::I64, [V::I64; 20]);
+    let ctx = context(&d, |a| {
+        Ok(Value::I64(a.iter().map(|v| v.as_i64().unwrap()).sum()))
+    });
+    let stack: Vec<u64> = (7..21).collect();
+    let mut f = frame(&stack);
+    f.gpr = [1, 2, 3, 4, 5, 6];
+    // SAFETY: 14 stack slots for arguments 6..20.
+    unsafe { dispatch(&ctx, &mut f) }.unwrap();
+    assert_eq!(f.rax, (1..21).sum::<u64>());
+}
+
+#[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+#[test]
+fn stub_code_loads_the_context_into_r10_and_jumps_to_the_entry() {
+    let code = super::entry::stub_code(0x1122_3344_5566_7788);
+    assert_eq!(code[..6], [0xF3, 0x0F, 0x1E, 0xFA, 0x49, 0xBA]); // endbr64; movabs r10,
+    assert_eq!(code[6..14], 0x1122_3344_5566_7788u64.to_le_bytes());
+    assert_eq!(code[14..16], [0x49, 0xBB]); // movabs r11,
+    assert_ne!(u64::from_le_bytes(code[16..24].try_into().unwrap()), 0);
+    assert_eq!(code[24..], [0x41, 0xFF, 0xE3]); // jmp r11
+}

@@ -1,0 +1,289 @@
+//! No input makes `gatun::cdecl` panic or overflow the stack: proptest feeds it random bytes,
+//! random token soups and mutated valid declarations, through both `Declarations::add` and
+//! `Declarations::type_layout`, and checks that every error renders with a position inside the
+//! input.
+//!
+//! The normal run tries 21,000 inputs (7,000 per generator). The full campaign — 1,050,000
+//! inputs, 350,000 per generator — is `#[ignore]`d; run it with
+//! `cargo test -p gatun --test cdecl_fuzz -- --ignored` (about a minute in a debug build).
+//! Inputs that once failed live in `tests/cdecl_corpus/` (run by `tests/cdecl_corpus.rs`).
+
+use gatun::cdecl::Declarations;
+use proptest::prelude::*;
+use proptest::test_runner::{Config, TestRunner};
+
+/// Tokens and fragments the soup is made of: keywords, typedef names, punctuation, numbers,
+/// GNU extensions, directives, and the odd broken literal.
+const TOKENS: &[&str] = &[
+    "int",
+    "char",
+    "short",
+    "long",
+    "unsigned",
+    "signed",
+    "float",
+    "double",
+    "void",
+    "_Bool",
+    "bool",
+    "const",
+    "volatile",
+    "restrict",
+    "struct",
+    "union",
+    "enum",
+    "typedef",
+    "extern",
+    "static",
+    "inline",
+    "size_t",
+    "uint8_t",
+    "int64_t",
+    "FILE",
+    "long double",
+    "_Complex",
+    "__int128",
+    "_Alignas",
+    "sizeof",
+    "_Alignof",
+    "__attribute__",
+    "((packed))",
+    "((aligned(8)))",
+    "packed",
+    "aligned",
+    "__asm__",
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    ";",
+    ",",
+    "*",
+    "...",
+    ":",
+    "=",
+    "+",
+    "-",
+    "<<",
+    ">>",
+    "?",
+    "!",
+    "~",
+    "/",
+    "%",
+    "0",
+    "1",
+    "3",
+    "16",
+    "0x7fffffffffffffff",
+    "18446744073709551615",
+    "99999999999999999999",
+    "1.5",
+    "'a'",
+    "'\\x41'",
+    "'",
+    "\"s\"",
+    "\"",
+    "x",
+    "y",
+    "f",
+    "point",
+    "node",
+    "RED",
+    "\n#pragma pack(push, 1)\n",
+    "\n#pragma pack(pop)\n",
+    "\n#pragma pack(2)\n",
+    "\n#pragma pack()\n",
+    "\n#include <x.h>\n",
+    "\n# 1 \"f\"\n",
+    "/*",
+    "*/",
+    "//",
+    "\n",
+    "\t",
+    "é",
+    "\\",
+    "@",
+    "\0",
+];
+
+/// Valid declarations the mutator starts from.
+const SEEDS: &[&str] = &[
+    "int open(const char *path, int flags, ...);",
+    "struct point { char tag; double x, y; };",
+    "typedef struct node { int v; struct node *next; void (*visit)(struct node *); } node_t;",
+    "void (*signal(int sig, void (*handler)(int)))(int);",
+    "enum color { RED, GREEN = 5, BLUE }; struct b { char n[BLUE * 2]; };",
+    "#pragma pack(push, 1)\nstruct p { char c; int x; };\n#pragma pack(pop)\n",
+    "struct __attribute__((packed)) s { char c; long l; } __attribute__((aligned(4)));",
+    "union u { int i; float f; char b[sizeof(double)]; };",
+    "typedef int (*cmp_t)(const void *, const void *); void qsort(void *, size_t, size_t, cmp_t);",
+    "struct f { uint32_t n; uint16_t data[]; }; _Alignas(16) extern int aligned_var;",
+    "struct o { struct { int a; union { char c; double d; }; }; int m[2][3]; };",
+];
+
+fn check(src: &str) {
+    let mut d = Declarations::new();
+    match d.add(src) {
+        Ok(_) => {
+            for f in d.functions() {
+                let _ = f.descriptor.to_string();
+            }
+        }
+        Err(e) => {
+            let rendered = e.to_string();
+            assert!(rendered.contains('^'), "no caret: {rendered}");
+            assert!(e.span().start <= src.len() && e.span().end <= src.len());
+            assert!(e.line() >= 1 && e.line() <= src.split('\n').count());
+            assert!(!e.message().is_empty());
+        }
+    }
+    if let Err(e) = Declarations::new().type_layout(src) {
+        let _ = e.to_string();
+        assert!(e.span().end <= src.len());
+    }
+}
+
+fn bytes() -> impl Strategy<Value = String> {
+    prop::collection::vec(any::<u8>(), 0..160)
+        .prop_map(|b| String::from_utf8_lossy(&b).into_owned())
+}
+
+fn soup() -> impl Strategy<Value = String> {
+    prop::collection::vec((prop::sample::select(TOKENS), 0..3usize), 0..48).prop_map(|toks| {
+        let mut s = String::new();
+        for (t, sep) in toks {
+            s.push_str(t);
+            s.push_str([" ", "", "\n"][sep]);
+        }
+        s
+    })
+}
+
+#[derive(Debug, Clone)]
+enum Edit {
+    Delete(usize, usize),
+    Insert(usize, &'static str),
+    Duplicate(usize, usize),
+    Replace(usize, u8),
+}
+
+fn edit() -> impl Strategy<Value = Edit> {
+    prop_oneof![
+        (any::<usize>(), 1..8usize).prop_map(|(a, n)| Edit::Delete(a, n)),
+        (any::<usize>(), prop::sample::select(TOKENS)).prop_map(|(a, t)| Edit::Insert(a, t)),
+        (any::<usize>(), 1..24usize).prop_map(|(a, n)| Edit::Duplicate(a, n)),
+        (any::<usize>(), any::<u8>()).prop_map(|(a, b)| Edit::Replace(a, b)),
+    ]
+}
+
+fn mutated() -> impl Strategy<Value = String> {
+    (
+        prop::sample::select(SEEDS),
+        prop::collection::vec(edit(), 1..6),
+    )
+        .prop_map(|(seed, edits)| {
+            let mut b = seed.as_bytes().to_vec();
+            for e in edits {
+                let len = b.len().max(1);
+                match e {
+                    Edit::Delete(a, n) => {
+                        let a = a % len;
+                        let end = (a + n).min(b.len());
+                        if a < end {
+                            b.drain(a..end);
+                        }
+                    }
+                    Edit::Insert(a, t) => {
+                        let a = a % (b.len() + 1);
+                        b.splice(a..a, t.bytes());
+                    }
+                    Edit::Duplicate(a, n) => {
+                        let a = a % len;
+                        let end = (a + n).min(b.len());
+                        if a < end {
+                            let piece = b[a..end].to_vec();
+                            b.splice(a..a, piece);
+                        }
+                    }
+                    Edit::Replace(a, byte) => {
+                        if !b.is_empty() {
+                            let a = a % b.len();
+                            b[a] = byte;
+                        }
+                    }
+                }
+            }
+            String::from_utf8_lossy(&b).into_owned()
+        })
+}
+
+fn run<S: Strategy<Value = String>>(strategy: S, cases: u32) {
+    let config = Config {
+        cases,
+        failure_persistence: None,
+        ..Config::default()
+    };
+    let mut runner = TestRunner::new(config);
+    runner
+        .run(&strategy, |src| {
+            check(&src);
+            Ok(())
+        })
+        .unwrap();
+}
+
+const QUICK: u32 = 7_000;
+const FULL: u32 = 350_000;
+
+#[test]
+fn fuzz_random_bytes() {
+    run(bytes(), QUICK);
+}
+
+#[test]
+fn fuzz_token_soup() {
+    run(soup(), QUICK);
+}
+
+#[test]
+fn fuzz_mutated_declarations() {
+    run(mutated(), QUICK);
+}
+
+/// The full campaign: 3 x 350,000 = 1,050,000 inputs.
+#[test]
+#[ignore = "1,050,000 inputs; run with --ignored"]
+fn fuzz_million() {
+    run(bytes(), FULL);
+    run(soup(), FULL);
+    run(mutated(), FULL);
+}
+
+#[test]
+fn pathological_inputs() {
+    for src in [
+        "(".repeat(100_000),
+        "*".repeat(100_000),
+        "int x".to_string() + &"[1]".repeat(100_000),
+        "struct { ".repeat(50_000),
+        "int f(".repeat(50_000),
+        "int a[".to_string() + &"-".repeat(100_000) + "1];",
+        "int a[".to_string() + &"(".repeat(100_000),
+        "enum e { A = ".to_string() + &"~".repeat(100_000) + "0 };",
+        "/*".repeat(10_000),
+        "\"".repeat(10_001),
+        "__attribute__((".repeat(10_000),
+        "#pragma pack(push, 1)\n".repeat(10_000),
+        (1..5_000)
+            .map(|i| format!("typedef t{} t{i}[1];", i - 1))
+            .fold("typedef int t0;".to_string(), |a, b| a + &b),
+        (1..5_000)
+            .map(|i| format!("struct s{i} {{ struct s{} m; }};", i - 1))
+            .fold("struct s0 { int x; };".to_string(), |a, b| a + &b),
+    ] {
+        check(&src);
+    }
+}

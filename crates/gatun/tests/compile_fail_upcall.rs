@@ -1,0 +1,12 @@
+//! Compile-fail tests for upcalls: the closure must be `Send + Sync`, struct argument segments
+//! cannot escape the upcall, and a stub cannot outlive its arena. The expected compiler output
+//! is in `tests/compile_fail/upcall/*.stderr`; regenerate with
+//! `TRYBUILD=overwrite cargo test -p gatun --test compile_fail_upcall` after a toolchain change
+//! and review the diff.
+
+#[test]
+#[cfg_attr(miri, ignore)]
+fn upcall_compile_fail() {
+    let cases = trybuild::TestCases::new();
+    cases.compile_fail("tests/compile_fail/upcall/*.rs");
+}

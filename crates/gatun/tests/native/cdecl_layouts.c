@@ -1,0 +1,49 @@
+/* Sizes, alignments and offsets of the declarations in cdecl_layouts.h as gcc lays them out,
+ * exported as one table (cdecl_layouts_table, ended by a NULL type) for tests/cdecl_layouts.rs. */
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "cdecl_layouts.h"
+
+struct cdecl_layouts_entry {
+    const char *type; /* as gatun's Declarations::layout names it */
+    const char *path; /* "#size", "#align", or a layout path for MemoryLayout::byte_offset_of */
+    size_t value;
+};
+
+#define SZ(T, name) {name, "#size", sizeof(T)}, {name, "#align", _Alignof(T)}
+#define S(tag) SZ(struct tag, "struct " #tag)
+#define OFF(tag, f) {"struct " #tag, #f, offsetof(struct tag, f)}
+
+const struct cdecl_layouts_entry cdecl_layouts_table[] = {
+    S(cl_plain), OFF(cl_plain, d), OFF(cl_plain, i),
+    S(cl_packed), OFF(cl_packed, x), OFF(cl_packed, d), OFF(cl_packed, s),
+    S(cl_packed_after), OFF(cl_packed_after, l),
+    S(cl_outer_packed), OFF(cl_outer_packed, p), OFF(cl_outer_packed, after),
+    S(cl_pack2), OFF(cl_pack2, x), OFF(cl_pack2, d), OFF(cl_pack2, tail),
+    S(cl_pack2_nested), OFF(cl_pack2_nested, in), OFF(cl_pack2_nested, in.d),
+    S(cl_pack2_in),
+    S(cl_pack1), OFF(cl_pack1, x), OFF(cl_pack1, s),
+    SZ(union cl_upack1, "union cl_upack1"),
+    S(cl_pack2_again), OFF(cl_pack2_again, x),
+    S(cl_after_pop), OFF(cl_after_pop, x),
+    S(cl_pack4), OFF(cl_pack4, d), OFF(cl_pack4, s),
+    S(cl_member_packed), OFF(cl_member_packed, x), OFF(cl_member_packed, s),
+    S(cl_packed_aligned_member), OFF(cl_packed_aligned_member, x), OFF(cl_packed_aligned_member, d),
+    S(cl_packed_aligned), OFF(cl_packed_aligned, x), OFF(cl_packed_aligned, d),
+    S(cl_aligned16),
+    S(cl_alignas), OFF(cl_alignas, x),
+    S(cl_unpacked_inner_in_packed), OFF(cl_unpacked_inner_in_packed, in),
+    OFF(cl_unpacked_inner_in_packed, in.d),
+    SZ(enum cl_color, "enum cl_color"),
+    S(cl_enum_sized), OFF(cl_enum_sized, names), OFF(cl_enum_sized, u),
+    SZ(cl_anon, "cl_anon"), {"cl_anon", "[1]", offsetof(cl_anon, i)},
+    {"cl_anon", "tail", offsetof(cl_anon, tail)},
+    S(cl_flex), OFF(cl_flex, data),
+    S(cl_fnptr), OFF(cl_fnptr, c), OFF(cl_fnptr, table), OFF(cl_fnptr, flag),
+    S(cl_matrix), OFF(cl_matrix, m[2][1]), OFF(cl_matrix, rows), OFF(cl_matrix, cols),
+    SZ(union cl_big_union, "union cl_big_union"),
+    {NULL, NULL, 0},
+};

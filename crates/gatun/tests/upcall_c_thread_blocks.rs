@@ -1,0 +1,57 @@
+//! Threads created in C get a linker-stack block on their first upcall with a struct argument
+//! and free it when they exit (Rust's thread-local destructors run at pthread exit). One test
+//! only, so no other test thread creates or frees blocks while we count.
+#![cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use common::*;
+use gatun::linker::FunctionDescriptor as FD;
+use gatun::memory::{linker_stack, Arena};
+use gatun::{Linker, Value};
+
+#[test]
+fn c_threads_create_and_free_their_linker_stack_blocks() {
+    let run = link(
+        "upcall_run_threads",
+        &FD::of(V::I32, [V::ADDRESS, V::I32, V::I32, V::ADDRESS]),
+    );
+    let before = linker_stack().thread_blocks();
+    let max_seen = Arc::new(AtomicUsize::new(0));
+    let arena = Arena::confined();
+    let stub = {
+        let max_seen = max_seen.clone();
+        Linker::native()
+            .upcall_stub(
+                &FD::of(V::I64, [st([V::I32, V::I32])]),
+                move |a| {
+                    max_seen.fetch_max(linker_stack().thread_blocks(), Ordering::Relaxed);
+                    Ok(Value::I64(a.segment(0)?.get::<i32>(4)? as i64))
+                },
+                &arena,
+            )
+            .unwrap()
+    };
+    let sums = [0i64; 8];
+    let r = unsafe {
+        run.invoke(&[
+            stub.as_value(),
+            Value::I32(8),
+            Value::I32(1000),
+            Value::Address(sums.as_ptr().cast_mut().cast()),
+        ])
+    }
+    .unwrap();
+    assert_eq!(r, Value::I32(0));
+    assert_eq!(sums, [999 * 1000 / 2; 8]);
+    // The C threads' blocks existed while they ran, and every one was freed when its thread
+    // exited (pthread_join returns after the thread-local destructors ran).
+    assert!(
+        max_seen.load(Ordering::Relaxed) > before,
+        "no C thread block seen"
+    );
+    assert_eq!(linker_stack().thread_blocks(), before);
+}

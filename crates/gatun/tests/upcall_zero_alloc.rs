@@ -1,0 +1,98 @@
+//! Zero heap allocations per upcall once a thread's linker-stack block exists: scalar
+//! arguments and returns, struct arguments in registers and on the stack (copied into a
+//! linker-stack frame), register and MEMORY struct returns. One test only, so no other test
+//! thread allocates while we count.
+#![cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+
+mod common;
+
+use common::*;
+use gatun::linker::FunctionDescriptor as FD;
+use gatun::memory::{Arena, MemorySegment};
+use gatun::{Linker, MemoryLayout, Value};
+
+// The bench harness's per-thread counting allocator (one file, no dependencies), as in
+// arena_pool_alloc_count.rs: counts are per thread, so the test harness's own threads do not
+// disturb them.
+#[path = "../../gatun-bench/src/alloc_count.rs"]
+mod alloc_count;
+
+#[global_allocator]
+static GLOBAL: alloc_count::CountingAllocator = alloc_count::CountingAllocator;
+
+fn thread_allocs() -> u64 {
+    alloc_count::CountingAllocator::thread_count()
+}
+
+/// `S cb(S, int)` through C's `upcall_call_<name>`, echoing the struct argument segment.
+fn echo(name: &str, layout: &MemoryLayout) -> (gatun::DowncallHandle, gatun::UpcallStub<'static>) {
+    let call = link(
+        &format!("upcall_call_{name}"),
+        &FD::of(
+            layout.clone(),
+            [V::ADDRESS.into(), layout.clone(), V::I32.into()],
+        ),
+    );
+    let stub = Linker::native()
+        .upcall_stub(
+            &FD::of(layout.clone(), [layout.clone(), V::I32.into()]),
+            |a| Ok(a[0]),
+            Arena::global(),
+        )
+        .unwrap();
+    (call, stub)
+}
+
+#[test]
+fn no_allocation_per_upcall() {
+    let arena = Arena::confined();
+    let ii = st([V::I64, V::I64]);
+    let si = st([V::F64, V::I32]);
+    let m24 = st([V::I64, V::I64, V::I64]);
+    let cases: Vec<_> = [("upcall_II", &ii), ("upcall_SI", &si), ("upcall_M24", &m24)]
+        .into_iter()
+        .map(|(n, l)| (echo(n, l), l.byte_size()))
+        .collect();
+    let neg = Linker::native()
+        .upcall_stub(
+            &FD::of(V::I8, [V::I8]),
+            |a| Ok(Value::I8(a.get::<i8>(0)?.wrapping_neg())),
+            &arena,
+        )
+        .unwrap();
+    let call_i8 = link("upcall_call_i8", &FD::of(V::I32, [V::ADDRESS, V::I8]));
+    let mut input = [0u8; 24];
+    let mut out = [0u8; 24];
+    for (i, b) in input.iter_mut().enumerate() {
+        *b = i as u8;
+    }
+    let mut round = |k: i32| {
+        // SAFETY: each handle is called with arguments of its C type.
+        unsafe {
+            assert_eq!(
+                call_i8
+                    .invoke(&[neg.as_value(), Value::I8(k as i8)])
+                    .unwrap(),
+                Value::I32((k as i8).wrapping_neg() as i32)
+            );
+            for ((call, stub), size) in &cases {
+                let src = MemorySegment::of_slice(&mut input[..*size]);
+                let dst = MemorySegment::of_slice(&mut out[..*size]);
+                call.invoke_to_segment(dst, &[stub.as_value(), Value::Segment(src), Value::I32(k)])
+                    .unwrap();
+                assert_eq!(dst.get::<i64>(0).unwrap(), src.get::<i64>(0).unwrap());
+            }
+        }
+    };
+    round(1); // creates this thread's linker-stack block
+    let before = thread_allocs();
+    for k in 0..1000 {
+        round(k);
+    }
+    let after = thread_allocs();
+    assert_eq!(
+        after - before,
+        0,
+        "heap allocations during 1000 rounds of upcalls"
+    );
+}
