@@ -14,7 +14,12 @@
 
 pub mod alloc_count;
 pub mod groups;
+pub mod handles;
 pub mod harness;
+pub mod libffi_peer;
+pub mod natives;
+pub mod report;
+pub mod seeds;
 
 pub use alloc_count::CountingAllocator;
 pub use harness::{measure, Config, Measurement, ThreadKind};
@@ -37,6 +42,10 @@ pub struct Row {
     pub param: Option<(&'static str, String)>,
     /// Builds a fresh body on the thread (or task) that runs it.
     pub make: Arc<dyn Fn() -> Body + Send + Sync>,
+    /// Operations per body iteration (JMH's `@OperationsPerInvocation`; 1 unless set with
+    /// [`Row::ops_per_invocation`]): ns/op and allocs/op are divided by it, e.g. PointsAlloc
+    /// reports per point of a 100-point circle.
+    pub ops_per_invocation: u64,
 }
 
 impl Row {
@@ -51,7 +60,14 @@ impl Row {
             name,
             param: None,
             make: Arc::new(make),
+            ops_per_invocation: 1,
         }
+    }
+
+    /// The same row reporting per `ops` operations per body iteration (at least 1).
+    pub fn ops_per_invocation(mut self, ops: u64) -> Row {
+        self.ops_per_invocation = ops.max(1);
+        self
     }
 
     /// The same row with a parameter.

@@ -10,6 +10,8 @@
 //! - [`linker`]: [`Linker`], [`DowncallHandle`], [`Symbol`] — downcalls; [`abi`]: the
 //!   classification into a [`abi::CallPlan`]; [`upcall`]: [`UpcallStub`] — Rust closures as C
 //!   function pointers (`Linker::upcall_stub`).
+//! - [`capture`]: the system-call adapter ([`capture::adapt_system_call`]: `r` or `-errno`,
+//!   no allocation) and [`capture::Errno`].
 //! - [`cdecl`]: C declarations (`int open(const char *, int, ...);`, `struct`s, `typedef`s)
 //!   parsed into [`FunctionDescriptor`]s and [`MemoryLayout`]s.
 //! - [`value`]: [`Value`] (dynamic arguments and results) and the [`Scalar`] trait.
@@ -21,6 +23,7 @@
 
 pub mod abi;
 pub(crate) mod call;
+pub mod capture;
 pub mod cdecl;
 pub mod code;
 pub mod error;

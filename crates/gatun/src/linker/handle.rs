@@ -610,55 +610,156 @@ impl DowncallHandle {
     #[inline(always)]
     unsafe fn invoke_values(&self, ret: *mut u8, args: &[Value<'_>]) -> Result<Value<'static>> {
         self.check_count(args.len())?;
+        let (capture, args) = if self.inner.capture {
+            (capture_ptr(&args[0])?, &args[1..])
+        } else {
+            (std::ptr::null_mut(), args)
+        };
+        // SAFETY: forwarded; the count was checked and `capture` validated.
+        unsafe { self.invoke_split(ret, capture, args) }
+    }
+
+    /// As [`DowncallHandle::invoke`] for a handle linked with
+    /// [`LinkerOption::CaptureCallState`], with the capture segment passed on its own and `args`
+    /// holding only the descriptor's arguments — so a caller that owns the capture buffer (the
+    /// system-call adapter, [`crate::capture::SystemCall`]) need not build a new argument slice
+    /// with the segment prepended. Same checks, same cost, no allocation.
+    ///
+    /// # Errors
+    /// [`Error::ArgumentCount`] if `args.len()` is not the descriptor's argument count (the
+    /// message counts the capture segment, as [`DowncallHandle::invoke`] does);
+    /// [`Error::ValueMismatch`] if the handle does not capture call state, if `capture` is
+    /// smaller than [`crate::linker::capture_state_layout`] (4 bytes) or not 4-byte aligned,
+    /// and as [`DowncallHandle::invoke`] for the arguments and a struct return; all before the
+    /// call.
+    ///
+    /// # Safety
+    /// As [`DowncallHandle::invoke`].
+    pub unsafe fn invoke_captured(
+        &self,
+        capture: MemorySegment<'_>,
+        args: &[Value<'_>],
+    ) -> Result<Value<'static>> {
+        if let RetKind::Group { .. } = self.inner.ret {
+            return Err(Error::ValueMismatch {
+                position: "return".into(),
+                expected: "a scalar or void return (use invoke_into for a struct return)".into(),
+                found: "struct".into(),
+            });
+        }
+        let capture = capture_ptr(&Value::Segment(capture))?;
+        // SAFETY: forwarded; `capture` was validated and the return is not a struct.
+        unsafe { self.invoke_capture_ptr(capture, args) }
+    }
+
+    /// [`DowncallHandle::invoke_captured`] for a capture buffer the caller vouches for (the
+    /// system-call adapter's): only the capture option and the argument count are checked.
+    ///
+    /// # Errors
+    /// As [`DowncallHandle::invoke_captured`], less the capture-segment checks.
+    ///
+    /// # Safety
+    /// As [`DowncallHandle::invoke`]; `capture` is valid for reads and writes of 4 bytes and
+    /// 4-byte aligned; the return is not a struct.
+    #[inline(always)]
+    pub(crate) unsafe fn invoke_capture_ptr(
+        &self,
+        capture: *mut i32,
+        args: &[Value<'_>],
+    ) -> Result<Value<'static>> {
+        self.check_captured(args.len())?;
+        // SAFETY: forwarded; the count was checked; no destination is needed for scalar and
+        // void returns.
+        unsafe { self.invoke_split(std::ptr::null_mut(), capture, args) }
+    }
+
+    /// The raw counterpart of [`DowncallHandle::invoke_captured`]: as
+    /// [`DowncallHandle::invoke_raw`] with the capture buffer passed on its own (`capture`: 4
+    /// bytes, 4-byte aligned, its `errno` field read before and written after the call) and
+    /// `args` holding only the descriptor's arguments.
+    ///
+    /// # Errors
+    /// [`Error::ArgumentCount`] as [`DowncallHandle::invoke_captured`];
+    /// [`Error::ValueMismatch`] if the handle does not capture call state (before the call).
+    ///
+    /// # Safety
+    /// As [`DowncallHandle::invoke_raw`]; `capture` must be valid for reads and writes of 4
+    /// bytes and 4-byte aligned.
+    pub unsafe fn invoke_raw_captured(
+        &self,
+        capture: *mut u8,
+        args: &[*const u8],
+        ret: *mut u8,
+    ) -> Result<()> {
+        self.check_captured(args.len())?;
+        // SAFETY: forwarded to the caller.
+        unsafe { self.invoke_raw_split(capture.cast(), args, ret) };
+        Ok(())
+    }
+
+    /// The checks of the `*_captured` paths: a capture handle, and exactly the descriptor's
+    /// arguments.
+    #[inline(always)]
+    fn check_captured(&self, found: usize) -> Result<()> {
+        if self.inner.capture && found + 1 == self.arity() {
+            Ok(())
+        } else {
+            Err(self.captured_mismatch(found))
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn captured_mismatch(&self, found: usize) -> Error {
+        if !self.inner.capture {
+            return Error::ValueMismatch {
+                position: "argument 0".into(),
+                expected: "no capture segment (the handle was linked without CaptureCallState)"
+                    .into(),
+                found: "a capture segment".into(),
+            };
+        }
+        Error::ArgumentCount {
+            descriptor: self.inner.descriptor.to_string(),
+            expected: self.arity(),
+            found: found + 1,
+        }
+    }
+
+    /// The `Value` path after the count check. `capture` is the checked capture buffer (or
+    /// null without capture) and `args` the descriptor's arguments (exactly their count).
+    ///
+    /// # Safety
+    /// As [`DowncallHandle::invoke`]; `capture` is null or valid for 4 bytes, 4-aligned; `ret`
+    /// as in `invoke_values`.
+    #[inline(always)]
+    unsafe fn invoke_split(
+        &self,
+        ret: *mut u8,
+        capture: *mut i32,
+        args: &[Value<'_>],
+    ) -> Result<Value<'static>> {
         let inner = &*self.inner;
         if let Some(stub) = &inner.stub {
-            // SAFETY: the argument count matches; `ret` is forwarded; the stub checks every
-            // argument's tag (and struct segment length) before it calls anything.
-            if let Some(bits) = unsafe { self.invoke_stub_values(stub, ret, args) } {
+            let mut failed = 0u8;
+            // SAFETY: one `Value` per descriptor argument (count checked by the callers); the
+            // stub checks every tag and struct segment length before anything else; `ret` and
+            // `capture` as this function's contract says; the callee's contract is the caller's.
+            let bits = unsafe {
+                (stub.values)(
+                    args.as_ptr().cast(),
+                    ret,
+                    capture,
+                    inner.target as *const c_void,
+                    &mut failed,
+                )
+            };
+            if failed == 0 {
                 return Ok(self.returned_value(bits));
             }
         }
         // SAFETY: forwarded.
-        unsafe { self.invoke_trampoline(ret, args) }
-    }
-
-    /// The compiled value entry: the raw return bits, or `None` when an argument did not match
-    /// what the stub checks (e.g. a `Segment` for a pointer parameter, or a bad capture
-    /// segment) and nothing was called; the trampoline path then accepts the value or reports
-    /// the exact error.
-    #[inline(always)]
-    unsafe fn invoke_stub_values(
-        &self,
-        stub: &StubEntry,
-        ret: *mut u8,
-        args: &[Value<'_>],
-    ) -> Option<u64> {
-        let inner = &*self.inner;
-        let (errno, rest) = if inner.capture {
-            match args[0] {
-                Value::Segment(s) if s.byte_size() >= 4 && s.address() % 4 == 0 => {
-                    (s.as_ptr().cast::<i32>(), &args[1..])
-                }
-                _ => return None,
-            }
-        } else {
-            (std::ptr::null_mut(), args)
-        };
-        // SAFETY: `rest` has one `Value` per descriptor argument (count checked by the caller);
-        // the stub reads exactly those, checking tags and segment lengths first; `ret` is null
-        // or holds the return layout's size (caller's contract); `errno` is null or a valid,
-        // aligned capture field; the target's contract is the caller's.
-        let mut failed = 0u8;
-        let bits = unsafe {
-            (stub.values)(
-                rest.as_ptr().cast(),
-                ret,
-                errno,
-                inner.target as *const c_void,
-                &mut failed,
-            )
-        };
-        (failed == 0).then_some(bits)
+        unsafe { self.invoke_split_trampoline(ret, capture, args) }
     }
 
     /// The `Value` of a scalar or void return from the stub's raw register bits.
@@ -697,28 +798,19 @@ impl DowncallHandle {
         }
     }
 
-    /// The trampoline (`CallFrame`) value path, with full per-argument checks. Out of line:
-    /// invocations through a stub inline only the stub call into their caller.
+    /// The trampoline (`CallFrame`) value path, with full per-argument checks: handles without
+    /// a stub, and values the stub does not accept. Out of line: invocations through a stub
+    /// inline only the stub call into their caller.
     #[inline(never)]
-    unsafe fn invoke_trampoline(&self, ret: *mut u8, args: &[Value<'_>]) -> Result<Value<'static>> {
+    unsafe fn invoke_split_trampoline(
+        &self,
+        ret: *mut u8,
+        capture: *mut i32,
+        args: &[Value<'_>],
+    ) -> Result<Value<'static>> {
         let inner = &*self.inner;
         let mut stack = StackArgs::new();
         let mut frame = CallFrame::new(inner.target as *const c_void, &inner.plan, &mut stack);
-        let (capture, args) = if inner.capture {
-            let seg = match args[0] {
-                Value::Segment(s) if s.byte_size() >= 4 && s.address() % 4 == 0 => s,
-                ref v => {
-                    return Err(mismatch(
-                        0,
-                        "a capture segment (capture_state_layout(): 4 bytes, 4-byte aligned)",
-                        v,
-                    ))
-                }
-            };
-            (seg.as_ptr().cast::<i32>(), &args[1..])
-        } else {
-            (std::ptr::null_mut(), args)
-        };
         frame.errno = capture;
         let pos = inner.capture as usize;
         for (i, ((v, kind), ap)) in args
@@ -811,20 +903,32 @@ impl DowncallHandle {
     /// layout's size, and the call must satisfy the callee's contract.
     pub unsafe fn invoke_raw(&self, args: &[*const u8], ret: *mut u8) -> Result<()> {
         self.check_count(args.len())?;
+        let (capture, args) = if self.inner.capture {
+            (args[0] as *mut i32, &args[1..])
+        } else {
+            (std::ptr::null_mut(), args)
+        };
+        // SAFETY: forwarded to the caller; the count was checked.
+        unsafe { self.invoke_raw_split(capture, args, ret) };
+        Ok(())
+    }
+
+    /// The raw path after the count check (`args`: the descriptor's arguments only).
+    ///
+    /// # Safety
+    /// As [`DowncallHandle::invoke_raw`]; `capture` is null (no capture) or a capture buffer.
+    #[inline(always)]
+    unsafe fn invoke_raw_split(&self, capture: *mut i32, args: &[*const u8], ret: *mut u8) {
         let inner = &*self.inner;
         if let Some(stub) = &inner.stub {
-            let (errno, rest) = if inner.capture {
-                (args[0] as *mut i32, &args[1..])
-            } else {
-                (std::ptr::null_mut(), args)
-            };
-            // SAFETY: one pointer per argument (count checked), each readable for its layout's
-            // size, `ret` writable for the return layout's size: the caller's contract.
+            // SAFETY: one pointer per descriptor argument (count checked by the callers), each
+            // readable for its layout's size; `ret` writable for the return layout's size;
+            // `capture` null or a valid capture buffer: the caller's contract.
             let bits = unsafe {
                 (stub.raw)(
-                    rest.as_ptr().cast(),
+                    args.as_ptr().cast(),
                     ret,
-                    errno,
+                    capture,
                     inner.target as *const c_void,
                     std::ptr::null_mut(),
                 )
@@ -833,16 +937,11 @@ impl DowncallHandle {
                 // SAFETY: as above.
                 unsafe { write_scalar(k, bits, ret) };
             }
-            return Ok(());
+            return;
         }
         let mut stack = StackArgs::new();
         let mut frame = CallFrame::new(inner.target as *const c_void, &inner.plan, &mut stack);
-        let args = if inner.capture {
-            frame.errno = args[0] as *mut i32;
-            &args[1..]
-        } else {
-            args
-        };
+        frame.errno = capture;
         for (src, ap) in args.iter().zip(inner.plan.args.iter()) {
             // SAFETY: the caller guarantees each argument's bytes are readable.
             unsafe { frame.load_arg(&mut stack, ap, *src) };
@@ -853,7 +952,21 @@ impl DowncallHandle {
             // SAFETY: as above.
             unsafe { write_scalar(k, frame.returned(scalar_register(&inner.plan)), ret) };
         }
-        Ok(())
+    }
+}
+
+/// The capture buffer of a `Value` capture argument: a segment of at least 4 bytes, 4-aligned.
+#[inline(always)]
+fn capture_ptr(v: &Value<'_>) -> Result<*mut i32> {
+    match *v {
+        Value::Segment(s) if s.byte_size() >= 4 && s.address() % 4 == 0 => {
+            Ok(s.as_ptr().cast::<i32>())
+        }
+        ref v => Err(mismatch(
+            0,
+            "a capture segment (capture_state_layout(): 4 bytes, 4-byte aligned)",
+            v,
+        )),
     }
 }
 

@@ -20,5 +20,6 @@ pub use descriptor::FunctionDescriptor;
 pub(crate) use handle::scalar_value;
 pub use handle::{DowncallHandle, Linker};
 pub use lookup::{LoadFlags, Symbol, SymbolLookup};
+pub(crate) use option::check_capture_names;
 pub use option::{capturable_states, capture_state_layout, LinkerOption};
 pub use typed::{CArgs, CReturn, CType, TypedHandle, MAX_TYPED_ARGS};

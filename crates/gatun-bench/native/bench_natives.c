@@ -1,0 +1,67 @@
+/*
+ * C targets of gatun's benchmark suite (crates/gatun-bench). Compiled with -O2 by build.rs into
+ * the static library libgatun_bench_natives.a and linked into gatun-bench, so that Rust can call
+ * them directly through `extern "C"` (the floor rows) and through gatun's and libffi's handles
+ * (by address). Every function is `noinline` so that the call itself is what is measured.
+ *
+ * Shapes follow the JDK microbenchmarks behind the seed tables:
+ *   - CallOverheadByValue (libCallOverheadByValue.c): DoublePoint unit(void), unit_ptr(DoublePoint*)
+ *   - PointsAlloc (points/support/libPoint.c): unit_rotated(phi), unit_rotated_ptr(out, phi)
+ *   - CaptureStateUtilBench: a "system call" that sets errno and returns -1 on failure.
+ * add6 takes six C `long`s (64-bit on LP64): all six SysV INTEGER argument registers.
+ */
+#include <errno.h>
+#include <math.h>
+
+#define NOINLINE __attribute__((noinline))
+
+typedef struct {
+    double x;
+    double y;
+} DoublePoint;
+
+NOINLINE void noop(void) {
+    __asm__ volatile("" ::: "memory");
+}
+
+NOINLINE int id_i32(int x) {
+    __asm__ volatile("" ::: "memory");
+    return x;
+}
+
+NOINLINE long add6(long a, long b, long c, long d, long e, long f) {
+    return a + b + c + d + e + f;
+}
+
+NOINLINE double fma3(double a, double b, double c) {
+    return a * b + c;
+}
+
+/* Returns {1, 0} in xmm0:xmm1 (two SSE eightbytes). */
+NOINLINE DoublePoint unit(void) {
+    DoublePoint p = {1.0, 0.0};
+    __asm__ volatile("" ::: "memory");
+    return p;
+}
+
+NOINLINE void unit_ptr(DoublePoint *out) {
+    *out = unit();
+}
+
+NOINLINE DoublePoint unit_rotated(double phi) {
+    DoublePoint p = {cos(phi), sin(phi)};
+    return p;
+}
+
+NOINLINE void unit_rotated_ptr(DoublePoint *out, double phi) {
+    *out = unit_rotated(phi);
+}
+
+/* errno 13 (EACCES) and -1 when fail != 0, else 0 with errno untouched. */
+NOINLINE int sys_like(int fail) {
+    if (fail != 0) {
+        errno = 13;
+        return -1;
+    }
+    return 0;
+}

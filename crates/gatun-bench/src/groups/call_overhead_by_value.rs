@@ -1,0 +1,120 @@
+//! `call_overhead_by_value/*` (seed tables CallOverheadByValue, seeds 002 and 004): a 16-byte
+//! `DoublePoint {double x, y}` returned by value (`DoublePoint unit(void)`, in `xmm0:xmm1`) against
+//! the same struct written through a pointer (`void unit_ptr(DoublePoint *)`).
+//!
+//! As in the JDK benchmark (jdk-ffm-internals.md §5.5), the result lands in one reused 16-byte
+//! point each call: `by_value` hands the call an allocator that always returns that point, so
+//! what is measured is the call plus the return-buffer handling, not an allocation.
+//!
+//! gatun rows: `by_ptr` (`invoke(&[Value::Address(point)])`) and `by_value`
+//! (`invoke_into(&Reused(point), &[])`: the struct comes back in `xmm0:xmm1` and gatun stores
+//! it into the segment the allocator returns, the reused point).
+//!
+//! Peer rows: `direct_by_ptr`, `direct_by_value` (typed `extern "C" fn` pointers) and
+//! `libffi_by_ptr`, `libffi_by_value` (libffi-rs `Cif`, struct returned into the reused point
+//! with `call_return_into`).
+
+use std::ffi::c_void;
+use std::hint::black_box;
+
+use gatun::memory::MemorySegment;
+use gatun::{FunctionDescriptor, Value, ValueLayout as V};
+use libffi::middle::{arg, Ret, Type};
+
+use crate::handles::{double_point_layout, link, Reused};
+use crate::libffi_peer::{double_point, PeerCall};
+use crate::natives::{self, DoublePoint, Native};
+use crate::{repeat, Body, Row};
+
+/// The group name.
+pub const GROUP: &str = "call_overhead_by_value";
+
+/// `by_ptr`, `by_value` and the peer rows.
+pub fn rows() -> Vec<Row> {
+    vec![
+        Row::new(GROUP, "by_ptr", || -> Body {
+            let h = link(
+                Native::UnitPtr,
+                &FunctionDescriptor::of_void([V::ADDRESS]),
+                &[],
+            );
+            let mut point = Box::new(DoublePoint::default());
+            Box::new(move |iters| {
+                repeat(iters, || {
+                    let p: *mut c_void = black_box(&mut *point as *mut DoublePoint).cast();
+                    // SAFETY: the handle describes `void unit_ptr(DoublePoint *)`; `p` is valid.
+                    unsafe { h.invoke(&[Value::Address(p)]) }.unwrap();
+                    point.x
+                })
+            })
+        }),
+        Row::new(GROUP, "by_value", || -> Body {
+            let h = link(
+                Native::Unit,
+                &FunctionDescriptor::of::<[V; 0]>(double_point_layout(), []),
+                &[],
+            );
+            let mut point = Box::new(DoublePoint::default());
+            Box::new(move |iters| {
+                repeat(iters, || {
+                    let p: *mut DoublePoint = black_box(&mut *point);
+                    // SAFETY: `p` points to the 16 bytes of the boxed point, which nothing else
+                    // accesses while the segment is used (inside this closure call).
+                    let seg = unsafe { MemorySegment::from_raw_parts(p.cast(), 16) };
+                    // SAFETY: the handle describes `DoublePoint unit(void)`.
+                    unsafe { h.invoke_into(&Reused(seg), &[]) }.unwrap();
+                    point.x
+                })
+            })
+        }),
+        Row::new(GROUP, "direct_by_ptr", || -> Body {
+            let f: unsafe extern "C" fn(*mut DoublePoint) = black_box(natives::unit_ptr);
+            let mut point = Box::new(DoublePoint::default());
+            Box::new(move |iters| {
+                repeat(iters, || {
+                    let p: *mut DoublePoint = black_box(&mut *point);
+                    // SAFETY: `unit_ptr` writes one DoublePoint to a valid pointer.
+                    unsafe { f(p) };
+                    point.x
+                })
+            })
+        }),
+        Row::new(GROUP, "direct_by_value", || -> Body {
+            let f: unsafe extern "C" fn() -> DoublePoint = black_box(natives::unit);
+            let mut point = Box::new(DoublePoint::default());
+            Box::new(move |iters| {
+                repeat(iters, || {
+                    let p: &mut DoublePoint = black_box(&mut *point);
+                    // SAFETY: `unit` has exactly this C signature.
+                    *p = unsafe { f() };
+                    point.x
+                })
+            })
+        }),
+        Row::new(GROUP, "libffi_by_ptr", || -> Body {
+            let p = PeerCall::new(Native::UnitPtr, [Type::pointer()], Type::void());
+            let mut point = Box::new(DoublePoint::default());
+            Box::new(move |iters| {
+                repeat(iters, || {
+                    let out: *mut c_void = black_box(&mut *point as *mut DoublePoint).cast();
+                    // SAFETY: the Cif describes `void unit_ptr(DoublePoint *)`; `out` is valid.
+                    unsafe { p.call::<()>(&[arg(&out)]) };
+                    point.x
+                })
+            })
+        }),
+        Row::new(GROUP, "libffi_by_value", || -> Body {
+            let p = PeerCall::new(Native::Unit, [], double_point());
+            let mut point = Box::new(DoublePoint::default());
+            Box::new(move |iters| {
+                repeat(iters, || {
+                    let out: &mut DoublePoint = black_box(&mut *point);
+                    // SAFETY: the Cif describes `DoublePoint unit(void)`; libffi writes the
+                    // 16-byte struct into `out`, which is large enough and aligned.
+                    unsafe { p.call_return_into(&[], Ret::new(out)) };
+                    point.x
+                })
+            })
+        }),
+    ]
+}

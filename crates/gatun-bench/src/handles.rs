@@ -1,0 +1,58 @@
+//! gatun's side of the call rows: downcall handles for the natives, and the reused-segment
+//! allocator the struct-return rows hand to `invoke_into` (as the JDK benchmarks pass an
+//! allocator that always returns the same `point`: jdk-ffm-internals.md §5.5, §5.6).
+
+use crate::natives::Native;
+use gatun::layout::MemoryLayout;
+use gatun::memory::{MemorySegment, SegmentAllocator};
+use gatun::{DowncallHandle, Error, FunctionDescriptor, Linker, LinkerOption, Symbol, ValueLayout};
+
+/// Links `native` with `descriptor` and `options`.
+///
+/// # Panics
+/// If the linker rejects the descriptor (a bug in the benchmark).
+pub fn link(
+    native: Native,
+    descriptor: &FunctionDescriptor,
+    options: &[LinkerOption],
+) -> DowncallHandle {
+    // SAFETY: the natives are linked into this binary statically; their code stays mapped for
+    // the life of the process.
+    let symbol = unsafe { Symbol::from_address(native.address()) };
+    Linker::native()
+        .downcall(&symbol, descriptor, options)
+        .unwrap_or_else(|e| panic!("link {descriptor}: {e}"))
+}
+
+/// `struct { double x; double y; }` (16 bytes, alignment 8): [`crate::natives::DoublePoint`].
+pub fn double_point_layout() -> MemoryLayout {
+    MemoryLayout::c_struct([ValueLayout::F64, ValueLayout::F64]).expect("DoublePoint layout")
+}
+
+/// A [`SegmentAllocator`] that hands out the same segment on every request (the JDK
+/// benchmarks' `(size, align) -> point` lambda), so a struct return lands in a reused buffer
+/// without allocating. Unlike the lambda it checks the request: a larger size or a stricter
+/// alignment than the segment offers is an error.
+pub struct Reused<'a>(pub MemorySegment<'a>);
+
+impl SegmentAllocator for Reused<'_> {
+    fn allocate(
+        &self,
+        byte_size: usize,
+        byte_alignment: usize,
+    ) -> gatun::Result<MemorySegment<'_>> {
+        if byte_size > self.0.byte_size() {
+            return Err(Error::OutOfBounds {
+                offset: 0,
+                access_size: byte_size,
+                segment_size: self.0.byte_size(),
+            });
+        }
+        if !byte_alignment.is_power_of_two() || self.0.address() % byte_alignment != 0 {
+            return Err(Error::InvalidAlignment {
+                alignment: byte_alignment,
+            });
+        }
+        Ok(self.0)
+    }
+}

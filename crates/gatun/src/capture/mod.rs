@@ -1,0 +1,315 @@
+//! The system-call adapter (the JDK's internal `CaptureStateUtil.adaptSystemCall`,
+//! JDK-8347408): a downcall handle linked with [`LinkerOption::CaptureCallState`] and returning
+//! a C `int` or `long` becomes a [`SystemCall`] that returns `r` when `r >= 0` and minus the
+//! captured state (`-errno`) otherwise, with no capture segment for the caller to manage and no
+//! heap allocation per call.
+//!
+//! - [`adapt_system_call`]`(&handle, "errno")` validates once (return type, capture option,
+//!   state name) and returns a [`SystemCall`].
+//! - [`SystemCall::invoke`] (`&[Value]`) and [`SystemCall::invoke_raw`] (argument pointers):
+//!   the JDK convention, `r` or `-state`, as an `i64`.
+//! - [`SystemCall::call`]: the idiomatic form, `Ok(r)` or `Err(`[`Errno`]`)`.
+//! - [`SystemCall::typed`] → [`TypedSystemCall`]: for a signature known at compile time, a
+//!   direct call through a checked `extern "C" fn` pointer (no call plan to interpret, no
+//!   capture buffer).
+//!
+//! # Where the capture buffer comes from
+//! [`SystemCall::invoke`] pushes a frame on one process-wide [`BufferStack`] whose per-thread
+//! block holds [`CAPTURE_NESTING`] capture structs ([`capture_state_layout`], 4 bytes each), hands
+//! the frame's segment to the handle as the capture segment, and pops the frame on return. An
+//! adapted call made while another is in progress on the same thread (from a callback the
+//! callee makes) pushes the next frame above it; beyond [`CAPTURE_NESTING`] levels the frame
+//! falls back to a heap block (still correct, then allocating). The JDK's stack holds exactly
+//! one capture struct (`BufferStack.of(CAPTURE_LAYOUT)`), so any nested call falls back there;
+//! 28 more bytes per thread buy allocation-free nesting.
+//!
+//! # Semantics (JDK `CaptureStateUtil`, jdk-ffm-internals.md §3.4), and where gatun differs
+//! - The state is read only when the result is negative; then `-(state as i32)` is returned,
+//!   sign-extended for a `long` (so a state of `i32::MIN` stays `i32::MIN`). A failure with
+//!   state 0 returns 0 from `invoke` (as in the JDK); [`SystemCall::call`] reports it as
+//!   `Err(Errno(0))` instead, because it keeps the sign of the result.
+//! - gatun's capture is "restore before, save after" (the trampoline writes the buffer's errno
+//!   into `errno` just before the call). The JDK restores whatever a reused buffer held — a
+//!   stale errno of an earlier call. The adapter writes 0 into the buffer first, so every
+//!   adapted call starts with `errno == 0`, on every path (typed included), and a failing call
+//!   that does not set errno can never report an older call's errno.
+//!
+//! # Invariants (the unsafe story of this module)
+//! - A [`SystemCall`] exists only for a handle that captures `errno`, takes the capture segment
+//!   first and returns `i32` or `i64` (checked by [`adapt_system_call`]), so the `Value` it
+//!   returns is `Value::I32` or `Value::I64` and the raw path writes 4 or 8 bytes.
+//! - The capture segment lives in a [`crate::memory::Frame`] that outlives the downcall (it is
+//!   dropped after the state is read), is 4-byte aligned and at least 4 bytes long.
+//! - A [`TypedSystemCall`] exists only when the Rust function type's parameters and return are
+//!   exactly the handle's descriptor (same scalar kinds, same count, not variadic); calling the
+//!   target through that `extern "C" fn` type is then the same SysV call the trampoline makes.
+
+mod errno;
+mod typed;
+
+#[cfg(test)]
+mod tests;
+
+use std::sync::OnceLock;
+
+pub use errno::Errno;
+pub use typed::{SysCallReturn, SysCallSignature, TypedSystemCall};
+
+use crate::error::{Error, Result};
+use crate::layout::{MemoryLayout, ScalarKind};
+use crate::linker::{capturable_states, capture_state_layout, check_capture_names, DowncallHandle};
+use crate::memory::{BufferStack, SegmentAllocator};
+use crate::value::Value;
+
+/// How many adapted calls can be nested on one thread (callee → callback → adapted call → …)
+/// before a capture buffer comes from the heap: 8, i.e. a 32-byte block per thread.
+pub const CAPTURE_NESTING: usize = 8;
+
+/// Size in bytes of the capture struct on this platform (`capture_state_layout()`: 4 on Linux).
+const CAPTURE_SIZE: usize = 4;
+/// Alignment in bytes of the capture struct.
+const CAPTURE_ALIGN: usize = 4;
+
+static CAPTURE_STACK: OnceLock<BufferStack> = OnceLock::new();
+
+/// The per-thread stack the adapter takes capture buffers from.
+#[inline(always)]
+fn capture_stack() -> &'static BufferStack {
+    match CAPTURE_STACK.get() {
+        Some(stack) => stack,
+        None => init_capture_stack(),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn init_capture_stack() -> &'static BufferStack {
+    CAPTURE_STACK.get_or_init(|| {
+        let layout = MemoryLayout::sequence_layout(CAPTURE_NESTING, capture_state_layout())
+            .expect("8 x 4 bytes fits");
+        BufferStack::for_layout(&layout).expect("a 32-byte, 4-aligned stack is valid")
+    })
+}
+
+/// The C return type of an adapted handle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Width {
+    /// C `int` (`i32`).
+    Int,
+    /// C `long` on LP64 (`i64`).
+    Long,
+}
+
+/// A downcall handle adapted to the system-call convention: `r` when `r >= 0`, else minus the
+/// captured state (built by [`adapt_system_call`]; see the [module docs](self)).
+///
+/// `Send + Sync` and cheap to clone (it holds a [`DowncallHandle`]); every thread gets its own
+/// capture buffers. No invocation path allocates (up to [`CAPTURE_NESTING`] nested calls per
+/// thread).
+#[derive(Debug, Clone)]
+pub struct SystemCall {
+    handle: DowncallHandle,
+    state: &'static str,
+    /// Byte offset of the state in the capture struct.
+    offset: usize,
+    width: Width,
+}
+
+/// Adapts `handle` into a [`SystemCall`] that returns `r` or `-state` (the JDK's
+/// `CaptureStateUtil.adaptSystemCall(target, stateName)`).
+///
+/// Validation, in the JDK's order (jdk-ffm-internals.md §3.3): the return type, then the
+/// capture segment, then the state name.
+///
+/// # Errors
+/// - [`Error::Adapt`] `"... does not return an int or a long"`: the descriptor's return is not
+///   `I32` or `I64` (C `int`, or `long`/`ssize_t` on LP64);
+/// - [`Error::Adapt`] `"... was not linked with capture_call_state(\"errno\")"`: the handle
+///   takes no capture segment, or it was linked with a `CaptureCallState` list that does not
+///   include `state`;
+/// - [`Error::UnknownCaptureState`] `"unknown capture state 'foo'; valid: errno"`;
+/// - [`Error::CaptureStateUnavailable`] `"GetLastError is only available on Windows"` (also
+///   `WSAGetLastError`).
+pub fn adapt_system_call(handle: &DowncallHandle, state: &str) -> Result<SystemCall> {
+    let adapt = |reason: String| Error::Adapt {
+        handle: handle.descriptor().to_string(),
+        reason,
+    };
+    let width = match handle.descriptor().return_layout() {
+        Some(MemoryLayout::Value(v)) if v.kind() == ScalarKind::I32 => Width::Int,
+        Some(MemoryLayout::Value(v)) if v.kind() == ScalarKind::I64 => Width::Long,
+        _ => return Err(adapt("does not return an int or a long".into())),
+    };
+    let not_linked = || {
+        adapt(format!(
+            "was not linked with capture_call_state(\"{state}\")"
+        ))
+    };
+    if !handle.captures_call_state() {
+        return Err(not_linked());
+    }
+    check_capture_names(&[state])?;
+    let Some(&state) = capturable_states().iter().find(|&&s| s == state) else {
+        return Err(not_linked());
+    };
+    if !handle.captured_states().contains(&state) {
+        return Err(not_linked());
+    }
+    let offset = capture_state_layout().byte_offset_of(state)?;
+    debug_assert!(offset + 4 <= CAPTURE_SIZE);
+    Ok(SystemCall {
+        handle: handle.clone(),
+        state,
+        offset,
+        width,
+    })
+}
+
+/// `-state` in the JDK's convention: the `int` negated (wrapping), then sign-extended.
+#[inline(always)]
+fn negated(state: i32) -> i64 {
+    state.wrapping_neg() as i64
+}
+
+impl SystemCall {
+    /// The adapted handle (the capturing [`DowncallHandle`]).
+    pub fn handle(&self) -> &DowncallHandle {
+        &self.handle
+    }
+
+    /// The captured state this adapter returns on failure (`"errno"`).
+    pub fn state(&self) -> &'static str {
+        self.state
+    }
+
+    /// Calls the target with a capture buffer from this thread's capture stack and returns
+    /// `Ok(r)` when the result `r >= 0`, `Err(state)` otherwise.
+    ///
+    /// # Safety
+    /// As [`SystemCall::invoke`].
+    #[inline(always)]
+    unsafe fn invoke_state(&self, args: &[Value<'_>]) -> Result<std::result::Result<i64, i32>> {
+        let frame = capture_stack().push_frame(CAPTURE_SIZE, CAPTURE_ALIGN)?;
+        let seg = frame.allocate_uninit(CAPTURE_SIZE, CAPTURE_ALIGN)?;
+        let slot = seg.as_ptr().wrapping_add(self.offset).cast::<i32>();
+        // SAFETY: `slot` lies inside `seg` (offset + 4 <= CAPTURE_SIZE), 4-aligned, and the
+        // frame keeps it valid until the end of this function.
+        unsafe { slot.write(0) };
+        // SAFETY: forwarded to the caller; `seg` is a valid capture buffer (4 bytes, 4-aligned,
+        // alive until the end of this function) and the return is `int` or `long`.
+        let r = match unsafe { self.handle.invoke_capture_ptr(seg.as_ptr().cast(), args) }? {
+            Value::I32(r) => r as i64,
+            Value::I64(r) => r,
+            other => return Err(unexpected_return(other)),
+        };
+        if r >= 0 {
+            return Ok(Ok(r));
+        }
+        // SAFETY: as above; the trampoline saved errno into `slot` right after the call.
+        Ok(Err(unsafe { slot.read() }))
+    }
+
+    /// Calls the target (`args` **without** the capture segment: the adapter supplies it) and
+    /// returns its result `r` when `r >= 0`, else minus the captured state, e.g. `-9`
+    /// (`-EBADF`) for `close(-1)`. An `int` result is widened to `i64`.
+    ///
+    /// The state is read only for a negative result. No heap allocation (see
+    /// [`CAPTURE_NESTING`]); the capture buffer is the top of this thread's capture stack.
+    ///
+    /// # Errors
+    /// As [`DowncallHandle::invoke_captured`]: [`Error::ArgumentCount`],
+    /// [`Error::ValueMismatch`] (before the call). [`Error::OutOfMemory`] only if a nested
+    /// call's heap fallback cannot be allocated.
+    ///
+    /// # Safety
+    /// As [`DowncallHandle::invoke`]: the symbol must be a function of the linked type, and
+    /// `args` must satisfy its contract.
+    #[inline]
+    pub unsafe fn invoke(&self, args: &[Value<'_>]) -> Result<i64> {
+        // SAFETY: forwarded to the caller.
+        Ok(match unsafe { self.invoke_state(args) }? {
+            Ok(r) => r,
+            Err(state) => negated(state),
+        })
+    }
+
+    /// As [`SystemCall::invoke`], returning `Ok(Ok(r))` for `r >= 0` and `Ok(Err(Errno(state)))`
+    /// for a negative result. The outer `Result` reports gatun's own argument errors, the inner
+    /// one the call's outcome, so `?` can send each to its own error type (`Errno` converts into
+    /// [`std::io::Error`]). Unlike `invoke`, a failure with state 0 stays a failure
+    /// (`Err(Errno(0))`).
+    ///
+    /// # Errors
+    /// As [`SystemCall::invoke`].
+    ///
+    /// # Safety
+    /// As [`SystemCall::invoke`].
+    #[inline]
+    pub unsafe fn call(&self, args: &[Value<'_>]) -> Result<std::result::Result<i64, Errno>> {
+        // SAFETY: forwarded to the caller.
+        Ok(unsafe { self.invoke_state(args) }?.map_err(Errno))
+    }
+
+    /// The raw path (like [`DowncallHandle::invoke_raw`]): `args[i]` points to descriptor
+    /// argument i's bytes (without the capture segment). Returns as [`SystemCall::invoke`].
+    ///
+    /// # Errors
+    /// [`Error::ArgumentCount`] (before the call); [`Error::OutOfMemory`] as
+    /// [`SystemCall::invoke`].
+    ///
+    /// # Safety
+    /// As [`DowncallHandle::invoke_raw`]: each `args[i]` must be readable for its layout's
+    /// size, and the call must satisfy the callee's contract.
+    #[inline]
+    pub unsafe fn invoke_raw(&self, args: &[*const u8]) -> Result<i64> {
+        let frame = capture_stack().push_frame(CAPTURE_SIZE, CAPTURE_ALIGN)?;
+        let seg = frame.allocate_uninit(CAPTURE_SIZE, CAPTURE_ALIGN)?;
+        let slot = seg.as_ptr().wrapping_add(self.offset).cast::<i32>();
+        // SAFETY: as in `invoke_state`.
+        unsafe { slot.write(0) };
+        let mut ret = 0u64;
+        // SAFETY: forwarded to the caller; `seg` is a valid capture buffer and `ret` has 8
+        // bytes, enough for the `int` or `long` return.
+        unsafe {
+            self.handle
+                .invoke_raw_captured(seg.as_ptr(), args, (&mut ret as *mut u64).cast())?
+        };
+        let r = match self.width {
+            Width::Int => ret as u32 as i32 as i64,
+            Width::Long => ret as i64,
+        };
+        if r >= 0 {
+            return Ok(r);
+        }
+        // SAFETY: as in `invoke_state`.
+        Ok(negated(unsafe { slot.read() }))
+    }
+
+    /// The typed fast path for a signature known at compile time, e.g.
+    /// `sc.typed::<unsafe extern "C" fn(c_int) -> c_int>()`: a [`TypedSystemCall`] that calls
+    /// the target directly through that function pointer type.
+    ///
+    /// # Errors
+    /// [`Error::Adapt`] if `F`'s parameters or return are not exactly the handle's descriptor
+    /// (same count, same scalar kinds; struct arguments cannot be typed), or the handle is
+    /// variadic.
+    pub fn typed<F: SysCallSignature>(&self) -> Result<TypedSystemCall<F>> {
+        TypedSystemCall::new(self)
+    }
+}
+
+#[cold]
+fn unexpected_return(v: Value<'_>) -> Error {
+    Error::ValueMismatch {
+        position: "return".into(),
+        expected: "an int or a long".into(),
+        found: v.kind_name().into(),
+    }
+}
+
+// An adapter is shared between threads; keep that a compile-time fact.
+const _: () = {
+    const fn send_sync<T: Send + Sync>() {}
+    send_sync::<SystemCall>();
+    send_sync::<Errno>();
+};
