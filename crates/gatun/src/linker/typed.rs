@@ -329,7 +329,9 @@ impl<A: CArgs, R: CReturn> TypedHandle<A, R> {
         unsafe { self.call_indirect(args) }
     }
 
-    #[inline(always)]
+    // Out of line: the direct path must not pay for spilling the arguments to build pointers.
+    #[cold]
+    #[inline(never)]
     unsafe fn call_indirect(&self, args: A) -> R {
         let mut ptrs = [const { MaybeUninit::<*const u8>::uninit() }; MAX_TYPED_ARGS];
         args.pointers(&mut ptrs);
