@@ -66,6 +66,11 @@ fn scalar_signatures_call_the_target_directly() {
     assert!(f.is_direct());
     // SAFETY: long sysv_add6(long × 6).
     assert_eq!(unsafe { f.call((1, 1, 1, 1, 1, 1)) }, 21);
+    // the target itself as a typed function pointer
+    let g: unsafe extern "C" fn(i64, i64, i64, i64, i64, i64) -> i64 = f.as_extern_fn().unwrap();
+    assert_eq!(g as *const (), h.address() as *const ());
+    // SAFETY: as above.
+    assert_eq!(unsafe { g(1, 2, 3, 4, 5, 6) }, 1 + 4 + 9 + 16 + 25 + 36);
     let h = link("sysv_noop", &FD::of_void::<[V; 0]>([]));
     let f = h.typed::<(), ()>().unwrap();
     // SAFETY: void sysv_noop(void).
@@ -127,6 +132,7 @@ fn capture_and_variadic_use_the_stub() {
     );
     let f = h.typed::<(*mut i32, i32, i32), i32>().unwrap();
     assert!(!f.is_direct());
+    assert!(f.as_extern_fn().is_none());
     let mut state = 0i32;
     // SAFETY: int sysv_set_errno(int, int); `state` is a 4-byte aligned i32.
     assert_eq!(unsafe { f.call((&mut state as *mut i32, 17, 5)) }, 5);

@@ -136,6 +136,15 @@ pub unsafe trait CArgs: Copy {
     /// `target` must be a C function of exactly that type.
     #[doc(hidden)]
     unsafe fn call_direct<R: CReturn>(self, target: *const c_void) -> R;
+    /// `unsafe extern "C" fn(fields..) -> R`, the Rust type of a C function taking these
+    /// arguments.
+    type ExternFn<R: CReturn>: Copy;
+    /// `target` as an [`CArgs::ExternFn`].
+    ///
+    /// # Safety
+    /// `target` must be a C function of exactly that type.
+    #[doc(hidden)]
+    unsafe fn extern_fn<R: CReturn>(target: *const c_void) -> Self::ExternFn<R>;
 }
 
 macro_rules! args_impl {
@@ -150,6 +159,12 @@ macro_rules! args_impl {
             #[allow(unused_variables)]
             fn pointers(&self, out: &mut [MaybeUninit<*const u8>; MAX_TYPED_ARGS]) {
                 $( out[$i].write((&self.$i as *const $T).cast::<u8>()); )*
+            }
+            type ExternFn<R: CReturn> = unsafe extern "C" fn($($T),*) -> R;
+            #[inline(always)]
+            unsafe fn extern_fn<R: CReturn>(target: *const c_void) -> Self::ExternFn<R> {
+                // SAFETY: the caller guarantees `target` has exactly this C type.
+                unsafe { std::mem::transmute(target) }
             }
             #[inline(always)]
             unsafe fn call_direct<R: CReturn>(self, target: *const c_void) -> R {
@@ -304,6 +319,18 @@ impl<A: CArgs, R: CReturn> TypedHandle<A, R> {
     /// Whether calls go straight to the target as a typed `extern "C" fn` (no stub).
     pub fn is_direct(&self) -> bool {
         self.direct
+    }
+
+    /// The C function itself as a typed Rust function pointer
+    /// (`unsafe extern "C" fn(A0, A1, ..) -> R`), when calls are direct ([`TypedHandle::is_direct`]:
+    /// no capture, not variadic); `None` otherwise. Calling it is exactly a direct call (the
+    /// compiler sees the pointer's type; no flag test, no tuple). The pointer is valid while the
+    /// handle (which keeps the library loaded) is alive.
+    pub fn as_extern_fn(&self) -> Option<A::ExternFn<R>> {
+        // SAFETY: direct handles' targets are C functions of exactly these types (checked
+        // against the descriptor by `DowncallHandle::typed`).
+        self.direct
+            .then(|| unsafe { A::extern_fn::<R>(self.target) })
     }
 
     /// The untyped handle.
