@@ -11,6 +11,12 @@
 //!   size. The raw path moves these checks to its caller (`# Safety`).
 //! - No invocation path allocates: the call frame, the stack-argument area and the register
 //!   image all live on the Rust stack of the invoking thread.
+//! - A handle's compiled stub (issue 9, `call::stub`) was compiled from the handle's own plan
+//!   and argument kinds and is kept alive by the handle (and the stub cache). On the `Value`
+//!   paths the stub performs the kind and segment-size checks itself before anything else and
+//!   reports a mismatch through `failed` without calling; the handle then takes the checked
+//!   trampoline path, so the same values are accepted or rejected with or without a stub. The
+//!   capture segment is validated in Rust before the stub is called.
 
 use std::ffi::c_void;
 use std::fmt;
