@@ -1,7 +1,8 @@
-//! Property test: random signatures (up to 12 arguments over i8..i64, u8..u64, f32, f64,
+//! Property test: 1,000 random signatures (up to 16 arguments, so the stack is used, over i8..i64, u8..u64, f32, f64,
 //! pointers and structs of up to 4 fields, nested) against C checkers generated at build time
 //! from the same fixed-seed generator (tests/prop/sigs.rs). Each checker hashes every scalar
 //! leaf of its arguments and returns a value derived from the hash; we compute the same here.
+//! Every call runs twice: through the handle's compiled stub and through the trampoline.
 #![cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
 
 mod common;

@@ -10,7 +10,7 @@ pub const PROP_C_TYPES: [&str; 11] = [
 ];
 /// Number of generated signatures.
 #[allow(dead_code)]
-pub const PROP_SIGNATURES: usize = 200;
+pub const PROP_SIGNATURES: usize = 1000;
 
 /// A generated type: a scalar kind id or a struct of fields.
 #[allow(dead_code)]
@@ -67,7 +67,7 @@ pub fn prop_signatures() -> Vec<PropSig> {
     let mut r = PropRng(0x9e37_79b9_7f4a_7c15);
     (0..PROP_SIGNATURES)
         .map(|_| {
-            let nargs = r.below(13) as usize;
+            let nargs = r.below(17) as usize;
             let args = (0..nargs).map(|_| r.ty(0)).collect();
             let ret = if r.below(2) == 0 { PropTy::Scalar(r.below(11) as usize) } else { r.struct_ty() };
             let first_variadic = if nargs >= 1 && r.below(4) == 0 {
