@@ -19,6 +19,14 @@ pub struct DoublePoint {
     pub y: f64,
 }
 
+// SAFETY: `#[repr(C)] struct { f64 x; f64 y; }` is exactly the C struct `{double x, y;}`
+// described by this layout (16 bytes, alignment 8, fields at 0 and 8).
+unsafe impl gatun::linker::CType for DoublePoint {
+    fn layout() -> gatun::MemoryLayout {
+        crate::handles::double_point_layout()
+    }
+}
+
 extern "C" {
     /// `void noop(void)`.
     pub fn noop();

@@ -8,7 +8,9 @@
 //!
 //! gatun rows: `by_ptr` (`invoke(&[Value::Address(point)])`) and `by_value`
 //! (`invoke_into(&Reused(point), &[])`: the struct comes back in `xmm0:xmm1` and gatun stores
-//! it into the segment the allocator returns, the reused point).
+//! it into the segment the allocator returns, the reused point); `gatun_typed_by_value`: the
+//! same handle viewed as `fn() -> DoublePoint` (`DowncallHandle::typed`), result stored into
+//! the point.
 //!
 //! Peer rows: `direct_by_ptr`, `direct_by_value` (typed `extern "C" fn` pointers) and
 //! `libffi_by_ptr`, `libffi_by_value` (libffi-rs `Cif`, struct returned into the reused point
@@ -63,6 +65,25 @@ pub fn rows() -> Vec<Row> {
                     let seg = unsafe { MemorySegment::from_raw_parts(p.cast(), 16) };
                     // SAFETY: the handle describes `DoublePoint unit(void)`.
                     unsafe { h.invoke_into(&Reused(seg), &[]) }.unwrap();
+                    point.x
+                })
+            })
+        }),
+        Row::new(GROUP, "gatun_typed_by_value", || -> Body {
+            let h = link(
+                Native::Unit,
+                &FunctionDescriptor::of::<[V; 0]>(double_point_layout(), []),
+                &[],
+            );
+            let f = h
+                .typed::<(), DoublePoint>()
+                .expect("typed DoublePoint unit(void)");
+            let mut point = Box::new(DoublePoint::default());
+            Box::new(move |iters| {
+                repeat(iters, || {
+                    let p: &mut DoublePoint = black_box(&mut *point);
+                    // SAFETY: the typed view was checked against `DoublePoint unit(void)`.
+                    *p = unsafe { f.call(()) };
                     point.x
                 })
             })
