@@ -95,7 +95,9 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     println!();
     println!(
         "# Ratios: ours = median ÷ median (and min ÷ min, less disturbed by other load); seed = \
-         the seed table's Score ÷ Score (JDK on M1/M3; thread = platform thread, task = OfVirtual)."
+         the same ratio from the JDK figures published in the OpenJDK pull requests these \
+         benchmarks reproduce, measured by the JDK authors on Apple M1/M3 (thread = platform \
+         thread, task = OfVirtual): compare the ratios; absolute ns are not comparable."
     );
     print_ratios(&rs);
 
