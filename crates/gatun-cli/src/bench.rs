@@ -14,7 +14,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 #[derive(Args, Debug)]
 pub struct BenchArgs {
     /// Run JMH-like iterations (1 s warm-up, then 2001 samples of 1 ms, per row and thread
-    /// kind) instead of the quick mode (the whole suite in about 50 s).
+    /// kind) instead of the quick mode (a 40 s budget: about 35 s for the whole suite on a
+    /// shared 2-core machine).
     #[arg(long)]
     full: bool,
     /// Only rows whose id (`group/name` or `group/name/param`) contains this text.
