@@ -1,6 +1,7 @@
 //! gatun's side of the call rows: downcall handles for the natives, and the reused-segment
 //! allocator the struct-return rows hand to `invoke_into` (as the JDK benchmarks pass an
-//! allocator that always returns the same `point`: jdk-ffm-internals.md §5.5, §5.6).
+//! allocator that always returns the same `point`: the JDK's `CallOverheadByValue` and
+//! `PointsAlloc` microbenchmarks in `test/micro/org/openjdk/bench/java/lang/foreign`).
 
 use crate::natives::Native;
 use gatun::layout::MemoryLayout;

@@ -14,7 +14,8 @@ use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 #[derive(Args, Debug)]
 pub struct BenchArgs {
     /// Run JMH-like iterations (1 s warm-up, then 2001 samples of 1 ms, per row and thread
-    /// kind) instead of the quick mode (the whole suite in about 50 s).
+    /// kind) instead of the quick mode (a 40 s budget: about 35 s for the whole suite on a
+    /// shared 2-core machine).
     #[arg(long)]
     full: bool,
     /// Only rows whose id (`group/name` or `group/name/param`) contains this text.
@@ -95,7 +96,9 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
     println!();
     println!(
         "# Ratios: ours = median ÷ median (and min ÷ min, less disturbed by other load); seed = \
-         the seed table's Score ÷ Score (JDK on M1/M3; thread = platform thread, task = OfVirtual)."
+         the same ratio from the JDK figures published in the OpenJDK pull requests these \
+         benchmarks reproduce, measured by the JDK authors on Apple M1/M3 (thread = platform \
+         thread, task = OfVirtual): compare the ratios; absolute ns are not comparable."
     );
     print_ratios(&rs);
 

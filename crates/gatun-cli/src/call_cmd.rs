@@ -5,7 +5,7 @@
 //!   precede the prototype). The symbol is looked up in the `-l` libraries (sonames or paths, in
 //!   order), then in the default lookup (the process, libc, libm).
 //! - Arguments: integers (`42`, `-1`, `0x10`), floating point (`1.5`, `1e3`), `true`/`false`,
-//!   `NULL`; any other text given for a pointer parameter is passed as a NUL-terminated string;
+//!   `NULL` (a floating-point parameter also takes integers, `0x10` included); any other text given for a pointer parameter is passed as a NUL-terminated string;
 //!   `[N]` passes a zeroed buffer of N bytes (printed as a string after the call); a struct or
 //!   union by value is a literal in braces (`'{1.5, 2}'`, nested braces for nested members and
 //!   arrays; a union takes its first member, missing members are zero). Variadic arguments get
@@ -14,10 +14,13 @@
 //! - The result is printed as a number, `true`/`false`, an address (`0x...`, `NULL`), a string
 //!   (for a `char *` return) or a brace literal for a struct; `--errno` captures `errno` and
 //!   prints `-1 (errno 2: No such file or directory)`; `--json` prints one JSON object.
+//! - Options may also follow the declaration or the arguments ([`hoist_options`]); after `--`
+//!   every word is an argument. C's stdio is flushed (`fflush(NULL)`) after the call, so what
+//!   the function printed comes before the result.
 //! - Exit status 0 when the call completed; 2 with one line on stderr for any bad input
 //!   (unknown type, missing symbol or library, wrong argument count, non-numeric argument, ...).
 
-use std::ffi::{c_void, CStr};
+use std::ffi::{c_void, CStr, OsString};
 
 use clap::Args;
 use gatun::cdecl::{Declarations, Declared};
@@ -192,9 +195,15 @@ fn scalar_value<'a>(
         ScalarKind::I64 => Value::I64(int(i64::MIN.into(), i64::MAX.into())? as i64),
         ScalarKind::U64 => Value::U64(int(0, u64::MAX.into())? as u64),
         ScalarKind::F32 | ScalarKind::F64 => {
-            let v = parse_float(text).ok_or_else(|| {
-                format!("{what}: expected a number ({kind}), found `{text}` (non-numeric argument)")
-            })?;
+            // Integers in any form `parse_int` accepts (`0x10`, `0b101`) convert to the nearest
+            // floating-point value, as a C integer constant does.
+            let v = parse_float(text)
+                .or_else(|| parse_int(text).map(|i| i as f64))
+                .ok_or_else(|| {
+                    format!(
+                        "{what}: expected a number ({kind}), found `{text}` (non-numeric argument)"
+                    )
+                })?;
             if kind == ScalarKind::F32 {
                 Value::F32(v as f32)
             } else {
@@ -436,19 +445,45 @@ fn returns_char_pointer(decl: &str, name: &str) -> bool {
 /// Runs `gatun call`; `Err` is one line for stderr (exit status 2).
 pub fn run(args: &CallArgs) -> Result<(), String> {
     let mut decls = Declarations::new();
-    let mut src = args.decl.trim().to_string();
+    let typed = args.decl.trim_end();
+    let mut src = typed.to_string();
     if !src.ends_with(';') {
         src.push(';');
     }
-    let declared = decls.add(&src).map_err(|e| e.summary())?;
-    let name = declared
+    let declared = match decls.add(&src) {
+        Ok(d) => d,
+        // The error is at the `;` appended above, which the user never typed: report it
+        // against what they typed ("found end of input" right after it).
+        Err(e) if src.len() > typed.len() && e.span().start >= typed.len() => {
+            return Err(match Declarations::new().add(typed) {
+                Err(at_end) => at_end.summary(),
+                Ok(_) => e.summary(),
+            });
+        }
+        Err(e) => return Err(e.summary()),
+    };
+    let functions: Vec<&str> = declared
         .iter()
-        .rev()
-        .find_map(|d| match d {
-            Declared::Function(n) => Some(n.clone()),
+        .filter_map(|d| match d {
+            Declared::Function(n) => Some(n.as_str()),
             _ => None,
         })
-        .ok_or_else(|| format!("`{}` declares no function", args.decl))?;
+        .collect();
+    let name = match functions.as_slice() {
+        [] => return Err(format!("`{}` declares no function", args.decl)),
+        [one] => one.to_string(),
+        many => {
+            return Err(format!(
+                "`{}` declares {} functions ({}); give exactly one prototype to call",
+                args.decl,
+                many.len(),
+                many.iter()
+                    .map(|n| format!("`{n}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ))
+        }
+    };
     let f = decls
         .function(&name)
         .ok_or_else(|| format!("`{name}` is not declared"))?
@@ -541,6 +576,8 @@ pub fn run(args: &CallArgs) -> Result<(), String> {
     // program calling it, that declaration is the contract. Strings and buffers live in
     // `arena` until after the call.
     let result = unsafe { handle.invoke_into(&arena, &values) }.map_err(|e| e.to_string())?;
+    // What the function printed through C's stdio (`printf`) comes before the result.
+    flush_c_stdio()?;
 
     let (text, json_result) = match (&result, descriptor.return_layout()) {
         (Value::Segment(seg), Some(layout)) if layout.is_group() => show_memory(*seg, 0, layout),
@@ -602,6 +639,62 @@ pub fn run(args: &CallArgs) -> Result<(), String> {
         println!("argument {}: {s:?}", i + 1);
     }
     Ok(())
+}
+
+/// Flushes every C stdio output stream (`fflush(NULL)`, called through gatun), so output the
+/// called function buffered in C's `stdout` is written before gatun prints the result.
+fn flush_c_stdio() -> Result<(), String> {
+    let fflush = SymbolLookup::default_lookup()
+        .find("fflush")
+        .map_err(|e| e.to_string())?;
+    let descriptor = FunctionDescriptor::of(ValueLayout::I32, [ValueLayout::ADDRESS]);
+    let handle = Linker::native()
+        .downcall(&fflush, &descriptor, &[])
+        .map_err(|e| e.to_string())?;
+    // SAFETY: `int fflush(FILE *)` with NULL flushes all output streams (C11 7.21.5.2) and
+    // dereferences no argument.
+    unsafe { handle.invoke(&[Value::Address(std::ptr::null_mut())]) }.map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// Moves `gatun call`'s options (`--json`, `--errno`, `-l LIB`, `-lLIB`, `--lib[=]LIB`, `-h`,
+/// `--help`) that appear after the declaration to the front, and puts a `--` before the
+/// declaration, so clap reads every remaining word as the declaration or an argument. Words
+/// after a `--` the user typed are arguments as they are; so are negative numbers (`-5`,
+/// `-1.5`), which match no option. `argv` is the whole command line (`gatun call ...`); any
+/// other subcommand is returned unchanged.
+pub fn hoist_options(argv: Vec<OsString>) -> Vec<OsString> {
+    if argv.get(1).map(|a| a != "call").unwrap_or(true) {
+        return argv;
+    }
+    let (mut options, mut words, mut literal) = (Vec::new(), Vec::new(), Vec::new());
+    let mut rest = argv[2..].iter().cloned();
+    while let Some(arg) = rest.next() {
+        match arg.to_str() {
+            Some("--") => {
+                literal.extend(rest.by_ref());
+                break;
+            }
+            Some("--json" | "--errno" | "-h" | "--help") => options.push(arg),
+            Some("-l" | "--lib") => {
+                options.push(arg);
+                options.extend(rest.next());
+            }
+            Some(t) if t.starts_with("--lib=") || (t.starts_with("-l") && t.len() > 2) => {
+                options.push(arg)
+            }
+            // Before the declaration, anything else starting with `-` is left to clap (which
+            // reports an unknown option).
+            Some(t) if words.is_empty() && t.starts_with('-') => options.push(arg),
+            _ => words.push(arg),
+        }
+    }
+    let mut out = argv[..2].to_vec();
+    out.extend(options);
+    out.push("--".into());
+    out.extend(words);
+    out.extend(literal);
+    out
 }
 
 /// `strerror(errno)` without the " (os error N)" suffix std adds.
@@ -671,6 +764,45 @@ mod tests {
         assert!(fill(seg, 0, &layout, &bad, 0, &mut bufs)
             .unwrap_err()
             .contains("non-numeric"));
+    }
+
+    #[test]
+    fn options_are_hoisted_before_a_double_dash() {
+        let hoist = |words: &[&str]| -> Vec<String> {
+            let argv = ["gatun", "call"].iter().chain(words).map(OsString::from);
+            hoist_options(argv.collect())
+                .into_iter()
+                .map(|a| a.into_string().unwrap())
+                .collect()
+        };
+        assert_eq!(
+            hoist(&[
+                "int f(int, char*)",
+                "-5",
+                "--json",
+                "-l",
+                "libm.so.6",
+                "--",
+                "--errno"
+            ]),
+            [
+                "gatun",
+                "call",
+                "--json",
+                "-l",
+                "libm.so.6",
+                "--",
+                "int f(int, char*)",
+                "-5",
+                "--errno"
+            ]
+        );
+        assert_eq!(
+            hoist(&["--bogus", "d", "-lz", "--lib=m", "-1.5"]),
+            ["gatun", "call", "--bogus", "-lz", "--lib=m", "--", "d", "-1.5"]
+        );
+        let bench: Vec<OsString> = ["gatun", "bench", "--json", "x"].map(OsString::from).into();
+        assert_eq!(hoist_options(bench.clone()), bench);
     }
 
     #[test]

@@ -33,11 +33,17 @@ enum Command {
     Layout(layout_cmd::LayoutArgs),
     /// Declare a C function with a prototype and call it: `gatun call 'size_t strlen(const
     /// char *)' hello` prints 5. Exit status 0 when the call completed, 2 on bad input.
+    #[command(
+        after_help = "Options (-l, --errno, --json) may come before or after the \
+        declaration. Negative numbers (-5, -1.5) are arguments; after `--` every word is an \
+        argument (to pass text such as `--json` or `-lx` to a `char *` parameter). A \
+        declaration must declare exactly one function (struct definitions may precede it)."
+    )]
     Call(call_cmd::CallArgs),
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(call_cmd::hoist_options(std::env::args_os().collect()));
     let result = match cli.command {
         Command::Bench(args) => bench::run(&args),
         Command::Layout(args) => layout_cmd::run(&args),

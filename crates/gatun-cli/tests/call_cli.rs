@@ -170,3 +170,75 @@ fn bad_input_exits_2_with_one_line() {
     let e = call_fails(&["long double fabsl(long double)", "1"]);
     assert!(e.contains("long double"), "{e}");
 }
+
+#[test]
+fn unclosed_prototype_reports_end_of_input_where_the_user_stopped() {
+    // The tool appends the optional `;`; the error must not point at it.
+    let decl = "size_t strlen(const char*";
+    let e = call_fails(&[decl, "hello"]);
+    assert!(e.contains("found end of input"), "{e}");
+    assert!(!e.contains("found `;`"), "{e}");
+    assert!(
+        e.contains(&format!("1:{}:", decl.len() + 1)),
+        "column right after the input: {e}"
+    );
+}
+
+#[test]
+fn options_after_the_declaration_and_arguments() {
+    let out = call(&["size_t strlen(const char*)", "hello", "--json"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["result"], 5);
+    assert_eq!(
+        call(&["int open(const char*, int)", "/nonexistent", "--errno", "0"]),
+        "-1 (errno 2: No such file or directory)\n"
+    );
+    assert_eq!(
+        call(&["double pow(double, double)", "2", "10", "-l", "libm.so.6"]),
+        "1024\n"
+    );
+    assert_eq!(
+        call(&["double pow(double, double)", "--lib=libm.so.6", "2", "10"]),
+        "1024\n"
+    );
+    // Negative numbers stay arguments; after `--` everything is an argument.
+    assert_eq!(call(&["int abs(int)", "-5", "--json"]).trim(), {
+        r#"{"descriptor":"(i32)i32","function":"abs","result":5}"#
+    });
+    assert_eq!(
+        call(&["double fabs(double)", "-1.5"]),
+        "1.5\n",
+        "negative floats are arguments"
+    );
+    assert_eq!(call(&["size_t strlen(const char*)", "--", "--json"]), "6\n");
+    assert_eq!(call(&["--", "size_t strlen(const char*)", "-lx"]), "3\n");
+    // Hex integers for floating-point parameters.
+    assert_eq!(call(&["double fabs(double)", "0x10"]), "16\n");
+}
+
+#[test]
+fn two_functions_in_one_declaration_is_an_error_naming_both() {
+    let e = call_fails(&["int abs(int); int labs(long);", "-5"]);
+    assert!(e.contains("declares 2 functions"), "{e}");
+    assert!(e.contains("`abs`") && e.contains("`labs`"), "{e}");
+}
+
+#[test]
+fn c_stdout_is_flushed_before_the_result() {
+    // stdout is a pipe here, so C's stdout is fully buffered: without the flush, "hi 5" would
+    // come out at exit, after the result.
+    assert_eq!(
+        call(&["int printf(const char*, ...)", "hi %d\n", "5"]),
+        "hi 5\n5\n"
+    );
+    assert_eq!(
+        call(&["--json", "int puts(const char*)", "first"]),
+        "first\n{\"descriptor\":\"(ptr)i32\",\"function\":\"puts\",\"result\":6}\n"
+    );
+}
+
+#[test]
+fn library_load_error_names_the_path_once() {
+    let e = call_fails(&["-l", "/nonexistent/libx.so", "int abs(int)", "1"]);
+    assert_eq!(e.matches("/nonexistent/libx.so").count(), 1, "{e}");
+}

@@ -30,7 +30,7 @@ fn long_call() -> SystemCall {
     adapt_system_call(&h, "errno").unwrap()
 }
 
-// ---- TestCaptureStateUtil (jdk-ffm-internals.md §6.4) ----
+// ---- TestCaptureStateUtil (the JDK's test/jdk/java/foreign/TestCaptureStateUtil.java) ----
 
 #[test]
 fn successful_int() {

@@ -1,5 +1,5 @@
 //! `arena_pool/*` and `arena_pool_from/*`: the seed's `ArenaPoolBench` and `ArenaPoolFromBench`
-//! (PR 23765, seed 000; `jdk-ffm-internals.md` §5.2, §5.3): a confined heap arena against a
+//! (openjdk/jdk pull request 23765): a confined heap arena against a
 //! pooled arena from an [`ArenaPool`] of 32 bytes.
 
 use std::sync::Arc;

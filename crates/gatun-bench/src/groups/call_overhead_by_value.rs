@@ -2,7 +2,8 @@
 //! `DoublePoint {double x, y}` returned by value (`DoublePoint unit(void)`, in `xmm0:xmm1`) against
 //! the same struct written through a pointer (`void unit_ptr(DoublePoint *)`).
 //!
-//! As in the JDK benchmark (jdk-ffm-internals.md §5.5), the result lands in one reused 16-byte
+//! As in the JDK benchmark (`CallOverheadByValue` in the JDK's
+//! `test/micro/org/openjdk/bench/java/lang/foreign`), the result lands in one reused 16-byte
 //! point each call: `by_value` hands the call an allocator that always returns that point, so
 //! what is measured is the call plus the return-buffer handling, not an allocation.
 //!

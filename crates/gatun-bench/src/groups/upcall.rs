@@ -1,7 +1,7 @@
 //! `upcall/*`: C calling back into Rust. A C loop (`native/upcall.c`) calls its callback
 //! `iters` times in one sample, so a row's time per operation is one callback call from C.
 //!
-//! - `noop`, `id_i32`, `struct`: the callback is a gatun [`UpcallStub`](gatun::UpcallStub)
+//! - `noop`, `id_i32`, `struct`: the callback is a gatun [`UpcallStub`]
 //!   (generated stub → shared `global_asm!` entry → dispatcher decoding the SysV plan →
 //!   closure → result encoded into the return registers).
 //! - `direct_noop`, `direct_id_i32`, `direct_struct`: the callback is a plain Rust

@@ -1,5 +1,6 @@
 //! The system-call adapter (the JDK's internal `CaptureStateUtil.adaptSystemCall`,
-//! JDK-8347408): a downcall handle linked with [`LinkerOption::CaptureCallState`] and returning
+//! JDK-8347408): a downcall handle linked with
+//! [`LinkerOption::CaptureCallState`](crate::linker::LinkerOption::CaptureCallState) and returning
 //! a C `int` or `long` becomes a [`SystemCall`] that returns `r` when `r >= 0` and minus the
 //! captured state (`-errno`) otherwise, with no capture segment for the caller to manage and no
 //! heap allocation per call.
@@ -23,7 +24,7 @@
 //! one capture struct (`BufferStack.of(CAPTURE_LAYOUT)`), so any nested call falls back there;
 //! 28 more bytes per thread buy allocation-free nesting.
 //!
-//! # Semantics (JDK `CaptureStateUtil`, jdk-ffm-internals.md §3.4), and where gatun differs
+//! # Semantics (JDK 25 `jdk.internal.foreign.CaptureStateUtil`, JDK-8347408), and where gatun differs
 //! - The state is read only when the result is negative; then `-(state as i32)` is returned,
 //!   sign-extended for a `long` (so a state of `i32::MIN` stays `i32::MIN`). A failure with
 //!   state 0 returns 0 from `invoke` (as in the JDK); [`SystemCall::call`] reports it as
@@ -118,8 +119,8 @@ pub struct SystemCall {
 /// Adapts `handle` into a [`SystemCall`] that returns `r` or `-state` (the JDK's
 /// `CaptureStateUtil.adaptSystemCall(target, stateName)`).
 ///
-/// Validation, in the JDK's order (jdk-ffm-internals.md §3.3): the return type, then the
-/// capture segment, then the state name.
+/// Validation, in the JDK's order (JDK 25 `jdk.internal.foreign.CaptureStateUtil.adaptSystemCall`,
+/// JDK-8347408): the return type, then the capture segment, then the state name.
 ///
 /// # Errors
 /// - [`Error::Adapt`] `"... does not return an int or a long"`: the descriptor's return is not

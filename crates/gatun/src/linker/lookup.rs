@@ -94,7 +94,14 @@ impl Library {
             Ok(lib) => Ok(Library::new(shown, lib)),
             Err(e) => {
                 let message = e.to_string();
-                let reason = ld_script_hint(&message).unwrap_or(message);
+                // dlerror(3) starts with the name (`/x.so: cannot open shared object file: ...`);
+                // the error's Display already shows it (`cannot load library /x.so: ...`).
+                let reason = ld_script_hint(&message).unwrap_or_else(|| {
+                    message
+                        .strip_prefix(shown.as_str())
+                        .and_then(|rest| rest.strip_prefix(": "))
+                        .map_or_else(|| message.clone(), str::to_string)
+                });
                 Err(Error::LibraryLoad {
                     library: shown,
                     reason,

@@ -1,5 +1,5 @@
-//! [`ArenaPool`]: recycled per-thread arena memory (the JDK's `CarrierLocalArenaPools`, PR 23765,
-//! seed 000; see `jdk-ffm-internals.md` §4).
+//! [`ArenaPool`]: recycled per-thread arena memory (the JDK's
+//! `jdk.internal.foreign.CarrierLocalArenaPools`, openjdk/jdk pull request 23765).
 //!
 //! Each pool owns, on every thread that uses it, one *region* of `byte_size` bytes aligned to
 //! `byte_alignment`. [`ArenaPool::take`] returns a [`PooledArena`] that bump-allocates from the
@@ -187,7 +187,7 @@ thread_local! {
 }
 
 /// A pool of recyclable per-thread memory for short-lived arenas (the JDK's
-/// `CarrierLocalArenaPools`, PR 23765, seed 000: "the arena pool is able to share recyclable
+/// `CarrierLocalArenaPools`, openjdk/jdk pull request 23765: "the arena pool is able to share recyclable
 /// memory across several arenas").
 ///
 /// Every thread that allocates from one of its pooled arenas gets, on first use, its own

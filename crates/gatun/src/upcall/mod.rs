@@ -401,11 +401,19 @@ impl Linker {
     /// that outlives the arena borrow `'s`. The stub lives until it is dropped, at the latest
     /// when the arena does.
     ///
-    /// ```no_run
-    /// # use gatun::{Arena, Linker, FunctionDescriptor, ValueLayout as V, Value};
+    /// Sorting five C `int`s with the C library's `qsort` and a Rust comparator (the example
+    /// runs on x86-64 Linux, the only target where calls execute):
+    ///
+    /// ```
+    /// use gatun::linker::{FunctionDescriptor, Linker, SymbolLookup};
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::{Value, ValueLayout};
+    ///
+    /// # #[cfg(all(target_os = "linux", target_arch = "x86_64"))] {
     /// let arena = Arena::confined();
+    /// // int cmp(const void *a, const void *b), comparing two ints.
     /// let cmp = Linker::native().upcall_stub(
-    ///     &FunctionDescriptor::of(V::I32, [V::ADDRESS, V::ADDRESS]),
+    ///     &FunctionDescriptor::of(ValueLayout::I32, [ValueLayout::ADDRESS, ValueLayout::ADDRESS]),
     ///     |args| {
     ///         // SAFETY: qsort passes pointers to two elements of the int array.
     ///         let (a, b) = unsafe {
@@ -415,7 +423,28 @@ impl Linker {
     ///     },
     ///     &arena,
     /// )?;
-    /// // pass cmp.address() to qsort through a downcall
+    ///
+    /// // void qsort(void *base, size_t nmemb, size_t size, int (*compar)(const void *, const void *))
+    /// let qsort = SymbolLookup::default_lookup().find("qsort")?;
+    /// let descriptor = FunctionDescriptor::of_void([
+    ///     ValueLayout::ADDRESS,
+    ///     ValueLayout::U64,
+    ///     ValueLayout::U64,
+    ///     ValueLayout::ADDRESS,
+    /// ]);
+    /// let qsort = Linker::native().downcall(&qsort, &descriptor, &[])?;
+    ///
+    /// let ints = arena.allocate(5 * 4, 4)?; // int[5]
+    /// for (i, v) in [3, 1, 4, 1, 5].into_iter().enumerate() {
+    ///     ints.set::<i32>(i * 4, v)?;
+    /// }
+    /// let args = [Value::Segment(ints), Value::U64(5), Value::U64(4), cmp.as_value()];
+    /// // SAFETY: `ints` holds 5 ints of 4 bytes; `cmp` is an int comparator that lives (with
+    /// // `arena`) until after the call.
+    /// unsafe { qsort.invoke(&args) }?;
+    /// let sorted = (0..5).map(|i| ints.get::<i32>(i * 4)).collect::<Result<Vec<_>, _>>()?;
+    /// assert_eq!(sorted, [1, 1, 3, 4, 5]);
+    /// # }
     /// # Ok::<(), gatun::Error>(())
     /// ```
     ///
