@@ -182,6 +182,22 @@ impl SystemCall {
         self.state
     }
 
+    /// The checked path of `invoke_state` (no stub, or values the stub does not accept): out of
+    /// line, so that the adapted call inlines only the stub call into its caller.
+    ///
+    /// # Safety
+    /// As [`SystemCall::invoke`]; `capture` is a valid capture buffer (4 bytes, 4-aligned).
+    #[cold]
+    #[inline(never)]
+    unsafe fn invoke_checked(&self, capture: *mut i32, args: &[Value<'_>]) -> Result<i64> {
+        // SAFETY: forwarded to the caller; the return is `int` or `long` (adapt-time check).
+        match unsafe { self.handle.invoke_capture_ptr(capture, args) }? {
+            Value::I32(r) => Ok(r as i64),
+            Value::I64(r) => Ok(r),
+            other => Err(unexpected_return(other)),
+        }
+    }
+
     /// Calls the target with a capture buffer from this thread's capture stack and returns
     /// `Ok(r)` when the result `r >= 0`, `Err(state)` otherwise.
     ///
@@ -195,12 +211,17 @@ impl SystemCall {
         // SAFETY: `slot` lies inside `seg` (offset + 4 <= CAPTURE_SIZE), 4-aligned, and the
         // frame keeps it valid until the end of this function.
         unsafe { slot.write(0) };
+        let capture = seg.as_ptr().cast::<i32>();
         // SAFETY: forwarded to the caller; `seg` is a valid capture buffer (4 bytes, 4-aligned,
-        // alive until the end of this function) and the return is `int` or `long`.
-        let r = match unsafe { self.handle.invoke_capture_ptr(seg.as_ptr().cast(), args) }? {
-            Value::I32(r) => r as i64,
-            Value::I64(r) => r,
-            other => return Err(unexpected_return(other)),
+        // alive until the end of this function) and the return is `int` or `long`, so the
+        // stub's raw return register holds the `int` (low 32 bits) or the `long`.
+        let r = match unsafe { self.handle.invoke_capture_bits(capture, args) } {
+            Some(bits) => match self.width {
+                Width::Int => bits as u32 as i32 as i64,
+                Width::Long => bits as i64,
+            },
+            // SAFETY: as above.
+            None => unsafe { self.invoke_checked(capture, args) }?,
         };
         if r >= 0 {
             return Ok(Ok(r));

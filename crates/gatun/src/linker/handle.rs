@@ -138,10 +138,15 @@ impl Linker {
             (Some(s), false, RetKind::Group { .. }) => Some(s.values),
             _ => None,
         };
+        let fast_capture = match (&stub, capture, ret) {
+            (Some(s), true, RetKind::Void | RetKind::Scalar(_)) => Some(s.values),
+            _ => None,
+        };
         Ok(DowncallHandle {
             inner: Arc::new(Inner {
                 fast_values,
                 fast_struct,
+                fast_capture,
                 stub,
                 target: symbol.address() as usize,
                 _symbol: symbol.clone(),
@@ -290,6 +295,9 @@ struct Inner {
     fast_values: Option<StubFn>,
     /// The stub's value entry for struct-returning calls without capture.
     fast_struct: Option<StubFn>,
+    /// The stub's value entry when the system-call adapter may call it directly: a stub,
+    /// capture, a scalar or void return.
+    fast_capture: Option<StubFn>,
     target: usize,
     _symbol: Symbol,
     descriptor: FunctionDescriptor,
@@ -417,6 +425,7 @@ impl DowncallHandle {
         inner.stub = None;
         inner.fast_values = None;
         inner.fast_struct = None;
+        inner.fast_capture = None;
         DowncallHandle {
             inner: Arc::new(inner),
         }
@@ -677,6 +686,45 @@ impl DowncallHandle {
         // SAFETY: forwarded; the count was checked; no destination is needed for scalar and
         // void returns.
         unsafe { self.invoke_split(std::ptr::null_mut(), capture, args) }
+    }
+
+    /// The system-call adapter's fast path: the compiled stub's value entry called with the
+    /// adapter's capture buffer, returning the raw 64-bit return register (rax) — no `Value` is
+    /// built for the return. `None` when the stub path does not apply (no stub, not a capture
+    /// handle, a struct return, a wrong argument count, or an argument the stub rejects); the
+    /// stub then called nothing and the caller takes the checked path
+    /// ([`DowncallHandle::invoke_capture_ptr`]), which accepts the values or reports the exact
+    /// error.
+    ///
+    /// # Safety
+    /// As [`DowncallHandle::invoke_capture_ptr`].
+    #[inline(always)]
+    pub(crate) unsafe fn invoke_capture_bits(
+        &self,
+        capture: *mut i32,
+        args: &[Value<'_>],
+    ) -> Option<u64> {
+        let inner = &*self.inner;
+        // `fast_capture` is set only for capture handles with a stub and a scalar or void
+        // return; `args` are the descriptor's arguments (the capture segment is `capture`).
+        let values = inner.fast_capture?;
+        if args.len() != inner.args.len() {
+            return None;
+        }
+        let mut failed = 0u8;
+        // SAFETY: one `Value` per descriptor argument; the stub checks every tag and segment
+        // length before anything else; `capture` is a valid capture buffer and no return
+        // destination is needed (the caller's contract); the callee's contract is the caller's.
+        let bits = unsafe {
+            values(
+                args.as_ptr().cast(),
+                std::ptr::null_mut(),
+                capture,
+                inner.target as *const c_void,
+                &mut failed,
+            )
+        };
+        (failed == 0).then_some(bits)
     }
 
     /// The raw counterpart of [`DowncallHandle::invoke_captured`]: as
