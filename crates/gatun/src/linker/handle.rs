@@ -130,7 +130,10 @@ impl Linker {
             RetKind::Scalar(k) => (crate::call::stub::scalar_tag(k), k == ScalarKind::Bool),
             _ => (crate::call::stub::value_tag(&Value::Void), false),
         };
+        // Bool returns (normalised to 0/1 on the way out) take `invoke_slow`, so the fast path
+        // builds the `Value` from the register bits as they are.
         let fast_values = match (&stub, capture, ret) {
+            (Some(_), false, RetKind::Scalar(ScalarKind::Bool)) => None,
             (Some(s), false, RetKind::Void | RetKind::Scalar(_)) => Some(s.values),
             _ => None,
         };
@@ -291,7 +294,7 @@ fn compiled_stub(_plan: &CallPlan, _args: &[ArgKind], _capture: bool) -> Option<
 struct Inner {
     stub: Option<StubEntry>,
     /// The stub's value entry when `invoke` may call it directly: a stub, no capture, a
-    /// scalar or void return.
+    /// non-bool scalar or void return.
     fast_values: Option<StubFn>,
     /// The stub's value entry for struct-returning calls without capture.
     fast_struct: Option<StubFn>,
@@ -500,7 +503,8 @@ impl DowncallHandle {
                     )
                 };
                 if failed == 0 {
-                    return Ok(self.returned_value(bits));
+                    // `fast_values` is never set for a bool return: no normalisation needed.
+                    return Ok(self.value_of_bits(bits));
                 }
             }
         }
@@ -819,17 +823,24 @@ impl DowncallHandle {
     /// The `Value` of a scalar or void return from the stub's raw register bits.
     #[inline(always)]
     fn returned_value(&self, raw: u64) -> Value<'static> {
-        let inner = &*self.inner;
-        let bits = if inner.ret_tag.1 {
+        let bits = if self.inner.ret_tag.1 {
             (raw as u8 != 0) as u64
         } else {
             raw
         };
+        self.value_of_bits(bits)
+    }
+
+    /// The `Value` of a scalar or void return from register bits that are already a valid
+    /// payload of the return kind's variant (a bool return normalised to 0/1 by the caller).
+    #[inline(always)]
+    fn value_of_bits(&self, bits: u64) -> Value<'static> {
+        let inner = &*self.inner;
         // SAFETY: `Value` is `#[repr(C, u8)]` (24 bytes, `stub::VALUE_STRIDE`): word 0 holds the
         // tag byte (the rest of the word is padding), word 1 the payload (a scalar variant's
         // field is its low bytes, the rest padding), word 2 is padding for every scalar variant
         // and `Void`. `ret_tag` is the tag of `Void` or of the return kind's variant, and the
-        // payload is a valid value of it (bools normalised to 0/1 above; every other scalar
+        // payload is a valid value of it (bools normalised to 0/1 by the caller; every other scalar
         // accepts any bits). Building the value from two whole words lets callers copy it
         // without store-forwarding stalls.
         // (On x86-64 tag and payload are written by one 16-byte store: a caller copying the
@@ -843,7 +854,7 @@ impl DowncallHandle {
                 p.cast(),
                 _mm_set_epi64x(bits as i64, inner.ret_tag.0 as i64),
             );
-            p.add(2).write(0);
+            // Word 2 is padding for every scalar variant and `Void`: left uninitialised.
             v.assume_init()
         }
         #[cfg(not(target_arch = "x86_64"))]
