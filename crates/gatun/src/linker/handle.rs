@@ -180,7 +180,7 @@ impl Linker {
         options: &[LinkerOption],
     ) -> Result<Vec<u8>> {
         let (plan, checks, capture) = stub_inputs(descriptor, options)?;
-        Ok(crate::call::stub::compile(&plan, &checks, capture, 0).bytes)
+        Ok(crate::call::stub::compile(&plan, &checks, capture).bytes)
     }
 
     /// Compiles the stub for this signature and maps it read-execute (W^X), bypassing the
@@ -500,6 +500,7 @@ impl DowncallHandle {
                         std::ptr::null_mut(),
                         inner.target as *const c_void,
                         &mut failed,
+                        std::ptr::null_mut(),
                     )
                 };
                 if failed == 0 {
@@ -569,6 +570,7 @@ impl DowncallHandle {
                         std::ptr::null_mut(),
                         inner.target as *const c_void,
                         &mut failed,
+                        std::ptr::null_mut(),
                     )
                 };
                 if failed == 0 {
@@ -726,6 +728,7 @@ impl DowncallHandle {
                 capture,
                 inner.target as *const c_void,
                 &mut failed,
+                crate::call::stub::thread_errno(),
             )
         };
         (failed == 0).then_some(bits)
@@ -810,6 +813,7 @@ impl DowncallHandle {
                     capture,
                     inner.target as *const c_void,
                     &mut failed,
+                    errno_location_for(capture),
                 )
             };
             if failed == 0 {
@@ -996,6 +1000,7 @@ impl DowncallHandle {
                     capture,
                     inner.target as *const c_void,
                     std::ptr::null_mut(),
+                    errno_location_for(capture),
                 )
             };
             if let RetKind::Scalar(k) = inner.ret {
@@ -1032,6 +1037,17 @@ fn capture_ptr(v: &Value<'_>) -> Result<*mut i32> {
             "a capture segment (capture_state_layout(): 4 bytes, 4-byte aligned)",
             v,
         )),
+    }
+}
+
+/// The `errno_location` stub argument: this thread's errno address when a capture buffer is
+/// given, else null (stubs without capture never read it).
+#[inline(always)]
+pub(super) fn errno_location_for(capture: *mut i32) -> *mut i32 {
+    if capture.is_null() {
+        std::ptr::null_mut()
+    } else {
+        crate::call::stub::thread_errno()
     }
 }
 
