@@ -13,6 +13,15 @@
 //!   direct call through a checked `extern "C" fn` pointer (no call plan to interpret, no
 //!   capture buffer).
 //!
+//! # The fast path: no capture buffer at all
+//! For the `errno` state (the only one on Linux) and a handle with a compiled stub,
+//! [`SystemCall::invoke`]/[`SystemCall::call`] zero the thread's errno (its address cached per
+//! thread), call the same signature's stub *without* capture, and read errno right after it
+//! returns — no code in between can change it, so this is the value the capture stub would
+//! have saved into a buffer "right after the call" (the typed path, [`TypedSystemCall`], has
+//! always worked this way). Anything else (another state, no stub, values the stub rejects)
+//! takes the buffered path below, out of line.
+//!
 //! # Where the capture buffer comes from
 //! The capture buffer ([`capture_state_layout`], 4 bytes, 4-aligned) is a local of the adapted
 //! call's own Rust stack frame, handed to the compiled stub's capture entry as the capture
@@ -89,6 +98,9 @@ pub struct SystemCall {
     /// Byte offset of the state in the capture struct.
     offset: usize,
     width: Width,
+    /// The state is `errno` at offset 0 of the capture struct: `invoke` may read the thread's
+    /// errno itself instead of a capture buffer.
+    errno_direct: bool,
 }
 
 /// Adapts `handle` into a [`SystemCall`] that returns `r` or `-state` (the JDK's
@@ -138,6 +150,7 @@ pub fn adapt_system_call(handle: &DowncallHandle, state: &str) -> Result<SystemC
         state,
         offset,
         width,
+        errno_direct: state == "errno" && offset == 0,
     })
 }
 
@@ -181,6 +194,41 @@ impl SystemCall {
     /// As [`SystemCall::invoke`].
     #[inline(always)]
     unsafe fn invoke_state(&self, args: &[Value<'_>]) -> Result<std::result::Result<i64, i32>> {
+        if !self.errno_direct {
+            // SAFETY: forwarded to the caller.
+            return unsafe { self.invoke_state_buffered(args) };
+        }
+        // The fast path (the `errno` state only): errno zeroed, the non-capturing stub
+        // called, errno read right after (no code in between can change it).
+        // SAFETY: forwarded to the caller; the return is `int` or `long`, so the raw return
+        // register holds the `int` (low 32 bits) or the `long`.
+        if let Some((bits, errno)) = unsafe { self.handle.invoke_errno_bits(args) } {
+            let r = match self.width {
+                Width::Int => bits as u32 as i32 as i64,
+                Width::Long => bits as i64,
+            };
+            if r >= 0 {
+                return Ok(Ok(r));
+            }
+            // SAFETY: `errno` is this thread's errno address; the `errno` state is at offset 0
+            // of the capture struct, the only state on Linux.
+            return Ok(Err(unsafe { errno.read() }));
+        }
+        // SAFETY: forwarded to the caller.
+        unsafe { self.invoke_state_buffered(args) }
+    }
+
+    /// `invoke_state` through a capture buffer on this frame (the capture stub, or the
+    /// checked path): out of line, for values the fast path does not take.
+    ///
+    /// # Safety
+    /// As [`SystemCall::invoke`].
+    #[cold]
+    #[inline(never)]
+    unsafe fn invoke_state_buffered(
+        &self,
+        args: &[Value<'_>],
+    ) -> Result<std::result::Result<i64, i32>> {
         // The capture struct, zeroed (errno = 0 before the call): 4 bytes, 4-aligned, alive
         // until the end of this function.
         let mut buf = [0i32; CAPTURE_SIZE / 4];

@@ -145,11 +145,20 @@ impl Linker {
             (Some(s), true, RetKind::Void | RetKind::Scalar(_)) => Some(s.values),
             _ => None,
         };
+        // The same signature's stub without capture (shared through the stub cache), for the
+        // system-call adapter, which handles errno itself.
+        let errno_stub = match (&stub, capture, ret) {
+            (Some(_), true, RetKind::Void | RetKind::Scalar(_)) => {
+                compiled_stub(&plan, &args, false)
+            }
+            _ => None,
+        };
         Ok(DowncallHandle {
             inner: Arc::new(Inner {
                 fast_values,
                 fast_struct,
                 fast_capture,
+                errno_stub,
                 stub,
                 target: symbol.address() as usize,
                 _symbol: symbol.clone(),
@@ -301,6 +310,10 @@ struct Inner {
     /// The stub's value entry when the system-call adapter may call it directly: a stub,
     /// capture, a scalar or void return.
     fast_capture: Option<StubFn>,
+    /// For a capture handle with a stub and a scalar or void return: the stub of the same
+    /// signature without capture (the system-call adapter's path, which zeroes and reads the
+    /// thread's errno itself).
+    errno_stub: Option<StubEntry>,
     target: usize,
     _symbol: Symbol,
     descriptor: FunctionDescriptor,
@@ -429,6 +442,7 @@ impl DowncallHandle {
         inner.fast_values = None;
         inner.fast_struct = None;
         inner.fast_capture = None;
+        inner.errno_stub = None;
         DowncallHandle {
             inner: Arc::new(inner),
         }
@@ -732,6 +746,47 @@ impl DowncallHandle {
             )
         };
         (failed == 0).then_some(bits)
+    }
+
+    /// The system-call adapter's fastest path: errno set to 0, the non-capturing stub of this
+    /// capture handle's signature called with `args` (the descriptor's arguments), and the raw
+    /// return register returned with this thread's errno address. The caller reads errno there
+    /// right after this returns, before anything that could change it — the same value the
+    /// capture stub would have saved into a capture buffer "right after the call". `None` (with
+    /// errno possibly already zeroed, nothing called) when this path does not apply: no stub,
+    /// not a capture handle, a struct return, a wrong argument count, or an argument the stub
+    /// rejects; the caller then takes the checked capture path.
+    ///
+    /// # Safety
+    /// As [`DowncallHandle::invoke`].
+    #[inline(always)]
+    pub(crate) unsafe fn invoke_errno_bits(&self, args: &[Value<'_>]) -> Option<(u64, *mut i32)> {
+        let inner = &*self.inner;
+        let stub = inner.errno_stub.as_ref()?;
+        if args.len() != inner.args.len() {
+            return None;
+        }
+        let errno = crate::call::stub::thread_errno();
+        if errno.is_null() {
+            return None;
+        }
+        // SAFETY: `errno` is this thread's errno address (`__errno_location()`).
+        unsafe { errno.write(0) };
+        let mut failed = 0u8;
+        // SAFETY: one `Value` per descriptor argument; the stub checks every tag and segment
+        // length before anything else; it captures nothing and needs no return destination
+        // (scalar or void return); the callee's contract is the caller's.
+        let bits = unsafe {
+            (stub.values)(
+                args.as_ptr().cast(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                inner.target as *const c_void,
+                &mut failed,
+                std::ptr::null_mut(),
+            )
+        };
+        (failed == 0).then_some((bits, errno))
     }
 
     /// The raw counterpart of [`DowncallHandle::invoke_captured`]: as
