@@ -132,7 +132,20 @@ impl Linker {
         };
         // Bool returns (normalised to 0/1 on the way out) take `invoke_slow`, so the fast path
         // builds the `Value` from the register bits as they are.
+        // `void f(void)` (no capture, not variadic) with a stub: `invoke` calls the target as
+        // that exact Rust fn type; there is nothing to check or load.
+        let direct_void = match (&stub, capture, ret) {
+            (Some(_), false, RetKind::Void) if args.is_empty() && !plan.is_variadic() => {
+                // SAFETY: the symbol is a non-null function address linked as `void f(void)`;
+                // the pointer is only called through this type.
+                Some(unsafe {
+                    std::mem::transmute::<*const c_void, unsafe extern "C" fn()>(symbol.address())
+                })
+            }
+            _ => None,
+        };
         let fast_values = match (&stub, capture, ret) {
+            _ if direct_void.is_some() => None,
             (Some(_), false, RetKind::Scalar(ScalarKind::Bool)) => None,
             (Some(s), false, RetKind::Void | RetKind::Scalar(_)) => Some(s.values),
             _ => None,
@@ -159,6 +172,7 @@ impl Linker {
                 fast_struct,
                 fast_capture,
                 errno_stub,
+                direct_void,
                 stub,
                 target: symbol.address() as usize,
                 _symbol: symbol.clone(),
@@ -314,6 +328,9 @@ struct Inner {
     /// signature without capture (the system-call adapter's path, which zeroes and reads the
     /// thread's errno itself).
     errno_stub: Option<StubEntry>,
+    /// The target as `unsafe extern "C" fn()` when the handle is `void f(void)` with a stub,
+    /// no capture and not variadic (then `fast_values` is `None`).
+    direct_void: Option<unsafe extern "C" fn()>,
     target: usize,
     _symbol: Symbol,
     descriptor: FunctionDescriptor,
@@ -443,6 +460,7 @@ impl DowncallHandle {
         inner.fast_struct = None;
         inner.fast_capture = None;
         inner.errno_stub = None;
+        inner.direct_void = None;
         DowncallHandle {
             inner: Arc::new(inner),
         }
@@ -521,6 +539,15 @@ impl DowncallHandle {
                     // `fast_values` is never set for a bool return: no normalisation needed.
                     return Ok(self.value_of_bits(bits));
                 }
+            }
+        } else if let Some(f) = inner.direct_void {
+            if args.is_empty() {
+                // SAFETY: the handle is `void f(void)` (see `direct_void`): the same SysV call
+                // the stub would make; the callee's contract is the caller's.
+                unsafe { f() };
+                // `Value::Void` built as `value_of_bits` builds it (one 16-byte store): a
+                // caller copying it is store-forwarded instead of stalling.
+                return Ok(self.value_of_bits(0));
             }
         }
         // SAFETY: forwarded.
