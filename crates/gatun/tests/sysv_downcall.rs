@@ -42,6 +42,17 @@ fn scalars() {
     assert_eq!(unsafe { h.invoke(&args) }.unwrap(), Value::I64(91));
     let h = link("sysv_noop", &FD::of_void::<[V; 0]>([]));
     assert_eq!(unsafe { h.invoke(&[]) }.unwrap(), Value::Void);
+    // `void f(void)` is called as that Rust fn type directly: a stray argument is still an
+    // error, before the call.
+    assert!(matches!(
+        unsafe { h.invoke(&[Value::I32(1)]) },
+        Err(gatun::Error::ArgumentCount {
+            expected: 0,
+            found: 1,
+            ..
+        })
+    ));
+    assert_eq!(unsafe { h.interpreted().invoke(&[]) }.unwrap(), Value::Void);
     let h = link("sysv_f32_mix", &FD::of(V::F32, [V::F32, V::I32, V::F32]));
     assert_eq!(
         unsafe { h.invoke(&[Value::F32(1.5), Value::I32(-4), Value::F32(3.0)]) }.unwrap(),

@@ -3,7 +3,9 @@
 //!
 //! A stub is an ordinary SysV function
 //! `extern "C" fn(args: *const u8, ret: *mut u8, errno: *mut i32, target: *const c_void,
-//! failed: *mut u8) -> u64` returning the raw 64-bit return register (rax, or xmm0's bits for a
+//! failed: *mut u8, errno_location: *mut i32) -> u64` (`errno`: the capture buffer and
+//! `errno_location`: the calling thread's errno address, [`thread_errno`], both read only by
+//! capture stubs) returning the raw 64-bit return register (rax, or xmm0's bits for a
 //! float return). It has two entry points compiled from the same plan, differing only in where
 //! an argument's bytes are found:
 //! - **value entry** (`invoke`, `invoke_into`, `invoke_to_segment`): `args` points to the
@@ -24,10 +26,11 @@
 //!   stack arguments, the target and `ret` (`call [rsp + T]`); the hidden return pointer
 //!   (`ret`) into rdi; after the call `movq rax, xmm0` for a float return, or a
 //!   register-returned struct stored into `ret` by its [`ReturnMove`]s (exact sizes).
-//! - **capture**: the leaf frame plus slots for `args`, the capture buffer and the thread's
-//!   errno address: `call __errno_location` before any argument register is loaded, the
-//!   capture buffer's errno copied into errno just before the call ("restore before"), errno
-//!   copied back into the buffer right after the call, before anything else ("save after").
+//! - **capture**: the leaf frame plus slots for the capture buffer and the thread's errno
+//!   address (passed in r9 by the caller, so no call into libc): the capture buffer's errno
+//!   copied into errno on entry, before the argument registers are loaded — nothing between
+//!   that and the call can change errno ("restore before") —, errno copied back into the buffer
+//!   right after the call, before anything else ("save after").
 //!
 //! No stub saves a callee-saved register: everything that must survive the call lives in the
 //! stub's own frame.
@@ -66,6 +69,7 @@ pub(crate) type StubFn = unsafe extern "C" fn(
     errno: *mut i32,
     target: *const c_void,
     failed: *mut u8,
+    errno_location: *mut i32,
 ) -> u64;
 
 /// Byte offset of a `Value`'s payload (the `#[repr(C, u8)]` tag is byte 0; the payload union
@@ -200,23 +204,11 @@ impl Asm {
         self.op_reg(None, true, &[0x89], src, dst);
     }
 
-    /// `mov dst, imm64`.
-    fn mov_imm64(&mut self, dst: u8, imm: u64) {
-        self.rex(true, 0, dst, false);
-        self.byte(0xB8 + (dst & 7));
-        self.bytes(&imm.to_le_bytes());
-    }
-
     /// `mov dst32, imm32` (zero-extends).
     fn mov_imm32(&mut self, dst: u8, imm: u32) {
         self.rex(false, 0, dst, false);
         self.byte(0xB8 + (dst & 7));
         self.bytes(&imm.to_le_bytes());
-    }
-
-    /// `call r64`.
-    fn call_reg(&mut self, r: u8) {
-        self.op_reg(None, false, &[0xFF], 2, r);
     }
 
     /// `shl/shr r64, imm8` (`ext` 4 = shl, 5 = shr).
@@ -491,12 +483,6 @@ fn emit_fail_path(a: &mut Asm, fails: Vec<usize>) {
     a.byte(0xC3);
 }
 
-/// Whether a plan gets the leaf frame (or the tail jump): everything but capture, which needs
-/// the errno slots of the capture frame.
-fn is_leaf(_plan: &CallPlan, capture: bool) -> bool {
-    !capture
-}
-
 /// Whether a leaf plan can tail-jump to the target: no stack arguments (the target's return
 /// address is then the stub caller's), an integer or void return without hidden pointer
 /// (nothing to do after the call), and every vector move a direct load (r11 keeps the target).
@@ -532,12 +518,22 @@ fn compile_tail_body(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], mode: Mo
 /// the frame; arguments loaded from rdi (rdi's own move last); the hidden return pointer;
 /// `call [rsp + T]`; a register-returned struct stored through `ret` reloaded into r10, or
 /// `movq rax, xmm0` for a float; `add rsp, F`; `ret`.
-fn compile_leaf_body(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], mode: Mode) {
+///
+/// With `capture` the frame also holds the capture buffer (rdx) and the thread's errno address
+/// (r9, the `errno_location` parameter): the buffer's errno is copied into errno on entry,
+/// before any argument register is loaded ("restore before": only register and stack moves
+/// follow until the call, none of which can change errno), and errno is copied back into the
+/// buffer right after the call, before anything else ("save after").
+fn compile_leaf_body(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], mode: Mode, capture: bool) {
     let area = plan.stack_bytes.next_multiple_of(16) as i32;
-    let (target, ret) = (area, area + 8);
     let needs_ret = !matches!(plan.ret, ReturnPlan::Void | ReturnPlan::Scalar(_));
+    let target = area;
+    let ret = area + 8;
+    let first_capture = if needs_ret { area + 16 } else { area + 8 };
+    let (buf, loc) = (first_capture, first_capture + 8);
+    let slots = 1 + needs_ret as i32 + 2 * capture as i32;
     // rsp ≡ 8 (mod 16) at entry: an odd number of 8-byte slots above the area
-    let frame = area + if needs_ret { 24 } else { 8 };
+    let frame = area + 8 * (slots | 1);
     // sub rsp, imm32
     a.op_reg(None, true, &[0x81], 5, RSP);
     a.bytes(&frame.to_le_bytes());
@@ -545,6 +541,13 @@ fn compile_leaf_body(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], mode: Mo
     if needs_ret {
         a.store(RSI, RSP, ret, 8);
     }
+    if capture {
+        a.store(RDX, RSP, buf, 8);
+        a.store(R9, RSP, loc, 8);
+        // restore before: *errno_location = buf->errno
+        a.load_zx(R11, RDX, 0, 4);
+        a.store(R11, R9, 0, 4);
+    }
     emit_args(a, plan, checks, mode, RDI, true);
     match plan.hidden_return_pointer {
         Some(Location::Int(n)) => a.load_zx(INT_ARGS[n as usize], RSP, ret, 8),
@@ -559,70 +562,13 @@ fn compile_leaf_body(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], mode: Mo
     }
     // call qword [rsp + target]
     a.op_mem(None, false, &[0xFF], 2, RSP, target);
-    match &plan.ret {
-        ReturnPlan::Registers(moves) => {
-            a.load_zx(R10, RSP, ret, 8);
-            moves.iter().for_each(|m| emit_return_move(a, R10, m));
-        }
-        ReturnPlan::Scalar(Register::Vector(n)) => a.movq_r_x(RAX, *n),
-        _ => {}
+    if capture {
+        // save after: buf->errno = *errno_location (rax, rdx, xmm0, xmm1 untouched)
+        a.load_zx(R10, RSP, loc, 8);
+        a.load_zx(R11, R10, 0, 4);
+        a.load_zx(R10, RSP, buf, 8);
+        a.store(R11, R10, 0, 4);
     }
-    // add rsp, imm32
-    a.op_reg(None, true, &[0x81], 0, RSP);
-    a.bytes(&frame.to_le_bytes());
-    a.byte(0xC3);
-}
-
-/// The capture frame: the leaf frame plus slots for `args`, the capture buffer and the
-/// thread's errno address. `__errno_location` is called first (before any argument register is
-/// loaded); the capture buffer's errno is copied into errno after the arguments are loaded,
-/// just before the call ("restore before"); errno is copied back right after the call, before
-/// anything else ("save after").
-fn compile_capture_body(
-    a: &mut Asm,
-    plan: &CallPlan,
-    checks: &[ArgCheck],
-    errno_location: u64,
-    mode: Mode,
-) {
-    let area = plan.stack_bytes.next_multiple_of(16) as i32;
-    let (target, ret, args, buf, loc) = (area, area + 8, area + 16, area + 24, area + 32);
-    let frame = area + 40; // rsp ≡ 8 (mod 16) at entry: 16-byte aligned at both calls
-                           // sub rsp, imm32
-    a.op_reg(None, true, &[0x81], 5, RSP);
-    a.bytes(&frame.to_le_bytes());
-    a.store(RCX, RSP, target, 8);
-    a.store(RSI, RSP, ret, 8);
-    a.store(RDI, RSP, args, 8);
-    a.store(RDX, RSP, buf, 8);
-    a.mov_imm64(RAX, errno_location);
-    a.call_reg(RAX);
-    a.store(RAX, RSP, loc, 8);
-    a.load_zx(RDI, RSP, args, 8);
-    emit_args(a, plan, checks, mode, RDI, true);
-    // restore before: *errno_location = buf->errno (r10, r11 are free once the args are loaded)
-    a.load_zx(R11, RSP, buf, 8);
-    a.load_zx(R11, R11, 0, 4);
-    a.load_zx(R10, RSP, loc, 8);
-    a.store(R11, R10, 0, 4);
-    match plan.hidden_return_pointer {
-        Some(Location::Int(n)) => a.load_zx(INT_ARGS[n as usize], RSP, ret, 8),
-        Some(Location::Stack(off)) => {
-            a.load_zx(R11, RSP, ret, 8);
-            a.store(R11, RSP, off as i32, 8);
-        }
-        Some(Location::Vector(_)) | None => {}
-    }
-    if plan.is_variadic() {
-        a.mov_imm32(RAX, plan.vector_registers as u32);
-    }
-    // call qword [rsp + target]
-    a.op_mem(None, false, &[0xFF], 2, RSP, target);
-    // save after: buf->errno = *errno_location (rax, rdx, xmm0, xmm1 untouched)
-    a.load_zx(R10, RSP, loc, 8);
-    a.load_zx(R11, R10, 0, 4);
-    a.load_zx(R10, RSP, buf, 8);
-    a.store(R11, R10, 0, 4);
     match &plan.ret {
         ReturnPlan::Registers(moves) => {
             a.load_zx(R10, RSP, ret, 8);
@@ -638,24 +584,15 @@ fn compile_capture_body(
 }
 
 /// Compiles one entry point: the value entry's checks, then the tail, leaf or capture body.
-fn compile_entry(
-    a: &mut Asm,
-    plan: &CallPlan,
-    checks: &[ArgCheck],
-    capture: bool,
-    errno_location: u64,
-    mode: Mode,
-) {
+fn compile_entry(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], capture: bool, mode: Mode) {
     let fails = match mode {
         Mode::Values => emit_checks(a, checks),
         Mode::Raw => Vec::new(),
     };
-    if is_leaf(plan, capture) && is_tail(plan) {
+    if !capture && is_tail(plan) {
         compile_tail_body(a, plan, checks, mode);
-    } else if is_leaf(plan, capture) {
-        compile_leaf_body(a, plan, checks, mode);
     } else {
-        compile_capture_body(a, plan, checks, errno_location, mode);
+        compile_leaf_body(a, plan, checks, mode, capture);
     }
     emit_fail_path(a, fails);
 }
@@ -670,23 +607,18 @@ pub(crate) struct StubCode {
 }
 
 /// Compiles the stub of `plan` (`checks[i]` describes argument `i` for the value entry's
-/// checks). `errno_location` is the address of `__errno_location` (used by capture stubs).
-pub(crate) fn compile(
-    plan: &CallPlan,
-    checks: &[ArgCheck],
-    capture: bool,
-    errno_location: u64,
-) -> StubCode {
+/// checks).
+pub(crate) fn compile(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> StubCode {
     let mut a = Asm {
         buf: Vec::with_capacity(256 + 48 * plan.args.len()),
     };
-    compile_entry(&mut a, plan, checks, capture, errno_location, Mode::Raw);
+    compile_entry(&mut a, plan, checks, capture, Mode::Raw);
     // align the second entry to 16 bytes with int3 padding
     while a.buf.len() % 16 != 0 {
         a.byte(0xCC);
     }
     let value_entry = a.buf.len();
-    compile_entry(&mut a, plan, checks, capture, errno_location, Mode::Values);
+    compile_entry(&mut a, plan, checks, capture, Mode::Values);
     StubCode {
         bytes: a.buf,
         value_entry,
@@ -727,14 +659,35 @@ type Cache = HashMap<StubKey, Arc<Stub>>;
 /// The global stub cache: consulted only at link time, behind a lock.
 static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
 
-#[cfg(target_os = "linux")]
-fn errno_location() -> u64 {
-    libc::__errno_location as *const () as usize as u64
+/// This thread's `errno` address (glibc's `__errno_location()`), cached in a thread-local
+/// after the first call, for the `errno_location` parameter of capture stubs: a TLS load
+/// instead of a call into libc per captured call. The address is fixed for a thread's
+/// lifetime. Null where the stubs do not exist (not Linux).
+#[inline(always)]
+pub(crate) fn thread_errno() -> *mut i32 {
+    thread_local! {
+        static ERRNO: std::cell::Cell<*mut i32> = const { std::cell::Cell::new(std::ptr::null_mut()) };
+    }
+    ERRNO.with(|c| {
+        let p = c.get();
+        if p.is_null() {
+            init_thread_errno(c)
+        } else {
+            p
+        }
+    })
 }
 
-#[cfg(not(target_os = "linux"))]
-fn errno_location() -> u64 {
-    0
+#[cold]
+#[inline(never)]
+fn init_thread_errno(c: &std::cell::Cell<*mut i32>) -> *mut i32 {
+    #[cfg(target_os = "linux")]
+    // SAFETY: always safe to call; returns this thread's errno address.
+    let p = unsafe { libc::__errno_location() };
+    #[cfg(not(target_os = "linux"))]
+    let p = std::ptr::null_mut();
+    c.set(p);
+    p
 }
 
 /// Compiles and maps a stub without consulting the cache (for compile-time measurements).
@@ -742,7 +695,7 @@ fn errno_location() -> u64 {
 /// # Errors
 /// [`crate::Error::Unsupported`] when the OS refuses an executable mapping.
 pub(crate) fn build(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> Result<Stub> {
-    let code = compile(plan, checks, capture, errno_location());
+    let code = compile(plan, checks, capture);
     let exec = ExecutableCode::new(&code.bytes)?;
     // SAFETY: both offsets are the starts of complete functions with the `StubFn` signature,
     // emitted above, inside the read-execute mapping `exec` that the returned `Stub` owns.

@@ -127,7 +127,12 @@ signature!(a1 A1, a2 A2, a3 A3, a4 A4, a5 A5, a6 A6, a7 A7, a8 A8);
 /// The calling thread's `errno` (POSIX: a modifiable per-thread lvalue).
 #[inline(always)]
 fn errno_location() -> *mut c_int {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
+    // `__errno_location()`, cached per thread (a TLS load instead of a call into libc).
+    #[cfg(target_os = "linux")]
+    {
+        crate::call::stub::thread_errno()
+    }
+    #[cfg(target_os = "android")]
     // SAFETY: always safe to call; returns this thread's errno address.
     unsafe {
         libc::__errno_location()

@@ -130,7 +130,23 @@ impl Linker {
             RetKind::Scalar(k) => (crate::call::stub::scalar_tag(k), k == ScalarKind::Bool),
             _ => (crate::call::stub::value_tag(&Value::Void), false),
         };
+        // Bool returns (normalised to 0/1 on the way out) take `invoke_slow`, so the fast path
+        // builds the `Value` from the register bits as they are.
+        // `void f(void)` (no capture, not variadic) with a stub: `invoke` calls the target as
+        // that exact Rust fn type; there is nothing to check or load.
+        let direct_void = match (&stub, capture, ret) {
+            (Some(_), false, RetKind::Void) if args.is_empty() && !plan.is_variadic() => {
+                // SAFETY: the symbol is a non-null function address linked as `void f(void)`;
+                // the pointer is only called through this type.
+                Some(unsafe {
+                    std::mem::transmute::<*const c_void, unsafe extern "C" fn()>(symbol.address())
+                })
+            }
+            _ => None,
+        };
         let fast_values = match (&stub, capture, ret) {
+            _ if direct_void.is_some() => None,
+            (Some(_), false, RetKind::Scalar(ScalarKind::Bool)) => None,
             (Some(s), false, RetKind::Void | RetKind::Scalar(_)) => Some(s.values),
             _ => None,
         };
@@ -138,10 +154,25 @@ impl Linker {
             (Some(s), false, RetKind::Group { .. }) => Some(s.values),
             _ => None,
         };
+        let fast_capture = match (&stub, capture, ret) {
+            (Some(s), true, RetKind::Void | RetKind::Scalar(_)) => Some(s.values),
+            _ => None,
+        };
+        // The same signature's stub without capture (shared through the stub cache), for the
+        // system-call adapter, which handles errno itself.
+        let errno_stub = match (&stub, capture, ret) {
+            (Some(_), true, RetKind::Void | RetKind::Scalar(_)) => {
+                compiled_stub(&plan, &args, false)
+            }
+            _ => None,
+        };
         Ok(DowncallHandle {
             inner: Arc::new(Inner {
                 fast_values,
                 fast_struct,
+                fast_capture,
+                errno_stub,
+                direct_void,
                 stub,
                 target: symbol.address() as usize,
                 _symbol: symbol.clone(),
@@ -172,7 +203,7 @@ impl Linker {
         options: &[LinkerOption],
     ) -> Result<Vec<u8>> {
         let (plan, checks, capture) = stub_inputs(descriptor, options)?;
-        Ok(crate::call::stub::compile(&plan, &checks, capture, 0).bytes)
+        Ok(crate::call::stub::compile(&plan, &checks, capture).bytes)
     }
 
     /// Compiles the stub for this signature and maps it read-execute (W^X), bypassing the
@@ -286,10 +317,20 @@ fn compiled_stub(_plan: &CallPlan, _args: &[ArgKind], _capture: bool) -> Option<
 struct Inner {
     stub: Option<StubEntry>,
     /// The stub's value entry when `invoke` may call it directly: a stub, no capture, a
-    /// scalar or void return.
+    /// non-bool scalar or void return.
     fast_values: Option<StubFn>,
     /// The stub's value entry for struct-returning calls without capture.
     fast_struct: Option<StubFn>,
+    /// The stub's value entry when the system-call adapter may call it directly: a stub,
+    /// capture, a scalar or void return.
+    fast_capture: Option<StubFn>,
+    /// For a capture handle with a stub and a scalar or void return: the stub of the same
+    /// signature without capture (the system-call adapter's path, which zeroes and reads the
+    /// thread's errno itself).
+    errno_stub: Option<StubEntry>,
+    /// The target as `unsafe extern "C" fn()` when the handle is `void f(void)` with a stub,
+    /// no capture and not variadic (then `fast_values` is `None`).
+    direct_void: Option<unsafe extern "C" fn()>,
     target: usize,
     _symbol: Symbol,
     descriptor: FunctionDescriptor,
@@ -417,6 +458,9 @@ impl DowncallHandle {
         inner.stub = None;
         inner.fast_values = None;
         inner.fast_struct = None;
+        inner.fast_capture = None;
+        inner.errno_stub = None;
+        inner.direct_void = None;
         DowncallHandle {
             inner: Arc::new(inner),
         }
@@ -488,11 +532,22 @@ impl DowncallHandle {
                         std::ptr::null_mut(),
                         inner.target as *const c_void,
                         &mut failed,
+                        std::ptr::null_mut(),
                     )
                 };
                 if failed == 0 {
-                    return Ok(self.returned_value(bits));
+                    // `fast_values` is never set for a bool return: no normalisation needed.
+                    return Ok(self.value_of_bits(bits));
                 }
+            }
+        } else if let Some(f) = inner.direct_void {
+            if args.is_empty() {
+                // SAFETY: the handle is `void f(void)` (see `direct_void`): the same SysV call
+                // the stub would make; the callee's contract is the caller's.
+                unsafe { f() };
+                // `Value::Void` built as `value_of_bits` builds it (one 16-byte store): a
+                // caller copying it is store-forwarded instead of stalling.
+                return Ok(self.value_of_bits(0));
             }
         }
         // SAFETY: forwarded.
@@ -556,6 +611,7 @@ impl DowncallHandle {
                         std::ptr::null_mut(),
                         inner.target as *const c_void,
                         &mut failed,
+                        std::ptr::null_mut(),
                     )
                 };
                 if failed == 0 {
@@ -679,6 +735,87 @@ impl DowncallHandle {
         unsafe { self.invoke_split(std::ptr::null_mut(), capture, args) }
     }
 
+    /// The system-call adapter's fast path: the compiled stub's value entry called with the
+    /// adapter's capture buffer, returning the raw 64-bit return register (rax) — no `Value` is
+    /// built for the return. `None` when the stub path does not apply (no stub, not a capture
+    /// handle, a struct return, a wrong argument count, or an argument the stub rejects); the
+    /// stub then called nothing and the caller takes the checked path
+    /// ([`DowncallHandle::invoke_capture_ptr`]), which accepts the values or reports the exact
+    /// error.
+    ///
+    /// # Safety
+    /// As [`DowncallHandle::invoke_capture_ptr`].
+    #[inline(always)]
+    pub(crate) unsafe fn invoke_capture_bits(
+        &self,
+        capture: *mut i32,
+        args: &[Value<'_>],
+    ) -> Option<u64> {
+        let inner = &*self.inner;
+        // `fast_capture` is set only for capture handles with a stub and a scalar or void
+        // return; `args` are the descriptor's arguments (the capture segment is `capture`).
+        let values = inner.fast_capture?;
+        if args.len() != inner.args.len() {
+            return None;
+        }
+        let mut failed = 0u8;
+        // SAFETY: one `Value` per descriptor argument; the stub checks every tag and segment
+        // length before anything else; `capture` is a valid capture buffer and no return
+        // destination is needed (the caller's contract); the callee's contract is the caller's.
+        let bits = unsafe {
+            values(
+                args.as_ptr().cast(),
+                std::ptr::null_mut(),
+                capture,
+                inner.target as *const c_void,
+                &mut failed,
+                crate::call::stub::thread_errno(),
+            )
+        };
+        (failed == 0).then_some(bits)
+    }
+
+    /// The system-call adapter's fastest path: errno set to 0, the non-capturing stub of this
+    /// capture handle's signature called with `args` (the descriptor's arguments), and the raw
+    /// return register returned with this thread's errno address. The caller reads errno there
+    /// right after this returns, before anything that could change it — the same value the
+    /// capture stub would have saved into a capture buffer "right after the call". `None` (with
+    /// errno possibly already zeroed, nothing called) when this path does not apply: no stub,
+    /// not a capture handle, a struct return, a wrong argument count, or an argument the stub
+    /// rejects; the caller then takes the checked capture path.
+    ///
+    /// # Safety
+    /// As [`DowncallHandle::invoke`].
+    #[inline(always)]
+    pub(crate) unsafe fn invoke_errno_bits(&self, args: &[Value<'_>]) -> Option<(u64, *mut i32)> {
+        let inner = &*self.inner;
+        let stub = inner.errno_stub.as_ref()?;
+        if args.len() != inner.args.len() {
+            return None;
+        }
+        let errno = crate::call::stub::thread_errno();
+        if errno.is_null() {
+            return None;
+        }
+        // SAFETY: `errno` is this thread's errno address (`__errno_location()`).
+        unsafe { errno.write(0) };
+        let mut failed = 0u8;
+        // SAFETY: one `Value` per descriptor argument; the stub checks every tag and segment
+        // length before anything else; it captures nothing and needs no return destination
+        // (scalar or void return); the callee's contract is the caller's.
+        let bits = unsafe {
+            (stub.values)(
+                args.as_ptr().cast(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                inner.target as *const c_void,
+                &mut failed,
+                std::ptr::null_mut(),
+            )
+        };
+        (failed == 0).then_some((bits, errno))
+    }
+
     /// The raw counterpart of [`DowncallHandle::invoke_captured`]: as
     /// [`DowncallHandle::invoke_raw`] with the capture buffer passed on its own (`capture`: 4
     /// bytes, 4-byte aligned, its `errno` field read before and written after the call) and
@@ -758,6 +895,7 @@ impl DowncallHandle {
                     capture,
                     inner.target as *const c_void,
                     &mut failed,
+                    errno_location_for(capture),
                 )
             };
             if failed == 0 {
@@ -771,17 +909,24 @@ impl DowncallHandle {
     /// The `Value` of a scalar or void return from the stub's raw register bits.
     #[inline(always)]
     fn returned_value(&self, raw: u64) -> Value<'static> {
-        let inner = &*self.inner;
-        let bits = if inner.ret_tag.1 {
+        let bits = if self.inner.ret_tag.1 {
             (raw as u8 != 0) as u64
         } else {
             raw
         };
+        self.value_of_bits(bits)
+    }
+
+    /// The `Value` of a scalar or void return from register bits that are already a valid
+    /// payload of the return kind's variant (a bool return normalised to 0/1 by the caller).
+    #[inline(always)]
+    fn value_of_bits(&self, bits: u64) -> Value<'static> {
+        let inner = &*self.inner;
         // SAFETY: `Value` is `#[repr(C, u8)]` (24 bytes, `stub::VALUE_STRIDE`): word 0 holds the
         // tag byte (the rest of the word is padding), word 1 the payload (a scalar variant's
         // field is its low bytes, the rest padding), word 2 is padding for every scalar variant
         // and `Void`. `ret_tag` is the tag of `Void` or of the return kind's variant, and the
-        // payload is a valid value of it (bools normalised to 0/1 above; every other scalar
+        // payload is a valid value of it (bools normalised to 0/1 by the caller; every other scalar
         // accepts any bits). Building the value from two whole words lets callers copy it
         // without store-forwarding stalls.
         // (On x86-64 tag and payload are written by one 16-byte store: a caller copying the
@@ -795,7 +940,7 @@ impl DowncallHandle {
                 p.cast(),
                 _mm_set_epi64x(bits as i64, inner.ret_tag.0 as i64),
             );
-            p.add(2).write(0);
+            // Word 2 is padding for every scalar variant and `Void`: left uninitialised.
             v.assume_init()
         }
         #[cfg(not(target_arch = "x86_64"))]
@@ -937,6 +1082,7 @@ impl DowncallHandle {
                     capture,
                     inner.target as *const c_void,
                     std::ptr::null_mut(),
+                    errno_location_for(capture),
                 )
             };
             if let RetKind::Scalar(k) = inner.ret {
@@ -973,6 +1119,17 @@ fn capture_ptr(v: &Value<'_>) -> Result<*mut i32> {
             "a capture segment (capture_state_layout(): 4 bytes, 4-byte aligned)",
             v,
         )),
+    }
+}
+
+/// The `errno_location` stub argument: this thread's errno address when a capture buffer is
+/// given, else null (stubs without capture never read it).
+#[inline(always)]
+pub(super) fn errno_location_for(capture: *mut i32) -> *mut i32 {
+    if capture.is_null() {
+        std::ptr::null_mut()
+    } else {
+        crate::call::stub::thread_errno()
     }
 }
 

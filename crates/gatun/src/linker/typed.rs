@@ -383,6 +383,7 @@ impl<A: CArgs, R: CReturn> TypedHandle<A, R> {
                     errno,
                     self.target,
                     std::ptr::null_mut(),
+                    super::handle::errno_location_for(errno),
                 )
             },
             None => {
