@@ -380,7 +380,10 @@ fn mismatch(i: usize, expected: impl fmt::Display, found: &Value<'_>) -> Error {
     Error::ValueMismatch {
         position: format!("argument {i}"),
         expected: expected.to_string(),
-        found: found.kind_name().to_string(),
+        found: match found {
+            Value::Segment(s) => format!("a segment of {} bytes", s.byte_size()),
+            other => other.kind_name().to_string(),
+        },
     }
 }
 
@@ -992,10 +995,13 @@ impl DowncallHandle {
                     s.as_ptr() as *const u8
                 }
                 (ArgKind::Scalar(k), v) => return Err(mismatch(i + pos, k, &v)),
-                (ArgKind::Group(_), v) => {
+                (ArgKind::Group(size), v) => {
                     return Err(mismatch(
                         i + pos,
-                        &inner.descriptor.argument_layouts()[i],
+                        format_args!(
+                            "a segment of at least {size} bytes for {}",
+                            inner.descriptor.argument_layouts()[i]
+                        ),
                         &v,
                     ))
                 }
