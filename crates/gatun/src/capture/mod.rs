@@ -1,6 +1,6 @@
 //! The system-call adapter (the JDK's internal `CaptureStateUtil.adaptSystemCall`,
-//! JDK-8347408): a downcall handle linked with [`crate::LinkerOption::CaptureCallState`] and returning
-//! a C `int` or `long` becomes a [`SystemCall`] that returns `r` when `r >= 0` and minus the
+//! JDK-8347408): a downcall handle linked with [`crate::LinkerOption::CaptureCallState`] and
+//! returning a C `int` or `long` becomes a [`SystemCall`] that returns `r` when `r >= 0` and minus the
 //! captured state (`-errno`) otherwise, with no capture segment for the caller to manage and no
 //! heap allocation per call.
 //!
