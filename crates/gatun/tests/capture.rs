@@ -622,3 +622,28 @@ fn handle_invoke_captured() {
         assert!(matches!(e, Err(Error::ValueMismatch { .. })), "{e:?}");
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tokio_tasks_never_see_another_tasks_errno() {
+    let sc = int_call();
+    let tasks: Vec<_> = (0..64)
+        .map(|t| {
+            let sc = sc.clone();
+            tokio::spawn(async move {
+                for i in 0..1_000 {
+                    let err = (t + 1) * 10_000 + i;
+                    // SAFETY: capture_int(int, int) -> int.
+                    let r = unsafe { sc.invoke(&[Value::I32(-1), Value::I32(err)]) };
+                    assert_eq!(r, Ok(-(err as i64)), "task {t}, call {i}");
+                    if i % 10 == 0 {
+                        // Let the task move between workers.
+                        tokio::task::yield_now().await;
+                    }
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+}

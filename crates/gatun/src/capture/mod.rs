@@ -23,6 +23,29 @@
 //! always worked this way). Anything else (another state, no stub, values the stub rejects)
 //! takes the buffered path below, out of line.
 //!
+//! ```
+//! use gatun::capture::{adapt_system_call, Errno};
+//! use gatun::linker::{FunctionDescriptor, Linker, LinkerOption, SymbolLookup};
+//! use gatun::{Value, ValueLayout};
+//! # fn main() -> gatun::Result<()> {
+//! # if !cfg!(all(target_arch = "x86_64", target_os = "linux")) { return Ok(()); }
+//! let close = SymbolLookup::default_lookup().find("close")?;
+//! let handle = Linker::native().downcall(
+//!     &close,
+//!     &FunctionDescriptor::of(ValueLayout::I32, [ValueLayout::I32]),
+//!     &[LinkerOption::CaptureCallState(&["errno"])],
+//! )?;
+//! let close = adapt_system_call(&handle, "errno")?;
+//! // SAFETY: close(int) -> int; -1 is never an open descriptor.
+//! assert_eq!(unsafe { close.invoke(&[Value::I32(-1)]) }?, -9); // -EBADF
+//! assert_eq!(unsafe { close.call(&[Value::I32(-1)]) }?, Err(Errno(9)));
+//! let close = close.typed::<unsafe extern "C" fn(i32) -> i32>()?;
+//! // SAFETY: as above.
+//! assert_eq!(unsafe { close.invoke((-1,)) }, -9);
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! # Where the capture buffer comes from
 //! When a capture buffer is needed (the buffered path: no compiled stub, a stub that rejects
 //! the values, or `invoke_raw`), [`SystemCall`] pushes a frame on one process-wide
@@ -391,5 +414,6 @@ fn unexpected_return(v: Value<'_>) -> Error {
 const _: () = {
     const fn send_sync<T: Send + Sync>() {}
     send_sync::<SystemCall>();
+    send_sync::<TypedSystemCall<unsafe extern "C" fn(i32) -> i32>>();
     send_sync::<Errno>();
 };

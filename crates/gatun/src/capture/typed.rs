@@ -2,8 +2,8 @@
 //! the C signature at compile time.
 //!
 //! [`SystemCall::typed`] checks once that an `unsafe extern "C" fn(A1, .., An) -> R` type (each
-//! `Ai` a [`Scalar`], `R` `i32`, `i64` or `isize`, n ≤ 8) is exactly the handle's descriptor, then calls the
-//! target through that function pointer: rustc emits the same SysV call the trampoline would,
+//! `Ai` a [`Scalar`], `R` `i32`, `i64` or `isize`, n ≤ 8) is exactly the handle's descriptor,
+//! then calls the target through that function pointer: rustc emits the same SysV call the trampoline would,
 //! with no call plan to interpret, no `Value` matching and no capture buffer — the state is read
 //! from the thread's `errno` right after the call, with no code that could change it in between
 //! (the same "save after" the trampoline does, done by the caller).
