@@ -1,46 +1,19 @@
 //! A stack-backed BufferStack push + allocate + close performs no heap allocation (counted by a
 //! per-thread counting global allocator, installed in this test binary only).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
 use gatun::memory::{linker_stack, BufferStack, SegmentAllocator};
 
-thread_local! {
-    static ALLOCS: Cell<u64> = const { Cell::new(0) };
-}
-
-struct Counting;
-
-// SAFETY: forwards every call to `System` unchanged; counting touches only a const-initialised
-// thread-local `Cell` without a destructor, which never allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as ours.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as ours.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as ours.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-        // SAFETY: same contract as ours.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+// The bench harness's per-thread counting allocator (one file, no dependencies; counts alloc,
+// alloc_zeroed and realloc), as in arena_pool_alloc_count.rs: counts are per thread, so the test
+// harness's own threads do not disturb them.
+#[path = "../../gatun-bench/src/alloc_count.rs"]
+mod alloc_count;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: alloc_count::CountingAllocator = alloc_count::CountingAllocator;
 
 fn allocations() -> u64 {
-    ALLOCS.with(Cell::get)
+    alloc_count::CountingAllocator::thread_count()
 }
 
 #[test]

@@ -5,7 +5,6 @@
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::ffi::{c_int, c_void};
 
@@ -14,40 +13,18 @@ use gatun::capture::{adapt_system_call, SystemCall, CAPTURE_NESTING};
 use gatun::linker::{FunctionDescriptor as FD, LinkerOption};
 use gatun::Value;
 
-struct Counting;
-thread_local! {
-    // Counted per thread: the test harness's own threads may allocate while we measure.
-    static ALLOCS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn bump() {
-    let _ = ALLOCS.try_with(|c| c.set(c.get() + 1));
-}
-
-fn count() -> usize {
-    ALLOCS.with(Cell::get)
-}
-
-// SAFETY: forwards to the system allocator, only counting.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        bump();
-        // SAFETY: forwarded.
-        unsafe { System.alloc(l) }
-    }
-    unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
-        // SAFETY: forwarded.
-        unsafe { System.dealloc(p, l) }
-    }
-    unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        bump();
-        // SAFETY: forwarded.
-        unsafe { System.realloc(p, l, n) }
-    }
-}
+// The bench harness's per-thread counting allocator (one file, no dependencies; counts alloc,
+// alloc_zeroed and realloc), as in arena_pool_alloc_count.rs: counts are per thread, so the test
+// harness's own threads do not disturb them.
+#[path = "../../gatun-bench/src/alloc_count.rs"]
+mod alloc_count;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: alloc_count::CountingAllocator = alloc_count::CountingAllocator;
+
+fn count() -> usize {
+    alloc_count::CountingAllocator::thread_count() as usize
+}
 
 const ERRNO: &[LinkerOption] = &[LinkerOption::CaptureCallState(&["errno"])];
 
