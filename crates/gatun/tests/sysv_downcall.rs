@@ -812,6 +812,38 @@ fn wrong_arguments_are_errors() {
         unsafe { h.invoke(&[Value::F32(1.0), Value::I32(1)]) },
         Err(Error::ValueMismatch { .. })
     ));
+    // A register-returned struct goes through the stub's image entry: a rejected value falls
+    // back to the checked path and is reported there, naming the argument.
+    let arena = Arena::confined();
+    let e = unsafe { h.invoke_into(&arena, &[Value::F32(1.0), Value::I64(1)]) };
+    assert!(
+        matches!(&e, Err(Error::ValueMismatch { position, .. }) if position == "argument 1"),
+        "{e:?}"
+    );
+    let ok = seg(unsafe { h.invoke_into(&arena, &[Value::F32(1.5), Value::I32(7)]) }.unwrap());
+    assert_eq!(ok.get::<f32>(0).unwrap(), 1.5);
+    assert_eq!(ok.get::<i32>(4).unwrap(), 7);
+    // A (safe) allocator handing out a segment shorter than the return layout: an error
+    // before the call, never a write past the segment.
+    struct Short(gatun::memory::ConfinedArena);
+    impl SegmentAllocator for Short {
+        fn allocate(&self, _size: usize, align: usize) -> gatun::Result<MemorySegment<'_>> {
+            self.0.allocate(4, align)
+        }
+    }
+    let short = Short(Arena::confined());
+    let e = unsafe { h.invoke_into(&short, &[Value::F32(1.5), Value::I32(7)]) };
+    assert!(
+        matches!(
+            e,
+            Err(Error::OutOfBounds {
+                access_size: 8,
+                segment_size: 4,
+                ..
+            })
+        ),
+        "{e:?}"
+    );
 }
 
 #[test]

@@ -16,6 +16,7 @@ use std::mem::MaybeUninit;
 
 use crate::abi::{ArgMove, ArgPlan, CallPlan, Conversion, Location, Register};
 
+pub(crate) mod entry;
 pub(crate) mod stub;
 #[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
 pub(crate) mod trampoline;

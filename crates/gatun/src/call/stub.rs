@@ -1,22 +1,30 @@
 //! Compiled downcall stubs for x86-64 System V: per-signature machine code generated from a
 //! [`CallPlan`] at link time (issue 9), hand-encoded (see ARCHITECTURE.md, "Compiled stubs").
 //!
-//! A stub is an ordinary SysV function
-//! `extern "C" fn(args: *const u8, ret: *mut u8, errno: *mut i32, target: *const c_void,
-//! failed: *mut u8, errno_location: *mut i32) -> u64` (`errno`: the capture buffer and
-//! `errno_location`: the calling thread's errno address, [`thread_errno`], both read only by
-//! capture stubs) returning the raw 64-bit return register (rax, or xmm0's bits for a
-//! float return). It has two entry points compiled from the same plan, differing only in where
-//! an argument's bytes are found:
-//! - **value entry** (`invoke`, `invoke_into`, `invoke_to_segment`): `args` points to the
-//!   caller's `&[Value]` (after the capture segment). `Value` is `#[repr(C, u8)]`, so argument `i`
-//!   is at `args + i * size_of::<Value>()`, its tag byte at offset 0 and its payload at
-//!   [`VALUE_PAYLOAD`]. The stub first checks every tag (and every struct segment's length);
-//!   on a mismatch it writes 1 to `*failed` and returns without calling anything, and the caller
-//!   falls back to the checked trampoline path (which either accepts the value, e.g. a `Segment`
-//!   for a pointer parameter, or reports the exact error).
+//! A stub takes the parameters `(args: *const u8, ret: *mut u8, errno: *mut i32, target:
+//! *const c_void, _unused: *mut u8, errno_location: *mut i32)` in the SysV registers (rdi, rsi,
+//! rdx, rcx, r8, r9; `errno`: the capture buffer and `errno_location`: the calling thread's
+//! errno address, [`thread_errno`], both read only by capture stubs) and returns the raw
+//! 64-bit return register (rax, or xmm0's bits for a float return). It has two entry points
+//! (three with the image entry) compiled from the same plan, differing in where an argument's
+//! bytes are found and in what comes back:
+//! - **value entry** (`invoke`, `invoke_into`, `invoke_to_segment`, the system-call adapter):
+//!   `args` points to the caller's `&[Value]` (after the capture segment). `Value` is
+//!   `#[repr(C, u8)]`, so argument `i` is at `args + i * size_of::<Value>()`, its tag byte at
+//!   offset 0 and its payload at [`VALUE_PAYLOAD`]. The stub first checks every tag (and every
+//!   struct segment's length); on a mismatch it returns at once with r12 set to all ones
+//!   (`call::entry`'s rejection protocol — which is why a checked entry is only called from
+//!   inline assembly, [`CheckedEntry`]), and the caller falls back to the checked trampoline
+//!   path (which either accepts the value, e.g. a `Segment` for a pointer parameter, or reports
+//!   the exact error).
 //! - **raw entry** (`invoke_raw`, typed calls): `args` is an array of pointers, `args[i]`
-//!   pointing to argument `i`'s bytes in its layout's representation. No checks.
+//!   pointing to argument `i`'s bytes in its layout's representation. No checks; an ordinary
+//!   `extern "C"` function ([`StubFn`]).
+//! - **image entry** (only for a struct/union returned in registers, no capture, no stack
+//!   arguments: [`has_image_entry`]): the value entry's checks and the tail body. The target
+//!   returns its rax/rdx/xmm0/xmm1 straight to the stub's caller, which picks the struct's
+//!   eightbytes and stores them itself (`linker::image`, for `invoke_into` and
+//!   `invoke_to_segment`).
 //!
 //! After the checks, one of three bodies (no allocation, no classification, no branches):
 //! - **tail** (no capture, no stack arguments, integer or void return): the target goes to r11,
@@ -43,32 +51,32 @@
 //! - The plan's stack offsets are below [`crate::call::MAX_STACK_BYTES`] (checked by the linker),
 //!   so every displacement fits in 32 bits.
 //! - Only caller-saved registers other than the argument registers being built are used as
-//!   scratch (rax before `%al` is set, r10, r11, xmm15); callee-saved ones are never touched.
-//!   The value entry's checks run before anything is written, so `failed` (r8) is still
-//!   intact.
+//!   scratch (rax before `%al` is set, r10, r11, xmm15); callee-saved ones are never touched,
+//!   except r12 on a checked entry's rejection path, which runs before anything else.
 //! - The stub never reads outside `args[..n]` and the argument bytes the plan names, and never
 //!   writes outside the return layout's bytes at `ret` and its own frame.
 
 use std::collections::HashMap;
 use std::ffi::c_void;
+use std::ptr::NonNull;
 use std::sync::{Arc, Mutex};
 
 use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan};
+use crate::call::entry::CheckedEntry;
 use crate::code::ExecutableCode;
 use crate::error::Result;
 use crate::layout::ScalarKind;
 use crate::value::Value;
 
-/// The signature of both stub entry points (see the module documentation). Returns the raw
-/// 64-bit return register (rax; a float return's xmm0 bits). The value entry writes 1 to
-/// `*failed` (and calls nothing) when an argument does not match; the raw entry never touches
-/// `failed`.
+/// The signature of the raw entry (see the module documentation): an ordinary SysV function
+/// returning the raw 64-bit return register (rax; a float return's xmm0 bits). The fifth
+/// parameter is unused.
 pub(crate) type StubFn = unsafe extern "C" fn(
     args: *const u8,
     ret: *mut u8,
     errno: *mut i32,
     target: *const c_void,
-    failed: *mut u8,
+    unused: *mut u8,
     errno_location: *mut i32,
 ) -> u64;
 
@@ -468,8 +476,9 @@ fn emit_args(
     }
 }
 
-/// Patches the value entry's failure jumps to `mov byte [r8], 1; ret` (r8 is the `failed`
-/// parameter, still intact: the checks come before anything else).
+/// Patches the checked entries' failure jumps to `or r12, -1; ret`: the rejection protocol of
+/// `call::entry` (r12 is callee-saved, so on every other path the caller gets its own value
+/// back). The checks come before anything else, so nothing has been written or called.
 fn emit_fail_path(a: &mut Asm, fails: Vec<usize>) {
     if fails.is_empty() {
         return;
@@ -478,21 +487,25 @@ fn emit_fail_path(a: &mut Asm, fails: Vec<usize>) {
     for f in fails {
         a.patch(f, fail);
     }
-    a.op_mem(None, false, &[0xC6], 0, R8, 0);
-    a.byte(1);
-    a.byte(0xC3);
+    // or r12, -1; ret (see `call::entry`: r12 = all ones reports the rejection)
+    a.bytes(&[0x49, 0x83, 0xCC, 0xFF, 0xC3]);
 }
 
 /// Whether a leaf plan can tail-jump to the target: no stack arguments (the target's return
 /// address is then the stub caller's), an integer or void return without hidden pointer
 /// (nothing to do after the call), and every vector move a direct load (r11 keeps the target).
 fn is_tail(plan: &CallPlan) -> bool {
+    matches!(
+        plan.ret,
+        ReturnPlan::Void | ReturnPlan::Scalar(Register::Int(_))
+    ) && tail_arguments(plan)
+}
+
+/// Whether a plan's arguments allow a tail jump: no stack arguments, no hidden return pointer,
+/// and every vector move a direct load (r11 keeps the target).
+fn tail_arguments(plan: &CallPlan) -> bool {
     plan.stack_bytes == 0
         && plan.hidden_return_pointer.is_none()
-        && matches!(
-            plan.ret,
-            ReturnPlan::Void | ReturnPlan::Scalar(Register::Int(_))
-        )
         && plan.args.iter().flat_map(|a| &a.moves).all(|m| match m.to {
             Location::Vector(_) => matches!(
                 (m.conv, m.size),
@@ -604,6 +617,8 @@ pub(crate) struct StubCode {
     pub bytes: Vec<u8>,
     /// Offset of the value entry.
     pub value_entry: usize,
+    /// Offset of the image entry ([`has_image_entry`]), if the plan has one.
+    pub image_entry: Option<usize>,
 }
 
 /// Compiles the stub of `plan` (`checks[i]` describes argument `i` for the value entry's
@@ -619,10 +634,31 @@ pub(crate) fn compile(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> St
     }
     let value_entry = a.buf.len();
     compile_entry(&mut a, plan, checks, capture, Mode::Values);
+    let image_entry = has_image_entry(plan, capture).then(|| {
+        while a.buf.len() % 16 != 0 {
+            a.byte(0xCC);
+        }
+        let entry = a.buf.len();
+        let fails = emit_checks(&mut a, checks);
+        compile_tail_body(&mut a, plan, checks, Mode::Values);
+        emit_fail_path(&mut a, fails);
+        entry
+    });
     StubCode {
         bytes: a.buf,
         value_entry,
+        image_entry,
     }
+}
+
+/// Whether a stub gets the **image entry**: a struct or union returned in registers
+/// (rax/rdx/xmm0/xmm1, SysV AMD64 ABI §3.2.3), no capture, and arguments that allow a tail
+/// jump ([`tail_arguments`]). The image entry is the value entry's checks followed by the tail
+/// body: the target returns its register image straight to the stub's caller, which stores
+/// the struct's bytes itself (see `linker::handle`, `ImageEntry`). This saves the leaf frame,
+/// one call/return pair and the reload of `ret` on the most common struct-return shape.
+pub(crate) fn has_image_entry(plan: &CallPlan, capture: bool) -> bool {
+    !capture && matches!(plan.ret, ReturnPlan::Registers(_)) && tail_arguments(plan)
 }
 
 /// A compiled stub in its own read-execute mapping, with its two entry points. Immutable,
@@ -633,8 +669,12 @@ pub(crate) struct Stub {
     code: ExecutableCode,
     /// The raw entry (`args` = array of argument pointers).
     pub raw: StubFn,
-    /// The value entry (`args` = `&[Value]`).
-    pub values: StubFn,
+    /// The value entry (`args` = `&[Value]`); called through [`CheckedEntry::call`].
+    pub values: CheckedEntry,
+    /// The image entry ([`has_image_entry`]): as the value entry, but the target's return
+    /// registers come back to the caller unchanged and `ret` is not used (called through
+    /// `linker::image`).
+    pub image: Option<CheckedEntry>,
 }
 
 impl Stub {
@@ -697,18 +737,20 @@ fn init_thread_errno(c: &std::cell::Cell<*mut i32>) -> *mut i32 {
 pub(crate) fn build(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> Result<Stub> {
     let code = compile(plan, checks, capture);
     let exec = ExecutableCode::new(&code.bytes)?;
-    // SAFETY: both offsets are the starts of complete functions with the `StubFn` signature,
-    // emitted above, inside the read-execute mapping `exec` that the returned `Stub` owns.
-    let (raw, values) = unsafe {
-        (
-            std::mem::transmute::<*const u8, StubFn>(exec.entry()),
-            std::mem::transmute::<*const u8, StubFn>(exec.entry().add(code.value_entry)),
-        )
+    let checked = |offset: usize| {
+        // SAFETY: `offset` is the start of a checked entry emitted above, inside `exec`,
+        // which the returned `Stub` owns; a mapping's address is never null.
+        unsafe { CheckedEntry::new(NonNull::new_unchecked(exec.entry().add(offset).cast_mut())) }
     };
+    let (values, image) = (checked(code.value_entry), code.image_entry.map(checked));
+    // SAFETY: offset 0 is the raw entry, a complete function with the `StubFn` signature,
+    // emitted above inside `exec`.
+    let raw = unsafe { std::mem::transmute::<*const u8, StubFn>(exec.entry()) };
     Ok(Stub {
         code: exec,
         raw,
         values,
+        image,
     })
 }
 

@@ -23,10 +23,12 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::abi::{CallPlan, ReturnPlan};
+use crate::call::entry::CheckedEntry;
 use crate::call::stub::{ArgCheck, Stub, StubFn};
 use crate::call::{store_low_bytes, CallFrame, StackArgs, MAX_STACK_BYTES};
 use crate::error::{Error, Result};
 use crate::layout::{MemoryLayout, ScalarKind};
+use crate::linker::image::ImageEntry;
 use crate::linker::option::check_capture_names;
 use crate::linker::{FunctionDescriptor, LinkerOption, Symbol};
 use crate::memory::{MemorySegment, SegmentAllocator};
@@ -154,6 +156,12 @@ impl Linker {
             (Some(s), false, RetKind::Group { .. }) => Some(s.values),
             _ => None,
         };
+        let fast_image = match (&stub, capture, ret) {
+            (Some(s), false, RetKind::Group { size, .. }) => {
+                ImageEntry::new(s.image, &plan.ret, size)
+            }
+            _ => None,
+        };
         let fast_capture = match (&stub, capture, ret) {
             (Some(s), true, RetKind::Void | RetKind::Scalar(_)) => Some(s.values),
             _ => None,
@@ -168,8 +176,14 @@ impl Linker {
         };
         Ok(DowncallHandle {
             inner: Arc::new(Inner {
+                fast_arity: if fast_values.is_some() {
+                    args.len()
+                } else {
+                    usize::MAX
+                },
                 fast_values,
                 fast_struct,
+                fast_image,
                 fast_capture,
                 errno_stub,
                 direct_void,
@@ -292,7 +306,8 @@ enum RetKind {
 #[derive(Clone)]
 struct StubEntry {
     raw: StubFn,
-    values: StubFn,
+    values: CheckedEntry,
+    image: Option<CheckedEntry>,
     _keep: Arc<Stub>,
 }
 
@@ -304,6 +319,7 @@ fn compiled_stub(plan: &CallPlan, args: &[ArgKind], capture: bool) -> Option<Stu
     Some(StubEntry {
         raw: stub.raw,
         values: stub.values,
+        image: stub.image,
         _keep: stub,
     })
 }
@@ -318,12 +334,19 @@ struct Inner {
     stub: Option<StubEntry>,
     /// The stub's value entry when `invoke` may call it directly: a stub, no capture, a
     /// non-bool scalar or void return.
-    fast_values: Option<StubFn>,
+    fast_values: Option<CheckedEntry>,
+    /// The argument count when `fast_values` is set, else `usize::MAX`. Invariant: anything
+    /// but `usize::MAX` implies `fast_values.is_some()` (both are set together, and cleared
+    /// together by `interpreted`).
+    fast_arity: usize,
     /// The stub's value entry for struct-returning calls without capture.
-    fast_struct: Option<StubFn>,
+    fast_struct: Option<CheckedEntry>,
+    /// The stub's image entry for struct-returning calls without capture whose struct comes
+    /// back in registers and whose arguments allow a tail jump (preferred to `fast_struct`).
+    fast_image: Option<ImageEntry>,
     /// The stub's value entry when the system-call adapter may call it directly: a stub,
     /// capture, a scalar or void return.
-    fast_capture: Option<StubFn>,
+    fast_capture: Option<CheckedEntry>,
     /// For a capture handle with a stub and a scalar or void return: the stub of the same
     /// signature without capture (the system-call adapter's path, which zeroes and reads the
     /// thread's errno itself).
@@ -386,6 +409,23 @@ fn mismatch(i: usize, expected: impl fmt::Display, found: &Value<'_>) -> Error {
         },
     }
 }
+
+/// The error for a struct-return destination shorter than the return layout.
+#[cold]
+#[inline(never)]
+fn short_segment(size: usize, segment_size: usize) -> Error {
+    Error::OutOfBounds {
+        offset: 0,
+        access_size: size,
+        segment_size,
+    }
+}
+
+/// A branch hint: the path calling this is unlikely (lays the other path out as the
+/// fall-through). A stand-in for `std::hint::cold_path`, stable only since Rust 1.95.
+#[cold]
+#[inline(always)]
+fn cold_path() {}
 
 /// Writes a scalar return of `kind` (exactly its size in bytes) from the 64-bit register value.
 #[inline(always)]
@@ -460,7 +500,9 @@ impl DowncallHandle {
         let mut inner = (*self.inner).clone();
         inner.stub = None;
         inner.fast_values = None;
+        inner.fast_arity = usize::MAX;
         inner.fast_struct = None;
+        inner.fast_image = None;
         inner.fast_capture = None;
         inner.errno_stub = None;
         inner.direct_void = None;
@@ -522,26 +564,19 @@ impl DowncallHandle {
         let inner = &*self.inner;
         // The common case in one test: a stub, no capture, a scalar or void return, and as
         // many values as descriptor arguments.
-        if let Some(values) = inner.fast_values {
-            if args.len() == inner.args.len() {
-                let mut failed = 0u8;
-                // SAFETY: one `Value` per descriptor argument; the stub checks every tag and
-                // segment length before anything else; no return destination is needed; the
-                // callee's contract is the caller's.
-                let bits = unsafe {
-                    values(
-                        args.as_ptr().cast(),
-                        std::ptr::null_mut(),
-                        std::ptr::null_mut(),
-                        inner.target as *const c_void,
-                        &mut failed,
-                        std::ptr::null_mut(),
-                    )
-                };
-                if failed == 0 {
-                    // `fast_values` is never set for a bool return: no normalisation needed.
-                    return Ok(self.value_of_bits(bits));
-                }
+        // One compare decides the fast path: `fast_arity` is the argument count when
+        // `fast_values` is set, else `usize::MAX` (no slice is that long).
+        if args.len() == inner.fast_arity {
+            // SAFETY: `fast_arity != usize::MAX` implies `fast_values` is set (see `Inner`).
+            let values = unsafe { inner.fast_values.unwrap_unchecked() };
+            // SAFETY: one `Value` per descriptor argument; the stub checks every tag and
+            // segment length before anything else; no capture and no return destination (a
+            // scalar or void return); the callee's contract is the caller's.
+            let bits =
+                unsafe { values.call_plain(args.as_ptr().cast(), inner.target as *const c_void) };
+            if let Some(bits) = bits {
+                // `fast_values` is never set for a bool return: no normalisation needed.
+                return Ok(self.value_of_bits(bits));
             }
         } else if let Some(f) = inner.direct_void {
             if args.is_empty() {
@@ -558,7 +593,9 @@ impl DowncallHandle {
     }
 
     /// `invoke` past the fast path: errors, capture, the trampoline, and values the stub does
-    /// not accept. Out of line, so that `invoke` inlines into its caller as the stub call only.
+    /// not accept. Out of line and `#[cold]`, so that `invoke` inlines into its caller as the
+    /// stub call only, laid out as the fall-through.
+    #[cold]
     #[inline(never)]
     unsafe fn invoke_slow(&self, args: &[Value<'_>]) -> Result<Value<'static>> {
         if let RetKind::Group { .. } = self.inner.ret {
@@ -574,7 +611,8 @@ impl DowncallHandle {
     /// `SegmentAllocator`). Scalar returns do not touch the allocator.
     ///
     /// # Errors
-    /// As [`DowncallHandle::invoke`], plus the allocator's errors.
+    /// As [`DowncallHandle::invoke`], plus the allocator's errors, and [`Error::OutOfBounds`]
+    /// if the allocator returns a segment shorter than the return layout (before the call).
     ///
     /// # Safety
     /// As [`DowncallHandle::invoke`].
@@ -587,7 +625,12 @@ impl DowncallHandle {
         match self.inner.ret {
             RetKind::Group { size, align } => {
                 let seg = allocator.allocate_uninit(size, align)?;
-                // SAFETY: `seg` has the return layout's size; the rest is forwarded.
+                // `SegmentAllocator` is a safe trait: a segment shorter than asked for is an
+                // error here, never a write past its end.
+                if seg.byte_size() < size {
+                    return Err(short_segment(size, seg.byte_size()));
+                }
+                // SAFETY: `seg` has at least the return layout's size; the rest is forwarded.
                 unsafe { self.invoke_struct(seg.as_ptr(), args)? };
                 Ok(Value::Segment(seg))
             }
@@ -601,23 +644,45 @@ impl DowncallHandle {
     #[inline(always)]
     unsafe fn invoke_struct(&self, ret: *mut u8, args: &[Value<'_>]) -> Result<()> {
         let inner = &*self.inner;
+        let Some(image) = inner.fast_image else {
+            cold_path();
+            // SAFETY: forwarded.
+            return unsafe { self.invoke_struct_values(ret, args) };
+        };
+        if args.len() == inner.args.len() {
+            // SAFETY: one `Value` per descriptor argument, checked by the stub first; the
+            // callee's contract is the caller's.
+            let regs = unsafe { image.call(args.as_ptr().cast(), inner.target as *const c_void) };
+            if let Some(regs) = regs {
+                // SAFETY: `ret` holds the return layout's size (caller).
+                unsafe { image.store(ret, regs) };
+                return Ok(());
+            }
+        }
+        // SAFETY: forwarded.
+        unsafe { self.invoke_values_outlined(ret, args).map(|_| ()) }
+    }
+
+    /// `invoke_struct` without an image entry: the stub's value entry writes the struct
+    /// through `ret` (in-memory returns, stack arguments), else the checked path.
+    #[inline(always)]
+    unsafe fn invoke_struct_values(&self, ret: *mut u8, args: &[Value<'_>]) -> Result<()> {
+        let inner = &*self.inner;
         if let Some(values) = inner.fast_struct {
             if args.len() == inner.args.len() {
-                let mut failed = 0u8;
                 // SAFETY: one `Value` per descriptor argument, checked by the stub first; `ret`
-                // holds the return layout's size (caller); the callee's contract is the
-                // caller's.
-                unsafe {
-                    values(
+                // holds the return layout's size (caller); no capture; the callee's contract
+                // is the caller's.
+                let done = unsafe {
+                    values.call(
                         args.as_ptr().cast(),
                         ret,
                         std::ptr::null_mut(),
                         inner.target as *const c_void,
-                        &mut failed,
                         std::ptr::null_mut(),
                     )
                 };
-                if failed == 0 {
+                if done.is_some() {
                     return Ok(());
                 }
             }
@@ -626,7 +691,9 @@ impl DowncallHandle {
         unsafe { self.invoke_values_outlined(ret, args).map(|_| ()) }
     }
 
-    /// `invoke_values` out of line (the slow paths of the inlined entry points).
+    /// `invoke_values` out of line (the slow paths of the inlined entry points). `#[cold]`,
+    /// so that the compiler lays the stub path of its callers out as the fall-through.
+    #[cold]
     #[inline(never)]
     unsafe fn invoke_values_outlined(
         &self,
@@ -655,11 +722,7 @@ impl DowncallHandle {
         match self.inner.ret {
             RetKind::Group { size, .. } => {
                 if dest.byte_size() < size {
-                    return Err(Error::OutOfBounds {
-                        offset: 0,
-                        access_size: size,
-                        segment_size: dest.byte_size(),
-                    });
+                    return Err(short_segment(size, dest.byte_size()));
                 }
                 // SAFETY: `dest` has enough bytes; the rest is forwarded.
                 unsafe { self.invoke_struct(dest.as_ptr(), args)? };
@@ -761,21 +824,18 @@ impl DowncallHandle {
         if args.len() != inner.args.len() {
             return None;
         }
-        let mut failed = 0u8;
         // SAFETY: one `Value` per descriptor argument; the stub checks every tag and segment
         // length before anything else; `capture` is a valid capture buffer and no return
         // destination is needed (the caller's contract); the callee's contract is the caller's.
-        let bits = unsafe {
-            values(
+        unsafe {
+            values.call(
                 args.as_ptr().cast(),
                 std::ptr::null_mut(),
                 capture,
                 inner.target as *const c_void,
-                &mut failed,
                 crate::call::stub::thread_errno(),
             )
-        };
-        (failed == 0).then_some(bits)
+        }
     }
 
     /// The system-call adapter's fastest path: errno set to 0, the non-capturing stub of this
@@ -802,21 +862,14 @@ impl DowncallHandle {
         }
         // SAFETY: `errno` is this thread's errno address (`__errno_location()`).
         unsafe { errno.write(0) };
-        let mut failed = 0u8;
         // SAFETY: one `Value` per descriptor argument; the stub checks every tag and segment
         // length before anything else; it captures nothing and needs no return destination
         // (scalar or void return); the callee's contract is the caller's.
         let bits = unsafe {
-            (stub.values)(
-                args.as_ptr().cast(),
-                std::ptr::null_mut(),
-                std::ptr::null_mut(),
-                inner.target as *const c_void,
-                &mut failed,
-                std::ptr::null_mut(),
-            )
+            stub.values
+                .call_plain(args.as_ptr().cast(), inner.target as *const c_void)
         };
-        (failed == 0).then_some((bits, errno))
+        bits.map(|bits| (bits, errno))
     }
 
     /// The raw counterpart of [`DowncallHandle::invoke_captured`]: as
@@ -887,21 +940,19 @@ impl DowncallHandle {
     ) -> Result<Value<'static>> {
         let inner = &*self.inner;
         if let Some(stub) = &inner.stub {
-            let mut failed = 0u8;
             // SAFETY: one `Value` per descriptor argument (count checked by the callers); the
             // stub checks every tag and struct segment length before anything else; `ret` and
             // `capture` as this function's contract says; the callee's contract is the caller's.
             let bits = unsafe {
-                (stub.values)(
+                stub.values.call(
                     args.as_ptr().cast(),
                     ret,
                     capture,
                     inner.target as *const c_void,
-                    &mut failed,
                     errno_location_for(capture),
                 )
             };
-            if failed == 0 {
+            if let Some(bits) = bits {
                 return Ok(self.returned_value(bits));
             }
         }

@@ -11,6 +11,7 @@
 
 mod descriptor;
 mod handle;
+mod image;
 mod lookup;
 mod option;
 mod typed;

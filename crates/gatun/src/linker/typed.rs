@@ -145,10 +145,17 @@ pub unsafe trait CArgs: Copy {
     /// `target` must be a C function of exactly that type.
     #[doc(hidden)]
     unsafe fn extern_fn<R: CReturn>(target: *const c_void) -> Self::ExternFn<R>;
+    /// `handle`'s out-of-line (stub or trampoline) call, with the fields passed one by one so
+    /// that the caller's direct path does not spill the tuple.
+    ///
+    /// # Safety
+    /// As [`TypedHandle::call`].
+    #[doc(hidden)]
+    unsafe fn call_outlined<R: CReturn>(self, handle: &TypedHandle<Self, R>) -> R;
 }
 
 macro_rules! args_impl {
-    ($n:expr; $($T:ident $i:tt),*) => {
+    ($n:expr; $($T:ident $i:tt $v:ident),*) => {
         // SAFETY: one pointer per field, in order; the direct call uses the fields' types.
         unsafe impl<$($T: CType),*> CArgs for ($($T,)*) {
             const COUNT: usize = $n;
@@ -167,6 +174,21 @@ macro_rules! args_impl {
                 unsafe { std::mem::transmute(target) }
             }
             #[inline(always)]
+            unsafe fn call_outlined<R: CReturn>(self, handle: &TypedHandle<Self, R>) -> R {
+                #[cold]
+                #[inline(never)]
+                #[allow(clippy::too_many_arguments)] // one per C argument, by design
+                unsafe fn outlined<$($T: CType,)* R: CReturn>(
+                    handle: &TypedHandle<($($T,)*), R>,
+                    $($v: $T),*
+                ) -> R {
+                    // SAFETY: forwarded.
+                    unsafe { handle.call_indirect(&($($v,)*)) }
+                }
+                // SAFETY: forwarded.
+                unsafe { outlined(handle, $(self.$i),*) }
+            }
+            #[inline(always)]
             unsafe fn call_direct<R: CReturn>(self, target: *const c_void) -> R {
                 // SAFETY: the caller guarantees `target` has exactly this C type.
                 unsafe {
@@ -179,18 +201,18 @@ macro_rules! args_impl {
 }
 
 args_impl!(0;);
-args_impl!(1; A 0);
-args_impl!(2; A 0, B 1);
-args_impl!(3; A 0, B 1, C 2);
-args_impl!(4; A 0, B 1, C 2, D 3);
-args_impl!(5; A 0, B 1, C 2, D 3, E 4);
-args_impl!(6; A 0, B 1, C 2, D 3, E 4, F 5);
-args_impl!(7; A 0, B 1, C 2, D 3, E 4, F 5, G 6);
-args_impl!(8; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7);
-args_impl!(9; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8);
-args_impl!(10; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9);
-args_impl!(11; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10);
-args_impl!(12; A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7, I 8, J 9, K 10, L 11);
+args_impl!(1; A 0 a);
+args_impl!(2; A 0 a, B 1 b);
+args_impl!(3; A 0 a, B 1 b, C 2 c);
+args_impl!(4; A 0 a, B 1 b, C 2 c, D 3 d);
+args_impl!(5; A 0 a, B 1 b, C 2 c, D 3 d, E 4 e);
+args_impl!(6; A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, F 5 f);
+args_impl!(7; A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, F 5 f, G 6 g);
+args_impl!(8; A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, F 5 f, G 6 g, H 7 h);
+args_impl!(9; A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, F 5 f, G 6 g, H 7 h, I 8 i);
+args_impl!(10; A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, F 5 f, G 6 g, H 7 h, I 8 i, J 9 j);
+args_impl!(11; A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, F 5 f, G 6 g, H 7 h, I 8 i, J 9 j, K 10 k);
+args_impl!(12; A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, F 5 f, G 6 g, H 7 h, I 8 i, J 9 j, K 10 k, L 11 l);
 
 /// Structural equality of layouts, ignoring names: kinds, sizes, alignments and offsets.
 pub(crate) fn same_shape(a: &MemoryLayout, b: &MemoryLayout) -> bool {
@@ -353,13 +375,14 @@ impl<A: CArgs, R: CReturn> TypedHandle<A, R> {
             return unsafe { args.call_direct::<R>(self.target) };
         }
         // SAFETY: forwarded.
-        unsafe { self.call_indirect(args) }
+        unsafe { args.call_outlined(self) }
     }
 
-    // Out of line: the direct path must not pay for spilling the arguments to build pointers.
-    #[cold]
-    #[inline(never)]
-    unsafe fn call_indirect(&self, args: A) -> R {
+    // Reached through `CArgs::call_outlined`, which passes the fields one by one into a cold,
+    // out-of-line function: the direct path must not pay for spilling the arguments to build
+    // pointers (a tuple passed by value or by reference is stored before the branch).
+    #[inline(always)]
+    unsafe fn call_indirect(&self, args: &A) -> R {
         let mut ptrs = [const { MaybeUninit::<*const u8>::uninit() }; MAX_TYPED_ARGS];
         args.pointers(&mut ptrs);
         let mut ret = MaybeUninit::<R>::uninit();

@@ -51,7 +51,66 @@ fn entries(d: &FD, fv: Option<usize>, capture: bool) -> (Vec<String>, Vec<String
         .into_iter()
         .filter(|s| s != "int3")
         .collect();
-    (raw, disasm(&code.bytes[code.value_entry..]))
+    let end = code.image_entry.unwrap_or(code.bytes.len());
+    let val = disasm(&code.bytes[code.value_entry..end])
+        .into_iter()
+        .filter(|s| s != "int3")
+        .collect();
+    (raw, val)
+}
+
+#[test]
+fn register_struct_returns_get_an_image_entry() {
+    // `struct { long a; double b; } f(int, const void *)`: INTEGER+SSE in rax:xmm0. The image
+    // entry is the value entry's checks and the tail body: the caller gets the target's
+    // registers back and stores the struct itself (linker::image).
+    let ld = MemoryLayout::c_struct([V::I64, V::F64]).unwrap();
+    let d = FD::of(ld, [V::I32, V::ADDRESS]);
+    let p = plan(&d, None).unwrap();
+    let code = compile(&p, &checks(&d), false);
+    let image = disasm(&code.bytes[code.image_entry.expect("image entry")..]);
+    let ti = scalar_tag(ScalarKind::I32);
+    let tp = scalar_tag(ScalarKind::Pointer);
+    let b: Vec<&str> = image.iter().map(String::as_str).collect();
+    assert_eq!(b[0], format!("cmp byte ptr [rdi], 0x{ti:x}"));
+    assert!(b[1].starts_with("jne "), "{b:?}");
+    assert_eq!(b[2], format!("cmp byte ptr [rdi+0x18], 0x{tp:x}"));
+    assert!(b[3].starts_with("jne "), "{b:?}");
+    assert_eq!(
+        &b[4..],
+        [
+            "mov r11, rcx",
+            "mov rsi, qword ptr [rdi+0x20]",
+            "movsxd rdi, dword ptr [rdi+0x8]",
+            "jmp r11",
+            "or r12, 0xffffffffffffffff",
+            "ret",
+        ]
+    );
+    // the value entry keeps the leaf frame that stores through `ret`
+    let (_, val) = entries(&d, None, false);
+    assert!(val.iter().any(|i| i == "call qword ptr [rsp]"), "{val:?}");
+    // no image entry: MEMORY-class returns, capture, stack arguments
+    let big = MemoryLayout::c_struct([V::I64, V::I64, V::I64]).unwrap();
+    let no_image = [
+        (FD::of(big, [V::I32]), false),
+        (
+            FD::of(MemoryLayout::c_struct([V::F64, V::F64]).unwrap(), [V::I32]),
+            true,
+        ),
+        (
+            FD::of(
+                MemoryLayout::c_struct([V::F64, V::F64]).unwrap(),
+                [V::I64; 7],
+            ),
+            false,
+        ),
+        (FD::of(V::I64, [V::I64]), false),
+    ];
+    for (d, capture) in no_image {
+        let p = plan(&d, None).unwrap();
+        assert_eq!(compile(&p, &checks(&d), capture).image_entry, None, "{d}");
+    }
 }
 
 #[test]
@@ -107,8 +166,8 @@ fn value_entry_checks_first_then_leaf_frame() {
             "movq rax, xmm0",
             "add rsp, 0x8",
             "ret",
-            // the failure path: *failed = 1, nothing called
-            "mov byte ptr [r8], 0x1",
+            // the rejection path (call::entry): r12 = all ones, nothing called
+            "or r12, 0xffffffffffffffff",
             "ret",
         ]
     );

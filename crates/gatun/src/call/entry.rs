@@ -1,0 +1,135 @@
+//! Calling a compiled stub's **checked** entries (the value entry and the image entry, see
+//! `call::stub`) from Rust.
+//!
+//! A checked entry rejects an argument by returning at once with r12 set to all ones
+//! (`or r12, -1; ret`), before anything else happened. r12 is callee-saved in the SysV AMD64
+//! ABI (§3.2.1), so on every other path — the stub's bodies never touch it and the target
+//! preserves it — r12 comes back as the caller left it. The caller puts a value other than
+//! all ones in r12 and compares afterwards: a failure costs no memory flag (no store before
+//! the call, no load after it). Because this convention breaks the C ABI on the failure path,
+//! a checked entry is never exposed as an `extern "C" fn`: [`CheckedEntry`] can only be called
+//! through the inline-assembly calls in this module (and `linker::image`).
+//!
+//! # Invariants
+//! - A `CheckedEntry` is the start of a value or image entry emitted by `call::stub` inside a
+//!   read-execute mapping that lives as long as the stub (kept alive by its owner).
+//! - Calls are made from `asm!` blocks without `nostack` (the stack pointer is call-aligned and
+//!   the red zone is free) and with `clobber_abi("C")`, r12 declared as an in-out operand.
+
+use std::ffi::c_void;
+use std::ptr::NonNull;
+
+/// The r12 value a checked entry leaves when it rejects an argument.
+pub(crate) const REJECTED: u64 = u64::MAX;
+
+/// The address of a stub's checked entry (value or image entry). `Copy`; `Send + Sync`: a
+/// code address in an immutable mapping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CheckedEntry(NonNull<u8>);
+
+// SAFETY: the entry is immutable machine code; calling it from any thread is what it is for.
+unsafe impl Send for CheckedEntry {}
+// SAFETY: as above.
+unsafe impl Sync for CheckedEntry {}
+
+impl CheckedEntry {
+    /// Wraps the address of a checked entry.
+    ///
+    /// # Safety
+    /// `code` is the start of a value or image entry emitted by `call::stub`, mapped
+    /// read-execute for as long as this value is called.
+    pub(crate) unsafe fn new(code: NonNull<u8>) -> Self {
+        CheckedEntry(code)
+    }
+
+    /// The entry's address.
+    pub(crate) fn address(self) -> *const u8 {
+        self.0.as_ptr()
+    }
+
+    /// Calls a value entry with every stub parameter: `args` (a `&[Value]`), `ret` (the
+    /// struct-return destination or null), `capture` (the capture buffer or null), `target`,
+    /// and `errno_location` (the thread's errno address, read by capture stubs). Returns the
+    /// raw return register (rax; a float's xmm0 bits), or `None` if the stub rejected an
+    /// argument (then nothing was called and nothing written).
+    ///
+    /// # Safety
+    /// `self` is a value entry; `args` points to one `Value` per argument of the stub's plan;
+    /// `ret`, `capture` and `errno_location` are valid as the stub's plan needs them (see
+    /// `call::stub`); the target's contract is the caller's.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    pub(crate) unsafe fn call(
+        self,
+        args: *const u8,
+        ret: *mut u8,
+        capture: *mut i32,
+        target: *const c_void,
+        errno_location: *mut i32,
+    ) -> Option<u64> {
+        let (rax, r12): (u64, u64);
+        // SAFETY: see the module invariants: a value entry is a SysV function with these
+        // parameters (rdi, rsi, rdx, rcx, r9) that clobbers only caller-saved registers and
+        // leaves r12 as it found it unless it rejects an argument; it may read and write memory
+        // (no `nomem`) as the caller's contract allows.
+        unsafe {
+            std::arch::asm!(
+                "call {entry}",
+                entry = in(reg) self.address(),
+                in("rdi") args,
+                in("rsi") ret,
+                in("rdx") capture,
+                in("rcx") target,
+                in("r9") errno_location,
+                inout("r12") 0u64 => r12,
+                lateout("rax") rax,
+                clobber_abi("C"),
+            );
+        }
+        (r12 != REJECTED).then_some(rax)
+    }
+
+    /// [`CheckedEntry::call`] for a stub that reads neither `ret`, nor the capture buffer, nor
+    /// the errno address (no capture, a scalar or void return): those registers are left as
+    /// they are.
+    ///
+    /// # Safety
+    /// As [`CheckedEntry::call`], for such a stub.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    pub(crate) unsafe fn call_plain(self, args: *const u8, target: *const c_void) -> Option<u64> {
+        let (rax, r12): (u64, u64);
+        // SAFETY: as in `call`; the stub reads only rdi and rcx of its parameters.
+        unsafe {
+            std::arch::asm!(
+                "call {entry}",
+                entry = in(reg) self.address(),
+                in("rdi") args,
+                in("rcx") target,
+                inout("r12") 0u64 => r12,
+                lateout("rax") rax,
+                clobber_abi("C"),
+            );
+        }
+        (r12 != REJECTED).then_some(rax)
+    }
+
+    /// Stubs exist on x86-64 only: never called elsewhere.
+    #[cfg(not(target_arch = "x86_64"))]
+    pub(crate) unsafe fn call(
+        self,
+        _args: *const u8,
+        _ret: *mut u8,
+        _capture: *mut i32,
+        _target: *const c_void,
+        _errno_location: *mut i32,
+    ) -> Option<u64> {
+        unreachable!("compiled stubs exist on x86-64 only")
+    }
+
+    /// Stubs exist on x86-64 only: never called elsewhere.
+    #[cfg(not(target_arch = "x86_64"))]
+    pub(crate) unsafe fn call_plain(self, _args: *const u8, _target: *const c_void) -> Option<u64> {
+        unreachable!("compiled stubs exist on x86-64 only")
+    }
+}
