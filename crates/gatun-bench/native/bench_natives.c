@@ -33,6 +33,18 @@ NOINLINE long add6(long a, long b, long c, long d, long e, long f) {
     return a + b + c + d + e + f;
 }
 
+/*
+ * The floor of any dynamic call path for add6 (row call_overhead/image_add6): the six
+ * arguments arrive as an untagged array of 64-bit slots in memory (as JNI's jvalue[] or
+ * libffi's argument values), and this thunk loads them into the six argument registers and
+ * tail-jumps to `f` (gcc -O2: six loads and `jmp *f`). No checks, no classification.
+ */
+typedef long (*add6_fn)(long, long, long, long, long, long);
+
+NOINLINE long image_add6(const long *img, add6_fn f) {
+    return f(img[0], img[1], img[2], img[3], img[4], img[5]);
+}
+
 NOINLINE double fma3(double a, double b, double c) {
     return a * b + c;
 }

@@ -35,6 +35,13 @@ extern "C" {
     /// `long add6(long, long, long, long, long, long)`: the sum (six INTEGER registers; `long`
     /// is 64-bit on LP64).
     pub fn add6(a: c_long, b: c_long, c: c_long, d: c_long, e: c_long, f: c_long) -> c_long;
+    /// `long image_add6(const long img[6], add6_fn f)`: `f(img[0], .., img[5])` as a tail
+    /// call (six loads and an indirect jump): the floor of a dynamic call whose arguments are
+    /// materialised in memory (row `call_overhead/image_add6`).
+    pub fn image_add6(
+        img: *const c_long,
+        f: unsafe extern "C" fn(c_long, c_long, c_long, c_long, c_long, c_long) -> c_long,
+    ) -> c_long;
     /// `double fma3(double a, double b, double c)`: `a * b + c` (three SSE registers).
     pub fn fma3(a: f64, b: f64, c: f64) -> f64;
     /// `DoublePoint unit(void)`: returns `{1, 0}` by value (in `xmm0:xmm1`).
@@ -106,6 +113,7 @@ mod tests {
             noop();
             assert_eq!(id_i32(-7), -7);
             assert_eq!(add6(1, 2, 3, 4, 5, 6), 21);
+            assert_eq!(image_add6([1, 2, 3, 4, 5, 7].as_ptr(), add6), 22);
             assert_eq!(fma3(2.0, 3.0, 1.0), 7.0);
             assert_eq!(unit(), DoublePoint { x: 1.0, y: 0.0 });
             let mut p = DoublePoint::default();

@@ -6,6 +6,11 @@
 //! - `gatun_*`: a gatun [`DowncallHandle`](gatun::DowncallHandle) linked once, called through
 //!   the dynamic `invoke(&[Value])` path (arguments checked against the descriptor each call),
 //!   which runs the handle's compiled stub (issue 9).
+//! - `image_add6`: the floor of any dynamic path for `add6`: the six arguments stored into an
+//!   untagged array of 64-bit slots (as JNI's `jvalue[]`), then a C thunk that loads them into
+//!   the argument registers and tail-jumps to `add6` (native `image_add6`) — six stores and six
+//!   loads more than `direct_add6`, nothing else. No dynamic path can pass fewer bytes through
+//!   memory; `gatun_add6`'s `Value`s add a tag byte per argument (twelve stores) and a check.
 //! - `gatun_typed_*`: the same handle viewed with Rust types
 //!   ([`DowncallHandle::typed`](gatun::DowncallHandle::typed), checked once); for these
 //!   signatures the typed call is the target itself as an `extern "C" fn`.
@@ -28,7 +33,7 @@ use crate::{repeat, Body, Row};
 /// The group name.
 pub const GROUP: &str = "call_overhead";
 
-/// The rows `{gatun,gatun_typed,direct,libffi}_{noop,id_i32,add6,fma3}`.
+/// The rows `{gatun,gatun_typed,direct,libffi}_{noop,id_i32,add6,fma3}` and `image_add6`.
 pub fn rows() -> Vec<Row> {
     let mut rows = gatun_rows();
     rows.extend(typed_rows());
@@ -189,6 +194,20 @@ fn direct_rows() -> Vec<Row> {
                     let a = black_box(&a);
                     // SAFETY: `add6` has exactly this C signature.
                     unsafe { f(a[0], a[1], a[2], a[3], a[4], a[5]) }
+                })
+            })
+        }),
+        Row::new(GROUP, "image_add6", || -> Body {
+            type Add6 =
+                unsafe extern "C" fn(c_long, c_long, c_long, c_long, c_long, c_long) -> c_long;
+            let f: Add6 = black_box(natives::add6);
+            let a: [c_long; 6] = [1, 2, 3, 4, 5, 6];
+            Box::new(move |iters| {
+                repeat(iters, || {
+                    let a = black_box(&a);
+                    let img: [c_long; 6] = [a[0], a[1], a[2], a[3], a[4], a[5]];
+                    // SAFETY: `img` holds six longs; `f` is `add6`.
+                    unsafe { natives::image_add6(img.as_ptr(), f) }
                 })
             })
         }),

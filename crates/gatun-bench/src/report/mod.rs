@@ -38,7 +38,8 @@ const fn r(
 }
 
 /// The ratio families of the issue (gatun / direct, gatun / libffi, pooled / confined,
-/// buffer / confined, adapted / explicit) plus by_value / by_ptr and adapted / plain; the
+/// buffer / confined, adapted / explicit) plus by_value / by_ptr, adapted / plain, and the
+/// memory-image floor of a dynamic add6 (image / direct, gatun / image); the
 /// task / thread family is computed separately ([`ratios`]).
 #[rustfmt::skip]
 pub const RATIO_DEFS: &[RatioDef] = &[
@@ -50,6 +51,8 @@ pub const RATIO_DEFS: &[RatioDef] = &[
     r("gatun / direct", "call_overhead", "gatun_typed_id_i32", "direct_id_i32"),
     r("gatun / direct", "call_overhead", "gatun_typed_add6", "direct_add6"),
     r("gatun / direct", "call_overhead", "gatun_typed_fma3", "direct_fma3"),
+    r("image / direct", "call_overhead", "image_add6", "direct_add6"),
+    r("gatun / image", "call_overhead", "gatun_add6", "image_add6"),
     r("gatun / direct", "downcall", "gatun_abs", "direct_abs"),
     r("gatun / direct", "downcall", "gatun_raw_abs", "direct_abs"),
     r("gatun / direct", "downcall", "gatun_fma", "direct_fma"),
