@@ -134,21 +134,28 @@ impl Linker {
         };
         // Bool returns (normalised to 0/1 on the way out) take `invoke_slow`, so the fast path
         // builds the `Value` from the register bits as they are.
-        // `void f(void)` (no capture, not variadic) with a stub: `invoke` calls the target as
-        // that exact Rust fn type; there is nothing to check or load.
-        let direct_void = match (&stub, capture, ret) {
-            (Some(_), false, RetKind::Void) if args.is_empty() && !plan.is_variadic() => {
-                // SAFETY: the symbol is a non-null function address linked as `void f(void)`;
-                // the pointer is only called through this type.
+        let fast_values = match (&stub, capture, ret) {
+            (Some(_), false, RetKind::Scalar(ScalarKind::Bool)) => None,
+            // A function of no arguments, not variadic, returning nothing or an integer
+            // register: its stub would only jump to it, so the target *is* the checked entry
+            // (it reads none of the stub parameters, never rejects, and preserves r12 as every
+            // SysV function does; rax is the return register either way).
+            (Some(_), false, RetKind::Void | RetKind::Scalar(_))
+                if args.is_empty()
+                    && !plan.is_variadic()
+                    && matches!(
+                        plan.ret,
+                        ReturnPlan::Void | ReturnPlan::Scalar(crate::abi::Register::Int(_))
+                    ) =>
+            {
+                // SAFETY: the symbol's address is non-null (checked above) and is a function
+                // linked as taking no arguments; see the comment above for the protocol.
                 Some(unsafe {
-                    std::mem::transmute::<*const c_void, unsafe extern "C" fn()>(symbol.address())
+                    CheckedEntry::new(std::ptr::NonNull::new_unchecked(
+                        symbol.address().cast_mut().cast(),
+                    ))
                 })
             }
-            _ => None,
-        };
-        let fast_values = match (&stub, capture, ret) {
-            _ if direct_void.is_some() => None,
-            (Some(_), false, RetKind::Scalar(ScalarKind::Bool)) => None,
             (Some(s), false, RetKind::Void | RetKind::Scalar(_)) => Some(s.values),
             _ => None,
         };
@@ -157,8 +164,8 @@ impl Linker {
             _ => None,
         };
         let fast_image = match (&stub, capture, ret) {
-            (Some(s), false, RetKind::Group { size, .. }) => {
-                ImageEntry::new(s.image, &plan.ret, size)
+            (Some(s), false, RetKind::Group { size, align }) => {
+                ImageEntry::new(s.image, &plan.ret, size, align)
             }
             _ => None,
         };
@@ -186,7 +193,6 @@ impl Linker {
                 fast_image,
                 fast_capture,
                 errno_stub,
-                direct_void,
                 stub,
                 target: symbol.address() as usize,
                 _symbol: symbol.clone(),
@@ -351,9 +357,6 @@ struct Inner {
     /// signature without capture (the system-call adapter's path, which zeroes and reads the
     /// thread's errno itself).
     errno_stub: Option<StubEntry>,
-    /// The target as `unsafe extern "C" fn()` when the handle is `void f(void)` with a stub,
-    /// no capture and not variadic (then `fast_values` is `None`).
-    direct_void: Option<unsafe extern "C" fn()>,
     target: usize,
     _symbol: Symbol,
     descriptor: FunctionDescriptor,
@@ -505,7 +508,6 @@ impl DowncallHandle {
         inner.fast_image = None;
         inner.fast_capture = None;
         inner.errno_stub = None;
-        inner.direct_void = None;
         DowncallHandle {
             inner: Arc::new(inner),
         }
@@ -578,15 +580,6 @@ impl DowncallHandle {
                 // `fast_values` is never set for a bool return: no normalisation needed.
                 return Ok(self.value_of_bits(bits));
             }
-        } else if let Some(f) = inner.direct_void {
-            if args.is_empty() {
-                // SAFETY: the handle is `void f(void)` (see `direct_void`): the same SysV call
-                // the stub would make; the callee's contract is the caller's.
-                unsafe { f() };
-                // `Value::Void` built as `value_of_bits` builds it (one 16-byte store): a
-                // caller copying it is store-forwarded instead of stalling.
-                return Ok(self.value_of_bits(0));
-            }
         }
         // SAFETY: forwarded.
         unsafe { self.invoke_slow(args) }
@@ -622,6 +615,18 @@ impl DowncallHandle {
         allocator: &'a A,
         args: &[Value<'_>],
     ) -> Result<Value<'a>> {
+        // A register-returned struct with an image entry: tested first, so that this common
+        // case does not also test the return kind.
+        if let Some(image) = self.inner.fast_image {
+            let (size, align) = image.size_align();
+            let seg = allocator.allocate_uninit(size, align)?;
+            if seg.byte_size() < size {
+                return Err(short_segment(size, seg.byte_size()));
+            }
+            // SAFETY: `seg` has at least the return layout's size; the rest is forwarded.
+            unsafe { self.invoke_image(image, seg.as_ptr(), args)? };
+            return Ok(Value::Segment(seg));
+        }
         match self.inner.ret {
             RetKind::Group { size, align } => {
                 let seg = allocator.allocate_uninit(size, align)?;
@@ -643,12 +648,25 @@ impl DowncallHandle {
     /// the handle has one and does not capture, else the checked path.
     #[inline(always)]
     unsafe fn invoke_struct(&self, ret: *mut u8, args: &[Value<'_>]) -> Result<()> {
-        let inner = &*self.inner;
-        let Some(image) = inner.fast_image else {
+        let Some(image) = self.inner.fast_image else {
             cold_path();
             // SAFETY: forwarded.
             return unsafe { self.invoke_struct_values(ret, args) };
         };
+        // SAFETY: forwarded.
+        unsafe { self.invoke_image(image, ret, args) }
+    }
+
+    /// A struct-returning call through the handle's image entry, storing the struct into
+    /// `ret` (the return layout's size), else the checked path.
+    #[inline(always)]
+    unsafe fn invoke_image(
+        &self,
+        image: ImageEntry,
+        ret: *mut u8,
+        args: &[Value<'_>],
+    ) -> Result<()> {
+        let inner = &*self.inner;
         if args.len() == inner.args.len() {
             // SAFETY: one `Value` per descriptor argument, checked by the stub first; the
             // callee's contract is the caller's.

@@ -38,13 +38,14 @@ enum Shape {
     SseInt = 1,
 }
 
-/// A handle's image entry: the entry point, the register shape and the struct's size in bytes
-/// (1..=16). `Copy`, `Send + Sync` (a code address and two plain values).
+/// A handle's image entry: the entry point, the register shape, and the struct's size (1..=16)
+/// and alignment in bytes. `Copy`, `Send + Sync` (a code address and two plain values).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ImageEntry {
     entry: CheckedEntry,
     shape: Shape,
     size: usize,
+    align: usize,
 }
 
 impl ImageEntry {
@@ -52,7 +53,12 @@ impl ImageEntry {
     /// stub has no image entry or the return moves are not one eightbyte at offset 0 (and one
     /// at offset 8) from the first registers of their classes — which SysV classification
     /// always produces; anything else keeps the value entry.
-    pub(crate) fn new(entry: Option<CheckedEntry>, ret: &ReturnPlan, size: usize) -> Option<Self> {
+    pub(crate) fn new(
+        entry: Option<CheckedEntry>,
+        ret: &ReturnPlan,
+        size: usize,
+        align: usize,
+    ) -> Option<Self> {
         let ReturnPlan::Registers(moves) = ret else {
             return None;
         };
@@ -61,7 +67,14 @@ impl ImageEntry {
             entry: entry?,
             shape,
             size,
+            align,
         })
+    }
+
+    /// The struct's size and alignment in bytes (the return layout's).
+    #[inline(always)]
+    pub(crate) fn size_align(&self) -> (usize, usize) {
+        (self.size, self.align)
     }
 
     /// Calls the image entry with a `&[Value]` (the value entry's `args`) and returns the
@@ -203,6 +216,7 @@ mod tests {
                 entry: unsafe { CheckedEntry::new(std::ptr::NonNull::dangling()) },
                 shape: Shape::IntInt,
                 size,
+                align: 1,
             };
             let mut buf = [0xAAu8; 20];
             // SAFETY: `buf` has 20 ≥ size writable bytes.
