@@ -27,6 +27,9 @@ unsafe impl gatun::linker::CType for DoublePoint {
     }
 }
 
+/// The Rust type of `add6` (`long (*)(long × 6)`).
+pub type Add6Fn = unsafe extern "C" fn(c_long, c_long, c_long, c_long, c_long, c_long) -> c_long;
+
 extern "C" {
     /// `void noop(void)`.
     pub fn noop();
@@ -38,10 +41,7 @@ extern "C" {
     /// `long image_add6(const long img[6], add6_fn f)`: `f(img[0], .., img[5])` as a tail
     /// call (six loads and an indirect jump): the floor of a dynamic call whose arguments are
     /// materialised in memory (row `call_overhead/image_add6`).
-    pub fn image_add6(
-        img: *const c_long,
-        f: unsafe extern "C" fn(c_long, c_long, c_long, c_long, c_long, c_long) -> c_long,
-    ) -> c_long;
+    pub fn image_add6(img: *const c_long, f: Add6Fn) -> c_long;
     /// `double fma3(double a, double b, double c)`: `a * b + c` (three SSE registers).
     pub fn fma3(a: f64, b: f64, c: f64) -> f64;
     /// `DoublePoint unit(void)`: returns `{1, 0}` by value (in `xmm0:xmm1`).

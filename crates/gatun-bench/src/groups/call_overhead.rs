@@ -185,9 +185,7 @@ fn direct_rows() -> Vec<Row> {
             Box::new(move |iters| repeat(iters, || unsafe { f(black_box(x)) }))
         }),
         Row::new(GROUP, "direct_add6", || -> Body {
-            type Add6 =
-                unsafe extern "C" fn(c_long, c_long, c_long, c_long, c_long, c_long) -> c_long;
-            let f: Add6 = black_box(natives::add6);
+            let f: natives::Add6Fn = black_box(natives::add6);
             let a: [c_long; 6] = [1, 2, 3, 4, 5, 6];
             Box::new(move |iters| {
                 repeat(iters, || {
@@ -198,9 +196,7 @@ fn direct_rows() -> Vec<Row> {
             })
         }),
         Row::new(GROUP, "image_add6", || -> Body {
-            type Add6 =
-                unsafe extern "C" fn(c_long, c_long, c_long, c_long, c_long, c_long) -> c_long;
-            let f: Add6 = black_box(natives::add6);
+            let f: natives::Add6Fn = black_box(natives::add6);
             let a: [c_long; 6] = [1, 2, 3, 4, 5, 6];
             Box::new(move |iters| {
                 repeat(iters, || {
