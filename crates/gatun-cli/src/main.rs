@@ -34,8 +34,17 @@ enum Command {
     /// Declare a C function with a prototype and call it: `gatun call 'size_t strlen(const
     /// char *)' hello` prints 5. Exit status 0 when the call completed, 2 on bad input.
     #[command(
-        after_help = "Options (-l, --errno, --json) may come before or after the \
-        declaration. Negative numbers (-5, -1.5) are arguments; after `--` every word is an \
+        after_help = "Arguments, one per parameter (more for a variadic function):\n  \
+        integers: 42, -1, 0x10; floating point: 1.5, 1e3 (a floating-point parameter also \
+        takes integers); true, false; NULL\n  \
+        text for a pointer parameter: passed as a NUL-terminated string\n  \
+        [N]: a zeroed buffer of N bytes, printed as a string after the call\n  \
+        '{1.5, 2}': a struct or union by value (nested braces for nested members and arrays; \
+        a union takes its first member; missing members are zero)\n  \
+        variadic arguments: integer -> int (long if it does not fit), floating -> double, \
+        anything else -> string\n\n\
+        Options (-l, --errno, --json) may come before or after the declaration. Negative \
+        numbers (-5, -1.5) after the declaration are arguments; after `--` every word is an \
         argument (to pass text such as `--json` or `-lx` to a `char *` parameter). A \
         declaration must declare exactly one function (struct definitions may precede it)."
     )]
