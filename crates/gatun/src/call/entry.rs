@@ -50,8 +50,9 @@ impl CheckedEntry {
     /// Calls a value entry with every stub parameter: `args` (a `&[Value]`), `ret` (the
     /// struct-return destination or null), `capture` (the capture buffer or null), `target`,
     /// and `errno_location` (the thread's errno address, read by capture stubs). Returns the
-    /// raw return register (rax; a float's xmm0 bits), or `None` if the stub rejected an
-    /// argument (then nothing was called and nothing written).
+    /// return registers `[rax, xmm0's low 64 bits]` — a float result is in xmm0 (a value entry
+    /// may tail-jump to a float-returning target, leaving rax undefined) — or `None` if the
+    /// stub rejected an argument (then nothing was called and nothing written).
     ///
     /// # Safety
     /// `self` is a value entry; `args` points to one `Value` per argument of the stub's plan;
@@ -66,8 +67,9 @@ impl CheckedEntry {
         capture: *mut i32,
         target: *const c_void,
         errno_location: *mut i32,
-    ) -> Option<u64> {
+    ) -> Option<[u64; 2]> {
         let (rax, r12): (u64, u64);
+        let xmm0: f64;
         // SAFETY: see the module invariants: a value entry is a SysV function with these
         // parameters (rdi, rsi, rdx, rcx, r9) that clobbers only caller-saved registers and
         // leaves r12 as it found it unless it rejects an argument; it may read and write memory
@@ -83,15 +85,17 @@ impl CheckedEntry {
                 in("r9") errno_location,
                 inout("r12") 0u64 => r12,
                 lateout("rax") rax,
+                lateout("xmm0") xmm0,
                 clobber_abi("C"),
             );
         }
-        (r12 != REJECTED).then_some(rax)
+        (r12 != REJECTED).then_some([rax, xmm0.to_bits()])
     }
 
     /// [`CheckedEntry::call`] for a stub that reads neither `ret`, nor the capture buffer, nor
     /// the errno address (no capture, a scalar or void return): those registers are left as
-    /// they are.
+    /// they are. Returns rax only: for a stub (or a target used as its own entry) whose result
+    /// is in an integer register or that returns nothing.
     ///
     /// # Safety
     /// As [`CheckedEntry::call`], for such a stub.
@@ -114,6 +118,35 @@ impl CheckedEntry {
         (r12 != REJECTED).then_some(rax)
     }
 
+    /// [`CheckedEntry::call_plain`] for a stub whose result is a float: returns xmm0's low 64
+    /// bits (the value entry tail-jumps to such a target, so rax is undefined).
+    ///
+    /// # Safety
+    /// As [`CheckedEntry::call`], for such a stub.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    pub(crate) unsafe fn call_plain_float(
+        self,
+        args: *const u8,
+        target: *const c_void,
+    ) -> Option<u64> {
+        let r12: u64;
+        let xmm0: f64;
+        // SAFETY: as in `call`; the stub reads only rdi and rcx of its parameters.
+        unsafe {
+            std::arch::asm!(
+                "call {entry}",
+                entry = in(reg) self.address(),
+                in("rdi") args,
+                in("rcx") target,
+                inout("r12") 0u64 => r12,
+                lateout("xmm0") xmm0,
+                clobber_abi("C"),
+            );
+        }
+        (r12 != REJECTED).then_some(xmm0.to_bits())
+    }
+
     /// Stubs exist on x86-64 only: never called elsewhere.
     #[cfg(not(target_arch = "x86_64"))]
     pub(crate) unsafe fn call(
@@ -123,6 +156,16 @@ impl CheckedEntry {
         _capture: *mut i32,
         _target: *const c_void,
         _errno_location: *mut i32,
+    ) -> Option<[u64; 2]> {
+        unreachable!("compiled stubs exist on x86-64 only")
+    }
+
+    /// Stubs exist on x86-64 only: never called elsewhere.
+    #[cfg(not(target_arch = "x86_64"))]
+    pub(crate) unsafe fn call_plain_float(
+        self,
+        _args: *const u8,
+        _target: *const c_void,
     ) -> Option<u64> {
         unreachable!("compiled stubs exist on x86-64 only")
     }

@@ -27,7 +27,8 @@
 //!   `invoke_to_segment`).
 //!
 //! After the checks, one of three bodies (no allocation, no classification, no branches):
-//! - **tail** (no capture, no stack arguments, integer or void return): the target goes to r11,
+//! - **tail** (no capture, no stack arguments, integer or void return — or a float return on
+//!   the value entry, whose callers read xmm0): the target goes to r11,
 //!   every [`ArgMove`] is carried out from rdi (rdi's own argument last), `%al` is set for
 //!   variadic calls, and `jmp r11`: the target returns straight to the stub's caller.
 //! - **leaf** (no capture): as tail, but with a 16-byte aligned frame holding the outgoing
@@ -602,7 +603,12 @@ fn compile_entry(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], capture: boo
         Mode::Values => emit_checks(a, checks),
         Mode::Raw => Vec::new(),
     };
-    if !capture && is_tail(plan) {
+    // The value entry also tail-jumps for a float return (its callers read xmm0, see
+    // `call::entry`); the raw entry's callers read rax, so it keeps the leaf's `movq rax, xmm0`.
+    let float_tail = mode == Mode::Values
+        && matches!(plan.ret, ReturnPlan::Scalar(Register::Vector(_)))
+        && tail_arguments(plan);
+    if !capture && (is_tail(plan) || float_tail) {
         compile_tail_body(a, plan, checks, mode);
     } else {
         compile_leaf_body(a, plan, checks, mode, capture);

@@ -132,6 +132,10 @@ impl Linker {
             RetKind::Scalar(k) => (crate::call::stub::scalar_tag(k), k == ScalarKind::Bool),
             _ => (crate::call::stub::value_tag(&Value::Void), false),
         };
+        let ret_in_xmm = matches!(
+            plan.ret,
+            ReturnPlan::Scalar(crate::abi::Register::Vector(_))
+        );
         // Bool returns (normalised to 0/1 on the way out) take `invoke_slow`, so the fast path
         // builds the `Value` from the register bits as they are.
         let fast_values = match (&stub, capture, ret) {
@@ -156,7 +160,12 @@ impl Linker {
                     ))
                 })
             }
-            (Some(s), false, RetKind::Void | RetKind::Scalar(_)) => Some(s.values),
+            (Some(s), false, RetKind::Void | RetKind::Scalar(_)) if !ret_in_xmm => Some(s.values),
+            _ => None,
+        };
+        // The same for a float result (read from xmm0).
+        let fast_float = match (&stub, capture) {
+            (Some(s), false) if ret_in_xmm => Some(s.values),
             _ => None,
         };
         let fast_struct = match (&stub, capture, ret) {
@@ -175,8 +184,10 @@ impl Linker {
         };
         // The same signature's stub without capture (shared through the stub cache), for the
         // system-call adapter, which handles errno itself.
+        // (Integer or void results only: its caller reads rax, and the system-call adapter
+        // takes only `int` and `long` results.)
         let errno_stub = match (&stub, capture, ret) {
-            (Some(_), true, RetKind::Void | RetKind::Scalar(_)) => {
+            (Some(_), true, RetKind::Void | RetKind::Scalar(_)) if !ret_in_xmm => {
                 compiled_stub(&plan, &args, false)
             }
             _ => None,
@@ -189,6 +200,13 @@ impl Linker {
                     usize::MAX
                 },
                 fast_values,
+                fast_float_arity: if fast_float.is_some() {
+                    args.len()
+                } else {
+                    usize::MAX
+                },
+                fast_float,
+                ret_in_xmm,
                 fast_struct,
                 fast_image,
                 fast_capture,
@@ -345,6 +363,13 @@ struct Inner {
     /// but `usize::MAX` implies `fast_values.is_some()` (both are set together, and cleared
     /// together by `interpreted`).
     fast_arity: usize,
+    /// As `fast_values`, for a float result (`F32`/`F64` in xmm0), called through
+    /// `CheckedEntry::call_plain_float`.
+    fast_float: Option<CheckedEntry>,
+    /// As `fast_arity`, for `fast_float` (same invariant).
+    fast_float_arity: usize,
+    /// Whether the result is a float in xmm0 (then a value entry may leave rax undefined).
+    ret_in_xmm: bool,
     /// The stub's value entry for struct-returning calls without capture.
     fast_struct: Option<CheckedEntry>,
     /// The stub's image entry for struct-returning calls without capture whose struct comes
@@ -504,6 +529,8 @@ impl DowncallHandle {
         inner.stub = None;
         inner.fast_values = None;
         inner.fast_arity = usize::MAX;
+        inner.fast_float = None;
+        inner.fast_float_arity = usize::MAX;
         inner.fast_struct = None;
         inner.fast_image = None;
         inner.fast_capture = None;
@@ -580,6 +607,16 @@ impl DowncallHandle {
                 // `fast_values` is never set for a bool return: no normalisation needed.
                 return Ok(self.value_of_bits(bits));
             }
+        } else if args.len() == inner.fast_float_arity {
+            // SAFETY: as above, for `fast_float`.
+            let values = unsafe { inner.fast_float.unwrap_unchecked() };
+            // SAFETY: as above; the result is a float, in xmm0.
+            let bits = unsafe {
+                values.call_plain_float(args.as_ptr().cast(), inner.target as *const c_void)
+            };
+            if let Some(bits) = bits {
+                return Ok(self.value_of_bits(bits));
+            }
         }
         // SAFETY: forwarded.
         unsafe { self.invoke_slow(args) }
@@ -627,6 +664,9 @@ impl DowncallHandle {
             unsafe { self.invoke_image(image, seg.as_ptr(), args)? };
             return Ok(Value::Segment(seg));
         }
+        // Only a layout hint (the image path as the fall-through); scalar results through
+        // `invoke_into` pay one taken branch.
+        cold_path();
         match self.inner.ret {
             RetKind::Group { size, align } => {
                 let seg = allocator.allocate_uninit(size, align)?;
@@ -845,7 +885,7 @@ impl DowncallHandle {
         // SAFETY: one `Value` per descriptor argument; the stub checks every tag and segment
         // length before anything else; `capture` is a valid capture buffer and no return
         // destination is needed (the caller's contract); the callee's contract is the caller's.
-        unsafe {
+        let regs = unsafe {
             values.call(
                 args.as_ptr().cast(),
                 std::ptr::null_mut(),
@@ -853,7 +893,9 @@ impl DowncallHandle {
                 inner.target as *const c_void,
                 crate::call::stub::thread_errno(),
             )
-        }
+        };
+        // A capture stub always has the leaf frame, which copies a float result to rax.
+        regs.map(|[rax, _]| rax)
     }
 
     /// The system-call adapter's fastest path: errno set to 0, the non-capturing stub of this
@@ -961,7 +1003,7 @@ impl DowncallHandle {
             // SAFETY: one `Value` per descriptor argument (count checked by the callers); the
             // stub checks every tag and struct segment length before anything else; `ret` and
             // `capture` as this function's contract says; the callee's contract is the caller's.
-            let bits = unsafe {
+            let regs = unsafe {
                 stub.values.call(
                     args.as_ptr().cast(),
                     ret,
@@ -970,7 +1012,9 @@ impl DowncallHandle {
                     errno_location_for(capture),
                 )
             };
-            if let Some(bits) = bits {
+            if let Some([rax, xmm0]) = regs {
+                // A float result is in xmm0 (the value entry may tail-jump to the target).
+                let bits = if inner.ret_in_xmm { xmm0 } else { rax };
                 return Ok(self.returned_value(bits));
             }
         }
