@@ -22,8 +22,35 @@ use std::ptr::NonNull;
 /// The r12 value a checked entry leaves when it rejects an argument.
 pub(crate) const REJECTED: u64 = u64::MAX;
 
-/// The address of a stub's checked entry (value or image entry). `Copy`; `Send + Sync`: a
-/// code address in an immutable mapping.
+/// `call`s a checked entry from inline assembly with r12 = 0, the given register operands
+/// and `clobber_abi("C")`; evaluates to whether the entry accepted the arguments (r12 came back
+/// as anything but [`REJECTED`]). Must be used inside an `unsafe` context whose caller upholds
+/// the entry's contract.
+#[cfg(target_arch = "x86_64")]
+macro_rules! checked_call {
+    ($entry:expr; $($operands:tt)*) => {{
+        let r12: u64;
+        // SAFETY: see the module invariants: a checked entry is a SysV function (parameters in
+        // rdi, rsi, rdx, rcx, r9) that clobbers only caller-saved registers and leaves r12 as
+        // it found it unless it rejects an argument; it may read and write memory (no `nomem`)
+        // as the caller's contract allows; without `nostack` the stack is call-aligned and the
+        // red zone is not in use.
+        unsafe {
+            std::arch::asm!(
+                "call {entry}",
+                entry = in(reg) $entry,
+                inout("r12") 0u64 => r12,
+                $($operands)*
+                clobber_abi("C"),
+            );
+        }
+        r12 != REJECTED
+    }};
+}
+
+/// The address of a stub's checked entry (value or image entry, or a no-argument C function
+/// standing in for its own stub). `Copy`; `Send + Sync`: a code address in an immutable
+/// mapping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct CheckedEntry(NonNull<u8>);
 
@@ -36,7 +63,8 @@ impl CheckedEntry {
     /// Wraps the address of a checked entry.
     ///
     /// # Safety
-    /// `code` is the start of a value or image entry emitted by `call::stub`, mapped
+    /// `code` is the start of a value or image entry emitted by `call::stub`, or a C function
+    /// that takes no arguments (it reads no stub parameter and never rejects), mapped
     /// read-execute for as long as this value is called.
     pub(crate) unsafe fn new(code: NonNull<u8>) -> Self {
         CheckedEntry(code)
@@ -68,28 +96,13 @@ impl CheckedEntry {
         target: *const c_void,
         errno_location: *mut i32,
     ) -> Option<[u64; 2]> {
-        let (rax, r12): (u64, u64);
+        let rax: u64;
         let xmm0: f64;
-        // SAFETY: see the module invariants: a value entry is a SysV function with these
-        // parameters (rdi, rsi, rdx, rcx, r9) that clobbers only caller-saved registers and
-        // leaves r12 as it found it unless it rejects an argument; it may read and write memory
-        // (no `nomem`) as the caller's contract allows.
-        unsafe {
-            std::arch::asm!(
-                "call {entry}",
-                entry = in(reg) self.address(),
-                in("rdi") args,
-                in("rsi") ret,
-                in("rdx") capture,
-                in("rcx") target,
-                in("r9") errno_location,
-                inout("r12") 0u64 => r12,
-                lateout("rax") rax,
-                lateout("xmm0") xmm0,
-                clobber_abi("C"),
-            );
-        }
-        (r12 != REJECTED).then_some([rax, xmm0.to_bits()])
+        let accepted = checked_call!(self.address();
+            in("rdi") args, in("rsi") ret, in("rdx") capture, in("rcx") target,
+            in("r9") errno_location, lateout("rax") rax, lateout("xmm0") xmm0,
+        );
+        accepted.then_some([rax, xmm0.to_bits()])
     }
 
     /// [`CheckedEntry::call`] for a stub that reads neither `ret`, nor the capture buffer, nor
@@ -102,20 +115,12 @@ impl CheckedEntry {
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     pub(crate) unsafe fn call_plain(self, args: *const u8, target: *const c_void) -> Option<u64> {
-        let (rax, r12): (u64, u64);
-        // SAFETY: as in `call`; the stub reads only rdi and rcx of its parameters.
-        unsafe {
-            std::arch::asm!(
-                "call {entry}",
-                entry = in(reg) self.address(),
-                in("rdi") args,
-                in("rcx") target,
-                inout("r12") 0u64 => r12,
-                lateout("rax") rax,
-                clobber_abi("C"),
-            );
-        }
-        (r12 != REJECTED).then_some(rax)
+        let rax: u64;
+        // The stub reads only rdi and rcx of its parameters.
+        let accepted = checked_call!(self.address();
+            in("rdi") args, in("rcx") target, lateout("rax") rax,
+        );
+        accepted.then_some(rax)
     }
 
     /// [`CheckedEntry::call_plain`] for a stub whose result is a float: returns xmm0's low 64
@@ -130,21 +135,12 @@ impl CheckedEntry {
         args: *const u8,
         target: *const c_void,
     ) -> Option<u64> {
-        let r12: u64;
         let xmm0: f64;
-        // SAFETY: as in `call`; the stub reads only rdi and rcx of its parameters.
-        unsafe {
-            std::arch::asm!(
-                "call {entry}",
-                entry = in(reg) self.address(),
-                in("rdi") args,
-                in("rcx") target,
-                inout("r12") 0u64 => r12,
-                lateout("xmm0") xmm0,
-                clobber_abi("C"),
-            );
-        }
-        (r12 != REJECTED).then_some(xmm0.to_bits())
+        // The stub reads only rdi and rcx of its parameters.
+        let accepted = checked_call!(self.address();
+            in("rdi") args, in("rcx") target, lateout("xmm0") xmm0,
+        );
+        accepted.then_some(xmm0.to_bits())
     }
 
     /// Stubs exist on x86-64 only: never called elsewhere.
