@@ -129,8 +129,11 @@ impl Linker {
         };
         let stub = compiled_stub(&plan, &args, capture);
         let ret_tag = match ret {
-            RetKind::Scalar(k) => (crate::call::stub::scalar_tag(k), k == ScalarKind::Bool),
-            _ => (crate::call::stub::value_tag(&Value::Void), false),
+            RetKind::Scalar(k) => (
+                u64::from(crate::call::stub::scalar_tag(k)),
+                k == ScalarKind::Bool,
+            ),
+            _ => (u64::from(crate::call::stub::value_tag(&Value::Void)), false),
         };
         let ret_in_xmm = matches!(
             plan.ret,
@@ -389,7 +392,7 @@ struct Inner {
     args: Box<[ArgKind]>,
     ret: RetKind,
     /// The `Value` tag of a scalar/void return, and whether it is a bool (stub value path).
-    ret_tag: (u8, bool),
+    ret_tag: (u64, bool),
     capture: bool,
     captured: &'static [&'static str],
     critical: bool,
@@ -1061,7 +1064,7 @@ impl DowncallHandle {
         }
         #[cfg(not(target_arch = "x86_64"))]
         unsafe {
-            std::mem::transmute::<[u64; 3], Value<'static>>([inner.ret_tag.0 as u64, bits, 0])
+            std::mem::transmute::<[u64; 3], Value<'static>>([inner.ret_tag.0, bits, 0])
         }
     }
 
