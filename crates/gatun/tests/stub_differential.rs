@@ -12,6 +12,8 @@
 //! functions in sysv_prop.rs and sysv_downcall.rs; those tests now also run through stubs.)
 #![cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
 
+mod common;
+
 use std::ffi::c_void;
 use std::sync::Mutex;
 
@@ -20,6 +22,8 @@ use gatun::layout::{MemoryLayout, ScalarKind, ValueLayout as V};
 use gatun::linker::{DowncallHandle, FunctionDescriptor as FD, Linker, LinkerOption, Symbol};
 use gatun::memory::{MemorySegment, SegmentAllocator, SlicingAllocator};
 use gatun::Value;
+
+use common::value_from_bits;
 
 /// Recorded registers: 0..6 rdi,rsi,rdx,rcx,r8,r9; 6 rax; 7..15 xmm0..7; 15.. stack slots.
 const REC_SLOTS: usize = 15 + 200;
@@ -166,23 +170,6 @@ fn record() -> [u64; REC_SLOTS] {
     unsafe { std::ptr::addr_of!(STUBDIFF_REC).read() }
 }
 
-fn scalar_value(kind: ScalarKind, raw: u64) -> Value<'static> {
-    match kind {
-        ScalarKind::Bool => Value::Bool(raw & 1 == 1),
-        ScalarKind::I8 => Value::I8(raw as i8),
-        ScalarKind::I16 => Value::I16(raw as i16),
-        ScalarKind::I32 => Value::I32(raw as i32),
-        ScalarKind::I64 => Value::I64(raw as i64),
-        ScalarKind::U8 => Value::U8(raw as u8),
-        ScalarKind::U16 => Value::U16(raw as u16),
-        ScalarKind::U32 => Value::U32(raw as u32),
-        ScalarKind::U64 => Value::U64(raw),
-        ScalarKind::F32 => Value::F32(f32::from_bits(raw as u32)),
-        ScalarKind::F64 => Value::F64(f64::from_bits(raw)),
-        ScalarKind::Pointer => Value::Address(raw as usize as *mut c_void),
-    }
-}
-
 /// What one call observed: the recorded locations and the returned bytes.
 #[derive(Debug, PartialEq)]
 struct Observed {
@@ -254,7 +241,7 @@ fn call(
                 MemoryLayout::Value(v) => {
                     let mut raw = [0u8; 8];
                     s.copy_to_slice(0, &mut raw[..v.byte_size()]).unwrap();
-                    scalar_value(v.kind(), u64::from_le_bytes(raw))
+                    value_from_bits(v.kind(), u64::from_le_bytes(raw))
                 }
                 _ => Value::Segment(*s),
             })

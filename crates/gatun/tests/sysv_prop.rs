@@ -127,23 +127,6 @@ fn c_bits(kind: ScalarKind, raw: u64) -> u64 {
     }
 }
 
-fn value_of(kind: ScalarKind, raw: u64) -> Value<'static> {
-    match kind {
-        ScalarKind::I8 => Value::I8(raw as i8),
-        ScalarKind::I16 => Value::I16(raw as i16),
-        ScalarKind::I32 => Value::I32(raw as i32),
-        ScalarKind::I64 => Value::I64(raw as i64),
-        ScalarKind::U8 => Value::U8(raw as u8),
-        ScalarKind::U16 => Value::U16(raw as u16),
-        ScalarKind::U32 => Value::U32(raw as u32),
-        ScalarKind::U64 => Value::U64(raw),
-        ScalarKind::F32 => Value::F32(f32::from_bits(raw as u32)),
-        ScalarKind::F64 => Value::F64(f64::from_bits(raw)),
-        ScalarKind::Pointer => Value::Address(raw as usize as *mut _),
-        ScalarKind::Bool => unreachable!(),
-    }
-}
-
 /// The bytes C stores for return leaf `idx` of kind id `k`.
 fn ret_leaf(h: u64, idx: usize, k: usize) -> u64 {
     let v = h.wrapping_add((idx as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
@@ -188,7 +171,7 @@ fn run_with(i: usize, seed: u64, interpreted: bool) -> Result<(), String> {
                     c_bits(v.kind(), raw)
                 };
                 h = (h ^ bits).wrapping_mul(0x100_0000_01b3);
-                vals.push(value_of(v.kind(), raw));
+                vals.push(value_from_bits(v.kind(), raw));
             }
             _ => {
                 let seg = alloc.allocate_layout(l).unwrap();
@@ -223,7 +206,7 @@ fn run_with(i: usize, seed: u64, interpreted: bool) -> Result<(), String> {
         }
     } else {
         let k = rleaves[0].1;
-        let want = value_of(KINDS[k], ret_leaf(h, 0, k));
+        let want = value_from_bits(KINDS[k], ret_leaf(h, 0, k));
         let same = match (got, want) {
             (Value::F32(a), Value::F32(b)) => a.to_bits() == b.to_bits(),
             (Value::F64(a), Value::F64(b)) => a.to_bits() == b.to_bits(),
