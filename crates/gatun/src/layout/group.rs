@@ -2,10 +2,15 @@
 //!
 //! Construction goes through [`MemoryLayout`]'s constructors, which validate; these types only
 //! expose read accessors, so an existing layout is always consistent (offsets within the size,
-//! every member aligned unless its alignment was lowered on purpose).
+//! every member aligned unless its alignment was lowered on purpose, nesting depth at most
+//! [`super::MAX_NESTING`]).
+//!
+//! Equality and hashing are structural (see `structure.rs`: cached per group, linear however
+//! much the members are shared); `Debug` prints the bounded `Display` text.
 
 use std::sync::Arc;
 
+use super::structure::Shape;
 use super::MemoryLayout;
 
 /// A C struct: members at increasing byte offsets (C11 §6.7.2.1).
@@ -13,8 +18,9 @@ use super::MemoryLayout;
 /// Members keep the order and indices they were given in; padding is either implicit (holes
 /// between `offsets`, as built by [`MemoryLayout::c_struct`]) or explicit [`PaddingLayout`]
 /// members (as built by [`MemoryLayout::struct_layout`]).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Clone)]
 pub struct StructLayout {
+    pub(super) shape: Shape,
     pub(super) members: Arc<[MemoryLayout]>,
     pub(super) offsets: Arc<[usize]>,
     pub(super) byte_size: usize,
@@ -56,8 +62,9 @@ impl StructLayout {
 
 /// A C union: every member at offset 0; size is the largest member rounded up to the
 /// alignment, which is the largest member alignment (C11 §6.7.2.1 ¶16).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Clone)]
 pub struct UnionLayout {
+    pub(super) shape: Shape,
     pub(super) members: Arc<[MemoryLayout]>,
     pub(super) byte_size: usize,
     pub(super) byte_alignment: usize,
@@ -87,8 +94,9 @@ impl UnionLayout {
 }
 
 /// A fixed-length array `T[count]`: `count` elements of one layout, back to back.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Clone)]
 pub struct SequenceLayout {
+    pub(super) shape: Shape,
     pub(super) element: Arc<MemoryLayout>,
     pub(super) count: usize,
     pub(super) byte_alignment: usize,
@@ -123,7 +131,7 @@ impl SequenceLayout {
 }
 
 /// Explicit padding: `byte_size` bytes with alignment 1 and no meaning.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone)]
 pub struct PaddingLayout {
     pub(super) byte_size: usize,
     pub(super) name: Option<Arc<str>>,

@@ -291,7 +291,7 @@ fn value_layout_alignment_and_names() {
 #[test]
 fn pointer_with_target_layout() {
     let point = MemoryLayout::c_struct([i32("x"), i32("y")]).unwrap();
-    let p = ValueLayout::pointer_to(point.clone());
+    let p = ValueLayout::pointer_to(point.clone()).unwrap();
     assert_eq!(p.kind(), ScalarKind::Pointer);
     assert_eq!(p.byte_size(), std::mem::size_of::<usize>());
     assert_eq!(p.target(), Some(&point));
@@ -406,10 +406,10 @@ fn c_struct_size_overflow_is_an_error() {
 fn struct_layout_with_explicit_padding() {
     let s = MemoryLayout::struct_layout([
         i8("c"),
-        MemoryLayout::padding_layout(7),
+        MemoryLayout::padding_layout(7).unwrap(),
         f64("d"),
         i32("i"),
-        MemoryLayout::padding_layout(4),
+        MemoryLayout::padding_layout(4).unwrap(),
     ])
     .unwrap();
     assert_eq!((sa(&s), offsets(&s)), ((24, 8), vec![0, 1, 8, 16, 20]));
@@ -454,7 +454,7 @@ fn struct_layout_misaligned_field_names_field_and_offset() {
     // Unnamed fields are named by index.
     let err = MemoryLayout::struct_layout([
         MemoryLayout::from(ValueLayout::I16),
-        MemoryLayout::padding_layout(2),
+        MemoryLayout::padding_layout(2).unwrap(),
         ValueLayout::I32.into(),
         ValueLayout::I8.into(),
         ValueLayout::F64.into(),
@@ -707,7 +707,7 @@ fn sequences() {
 
 #[test]
 fn padding_layout() {
-    let p = MemoryLayout::padding_layout(3);
+    let p = MemoryLayout::padding_layout(3).unwrap();
     assert_eq!(sa(&p), (3, 1));
     assert_eq!(p.to_string(), "x3");
     let p = p.with_name("pad");
@@ -789,7 +789,7 @@ fn path_errors_name_the_element() {
     }
     // Into padding.
     let s =
-        MemoryLayout::struct_layout([i8("c"), MemoryLayout::padding_layout(3), i32("i")]).unwrap();
+        MemoryLayout::struct_layout([i8("c"), MemoryLayout::padding_layout(3).unwrap(), i32("i")]).unwrap();
     assert!(matches!(
         s.byte_offset([1usize, 0usize]),
         Err(Error::PathNotFound { .. })
