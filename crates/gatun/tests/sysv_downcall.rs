@@ -744,7 +744,8 @@ fn link_time_validation() {
         Error::InvalidDescriptor { .. }
     ));
     let odd =
-        MemoryLayout::struct_layout([V::I32.into(), MemoryLayout::padding_layout(1).unwrap()]).unwrap();
+        MemoryLayout::struct_layout([V::I32.into(), MemoryLayout::padding_layout(1).unwrap()])
+            .unwrap();
     let e = err(FD::of_void([odd]), &[]);
     assert!(
         e.to_string().contains("not a multiple of its alignment"),

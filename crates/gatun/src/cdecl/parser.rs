@@ -1790,4 +1790,3 @@ impl<'s, 'st> Parser<'s, 'st> {
         }
     }
 }
-

@@ -290,7 +290,13 @@ impl PartialEq for StructLayout {
 impl Eq for StructLayout {}
 impl Hash for StructLayout {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        (self.shape.hash, self.byte_size, self.byte_alignment, &self.name).hash(state);
+        (
+            self.shape.hash,
+            self.byte_size,
+            self.byte_alignment,
+            &self.name,
+        )
+            .hash(state);
     }
 }
 
@@ -302,7 +308,13 @@ impl PartialEq for UnionLayout {
 impl Eq for UnionLayout {}
 impl Hash for UnionLayout {
     fn hash<H: Hasher>(&self, state: &mut H) {
-        (self.shape.hash, self.byte_size, self.byte_alignment, &self.name).hash(state);
+        (
+            self.shape.hash,
+            self.byte_size,
+            self.byte_alignment,
+            &self.name,
+        )
+            .hash(state);
     }
 }
 
