@@ -402,6 +402,11 @@ fn show_memory(seg: MemorySegment<'_>, offset: usize, layout: &MemoryLayout) -> 
             Json::Array(parts.into_iter().map(|p| p.1).collect()),
         )
     };
+    // A zero-size struct, union or array holds no bytes: `{}`, whatever its element count
+    // (`struct e z[1 << 62]` must not be expanded).
+    if !matches!(layout, MemoryLayout::Value(_)) && layout.byte_size() == 0 {
+        return list(Vec::new());
+    }
     match layout {
         MemoryLayout::Value(v) => match seg.get_value(v, offset) {
             Ok(value) => show_scalar(&value),
