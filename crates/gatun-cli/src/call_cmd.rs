@@ -524,6 +524,12 @@ pub fn run(args: &CallArgs) -> Result<(), String> {
         ));
     }
 
+    // The fixed arguments are checked against the linker's limits before any argument buffer
+    // is allocated (a by-value `struct { long a[1 << 40]; }` is an error, not an allocation).
+    if cfg!(target_arch = "x86_64") {
+        gatun::abi::sysv_x64::plan(&f.descriptor, f.variadic).map_err(|e| e.to_string())?;
+    }
+
     let arena = Arena::confined();
     let mut bufs = Buffers {
         arena: &arena,

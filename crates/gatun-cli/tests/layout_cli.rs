@@ -227,3 +227,22 @@ fn nesting_deeper_than_the_bound_is_one_line_error() {
     let err = one_line_error(&["layout", &decl]);
     assert!(err.contains("nested more than 64 levels"), "{err}");
 }
+
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[test]
+fn huge_by_value_struct_arguments_are_rejected_before_any_allocation() {
+    for (count, bytes) in [
+        (1usize << 24, 1usize << 27),
+        (1 << 58, 1 << 61),
+        (1 << 59, 1 << 62),
+    ] {
+        let decl = format!("struct big {{ long a[{count}]; }}; int abs(struct big)");
+        let err = one_line_error(&["call", &decl, "{1}"]);
+        assert!(
+            err.contains(&format!(
+                "the call needs {bytes} bytes of stack arguments; gatun's executor supports at most 2048"
+            )),
+            "{err}"
+        );
+    }
+}

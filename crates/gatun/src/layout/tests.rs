@@ -860,7 +860,8 @@ fn every_constructor_enforces_the_nesting_bound() {
         e.to_string(),
         "struct would be nested 65 levels deep: at most 64 levels are allowed"
     );
-    let cases: [(&str, &dyn Fn(MemoryLayout) -> Result<MemoryLayout>); 7] = [
+    type Wrap = dyn Fn(MemoryLayout) -> Result<MemoryLayout>;
+    let cases: [(&str, &Wrap); 7] = [
         ("struct", &|l| MemoryLayout::c_struct_packed([l], 1)),
         ("struct", &|l| MemoryLayout::struct_layout([l])),
         ("union", &|l| MemoryLayout::union_layout([l])),
