@@ -18,6 +18,14 @@ use super::MemoryLayout;
 /// Members keep the order and indices they were given in; padding is either implicit (holes
 /// between `offsets`, as built by [`MemoryLayout::c_struct`]) or explicit [`PaddingLayout`]
 /// members (as built by [`MemoryLayout::struct_layout`]).
+///
+/// ```
+/// use gatun::layout::{MemoryLayout, ValueLayout};
+/// let s = MemoryLayout::c_struct([ValueLayout::I8, ValueLayout::F64]).unwrap();
+/// let MemoryLayout::Struct(s) = s else { unreachable!() };
+/// assert_eq!(s.offsets(), [0, 8]);
+/// assert_eq!((s.byte_size(), s.byte_alignment()), (16, 8));
+/// ```
 #[derive(Clone)]
 pub struct StructLayout {
     pub(super) shape: Shape,
@@ -62,6 +70,13 @@ impl StructLayout {
 
 /// A C union: every member at offset 0; size is the largest member rounded up to the
 /// alignment, which is the largest member alignment (C11 §6.7.2.1 ¶16).
+///
+/// ```
+/// use gatun::layout::{MemoryLayout, ValueLayout};
+/// let u = MemoryLayout::union_layout([ValueLayout::I8, ValueLayout::I32]).unwrap();
+/// let MemoryLayout::Union(u) = u else { unreachable!() };
+/// assert_eq!((u.byte_size(), u.members().len()), (4, 2));
+/// ```
 #[derive(Clone)]
 pub struct UnionLayout {
     pub(super) shape: Shape,
@@ -94,6 +109,13 @@ impl UnionLayout {
 }
 
 /// A fixed-length array `T[count]`: `count` elements of one layout, back to back.
+///
+/// ```
+/// use gatun::layout::{MemoryLayout, ValueLayout};
+/// let a = MemoryLayout::sequence_layout(3, ValueLayout::I16).unwrap();
+/// let MemoryLayout::Sequence(a) = a else { unreachable!() };
+/// assert_eq!((a.count(), a.byte_size(), a.byte_alignment()), (3, 6, 2));
+/// ```
 #[derive(Clone)]
 pub struct SequenceLayout {
     pub(super) shape: Shape,
@@ -130,7 +152,14 @@ impl SequenceLayout {
     }
 }
 
-/// Explicit padding: `byte_size` bytes with alignment 1 and no meaning.
+/// Explicit padding: `byte_size` bytes (at most `isize::MAX`) with alignment 1 and no meaning.
+///
+/// ```
+/// use gatun::layout::MemoryLayout;
+/// let p = MemoryLayout::padding_layout(3).unwrap();
+/// let MemoryLayout::Padding(p) = p else { unreachable!() };
+/// assert_eq!(p.byte_size(), 3);
+/// ```
 #[derive(Debug, Clone)]
 pub struct PaddingLayout {
     pub(super) byte_size: usize,
