@@ -402,6 +402,11 @@ fn show_memory(seg: MemorySegment<'_>, offset: usize, layout: &MemoryLayout) -> 
             Json::Array(parts.into_iter().map(|p| p.1).collect()),
         )
     };
+    // A zero-size struct, union or array holds no bytes: `{}`, whatever its element count
+    // (`struct e z[1 << 62]` must not be expanded).
+    if !matches!(layout, MemoryLayout::Value(_)) && layout.byte_size() == 0 {
+        return list(Vec::new());
+    }
     match layout {
         MemoryLayout::Value(v) => match seg.get_value(v, offset) {
             Ok(value) => show_scalar(&value),
@@ -517,6 +522,12 @@ pub fn run(args: &CallArgs) -> Result<(), String> {
         return Err(format!(
             "wrong argument count: `{name}` takes {at_least}{fixed} argument{plural}, {given} given"
         ));
+    }
+
+    // The fixed arguments are checked against the linker's limits before any argument buffer
+    // is allocated (a by-value `struct { long a[1 << 40]; }` is an error, not an allocation).
+    if cfg!(target_arch = "x86_64") {
+        gatun::abi::sysv_x64::plan(&f.descriptor, f.variadic).map_err(|e| e.to_string())?;
     }
 
     let arena = Arena::confined();

@@ -21,6 +21,10 @@ pub struct LayoutArgs {
     pub json: bool,
 }
 
+/// At most this many fields are listed. Members can be shared (`union U1 { union U0 a, b; }`
+/// … `U40` is 2^40 fields when expanded), so the listing stops there and says so.
+const MAX_FIELDS: usize = 2000;
+
 /// One field (or the whole type), with absolute offsets.
 struct Node {
     name: Option<String>,
@@ -30,11 +34,23 @@ struct Node {
     /// `(absolute offset, size)` of each padding hole directly inside this struct (between
     /// members, and trailing).
     holes: Vec<(usize, usize)>,
+    /// Members not listed because [`MAX_FIELDS`] were already listed.
+    elided: usize,
 }
 
-fn node(name: Option<String>, offset: usize, layout: &MemoryLayout) -> Node {
+/// The field tree of `layout`, listing at most `budget` fields in all.
+fn node(name: Option<String>, offset: usize, layout: &MemoryLayout, budget: &mut usize) -> Node {
     let mut children = Vec::new();
     let mut holes = Vec::new();
+    let mut elided = 0;
+    let mut child = |name: Option<&str>, offset: usize, m: &MemoryLayout| {
+        if *budget == 0 {
+            elided += 1;
+        } else {
+            *budget -= 1;
+            children.push(node(name.map(str::to_string), offset, m, budget));
+        }
+    };
     match layout {
         MemoryLayout::Struct(s) => {
             let mut end = 0;
@@ -42,7 +58,7 @@ fn node(name: Option<String>, offset: usize, layout: &MemoryLayout) -> Node {
                 if off > end {
                     holes.push((offset + end, off - end));
                 }
-                children.push(node(m.name().map(str::to_string), offset + off, m));
+                child(m.name(), offset + off, m);
                 end = end.max(off + m.byte_size());
             }
             if s.byte_size() > end {
@@ -51,7 +67,7 @@ fn node(name: Option<String>, offset: usize, layout: &MemoryLayout) -> Node {
         }
         MemoryLayout::Union(u) => {
             for m in u.members() {
-                children.push(node(m.name().map(str::to_string), offset, m));
+                child(m.name(), offset, m);
             }
             let largest = u.members().iter().map(MemoryLayout::byte_size).max();
             let largest = largest.unwrap_or(0);
@@ -67,7 +83,13 @@ fn node(name: Option<String>, offset: usize, layout: &MemoryLayout) -> Node {
         layout: layout.clone(),
         children,
         holes,
+        elided,
     }
+}
+
+/// Whether any field of the tree was left out.
+fn any_elided(n: &Node) -> bool {
+    n.elided > 0 || n.children.iter().any(any_elided)
 }
 
 /// The label of a member's type: `struct`, `union`, `[3:i32]`, `i32`. (A member's layout
@@ -150,6 +172,16 @@ fn render_text(n: &Node, depth: usize, out: &mut String) {
             }
         }
     }
+    if n.elided > 0 {
+        out.push_str(&format!(
+            "{:>6} {:>6} {:>6}  {indent}/* … {} more field{} not shown (at most {MAX_FIELDS} are listed) */\n",
+            "",
+            "",
+            "",
+            n.elided,
+            if n.elided == 1 { "" } else { "s" }
+        ));
+    }
 }
 
 fn node_json(n: &Node) -> Json {
@@ -168,6 +200,9 @@ fn node_json(n: &Node) -> Json {
                 .map(|&(offset, size)| json!({ "offset": offset, "size": size }))
                 .collect(),
         );
+        if n.elided > 0 {
+            v["elided_fields"] = json!(n.elided);
+        }
     }
     v
 }
@@ -209,7 +244,8 @@ fn sysv(layout: &MemoryLayout) -> Option<(String, Json)> {
 pub fn run(args: &LayoutArgs) -> Result<(), String> {
     let mut decls = Declarations::new();
     let layout = decls.type_layout(&args.decl).map_err(|e| e.summary())?;
-    let root = node(None, 0, &layout);
+    let mut budget = MAX_FIELDS;
+    let root = node(None, 0, &layout, &mut budget);
     let sysv = sysv(&layout);
     if args.json {
         let mut v = node_json(&root);
@@ -231,9 +267,14 @@ pub fn run(args: &LayoutArgs) -> Result<(), String> {
         render_text(&root, 0, &mut out);
         let (count, bytes) = total_holes(&root);
         out.push_str(&format!(
-            "padding: {bytes} byte{} in {count} hole{}\n",
+            "padding: {bytes} byte{} in {count} hole{}{}\n",
             if bytes == 1 { "" } else { "s" },
-            if count == 1 { "" } else { "s" }
+            if count == 1 { "" } else { "s" },
+            if any_elided(&root) {
+                " among the fields shown"
+            } else {
+                ""
+            }
         ));
     }
     if let Some((text, _)) = sysv {

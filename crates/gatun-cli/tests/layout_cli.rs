@@ -128,3 +128,121 @@ fn other_bad_types() {
         assert!(err.contains(part), "{decl:?}: {err}");
     }
 }
+
+/// Runs `gatun args…` with a 10 s watchdog (the cases below take milliseconds; before the
+/// hardening they never returned).
+fn prompt_output(args: &[&str]) -> std::process::Output {
+    gatun()
+        .args(args)
+        .timeout(std::time::Duration::from_secs(10))
+        .output()
+        .unwrap_or_else(|e| panic!("{args:?} did not return promptly: {e}"))
+}
+
+const ZERO_SIZE_ELEMENTS: &str =
+    "struct e {}; struct s { int x; struct e z[4611686018427387904]; };";
+
+#[test]
+fn zero_size_elements_with_a_huge_count() {
+    let decl = format!("{ZERO_SIZE_ELEMENTS} struct s");
+    let out = prompt_output(&["layout", &decl]);
+    assert!(out.status.success());
+    let out = String::from_utf8(out.stdout).unwrap();
+    assert!(out.starts_with("struct s: size 4, alignment 4"), "{out}");
+    assert!(out.contains("z: [4611686018427387904:struct]"), "{out}");
+    if cfg!(target_arch = "x86_64") {
+        assert!(out.contains("eightbyte 0 (bytes 0..=3): INTEGER"), "{out}");
+    }
+}
+
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[test]
+fn zero_size_elements_with_a_huge_count_as_call_argument_and_result() {
+    // `abs` reads the struct's int from edi; `labs` returns a long whose low half is `x`.
+    let decl = format!("{ZERO_SIZE_ELEMENTS} int abs(struct s)");
+    let out = prompt_output(&["call", &decl, "{-5}"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "5\n");
+    let decl = format!("{ZERO_SIZE_ELEMENTS} struct s labs(long)");
+    let out = prompt_output(&["call", &decl, "-5"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "{5, {}}\n");
+}
+
+fn shared_unions(levels: usize) -> String {
+    let mut src = String::from("union U0 { int a; int b; };");
+    for i in 1..=levels {
+        src.push_str(&format!(
+            " union U{i} {{ union U{} a; union U{} b; }};",
+            i - 1,
+            i - 1
+        ));
+    }
+    format!("{src} union U{levels}")
+}
+
+#[test]
+fn a_forty_level_shared_union_is_listed_up_to_a_bound() {
+    let decl = shared_unions(40);
+    let out = prompt_output(&["layout", &decl]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.starts_with("union U40: size 4, alignment 4"), "{text}");
+    let fields = text
+        .lines()
+        .filter(|l| l.contains(": union") || l.contains(": i32"))
+        .count();
+    assert_eq!(fields, 2000);
+    assert!(text.contains("more field not shown (at most 2000 are listed)"));
+    assert!(text.contains("padding: 0 bytes in 0 holes among the fields shown"));
+    if cfg!(target_arch = "x86_64") {
+        assert!(
+            text.contains("eightbyte 0 (bytes 0..=3): INTEGER"),
+            "{text}"
+        );
+    }
+    let out = prompt_output(&["layout", "--json", &decl]);
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["size"], 4);
+    assert_eq!(v["fields"][0]["name"], "a");
+    // A small union is listed whole.
+    let out = prompt_output(&["layout", &shared_unions(3)]);
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains("not shown"), "{text}");
+    assert!(text.contains("padding: 0 bytes in 0 holes\n"), "{text}");
+}
+
+#[test]
+fn nesting_deeper_than_the_bound_is_one_line_error() {
+    let decl = format!("int{}", "[1]".repeat(64));
+    let err = one_line_error(&["layout", &decl]);
+    assert!(err.contains("nested more than 64 levels"), "{err}");
+}
+
+#[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#[test]
+fn huge_by_value_struct_arguments_are_rejected_before_any_allocation() {
+    for (count, bytes) in [
+        (1usize << 24, 1usize << 27),
+        (1 << 58, 1 << 61),
+        (1 << 59, 1 << 62),
+    ] {
+        let decl = format!("struct big {{ long a[{count}]; }}; int abs(struct big)");
+        let err = one_line_error(&["call", &decl, "{1}"]);
+        assert!(
+            err.contains(&format!(
+                "the call needs {bytes} bytes of stack arguments; gatun's executor supports at most 2048"
+            )),
+            "{err}"
+        );
+    }
+}

@@ -197,6 +197,18 @@ pub enum Error {
         library: Option<String>,
     },
 
+    /// A layout nested deeper than [`crate::layout::MAX_NESTING`] levels (a scalar is one
+    /// level; each struct, union, sequence or pointer target around it adds one).
+    #[error("{what} would be nested {depth} levels deep: at most {max} levels are allowed")]
+    NestingTooDeep {
+        /// The layout being built (`struct`, `union`, `sequence`, `pointer target`).
+        what: String,
+        /// The depth it would have had.
+        depth: usize,
+        /// The bound, [`crate::layout::MAX_NESTING`].
+        max: usize,
+    },
+
     /// A function descriptor or linker option that cannot be linked.
     #[error("invalid function descriptor {descriptor}: {reason}")]
     InvalidDescriptor {

@@ -187,6 +187,7 @@ fn gatun_layouts() -> BTreeMap<&'static str, MemoryLayout> {
                 c("void*", "p"),
                 c("int", "i"),
                 ValueLayout::pointer_to(ValueLayout::I8.into())
+                    .unwrap()
                     .with_name("name")
                     .into(),
             ]),

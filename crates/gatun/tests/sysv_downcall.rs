@@ -740,11 +740,12 @@ fn link_time_validation() {
     let e = err(FD::of_void([seq]), &[]);
     assert!(e.to_string().contains("sequence"), "{e}");
     assert!(matches!(
-        err(FD::of_void([MemoryLayout::padding_layout(4)]), &[]),
+        err(FD::of_void([MemoryLayout::padding_layout(4).unwrap()]), &[]),
         Error::InvalidDescriptor { .. }
     ));
     let odd =
-        MemoryLayout::struct_layout([V::I32.into(), MemoryLayout::padding_layout(1)]).unwrap();
+        MemoryLayout::struct_layout([V::I32.into(), MemoryLayout::padding_layout(1).unwrap()])
+            .unwrap();
     let e = err(FD::of_void([odd]), &[]);
     assert!(
         e.to_string().contains("not a multiple of its alignment"),

@@ -27,6 +27,9 @@
 use crate::abi::{
     ArgMove, ArgPlan, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan,
 };
+use std::collections::HashSet;
+
+use crate::call::MAX_STACK_BYTES;
 use crate::error::{Error, Result};
 use crate::layout::{MemoryLayout, ScalarKind};
 use crate::linker::FunctionDescriptor;
@@ -78,30 +81,79 @@ fn scalar_class(kind: ScalarKind) -> ArgClass {
     }
 }
 
-/// Merges the classes of every scalar in `layout` (placed at byte `base`) into `classes`.
-/// Returns `false` on an unaligned scalar (→ MEMORY).
-fn walk(layout: &MemoryLayout, base: usize, classes: &mut [ArgClass; 2]) -> bool {
-    match layout {
-        MemoryLayout::Value(v) => {
-            let k = v.kind();
-            if base % k.natural_alignment() != 0 {
-                return false;
+#[cfg(test)]
+thread_local! {
+    /// Layout nodes visited by [`Walker::walk`] on this thread (tests bound the work by it).
+    pub(crate) static VISITS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// Merges the classes of the scalars of an aggregate of at most 16 bytes.
+///
+/// Work is bounded by the distinct work, not by the tree expansion: a zero-size member or
+/// element holds no bytes and is skipped (so `struct e z[1 << 62]` inside a 4-byte struct costs
+/// one step), every other sub-layout is at most 16 bytes (so a sequence inside has at most 16
+/// elements), and each group node is walked at most once per base offset (merging is
+/// idempotent), so members shared through `Arc`s (a union of unions of unions …) are walked once.
+struct Walker {
+    classes: [ArgClass; 2],
+    /// `(address of the group's members or element, base offset)` already merged.
+    seen: HashSet<(usize, usize)>,
+}
+
+impl Walker {
+    /// `true` the first time the group at `node` is seen at `base`.
+    fn first_visit(&mut self, node: usize, base: usize) -> bool {
+        self.seen.insert((node, base))
+    }
+
+    /// Merges every scalar of `layout` placed at byte `base` (within the first 16 bytes).
+    /// Returns `false` on an unaligned scalar (→ MEMORY).
+    fn walk(&mut self, layout: &MemoryLayout, base: usize) -> bool {
+        #[cfg(test)]
+        VISITS.with(|v| v.set(v.get() + 1));
+        if layout.byte_size() == 0 {
+            return true;
+        }
+        match layout {
+            MemoryLayout::Value(v) => {
+                let k = v.kind();
+                if base % k.natural_alignment() != 0 {
+                    return false;
+                }
+                let i = base / 8;
+                self.classes[i] = merge(self.classes[i], scalar_class(k));
+                true
             }
-            let i = base / 8;
-            classes[i] = merge(classes[i], scalar_class(k));
-            true
+            MemoryLayout::Struct(s) => {
+                if !self.first_visit(s.members().as_ptr() as usize, base) {
+                    return true;
+                }
+                s.fields().all(|(off, m)| self.walk(m, base + off))
+            }
+            MemoryLayout::Union(u) => {
+                if !self.first_visit(u.members().as_ptr() as usize, base) {
+                    return true;
+                }
+                u.members().iter().all(|m| self.walk(m, base))
+            }
+            MemoryLayout::Sequence(s) => {
+                let element = s.element();
+                if !self.first_visit(element as *const MemoryLayout as usize, base) {
+                    return true;
+                }
+                // Non-zero size (checked above) and at most 16 bytes in all: at most 16 elements.
+                let stride = element.byte_size();
+                (0..s.count()).all(|i| self.walk(element, base + i * stride))
+            }
+            MemoryLayout::Padding(_) => true,
         }
-        MemoryLayout::Struct(s) => s.fields().all(|(off, m)| walk(m, base + off, classes)),
-        MemoryLayout::Union(u) => u.members().iter().all(|m| walk(m, base, classes)),
-        MemoryLayout::Sequence(s) => {
-            let stride = s.element().byte_size();
-            (0..s.count()).all(|i| walk(s.element(), base + i * stride, classes))
-        }
-        MemoryLayout::Padding(_) => true,
     }
 }
 
 /// Classifies a value of `layout` (ABI §3.2.3).
+///
+/// Cost: O(1) for a layout of more than 16 bytes (always MEMORY, never walked); otherwise
+/// linear in the number of distinct sub-layouts (see `Walker`), whatever the element counts.
 pub fn classify(layout: &MemoryLayout) -> Classification {
     if let MemoryLayout::Value(v) = layout {
         return Classification::Eightbytes(vec![scalar_class(v.kind())]);
@@ -110,10 +162,14 @@ pub fn classify(layout: &MemoryLayout) -> Classification {
     if size > 16 {
         return Classification::Memory;
     }
-    let mut classes = [ArgClass::NoClass; 2];
-    if !walk(layout, 0, &mut classes) {
+    let mut walker = Walker {
+        classes: [ArgClass::NoClass; 2],
+        seen: HashSet::new(),
+    };
+    if !walker.walk(layout, 0) {
         return Classification::Memory;
     }
+    let classes = walker.classes;
     let n = size.div_ceil(8);
     if classes[..n].contains(&ArgClass::Memory) {
         return Classification::Memory;
@@ -157,27 +213,48 @@ fn scalar_conv(kind: ScalarKind, variadic: bool) -> Conversion {
     }
 }
 
+/// Register and stack assignment, left to right.
+///
+/// `stack` is the end of the outgoing stack area so far, in bytes, computed in `usize` with
+/// checked arithmetic (`None` once it overflowed). Once it passes [`MAX_STACK_BYTES`] no more
+/// moves are built (the plan is an error anyway), so a huge by-value struct costs O(1) here,
+/// not one move per eightbyte; every `Location::Stack` offset built is below the limit.
 struct Assigner {
     int: u8,
     vec: u8,
-    stack: u32,
+    stack: Option<usize>,
 }
 
 impl Assigner {
-    fn stack_chunks(&mut self, size: usize, align: usize) -> Vec<ArgMove> {
-        if align >= 16 {
-            self.stack = self.stack.next_multiple_of(16);
+    /// Reserves `bytes` (a multiple of 8) of stack, aligned to 16 when `align16`; returns the
+    /// start when the whole reservation lies within [`MAX_STACK_BYTES`].
+    fn reserve(&mut self, bytes: usize, align16: bool) -> Option<u32> {
+        let start = if align16 {
+            self.stack.and_then(|s| s.checked_next_multiple_of(16))
+        } else {
+            self.stack
+        };
+        self.stack = start.and_then(|s| s.checked_add(bytes));
+        match self.stack {
+            Some(end) if end <= MAX_STACK_BYTES => start.and_then(|s| u32::try_from(s).ok()),
+            _ => None,
         }
-        let moves = (0..size.div_ceil(8))
+    }
+
+    fn stack_chunks(&mut self, size: usize, align: usize) -> Vec<ArgMove> {
+        // `size` <= isize::MAX (a layout invariant), so rounding up to 8 cannot overflow.
+        let Some(start) = self.reserve(size.div_ceil(8) * 8, align >= 16) else {
+            return Vec::new();
+        };
+        // Within the limit: at most MAX_STACK_BYTES / 8 moves, offsets fit in u32.
+        (0..size.div_ceil(8))
             .map(|k| ArgMove {
                 offset: (8 * k) as u32,
                 size: (size - 8 * k).min(8) as u8,
-                to: Location::Stack(self.stack + (8 * k) as u32),
+                to: Location::Stack(start + (8 * k) as u32),
                 conv: Conversion::Bytes,
             })
-            .collect();
-        self.stack += (size.div_ceil(8) * 8) as u32;
-        moves
+            .collect()
     }
 
     fn arg(&mut self, layout: &MemoryLayout, variadic: bool) -> ArgPlan {
@@ -191,9 +268,11 @@ impl Assigner {
                 self.int += 1;
                 Location::Int(self.int - 1)
             } else {
-                let s = self.stack;
-                self.stack += 8;
-                Location::Stack(s)
+                match self.reserve(8, false) {
+                    Some(s) => Location::Stack(s),
+                    // Over the stack limit: the plan is rejected, this move is never used.
+                    None => Location::Stack(0),
+                }
             };
             return ArgPlan {
                 moves: vec![ArgMove {
@@ -254,9 +333,18 @@ impl Assigner {
 /// variadic argument (`None` for a non-variadic function; `Some(args.len())` is a variadic call
 /// with no variadic arguments).
 ///
+/// This is the one place where descriptors are checked against the executor's limits, before
+/// any per-eightbyte work: downcalls ([`crate::linker::Linker::downcall`]) and upcalls
+/// ([`crate::linker::Linker::upcall_stub`]) both call it, so they reject the same descriptors
+/// with the same message. Cost: O(number of arguments + distinct sub-layouts of the ≤ 16-byte
+/// aggregates), independent of the byte sizes (a by-value struct of 2^62 bytes is rejected
+/// without building a move per eightbyte).
+///
 /// # Errors
 /// [`Error::InvalidDescriptor`] for a padding, sequence or zero-sized argument/return, a group
-/// whose size is not a multiple of its alignment, or a variadic index beyond the argument count.
+/// whose size is not a multiple of its alignment, a variadic index beyond the argument count,
+/// or arguments needing more than [`MAX_STACK_BYTES`] bytes of stack (the message gives the
+/// bytes needed).
 pub fn plan(descriptor: &FunctionDescriptor, first_variadic: Option<usize>) -> Result<CallPlan> {
     let args = descriptor.argument_layouts();
     if let Some(i) = first_variadic {
@@ -279,7 +367,7 @@ pub fn plan(descriptor: &FunctionDescriptor, first_variadic: Option<usize>) -> R
     let mut asg = Assigner {
         int: 0,
         vec: 0,
-        stack: 0,
+        stack: Some(0),
     };
     let (ret, hidden_return_pointer) = match descriptor.return_layout() {
         None => (ReturnPlan::Void, None),
@@ -327,11 +415,23 @@ pub fn plan(descriptor: &FunctionDescriptor, first_variadic: Option<usize>) -> R
         .enumerate()
         .map(|(i, a)| asg.arg(a, first_variadic.is_some_and(|f| i >= f)))
         .collect();
+    let stack_bytes = match asg.stack {
+        Some(n) if n <= MAX_STACK_BYTES => n as u32,
+        needed => {
+            let needed = needed.map_or_else(|| "more than usize::MAX".into(), |n| n.to_string());
+            return Err(Error::InvalidDescriptor {
+                descriptor: descriptor.to_string(),
+                reason: format!(
+                    "the call needs {needed} bytes of stack arguments; gatun's executor supports at most {MAX_STACK_BYTES}"
+                ),
+            });
+        }
+    };
     Ok(CallPlan {
         args: arg_plans,
         ret,
         hidden_return_pointer,
-        stack_bytes: asg.stack.next_multiple_of(8),
+        stack_bytes,
         vector_registers: asg.vec,
         first_variadic,
     })

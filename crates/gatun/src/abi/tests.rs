@@ -2,6 +2,7 @@
 
 use super::sysv_x64::{classify, plan, ArgClass, Classification};
 use super::*;
+use crate::error::Error;
 use crate::layout::{MemoryLayout, ValueLayout as V};
 use crate::linker::FunctionDescriptor as FD;
 
@@ -208,4 +209,133 @@ fn sixteen_ints_sixteen_doubles_stack_layout() {
     assert_eq!(locs(&p, 17), [Stack(24)]);
     assert_eq!(p.stack_bytes, 18 * 8);
     assert_eq!(p.vector_registers, 8);
+}
+
+/// Runs `classify` and counts the layout nodes it visits.
+fn classify_counting(l: &MemoryLayout) -> (Classification, usize) {
+    sysv_x64::VISITS.with(|v| v.set(0));
+    let c = classify(l);
+    (c, sysv_x64::VISITS.with(|v| v.get()))
+}
+
+#[test]
+fn zero_size_elements_are_skipped_whatever_their_count() {
+    let empty = MemoryLayout::c_struct(Vec::<MemoryLayout>::new()).unwrap();
+    let zs = MemoryLayout::sequence_layout(usize::MAX, empty.clone()).unwrap();
+    let s = st(&[v(V::I32), zs.clone()]);
+    assert_eq!(s.byte_size(), 4);
+    let (c, visits) = classify_counting(&s);
+    assert_eq!(c, Classification::Eightbytes(vec![ArgClass::Integer]));
+    assert!(visits <= 3, "{visits} nodes visited");
+    let p = plan(&FD::of(s.clone(), [s.clone()]), None).unwrap();
+    assert_eq!(p.to_string(), "(rdi) -> rax");
+    // Zero-length arrays of non-empty elements too, and zero-size members among real ones.
+    let zl = MemoryLayout::sequence_layout(0, V::F64).unwrap();
+    let s = st(&[zl, v(V::F32), zs, v(V::F32), empty]);
+    let (c, visits) = classify_counting(&s);
+    assert_eq!(c, Classification::Eightbytes(vec![ArgClass::Sse]));
+    assert!(visits <= 6, "{visits} nodes visited");
+}
+
+#[test]
+fn shared_unions_are_classified_in_linear_work() {
+    let mut u = MemoryLayout::union_layout([V::I32.with_name("a"), V::F32.with_name("b")]).unwrap();
+    for _ in 0..40 {
+        u = MemoryLayout::union_layout([u.clone().with_name("a"), u.with_name("b")]).unwrap();
+    }
+    let s = st(&[u.clone(), v(V::F64)]);
+    let (c, visits) = classify_counting(&s);
+    assert_eq!(
+        c,
+        Classification::Eightbytes(vec![ArgClass::Integer, ArgClass::Sse])
+    );
+    // Each distinct union once, its second (shared) member a memo hit: 2 visits per level.
+    assert!(visits <= 2 * 41 + 8, "{visits} nodes visited");
+    let p = plan(&FD::of(u.clone(), [s]), None).unwrap();
+    assert_eq!(p.to_string(), "(rdi+xmm0) -> rax");
+}
+
+#[test]
+fn sequences_inside_small_aggregates_walk_every_element() {
+    // The memo is per (node, offset): each element of a sequence is still merged.
+    let s = st(&[MemoryLayout::sequence_layout(3, V::F32).unwrap(), v(V::I32)]);
+    assert_eq!(
+        classify(&s),
+        Classification::Eightbytes(vec![ArgClass::Sse, ArgClass::Integer])
+    );
+    let inner = st(&[v(V::F32)]);
+    let s = st(&[inner.clone(), inner.clone(), inner, v(V::I8)]);
+    assert_eq!(
+        classify(&s),
+        Classification::Eightbytes(vec![ArgClass::Sse, ArgClass::Integer])
+    );
+}
+
+fn huge_struct(bytes: usize) -> MemoryLayout {
+    st(&[MemoryLayout::sequence_layout(bytes / 8, V::I64).unwrap()])
+}
+
+#[test]
+fn huge_by_value_structs_are_rejected_without_per_byte_work() {
+    for log2 in [27, 61, 62] {
+        let s = huge_struct(1 << log2);
+        assert_eq!(s.byte_size(), 1 << log2);
+        let (c, visits) = classify_counting(&s);
+        assert_eq!(c, Classification::Memory);
+        assert_eq!(visits, 0);
+        let fd = FD::of_void([v(V::I32), s.clone()]);
+        let e = plan(&fd, None).unwrap_err();
+        let Error::InvalidDescriptor { reason, .. } = &e else {
+            panic!("{e}")
+        };
+        assert_eq!(
+            reason,
+            &format!(
+                "the call needs {} bytes of stack arguments; gatun's executor supports at most 2048",
+                1usize << log2
+            )
+        );
+        // Several of them: the total overflows usize, still an error.
+        let e = plan(&FD::of_void([s.clone(), s.clone(), s.clone(), s]), None).unwrap_err();
+        assert!(e.to_string().contains("bytes of stack arguments"), "{e}");
+    }
+    let e = plan(&FD::of_void(vec![huge_struct(1 << 62); 4]), None).unwrap_err();
+    assert!(
+        e.to_string().contains("needs more than usize::MAX bytes"),
+        "{e}"
+    );
+    // A huge return goes through the hidden pointer: no stack, no error.
+    let p = plan(&FD::of(huge_struct(1 << 62), [v(V::I32)]), None).unwrap();
+    assert_eq!(p.to_string(), "(ret-ptr:rdi, rsi) -> memory");
+}
+
+#[test]
+fn the_stack_limit_is_exact() {
+    // 2048 bytes of stack: accepted, the last slot at 2040.
+    let p = plan(&FD::of_void([huge_struct(2048)]), None).unwrap();
+    assert_eq!(p.stack_bytes, 2048);
+    assert_eq!(p.args[0].moves.len(), 256);
+    assert_eq!(p.args[0].moves[255].to, Stack(2040));
+    // One more slot (a scalar after 6 integer registers are used) is too much.
+    let mut args = vec![v(V::I64); 6];
+    args.push(huge_struct(2048));
+    args.push(v(V::I64));
+    let e = plan(&FD::of_void(args), None).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("needs 2056 bytes of stack arguments"),
+        "{e}"
+    );
+    // 16-byte alignment padding counts.
+    let a16 =
+        MemoryLayout::c_struct([MemoryLayout::sequence_layout(2, V::I64).unwrap(), v(V::I64)])
+            .unwrap()
+            .with_byte_alignment(16)
+            .unwrap();
+    assert_eq!(a16.byte_size(), 32);
+    let mut args = vec![v(V::I64); 7];
+    args.push(a16);
+    let p = plan(&FD::of_void(args), None).unwrap();
+    assert_eq!(p.args[7].moves[0].to, Stack(16));
+    assert_eq!(p.stack_bytes, 48);
 }

@@ -78,8 +78,10 @@ use crate::layout::{DataModel, MemoryLayout, ScalarKind, ValueLayout};
 use crate::linker::FunctionDescriptor;
 
 /// How deeply declarators, records, parameter lists and constant expressions may nest (each
-/// level is one recursive call; deeper input is an error, not a stack overflow).
-pub const MAX_NESTING: usize = 64;
+/// level is one recursive call; deeper input is an error, not a stack overflow). The same
+/// bound as layouts' ([`crate::layout::MAX_NESTING`]), so every type the parser accepts can be
+/// built as a layout.
+pub const MAX_NESTING: usize = crate::layout::MAX_NESTING;
 
 /// A byte range `start..end` in the parsed source.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]

@@ -1584,9 +1584,11 @@ impl<'s, 'st> Parser<'s, 'st> {
     }
 
     /// Layouts nest (arrays of arrays, structs of structs) at most [`MAX_NESTING`] deep, so
-    /// that dropping, comparing and printing them cannot overflow the stack.
+    /// that dropping, comparing and printing them cannot overflow the stack. The layout
+    /// constructors enforce the same bound; checking here first gives the error a source
+    /// position. `depth()` is cached per group, so this is O(1) however much is shared.
     fn check_depth(&self, member: &MemoryLayout, span: Span) -> PResult<()> {
-        if layout_depth(member) >= MAX_NESTING {
+        if member.depth() >= MAX_NESTING {
             return Err(self.err_at(
                 span,
                 format!("type nested more than {MAX_NESTING} levels deep"),
@@ -1786,16 +1788,5 @@ impl<'s, 'st> Parser<'s, 'st> {
                 format!("expected a constant expression, found {}", self.describe(t)),
             )),
         }
-    }
-}
-
-/// Nesting depth of a layout (1 for a scalar). Recursion is bounded: every layout the parser
-/// builds passed [`Parser::check_depth`].
-fn layout_depth(l: &MemoryLayout) -> usize {
-    match l {
-        MemoryLayout::Struct(s) => 1 + s.members().iter().map(layout_depth).max().unwrap_or(0),
-        MemoryLayout::Union(u) => 1 + u.members().iter().map(layout_depth).max().unwrap_or(0),
-        MemoryLayout::Sequence(s) => 1 + layout_depth(s.element()),
-        MemoryLayout::Value(_) | MemoryLayout::Padding(_) => 1,
     }
 }

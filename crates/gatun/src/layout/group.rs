@@ -2,10 +2,15 @@
 //!
 //! Construction goes through [`MemoryLayout`]'s constructors, which validate; these types only
 //! expose read accessors, so an existing layout is always consistent (offsets within the size,
-//! every member aligned unless its alignment was lowered on purpose).
+//! every member aligned unless its alignment was lowered on purpose, nesting depth at most
+//! [`super::MAX_NESTING`]).
+//!
+//! Equality and hashing are structural (see `structure.rs`: cached per group, linear however
+//! much the members are shared); `Debug` prints the bounded `Display` text.
 
 use std::sync::Arc;
 
+use super::structure::Shape;
 use super::MemoryLayout;
 
 /// A C struct: members at increasing byte offsets (C11 §6.7.2.1).
@@ -13,8 +18,17 @@ use super::MemoryLayout;
 /// Members keep the order and indices they were given in; padding is either implicit (holes
 /// between `offsets`, as built by [`MemoryLayout::c_struct`]) or explicit [`PaddingLayout`]
 /// members (as built by [`MemoryLayout::struct_layout`]).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+///
+/// ```
+/// use gatun::layout::{MemoryLayout, ValueLayout};
+/// let s = MemoryLayout::c_struct([ValueLayout::I8, ValueLayout::F64]).unwrap();
+/// let MemoryLayout::Struct(s) = s else { unreachable!() };
+/// assert_eq!(s.offsets(), [0, 8]);
+/// assert_eq!((s.byte_size(), s.byte_alignment()), (16, 8));
+/// ```
+#[derive(Clone)]
 pub struct StructLayout {
+    pub(super) shape: Shape,
     pub(super) members: Arc<[MemoryLayout]>,
     pub(super) offsets: Arc<[usize]>,
     pub(super) byte_size: usize,
@@ -56,8 +70,16 @@ impl StructLayout {
 
 /// A C union: every member at offset 0; size is the largest member rounded up to the
 /// alignment, which is the largest member alignment (C11 §6.7.2.1 ¶16).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+///
+/// ```
+/// use gatun::layout::{MemoryLayout, ValueLayout};
+/// let u = MemoryLayout::union_layout([ValueLayout::I8, ValueLayout::I32]).unwrap();
+/// let MemoryLayout::Union(u) = u else { unreachable!() };
+/// assert_eq!((u.byte_size(), u.members().len()), (4, 2));
+/// ```
+#[derive(Clone)]
 pub struct UnionLayout {
+    pub(super) shape: Shape,
     pub(super) members: Arc<[MemoryLayout]>,
     pub(super) byte_size: usize,
     pub(super) byte_alignment: usize,
@@ -87,8 +109,16 @@ impl UnionLayout {
 }
 
 /// A fixed-length array `T[count]`: `count` elements of one layout, back to back.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+///
+/// ```
+/// use gatun::layout::{MemoryLayout, ValueLayout};
+/// let a = MemoryLayout::sequence_layout(3, ValueLayout::I16).unwrap();
+/// let MemoryLayout::Sequence(a) = a else { unreachable!() };
+/// assert_eq!((a.count(), a.byte_size(), a.byte_alignment()), (3, 6, 2));
+/// ```
+#[derive(Clone)]
 pub struct SequenceLayout {
+    pub(super) shape: Shape,
     pub(super) element: Arc<MemoryLayout>,
     pub(super) count: usize,
     pub(super) byte_alignment: usize,
@@ -122,8 +152,15 @@ impl SequenceLayout {
     }
 }
 
-/// Explicit padding: `byte_size` bytes with alignment 1 and no meaning.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+/// Explicit padding: `byte_size` bytes (at most `isize::MAX`) with alignment 1 and no meaning.
+///
+/// ```
+/// use gatun::layout::MemoryLayout;
+/// let p = MemoryLayout::padding_layout(3).unwrap();
+/// let MemoryLayout::Padding(p) = p else { unreachable!() };
+/// assert_eq!(p.byte_size(), 3);
+/// ```
+#[derive(Debug, Clone)]
 pub struct PaddingLayout {
     pub(super) byte_size: usize,
     pub(super) name: Option<Arc<str>>,

@@ -9,22 +9,33 @@
 //! All sizes and offsets are in bytes; all alignments are powers of two, in bytes. Layouts are
 //! immutable, cheap to clone (members are behind `Arc`s) and `Send + Sync`.
 //!
+//! Limits, checked by every constructor: every size fits in `isize` (at most `isize::MAX`
+//! bytes), and layouts nest at most [`MAX_NESTING`] levels (a scalar is one level; each struct,
+//! union, sequence or pointer target adds one). Members may be shared (the same `Arc` used
+//! many times), so a layout's tree expansion can be exponential in its depth; depth, hash,
+//! equality and `Display` never expand it (depth and hash are cached per group, equality
+//! memoizes shared members, text is cut after 2048 bytes with `…`).
+//!
 //! C struct rules (C11 §6.7.2.1 and the SysV/Win64 ABIs, which agree here): each member is placed
 //! at the next offset that is a multiple of its alignment; the struct's alignment is the largest
 //! member alignment; its size is rounded up to that alignment (trailing padding).
 
 mod canonical;
 mod group;
+mod structure;
+pub(crate) mod text;
 mod value;
 
 pub use canonical::{canonical_layouts, DataModel};
 pub use group::{PaddingLayout, SequenceLayout, StructLayout, UnionLayout};
+pub use structure::MAX_NESTING;
 pub use value::{ScalarKind, ValueLayout};
 
 use std::fmt;
 use std::sync::Arc;
 
 use crate::error::{Error, Result};
+use structure::{group_shape, Tag};
 
 /// Any layout (Java's sealed `MemoryLayout` interface).
 ///
@@ -33,7 +44,7 @@ use crate::error::{Error, Result};
 /// [`MemoryLayout::sequence_layout`] and [`MemoryLayout::padding_layout`];
 /// [`MemoryLayout::c_struct_packed`] and [`MemoryLayout::union_layout_packed`] give gcc's
 /// `__attribute__((packed))` / `#pragma pack(n)` layouts.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Clone)]
 pub enum MemoryLayout {
     /// A scalar.
     Value(ValueLayout),
@@ -148,7 +159,8 @@ impl MemoryLayout {
     /// of members aligned to 1 is a packed struct (`__attribute__((packed))`).
     ///
     /// # Errors
-    /// [`Error::SizeOverflow`] if the size does not fit in `isize`.
+    /// [`Error::SizeOverflow`] if the size does not fit in `isize`; [`Error::NestingTooDeep`]
+    /// if the struct would nest more than [`MAX_NESTING`] levels.
     pub fn c_struct<I>(members: I) -> Result<MemoryLayout>
     where
         I: IntoIterator,
@@ -161,7 +173,8 @@ impl MemoryLayout {
     /// most `pack` bytes (1 gives `__attribute__((packed))`), then the C rules apply.
     ///
     /// # Errors
-    /// [`Error::InvalidAlignment`] if `pack` is not a power of two; [`Error::SizeOverflow`].
+    /// [`Error::InvalidAlignment`] if `pack` is not a power of two; [`Error::SizeOverflow`];
+    /// [`Error::NestingTooDeep`].
     pub fn c_struct_packed<I>(members: I, pack: usize) -> Result<MemoryLayout>
     where
         I: IntoIterator,
@@ -194,7 +207,9 @@ impl MemoryLayout {
             alignment = alignment.max(a);
         }
         let byte_size = align_up(offset, alignment, &|| "struct trailing padding".into())?;
+        let shape = group_shape(Tag::Struct, &members, &offsets, 0)?;
         Ok(MemoryLayout::Struct(StructLayout {
+            shape,
             members,
             offsets: offsets.into(),
             byte_size,
@@ -211,7 +226,7 @@ impl MemoryLayout {
     ///
     /// # Errors
     /// [`Error::MisalignedField`] naming the first member whose offset is not a multiple of its
-    /// alignment; [`Error::SizeOverflow`].
+    /// alignment; [`Error::SizeOverflow`]; [`Error::NestingTooDeep`].
     pub fn struct_layout<I>(members: I) -> Result<MemoryLayout>
     where
         I: IntoIterator,
@@ -234,7 +249,9 @@ impl MemoryLayout {
             offset = end_of_member(offset, m, i)?;
             alignment = alignment.max(a);
         }
+        let shape = group_shape(Tag::Struct, &members, &offsets, 0)?;
         Ok(MemoryLayout::Struct(StructLayout {
+            shape,
             members,
             offsets: offsets.into(),
             byte_size: offset,
@@ -247,7 +264,7 @@ impl MemoryLayout {
     /// alignment.
     ///
     /// # Errors
-    /// [`Error::SizeOverflow`].
+    /// [`Error::SizeOverflow`]; [`Error::NestingTooDeep`].
     pub fn union_layout<I>(members: I) -> Result<MemoryLayout>
     where
         I: IntoIterator,
@@ -261,7 +278,8 @@ impl MemoryLayout {
     /// `pack` and its size is the largest member rounded up to that alignment.
     ///
     /// # Errors
-    /// [`Error::InvalidAlignment`] if `pack` is not a power of two; [`Error::SizeOverflow`].
+    /// [`Error::InvalidAlignment`] if `pack` is not a power of two; [`Error::SizeOverflow`];
+    /// [`Error::NestingTooDeep`].
     pub fn union_layout_packed<I>(members: I, pack: usize) -> Result<MemoryLayout>
     where
         I: IntoIterator,
@@ -289,7 +307,9 @@ impl MemoryLayout {
             .max()
             .unwrap_or(0);
         let byte_size = align_up(size, alignment, &|| "union size".into())?;
+        let shape = group_shape(Tag::Union, &members, &[], 0)?;
         Ok(MemoryLayout::Union(UnionLayout {
+            shape,
             members,
             byte_size,
             byte_alignment: alignment,
@@ -301,7 +321,8 @@ impl MemoryLayout {
     ///
     /// # Errors
     /// [`Error::InvalidSize`] if the element's size is not a multiple of its alignment (its
-    /// elements could not all be aligned); [`Error::SizeOverflow`] if `count * size` overflows.
+    /// elements could not all be aligned); [`Error::SizeOverflow`] if `count * size` exceeds
+    /// `isize::MAX`; [`Error::NestingTooDeep`].
     pub fn sequence_layout(count: usize, element: impl Into<MemoryLayout>) -> Result<MemoryLayout> {
         let element = element.into();
         let es = element.byte_size();
@@ -319,7 +340,9 @@ impl MemoryLayout {
             .ok_or_else(|| Error::SizeOverflow {
                 what: format!("sequence of {count} x {es} bytes"),
             })?;
+        let shape = group_shape(Tag::Sequence, std::slice::from_ref(&element), &[], count)?;
         Ok(MemoryLayout::Sequence(SequenceLayout {
+            shape,
             element: Arc::new(element),
             count,
             byte_alignment: ea,
@@ -328,11 +351,27 @@ impl MemoryLayout {
     }
 
     /// `byte_size` bytes of padding (alignment 1).
-    pub fn padding_layout(byte_size: usize) -> MemoryLayout {
-        MemoryLayout::Padding(PaddingLayout {
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ValueLayout};
+    /// let p = MemoryLayout::padding_layout(3).unwrap();
+    /// let s = MemoryLayout::struct_layout([ValueLayout::I8.into(), p, ValueLayout::I32.into()]);
+    /// assert_eq!(s.unwrap().byte_size(), 8);
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::SizeOverflow`] if `byte_size` exceeds `isize::MAX` (every layout size fits in
+    /// `isize`).
+    pub fn padding_layout(byte_size: usize) -> Result<MemoryLayout> {
+        if byte_size > isize::MAX as usize {
+            return Err(Error::SizeOverflow {
+                what: format!("padding of {byte_size} bytes exceeds isize::MAX"),
+            });
+        }
+        Ok(MemoryLayout::Padding(PaddingLayout {
             byte_size,
             name: None,
-        })
+        }))
     }
 
     /// Size in bytes.
@@ -599,69 +638,6 @@ fn parse_path(path: &str) -> Result<Vec<PathElement<'_>>> {
         }
     }
     Ok(out)
-}
-
-impl fmt::Display for MemoryLayout {
-    /// A compact, Java-like rendering: `i32`, `[i8(tag) x7 f64(x)](point)`, `<i32|f32>`,
-    /// `[4:i32]`, `x7` for 7 padding bytes; `%N` marks a non-natural alignment.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            MemoryLayout::Value(v) => write!(f, "{v}"),
-            MemoryLayout::Struct(s) => {
-                f.write_str("[")?;
-                let mut end = 0;
-                for (i, (off, m)) in s.fields().enumerate() {
-                    if i > 0 {
-                        f.write_str(" ")?;
-                    }
-                    if off > end {
-                        write!(f, "x{} ", off - end)?;
-                    }
-                    write!(f, "{m}")?;
-                    end = off + m.byte_size();
-                }
-                if s.byte_size > end {
-                    write!(f, " x{}", s.byte_size - end)?;
-                }
-                f.write_str("]")?;
-                if s.byte_alignment != max_member_alignment(&s.members) {
-                    write!(f, "%{}", s.byte_alignment)?;
-                }
-                if let Some(n) = &s.name {
-                    write!(f, "({n})")?;
-                }
-                Ok(())
-            }
-            MemoryLayout::Union(u) => {
-                f.write_str("<")?;
-                for (i, m) in u.members.iter().enumerate() {
-                    if i > 0 {
-                        f.write_str("|")?;
-                    }
-                    write!(f, "{m}")?;
-                }
-                f.write_str(">")?;
-                if let Some(n) = &u.name {
-                    write!(f, "({n})")?;
-                }
-                Ok(())
-            }
-            MemoryLayout::Sequence(s) => {
-                write!(f, "[{}:{}]", s.count, s.element)?;
-                if let Some(n) = &s.name {
-                    write!(f, "({n})")?;
-                }
-                Ok(())
-            }
-            MemoryLayout::Padding(p) => {
-                write!(f, "x{}", p.byte_size)?;
-                if let Some(n) = &p.name {
-                    write!(f, "({n})")?;
-                }
-                Ok(())
-            }
-        }
-    }
 }
 
 #[cfg(test)]

@@ -291,7 +291,7 @@ fn value_layout_alignment_and_names() {
 #[test]
 fn pointer_with_target_layout() {
     let point = MemoryLayout::c_struct([i32("x"), i32("y")]).unwrap();
-    let p = ValueLayout::pointer_to(point.clone());
+    let p = ValueLayout::pointer_to(point.clone()).unwrap();
     assert_eq!(p.kind(), ScalarKind::Pointer);
     assert_eq!(p.byte_size(), std::mem::size_of::<usize>());
     assert_eq!(p.target(), Some(&point));
@@ -406,10 +406,10 @@ fn c_struct_size_overflow_is_an_error() {
 fn struct_layout_with_explicit_padding() {
     let s = MemoryLayout::struct_layout([
         i8("c"),
-        MemoryLayout::padding_layout(7),
+        MemoryLayout::padding_layout(7).unwrap(),
         f64("d"),
         i32("i"),
-        MemoryLayout::padding_layout(4),
+        MemoryLayout::padding_layout(4).unwrap(),
     ])
     .unwrap();
     assert_eq!((sa(&s), offsets(&s)), ((24, 8), vec![0, 1, 8, 16, 20]));
@@ -454,7 +454,7 @@ fn struct_layout_misaligned_field_names_field_and_offset() {
     // Unnamed fields are named by index.
     let err = MemoryLayout::struct_layout([
         MemoryLayout::from(ValueLayout::I16),
-        MemoryLayout::padding_layout(2),
+        MemoryLayout::padding_layout(2).unwrap(),
         ValueLayout::I32.into(),
         ValueLayout::I8.into(),
         ValueLayout::F64.into(),
@@ -707,7 +707,7 @@ fn sequences() {
 
 #[test]
 fn padding_layout() {
-    let p = MemoryLayout::padding_layout(3);
+    let p = MemoryLayout::padding_layout(3).unwrap();
     assert_eq!(sa(&p), (3, 1));
     assert_eq!(p.to_string(), "x3");
     let p = p.with_name("pad");
@@ -789,7 +789,8 @@ fn path_errors_name_the_element() {
     }
     // Into padding.
     let s =
-        MemoryLayout::struct_layout([i8("c"), MemoryLayout::padding_layout(3), i32("i")]).unwrap();
+        MemoryLayout::struct_layout([i8("c"), MemoryLayout::padding_layout(3).unwrap(), i32("i")])
+            .unwrap();
     assert!(matches!(
         s.byte_offset([1usize, 0usize]),
         Err(Error::PathNotFound { .. })
@@ -822,4 +823,153 @@ fn layouts_are_send_sync_and_cheap_to_clone() {
         // Members are shared, not deep-copied.
         assert!(std::ptr::eq(a.members().as_ptr(), b.members().as_ptr()));
     }
+}
+
+fn too_deep(e: Error) -> (String, usize) {
+    match e {
+        Error::NestingTooDeep { what, depth, max } => {
+            assert_eq!(max, MAX_NESTING);
+            (what, depth)
+        }
+        other => panic!("expected NestingTooDeep, got {other}"),
+    }
+}
+
+/// Nests `wrap` around a scalar until it fails; returns the depth reached and the error.
+fn nest_until_error(
+    limit: usize,
+    wrap: impl Fn(MemoryLayout) -> Result<MemoryLayout>,
+) -> (usize, Error) {
+    let mut l: MemoryLayout = ValueLayout::I32.into();
+    for _ in 0..limit {
+        match wrap(l.clone()) {
+            Ok(next) => l = next,
+            Err(e) => return (l.depth(), e),
+        }
+    }
+    panic!("{limit} levels of nesting were accepted");
+}
+
+#[test]
+fn every_constructor_enforces_the_nesting_bound() {
+    // A million attempts: the bound stops the nesting at MAX_NESTING, with no stack overflow.
+    let (reached, e) = nest_until_error(1_000_000, |l| MemoryLayout::c_struct([l]));
+    assert_eq!(reached, MAX_NESTING);
+    assert_eq!(too_deep(e.clone()), ("struct".into(), MAX_NESTING + 1));
+    assert_eq!(
+        e.to_string(),
+        "struct would be nested 65 levels deep: at most 64 levels are allowed"
+    );
+    type Wrap = dyn Fn(MemoryLayout) -> Result<MemoryLayout>;
+    let cases: [(&str, &Wrap); 7] = [
+        ("struct", &|l| MemoryLayout::c_struct_packed([l], 1)),
+        ("struct", &|l| MemoryLayout::struct_layout([l])),
+        ("union", &|l| MemoryLayout::union_layout([l])),
+        ("union", &|l| MemoryLayout::union_layout_packed([l], 2)),
+        ("sequence", &|l| MemoryLayout::sequence_layout(1, l)),
+        ("pointer target", &|l| {
+            ValueLayout::pointer_to(l).map(MemoryLayout::from)
+        }),
+        ("struct", &|l| {
+            MemoryLayout::c_struct([ValueLayout::pointer_to(l)?]).map(|s| s.with_name("s"))
+        }),
+    ];
+    for (what, wrap) in cases {
+        let (reached, e) = nest_until_error(1000, wrap);
+        assert!(reached >= MAX_NESTING - 1, "{what}: {reached}");
+        assert_eq!(too_deep(e).0, what);
+    }
+}
+
+#[test]
+fn max_depth_layouts_drop_compare_hash_and_print() {
+    // Two separately built chains of the same shape (no shared Arcs between them).
+    let chain = || {
+        let mut l: MemoryLayout = ValueLayout::I8.into();
+        for i in 1..MAX_NESTING {
+            let tag = ValueLayout::I8.with_name(format!("m{i}"));
+            l = MemoryLayout::c_struct([l, tag.into()]).unwrap();
+        }
+        l
+    };
+    let (a, b) = (chain(), chain());
+    assert_eq!(a.depth(), MAX_NESTING);
+    assert_eq!(a, b);
+    assert_eq!(a.structural_hash(), b.structural_hash());
+    assert!(a.to_string().starts_with("[[[[[["));
+    drop(a);
+    drop(b);
+}
+
+/// `union U0 { int a; int b; }; union Un { union Un-1 a; union Un-1 b; }`: 2^n leaves in the
+/// tree, n + 2 distinct nodes.
+fn shared_unions(levels: usize, leaf: ValueLayout) -> MemoryLayout {
+    let mut u =
+        MemoryLayout::union_layout([leaf.clone().with_name("a"), leaf.with_name("b")]).unwrap();
+    for _ in 0..levels {
+        u = MemoryLayout::union_layout([u.clone().with_name("a"), u.with_name("b")]).unwrap();
+    }
+    u
+}
+
+#[test]
+fn shared_members_compare_hash_and_print_in_linear_time() {
+    let a = shared_unions(40, ValueLayout::I32);
+    let b = shared_unions(40, ValueLayout::I32);
+    let c = shared_unions(40, ValueLayout::U32);
+    assert_eq!(a.depth(), 42);
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+    assert_eq!(a.structural_hash(), b.structural_hash());
+    assert_ne!(a.structural_hash(), c.structural_hash());
+    let text = a.to_string();
+    assert!(text.len() <= text::TEXT_LIMIT + 3, "{}", text.len());
+    assert!(text.starts_with("<<<<"), "{text}");
+    assert!(text.ends_with('…'), "{text}");
+    assert!(format!("{a:?}").len() <= text::TEXT_LIMIT + 16);
+    // Error messages that print a layout are bounded too.
+    let e = a.clone().with_byte_alignment(2).unwrap_err();
+    assert!(
+        e.to_string().len() < 3 * text::TEXT_LIMIT,
+        "{}",
+        e.to_string().len()
+    );
+    let e = a.select(["nope"]).unwrap_err();
+    assert!(e.to_string().len() < 3 * text::TEXT_LIMIT);
+}
+
+#[test]
+fn equality_still_sees_every_difference() {
+    let s = |n: &str, t: ValueLayout| MemoryLayout::c_struct([t.with_name(n)]).unwrap();
+    assert_ne!(s("x", ValueLayout::I32), s("y", ValueLayout::I32));
+    assert_ne!(s("x", ValueLayout::I32), s("x", ValueLayout::U32));
+    let a = s("x", ValueLayout::I32);
+    assert_ne!(a.clone(), a.clone().with_name("n"));
+    assert_ne!(a.clone(), a.clone().with_byte_alignment(8).unwrap());
+    assert_eq!(a.clone().with_name("n"), a.clone().with_name("n"));
+    let p = |t: MemoryLayout| MemoryLayout::from(ValueLayout::pointer_to(t).unwrap());
+    assert_ne!(p(a.clone()), p(s("x", ValueLayout::U32)));
+    assert_eq!(p(a.clone()), p(s("x", ValueLayout::I32)));
+    let seq = |n| MemoryLayout::sequence_layout(n, ValueLayout::I8).unwrap();
+    assert_ne!(seq(3), seq(4));
+    assert_eq!(seq(3), seq(3));
+    let st = MemoryLayout::struct_layout([
+        ValueLayout::I8.into(),
+        MemoryLayout::padding_layout(3).unwrap(),
+        ValueLayout::I32.into(),
+    ])
+    .unwrap();
+    assert_ne!(
+        st,
+        MemoryLayout::c_struct([ValueLayout::I8, ValueLayout::I32]).unwrap()
+    );
+}
+
+#[test]
+fn padding_sizes_fit_in_isize() {
+    let e = MemoryLayout::padding_layout(usize::MAX).unwrap_err();
+    assert!(matches!(e, Error::SizeOverflow { .. }), "{e}");
+    assert!(e.to_string().contains(&usize::MAX.to_string()), "{e}");
+    let max = MemoryLayout::padding_layout(isize::MAX as usize).unwrap();
+    assert_eq!(max.byte_size(), isize::MAX as usize);
 }

@@ -193,11 +193,24 @@ impl ValueLayout {
     /// A pointer whose pointee is described by `target` (Java's
     /// `ADDRESS.withTargetLayout(target)`). The target is informational: it lets readers of the
     /// pointer build a segment of the right size with [`crate::memory::MemorySegment::reinterpret`].
-    pub fn pointer_to(target: MemoryLayout) -> ValueLayout {
-        ValueLayout {
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ValueLayout};
+    /// let point = MemoryLayout::c_struct([ValueLayout::I32, ValueLayout::I32]).unwrap();
+    /// let p = ValueLayout::pointer_to(point).unwrap();
+    /// assert_eq!(p.target().unwrap().byte_size(), 8);
+    /// assert_eq!(p.depth(), 3);
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::NestingTooDeep`] if the pointer (1 level) around `target` would nest more than
+    /// [`super::MAX_NESTING`] levels (long `pointer_to` chains count too).
+    pub fn pointer_to(target: MemoryLayout) -> Result<ValueLayout> {
+        super::structure::pointer_depth(&target)?;
+        Ok(ValueLayout {
             target: Some(Arc::new(target)),
             ..ValueLayout::ADDRESS
-        }
+        })
     }
 
     /// The scalar kind.
@@ -226,6 +239,11 @@ impl ValueLayout {
     /// The pointee layout of a pointer created with [`ValueLayout::pointer_to`].
     pub fn target(&self) -> Option<&MemoryLayout> {
         self.target.as_deref()
+    }
+
+    /// The target's `Arc` (shared-node checks in structural equality).
+    pub(super) fn target_arc(&self) -> Option<&Arc<MemoryLayout>> {
+        self.target.as_ref()
     }
 
     /// The same layout with a name.
@@ -259,21 +277,5 @@ impl ValueLayout {
     #[inline]
     pub fn is_naturally_aligned(&self) -> bool {
         self.byte_alignment >= self.kind.natural_alignment()
-    }
-}
-
-impl fmt::Display for ValueLayout {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.kind)?;
-        if self.byte_alignment != self.kind.natural_alignment() {
-            write!(f, "%{}", self.byte_alignment)?;
-        }
-        if let Some(t) = &self.target {
-            write!(f, ":{t}")?;
-        }
-        if let Some(n) = &self.name {
-            write!(f, "({n})")?;
-        }
-        Ok(())
     }
 }

@@ -1,10 +1,10 @@
 //! [`FunctionDescriptor`]: the C signature of a downcall or upcall (Java's
 //! `FunctionDescriptor`).
 
-use std::fmt;
+use std::fmt::{self, Write};
 use std::sync::Arc;
 
-use crate::layout::MemoryLayout;
+use crate::layout::{text, MemoryLayout};
 
 /// A function's return layout (or `void`) and argument layouts, in order.
 ///
@@ -100,19 +100,22 @@ impl FunctionDescriptor {
 }
 
 impl fmt::Display for FunctionDescriptor {
-    /// `(i32, f64)i32`, `(ptr)v` — Java's notation.
+    /// `(i32, f64)i32`, `(ptr)v` — Java's notation. At most 2048 bytes, like a layout's
+    /// text: a longer rendering is cut and ends with `…`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("(")?;
-        for (i, a) in self.args.iter().enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
+        text::bounded(f, |w| {
+            w.write_str("(")?;
+            for (i, a) in self.args.iter().enumerate() {
+                if i > 0 {
+                    w.write_str(", ")?;
+                }
+                text::write_layout(a, w)?;
             }
-            write!(f, "{a}")?;
-        }
-        f.write_str(")")?;
-        match &self.ret {
-            Some(r) => write!(f, "{r}"),
-            None => f.write_str("v"),
-        }
+            w.write_str(")")?;
+            match &self.ret {
+                Some(r) => text::write_layout(r, w),
+                None => w.write_str("v"),
+            }
+        })
     }
 }

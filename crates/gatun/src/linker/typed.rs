@@ -21,6 +21,7 @@
 //! - The direct path is taken only for non-capture, non-variadic signatures, where the Rust
 //!   `extern "C"` ABI of the checked types and the descriptor's C signature coincide.
 
+use std::collections::HashSet;
 use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
@@ -215,27 +216,51 @@ args_impl!(11; A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, F 5 f, G 6 g, H 7 h, I 8 i, J 
 args_impl!(12; A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, F 5 f, G 6 g, H 7 h, I 8 i, J 9 j, K 10 k, L 11 l);
 
 /// Structural equality of layouts, ignoring names: kinds, sizes, alignments and offsets.
+/// Linear in the distinct nodes however much either layout shares its members (pairs of
+/// member lists already found alike are remembered).
 pub(crate) fn same_shape(a: &MemoryLayout, b: &MemoryLayout) -> bool {
+    same_shape_in(a, b, &mut HashSet::new())
+}
+
+fn same_shape_in(a: &MemoryLayout, b: &MemoryLayout, seen: &mut HashSet<(usize, usize)>) -> bool {
     if a.byte_size() != b.byte_size() || a.byte_alignment() != b.byte_alignment() {
         return false;
     }
+    let key = |x: &[MemoryLayout], y: &[MemoryLayout]| (x.as_ptr() as usize, y.as_ptr() as usize);
     match (a, b) {
         (MemoryLayout::Value(x), MemoryLayout::Value(y)) => x.kind() == y.kind(),
         (MemoryLayout::Struct(x), MemoryLayout::Struct(y)) => {
-            x.members().len() == y.members().len()
-                && x.fields()
-                    .zip(y.fields())
-                    .all(|((o1, m1), (o2, m2))| o1 == o2 && same_shape(m1, m2))
+            if x.members().len() != y.members().len() || x.offsets() != y.offsets() {
+                return false;
+            }
+            let k = key(x.members(), y.members());
+            if seen.contains(&k) {
+                return true;
+            }
+            let alike = x
+                .members()
+                .iter()
+                .zip(y.members())
+                .all(|(m1, m2)| same_shape_in(m1, m2, seen));
+            alike && seen.insert(k)
         }
         (MemoryLayout::Union(x), MemoryLayout::Union(y)) => {
-            x.members().len() == y.members().len()
-                && x.members()
-                    .iter()
-                    .zip(y.members())
-                    .all(|(m1, m2)| same_shape(m1, m2))
+            if x.members().len() != y.members().len() {
+                return false;
+            }
+            let k = key(x.members(), y.members());
+            if seen.contains(&k) {
+                return true;
+            }
+            let alike = x
+                .members()
+                .iter()
+                .zip(y.members())
+                .all(|(m1, m2)| same_shape_in(m1, m2, seen));
+            alike && seen.insert(k)
         }
         (MemoryLayout::Sequence(x), MemoryLayout::Sequence(y)) => {
-            x.count() == y.count() && same_shape(x.element(), y.element())
+            x.count() == y.count() && same_shape_in(x.element(), y.element(), seen)
         }
         (MemoryLayout::Padding(_), MemoryLayout::Padding(_)) => true,
         _ => false,
@@ -432,5 +457,37 @@ impl<A: CArgs, R: CReturn> TypedHandle<A, R> {
         };
         // SAFETY: scalar bits from the stub, or a struct the callee wrote into `ret`.
         unsafe { R::from_stub(bits, ret.as_ptr()) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_shape;
+    use crate::layout::{MemoryLayout, ValueLayout};
+
+    /// `union Un { union Un-1 a; union Un-1 b; }` over `leaf`, built separately each time.
+    fn shared_unions(levels: usize, leaf: ValueLayout) -> MemoryLayout {
+        let mut u = MemoryLayout::union_layout([leaf.clone(), leaf]).unwrap();
+        for _ in 0..levels {
+            u = MemoryLayout::union_layout([u.clone().with_name("a"), u.with_name("b")]).unwrap();
+        }
+        u
+    }
+
+    #[test]
+    fn shapes_of_shared_layouts_compare_in_linear_time() {
+        // 2^40 leaves each if expanded: this returns at once only because pairs are remembered.
+        let a = shared_unions(40, ValueLayout::I32);
+        let b = shared_unions(40, ValueLayout::I32.with_name("x"));
+        assert!(same_shape(&a, &b));
+        assert!(!same_shape(&a, &shared_unions(40, ValueLayout::F32)));
+        let s = |m: &[MemoryLayout]| MemoryLayout::c_struct(m.iter().cloned()).unwrap();
+        let i8 = MemoryLayout::from(ValueLayout::I8);
+        let i32 = MemoryLayout::from(ValueLayout::I32);
+        assert!(!same_shape(
+            &s(&[i8.clone(), i32.clone()]),
+            &s(&[i32.clone(), i8.clone()])
+        ));
+        assert!(same_shape(&s(&[i8.clone(), i32.clone()]), &s(&[i8, i32])));
     }
 }

@@ -189,19 +189,16 @@ impl<'a> SlicingAllocator<'a> {
     pub fn reset(&mut self) {
         self.offset.set(0);
     }
+}
 
-    /// Allocates with the segment's own lifetime `'a` rather than the borrow of `self`.
-    /// Unlike the trait method this is only reachable through the allocator's owner, which
-    /// controls when `'a` ends.
+impl SegmentAllocator for SlicingAllocator<'_> {
+    /// Bumps within the segment; not zeroed (see the type's docs).
     ///
     /// # Errors
-    /// [`Error::InvalidAlignment`], [`Error::SizeOverflow`], [`Error::AllocatorExhausted`].
+    /// [`Error::InvalidAlignment`] or [`Error::SizeOverflow`] for a bad request;
+    /// [`Error::AllocatorExhausted`] when the request does not fit in what is left.
     #[inline]
-    pub(crate) fn allocate_long(
-        &self,
-        byte_size: usize,
-        byte_alignment: usize,
-    ) -> Result<MemorySegment<'a>> {
+    fn allocate(&self, byte_size: usize, byte_alignment: usize) -> Result<MemorySegment<'_>> {
         check_size_align(byte_size, byte_alignment)?;
         match self.start_for(byte_size, byte_alignment) {
             Some(start) => {
@@ -216,17 +213,6 @@ impl<'a> SlicingAllocator<'a> {
                 capacity: self.segment.byte_size(),
             }),
         }
-    }
-}
-
-impl SegmentAllocator for SlicingAllocator<'_> {
-    /// Bumps within the segment; not zeroed (see the type's docs).
-    ///
-    /// # Errors
-    /// [`Error::AllocatorExhausted`] when the request does not fit in what is left.
-    #[inline]
-    fn allocate(&self, byte_size: usize, byte_alignment: usize) -> Result<MemorySegment<'_>> {
-        self.allocate_long(byte_size, byte_alignment)
     }
 }
 

@@ -1,0 +1,343 @@
+//! Structural identity of layouts: nesting depth, structural hash and equality.
+//!
+//! Layouts share members through `Arc`s, so a layout can be a DAG whose tree expansion is
+//! exponential in its depth (`union U1 { union U0 a, b; }` … `U40`). Everything here is
+//! therefore computed without expanding the tree:
+//!
+//! - every group caches a [`Shape`] at construction: its nesting depth and a hash of its
+//!   members (their own cached hashes and offsets), so depth and hash cost O(members) once per
+//!   construction and O(1) afterwards;
+//! - equality compares cheap fields and cached hashes first, short-circuits on shared `Arc`s,
+//!   and memoizes the pairs of member lists already found equal, so comparing two equal DAGs
+//!   visits each pair of distinct nodes once.
+//!
+//! The depth is bounded by [`MAX_NESTING`] in every constructor, so the recursion of `Drop`,
+//! `Display`, equality and classification is at most that deep.
+
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashSet;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use super::{MemoryLayout, PaddingLayout, SequenceLayout, StructLayout, UnionLayout, ValueLayout};
+use crate::error::{Error, Result};
+
+/// How deeply layouts may nest: a scalar or padding is 1 level, and each struct, union,
+/// sequence or pointer target ([`ValueLayout::pointer_to`]) around a layout adds one. Every
+/// constructor rejects deeper layouts with [`Error::NestingTooDeep`]; the C declaration parser
+/// (`cdecl`) uses the same bound.
+pub const MAX_NESTING: usize = 64;
+
+/// What a group caches at construction (content only: name, size and alignment are compared
+/// and hashed separately, so renaming or re-aligning a group keeps its shape).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Shape {
+    /// Nesting depth, 2..=[`MAX_NESTING`].
+    pub(super) depth: usize,
+    /// Hash of the members (or element and count) and their offsets.
+    pub(super) hash: u64,
+}
+
+/// Tags that keep the kinds apart in hashes.
+#[derive(Clone, Copy, Hash)]
+pub(super) enum Tag {
+    Value = 1,
+    Struct = 2,
+    Union = 3,
+    Sequence = 4,
+    Padding = 5,
+}
+
+/// The shape of a group of `members` (at `offsets` for a struct; empty for a union or a
+/// sequence, whose `count` is given instead).
+///
+/// # Errors
+/// [`Error::NestingTooDeep`] if the group would be deeper than [`MAX_NESTING`].
+pub(super) fn group_shape(
+    tag: Tag,
+    members: &[MemoryLayout],
+    offsets: &[usize],
+    count: usize,
+) -> Result<Shape> {
+    let depth = 1 + members.iter().map(MemoryLayout::depth).max().unwrap_or(0);
+    if depth > MAX_NESTING {
+        return Err(Error::NestingTooDeep {
+            what: match tag {
+                Tag::Struct => "struct",
+                Tag::Union => "union",
+                _ => "sequence",
+            }
+            .into(),
+            depth,
+            max: MAX_NESTING,
+        });
+    }
+    let mut h = DefaultHasher::new();
+    tag.hash(&mut h);
+    members.len().hash(&mut h);
+    for m in members {
+        h.write_u64(m.structural_hash());
+    }
+    offsets.hash(&mut h);
+    count.hash(&mut h);
+    Ok(Shape {
+        depth,
+        hash: h.finish(),
+    })
+}
+
+/// Depth of a pointer to `target` (1 + the target's depth).
+///
+/// # Errors
+/// [`Error::NestingTooDeep`] beyond [`MAX_NESTING`].
+pub(super) fn pointer_depth(target: &MemoryLayout) -> Result<usize> {
+    let depth = 1 + target.depth();
+    if depth > MAX_NESTING {
+        return Err(Error::NestingTooDeep {
+            what: "pointer target".into(),
+            depth,
+            max: MAX_NESTING,
+        });
+    }
+    Ok(depth)
+}
+
+impl MemoryLayout {
+    /// Nesting depth: 1 for a scalar without target and for padding, 1 + the deepest member for
+    /// a struct or union, 1 + the element's for a sequence, 1 + the target's for a pointer with
+    /// a target layout. At most [`MAX_NESTING`]. O(1) for groups (cached at construction).
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ValueLayout};
+    /// let s = MemoryLayout::c_struct([ValueLayout::I32]).unwrap();
+    /// assert_eq!(s.depth(), 2);
+    /// assert_eq!(MemoryLayout::sequence_layout(3, s).unwrap().depth(), 3);
+    /// ```
+    pub fn depth(&self) -> usize {
+        match self {
+            MemoryLayout::Value(v) => v.depth(),
+            MemoryLayout::Struct(s) => s.shape.depth,
+            MemoryLayout::Union(u) => u.shape.depth,
+            MemoryLayout::Sequence(s) => s.shape.depth,
+            MemoryLayout::Padding(_) => 1,
+        }
+    }
+
+    /// A hash of the whole structure (kind, size, alignment, name, members), consistent with
+    /// `==`. O(1) for groups; a value layout hashes its target chain (at most
+    /// [`MAX_NESTING`] deep).
+    pub(crate) fn structural_hash(&self) -> u64 {
+        let mut h = DefaultHasher::new();
+        match self {
+            MemoryLayout::Value(v) => {
+                Tag::Value.hash(&mut h);
+                v.hash(&mut h);
+            }
+            MemoryLayout::Struct(s) => {
+                Tag::Struct.hash(&mut h);
+                h.write_u64(s.shape.hash);
+                (s.byte_size, s.byte_alignment, &s.name).hash(&mut h);
+            }
+            MemoryLayout::Union(u) => {
+                Tag::Union.hash(&mut h);
+                h.write_u64(u.shape.hash);
+                (u.byte_size, u.byte_alignment, &u.name).hash(&mut h);
+            }
+            MemoryLayout::Sequence(s) => {
+                Tag::Sequence.hash(&mut h);
+                h.write_u64(s.shape.hash);
+                (s.byte_alignment, &s.name).hash(&mut h);
+            }
+            MemoryLayout::Padding(p) => {
+                Tag::Padding.hash(&mut h);
+                (p.byte_size, &p.name).hash(&mut h);
+            }
+        }
+        h.finish()
+    }
+}
+
+impl ValueLayout {
+    /// Nesting depth: 1, or 1 + the target's depth for a pointer with a target layout (at most
+    /// [`MAX_NESTING`]).
+    pub fn depth(&self) -> usize {
+        self.target().map_or(1, |t| 1 + t.depth())
+    }
+}
+
+/// Pairs of member lists (by address) already found equal during one comparison.
+type Memo = Option<HashSet<(usize, usize)>>;
+
+fn addr<T: ?Sized>(a: &Arc<T>) -> usize {
+    Arc::as_ptr(a) as *const u8 as usize
+}
+
+/// Compares two member lists, short-circuiting on a shared `Arc` or a remembered pair.
+fn members_eq(
+    a: &Arc<[MemoryLayout]>,
+    b: &Arc<[MemoryLayout]>,
+    depth: usize,
+    memo: &mut Memo,
+) -> bool {
+    if Arc::ptr_eq(a, b) {
+        return true;
+    }
+    if a.len() != b.len() {
+        return false;
+    }
+    let key = (addr(a), addr(b));
+    // Shallow groups are cheap to compare again; remember only the deeper ones.
+    let remember = depth > 2;
+    if remember && memo.as_ref().is_some_and(|m| m.contains(&key)) {
+        return true;
+    }
+    if !a.iter().zip(b.iter()).all(|(x, y)| layout_eq(x, y, memo)) {
+        return false;
+    }
+    if remember {
+        memo.get_or_insert_with(HashSet::new).insert(key);
+    }
+    true
+}
+
+fn value_eq(a: &ValueLayout, b: &ValueLayout, memo: &mut Memo) -> bool {
+    if a.kind() != b.kind() || a.byte_alignment() != b.byte_alignment() || a.name() != b.name() {
+        return false;
+    }
+    match (a.target_arc(), b.target_arc()) {
+        (None, None) => true,
+        (Some(x), Some(y)) => Arc::ptr_eq(x, y) || layout_eq(x, y, memo),
+        _ => false,
+    }
+}
+
+fn struct_eq(a: &StructLayout, b: &StructLayout, memo: &mut Memo) -> bool {
+    a.shape == b.shape
+        && a.byte_size == b.byte_size
+        && a.byte_alignment == b.byte_alignment
+        && a.name == b.name
+        && a.offsets == b.offsets
+        && members_eq(&a.members, &b.members, a.shape.depth, memo)
+}
+
+fn union_eq(a: &UnionLayout, b: &UnionLayout, memo: &mut Memo) -> bool {
+    a.shape == b.shape
+        && a.byte_size == b.byte_size
+        && a.byte_alignment == b.byte_alignment
+        && a.name == b.name
+        && members_eq(&a.members, &b.members, a.shape.depth, memo)
+}
+
+fn sequence_eq(a: &SequenceLayout, b: &SequenceLayout, memo: &mut Memo) -> bool {
+    if !(a.shape == b.shape
+        && a.count == b.count
+        && a.byte_alignment == b.byte_alignment
+        && a.name == b.name)
+    {
+        return false;
+    }
+    if Arc::ptr_eq(&a.element, &b.element) {
+        return true;
+    }
+    let key = (addr(&a.element), addr(&b.element));
+    let remember = a.shape.depth > 2;
+    if remember && memo.as_ref().is_some_and(|m| m.contains(&key)) {
+        return true;
+    }
+    if !layout_eq(&a.element, &b.element, memo) {
+        return false;
+    }
+    if remember {
+        memo.get_or_insert_with(HashSet::new).insert(key);
+    }
+    true
+}
+
+fn layout_eq(a: &MemoryLayout, b: &MemoryLayout, memo: &mut Memo) -> bool {
+    match (a, b) {
+        (MemoryLayout::Value(x), MemoryLayout::Value(y)) => value_eq(x, y, memo),
+        (MemoryLayout::Struct(x), MemoryLayout::Struct(y)) => struct_eq(x, y, memo),
+        (MemoryLayout::Union(x), MemoryLayout::Union(y)) => union_eq(x, y, memo),
+        (MemoryLayout::Sequence(x), MemoryLayout::Sequence(y)) => sequence_eq(x, y, memo),
+        (MemoryLayout::Padding(x), MemoryLayout::Padding(y)) => {
+            x.byte_size == y.byte_size && x.name == y.name
+        }
+        _ => false,
+    }
+}
+
+impl PartialEq for MemoryLayout {
+    /// Structural equality (kind, size, alignment, names, members, offsets, targets). Linear in
+    /// the number of distinct nodes of the two layouts, however much they share.
+    fn eq(&self, other: &Self) -> bool {
+        layout_eq(self, other, &mut None)
+    }
+}
+impl Eq for MemoryLayout {}
+
+impl Hash for MemoryLayout {
+    /// Hashes the cached structural hash (O(1) for groups).
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        state.write_u64(self.structural_hash());
+    }
+}
+
+impl PartialEq for StructLayout {
+    fn eq(&self, other: &Self) -> bool {
+        struct_eq(self, other, &mut None)
+    }
+}
+impl Eq for StructLayout {}
+impl Hash for StructLayout {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (
+            self.shape.hash,
+            self.byte_size,
+            self.byte_alignment,
+            &self.name,
+        )
+            .hash(state);
+    }
+}
+
+impl PartialEq for UnionLayout {
+    fn eq(&self, other: &Self) -> bool {
+        union_eq(self, other, &mut None)
+    }
+}
+impl Eq for UnionLayout {}
+impl Hash for UnionLayout {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (
+            self.shape.hash,
+            self.byte_size,
+            self.byte_alignment,
+            &self.name,
+        )
+            .hash(state);
+    }
+}
+
+impl PartialEq for SequenceLayout {
+    fn eq(&self, other: &Self) -> bool {
+        sequence_eq(self, other, &mut None)
+    }
+}
+impl Eq for SequenceLayout {}
+impl Hash for SequenceLayout {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (self.shape.hash, self.byte_alignment, &self.name).hash(state);
+    }
+}
+
+impl PartialEq for PaddingLayout {
+    fn eq(&self, other: &Self) -> bool {
+        self.byte_size == other.byte_size && self.name == other.name
+    }
+}
+impl Eq for PaddingLayout {}
+impl Hash for PaddingLayout {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        (self.byte_size, &self.name).hash(state);
+    }
+}

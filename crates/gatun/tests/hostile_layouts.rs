@@ -1,0 +1,232 @@
+//! Hostile layouts: inputs whose byte size, element count, nesting or sharing is huge while the
+//! input itself is small. Each must give an exact result or a typed error promptly. Work is
+//! bounded by a watchdog (a generous 10 s of wall time for what takes milliseconds), never by a
+//! timing assertion; the unit tests of `layout` and `abi` count the visited nodes exactly.
+#![cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+
+use std::ffi::c_void;
+use std::hash::{DefaultHasher, Hash, Hasher};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use gatun::abi::sysv_x64::{classify, ArgClass, Classification};
+use gatun::cdecl::Declarations;
+use gatun::layout::{MemoryLayout, ValueLayout as V, MAX_NESTING};
+use gatun::linker::{FunctionDescriptor as FD, Linker};
+use gatun::memory::Arena;
+use gatun::{Error, Symbol, Value};
+
+/// Runs `f` on another thread and fails the test if it has not finished after 10 s.
+fn watchdog<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(Duration::from_secs(10)) {
+        Ok(v) => v,
+        Err(e) => panic!("{what}: did not finish within 10 s ({e})"),
+    }
+}
+
+extern "C" fn never_called() {}
+
+fn symbol() -> Symbol {
+    // SAFETY: a valid function; the tests below only link, never call.
+    unsafe { Symbol::from_address(never_called as *const c_void) }
+}
+
+fn hash(l: &impl Hash) -> u64 {
+    let mut h = DefaultHasher::new();
+    l.hash(&mut h);
+    h.finish()
+}
+
+fn huge_struct(bytes: usize) -> MemoryLayout {
+    MemoryLayout::c_struct([MemoryLayout::sequence_layout(bytes / 8, V::I64).unwrap()]).unwrap()
+}
+
+fn downcall_error(fd: &FD) -> Error {
+    match Linker::native().downcall(&symbol(), fd, &[]) {
+        Ok(_) => panic!("{fd} was linked"),
+        Err(e) => e,
+    }
+}
+
+fn upcall_error(fd: &FD) -> Error {
+    let arena = Arena::confined();
+    let r = Linker::native().upcall_stub(fd, |_| Ok(Value::Void), &arena);
+    match r {
+        Ok(_) => panic!("an upcall stub of {fd} was made"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn huge_by_value_structs_are_the_same_error_for_downcalls_and_upcalls() {
+    for log2 in [27u32, 61, 62] {
+        let r = watchdog("link a huge struct", move || {
+            let fd = FD::of_void([V::I32.into(), huge_struct(1 << log2)]);
+            (fd.to_string(), downcall_error(&fd), upcall_error(&fd))
+        });
+        let (fd, down, up) = r;
+        assert_eq!(down, up, "2^{log2}");
+        assert_eq!(
+            down,
+            Error::InvalidDescriptor {
+                descriptor: fd,
+                reason: format!(
+                    "the call needs {} bytes of stack arguments; gatun's executor supports at most 2048",
+                    1usize << log2
+                ),
+            }
+        );
+    }
+    // The limit itself: 2048 bytes link in both directions, 2056 in neither.
+    let fits = FD::of_void([huge_struct(2048)]);
+    assert!(Linker::native().downcall(&symbol(), &fits, &[]).is_ok());
+    let arena = Arena::confined();
+    assert!(Linker::native()
+        .upcall_stub(&fits, |_| Ok(Value::Void), &arena)
+        .is_ok());
+    let mut args = vec![MemoryLayout::from(V::I64); 6];
+    args.extend([huge_struct(2048), V::I8.into()]);
+    let over = FD::of_void(args);
+    assert_eq!(downcall_error(&over), upcall_error(&over));
+    assert!(downcall_error(&over)
+        .to_string()
+        .contains("needs 2056 bytes"));
+}
+
+/// `union U0 { int a; int b; }; union U1 { union U0 a; union U0 b; }; …` up to `U{levels}`.
+fn shared_unions_source(levels: usize) -> String {
+    let mut src = String::from("union U0 { int a; int b; };\n");
+    for i in 1..=levels {
+        src.push_str(&format!(
+            "union U{i} {{ union U{} a; union U{} b; }};\n",
+            i - 1,
+            i - 1
+        ));
+    }
+    src
+}
+
+#[test]
+fn a_forty_level_shared_union_parses_prints_hashes_compares_and_classifies() {
+    let src = shared_unions_source(40);
+    assert!(src.len() < 2000);
+    let (a, b, text, debug, class, fd_text) = watchdog("40-level shared union", move || {
+        let mut d = Declarations::new();
+        let a = d.type_layout(&format!("{src} union U40")).unwrap();
+        let b = Declarations::new()
+            .type_layout(&format!("{src} union U40"))
+            .unwrap();
+        let text = a.to_string();
+        let debug = format!("{a:?}");
+        let class = classify(&a);
+        let fd = FD::of(a.clone(), [a.clone(), b.clone()]);
+        let fd_text = fd.to_string();
+        assert!(Linker::native().downcall(&symbol(), &fd, &[]).is_ok());
+        (a, b, text, debug, class, fd_text)
+    });
+    assert_eq!(a.depth(), 42);
+    assert_eq!(a.byte_size(), 4);
+    assert_eq!(class, Classification::Eightbytes(vec![ArgClass::Integer]));
+    assert_eq!(a, b);
+    assert_eq!(hash(&a), hash(&b));
+    assert!(text.len() <= 2051 && text.ends_with('…'), "{}", text.len());
+    assert!(text.starts_with("<<<<"));
+    assert!(debug.len() <= 2100, "{}", debug.len());
+    assert!(fd_text.len() <= 2051, "{}", fd_text.len());
+}
+
+#[test]
+fn a_forty_level_shared_union_in_an_error_message_is_bounded() {
+    let src = shared_unions_source(40);
+    let e = watchdog("error message", move || {
+        let mut d = Declarations::new();
+        let u = d.type_layout(&format!("{src} union U40")).unwrap();
+        let fd = FD::of_void([MemoryLayout::sequence_layout(2, u).unwrap()]);
+        downcall_error(&fd).to_string()
+    });
+    assert!(e.contains("sequence layout"), "{e}");
+    assert!(e.len() < 8 * 1024, "{} bytes", e.len());
+}
+
+#[test]
+fn zero_size_elements_with_a_huge_count_classify_promptly() {
+    let (layout, class, linked) = watchdog("zero-size elements", || {
+        let mut d = Declarations::new();
+        let l = d
+            .type_layout(
+                "struct e {}; struct s { int x; struct e z[4611686018427387904]; }; struct s",
+            )
+            .unwrap();
+        let class = classify(&l);
+        let fd = FD::of(l.clone(), [l.clone()]);
+        let linked = Linker::native().downcall(&symbol(), &fd, &[]).is_ok();
+        (l, class, linked)
+    });
+    assert_eq!(layout.byte_size(), 4);
+    assert_eq!(class, Classification::Eightbytes(vec![ArgClass::Integer]));
+    assert!(linked);
+    // From the builder API, the largest count there is.
+    let empty = MemoryLayout::c_struct(Vec::<MemoryLayout>::new()).unwrap();
+    let s = MemoryLayout::c_struct([
+        MemoryLayout::from(V::I32),
+        MemoryLayout::sequence_layout(usize::MAX, empty).unwrap(),
+    ])
+    .unwrap();
+    let class = watchdog("usize::MAX zero-size elements", move || classify(&s));
+    assert_eq!(class, Classification::Eightbytes(vec![ArgClass::Integer]));
+}
+
+#[test]
+fn builder_nesting_is_bounded_like_cdecl() {
+    let e = watchdog("a million levels", || {
+        let mut l: MemoryLayout = V::I32.into();
+        for _ in 0..1_000_000 {
+            match MemoryLayout::c_struct([l.clone()]) {
+                Ok(next) => l = next,
+                Err(e) => return (l.depth(), e),
+            }
+        }
+        panic!("a million levels accepted");
+    });
+    assert_eq!(e.0, MAX_NESTING);
+    assert!(
+        matches!(
+            e.1,
+            Error::NestingTooDeep {
+                depth: 65,
+                max: 64,
+                ..
+            }
+        ),
+        "{}",
+        e.1
+    );
+    // Pointer target chains count too.
+    let mut p: MemoryLayout = V::I8.into();
+    let mut reached = 1;
+    for _ in 0..1_000_000 {
+        match V::pointer_to(p.clone()) {
+            Ok(next) => {
+                p = next.into();
+                reached += 1;
+            }
+            Err(e) => {
+                assert!(matches!(e, Error::NestingTooDeep { .. }), "{e}");
+                break;
+            }
+        }
+    }
+    assert_eq!(reached, MAX_NESTING);
+    assert!(p.to_string().starts_with("ptr:ptr:ptr:"));
+    // cdecl accepts exactly what the builder accepts: 63 nested arrays around an int.
+    let mut d = Declarations::new();
+    let ok = d.type_layout(&format!("int{}", "[1]".repeat(MAX_NESTING - 1)));
+    assert_eq!(ok.unwrap().depth(), MAX_NESTING);
+    assert!(d
+        .type_layout(&format!("int{}", "[1]".repeat(MAX_NESTING)))
+        .is_err());
+}
