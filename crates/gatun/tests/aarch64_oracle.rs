@@ -21,7 +21,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::process::Command;
 
-use gatun::abi::aarch64::{plan, Flavour};
+use gatun::abi::aarch64::{classify, plan, ArgClass, Flavour};
 use gatun::abi::{CallPlan, Location, Register, ReturnPlan};
 use gatun::layout::{MemoryLayout, ScalarKind, ValueLayout};
 use gatun::linker::FunctionDescriptor;
@@ -57,6 +57,8 @@ struct CType {
 struct Types {
     defs: String,
     next: usize,
+    /// Whether to generate zero-length arrays (on which gcc and clang disagree for Linux).
+    zero_arrays: bool,
 }
 
 const INTS: [ScalarKind; 10] = [
@@ -190,13 +192,37 @@ impl Types {
                 None => n,
             };
             fields.push(f);
-            if rng.chance(5) {
-                // An empty struct member: zero-size, skipped by the HFA rule.
-                let e = self.record(Vec::new(), false, false);
-                fields.push(Field { ty: e, array: None });
+            if rng.chance(8) {
+                fields.push(self.zero_size_member(rng, k));
             }
         }
         self.record(fields, false, false)
+    }
+
+    /// A zero-size member: an empty struct, an array of them, and (when `zero_arrays`) a
+    /// zero-length array, or a struct holding one, or an array of such structs.
+    fn zero_size_member(&mut self, rng: &mut Rng, k: ScalarKind) -> Field {
+        let choice = rng.below(if self.zero_arrays { 5 } else { 2 });
+        match choice {
+            0 | 1 => Field {
+                ty: self.record(Vec::new(), false, false),
+                array: (choice == 1).then(|| 1 + rng.below(3)),
+            },
+            2 => Field {
+                ty: scalar(k),
+                array: Some(0),
+            },
+            _ => {
+                let z = Field {
+                    ty: scalar(k),
+                    array: Some(0),
+                };
+                Field {
+                    ty: self.record(vec![z], false, false),
+                    array: (choice == 4).then(|| 1 + rng.below(3)),
+                }
+            }
+        }
     }
 
     /// A composite of mixed integer (and sometimes float) members of about `target` bytes.
@@ -309,11 +335,12 @@ impl Sig {
     }
 }
 
-fn generate(count: usize, seed: u64) -> (Vec<Sig>, String) {
+fn generate(count: usize, seed: u64, zero_arrays: bool) -> (Vec<Sig>, String) {
     let mut rng = Rng(seed);
     let mut types = Types {
         defs: String::new(),
         next: 0,
+        zero_arrays,
     };
     let mut sigs = Vec::new();
     while sigs.len() < count {
@@ -1205,11 +1232,13 @@ fn plan_byte(p: &CallPlan, k: usize, b: usize) -> Option<Where> {
 
 struct Report {
     checked: usize,
+    failed: usize,
     failures: Vec<String>,
 }
 
 impl Report {
     fn fail(&mut self, msg: String) {
+        self.failed += 1;
         if self.failures.len() < 40 {
             self.failures.push(msg);
         } else if self.failures.len() == 40 {
@@ -1444,17 +1473,17 @@ fn compile(cmd: &[&str], src: &str, name: &str) -> Option<String> {
     Some(asm)
 }
 
-fn oracle(flavour: Flavour, cmd: &[&str], name: &str) {
-    let (sigs, src) = generate(1200, 0x5EED_A64C);
-    let Some(asm) = compile(cmd, &src, name) else {
-        return;
-    };
-    let funcs = functions(&asm);
+/// Checks every signature's plan under `flavour` against the assembly.
+fn check_all(
+    sigs: &[Sig],
+    funcs: &HashMap<String, Vec<(String, Vec<String>)>>,
+    flavour: Flavour,
+) -> Report {
     let mut r = Report {
         checked: 0,
+        failed: 0,
         failures: Vec::new(),
     };
-    let (mut callees, mut callers, mut rets) = (0, 0, 0);
     for (i, sig) in sigs.iter().enumerate() {
         let p = plan(&sig.descriptor(), sig.first_variadic, flavour)
             .unwrap_or_else(|e| panic!("plan of {}: {e}", sig_text(sig)));
@@ -1463,23 +1492,135 @@ fn oracle(flavour: Flavour, cmd: &[&str], name: &str) {
                 .get(&format!("callee{i}"))
                 .expect("callee in the assembly");
             check_callee(i, sig, &p, body, &mut r);
-            callees += 1;
         }
         let body = funcs
             .get(&format!("call{i}"))
             .expect("caller in the assembly");
         check_caller(i, sig, &p, flavour, body, &mut r);
-        callers += 1;
         if sig.ret.is_some() {
             check_return(i, sig, &p, &funcs[&format!("ret{i}")], &mut r);
-            rets += 1;
         }
     }
+    r
+}
+
+/// How often each rule is exercised by the signatures' plans under `flavour`, so the test
+/// fails if the generator stops reaching one.
+fn coverage(sigs: &[Sig], flavour: Flavour) -> Vec<(&'static str, usize)> {
+    let mut c: Vec<(&'static str, usize)> = Vec::new();
+    let mut bump = |name: &'static str| match c.iter_mut().find(|(n, _)| *n == name) {
+        Some((_, k)) => *k += 1,
+        None => c.push((name, 1)),
+    };
+    for sig in sigs {
+        let p = plan(&sig.descriptor(), sig.first_variadic, flavour).unwrap();
+        let used = |f: fn(&Location) -> bool| {
+            p.args
+                .iter()
+                .flat_map(|a| a.moves.iter().map(|m| m.to).chain(a.by_reference))
+                .filter(f)
+                .count()
+        };
+        let gprs_used = used(|l| matches!(l, Location::Int(_)));
+        let vregs_used = used(|l| matches!(l, Location::Vector(_)));
+        for (k, a) in sig.args.iter().enumerate() {
+            let ap = &p.args[k];
+            let on_stack = ap.moves.iter().any(|m| matches!(m.to, Location::Stack(_)))
+                || matches!(ap.by_reference, Some(Location::Stack(_)));
+            if matches!(classify(&a.layout, Flavour::Apple), ArgClass::Hfa { .. })
+                && !matches!(classify(&a.layout, Flavour::Linux), ArgClass::Hfa { .. })
+            {
+                bump("zero-length array in a member: HFA for clang, not for gcc");
+            }
+            let variadic = sig.first_variadic.is_some_and(|f| k >= f);
+            match classify(&a.layout, flavour) {
+                ArgClass::Hfa { count, .. } if !on_stack => {
+                    bump("B.2 HFA in v registers");
+                    if count == 4 {
+                        bump("B.2 HFA of 4");
+                    }
+                }
+                ArgClass::Hfa { .. } if !variadic && vregs_used < 8 => {
+                    bump("C.3 HFA on the stack, v registers left")
+                }
+                ArgClass::Hfa { .. } => bump("HFA on the stack"),
+                ArgClass::Indirect => match ap.by_reference {
+                    Some(Location::Int(_)) => bump("B.3 by reference in a GPR"),
+                    _ => bump("B.3 by reference on the stack"),
+                },
+                ArgClass::Composite { units, align16 } => {
+                    if !on_stack && units == 2 {
+                        bump("C.10 composite in two GPRs");
+                    }
+                    if on_stack && !variadic && gprs_used < 8 {
+                        bump("C.11 composite on the stack, GPRs left");
+                    }
+                    if align16 {
+                        match ap.moves[0].to {
+                            Location::Int(n) if n % 2 == 0 && n > 0 => {
+                                bump("C.8 16-aligned at an even GPR")
+                            }
+                            Location::Int(n) if n % 2 == 1 => bump("16-aligned at an odd GPR"),
+                            Location::Stack(o) if o % 16 == 0 => {
+                                bump("C.14 16-aligned on the stack")
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+                ArgClass::Integer | ArgClass::Float(_) => {
+                    if on_stack && a.layout.byte_size() < 4 {
+                        bump("narrow integer on the stack");
+                    }
+                    if !on_stack
+                        && a.layout.byte_size() < 4
+                        && !a.layout.as_value().unwrap().kind().is_float()
+                    {
+                        bump("narrow integer in a GPR");
+                    }
+                }
+            }
+            if on_stack
+                && ap
+                    .moves
+                    .iter()
+                    .any(|m| matches!(m.to, Location::Stack(o) if o % 8 != 0))
+            {
+                bump("Apple packed stack offset");
+            }
+            if variadic && on_stack && gprs_used < 8 {
+                bump("variadic on the stack, GPRs free");
+            }
+            if variadic && !on_stack {
+                bump("Linux variadic in registers");
+            }
+        }
+        match (
+            &p.ret,
+            sig.ret.as_ref().map(|r| classify(&r.layout, flavour)),
+        ) {
+            (ReturnPlan::InMemory, _) => bump("result in memory (x8)"),
+            (ReturnPlan::Registers(_), Some(ArgClass::Hfa { .. })) => bump("result HFA in v0..v3"),
+            (ReturnPlan::Registers(_), _) => bump("result composite in x0/x1"),
+            _ => {}
+        }
+    }
+    c
+}
+
+fn oracle(flavour: Flavour, cmd: &[&str], name: &str, zero_arrays: bool) {
+    let (sigs, src) = generate(1200, 0x5EED_A64C, zero_arrays);
+    let Some(asm) = compile(cmd, &src, name) else {
+        return;
+    };
+    let funcs = functions(&asm);
+    let r = check_all(&sigs, &funcs, flavour);
+    let cov = coverage(&sigs, flavour);
     eprintln!(
-        "{name}: {} signatures ({callees} callees, {callers} callers, {rets} returns), {} bytes checked, {} failures",
+        "{name}: {} signatures, {} bytes checked, {} failures; rules exercised: {cov:?}",
         sigs.len(),
         r.checked,
-        r.failures.len()
+        r.failed
     );
     assert!(
         r.failures.is_empty(),
@@ -1487,9 +1628,56 @@ fn oracle(flavour: Flavour, cmd: &[&str], name: &str) {
         r.failures.join("\n")
     );
     assert!(
-        r.checked > 10_000,
+        r.checked > 100_000,
         "{name}: too few bytes checked ({})",
         r.checked
+    );
+    let mut expected = vec![
+        "B.2 HFA in v registers",
+        "B.2 HFA of 4",
+        "C.3 HFA on the stack, v registers left",
+        "B.3 by reference in a GPR",
+        "B.3 by reference on the stack",
+        "C.10 composite in two GPRs",
+        "C.11 composite on the stack, GPRs left",
+        "C.14 16-aligned on the stack",
+        "narrow integer on the stack",
+        "narrow integer in a GPR",
+        "result in memory (x8)",
+        "result HFA in v0..v3",
+        "result composite in x0/x1",
+    ];
+    if zero_arrays {
+        expected.push("zero-length array in a member: HFA for clang, not for gcc");
+    }
+    match flavour {
+        Flavour::Linux => expected.extend([
+            "C.8 16-aligned at an even GPR",
+            "Linux variadic in registers",
+        ]),
+        Flavour::Apple => expected.extend([
+            "16-aligned at an odd GPR",
+            "Apple packed stack offset",
+            "variadic on the stack, GPRs free",
+        ]),
+    }
+    for rule in expected {
+        let n = cov.iter().find(|(r, _)| *r == rule).map_or(0, |(_, n)| *n);
+        assert!(n >= 5, "{name}: rule `{rule}` exercised only {n} times");
+    }
+    // The oracle can tell the flavours apart: the other flavour's plans must fail here.
+    let other = match flavour {
+        Flavour::Linux => Flavour::Apple,
+        Flavour::Apple => Flavour::Linux,
+    };
+    let wrong = check_all(&sigs, &funcs, other);
+    eprintln!(
+        "{name}: {:?} plans fail {} checks here, as they should",
+        other, wrong.failed
+    );
+    assert!(
+        wrong.failed > 50,
+        "{name}: {other:?} plans pass too: the oracle is blind"
     );
 }
 
@@ -1503,6 +1691,7 @@ fn linux_plans_match_gcc() {
             "-fno-section-anchors",
         ],
         "gcc-aarch64-linux",
+        true,
     );
 }
 
@@ -1512,6 +1701,7 @@ fn linux_plans_match_clang() {
         Flavour::Linux,
         &["clang", "-target", "aarch64-linux-gnu", "-ffreestanding"],
         "clang-aarch64-linux",
+        false,
     );
 }
 
@@ -1521,5 +1711,6 @@ fn apple_plans_match_clang() {
         Flavour::Apple,
         &["clang", "-target", "arm64-apple-macos11", "-ffreestanding"],
         "clang-arm64-apple",
+        true,
     );
 }

@@ -9,7 +9,8 @@
 //!
 //! # The rules (both flavours unless noted)
 //! - **B.2 HFA**: a composite (struct, union, arrays inside them) whose leaves, after skipping
-//!   zero-size members, are 1 to 4 scalars of one floating-point type (all `float` or all
+//!   zero-size members (see below for zero-length arrays), are 1 to 4 scalars of one
+//!   floating-point type (all `float` or all
 //!   `double`), found through nested structs and arrays (a union counts its largest member, all
 //!   members being HFAs of the same type), with no padding (size = count × member size, checked
 //!   at every level), is a Homogeneous Floating-point Aggregate. There are no vector types, so
@@ -57,9 +58,14 @@
 //! The system gcc is the ground truth for Linux, clang for Apple; `tests/aarch64_oracle.rs`
 //! compiles generated callers and callees with both and checks every plan against where the
 //! compiler puts each byte. Differences found and what this module follows:
-//! - Zero-length arrays in a would-be HFA (`struct { float a; float z[0]; }`): gcc skips them
-//!   (HFA), clang treats the struct as not an HFA. gatun follows gcc for both flavours (zero-size
-//!   parts are skipped), so the oracle does not generate zero-length arrays for Apple.
+//! - Zero-size members of a would-be HFA (GNU C empty structs and zero-length arrays). The
+//!   specification has no such members. Both compilers skip an empty struct member (and an
+//!   array of them), and both reject a zero-length array that is itself a member
+//!   (`struct { float a; float z[0]; float b; }` goes in `x0`). They disagree on a zero-length
+//!   array *inside* a zero-size member (`struct i { float z[0]; }` as a member, or an array of
+//!   it): gcc rejects the HFA, clang skips the member as empty. Linux follows gcc, Apple
+//!   clang; the oracle generates such members for gcc and Apple clang and leaves them out of
+//!   the Linux clang run.
 //!
 //! Sizes and limits are checked as in [`super::sysv_x64::plan`]: one stack-limit check against
 //! [`MAX_STACK_BYTES`], and work linear in the distinct sub-layouts (see [`classify`]).
@@ -158,21 +164,88 @@ type Shape = Option<(Option<ScalarKind>, usize)>;
 /// Largest byte size of an HFA (4 doubles).
 const MAX_HFA_BYTES: usize = 32;
 
+/// What the HFA rules need to know of a zero-size member (computed once per node).
+#[derive(Debug, Clone, Copy)]
+struct Empty {
+    /// A sequence of count 0 is inside (or it is one).
+    zero_array: bool,
+    /// clang's "empty field": a zero-count sequence, a sequence of empty fields, or a group all
+    /// of whose members are empty fields (a group with no members included).
+    clang_empty: bool,
+}
+
 /// Finds HFA shapes. Each group node (keyed by the address of its member list or element) is
 /// computed once and remembered, so a layout sharing sub-layouts through `Arc`s costs its number
-/// of distinct nodes; zero-size parts are skipped without descent; every other part is at most
-/// [`MAX_HFA_BYTES`] bytes (checked before descent), so a sequence inside has at most 32
-/// non-zero-size elements, and its shape is the element's times the count (no per-element walk).
+/// of distinct nodes; element counts are never expanded (a sequence's shape is its element's
+/// times the count); a non-zero-size part over [`MAX_HFA_BYTES`] bytes is rejected before
+/// descent; zero-size parts are only asked whether they hold a zero-length array.
 struct HfaWalker {
-    memo: HashMap<usize, Shape>,
+    flavour: Flavour,
+    memo: HashMap<(usize, usize), Shape>,
+    empty_memo: HashMap<(usize, usize), Empty>,
+}
+
+/// The memo key of a group node: the address of its member list or element, with the kind of
+/// group (a sequence's count included, so two sequences sharing an element stay apart).
+fn node_key(layout: &MemoryLayout) -> Option<(usize, usize)> {
+    match layout {
+        MemoryLayout::Struct(s) => Some((s.members().as_ptr() as usize, usize::MAX)),
+        MemoryLayout::Union(u) => Some((u.members().as_ptr() as usize, usize::MAX - 1)),
+        MemoryLayout::Sequence(s) => Some((s.element() as *const MemoryLayout as usize, s.count())),
+        MemoryLayout::Value(_) | MemoryLayout::Padding(_) => None,
+    }
 }
 
 impl HfaWalker {
+    /// The [`Empty`] facts of a (zero-size or not) member, linear in distinct nodes.
+    fn empty(&mut self, layout: &MemoryLayout) -> Empty {
+        let Some(key) = node_key(layout) else {
+            return Empty {
+                zero_array: false,
+                clang_empty: false,
+            };
+        };
+        if let Some(&e) = self.empty_memo.get(&key) {
+            return e;
+        }
+        #[cfg(test)]
+        VISITS.with(|v| v.set(v.get() + 1));
+        let e = match layout {
+            MemoryLayout::Sequence(s) => {
+                let inner = self.empty(s.element());
+                Empty {
+                    zero_array: s.count() == 0 || inner.zero_array,
+                    clang_empty: s.count() == 0 || inner.clang_empty,
+                }
+            }
+            MemoryLayout::Struct(_) | MemoryLayout::Union(_) => {
+                let members = match layout {
+                    MemoryLayout::Struct(s) => s.members(),
+                    MemoryLayout::Union(u) => u.members(),
+                    _ => &[],
+                };
+                let mut e = Empty {
+                    zero_array: false,
+                    clang_empty: true,
+                };
+                for m in members {
+                    let me = self.empty(m);
+                    e.zero_array |= me.zero_array;
+                    e.clang_empty &= me.clang_empty;
+                }
+                e
+            }
+            MemoryLayout::Value(_) | MemoryLayout::Padding(_) => Empty {
+                zero_array: false,
+                clang_empty: false,
+            },
+        };
+        self.empty_memo.insert(key, e);
+        e
+    }
+
     fn shape(&mut self, layout: &MemoryLayout) -> Shape {
         let size = layout.byte_size();
-        if size == 0 {
-            return Some((None, 0));
-        }
         if size > MAX_HFA_BYTES {
             return None;
         }
@@ -182,9 +255,8 @@ impl HfaWalker {
                 return k.is_float().then_some((Some(k), 1));
             }
             MemoryLayout::Padding(_) => return None,
-            MemoryLayout::Struct(s) => s.members().as_ptr() as usize,
-            MemoryLayout::Union(u) => u.members().as_ptr() as usize,
-            MemoryLayout::Sequence(s) => s.element() as *const MemoryLayout as usize,
+            _ if size == 0 => return Some((None, 0)),
+            _ => node_key(layout)?,
         };
         if let Some(&known) = self.memo.get(&key) {
             return known;
@@ -198,6 +270,30 @@ impl HfaWalker {
         shape
     }
 
+    /// The shape a struct or union member contributes: gcc rejects a zero-length array
+    /// anywhere inside; clang rejects one only as the member itself (arrays of arrays
+    /// included) and skips members that are "empty fields".
+    fn member(&mut self, m: &MemoryLayout) -> Shape {
+        if m.byte_size() == 0 {
+            let e = self.empty(m);
+            let direct_zero_array = {
+                let mut l = m;
+                let mut zero = false;
+                while let MemoryLayout::Sequence(s) = l {
+                    zero |= s.count() == 0;
+                    l = s.element();
+                }
+                zero
+            };
+            let rejected = match self.flavour {
+                Flavour::Linux => e.zero_array,
+                Flavour::Apple => direct_zero_array,
+            };
+            return if rejected { None } else { Some((None, 0)) };
+        }
+        self.shape(m)
+    }
+
     fn group_shape(&mut self, layout: &MemoryLayout) -> Shape {
         fn join(a: Option<ScalarKind>, b: Option<ScalarKind>) -> Option<Option<ScalarKind>> {
             match (a, b) {
@@ -209,7 +305,7 @@ impl HfaWalker {
             MemoryLayout::Struct(s) => {
                 let (mut kind, mut count) = (None, 0usize);
                 for m in s.members() {
-                    let (k, n) = self.shape(m)?;
+                    let (k, n) = self.member(m)?;
                     kind = join(kind, k)?;
                     count += n;
                     if count > 4 {
@@ -221,15 +317,16 @@ impl HfaWalker {
             MemoryLayout::Union(u) => {
                 let (mut kind, mut count) = (None, 0usize);
                 for m in u.members() {
-                    let (k, n) = self.shape(m)?;
+                    let (k, n) = self.member(m)?;
                     kind = join(kind, k)?;
                     count = count.max(n);
                 }
                 Some((kind, count))
             }
             MemoryLayout::Sequence(s) => {
+                // Non-zero size (checked by the caller) and at most 32 bytes: the element has
+                // non-zero size and the count is at most 32.
                 let (k, n) = self.shape(s.element())?;
-                // Non-zero size (checked by the caller) and at most 32 bytes: count <= 32.
                 let count = n.checked_mul(s.count())?;
                 (count <= 4).then_some((k, count))
             }
@@ -238,13 +335,15 @@ impl HfaWalker {
     }
 }
 
-/// `Some((kind, count))` when `layout` is a composite HFA (B.2).
-fn hfa(layout: &MemoryLayout) -> Option<(ScalarKind, u8)> {
+/// `Some((kind, count))` when `layout` is a composite HFA (B.2) under `flavour`.
+fn hfa(layout: &MemoryLayout, flavour: Flavour) -> Option<(ScalarKind, u8)> {
     if !layout.is_group() || layout.byte_size() > MAX_HFA_BYTES {
         return None;
     }
     let mut walker = HfaWalker {
+        flavour,
         memo: HashMap::new(),
+        empty_memo: HashMap::new(),
     };
     match walker.shape(layout)? {
         (Some(kind), n @ 1..=4) => Some((kind, n as u8)),
@@ -283,7 +382,7 @@ pub fn classify(layout: &MemoryLayout, flavour: Flavour) -> ArgClass {
             ArgClass::Integer
         };
     }
-    if let Some((kind, count)) = hfa(layout) {
+    if let Some((kind, count)) = hfa(layout, flavour) {
         return ArgClass::Hfa { kind, count };
     }
     let size = layout.byte_size();
