@@ -1714,3 +1714,73 @@ fn apple_plans_match_clang() {
         true,
     );
 }
+
+/// The per-target C type tables against the compilers: `sizeof` and signedness as constants
+/// in the assembly.
+fn data_model_matches(model: gatun::layout::DataModel, cmd: &[&str], name: &str) {
+    let src = "int ld_size = sizeof(long double);\n\
+               int char_signed = (char)-1 < 0;\n\
+               int long_size = sizeof(long);\n\
+               int wchar_size = sizeof(__WCHAR_TYPE__);\n\
+               int wchar_signed = (__WCHAR_TYPE__)-1 < 0;\n\
+               int double_size = sizeof(double);\n";
+    let Some(asm) = compile(cmd, src, name) else {
+        return;
+    };
+    let value = |var: &str| -> usize {
+        let mut lines = asm.lines().map(str::trim);
+        lines
+            .by_ref()
+            .find(|l| l.trim_start_matches('_') == format!("{var}:"))
+            .unwrap_or_else(|| panic!("{name}: no {var} in\n{asm}"));
+        let word = lines.next().unwrap();
+        let word = word.split([';', '/']).next().unwrap().trim();
+        if word.starts_with(".zero") {
+            return 0; // gcc emits a zero value as `.zero 4`
+        }
+        word.strip_prefix(".word")
+            .or_else(|| word.strip_prefix(".long"))
+            .unwrap_or_else(|| panic!("{name}: {var}: {word}"))
+            .trim()
+            .parse()
+            .unwrap()
+    };
+    assert_eq!(model.char_signed, value("char_signed") == 1, "{name}: char");
+    assert_eq!(model.long_size, value("long_size"), "{name}: long");
+    assert_eq!(model.wchar_size, value("wchar_size"), "{name}: wchar_t");
+    let wchar = model.layout("wchar_t").unwrap().kind();
+    assert_eq!(
+        wchar.is_signed(),
+        value("wchar_signed") == 1,
+        "{name}: wchar_t sign"
+    );
+    assert_eq!(
+        model.long_double_is_double,
+        value("ld_size") == value("double_size"),
+        "{name}: long double"
+    );
+    match model.layout("long double") {
+        Ok(l) => assert_eq!(l.byte_size(), value("ld_size"), "{name}: long double"),
+        Err(e) => assert_eq!(value("ld_size"), 16, "{name}: long double rejected: {e}"),
+    }
+}
+
+#[test]
+fn data_models_match_the_compilers() {
+    use gatun::layout::DataModel;
+    data_model_matches(
+        DataModel::LINUX_AARCH64,
+        &["aarch64-linux-gnu-gcc", "-ffreestanding"],
+        "gcc-aarch64-linux-model",
+    );
+    data_model_matches(
+        DataModel::LINUX_AARCH64,
+        &["clang", "-target", "aarch64-linux-gnu", "-ffreestanding"],
+        "clang-aarch64-linux-model",
+    );
+    data_model_matches(
+        DataModel::APPLE_ARM64,
+        &["clang", "-target", "arm64-apple-macos11", "-ffreestanding"],
+        "clang-arm64-apple-model",
+    );
+}
