@@ -384,7 +384,7 @@ fn generate(count: usize, seed: u64, zero_arrays: bool) -> (Vec<Sig>, String) {
             first_variadic,
         });
     }
-    let mut src = String::from(types.defs.clone());
+    let mut src = types.defs.clone();
     for (i, s) in sigs.iter().enumerate() {
         for (k, a) in s.args.iter().enumerate() {
             let _ = writeln!(src, "{} g{i}_{k};", a.spelling);
@@ -1017,10 +1017,10 @@ impl Machine {
             }
             "ld1" | "st1" => {
                 // `{vA.16b - vB.16b}` or `{vA.16b, vB.16b}`: consecutive whole registers.
-                let list = ops[0].trim_matches(|c| c == '{' || c == '}');
+                let list = ops[0].trim_matches(['{', '}']);
                 let regs: Vec<Reg> = list
-                    .split(|c| c == '-' || c == ',')
-                    .map(|r| parse_reg(r))
+                    .split(['-', ','])
+                    .map(parse_reg)
                     .collect::<Option<_>>()?;
                 let (Some(&Reg::V(first, 16)), Some(&Reg::V(last, 16))) =
                     (regs.first(), regs.last())
@@ -1131,9 +1131,14 @@ impl Machine {
 }
 
 /// The functions of an assembly file: name → instruction lines.
-fn functions(asm: &str) -> HashMap<String, Vec<(String, Vec<String>)>> {
+/// One instruction: mnemonic and operands.
+type Insn = (String, Vec<String>);
+/// Function name → its instructions.
+type Functions = HashMap<String, Vec<Insn>>;
+
+fn functions(asm: &str) -> Functions {
     let mut out = HashMap::new();
-    let mut cur: Option<(String, Vec<(String, Vec<String>)>)> = None;
+    let mut cur: Option<(String, Vec<Insn>)> = None;
     for line in asm.lines() {
         let line = line.split("//").next().unwrap_or("");
         let line = line.split(';').next().unwrap_or("").trim();
@@ -1164,7 +1169,7 @@ fn functions(asm: &str) -> HashMap<String, Vec<(String, Vec<String>)>> {
 }
 
 /// Runs `body` until the first call/tail call to `until` (or `ret` when `until` is "ret").
-fn run(body: &[(String, Vec<String>)], until: &str) -> Option<Machine> {
+fn run(body: &[Insn], until: &str) -> Option<Machine> {
     let mut m = Machine::new();
     for (mn, ops) in body {
         if let Some(t) = m.step(mn, ops) {
@@ -1248,7 +1253,7 @@ impl Report {
 }
 
 /// The upcall side: `callee{i}` stores each argument byte to global `g{i}_{k}`.
-fn check_callee(i: usize, sig: &Sig, p: &CallPlan, body: &[(String, Vec<String>)], r: &mut Report) {
+fn check_callee(i: usize, sig: &Sig, p: &CallPlan, body: &[Insn], r: &mut Report) {
     let Some(m) = run(body, "ret") else {
         r.fail(format!("callee{i}: did not reach ret"));
         return;
@@ -1293,7 +1298,7 @@ fn check_caller(
     sig: &Sig,
     p: &CallPlan,
     flavour: Flavour,
-    body: &[(String, Vec<String>)],
+    body: &[Insn],
     r: &mut Report,
 ) {
     let Some(m) = run(body, &format!("f{i}")) else {
@@ -1374,7 +1379,7 @@ fn check_caller(
 }
 
 /// The return side: at `ret` of `ret{i}`, the bytes of `gr{i}` are where the plan says.
-fn check_return(i: usize, sig: &Sig, p: &CallPlan, body: &[(String, Vec<String>)], r: &mut Report) {
+fn check_return(i: usize, sig: &Sig, p: &CallPlan, body: &[Insn], r: &mut Report) {
     let Some(ret) = &sig.ret else { return };
     let Some(m) = run(body, "ret") else {
         r.fail(format!("ret{i}: did not reach ret"));
@@ -1474,11 +1479,7 @@ fn compile(cmd: &[&str], src: &str, name: &str) -> Option<String> {
 }
 
 /// Checks every signature's plan under `flavour` against the assembly.
-fn check_all(
-    sigs: &[Sig],
-    funcs: &HashMap<String, Vec<(String, Vec<String>)>>,
-    flavour: Flavour,
-) -> Report {
+fn check_all(sigs: &[Sig], funcs: &Functions, flavour: Flavour) -> Report {
     let mut r = Report {
         checked: 0,
         failed: 0,
