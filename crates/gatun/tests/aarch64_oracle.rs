@@ -276,7 +276,16 @@ impl Types {
             85..=91 => {
                 // 16-byte alignment: on the struct itself, or through a member.
                 let t = 1 + rng.below(16);
-                let inner = self.mixed(rng, t, false);
+                let inner = if rng.chance(30) {
+                    // A 16-byte-aligned HFA: 2 doubles or 4 floats (no padding), or 4 doubles.
+                    match rng.below(3) {
+                        0 => self.hfa(rng, ScalarKind::F64, 2, 1),
+                        1 => self.hfa(rng, ScalarKind::F32, 4, 1),
+                        _ => self.hfa(rng, ScalarKind::F64, 4, 1),
+                    }
+                } else {
+                    self.mixed(rng, t, false)
+                };
                 if rng.chance(50) {
                     let f = Field {
                         ty: inner,
@@ -1534,6 +1543,15 @@ fn coverage(sigs: &[Sig], flavour: Flavour) -> Vec<(&'static str, usize)> {
                 bump("zero-length array in a member: HFA for clang, not for gcc");
             }
             let variadic = sig.first_variadic.is_some_and(|f| k >= f);
+            if a.layout.byte_alignment() >= 16
+                && matches!(classify(&a.layout, flavour), ArgClass::Hfa { .. })
+            {
+                bump(if on_stack {
+                    "16-aligned HFA on the stack"
+                } else {
+                    "16-aligned HFA in v registers"
+                });
+            }
             match classify(&a.layout, flavour) {
                 ArgClass::Hfa { count, .. } if !on_stack => {
                     bump("B.2 HFA in v registers");
@@ -1642,6 +1660,8 @@ fn oracle(flavour: Flavour, cmd: &[&str], name: &str, zero_arrays: bool) {
         "C.10 composite in two GPRs",
         "C.11 composite on the stack, GPRs left",
         "C.14 16-aligned on the stack",
+        "16-aligned HFA on the stack",
+        "16-aligned HFA in v registers",
         "narrow integer on the stack",
         "narrow integer in a GPR",
         "result in memory (x8)",

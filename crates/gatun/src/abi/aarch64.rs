@@ -23,10 +23,11 @@
 //!   left; an HFA of n members takes n consecutive v registers, one member each, if all n are
 //!   left — otherwise NSRN becomes 8 (no later float goes in a register either) and the whole HFA
 //!   goes on the stack.
-//! - **C.8**: a composite of natural alignment 16 starts at an even GPR (NGRN rounded up).
-//!   Linux: the natural alignment is that of the most aligned *member* (an `aligned(16)` on the
-//!   struct itself does not count; gcc and clang agree). Apple: clang uses the type's full
-//!   alignment, attribute included.
+//! - **C.8** (Linux): a composite of natural alignment 16 starts at an even GPR (NGRN rounded
+//!   up; the skipped register stays unused). The natural alignment is that of the most aligned
+//!   *member* (an `aligned(16)` on the struct itself does not count; gcc and clang agree).
+//!   Apple: clang never rounds NGRN up; the composite's full alignment (attribute included)
+//!   only decides its stack alignment.
 //! - **C.9–C.10**: integers, bools and pointers take the next GPR (NGRN); a composite of n
 //!   8-byte units (B.4) takes n consecutive GPRs if all fit.
 //! - **C.11**: otherwise NGRN becomes 8 and the whole composite goes on the stack (later
@@ -40,15 +41,18 @@
 //!   passes in `x8` (which does not consume an argument register).
 //! - **Variadic, Linux**: variadic arguments are passed exactly as named ones; a variadic
 //!   `float` is promoted to `double` (C's default argument promotions, as for SysV).
-//! - **Variadic, Apple**: every variadic argument goes on the stack in 8-byte slots (a composite
-//!   of 16-byte alignment in a 16-byte-aligned pair), even when registers are free;
-//!   [`CallPlan::first_variadic`] decides which arguments those are. A `float` is promoted.
+//! - **Variadic, Apple**: every variadic argument goes on the stack in 8-byte slots, even when
+//!   registers are free; [`CallPlan::first_variadic`] decides which arguments those are. A
+//!   composite other than an HFA of 16-byte alignment takes a 16-byte-aligned pair of slots;
+//!   an HFA is 8-byte aligned whatever its alignment; a `float` is promoted to `double`.
 //! - **Apple packed stack**: *named* stack arguments take their natural size and alignment
-//!   (`i8, i16, i8, i8` past the registers land at `sp`, `sp+2`, `sp+4`, `sp+5`; an HFA of
-//!   `float`s at a 4-byte-aligned offset); composites other than HFAs still take 8-byte units at
-//!   8-byte (or 16-byte) alignment, as clang passes them as arrays of 64-bit integers. The plan's
-//!   [`CallPlan::packed_named_stack`] tells the executor to write exactly `size` bytes for those
-//!   moves. The total is rounded up to 8.
+//!   (`i8, i16, i8, i8` past the registers land at `sp`, `sp+2`, `sp+4`, `sp+5`; an HFA at its
+//!   member's alignment, one move per member); composites other than HFAs still take 8-byte
+//!   units at 8-byte (or, for a 16-byte alignment, 16-byte) alignment, as clang passes them as
+//!   arrays of 64-bit integers. In a call of a *variadic* function, the named integers narrower
+//!   than 32 bits take 4-byte slots instead (clang extends them first). The plan's
+//!   [`CallPlan::packed_named_stack`] tells the executor to write only those bytes
+//!   ([`CallPlan::stack_write_bytes`]). The total is rounded up to 8.
 //! - **Apple narrow integers**: the caller sign- or zero-extends integers narrower than 32 bits
 //!   to 32 bits (the plan's conversions extend to 64, which includes it; Linux leaves the upper
 //!   bits unspecified and gatun extends anyway). The register `x18` is reserved on Apple
@@ -66,6 +70,13 @@
 //!   it): gcc rejects the HFA, clang skips the member as empty. Linux follows gcc, Apple
 //!   clang; the oracle generates such members for gcc and Apple clang and leaves them out of
 //!   the Linux clang run.
+//! - Apple, 16-byte-aligned composites in registers: the base standard's C.8 would start them
+//!   at an even GPR; clang for Apple does not (it does align them to 16 on the stack).
+//! - Apple, named arguments of a variadic function past the registers: Apple's description
+//!   of packed stack arguments gives a `char` one byte; clang gives the named narrow integers
+//!   of a variadic call 4-byte, 4-aligned slots (extended to 32 bits). gatun follows clang.
+//! - Everything else the oracle generates (HFAs, by-reference copies, C.8 on Linux, C.11,
+//!   stack alignment, results, variadics) agrees with the specification on both compilers.
 //!
 //! Sizes and limits are checked as in [`super::sysv_x64::plan`]: one stack-limit check against
 //! [`MAX_STACK_BYTES`], and work linear in the distinct sub-layouts (see [`classify`]).
@@ -138,8 +149,8 @@ pub enum ArgClass {
         count: u8,
     },
     /// A composite of at most 16 bytes that is not an HFA: `units` (1 or 2) consecutive GPRs or
-    /// 8-byte stack units (B.4, C.10); `align16` when it starts at an even GPR (C.8) and a
-    /// 16-byte-aligned stack offset.
+    /// 8-byte stack units (B.4, C.10); `align16` when it takes a 16-byte-aligned stack offset
+    /// and, on Linux, starts at an even GPR (C.8).
     Composite {
         /// Number of 8-byte units, the size rounded up to 8 divided by 8 (1 or 2).
         units: u8,
@@ -353,7 +364,7 @@ fn hfa(layout: &MemoryLayout, flavour: Flavour) -> Option<(ScalarKind, u8)> {
 
 /// The alignment C.8 and C.14 use for a composite: Linux, the largest member alignment (the
 /// "natural alignment" before any adjustment of the composite itself, zero-size members
-/// included as gcc does); Apple, the composite's alignment. Capped at 16 (the stack
+/// included as gcc does); Apple, the composite's alignment (clang's). Capped at 16 (the stack
 /// alignment).
 fn composite_alignment(layout: &MemoryLayout, flavour: Flavour) -> usize {
     let a = match (flavour, layout) {
@@ -522,11 +533,16 @@ impl Assigner {
                 if !stack_only {
                     self.nsrn = VECTOR_ARG_REGS; // C.3
                 }
-                if packed {
-                    plain(self.stack_copy(size, es, es))
-                } else {
-                    let align = composite_alignment(layout, self.flavour).max(8);
-                    plain(self.stack_copy(size, align, 8))
+                match self.flavour {
+                    // Named: packed at the member's alignment, one move per member.
+                    Flavour::Apple if packed => plain(self.stack_copy(size, es, es)),
+                    // Variadic: 8-byte slots at 8-byte alignment, whatever the HFA's alignment
+                    // (clang passes it as an array of its members).
+                    Flavour::Apple => plain(self.stack_copy(size, 8, 8)),
+                    Flavour::Linux => {
+                        let align = composite_alignment(layout, self.flavour).max(8);
+                        plain(self.stack_copy(size, align, 8))
+                    }
                 }
             }
             ArgClass::Indirect => {

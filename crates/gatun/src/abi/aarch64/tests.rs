@@ -391,6 +391,27 @@ fn variadic_arguments_on_apple_go_on_the_stack_in_8_byte_slots() {
     assert_eq!(p.vector_registers, 0);
     // Variadic moves write whole slots, even in a packed plan.
     assert_eq!(p.stack_write_bytes(2, &p.args[2].moves[0]), 8);
+    // A 16-byte-aligned HFA is still 8-byte aligned there (clang passes it as its members).
+    let hfa_a16 = aligned16(&[v(V::F64), v(V::F64)]);
+    assert_eq!(
+        classify(&hfa_a16, Apple),
+        ArgClass::Hfa {
+            kind: ScalarKind::F64,
+            count: 2
+        }
+    );
+    let p = plan(
+        &FD::of_void([v(V::I32), v(V::I32), hfa_a16.clone()]),
+        Some(1),
+        Apple,
+    )
+    .unwrap();
+    assert_eq!(locs(&p, 2), [Stack(8), Stack(16)]);
+    // Linux, on the stack: the member alignment (8) decides, not the attribute.
+    let mut args = doubles(8);
+    args.extend([v(V::F32), hfa_a16]);
+    let p = plan_of(args, Linux);
+    assert_eq!(locs(&p, 9), [Stack(8), Stack(16)]);
     // With no variadic arguments, the registers are used as usual.
     let p = plan(&FD::of_void([v(V::I32), v(V::F64)]), Some(2), Apple).unwrap();
     assert_eq!(locs(&p, 1), [Vector(0)]);
