@@ -1524,6 +1524,20 @@ fn coverage(sigs: &[Sig], flavour: Flavour) -> Vec<(&'static str, usize)> {
     };
     for sig in sigs {
         let p = plan(&sig.descriptor(), sig.first_variadic, flavour).unwrap();
+        // Only x0..x7 and v0..v7 carry arguments, x8 the result pointer: x18 (reserved on
+        // Apple) and the other registers never appear.
+        for a in &p.args {
+            for l in a.moves.iter().map(|m| m.to).chain(a.by_reference) {
+                assert!(
+                    !matches!(l, Location::Int(8..) | Location::Vector(8..)),
+                    "{l:?}"
+                );
+            }
+        }
+        assert!(matches!(
+            p.hidden_return_pointer,
+            None | Some(Location::Int(8))
+        ));
         let used = |f: fn(&Location) -> bool| {
             p.args
                 .iter()
