@@ -58,7 +58,10 @@ fn misaligned_memory_return_is_an_error_not_a_crash() {
         let prefix = PrefixAllocator::new(dest);
         // SAFETY: as above.
         let err = unsafe { h.invoke_into(&prefix, &[Value::F64(1.5)]) };
-        assert!(matches!(err, Err(Error::MisalignedAccess { .. })), "{err:?}");
+        assert!(
+            matches!(err, Err(Error::MisalignedAccess { .. })),
+            "{err:?}"
+        );
 
         // aligned: the right values
         // SAFETY: as above.
@@ -84,16 +87,28 @@ fn register_returns_check_alignment_too() {
     // a 24-byte struct of longs: MEMORY class, 8-byte aligned
     let arena = Arena::confined();
     let block = arena.allocate(64, 16).unwrap();
-    let h = link("sysv_l3_make", &FD::of(st([V::I64, V::I64, V::I64]), [V::I64; 3]));
+    let h = link(
+        "sysv_l3_make",
+        &FD::of(st([V::I64, V::I64, V::I64]), [V::I64; 3]),
+    );
     // SAFETY: sysv_l3_make(long, long, long) returns a 24-byte struct.
     let lying = Misaligning(block.slice(4, 40).unwrap());
     let err = unsafe { h.invoke_into(&lying, &[Value::I64(1), Value::I64(2), Value::I64(3)]) };
-    assert!(matches!(err, Err(Error::MisalignedAccess { alignment: 8, .. })), "{err:?}");
+    assert!(
+        matches!(err, Err(Error::MisalignedAccess { alignment: 8, .. })),
+        "{err:?}"
+    );
     // a register-returned struct (rax:rdx, stored by gatun itself): the same rule
-    let h = link("sysv_ll_make", &FD::of(st([V::I64, V::I64]), [V::I64, V::I64]));
+    let h = link(
+        "sysv_ll_make",
+        &FD::of(st([V::I64, V::I64]), [V::I64, V::I64]),
+    );
     // SAFETY: returns a 16-byte struct of two longs.
     let err = unsafe { h.invoke_into(&lying, &[Value::I64(1), Value::I64(2)]) };
-    assert!(matches!(err, Err(Error::MisalignedAccess { alignment: 8, .. })), "{err:?}");
+    assert!(
+        matches!(err, Err(Error::MisalignedAccess { alignment: 8, .. })),
+        "{err:?}"
+    );
 }
 
 #[test]
@@ -132,7 +147,10 @@ fn misaligned_capture_segment_is_an_error() {
     }
     // SAFETY: as above.
     let err = unsafe { h.invoke_captured(misaligned, &[Value::I32(7), Value::I32(-1)]) };
-    assert!(matches!(err, Err(Error::MisalignedAccess { .. })), "{err:?}");
+    assert!(
+        matches!(err, Err(Error::MisalignedAccess { .. })),
+        "{err:?}"
+    );
     let cap = arena.allocate_layout(&capture_state_layout()).unwrap();
     // SAFETY: as above.
     let v = unsafe { h.invoke(&[Value::Segment(cap), Value::I32(7), Value::I32(-1)]) }.unwrap();

@@ -212,8 +212,9 @@ fn live_cost(descriptors: &[(FD, Vec<LinkerOption>)], sym: &Symbol) -> (usize, u
 fn live_stubs_take_at_most_256_bytes_each() {
     let _g = serial();
     // 10,000 ordinary signatures of up to four arguments
-    let plain: Vec<(FD, Vec<LinkerOption>)> =
-        (1..=10_000).map(|n| (plain_descriptor(n), vec![])).collect();
+    let plain: Vec<(FD, Vec<LinkerOption>)> = (1..=10_000)
+        .map(|n| (plain_descriptor(n), vec![]))
+        .collect();
     let (code, grown, n) = live_cost(&plain, &snprintf());
     let per_stub = grown as f64 / n as f64;
     eprintln!(
@@ -224,7 +225,12 @@ fn live_stubs_take_at_most_256_bytes_each() {
     // 10,000 snprintf shapes (up to 7 variadic arguments; larger stubs): the arena adds at most
     // the rounding to 16 bytes and part of one chunk to the code itself
     let printf: Vec<(FD, Vec<LinkerOption>)> = (0..10_000)
-        .map(|n| (descriptor(&kinds(n)), vec![LinkerOption::FirstVariadicArg(3)]))
+        .map(|n| {
+            (
+                descriptor(&kinds(n)),
+                vec![LinkerOption::FirstVariadicArg(3)],
+            )
+        })
         .collect();
     let (code, grown, n) = live_cost(&printf, &snprintf());
     eprintln!(
@@ -232,7 +238,10 @@ fn live_stubs_take_at_most_256_bytes_each() {
         grown as f64 / n as f64,
         code as f64 / n as f64
     );
-    assert!(grown <= code + 15 * n + 2 * 64 * 1024, "{grown} mapped for {code} bytes of code");
+    assert!(
+        grown <= code + 15 * n + 2 * 64 * 1024,
+        "{grown} mapped for {code} bytes of code"
+    );
     // and they run
     let handles: Vec<DowncallHandle> = (0..10_000).step_by(331).map(|n| link(&kinds(n))).collect();
     for (h, n) in handles.iter().zip((0..10_000).step_by(331)) {
@@ -249,7 +258,11 @@ fn eight_threads_link_distinct_signatures_concurrently() {
                 let mut kept = Vec::new();
                 for i in 0..400 {
                     // distinct per thread, plus one shape every thread links (shared stub)
-                    let n = if i % 50 == 0 { 77 } else { 20_000 + t * 1000 + i };
+                    let n = if i % 50 == 0 {
+                        77
+                    } else {
+                        20_000 + t * 1000 + i
+                    };
                     let k = kinds(n);
                     let h = link(&k);
                     call_and_check(&h, &k, (t * 1000 + i) as i64);
@@ -286,7 +299,10 @@ fn upcall_stubs_share_the_arena_and_are_freed() {
         .collect();
     let grown = mapped_code_bytes() - before;
     // 2,000 stubs of 27 code bytes (32 in the arena): one 64 KiB chunk, not 2,000 pages
-    assert!(grown <= 2 * 64 * 1024, "{grown} bytes for 2,000 upcall stubs");
+    assert!(
+        grown <= 2 * 64 * 1024,
+        "{grown} bytes for 2,000 upcall stubs"
+    );
     let call = link_with(
         "upcall_call_int",
         &FD::of(V::I32, [V::ADDRESS, V::I32]),
@@ -299,5 +315,8 @@ fn upcall_stubs_share_the_arena_and_are_freed() {
     }
     drop(stubs);
     let after = mapped_code_bytes();
-    assert!(after <= before + 64 * 1024, "{after} bytes after, {before} before");
+    assert!(
+        after <= before + 64 * 1024,
+        "{after} bytes after, {before} before"
+    );
 }

@@ -596,7 +596,9 @@ mod bitmap_tests {
         for _ in 0..200 {
             let mut bits = vec![0u64; 3];
             for w in bits.iter_mut() {
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
                 // sparse or dense patterns
                 *w = if seed >> 63 == 0 {
                     seed & (seed >> 7) & (seed >> 13)
@@ -605,7 +607,8 @@ mod bitmap_tests {
                 };
             }
             for n in [1, 2, 5, 17, 64, 65, 100] {
-                let naive = (0..=192 - n).find(|&i| (i..i + n).all(|j| bits[j / 64] >> (j % 64) & 1 == 0));
+                let naive =
+                    (0..=192 - n).find(|&i| (i..i + n).all(|j| bits[j / 64] >> (j % 64) & 1 == 0));
                 assert_eq!(find_clear_run(&bits, n), naive, "{bits:x?} n={n}");
             }
         }
@@ -668,7 +671,8 @@ mod tests {
                 .count();
             assert!(near > 50, "{near}");
         }
-        let (even, odd): (Vec<_>, Vec<_>) = codes.into_iter().enumerate().partition(|(i, _)| i % 2 == 0);
+        let (even, odd): (Vec<_>, Vec<_>) =
+            codes.into_iter().enumerate().partition(|(i, _)| i % 2 == 0);
         drop(odd);
         for (i, c) in &even {
             assert_eq!(call(c), *i as i32);

@@ -201,7 +201,8 @@ impl SymbolLookup {
                     // SAFETY: not yet mapped (libm, when nothing in the process uses it): load it,
                     // which runs its initialisers and IFUNC resolvers. Both are glibc's own
                     // (libm is part of glibc) and run no user code: what linking `-lm` does.
-                    let lib = loaded.or_else(|_| unsafe { Library::open(name, RTLD_NOW | RTLD_LOCAL) });
+                    let lib =
+                        loaded.or_else(|_| unsafe { Library::open(name, RTLD_NOW | RTLD_LOCAL) });
                     if let Ok(lib) = lib {
                         libraries.push(lib);
                     }
