@@ -236,9 +236,10 @@ impl Linker {
         Ok(crate::call::stub::compile(&plan, &checks, capture).bytes)
     }
 
-    /// Compiles the stub for this signature and maps it read-execute (W^X), bypassing the
-    /// cache, then unmaps it: what a cache miss in [`Linker::downcall`] costs beyond
-    /// classification. Returns the code size in bytes. For measurements.
+    /// Compiles the stub for this signature and places it in the code arena ([`crate::code`];
+    /// a chunk is mapped only if none has room), bypassing the stub cache, then frees it: what
+    /// a cache miss in [`Linker::downcall`] costs beyond classification. Returns the code size
+    /// in bytes. For measurements.
     ///
     /// # Errors
     /// As [`Linker::downcall`]; [`Error::Unsupported`] if the OS refuses executable memory.
@@ -470,27 +471,29 @@ fn mismatch(i: usize, expected: impl fmt::Display, found: &Value<'_>) -> Error {
 }
 
 /// Whether `seg` can take a struct return of `size` bytes aligned to `align` (a power of
-/// two): at least `size` bytes, at an address that is a multiple of `align`. One branch for
-/// both checks on the hot path; [`bad_return_segment`] says which failed.
+/// two): at least `size` bytes, at an address that is a multiple of `align`;
+/// [`bad_return_segment`] says which check failed.
 #[inline(always)]
 fn fits_return(seg: &MemorySegment<'_>, size: usize, align: usize) -> bool {
-    (seg.byte_size() >= size) & (seg.address() & (align - 1) == 0)
+    seg.byte_size() >= size && seg.address() & (align - 1) == 0
 }
 
-/// The error for a struct-return destination that [`fits_return`] rejects: shorter than the
-/// return layout ([`Error::OutOfBounds`]), or misaligned for it ([`Error::MisalignedAccess`]).
+/// The error for a struct-return destination (at `address`, `segment_size` bytes) that
+/// [`fits_return`] rejects: shorter than the return layout ([`Error::OutOfBounds`]), or
+/// misaligned for it ([`Error::MisalignedAccess`]). Takes plain values, not the segment: a
+/// reference would make the caller keep the segment in memory on its hot path.
 #[cold]
 #[inline(never)]
-fn bad_return_segment(seg: &MemorySegment<'_>, size: usize, align: usize) -> Error {
-    if seg.byte_size() < size {
+fn bad_return_segment(address: usize, segment_size: usize, size: usize, align: usize) -> Error {
+    if segment_size < size {
         Error::OutOfBounds {
             offset: 0,
             access_size: size,
-            segment_size: seg.byte_size(),
+            segment_size,
         }
     } else {
         Error::MisalignedAccess {
-            address: seg.address(),
+            address,
             alignment: align,
         }
     }
@@ -710,7 +713,12 @@ impl DowncallHandle {
             let (size, align) = image.size_align();
             let seg = allocator.allocate_uninit(size, align)?;
             if !fits_return(&seg, size, align) {
-                return Err(bad_return_segment(&seg, size, align));
+                return Err(bad_return_segment(
+                    seg.address(),
+                    seg.byte_size(),
+                    size,
+                    align,
+                ));
             }
             // SAFETY: `seg` has at least the return layout's size; the rest is forwarded.
             unsafe { self.invoke_image(image, seg.as_ptr(), args)? };
@@ -726,7 +734,12 @@ impl DowncallHandle {
                 // misaligned (the callee may store through the hidden pointer with aligned
                 // vector stores), is an error here, never a write past its end or a fault.
                 if !fits_return(&seg, size, align) {
-                    return Err(bad_return_segment(&seg, size, align));
+                    return Err(bad_return_segment(
+                        seg.address(),
+                        seg.byte_size(),
+                        size,
+                        align,
+                    ));
                 }
                 // SAFETY: `seg` has at least the return layout's size and its alignment; the
                 // rest is forwarded.
@@ -839,7 +852,12 @@ impl DowncallHandle {
         match self.inner.ret {
             RetKind::Group { size, align } => {
                 if !fits_return(&dest, size, align) {
-                    return Err(bad_return_segment(&dest, size, align));
+                    return Err(bad_return_segment(
+                        dest.address(),
+                        dest.byte_size(),
+                        size,
+                        align,
+                    ));
                 }
                 // SAFETY: `dest` has enough bytes and the alignment; the rest is forwarded.
                 unsafe { self.invoke_struct(dest.as_ptr(), args)? };
