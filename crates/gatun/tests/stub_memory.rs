@@ -320,3 +320,49 @@ fn upcall_stubs_share_the_arena_and_are_freed() {
         "{after} bytes after, {before} before"
     );
 }
+
+#[test]
+fn after_fork_both_processes_keep_their_stubs() {
+    let _g = serial();
+    let mut old: Vec<(DowncallHandle, Vec<usize>)> = (40_000..40_050)
+        .map(|n| (link(&kinds(n)), kinds(n)))
+        .collect();
+    // Each process drops the handles the other keeps, then links new signatures: were the
+    // pre-fork chunks (shared memory) not retired, the freed granules would be filled with
+    // int3 and reused for new code — through memory the other process still calls.
+    let churn = |keep: &[(DowncallHandle, Vec<usize>)], seed: usize| {
+        let new: Vec<(DowncallHandle, Vec<usize>)> = (0..300)
+            .map(|i| {
+                let n = 41_000 + seed * 1000 + i;
+                (link(&kinds(n)), kinds(n))
+            })
+            .collect();
+        for (h, k) in keep.iter().chain(&new) {
+            call_and_check(h, k, seed as i64);
+        }
+    };
+    // SAFETY: the child only links, calls and drops handles, then `_exit`s; this test holds
+    // `SERIAL`, so no other thread of this process is linking at the fork.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let keep = old.split_off(25); // drops the first 25
+            drop(old);
+            churn(&keep, 1);
+        }))
+        .is_ok();
+        // SAFETY: ends the child without running the parent's destructors or test harness.
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    }
+    let mut status = 0;
+    // SAFETY: waits for the child forked above.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "child failed: status {status:#x}"
+    );
+    // the child dropped the first 25 and linked over them; they still run here
+    old.truncate(25);
+    churn(&old, 2);
+}
