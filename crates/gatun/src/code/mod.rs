@@ -3,7 +3,7 @@
 //! **The code arena.** Code lives in 64 KiB chunks ([`CHUNK_BYTES`]; a chunk is larger when one
 //! piece of code needs more) allocated in 16-byte granules ([`GRANULE`]), so a 27-byte upcall
 //! stub takes 32 bytes and a 230-byte downcall stub 240. On Linux a chunk is a `memfd` mapped
-//! twice: a read-execute view placed near gatun's own text (see [`map_near_text`]) that
+//! twice: a read-execute view placed near gatun's own text (see `map_near_text`) that
 //! callers jump into, and a read-write view, elsewhere, through which code is written. W^X holds
 //! per mapping: no address is ever both writable and executable, and no mapping ever changes
 //! protection, so a live piece of code never becomes non-executable while a neighbour in the same
@@ -33,7 +33,7 @@
 //! - A chunk is unmapped only when no granule is owned, i.e. no `ExecutableCode` points into it.
 //! - An `ExecutableCode`'s first `len` bytes at `ptr` are the code it was given, readable and
 //!   executable for as long as it lives.
-//! - A chunk whose generation differs from [`GENERATION`] is shared with another process
+//! - A chunk whose generation differs from `GENERATION` is shared with another process
 //!   (created before a fork): it is never allocated from nor written again.
 
 use crate::error::{Error, Result};
