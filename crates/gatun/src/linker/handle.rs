@@ -3,7 +3,7 @@
 //!
 //! # Invariants (the unsafe story of this module)
 //! - A handle's plan was validated at link time: its stack area fits
-//!   [`MAX_STACK_BYTES`], and it has one `ArgPlan` per descriptor argument.
+//!   [`MAX_STACK_BYTES`](crate::linker::MAX_STACK_BYTES), and it has one `ArgPlan` per descriptor argument.
 //! - Every invocation path checks the argument count and, on the `Value` paths, each argument's
 //!   kind and (for segments) size before building the call frame; a mismatch is an error
 //!   returned before any foreign code runs. Struct arguments are read from segments of at least
@@ -32,7 +32,7 @@ use std::sync::Arc;
 use crate::abi::{CallPlan, ReturnPlan};
 use crate::call::entry::CheckedEntry;
 use crate::call::stub::{ArgCheck, Stub, StubFn};
-use crate::call::{store_low_bytes, CallFrame, StackArgs, MAX_STACK_BYTES};
+use crate::call::{store_low_bytes, CallFrame, StackArgs};
 use crate::error::{Error, Result};
 use crate::layout::{MemoryLayout, ScalarKind};
 use crate::linker::image::ImageEntry;
@@ -79,7 +79,7 @@ impl Linker {
     /// - [`Error::InvalidDescriptor`]: a null symbol; a padding, sequence (array) or zero-sized
     ///   argument or return; a group whose size is not a multiple of its alignment; a variadic
     ///   index beyond the argument count; an option given twice; more than
-    ///   [`MAX_STACK_BYTES`] bytes of stack arguments. (`long double` and bitfields
+    ///   [`MAX_STACK_BYTES`](crate::linker::MAX_STACK_BYTES) bytes of stack arguments. (`long double` and bitfields
     ///   cannot be expressed as layouts at all.)
     /// - [`Error::UnknownCaptureState`] (listing the valid names) and
     ///   [`Error::CaptureStateUnavailable`] ("GetLastError is only available on Windows").
@@ -299,12 +299,6 @@ fn link_inputs(descriptor: &FunctionDescriptor, options: &[LinkerOption]) -> Res
             type_name: "by-reference struct argument".into(),
             reason: "the SysV trampoline passes structs by value only".into(),
         });
-    }
-    if plan.stack_bytes as usize > MAX_STACK_BYTES {
-        return Err(bad(format!(
-            "the call needs {} bytes of stack arguments; gatun's executor supports at most {MAX_STACK_BYTES}",
-            plan.stack_bytes
-        )));
     }
     Ok(Linked {
         plan,
