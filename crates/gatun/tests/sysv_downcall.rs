@@ -776,6 +776,28 @@ fn link_time_validation() {
         .downcall(&s, &FD::of_void([V::I32]), &[LinkerOption::Critical])
         .unwrap()
         .is_critical());
+    // the stub tools accept exactly what `downcall` accepts
+    let twice = [LinkerOption::Critical, LinkerOption::Critical];
+    for o in [
+        &twice[..],
+        &[
+            LinkerOption::FirstVariadicArg(0),
+            LinkerOption::FirstVariadicArg(1),
+        ],
+        &[
+            LinkerOption::CaptureCallState(&["errno"]),
+            LinkerOption::CaptureCallState(&["errno"]),
+        ],
+    ] {
+        let d = FD::of_void([V::I32, V::I32]);
+        let e = err(d.clone(), o);
+        assert!(e.to_string().contains("given twice"), "{e}");
+        assert_eq!(l.stub_code(&d, o).unwrap_err(), e);
+        assert_eq!(l.compile_stub_uncached(&d, o).unwrap_err(), e);
+    }
+    assert!(l
+        .stub_code(&FD::of_void([V::I32]), &[LinkerOption::Critical])
+        .is_ok());
 }
 
 #[test]

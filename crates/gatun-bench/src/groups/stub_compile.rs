@@ -1,17 +1,21 @@
 //! `stub_compile/*`: what compiling one downcall stub costs (issue 9's ≤ 20 µs target), per
-//! signature, without the stub cache:
+//! signature:
 //! - `codegen_<sig>`: classification (the `CallPlan`) plus machine-code generation of both stub
 //!   entries (`Linker::stub_code`);
-//! - `map_<sig>`: the same plus the W^X mapping (`mmap` RW, copy, `mprotect` RX) and `munmap`
-//!   (`Linker::compile_stub_uncached`): the full cost of a cache miss in `Linker::downcall`.
+//! - `map_<sig>`: the same plus placing the code in the code arena (copy through the arena's
+//!   read-write view) and freeing it (`Linker::compile_stub_uncached`, no stub cache);
+//! - `link_new_<sig>`: `Linker::downcall` of a signature that has no live stub, then dropping
+//!   the handle (which frees the stub): the full cost of a cache miss plus the free;
+//! - `link_cached_<sig>`: `Linker::downcall` of a signature whose stub is alive (another handle
+//!   holds it): classification plus the cache lookup, then dropping the handle.
 //!
 //! Signatures: `add6` (`long(long × 6)`), `ldiv` (`ldiv_t(long, long)`, a register-returned
 //! struct) and `mix16` (16 arguments mixing ints, doubles, a 12-byte struct and a 24-byte
 //! struct on the stack, returning a 24-byte struct through the hidden pointer, with errno
-//! capture).
+//! capture). The linked symbol is libc's `labs` (never called).
 
 use gatun::layout::{MemoryLayout, ValueLayout as V};
-use gatun::linker::{FunctionDescriptor as FD, Linker, LinkerOption};
+use gatun::linker::{FunctionDescriptor as FD, Linker, LinkerOption, SymbolLookup};
 
 use crate::{repeat, Body, Row};
 
@@ -44,13 +48,31 @@ fn signatures(name: &str) -> (FD, Vec<LinkerOption>) {
     }
 }
 
-/// `stub_compile/{codegen,map}_{add6,ldiv,mix16}`.
+/// `stub_compile/{codegen,map,link_new,link_cached}_{add6,ldiv,mix16}`.
 pub fn rows() -> Vec<Row> {
     let mut rows = Vec::new();
-    for (codegen, map, sig) in [
-        ("codegen_add6", "map_add6", "add6"),
-        ("codegen_ldiv", "map_ldiv", "ldiv"),
-        ("codegen_mix16", "map_mix16", "mix16"),
+    for [codegen, map, link_new, link_cached, sig] in [
+        [
+            "codegen_add6",
+            "map_add6",
+            "link_new_add6",
+            "link_cached_add6",
+            "add6",
+        ],
+        [
+            "codegen_ldiv",
+            "map_ldiv",
+            "link_new_ldiv",
+            "link_cached_ldiv",
+            "ldiv",
+        ],
+        [
+            "codegen_mix16",
+            "map_mix16",
+            "link_new_mix16",
+            "link_cached_mix16",
+            "mix16",
+        ],
     ] {
         rows.push(Row::new(GROUP, codegen, move || -> Body {
             let (d, o) = signatures(sig);
@@ -72,6 +94,22 @@ pub fn rows() -> Vec<Row> {
                 })
             })
         }));
+        for (name, cached) in [(link_new, false), (link_cached, true)] {
+            rows.push(Row::new(GROUP, name, move || -> Body {
+                let (d, o) = signatures(sig);
+                let sym = SymbolLookup::default_lookup().find("labs").expect("labs");
+                let keep = cached.then(|| Linker::native().downcall(&sym, &d, &o).expect("link"));
+                Box::new(move |iters| {
+                    let _keep = &keep;
+                    repeat(iters, || {
+                        let h = Linker::native()
+                            .downcall(&sym, std::hint::black_box(&d), &o)
+                            .expect("link");
+                        h.uses_compiled_stub()
+                    })
+                })
+            }));
+        }
     }
     rows
 }

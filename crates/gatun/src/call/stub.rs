@@ -60,7 +60,7 @@
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr::NonNull;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan};
 use crate::call::entry::CheckedEntry;
@@ -667,12 +667,15 @@ pub(crate) fn has_image_entry(plan: &CallPlan, capture: bool) -> bool {
     !capture && matches!(plan.ret, ReturnPlan::Registers(_)) && tail_arguments(plan)
 }
 
-/// A compiled stub in its own read-execute mapping, with its two entry points. Immutable,
-/// `Send + Sync`; kept alive by the cache (stubs are never unmapped: a cache entry lives for the
-/// process, bounded by the number of distinct signatures linked).
+/// A compiled stub in the code arena ([`crate::code`]), with its entry points. Immutable,
+/// `Send + Sync`. Shared through `Arc` by every handle of its signature; the stub cache holds
+/// only a `Weak`, so the code is freed when the last handle drops (and the cache entry with
+/// it).
 #[derive(Debug)]
 pub(crate) struct Stub {
     code: ExecutableCode,
+    /// The cache entry that refers to this stub (`None` for uncached stubs).
+    key: Option<StubKey>,
     /// The raw entry (`args` = array of argument pointers).
     pub raw: StubFn,
     /// The value entry (`args` = `&[Value]`); called through [`CheckedEntry::call`].
@@ -691,6 +694,25 @@ impl Stub {
     }
 }
 
+impl Drop for Stub {
+    fn drop(&mut self) {
+        // Remove the cache entry if it is still this stub's (a re-link of the signature may
+        // already have replaced the dead entry with a new stub). The code is freed when
+        // `self.code` drops, after this.
+        if let Some(key) = &self.key {
+            let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(map) = cache.as_mut() {
+                if map
+                    .get(key)
+                    .is_some_and(|w| std::ptr::eq(w.as_ptr(), self as *const Stub))
+                {
+                    map.remove(key);
+                }
+            }
+        }
+    }
+}
+
 /// A cache key: everything the code depends on (the target is a parameter, so handles of
 /// different functions with the same signature share one stub).
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -700,9 +722,10 @@ struct StubKey {
     capture: bool,
 }
 
-type Cache = HashMap<StubKey, Arc<Stub>>;
+type Cache = HashMap<StubKey, Weak<Stub>>;
 
-/// The global stub cache: consulted only at link time, behind a lock.
+/// The global stub cache: consulted only at link time (and by a stub's drop), behind a lock
+/// that is never held while code is generated or mapped. Entries are `Weak`: live stubs only.
 static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
 
 /// This thread's `errno` address (glibc's `__errno_location()`), cached in a thread-local
@@ -739,13 +762,22 @@ fn init_thread_errno(c: &std::cell::Cell<*mut i32>) -> *mut i32 {
 /// Compiles and maps a stub without consulting the cache (for compile-time measurements).
 ///
 /// # Errors
-/// [`crate::Error::Unsupported`] when the OS refuses an executable mapping.
+/// [`crate::Error::Unsupported`] when the OS refuses executable memory.
 pub(crate) fn build(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> Result<Stub> {
+    build_keyed(plan, checks, capture, None)
+}
+
+fn build_keyed(
+    plan: &CallPlan,
+    checks: &[ArgCheck],
+    capture: bool,
+    key: Option<StubKey>,
+) -> Result<Stub> {
     let code = compile(plan, checks, capture);
     let exec = ExecutableCode::new(&code.bytes)?;
     let checked = |offset: usize| {
         // SAFETY: `offset` is the start of a checked entry emitted above, inside `exec`,
-        // which the returned `Stub` owns; a mapping's address is never null.
+        // which the returned `Stub` owns; code's address is never null.
         unsafe { CheckedEntry::new(NonNull::new_unchecked(exec.entry().add(offset).cast_mut())) }
     };
     let (values, image) = (checked(code.value_entry), code.image_entry.map(checked));
@@ -754,38 +786,53 @@ pub(crate) fn build(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> Resu
     let raw = unsafe { std::mem::transmute::<*const u8, StubFn>(exec.entry()) };
     Ok(Stub {
         code: exec,
+        key,
         raw,
         values,
         image,
     })
 }
 
-/// The stub for this signature: from the cache, or compiled and cached. `None` when no
-/// executable mapping can be made (the handle then uses the trampoline).
+/// The stub for this signature: a live one from the cache, or compiled and cached. `None`
+/// when no executable memory can be had (the handle then uses the trampoline).
+///
+/// The cache lock is held only for the lookup and the insertion: code generation and the
+/// code arena's work (which may map memory) happen outside it. Two threads linking the same
+/// new signature at once may both compile it; the second to insert takes the first's stub and
+/// drops its own.
 pub(crate) fn stub_for(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> Option<Arc<Stub>> {
     let key = StubKey {
         plan: plan.clone(),
         checks: checks.to_vec(),
         capture,
     };
+    let lookup = |map: &mut Cache| map.get(&key).and_then(Weak::upgrade);
+    {
+        let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(s) = lookup(cache.get_or_insert_with(HashMap::new)) {
+            return Some(s);
+        }
+    }
+    let stub = Arc::new(build_keyed(plan, checks, capture, Some(key.clone())).ok()?);
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     let map = cache.get_or_insert_with(HashMap::new);
-    if let Some(s) = map.get(&key) {
-        return Some(s.clone());
+    if let Some(theirs) = lookup(map) {
+        drop(cache);
+        // `stub` drops here, outside the lock (its drop takes it); the entry is not its own.
+        return Some(theirs);
     }
-    let stub = Arc::new(build(plan, checks, capture).ok()?);
-    map.insert(key, stub.clone());
+    map.insert(key, Arc::downgrade(&stub));
     Some(stub)
 }
 
-/// Number of distinct stubs compiled so far (for tests of the cache).
+/// Number of live stubs in the cache (for tests of the cache).
 #[allow(dead_code)]
 pub(crate) fn cached_stubs() -> usize {
     CACHE
         .lock()
         .unwrap_or_else(|e| e.into_inner())
         .as_ref()
-        .map_or(0, HashMap::len)
+        .map_or(0, |m| m.values().filter(|w| w.strong_count() > 0).count())
 }
 
 #[cfg(all(test, target_arch = "x86_64", target_os = "linux", not(miri)))]

@@ -3,20 +3,27 @@
 //!
 //! # Invariants (the unsafe story of this module)
 //! - A handle's plan was validated at link time: its stack area fits
-//!   [`MAX_STACK_BYTES`], and it has one `ArgPlan` per descriptor argument.
+//!   [`MAX_STACK_BYTES`](crate::linker::MAX_STACK_BYTES), and it has one `ArgPlan` per descriptor argument.
 //! - Every invocation path checks the argument count and, on the `Value` paths, each argument's
 //!   kind and (for segments) size before building the call frame; a mismatch is an error
 //!   returned before any foreign code runs. Struct arguments are read from segments of at least
-//!   the layout's size; struct returns are written into segments of at least the layout's
-//!   size. The raw path moves these checks to its caller (`# Safety`).
+//!   the layout's size (any alignment: stubs and trampoline read them with loads of at most 8
+//!   bytes that tolerate any address, and a MEMORY-class argument reaches the callee as an
+//!   aligned copy on the stack); struct returns are written into segments of at least the
+//!   layout's size whose address is a multiple of the layout's alignment (a MEMORY-class return
+//!   is written by the callee through the hidden pointer, with aligned vector stores if it
+//!   likes); capture segments are at least 4 bytes and 4-byte aligned. The raw path moves these
+//!   checks to its caller (`# Safety`).
 //! - No invocation path allocates: the call frame, the stack-argument area and the register
 //!   image all live on the Rust stack of the invoking thread.
 //! - A handle's compiled stub (issue 9, `call::stub`) was compiled from the handle's own plan
-//!   and argument kinds and is kept alive by the handle (and the stub cache). On the `Value`
-//!   paths the stub performs the kind and segment-size checks itself before anything else and
-//!   reports a mismatch through `failed` without calling; the handle then takes the checked
-//!   trampoline path, so the same values are accepted or rejected with or without a stub. The
-//!   capture segment is validated in Rust before the stub is called.
+//!   and argument kinds and is kept alive by the handle (`StubEntry` holds an `Arc`; the stub
+//!   cache only a `Weak`, so the code is freed with the last handle). On the `Value` paths the
+//!   stub performs the kind and segment-size checks itself before anything else and reports a
+//!   mismatch by returning with r12 all ones without calling (`call::entry`); the handle then
+//!   takes the checked trampoline path, so the same values are accepted or rejected with or
+//!   without a stub. The capture segment and the return segment's alignment are validated in
+//!   Rust before the stub is called.
 
 use std::ffi::c_void;
 use std::fmt;
@@ -25,7 +32,7 @@ use std::sync::Arc;
 use crate::abi::{CallPlan, ReturnPlan};
 use crate::call::entry::CheckedEntry;
 use crate::call::stub::{ArgCheck, Stub, StubFn};
-use crate::call::{store_low_bytes, CallFrame, StackArgs, MAX_STACK_BYTES};
+use crate::call::{store_low_bytes, CallFrame, StackArgs};
 use crate::error::{Error, Result};
 use crate::layout::{MemoryLayout, ScalarKind};
 use crate::linker::image::ImageEntry;
@@ -55,11 +62,24 @@ impl Linker {
     /// Classification happens here, once; invocations only carry out the resulting
     /// [`CallPlan`].
     ///
+    /// # Memory
+    /// Each distinct signature (plan, argument kinds, capture) gets one compiled stub of
+    /// machine code — typically 100-400 bytes (`Linker::stub_code`'s length), a few KiB for
+    /// signatures with many stack arguments — in gatun's code arena ([`crate::code`]): 64 KiB
+    /// chunks of 16-byte granules, so a stub takes its size rounded up to 16 bytes. Handles of
+    /// the same signature share the stub, whatever their symbol; a capture handle with a scalar
+    /// or void return also holds the stub of its signature without capture (for the
+    /// system-call adapter). A stub is freed when the last handle using it drops, and a chunk
+    /// whose stubs are all freed is unmapped (one empty chunk is kept), so memory follows the
+    /// live signatures, not the number ever linked. Linking a signature that has a live stub
+    /// only classifies it and looks the stub up; a new one generates code (about 0.5-2 µs) and,
+    /// once per chunk, maps a chunk. The handle itself is one `Arc` of a few hundred bytes.
+    ///
     /// # Errors
     /// - [`Error::InvalidDescriptor`]: a null symbol; a padding, sequence (array) or zero-sized
     ///   argument or return; a group whose size is not a multiple of its alignment; a variadic
     ///   index beyond the argument count; an option given twice; more than
-    ///   [`MAX_STACK_BYTES`] bytes of stack arguments. (`long double` and bitfields
+    ///   [`MAX_STACK_BYTES`](crate::linker::MAX_STACK_BYTES) bytes of stack arguments. (`long double` and bitfields
     ///   cannot be expressed as layouts at all.)
     /// - [`Error::UnknownCaptureState`] (listing the valid names) and
     ///   [`Error::CaptureStateUnavailable`] ("GetLastError is only available on Windows").
@@ -70,50 +90,18 @@ impl Linker {
         descriptor: &FunctionDescriptor,
         options: &[LinkerOption],
     ) -> Result<DowncallHandle> {
-        let bad = |reason: String| Error::InvalidDescriptor {
-            descriptor: descriptor.to_string(),
-            reason,
-        };
-        let mut first_variadic = None;
-        let mut capture = false;
-        let mut captured: &'static [&'static str] = &[];
-        let mut critical = false;
-        for o in options {
-            let dup = match o {
-                LinkerOption::FirstVariadicArg(i) => first_variadic.replace(*i).is_some(),
-                LinkerOption::CaptureCallState(names) => {
-                    check_capture_names(names)?;
-                    captured = names;
-                    std::mem::replace(&mut capture, true)
-                }
-                LinkerOption::Critical => std::mem::replace(&mut critical, true),
-            };
-            if dup {
-                return Err(bad(format!("linker option {o:?} given twice")));
-            }
-        }
         if symbol.address().is_null() {
-            return Err(bad("the symbol's address is null".into()));
-        }
-        if !cfg!(all(target_arch = "x86_64", target_os = "linux", not(miri))) {
-            return Err(Error::Unsupported {
-                type_name: "downcall".into(),
-                reason: "gatun's downcall executor supports x86-64 System V (Linux) only".into(),
+            return Err(Error::InvalidDescriptor {
+                descriptor: descriptor.to_string(),
+                reason: "the symbol's address is null".into(),
             });
         }
-        let plan = crate::abi::sysv_x64::plan(descriptor, first_variadic)?;
-        if plan.args.iter().any(|a| a.by_reference.is_some()) {
-            return Err(Error::Unsupported {
-                type_name: "by-reference struct argument".into(),
-                reason: "the SysV trampoline passes structs by value only".into(),
-            });
-        }
-        if plan.stack_bytes as usize > MAX_STACK_BYTES {
-            return Err(bad(format!(
-                "the call needs {} bytes of stack arguments; gatun's executor supports at most {MAX_STACK_BYTES}",
-                plan.stack_bytes
-            )));
-        }
+        let Linked {
+            plan,
+            capture,
+            captured,
+            critical,
+        } = link_inputs(descriptor, options)?;
         let args: Box<[ArgKind]> = descriptor
             .argument_layouts()
             .iter()
@@ -237,7 +225,8 @@ impl Linker {
     /// address (it is a stub parameter).
     ///
     /// # Errors
-    /// As [`Linker::downcall`] for the descriptor and options.
+    /// As [`Linker::downcall`] for the descriptor and options (every option check included;
+    /// there is no symbol to check).
     pub fn stub_code(
         &self,
         descriptor: &FunctionDescriptor,
@@ -247,9 +236,10 @@ impl Linker {
         Ok(crate::call::stub::compile(&plan, &checks, capture).bytes)
     }
 
-    /// Compiles the stub for this signature and maps it read-execute (W^X), bypassing the
-    /// cache, then unmaps it: what a cache miss in [`Linker::downcall`] costs beyond
-    /// classification. Returns the code size in bytes. For measurements.
+    /// Compiles the stub for this signature and places it in the code arena ([`crate::code`];
+    /// a chunk is mapped only if none has room), bypassing the stub cache, then frees it: what
+    /// a cache miss in [`Linker::downcall`] costs beyond classification. Returns the code size
+    /// in bytes. For measurements.
     ///
     /// # Errors
     /// As [`Linker::downcall`]; [`Error::Unsupported`] if the OS refuses executable memory.
@@ -264,34 +254,67 @@ impl Linker {
     }
 }
 
+/// What `downcall` derives from a descriptor and options, before there is a handle.
+struct Linked {
+    plan: CallPlan,
+    capture: bool,
+    captured: &'static [&'static str],
+    critical: bool,
+}
+
+/// The link-time checks of a descriptor and options (everything but the symbol), and the plan.
+/// Shared by [`Linker::downcall`] and the stub-code tools, so both accept the same inputs.
+fn link_inputs(descriptor: &FunctionDescriptor, options: &[LinkerOption]) -> Result<Linked> {
+    let bad = |reason: String| Error::InvalidDescriptor {
+        descriptor: descriptor.to_string(),
+        reason,
+    };
+    let mut first_variadic = None;
+    let mut capture = false;
+    let mut captured: &'static [&'static str] = &[];
+    let mut critical = false;
+    for o in options {
+        let dup = match o {
+            LinkerOption::FirstVariadicArg(i) => first_variadic.replace(*i).is_some(),
+            LinkerOption::CaptureCallState(names) => {
+                check_capture_names(names)?;
+                captured = names;
+                std::mem::replace(&mut capture, true)
+            }
+            LinkerOption::Critical => std::mem::replace(&mut critical, true),
+        };
+        if dup {
+            return Err(bad(format!("linker option {o:?} given twice")));
+        }
+    }
+    if !cfg!(all(target_arch = "x86_64", target_os = "linux", not(miri))) {
+        return Err(Error::Unsupported {
+            type_name: "downcall".into(),
+            reason: "gatun's downcall executor supports x86-64 System V (Linux) only".into(),
+        });
+    }
+    let plan = crate::abi::sysv_x64::plan(descriptor, first_variadic)?;
+    if plan.args.iter().any(|a| a.by_reference.is_some()) {
+        return Err(Error::Unsupported {
+            type_name: "by-reference struct argument".into(),
+            reason: "the SysV trampoline passes structs by value only".into(),
+        });
+    }
+    Ok(Linked {
+        plan,
+        capture,
+        captured,
+        critical,
+    })
+}
+
 /// Plans a signature for the stub compiler (the link-time checks of `downcall`, without a
 /// symbol).
 fn stub_inputs(
     descriptor: &FunctionDescriptor,
     options: &[LinkerOption],
 ) -> Result<(CallPlan, Vec<ArgCheck>, bool)> {
-    let mut first_variadic = None;
-    let mut capture = false;
-    for o in options {
-        match o {
-            LinkerOption::FirstVariadicArg(i) => first_variadic = Some(*i),
-            LinkerOption::CaptureCallState(names) => {
-                check_capture_names(names)?;
-                capture = true;
-            }
-            LinkerOption::Critical => {}
-        }
-    }
-    let plan = crate::abi::sysv_x64::plan(descriptor, first_variadic)?;
-    if plan.stack_bytes as usize > MAX_STACK_BYTES {
-        return Err(Error::InvalidDescriptor {
-            descriptor: descriptor.to_string(),
-            reason: format!(
-                "the call needs {} bytes of stack arguments; gatun's executor supports at most {MAX_STACK_BYTES}",
-                plan.stack_bytes
-            ),
-        });
-    }
+    let Linked { plan, capture, .. } = link_inputs(descriptor, options)?;
     let checks = descriptor
         .argument_layouts()
         .iter()
@@ -441,14 +464,32 @@ fn mismatch(i: usize, expected: impl fmt::Display, found: &Value<'_>) -> Error {
     }
 }
 
-/// The error for a struct-return destination shorter than the return layout.
+/// Whether `seg` can take a struct return of `size` bytes aligned to `align` (a power of
+/// two): at least `size` bytes, at an address that is a multiple of `align`;
+/// [`bad_return_segment`] says which check failed.
+#[inline(always)]
+fn fits_return(seg: &MemorySegment<'_>, size: usize, align: usize) -> bool {
+    seg.byte_size() >= size && seg.address() & (align - 1) == 0
+}
+
+/// The error for a struct-return destination (at `address`, `segment_size` bytes) that
+/// [`fits_return`] rejects: shorter than the return layout ([`Error::OutOfBounds`]), or
+/// misaligned for it ([`Error::MisalignedAccess`]). Takes plain values, not the segment: a
+/// reference would make the caller keep the segment in memory on its hot path.
 #[cold]
 #[inline(never)]
-fn short_segment(size: usize, segment_size: usize) -> Error {
-    Error::OutOfBounds {
-        offset: 0,
-        access_size: size,
-        segment_size,
+fn bad_return_segment(address: usize, segment_size: usize, size: usize, align: usize) -> Error {
+    if segment_size < size {
+        Error::OutOfBounds {
+            offset: 0,
+            access_size: size,
+            segment_size,
+        }
+    } else {
+        Error::MisalignedAccess {
+            address,
+            alignment: align,
+        }
     }
 }
 
@@ -585,8 +626,10 @@ impl DowncallHandle {
     ///
     /// # Errors
     /// [`Error::ArgumentCount`]; [`Error::ValueMismatch`] for an argument of the wrong kind, a
-    /// segment smaller than its struct layout or a bad capture segment, and for a struct
-    /// return (use [`DowncallHandle::invoke_into`]); all before the call.
+    /// segment smaller than its struct layout or a capture segment smaller than 4 bytes, and
+    /// for a struct return (use [`DowncallHandle::invoke_into`]); [`Error::MisalignedAccess`]
+    /// for a capture segment that is not 4-byte aligned; all before the call. (Struct argument
+    /// segments may have any alignment: their bytes are copied, never handed to the callee.)
     ///
     /// # Safety
     /// The symbol must be a function of the linked type, and `args` must satisfy its contract
@@ -644,8 +687,11 @@ impl DowncallHandle {
     /// `SegmentAllocator`). Scalar returns do not touch the allocator.
     ///
     /// # Errors
-    /// As [`DowncallHandle::invoke`], plus the allocator's errors, and [`Error::OutOfBounds`]
-    /// if the allocator returns a segment shorter than the return layout (before the call).
+    /// As [`DowncallHandle::invoke`], plus the allocator's errors, [`Error::OutOfBounds`] if
+    /// the allocator returns a segment shorter than the return layout, and
+    /// [`Error::MisalignedAccess`] if the segment's address is not a multiple of the return
+    /// layout's alignment (`SegmentAllocator` is a safe trait and may hand out either); all
+    /// before the call.
     ///
     /// # Safety
     /// As [`DowncallHandle::invoke`].
@@ -660,8 +706,13 @@ impl DowncallHandle {
         if let Some(image) = self.inner.fast_image {
             let (size, align) = image.size_align();
             let seg = allocator.allocate_uninit(size, align)?;
-            if seg.byte_size() < size {
-                return Err(short_segment(size, seg.byte_size()));
+            if !fits_return(&seg, size, align) {
+                return Err(bad_return_segment(
+                    seg.address(),
+                    seg.byte_size(),
+                    size,
+                    align,
+                ));
             }
             // SAFETY: `seg` has at least the return layout's size; the rest is forwarded.
             unsafe { self.invoke_image(image, seg.as_ptr(), args)? };
@@ -673,12 +724,19 @@ impl DowncallHandle {
         match self.inner.ret {
             RetKind::Group { size, align } => {
                 let seg = allocator.allocate_uninit(size, align)?;
-                // `SegmentAllocator` is a safe trait: a segment shorter than asked for is an
-                // error here, never a write past its end.
-                if seg.byte_size() < size {
-                    return Err(short_segment(size, seg.byte_size()));
+                // `SegmentAllocator` is a safe trait: a segment shorter than asked for, or
+                // misaligned (the callee may store through the hidden pointer with aligned
+                // vector stores), is an error here, never a write past its end or a fault.
+                if !fits_return(&seg, size, align) {
+                    return Err(bad_return_segment(
+                        seg.address(),
+                        seg.byte_size(),
+                        size,
+                        align,
+                    ));
                 }
-                // SAFETY: `seg` has at least the return layout's size; the rest is forwarded.
+                // SAFETY: `seg` has at least the return layout's size and its alignment; the
+                // rest is forwarded.
                 unsafe { self.invoke_struct(seg.as_ptr(), args)? };
                 Ok(Value::Segment(seg))
             }
@@ -766,11 +824,16 @@ impl DowncallHandle {
     }
 
     /// As [`DowncallHandle::invoke_into`], writing a struct/union return into the caller's
-    /// segment `dest` (at least the return layout's size; no alignment requirement). For scalar
-    /// and void returns `dest` is unused and the value is returned.
+    /// segment `dest` (at least the return layout's size, at an address that is a multiple of
+    /// its alignment — the C callee may store a MEMORY-class struct through the hidden pointer
+    /// with aligned vector stores). For scalar and void returns `dest` is unused and the value
+    /// is returned. The same call as `invoke_into(&PrefixAllocator::new(dest), args)` without
+    /// the allocator's bookkeeping, and returning `Value::Void` instead of the segment.
     ///
     /// # Errors
-    /// As [`DowncallHandle::invoke`]; [`Error::OutOfBounds`] if `dest` is too small.
+    /// As [`DowncallHandle::invoke`]; [`Error::OutOfBounds`] if `dest` is too small,
+    /// [`Error::MisalignedAccess`] if it is misaligned for the return layout (before the
+    /// call).
     ///
     /// # Safety
     /// As [`DowncallHandle::invoke`].
@@ -781,11 +844,16 @@ impl DowncallHandle {
         args: &[Value<'_>],
     ) -> Result<Value<'static>> {
         match self.inner.ret {
-            RetKind::Group { size, .. } => {
-                if dest.byte_size() < size {
-                    return Err(short_segment(size, dest.byte_size()));
+            RetKind::Group { size, align } => {
+                if !fits_return(&dest, size, align) {
+                    return Err(bad_return_segment(
+                        dest.address(),
+                        dest.byte_size(),
+                        size,
+                        align,
+                    ));
                 }
-                // SAFETY: `dest` has enough bytes; the rest is forwarded.
+                // SAFETY: `dest` has enough bytes and the alignment; the rest is forwarded.
                 unsafe { self.invoke_struct(dest.as_ptr(), args)? };
                 Ok(Value::Void)
             }
@@ -818,9 +886,9 @@ impl DowncallHandle {
     /// [`Error::ArgumentCount`] if `args.len()` is not the descriptor's argument count (the
     /// message counts the capture segment, as [`DowncallHandle::invoke`] does);
     /// [`Error::ValueMismatch`] if the handle does not capture call state, if `capture` is
-    /// smaller than [`crate::linker::capture_state_layout`] (4 bytes) or not 4-byte aligned,
-    /// and as [`DowncallHandle::invoke`] for the arguments and a struct return; all before the
-    /// call.
+    /// smaller than [`crate::linker::capture_state_layout`] (4 bytes), and as
+    /// [`DowncallHandle::invoke`] for the arguments and a struct return;
+    /// [`Error::MisalignedAccess`] if `capture` is not 4-byte aligned; all before the call.
     ///
     /// # Safety
     /// As [`DowncallHandle::invoke`].
@@ -1229,13 +1297,18 @@ impl DowncallHandle {
     }
 }
 
-/// The capture buffer of a `Value` capture argument: a segment of at least 4 bytes, 4-aligned.
+/// The capture buffer of a `Value` capture argument: a segment of at least 4 bytes, 4-aligned
+/// (a misaligned one is [`Error::MisalignedAccess`], as for return segments).
 #[inline(always)]
 fn capture_ptr(v: &Value<'_>) -> Result<*mut i32> {
     match *v {
         Value::Segment(s) if s.byte_size() >= 4 && s.address() % 4 == 0 => {
             Ok(s.as_ptr().cast::<i32>())
         }
+        Value::Segment(s) if s.byte_size() >= 4 => Err(Error::MisalignedAccess {
+            address: s.address(),
+            alignment: 4,
+        }),
         ref v => Err(mismatch(
             0,
             "a capture segment (capture_state_layout(): 4 bytes, 4-byte aligned)",

@@ -183,17 +183,27 @@ impl SymbolLookup {
     /// Searched in order: the process's global scope (`dlopen(NULL)`: the executable, the
     /// libraries it was linked against and those loaded `RTLD_GLOBAL`, as a C call would bind),
     /// then the libc this process runs on (found with `dladdr` on a libc function) and, on glibc,
-    /// `libm.so.6`, the libraries JDK's `libsyslookup.so` links. Created once per process and
-    /// cloned after; never fails (a libc or libm that cannot be opened is left out).
+    /// `libm.so.6`, the libraries JDK's `libsyslookup.so` links. libc is always mapped already;
+    /// libm is taken with `RTLD_NOLOAD` when the process has it mapped, and loaded (`dlopen`,
+    /// running its initialisers) only when it has not. Created once per process and cloned
+    /// after; never fails (a libc or libm that cannot be opened is left out).
     pub fn default_lookup() -> SymbolLookup {
         static DEFAULT: OnceLock<SymbolLookup> = OnceLock::new();
         DEFAULT
             .get_or_init(|| {
                 let mut libraries = vec![Library::new("the process".into(), DlLibrary::this())];
                 let mut add = |name: &OsStr| {
-                    // SAFETY: libc and libm are already mapped in this process (Rust's std
-                    // links them); opening them again only takes a reference.
-                    if let Ok(lib) = unsafe { Library::open(name, RTLD_NOW | RTLD_LOCAL) } {
+                    // SAFETY: with RTLD_NOLOAD, dlopen only takes a reference to a library that
+                    // is already mapped (libc always is, libm when something linked it) and
+                    // runs no initialiser.
+                    let loaded =
+                        unsafe { Library::open(name, RTLD_NOW | RTLD_LOCAL | libc::RTLD_NOLOAD) };
+                    // SAFETY: not yet mapped (libm, when nothing in the process uses it): load it,
+                    // which runs its initialisers and IFUNC resolvers. Both are glibc's own
+                    // (libm is part of glibc) and run no user code: what linking `-lm` does.
+                    let lib =
+                        loaded.or_else(|_| unsafe { Library::open(name, RTLD_NOW | RTLD_LOCAL) });
+                    if let Ok(lib) = lib {
                         libraries.push(lib);
                     }
                 };

@@ -1,6 +1,6 @@
 //! The x86-64 System V upcall entry (hand-written assembly) and the per-stub code in front of it.
 //!
-//! A stub's own code is 27 bytes in an [`crate::code::ExecutableCode`] mapping:
+//! A stub's own code is 27 bytes in an [`crate::code::ExecutableCode`] (the code arena):
 //!
 //! ```text
 //! endbr64

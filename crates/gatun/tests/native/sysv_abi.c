@@ -180,3 +180,14 @@ long sysv_a16_on_stack(long r0, long r1, long r2, long r3, long r4, long r5, lon
     return r0 + r1 + r2 + r3 + r4 + r5 + y * 100 + s.a * 1000 + z * 10000;
 }
 long sysv_a16_in_reg(sysv_A16 s, long z) { return s.a * 1000 + z; }
+
+/* A 16-byte aligned 32-byte struct: MEMORY class, returned through the hidden pointer in rdi,
+ * which gcc -O2 writes with aligned vector stores (movaps), so a misaligned return buffer
+ * faults. */
+typedef struct __attribute__((aligned(16))) { double a, b, c, d; } sysv_A16x4;
+sysv_A16x4 sysv_a16x4_make(double x) {
+    sysv_A16x4 s = { x, x * 2, x * 3, x * 4 };
+    return s;
+}
+/* The same struct by value (MEMORY class: a copy on the stack, 16-byte aligned by the caller). */
+double sysv_a16x4_sum(sysv_A16x4 s) { return s.a + 10 * s.b + 100 * s.c + 1000 * s.d; }

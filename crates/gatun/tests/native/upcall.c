@@ -138,3 +138,5 @@ int upcall_call_i8_on_thread(signed char (*cb)(signed char), signed char x) {
     pthread_join(t, 0);
     return j.result;
 }
+/* Calls an int(int) callback (tests/stub_memory.rs). */
+int upcall_call_int(int (*cb)(int), int x) { return cb(x); }

@@ -405,3 +405,23 @@ fn value_layout_is_what_the_stub_reads() {
     }
     assert_eq!(value_tag(&sv), segment_tag());
 }
+
+#[test]
+fn a_stub_is_freed_with_its_last_user_and_relinked_afresh() {
+    // a signature no other test uses
+    let d = FD::of(V::I16, [V::U8, V::I16, V::U8, V::F32, V::U8, V::U16, V::I8]);
+    let p = plan(&d, None).unwrap();
+    let c = checks(&d);
+    let a = stub_for(&p, &c, false).unwrap();
+    let b = stub_for(&p, &c, false).unwrap();
+    assert!(Arc::ptr_eq(&a, &b));
+    let weak = Arc::downgrade(&a);
+    drop(a);
+    assert!(weak.upgrade().is_some(), "still used by b");
+    drop(b);
+    assert!(weak.upgrade().is_none(), "freed with its last user");
+    // the dead entry is gone: a new link compiles a new, working stub
+    let again = stub_for(&p, &c, false).unwrap();
+    assert_eq!(again.bytes(), compile(&p, &c, false).bytes);
+    assert_eq!(Arc::strong_count(&again), 1);
+}

@@ -1,0 +1,368 @@
+//! Memory behaviour of compiled stubs and upcall stubs (the code arena, `gatun::code`): a stub
+//! is freed with its last handle; stubs share 64 KiB chunks; chunks whose stubs are all gone
+//! are unmapped; linking is safe from many threads at once.
+//!
+//! The signatures are `snprintf` with different variadic arguments (what an interpreter calling
+//! `printf` produces): each distinct list of variadic kinds is a distinct stub.
+//!
+//! The tests in this file run one at a time (`SERIAL`), since they measure the process's
+//! executable memory.
+#![cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+
+mod common;
+
+use std::sync::Mutex;
+
+use common::*;
+use gatun::code::mapped_code_bytes;
+use gatun::linker::{DowncallHandle, FunctionDescriptor as FD, Linker, LinkerOption, Symbol};
+
+use gatun::memory::{Arena, MemorySegment, SegmentAllocator};
+use gatun::{MemoryLayout, Value};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn snprintf() -> Symbol {
+    gatun::linker::SymbolLookup::default_lookup()
+        .find("snprintf")
+        .unwrap()
+}
+
+/// The variadic kinds of shape `n`: `n` in bijective base 4, so every `n` is a distinct list
+/// (0: none; 1-4: one kind; 5-20: two; ...).
+fn kinds(mut n: usize) -> Vec<usize> {
+    let mut k = Vec::new();
+    while n > 0 {
+        n -= 1;
+        k.push(n % 4);
+        n /= 4;
+    }
+    k
+}
+
+/// A non-variadic signature `n` over the twelve scalar kinds (bijective base 12, so distinct
+/// for distinct `n`): the small stubs of ordinary C functions.
+fn plain_descriptor(mut n: usize) -> FD {
+    const KINDS: [V; 12] = [
+        V::BOOL,
+        V::I8,
+        V::U8,
+        V::I16,
+        V::U16,
+        V::I32,
+        V::U32,
+        V::I64,
+        V::U64,
+        V::F32,
+        V::F64,
+        V::ADDRESS,
+    ];
+    let mut args = Vec::new();
+    while n > 0 {
+        n -= 1;
+        args.push(KINDS[n % 12].clone());
+        n /= 12;
+    }
+    FD::of(V::I64, args)
+}
+
+/// The snprintf descriptor for a shape: `int snprintf(char *, size_t, const char *, ...)`.
+fn descriptor(kinds: &[usize]) -> FD {
+    let mut args: Vec<MemoryLayout> = vec![V::ADDRESS.into(), V::U64.into(), V::ADDRESS.into()];
+    args.extend(kinds.iter().map(|&k| -> MemoryLayout {
+        match k {
+            0 => V::I32.into(),
+            1 => V::I64.into(),
+            2 => V::F64.into(),
+            _ => V::ADDRESS.into(),
+        }
+    }));
+    FD::of(V::I32, args)
+}
+
+fn link(kinds: &[usize]) -> DowncallHandle {
+    Linker::native()
+        .downcall(
+            &snprintf(),
+            &descriptor(kinds),
+            &[LinkerOption::FirstVariadicArg(3)],
+        )
+        .unwrap()
+}
+
+/// Calls a shape's handle with values derived from `seed` and checks the formatted output.
+fn call_and_check(h: &DowncallHandle, kinds: &[usize], seed: i64) {
+    let arena = Arena::confined();
+    let buf = arena.allocate(256, 1).unwrap();
+    let word = arena.allocate_c_string("w").unwrap();
+    let mut fmt = String::new();
+    let mut want = String::new();
+    let mut args = vec![
+        Value::Segment(buf),
+        Value::U64(256),
+        Value::Segment(MemorySegment::NULL),
+    ];
+    for (i, &k) in kinds.iter().enumerate() {
+        let x = seed * 10 + i as i64;
+        match k {
+            0 => {
+                fmt.push_str("%d ");
+                want.push_str(&format!("{} ", -x));
+                args.push(Value::I32(-x as i32));
+            }
+            1 => {
+                fmt.push_str("%ld ");
+                want.push_str(&format!("{} ", x << 33));
+                args.push(Value::I64(x << 33));
+            }
+            2 => {
+                fmt.push_str("%.1f ");
+                want.push_str(&format!("{:.1} ", x as f64 + 0.5));
+                args.push(Value::F64(x as f64 + 0.5));
+            }
+            _ => {
+                fmt.push_str("%s ");
+                want.push_str("w ");
+                args.push(Value::Segment(word));
+            }
+        }
+    }
+    let fmt = arena.allocate_c_string(&fmt).unwrap();
+    args[2] = Value::Segment(fmt);
+    // SAFETY: snprintf into a 256-byte buffer with a format matching the arguments.
+    let n = unsafe { h.invoke(&args) }.unwrap();
+    assert_eq!(buf.get_string(0).unwrap(), want, "kinds {kinds:?}");
+    assert_eq!(n, Value::I32(want.len() as i32));
+}
+
+/// Bytes of this process's read-execute `memfd:gatun-code` mappings, from `/proc/self/maps`.
+fn code_maps_bytes() -> usize {
+    std::fs::read_to_string("/proc/self/maps")
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(" r-x") && l.contains("gatun-code"))
+        .map(|l| {
+            let (range, _) = l.split_once(' ').unwrap();
+            let (s, e) = range.split_once('-').unwrap();
+            usize::from_str_radix(e, 16).unwrap() - usize::from_str_radix(s, 16).unwrap()
+        })
+        .sum()
+}
+
+#[test]
+fn twenty_thousand_dropped_stubs_leave_at_most_one_mib() {
+    let _g = serial();
+    // a handle that stays alive (and is called) while everything around it is freed
+    let keep_shape = 30;
+    let keep_kinds = kinds(keep_shape);
+    let keep = link(&keep_kinds);
+    call_and_check(&keep, &keep_kinds, 1);
+    let mut peak = 0;
+    for batch in 0..20 {
+        let shapes: Vec<usize> = (batch * 1000 + 100..batch * 1000 + 1100).collect();
+        assert!(!shapes.contains(&keep_shape));
+        let handles: Vec<DowncallHandle> = shapes.iter().map(|&n| link(&kinds(n))).collect();
+        assert!(handles.iter().all(DowncallHandle::uses_compiled_stub));
+        peak = peak.max(mapped_code_bytes());
+        // spot checks: a few of the batch really run
+        for (h, &n) in handles.iter().zip(&shapes).step_by(97) {
+            call_and_check(h, &kinds(n), n as i64);
+        }
+        drop(handles);
+        call_and_check(&keep, &keep_kinds, batch as i64);
+    }
+    let after = mapped_code_bytes();
+    let maps = code_maps_bytes();
+    eprintln!("peak {peak} bytes with 1,000 live stubs; after dropping 20,000: {after} bytes ({maps} in /proc/self/maps)");
+    assert!(after <= 1 << 20, "{after} bytes of executable memory left");
+    assert!(maps <= 1 << 20, "{maps} bytes of gatun-code mappings left");
+    assert!(maps <= after, "{maps} mapped vs {after} counted");
+    call_and_check(&keep, &keep_kinds, 7);
+}
+
+/// Code bytes, arena bytes mapped for them, and stubs, for handles linked from `descriptors`
+/// (all kept alive until the measurement is taken).
+fn live_cost(descriptors: &[(FD, Vec<LinkerOption>)], sym: &Symbol) -> (usize, usize, usize) {
+    let before = mapped_code_bytes();
+    let code: usize = descriptors
+        .iter()
+        .map(|(d, o)| Linker::native().stub_code(d, o).unwrap().len())
+        .sum();
+    let handles: Vec<DowncallHandle> = descriptors
+        .iter()
+        .map(|(d, o)| Linker::native().downcall(sym, d, o).unwrap())
+        .collect();
+    let grown = mapped_code_bytes() - before;
+    // re-linking live signatures shares their stubs: no new code
+    let again: Vec<DowncallHandle> = descriptors
+        .iter()
+        .map(|(d, o)| Linker::native().downcall(sym, d, o).unwrap())
+        .collect();
+    assert_eq!(mapped_code_bytes() - before, grown);
+    drop((handles, again));
+    assert!(mapped_code_bytes() <= before + 64 * 1024);
+    (code, grown, descriptors.len())
+}
+
+#[test]
+fn live_stubs_take_at_most_256_bytes_each() {
+    let _g = serial();
+    // 10,000 ordinary signatures of up to four arguments
+    let plain: Vec<(FD, Vec<LinkerOption>)> = (1..=10_000)
+        .map(|n| (plain_descriptor(n), vec![]))
+        .collect();
+    let (code, grown, n) = live_cost(&plain, &snprintf());
+    let per_stub = grown as f64 / n as f64;
+    eprintln!(
+        "10,000 live plain stubs: {grown} bytes mapped, {per_stub:.1} per stub; code {:.1} bytes per stub",
+        code as f64 / n as f64
+    );
+    assert!(per_stub <= 256.0, "{per_stub} bytes per live stub");
+    // 10,000 snprintf shapes (up to 7 variadic arguments; larger stubs): the arena adds at most
+    // the rounding to 16 bytes and part of one chunk to the code itself
+    let printf: Vec<(FD, Vec<LinkerOption>)> = (0..10_000)
+        .map(|n| {
+            (
+                descriptor(&kinds(n)),
+                vec![LinkerOption::FirstVariadicArg(3)],
+            )
+        })
+        .collect();
+    let (code, grown, n) = live_cost(&printf, &snprintf());
+    eprintln!(
+        "10,000 live snprintf stubs: {grown} bytes mapped, {:.1} per stub; code {:.1} bytes per stub",
+        grown as f64 / n as f64,
+        code as f64 / n as f64
+    );
+    assert!(
+        grown <= code + 15 * n + 2 * 64 * 1024,
+        "{grown} mapped for {code} bytes of code"
+    );
+    // and they run
+    let handles: Vec<DowncallHandle> = (0..10_000).step_by(331).map(|n| link(&kinds(n))).collect();
+    for (h, n) in handles.iter().zip((0..10_000).step_by(331)) {
+        call_and_check(h, &kinds(n), 3);
+    }
+}
+
+#[test]
+fn eight_threads_link_distinct_signatures_concurrently() {
+    let _g = serial();
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            std::thread::spawn(move || {
+                let mut kept = Vec::new();
+                for i in 0..400 {
+                    // distinct per thread, plus one shape every thread links (shared stub)
+                    let n = if i % 50 == 0 {
+                        77
+                    } else {
+                        20_000 + t * 1000 + i
+                    };
+                    let k = kinds(n);
+                    let h = link(&k);
+                    call_and_check(&h, &k, (t * 1000 + i) as i64);
+                    if i % 3 == 0 {
+                        kept.push((h, k));
+                    }
+                }
+                for (h, k) in &kept {
+                    call_and_check(h, k, t as i64);
+                }
+                kept.len()
+            })
+        })
+        .collect();
+    let kept: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+    assert_eq!(kept, 8 * 134);
+}
+
+#[test]
+fn upcall_stubs_share_the_arena_and_are_freed() {
+    let _g = serial();
+    let before = mapped_code_bytes();
+    let arena = Arena::confined();
+    let stubs: Vec<_> = (0..2000)
+        .map(|k| {
+            Linker::native()
+                .upcall_stub(
+                    &FD::of(V::I32, [V::I32]),
+                    move |a| Ok(Value::I32(a.get::<i32>(0)? + k)),
+                    &arena,
+                )
+                .unwrap()
+        })
+        .collect();
+    let grown = mapped_code_bytes() - before;
+    // 2,000 stubs of 27 code bytes (32 in the arena): one 64 KiB chunk, not 2,000 pages
+    assert!(
+        grown <= 2 * 64 * 1024,
+        "{grown} bytes for 2,000 upcall stubs"
+    );
+    let call = link_with(
+        "upcall_call_int",
+        &FD::of(V::I32, [V::ADDRESS, V::I32]),
+        &[],
+    );
+    for (k, s) in stubs.iter().enumerate().step_by(199) {
+        // SAFETY: the callee calls the stub with (int) and returns its result.
+        let v = unsafe { call.invoke(&[s.as_value(), Value::I32(5)]) }.unwrap();
+        assert_eq!(v, Value::I32(5 + k as i32));
+    }
+    drop(stubs);
+    let after = mapped_code_bytes();
+    assert!(
+        after <= before + 64 * 1024,
+        "{after} bytes after, {before} before"
+    );
+}
+
+#[test]
+fn after_fork_both_processes_keep_their_stubs() {
+    let _g = serial();
+    let mut old: Vec<(DowncallHandle, Vec<usize>)> = (40_000..40_050)
+        .map(|n| (link(&kinds(n)), kinds(n)))
+        .collect();
+    // Each process drops the handles the other keeps, then links new signatures: were the
+    // pre-fork chunks (shared memory) not retired, the freed granules would be filled with
+    // int3 and reused for new code — through memory the other process still calls.
+    let churn = |keep: &[(DowncallHandle, Vec<usize>)], seed: usize| {
+        let new: Vec<(DowncallHandle, Vec<usize>)> = (0..300)
+            .map(|i| {
+                let n = 41_000 + seed * 1000 + i;
+                (link(&kinds(n)), kinds(n))
+            })
+            .collect();
+        for (h, k) in keep.iter().chain(&new) {
+            call_and_check(h, k, seed as i64);
+        }
+    };
+    // SAFETY: the child only links, calls and drops handles, then `_exit`s; this test holds
+    // `SERIAL`, so no other thread of this process is linking at the fork.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            let keep = old.split_off(25); // drops the first 25
+            drop(old);
+            churn(&keep, 1);
+        }))
+        .is_ok();
+        // SAFETY: ends the child without running the parent's destructors or test harness.
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    }
+    let mut status = 0;
+    // SAFETY: waits for the child forked above.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "child failed: status {status:#x}"
+    );
+    // the child dropped the first 25 and linked over them; they still run here
+    old.truncate(25);
+    churn(&old, 2);
+}
