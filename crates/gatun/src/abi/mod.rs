@@ -12,22 +12,42 @@
 //! `xmm0..xmm7`; returns `rax, rdx` and `xmm0, xmm1`), so an AArch64 or Win64 classifier can
 //! produce the same type.
 //!
+//! AArch64 plans use the same types; where a field means something different there, its
+//! documentation says so under "AArch64" (registers `x0..x7`, `v0..v7`, returns `x0, x1` and
+//! `v0..v3`, the indirect-result register `x8`).
+//!
 //! - [`sysv_x64`]: System V AMD64 (ABI §3.2.3).
+//! - [`aarch64`]: AAPCS64 (Linux) and Apple arm64 (§6.8 stages B and C; classification only:
+//!   no AArch64 executor exists yet).
 
+pub mod aarch64;
 pub mod sysv_x64;
 
 use std::fmt;
+
+use crate::error::{Error, Result};
+use crate::layout::MemoryLayout;
+use crate::linker::FunctionDescriptor;
 
 /// Where one eightbyte (or less) of an argument goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Location {
     /// The n-th integer argument register (SysV: 0 = rdi, 1 = rsi, 2 = rdx, 3 = rcx, 4 = r8,
     /// 5 = r9). The whole 64-bit register is written.
+    ///
+    /// AArch64: `Int(n)` is `xn` for n in 0..=7, the whole 64-bit register written (so a
+    /// narrow integer is extended to 64 bits, which covers Apple's "extend to 32 bits" rule);
+    /// `Int(8)` is `x8` and appears only as [`CallPlan::hidden_return_pointer`].
     Int(u8),
     /// The n-th vector argument register (SysV: xmm0..xmm7). The low 64 bits are written.
+    ///
+    /// AArch64: `vn` for n in 0..=7; a move of 4 bytes writes `sn`, of 8 bytes (or a
+    /// [`Conversion::FloatToDouble`]) writes `dn`; the rest of the register is zero.
     Vector(u8),
     /// The outgoing stack argument area at this byte offset from the stack pointer at the call
-    /// instruction (a multiple of 8; the whole 8-byte slot is written).
+    /// instruction. Unless [`CallPlan::packed_named_stack`] says otherwise for the argument
+    /// (see [`CallPlan::stack_write_bytes`]), the offset is a multiple of 8 and the whole 8-byte
+    /// slot is written (the converted value; [`Conversion::Bytes`] zero-fills).
     Stack(u32),
 }
 
@@ -75,9 +95,11 @@ pub struct ArgPlan {
     /// (stack). Empty for a struct whose eightbytes are all padding.
     pub moves: Vec<ArgMove>,
     /// `Some(loc)` when the ABI passes the argument by reference to a caller-made copy (AArch64
-    /// composites over 16 bytes, Win64 structs not of 1/2/4/8 bytes): the copy's address goes
-    /// to `loc` and `moves` is empty. Always `None` under SysV AMD64 (structs are copied into
-    /// the stack area instead); reserved so other classifiers can emit the same type.
+    /// composites over 16 bytes that are not HFAs, AAPCS64 rule B.3; Win64 structs not of
+    /// 1/2/4/8 bytes): the executor copies the value to memory it owns for the duration of the
+    /// call and writes the copy's 8-byte address to `loc` (a register, or a whole 8-byte stack
+    /// slot); `moves` is empty. Always `None` under SysV AMD64 (structs are copied into the
+    /// stack area instead).
     pub by_reference: Option<Location>,
 }
 
@@ -104,8 +126,9 @@ pub enum ReturnPlan {
     /// (rax, rdx, xmm0, xmm1) by these moves.
     Registers(Vec<ReturnMove>),
     /// A struct or union returned in memory: the caller passes the destination address as a
-    /// hidden first argument in [`CallPlan::hidden_return_pointer`]; the callee returns the same
-    /// address in the first integer return register.
+    /// hidden first argument in [`CallPlan::hidden_return_pointer`]. SysV: the callee returns
+    /// the same address in the first integer return register. AArch64: the address goes in
+    /// `x8`, and the callee need not preserve or return it (AAPCS64 §6.9).
     InMemory,
 }
 
@@ -117,15 +140,25 @@ pub struct CallPlan {
     /// The return value's location.
     pub ret: ReturnPlan,
     /// Where the hidden return pointer goes (SysV: `Some(Int(0))` = rdi for MEMORY returns,
-    /// which shifts the integer arguments by one register), else `None`.
+    /// which shifts the integer arguments by one register; AArch64: `Some(Int(8))` = x8, which
+    /// shifts nothing), else `None`.
     pub hidden_return_pointer: Option<Location>,
     /// Bytes of outgoing stack arguments (a multiple of 8).
     pub stack_bytes: u32,
     /// Number of vector registers used by the arguments.
     pub vector_registers: u8,
     /// `Some(i)` for a variadic call whose variadic arguments start at descriptor argument `i`;
-    /// the executor then sets `%al` to [`CallPlan::vector_registers`] (SysV §3.5.7).
+    /// the executor then sets `%al` to [`CallPlan::vector_registers`] (SysV §3.5.7; AArch64
+    /// has no such register).
     pub first_variadic: Option<usize>,
+    /// `true` for Apple arm64 plans: stack moves of *named* arguments write only their own
+    /// bytes, at an offset that is a multiple of the value's natural alignment, not whole
+    /// 8-byte slots: exactly `size` bytes (the low bytes of the converted value) in a call of a
+    /// non-variadic function, `max(size, 4)` bytes for the named arguments of a variadic call
+    /// (clang extends narrow integers to 32 bits and gives them 4-byte slots there). Stack
+    /// moves of variadic arguments write whole 8-byte slots. `false` (SysV AMD64, AAPCS64 Linux): every
+    /// stack move writes its whole 8-byte slot. [`CallPlan::stack_write_bytes`] applies the rule.
+    pub packed_named_stack: bool,
 }
 
 impl CallPlan {
@@ -142,6 +175,86 @@ impl CallPlan {
     /// Whether `%al` must be set (a variadic call).
     pub fn is_variadic(&self) -> bool {
         self.first_variadic.is_some()
+    }
+
+    /// How many bytes the stack move `m` of argument `arg` writes at its [`Location::Stack`]
+    /// offset: for a named argument of a [`CallPlan::packed_named_stack`] plan `m.size` (or
+    /// `max(m.size, 4)` in a variadic call), else 8 (the whole slot). Not meaningful for
+    /// register moves.
+    ///
+    /// ```
+    /// use gatun::abi::aarch64::{plan, Flavour};
+    /// use gatun::layout::ValueLayout;
+    /// use gatun::linker::FunctionDescriptor;
+    /// let d = FunctionDescriptor::of_void(vec![ValueLayout::I8; 9]);
+    /// let apple = plan(&d, None, Flavour::Apple).unwrap();
+    /// assert_eq!(apple.stack_write_bytes(8, &apple.args[8].moves[0]), 1);
+    /// let linux = plan(&d, None, Flavour::Linux).unwrap();
+    /// assert_eq!(linux.stack_write_bytes(8, &linux.args[8].moves[0]), 8);
+    /// ```
+    pub fn stack_write_bytes(&self, arg: usize, m: &ArgMove) -> usize {
+        match self.first_variadic {
+            None if self.packed_named_stack => m.size as usize,
+            Some(f) if self.packed_named_stack && arg < f => (m.size as usize).max(4),
+            _ => 8,
+        }
+    }
+}
+
+/// Link-time checks shared by every classifier: the variadic index is in range, and every
+/// argument and the return layout is passable by value (not padding, not a bare sequence, not
+/// a zero-sized group, a group's size a multiple of its alignment).
+///
+/// # Errors
+/// [`Error::InvalidDescriptor`] naming the descriptor and the offending argument.
+pub(crate) fn check_descriptor(
+    descriptor: &FunctionDescriptor,
+    first_variadic: Option<usize>,
+) -> Result<()> {
+    let args = descriptor.argument_layouts();
+    if let Some(i) = first_variadic {
+        if i > args.len() {
+            return Err(Error::InvalidDescriptor {
+                descriptor: descriptor.to_string(),
+                reason: format!(
+                    "first variadic argument index {i} is out of range: the descriptor has {} arguments",
+                    args.len()
+                ),
+            });
+        }
+    }
+    for (i, a) in args.iter().enumerate() {
+        validate(a, &format!("argument {i}"), descriptor)?;
+    }
+    if let Some(r) = descriptor.return_layout() {
+        validate(r, "the return layout", descriptor)?;
+    }
+    Ok(())
+}
+/// Link-time checks on one argument or return layout.
+fn validate(layout: &MemoryLayout, what: &str, descriptor: &FunctionDescriptor) -> Result<()> {
+    let bad = |reason: String| Error::InvalidDescriptor {
+        descriptor: descriptor.to_string(),
+        reason,
+    };
+    match layout {
+        MemoryLayout::Value(_) => Ok(()),
+        MemoryLayout::Padding(_) => Err(bad(format!("{what} is a padding layout"))),
+        MemoryLayout::Sequence(_) => Err(bad(format!(
+            "{what} is a sequence layout {layout}: C cannot pass an array by value (wrap it in a struct, or pass its address)"
+        ))),
+        MemoryLayout::Struct(_) | MemoryLayout::Union(_) => {
+            let (size, align) = (layout.byte_size(), layout.byte_alignment());
+            if size == 0 {
+                return Err(bad(format!("{what} is a zero-sized group {layout}")));
+            }
+            if size % align != 0 {
+                return Err(bad(format!(
+                    "{what} {layout} has size {size}, which is not a multiple of its alignment {align} (add trailing padding)"
+                )));
+            }
+            Ok(())
+        }
     }
 }
 

@@ -177,33 +177,6 @@ pub fn classify(layout: &MemoryLayout) -> Classification {
     Classification::Eightbytes(classes[..n].to_vec())
 }
 
-/// Link-time checks on one argument or return layout.
-fn validate(layout: &MemoryLayout, what: &str, descriptor: &FunctionDescriptor) -> Result<()> {
-    let bad = |reason: String| Error::InvalidDescriptor {
-        descriptor: descriptor.to_string(),
-        reason,
-    };
-    match layout {
-        MemoryLayout::Value(_) => Ok(()),
-        MemoryLayout::Padding(_) => Err(bad(format!("{what} is a padding layout"))),
-        MemoryLayout::Sequence(_) => Err(bad(format!(
-            "{what} is a sequence layout {layout}: C cannot pass an array by value (wrap it in a struct, or pass its address)"
-        ))),
-        MemoryLayout::Struct(_) | MemoryLayout::Union(_) => {
-            let (size, align) = (layout.byte_size(), layout.byte_alignment());
-            if size == 0 {
-                return Err(bad(format!("{what} is a zero-sized group {layout}")));
-            }
-            if size % align != 0 {
-                return Err(bad(format!(
-                    "{what} {layout} has size {size}, which is not a multiple of its alignment {align} (add trailing padding)"
-                )));
-            }
-            Ok(())
-        }
-    }
-}
-
 fn scalar_conv(kind: ScalarKind, variadic: bool) -> Conversion {
     match kind {
         ScalarKind::Bool => Conversion::Bool,
@@ -347,23 +320,7 @@ impl Assigner {
 /// bytes needed).
 pub fn plan(descriptor: &FunctionDescriptor, first_variadic: Option<usize>) -> Result<CallPlan> {
     let args = descriptor.argument_layouts();
-    if let Some(i) = first_variadic {
-        if i > args.len() {
-            return Err(Error::InvalidDescriptor {
-                descriptor: descriptor.to_string(),
-                reason: format!(
-                    "first variadic argument index {i} is out of range: the descriptor has {} arguments",
-                    args.len()
-                ),
-            });
-        }
-    }
-    for (i, a) in args.iter().enumerate() {
-        validate(a, &format!("argument {i}"), descriptor)?;
-    }
-    if let Some(r) = descriptor.return_layout() {
-        validate(r, "the return layout", descriptor)?;
-    }
+    super::check_descriptor(descriptor, first_variadic)?;
     let mut asg = Assigner {
         int: 0,
         vec: 0,
@@ -434,5 +391,6 @@ pub fn plan(descriptor: &FunctionDescriptor, first_variadic: Option<usize>) -> R
         stack_bytes,
         vector_registers: asg.vec,
         first_variadic,
+        packed_named_stack: false,
     })
 }

@@ -3,9 +3,18 @@
 use super::{ScalarKind, ValueLayout};
 use crate::error::{Error, Result};
 
-/// The C data model of a target: how wide `long` and `wchar_t` are and whether plain `char` is
-/// signed. Sizes come from the platform ABIs: SysV AMD64 ABI §3.1.2 (LP64), AAPCS64 §5.1 (LP64,
-/// `char` unsigned), Microsoft x64 (LLP64: `long` is 4 bytes, `wchar_t` 2).
+/// The C data model of a target: how wide `long` and `wchar_t` are, whether plain `char` is
+/// signed and whether `long double` is just `double`. Sizes come from the platform ABIs: SysV
+/// AMD64 ABI §3.1.2 (LP64), AAPCS64 §5.1 and the Arm C language ABI (LP64, `char` unsigned,
+/// `long double` IEEE binary128), Apple's arm64 ABI (LP64, `char` signed, `long double` =
+/// `double`), Microsoft x64 (LLP64: `long` is 4 bytes, `wchar_t` 2).
+///
+/// ```
+/// use gatun::layout::{DataModel, ScalarKind};
+/// assert_eq!(DataModel::APPLE_ARM64.layout("long double").unwrap().kind(), ScalarKind::F64);
+/// assert!(DataModel::LINUX_AARCH64.layout("long double").is_err());
+/// assert_eq!(DataModel::LINUX_AARCH64.layout("char").unwrap().kind(), ScalarKind::U8);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct DataModel {
     /// Size of `long` / `unsigned long`, in bytes (8 on LP64, 4 on LLP64).
@@ -14,6 +23,14 @@ pub struct DataModel {
     pub char_signed: bool,
     /// Size of `wchar_t`, in bytes.
     pub wchar_size: usize,
+    /// `true` when `wchar_t` is a signed type (`int` on x86-64 and Apple arm64; AArch64 Linux
+    /// has `unsigned int`, Windows an unsigned 16-bit type).
+    pub wchar_signed: bool,
+    /// `true` when `long double` has the representation of `double` (8 bytes, IEEE binary64;
+    /// Apple arm64), so it maps to [`ScalarKind::F64`]. `false` where it is wider (the 80-bit
+    /// x87 format in 16 bytes on x86-64, IEEE binary128 in 16 bytes on AArch64 Linux) and
+    /// [`DataModel::layout`] rejects it.
+    pub long_double_is_double: bool,
 }
 
 impl DataModel {
@@ -22,24 +39,42 @@ impl DataModel {
         long_size: 8,
         char_signed: true,
         wchar_size: 4,
+        wchar_signed: true,
+        long_double_is_double: false,
     };
-    /// AArch64 Linux (LP64, unsigned `char`, 4-byte `wchar_t`).
+    /// AArch64 Linux (LP64, unsigned `char`, 4-byte unsigned `wchar_t`, 16-byte binary128
+    /// `long double`).
     pub const LINUX_AARCH64: DataModel = DataModel {
         long_size: 8,
         char_signed: false,
         wchar_size: 4,
+        wchar_signed: false,
+        long_double_is_double: false,
+    };
+    /// Apple arm64: macOS, iOS (LP64, signed `char`, 4-byte `wchar_t`, `long double` =
+    /// `double`).
+    pub const APPLE_ARM64: DataModel = DataModel {
+        long_size: 8,
+        char_signed: true,
+        wchar_size: 4,
+        wchar_signed: true,
+        long_double_is_double: true,
     };
     /// 64-bit Windows (LLP64, signed `char`, 2-byte `wchar_t`).
     pub const WINDOWS_X64: DataModel = DataModel {
         long_size: 4,
         char_signed: true,
         wchar_size: 2,
+        wchar_signed: false,
+        long_double_is_double: false,
     };
 
     /// The data model of the target gatun was compiled for.
     pub const HOST: DataModel = if cfg!(windows) {
         DataModel::WINDOWS_X64
-    } else if cfg!(all(target_arch = "aarch64", not(target_vendor = "apple"))) {
+    } else if cfg!(all(target_arch = "aarch64", target_vendor = "apple")) {
+        DataModel::APPLE_ARM64
+    } else if cfg!(target_arch = "aarch64") {
         DataModel::LINUX_AARCH64
     } else {
         DataModel::SYSV_X86_64
@@ -84,8 +119,9 @@ impl DataModel {
     /// `"short int"` style spellings are accepted too).
     ///
     /// # Errors
-    /// [`Error::Unsupported`] for `long double` (80-bit x87 on SysV; gatun will not pass it
-    /// silently wrong); [`Error::UnknownType`] for anything else it does not know.
+    /// [`Error::Unsupported`] for `long double` unless [`DataModel::long_double_is_double`]
+    /// (80-bit x87 on x86-64, binary128 on AArch64 Linux; gatun will not pass it silently
+    /// wrong); [`Error::UnknownType`] for anything else it does not know.
     pub fn layout(&self, name: &str) -> Result<ValueLayout> {
         let normalized = name.split_whitespace().collect::<Vec<_>>().join(" ");
         let words: Vec<&str> = normalized
@@ -122,12 +158,18 @@ impl DataModel {
             "void*" | "void *" | "pointer" => ScalarKind::Pointer,
             "size_t" | "uintptr_t" => ptr_int.1,
             "ssize_t" | "ptrdiff_t" | "intptr_t" => ptr_int.0,
-            "wchar_t" if self.wchar_size == 2 => ScalarKind::U16,
-            "wchar_t" => ScalarKind::I32,
+            "wchar_t" => match (self.wchar_size, self.wchar_signed) {
+                (2, false) => ScalarKind::U16,
+                (2, true) => ScalarKind::I16,
+                (_, false) => ScalarKind::U32,
+                (_, true) => ScalarKind::I32,
+            },
+            "long double" if self.long_double_is_double => ScalarKind::F64,
             "long double" => {
                 return Err(Error::Unsupported {
                     type_name: "long double".into(),
-                    reason: "its 80-bit x87 / 128-bit representation is not supported; \
+                    reason: "it is wider than double on this target (80-bit x87 on x86-64, \
+                             128-bit IEEE binary128 on AArch64 Linux), which is not supported; \
                              pass a double instead"
                         .into(),
                 })

@@ -186,6 +186,34 @@ fn aarch64_linux_char_is_unsigned() {
     );
 }
 
+/// Apple arm64: LP64 like x86-64 (signed `char`, 4-byte `wchar_t`), and `long double` is
+/// `double`.
+#[cfg(target_pointer_width = "64")]
+#[test]
+fn apple_arm64_table() {
+    check_model(DataModel::APPLE_ARM64, LP64_X86_64);
+    for spelling in ["long double", "long  double"] {
+        assert_eq!(
+            DataModel::APPLE_ARM64.layout(spelling).unwrap().kind(),
+            ScalarKind::F64
+        );
+    }
+    let linux: Vec<(&str, ScalarKind)> = LP64_X86_64
+        .iter()
+        .map(|&(n, k)| match n {
+            "char" => (n, ScalarKind::U8),
+            "wchar_t" => (n, ScalarKind::U32),
+            _ => (n, k),
+        })
+        .collect();
+    check_model(DataModel::LINUX_AARCH64, &linux);
+    let reason = match DataModel::LINUX_AARCH64.layout("long double") {
+        Err(Error::Unsupported { reason, .. }) => reason,
+        other => panic!("expected Unsupported, got {other:?}"),
+    };
+    assert!(reason.contains("binary128"), "{reason}");
+}
+
 #[test]
 fn alternative_spellings() {
     let m = DataModel::SYSV_X86_64;
@@ -212,13 +240,16 @@ fn alternative_spellings() {
 }
 
 #[test]
-fn long_double_is_unsupported_on_every_model() {
-    for m in [
+fn long_double_is_unsupported_where_wider_than_double() {
+    let mut models = vec![
         DataModel::SYSV_X86_64,
         DataModel::LINUX_AARCH64,
         DataModel::WINDOWS_X64,
-        DataModel::HOST,
-    ] {
+    ];
+    if !DataModel::HOST.long_double_is_double {
+        models.push(DataModel::HOST);
+    }
+    for m in models {
         for spelling in ["long double", "long  double"] {
             match m.layout(spelling) {
                 Err(Error::Unsupported { type_name, reason }) => {
