@@ -1470,6 +1470,12 @@ fn compile(cmd: &[&str], src: &str, name: &str) -> Option<String> {
     {
         Ok(o) => o,
         Err(e) => {
+            // CI installs both compilers (.ci/run): there a missing one is a failure, not a skip.
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{name}: cannot run {} under CI: {e}",
+                cmd[0]
+            );
             eprintln!(
                 "SKIPPED {name}: cannot run {}: {e} (install clang and gcc-aarch64-linux-gnu)",
                 cmd[0]
