@@ -422,13 +422,76 @@ fn repeated_forks_map_no_new_chunks() {
 #[test]
 fn child_stubs_survive_the_parent_reusing_their_memory() {
     let _g = serial();
-    let mut old: Vec<(DowncallHandle, Vec<usize>)> = (60_000..60_050)
+    child_survives_parent_reuse(60_000, || {}, || {});
+}
+
+#[test]
+fn without_file_descriptors_for_the_copies_pre_fork_chunks_are_retired() {
+    let _g = serial();
+    let mut saved = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: reads this process's file descriptor limit.
+    assert_eq!(
+        unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut saved) },
+        0
+    );
+    let restore = move || {
+        // SAFETY: restores the limit read above.
+        assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &saved) }, 0);
+    };
+    child_survives_parent_reuse(
+        70_000,
+        move || {
+            // make sure an empty spare chunk exists at the fork: three chunks' worth of
+            // 16-byte code, dropped (at least two chunks held only these, and the first to
+            // empty becomes the spare if there is none)
+            let pieces: Vec<_> = (0..3 * 4096)
+                .map(|_| gatun::code::ExecutableCode::new(&[0xC3]).unwrap())
+                .collect();
+            drop(pieces);
+            // the lowest free descriptor becomes the limit: the fork handler's memfd_create
+            // fails (EMFILE), so every chunk is retired in both processes
+            // SAFETY: duplicates and closes a descriptor.
+            let free = unsafe {
+                let fd = libc::dup(0);
+                libc::close(fd);
+                fd
+            };
+            let low = libc::rlimit {
+                rlim_cur: free as libc::rlim_t,
+                rlim_max: saved.rlim_max,
+            };
+            // SAFETY: lowers this process's soft limit.
+            assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &low) }, 0);
+        },
+        restore,
+    );
+    // the retired spare is unmapped at the next allocation: link/drop cycles reuse one new
+    // spare instead of mapping a chunk each time
+    let before = gatun::code::chunks_mapped();
+    for i in 0..100 {
+        let k = kinds(72_000 + i);
+        let h = link(&k);
+        call_and_check(&h, &k, 5);
+    }
+    let grown = gatun::code::chunks_mapped() - before;
+    assert!(grown <= 2, "{grown} chunks mapped for 100 link/drop cycles");
+}
+
+/// Links 50 handles (shapes from `base`), runs `before_fork`, forks, runs `after_fork` in the
+/// parent, which then frees 25 of them (filled with int3) and links a few new stubs into their
+/// memory before the child calls all 50.
+fn child_survives_parent_reuse(base: usize, before_fork: impl FnOnce(), after_fork: impl FnOnce()) {
+    let mut old: Vec<(DowncallHandle, Vec<usize>)> = (base..base + 50)
         .map(|n| (link(&kinds(n)), kinds(n)))
         .collect();
     let mut fds = [0; 2];
     // SAFETY: a fresh pipe.
     assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
-    // SAFETY: this test holds `SERIAL`, so no other thread of this process is linking at the
+    before_fork();
+    // SAFETY: the callers hold `SERIAL`, so no other thread of this process is linking at the
     // fork; the child only reads the pipe and calls handles, then `_exit`s.
     let pid = unsafe { libc::fork() };
     assert!(pid >= 0, "fork failed");
@@ -450,9 +513,10 @@ fn child_stubs_survive_the_parent_reusing_their_memory() {
     // (not all: a stub of another signature over an old entry would reject the old handle's
     // values and fall back to the trampoline, hiding the corruption), while the child still
     // holds them
+    after_fork();
     let keep = old.split_off(25);
     drop(old);
-    let new: Vec<(DowncallHandle, Vec<usize>)> = (61_000..61_005)
+    let new: Vec<(DowncallHandle, Vec<usize>)> = (base + 1000..base + 1005)
         .map(|n| (link(&kinds(n)), kinds(n)))
         .collect();
     for (h, k) in keep.iter().chain(&new) {
