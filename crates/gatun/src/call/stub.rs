@@ -725,7 +725,8 @@ struct StubKey {
 type Cache = HashMap<StubKey, Weak<Stub>>;
 
 /// The global stub cache: consulted only at link time (and by a stub's drop), behind a lock
-/// that is never held while code is generated or mapped. Entries are `Weak`: live stubs only.
+/// that is never held while code is generated or mapped (except across a `fork`, by the code
+/// arena's fork handler: [`CacheLock`]). Entries are `Weak`: live stubs only.
 static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
 
 /// The stub cache, locked by the code arena's fork handler for the duration of a `fork`
