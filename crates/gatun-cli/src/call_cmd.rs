@@ -389,8 +389,25 @@ fn address(p: *mut c_void) -> (String, Json) {
     }
 }
 
-/// A struct/union/array read back from memory, as a brace literal and JSON.
+/// At most this many scalars of a struct/union/array result are printed (`show_memory`); the
+/// rest of each array is summarised as `… (N more)`.
+const MAX_SHOWN: usize = 1000;
+
+/// A struct/union/array read back from memory, as a brace literal and JSON. At most
+/// [`MAX_SHOWN`] scalars in all: an array met once the budget is spent stops there and ends
+/// with `… (N more)` (a JSON string as the last element), so a 40-character declaration of a
+/// `char a[1 << 30]` result prints a bounded line.
 fn show_memory(seg: MemorySegment<'_>, offset: usize, layout: &MemoryLayout) -> (String, Json) {
+    show_memory_within(seg, offset, layout, &mut { MAX_SHOWN })
+}
+
+/// [`show_memory`] with `budget` scalars left to print (decremented).
+fn show_memory_within(
+    seg: MemorySegment<'_>,
+    offset: usize,
+    layout: &MemoryLayout,
+    budget: &mut usize,
+) -> (String, Json) {
     let list = |parts: Vec<(String, Json)>| {
         let text = parts
             .iter()
@@ -408,30 +425,43 @@ fn show_memory(seg: MemorySegment<'_>, offset: usize, layout: &MemoryLayout) -> 
         return list(Vec::new());
     }
     match layout {
-        MemoryLayout::Value(v) => match seg.get_value(v, offset) {
-            Ok(value) => show_scalar(&value),
-            Err(e) => (format!("<{e}>"), Json::Null),
-        },
+        MemoryLayout::Value(v) => {
+            *budget = budget.saturating_sub(1);
+            match seg.get_value(v, offset) {
+                Ok(value) => show_scalar(&value),
+                Err(e) => (format!("<{e}>"), Json::Null),
+            }
+        }
         MemoryLayout::Struct(s) => list(
             s.fields()
                 .filter(|(_, m)| !matches!(m, MemoryLayout::Padding(_)))
-                .map(|(off, m)| show_memory(seg, offset + off, m))
+                .map(|(off, m)| show_memory_within(seg, offset + off, m, budget))
                 .collect(),
         ),
         MemoryLayout::Union(u) => list(
             u.members()
                 .first()
-                .map(|m| show_memory(seg, offset, m))
+                .map(|m| show_memory_within(seg, offset, m, budget))
                 .into_iter()
                 .collect(),
         ),
         MemoryLayout::Sequence(s) => {
             let stride = s.element().byte_size();
-            list(
-                (0..s.count())
-                    .map(|i| show_memory(seg, offset + i * stride, s.element()))
-                    .collect(),
-            )
+            let mut parts = Vec::new();
+            for i in 0..s.count() {
+                if *budget == 0 {
+                    let more = format!("… ({} more)", s.count() - i);
+                    parts.push((more.clone(), json!(more)));
+                    break;
+                }
+                parts.push(show_memory_within(
+                    seg,
+                    offset + i * stride,
+                    s.element(),
+                    budget,
+                ));
+            }
+            list(parts)
         }
         MemoryLayout::Padding(_) => (String::new(), Json::Null),
     }

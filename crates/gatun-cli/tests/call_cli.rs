@@ -112,6 +112,25 @@ fn struct_arguments_and_returns() {
 }
 
 #[test]
+fn huge_array_results_print_a_bounded_line() {
+    // A 16 MiB struct return (MEMORY class: getpid ignores the hidden pointer, so the buffer
+    // is what gatun allocated): 1,000 elements printed, the rest counted.
+    let decl = "struct big { char a[1 << 24]; }; struct big getpid(void)";
+    let out = call(&[decl]);
+    assert!(out.len() < 10_000, "{} bytes of output", out.len());
+    assert!(
+        out.ends_with(&format!(", … ({} more)}}}}\n", (1 << 24) - 1000)),
+        "{}",
+        &out[out.len().saturating_sub(80)..]
+    );
+    assert_eq!(out.matches(", ").count(), 1000);
+    let v: serde_json::Value = serde_json::from_str(&call(&["--json", decl])).unwrap();
+    let a = v["result"][0].as_array().unwrap();
+    assert_eq!(a.len(), 1001);
+    assert_eq!(a[1000], format!("… ({} more)", (1 << 24) - 1000));
+}
+
+#[test]
 fn json_output() {
     let out = call(&[
         "--json",

@@ -1,6 +1,7 @@
 //! Memory behaviour of compiled stubs and upcall stubs (the code arena, `gatun::code`): a stub
 //! is freed with its last handle; stubs share 64 KiB chunks; chunks whose stubs are all gone
-//! are unmapped; linking is safe from many threads at once.
+//! are unmapped; linking is safe from many threads at once; after `fork` each process has its
+//! own chunks, and repeated forks map no new ones.
 //!
 //! The signatures are `snprintf` with different variadic arguments (what an interpreter calling
 //! `printf` produces): each distinct list of variadic kinds is a distinct stub.
@@ -328,8 +329,8 @@ fn after_fork_both_processes_keep_their_stubs() {
         .map(|n| (link(&kinds(n)), kinds(n)))
         .collect();
     // Each process drops the handles the other keeps, then links new signatures: were the
-    // pre-fork chunks (shared memory) not retired, the freed granules would be filled with
-    // int3 and reused for new code — through memory the other process still calls.
+    // pre-fork chunks (shared memory) not copied for the child, the freed granules would be
+    // filled with int3 and reused for new code — through memory the other process still calls.
     let churn = |keep: &[(DowncallHandle, Vec<usize>)], seed: usize| {
         let new: Vec<(DowncallHandle, Vec<usize>)> = (0..300)
             .map(|i| {
@@ -365,4 +366,174 @@ fn after_fork_both_processes_keep_their_stubs() {
     // the child dropped the first 25 and linked over them; they still run here
     old.truncate(25);
     churn(&old, 2);
+}
+
+/// Forks, runs `child` in the child (its result is the exit status: 0 for true), waits, and
+/// returns whether the child succeeded.
+fn in_child(child: impl FnOnce() -> bool) -> bool {
+    // SAFETY: the callers hold `SERIAL`, so no other thread of this process is linking at the
+    // fork; the child only links, calls and drops handles, then `_exit`s.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(child)).unwrap_or(false);
+        // SAFETY: ends the child without running the parent's destructors or test harness.
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    }
+    let mut status = 0;
+    // SAFETY: waits for the child forked above.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+}
+
+#[test]
+fn repeated_forks_map_no_new_chunks() {
+    let _g = serial();
+    let keep_kinds = kinds(50_000);
+    let keep = link(&keep_kinds);
+    call_and_check(&keep, &keep_kinds, 1);
+    let (chunks, bytes) = (gatun::code::chunks_mapped(), mapped_code_bytes());
+    for f in 0..30 {
+        // the child runs the pre-fork stub and links into the pre-fork chunks
+        assert!(in_child(|| {
+            call_and_check(&keep, &keep_kinds, 2);
+            let k = kinds(50_100 + f);
+            let h = link(&k);
+            call_and_check(&h, &k, 3);
+            gatun::code::chunks_mapped() == chunks
+        }));
+        // and so does the parent, between forks (a server forking per subprocess)
+        let k = kinds(50_200 + f);
+        let h = link(&k);
+        call_and_check(&h, &k, 4);
+    }
+    // after the forks, link/drop cycles of new signatures reuse the spare chunk
+    for i in 0..100 {
+        let k = kinds(50_300 + i);
+        let h = link(&k);
+        call_and_check(&h, &k, 5);
+    }
+    call_and_check(&keep, &keep_kinds, 6);
+    let grown = gatun::code::chunks_mapped() - chunks;
+    assert!(grown <= 1, "{grown} chunks mapped across 30 forks");
+    assert!(mapped_code_bytes() <= bytes + 64 * 1024);
+}
+
+#[test]
+fn child_stubs_survive_the_parent_reusing_their_memory() {
+    let _g = serial();
+    child_survives_parent_reuse(60_000, || {}, || {});
+}
+
+#[test]
+fn without_file_descriptors_for_the_copies_pre_fork_chunks_are_retired() {
+    let _g = serial();
+    let mut saved = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: reads this process's file descriptor limit.
+    assert_eq!(
+        unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut saved) },
+        0
+    );
+    let restore = move || {
+        // SAFETY: restores the limit read above.
+        assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &saved) }, 0);
+    };
+    child_survives_parent_reuse(
+        70_000,
+        move || {
+            // make sure an empty spare chunk exists at the fork: three chunks' worth of
+            // 16-byte code, dropped (at least two chunks held only these, and the first to
+            // empty becomes the spare if there is none)
+            let pieces: Vec<_> = (0..3 * 4096)
+                .map(|_| gatun::code::ExecutableCode::new(&[0xC3]).unwrap())
+                .collect();
+            drop(pieces);
+            // the lowest free descriptor becomes the limit: the fork handler's memfd_create
+            // fails (EMFILE), so every chunk is retired in both processes
+            // SAFETY: duplicates and closes a descriptor.
+            let free = unsafe {
+                let fd = libc::dup(0);
+                libc::close(fd);
+                fd
+            };
+            let low = libc::rlimit {
+                rlim_cur: free as libc::rlim_t,
+                rlim_max: saved.rlim_max,
+            };
+            // SAFETY: lowers this process's soft limit.
+            assert_eq!(unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &low) }, 0);
+        },
+        restore,
+    );
+    // the retired spare is unmapped at the next allocation: link/drop cycles reuse one new
+    // spare instead of mapping a chunk each time
+    let before = gatun::code::chunks_mapped();
+    for i in 0..100 {
+        let k = kinds(72_000 + i);
+        let h = link(&k);
+        call_and_check(&h, &k, 5);
+    }
+    let grown = gatun::code::chunks_mapped() - before;
+    assert!(grown <= 2, "{grown} chunks mapped for 100 link/drop cycles");
+}
+
+/// Links 50 handles (shapes from `base`), runs `before_fork`, forks, runs `after_fork` in the
+/// parent, which then frees 25 of them (filled with int3) and links a few new stubs into their
+/// memory before the child calls all 50.
+fn child_survives_parent_reuse(base: usize, before_fork: impl FnOnce(), after_fork: impl FnOnce()) {
+    let mut old: Vec<(DowncallHandle, Vec<usize>)> = (base..base + 50)
+        .map(|n| (link(&kinds(n)), kinds(n)))
+        .collect();
+    let mut fds = [0; 2];
+    // SAFETY: a fresh pipe.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    before_fork();
+    // SAFETY: the callers hold `SERIAL`, so no other thread of this process is linking at the
+    // fork; the child only reads the pipe and calls handles, then `_exit`s.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        let mut b = 0u8;
+        // SAFETY: reads one byte into `b`; returns once the parent has reused the memory.
+        let n = unsafe { libc::read(fds[0], (&mut b as *mut u8).cast(), 1) };
+        let ok = n == 1
+            && std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                for (h, k) in &old {
+                    call_and_check(h, k, 9);
+                }
+            }))
+            .is_ok();
+        // SAFETY: ends the child without running the parent's destructors or test harness.
+        unsafe { libc::_exit(if ok { 0 } else { 1 }) };
+    }
+    // the parent frees the first 25 (filled with int3) and links a few new stubs into them
+    // (not all: a stub of another signature over an old entry would reject the old handle's
+    // values and fall back to the trampoline, hiding the corruption), while the child still
+    // holds them
+    after_fork();
+    let keep = old.split_off(25);
+    drop(old);
+    let new: Vec<(DowncallHandle, Vec<usize>)> = (base + 1000..base + 1005)
+        .map(|n| (link(&kinds(n)), kinds(n)))
+        .collect();
+    for (h, k) in keep.iter().chain(&new) {
+        call_and_check(h, k, 1);
+    }
+    // SAFETY: writes one byte to the pipe's write end.
+    assert_eq!(unsafe { libc::write(fds[1], [1u8].as_ptr().cast(), 1) }, 1);
+    let mut status = 0;
+    // SAFETY: waits for the child forked above.
+    assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+    // SAFETY: our pipe's fds.
+    unsafe {
+        libc::close(fds[0]);
+        libc::close(fds[1]);
+    }
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "child failed: status {status:#x}"
+    );
 }

@@ -60,7 +60,7 @@
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr::NonNull;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan};
 use crate::call::entry::CheckedEntry;
@@ -725,8 +725,19 @@ struct StubKey {
 type Cache = HashMap<StubKey, Weak<Stub>>;
 
 /// The global stub cache: consulted only at link time (and by a stub's drop), behind a lock
-/// that is never held while code is generated or mapped. Entries are `Weak`: live stubs only.
+/// that is never held while code is generated or mapped (except across a `fork`, by the code
+/// arena's fork handler: [`CacheLock`]). Entries are `Weak`: live stubs only.
 static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
+
+/// The stub cache, locked by the code arena's fork handler for the duration of a `fork`
+/// (taken before the arena lock), so that the child never inherits it locked: a handle's
+/// drop takes it. See `crate::code`, "fork".
+pub(crate) struct CacheLock(#[allow(dead_code)] MutexGuard<'static, Option<Cache>>);
+
+/// Locks the stub cache for a fork (see [`CacheLock`]).
+pub(crate) fn lock_cache_for_fork() -> CacheLock {
+    CacheLock(CACHE.lock().unwrap_or_else(|e| e.into_inner()))
+}
 
 /// This thread's `errno` address (glibc's `__errno_location()`), cached in a thread-local
 /// after the first call, for the `errno_location` parameter of capture stubs: a TLS load
@@ -807,6 +818,9 @@ pub(crate) fn stub_for(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> O
         capture,
     };
     let lookup = |map: &mut Cache| map.get(&key).and_then(Weak::upgrade);
+    // the cache lock must not be held by another thread across a fork
+    #[cfg(target_os = "linux")]
+    crate::code::register_fork_handlers();
     {
         let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(s) = lookup(cache.get_or_insert_with(HashMap::new)) {

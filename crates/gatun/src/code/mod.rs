@@ -7,34 +7,64 @@
 //! callers jump into, and a read-write view, elsewhere, through which code is written. W^X holds
 //! per mapping: no address is ever both writable and executable, and no mapping ever changes
 //! protection, so a live piece of code never becomes non-executable while a neighbour in the same
-//! chunk is written or freed. Dropping an [`ExecutableCode`] fills its granules with `int3` (a
-//! call through a stale address traps) and returns them to the chunk; a chunk whose granules are all free is unmapped (one empty chunk
-//! is kept as a spare so that linking and dropping one signature in a loop does not map and
-//! unmap every time). Where `memfd_create` or the mapping fails (and on Unix targets other
-//! than Linux), each piece of code gets its own private mapping instead, mapped read-write,
-//! filled, switched to read-execute and never made writable again.
+//! chunk is written or freed. The physical pages stay writable through the read-write view for
+//! as long as the chunk is mapped (a weaker guarantee than "never writable again": a stray
+//! write through that view would change live code). Dropping an [`ExecutableCode`] fills its
+//! granules with `int3` (on x86-64, a call through a stale address traps) and returns them to
+//! the chunk; granules never used are the memfd's zeros, not `int3`. A chunk whose granules are
+//! all free is unmapped (one empty chunk is kept as a spare so that linking and dropping one
+//! signature in a loop does not map and unmap every time). Where `memfd_create` or the mapping
+//! fails (and on Unix targets other than Linux), each piece of code gets its own private
+//! mapping instead, mapped read-write, filled, switched to read-execute and never made writable
+//! again; a failure that will not go away (the kernel or a security policy refusing the memfd
+//! or its executable mapping) is remembered, so later code goes straight to its own mapping.
 //!
-//! The arena's bookkeeping (one bitmap per chunk) is behind one mutex, held only for bitmap
-//! work: chunks are mapped and unmapped, and code is copied, outside it.
+//! The arena's bookkeeping (one bitmap per chunk) is behind one mutex, held for the bitmap work
+//! and for the `int3` fill of freed granules (so that a fork sees a granule either live or
+//! filled, never half-filled): chunks are mapped and unmapped, and new code is copied, outside
+//! it.
 //!
-//! **fork.** A chunk is shared memory, so after `fork` parent and child see each other's writes
-//! to it. A `pthread_atfork` handler therefore retires every chunk that exists at the fork, in
-//! both processes: a retired chunk's free granules are never handed out again and its freed
-//! code is not overwritten (the other process may still run it); only new chunks are
-//! allocated from. The handler also takes the arena lock around the fork, so the child never
-//! inherits it locked.
+//! **Instruction caches.** Code is written through the read-write view (or before the
+//! protection change of an own mapping) and then executed through another address. x86-64
+//! keeps instruction fetch coherent with such stores; on other architectures every write of
+//! new code is followed by `__clear_cache` over its read-execute range before the address is
+//! handed out (`flush_icache`).
+//!
+//! **fork.** A chunk is shared memory, so after `fork` parent and child would see each other's
+//! writes to it (a free in one process filling with `int3` code the other still runs). A
+//! `pthread_atfork` handler therefore gives the child its own copy of every chunk: before the
+//! fork (arena lock held, so no code is being freed) it copies each chunk into a new memfd; in
+//! the child it maps that memfd over both of the chunk's views (`MAP_FIXED`, same addresses,
+//! same contents), and the parent closes it. Both processes then go on allocating from and
+//! freeing into all their chunks: repeated forks neither retire nor add chunks. The cost is
+//! paid per `fork` (not by `posix_spawn`/`vfork`, which run no handlers): in the parent one
+//! memfd and a copy per chunk (64 KiB for most), in the child two `mmap`s per chunk. Where the
+//! copy cannot be made (out of file descriptors or memory), that chunk is *retired* in both
+//! processes instead: never allocated from nor written again (an empty retired chunk is
+//! unmapped at the next allocation), and only new chunks serve new code. In the child, a
+//! failure of the `MAP_FIXED` mappings (which replace mappings of the same size, so only a
+//! kernel out of memory fails them) retires the chunk there; the parent, which cannot know,
+//! keeps using it, so freed code in it may then change under the child.
+//! The handler takes the stub cache's lock and then the arena lock around the fork (the same
+//! order as everywhere else; no code path holds both otherwise), so the child inherits neither
+//! locked. Not covered: a `fork` from a signal handler that interrupted this thread inside an
+//! arena or stub-cache critical section deadlocks in the handler (the lock is not reentrant);
+//! `_Fork`, `vfork` and raw `clone` run no handlers, so after them the child shares the chunks
+//! and must only `exec` or `_exit`.
 //!
 //! # Invariants
 //! - Every chunk in `ARENA` is a `len`-byte `memfd` mapped read-execute at `rx` and read-write at
 //!   `rw`, both owned by the arena; its bitmap has one bit per granule, set while an
 //!   `ExecutableCode` owns the granule. A granule is written only through `rw`, and only while
 //!   it is owned by exactly one `ExecutableCode` that has not yet handed out its address, or
-//!   when that owner drops (nothing may call it any more).
+//!   when that owner drops (nothing may call it any more), or (all of it) by the fork handler
+//!   in the child, with the same bytes.
 //! - A chunk is unmapped only when no granule is owned, i.e. no `ExecutableCode` points into it.
 //! - An `ExecutableCode`'s first `len` bytes at `ptr` are the code it was given, readable and
-//!   executable for as long as it lives.
-//! - A chunk whose generation differs from `GENERATION` is shared with another process
-//!   (created before a fork): it is never allocated from nor written again.
+//!   executable for as long as it lives; on targets other than x86, the instruction cache has
+//!   been cleared over them before `ptr` is handed out.
+//! - A `retired` chunk may be shared with another process: it is never allocated from nor
+//!   written again.
 
 use crate::error::{Error, Result};
 
@@ -98,6 +128,21 @@ pub fn mapped_code_bytes() -> usize {
     MAPPED.load(std::sync::atomic::Ordering::Relaxed)
 }
 
+/// Code arena chunks mapped since the process started (0 where there is no arena), for tests
+/// of the memory behaviour. Not part of the stable API.
+#[doc(hidden)]
+pub fn chunks_mapped() -> usize {
+    #[cfg(target_os = "linux")]
+    return arena::chunks_mapped();
+    #[cfg(not(target_os = "linux"))]
+    0
+}
+
+/// Registers the fork handlers that protect the code arena and the stub cache (see the module
+/// documentation); idempotent.
+#[cfg(target_os = "linux")]
+pub(crate) use arena::register_fork_handlers;
+
 static MAPPED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 impl ExecutableCode {
@@ -150,6 +195,7 @@ impl ExecutableCode {
             unsafe { libc::munmap(ptr.cast(), map_len) };
             return Err(err);
         }
+        flush_icache(ptr, code.len());
         MAPPED.fetch_add(map_len, std::sync::atomic::Ordering::Relaxed);
         Ok(ExecutableCode {
             ptr,
@@ -204,15 +250,25 @@ fn page_size() -> usize {
 const NEAR: usize = 1 << 31;
 
 /// The next address hint for [`map_near_text`]: it walks down from just below gatun's own code,
-/// one mapping at a time (0 = not started). Only a hint: races between threads cost at most a
-/// retry.
+/// one mapping at a time (0 = not started, or restarted after the walk left the near window).
+/// Only a hint: races between threads cost at most a retry.
 #[cfg(unix)]
 static NEXT_HINT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
+/// Near-text ranges unmapped by [`unmap_near_text`], reused as hints before walking further
+/// down: each slot is 0 (empty) or a page-aligned address plus the range's length in pages
+/// (lengths under one page of pages only). Lock-free, so that a fork never inherits it locked.
+#[cfg(unix)]
+static FREED_NEAR: [std::sync::atomic::AtomicUsize; 8] =
+    [const { std::sync::atomic::AtomicUsize::new(0) }; 8];
+
 /// A fresh mapping of `map_len` bytes (`prot`, `flags` and `fd` as for `mmap`, offset 0),
-/// placed within 2 GiB of gatun's own machine code when the address space allows (address
-/// hints below the executable's text, never `MAP_FIXED`, so nothing existing is ever
-/// replaced), else wherever the kernel puts it. Returns `MAP_FAILED` on failure.
+/// placed within [`NEAR`] (2 GiB) of gatun's own machine code when the address space allows
+/// (address hints, never `MAP_FIXED`, so nothing existing is ever replaced), else wherever the
+/// kernel puts it. Returns `MAP_FAILED` on failure. The hints are, first, a range of the same
+/// length that [`unmap_near_text`] gave back, then a walk down from 64 MiB below gatun's text;
+/// when the walk would leave the near window it restarts from the top (ranges freed since
+/// are found again), so map/unmap cycles never exhaust the window.
 ///
 /// Why: calls from Rust into a stub and the stub's jump back into code of the executable were
 /// measured ~1.6 ns slower per call when the stub sat in the far `mmap` region (0x7f...)
@@ -225,33 +281,121 @@ fn map_near_text(map_len: usize, prot: i32, flags: i32, fd: i32) -> *mut libc::c
     let page = page_size();
     let anchor = map_near_text as *const () as usize;
     let near = |p: usize| p.abs_diff(anchor) < NEAR;
-    for _ in 0..4 {
-        let mut cursor = NEXT_HINT.load(Ordering::Relaxed);
-        if cursor == 0 {
-            // start 64 MiB below the page holding this function
-            cursor = (anchor & !(page - 1)).saturating_sub(64 << 20);
+    let try_at = |hint: usize| {
+        // SAFETY: a new mapping; the address is only a hint (no MAP_FIXED), so no existing
+        // mapping is touched.
+        let p = unsafe { libc::mmap(hint as *mut libc::c_void, map_len, prot, flags, fd, 0) };
+        if p == libc::MAP_FAILED || near(p as usize) {
+            return Some(p);
         }
+        // SAFETY: the mapping just created, referred to by nothing else.
+        unsafe { libc::munmap(p, map_len) };
+        None
+    };
+    if let Some(hint) = take_freed_near(map_len, page) {
+        if let Some(p) = try_at(hint) {
+            if p != libc::MAP_FAILED {
+                return p;
+            }
+        }
+    }
+    let top = (anchor & !(page - 1)).saturating_sub(64 << 20);
+    let mut restarted = false;
+    let mut tries = 0;
+    while tries < 4 {
+        let cursor = match NEXT_HINT.load(Ordering::Relaxed) {
+            0 => top,
+            c => c,
+        };
         let Some(hint) = cursor
             .checked_sub(map_len)
             .filter(|&h| h >= page && near(h))
         else {
-            break;
+            if restarted || cursor == top {
+                break;
+            }
+            // the walk left the near window: start again from the top
+            restarted = true;
+            NEXT_HINT.store(0, Ordering::Relaxed);
+            continue;
         };
+        tries += 1;
         NEXT_HINT.store(hint, Ordering::Relaxed);
-        // SAFETY: a new mapping; the address is only a hint (no MAP_FIXED), so no existing
-        // mapping is touched.
-        let p = unsafe { libc::mmap(hint as *mut libc::c_void, map_len, prot, flags, fd, 0) };
-        if p == libc::MAP_FAILED {
-            break;
+        match try_at(hint) {
+            Some(p) if p == libc::MAP_FAILED => break,
+            Some(p) => return p,
+            None => {}
         }
-        if near(p as usize) {
-            return p;
-        }
-        // SAFETY: the mapping just created, referred to by nothing else.
-        unsafe { libc::munmap(p, map_len) };
     }
     // SAFETY: a new mapping with no address hint has no preconditions.
     unsafe { libc::mmap(std::ptr::null_mut(), map_len, prot, flags, fd, 0) }
+}
+
+/// Unmaps `map_len` bytes at `p` (a mapping made by [`map_near_text`]) and, if they were near
+/// gatun's text, remembers the range as a hint for the next mapping of that length.
+///
+/// # Safety
+/// `p`/`map_len` describe a whole mapping made by [`map_near_text`] that nothing refers to any
+/// more.
+#[cfg(unix)]
+unsafe fn unmap_near_text(p: *mut u8, map_len: usize) {
+    use std::sync::atomic::Ordering;
+    // SAFETY: forwarded to the caller.
+    unsafe { libc::munmap(p.cast(), map_len) };
+    let page = page_size();
+    let (addr, pages) = (p as usize, map_len / page);
+    let anchor = map_near_text as *const () as usize;
+    if addr.abs_diff(anchor) >= NEAR || pages >= page || addr % page != 0 {
+        return;
+    }
+    for slot in &FREED_NEAR {
+        if slot
+            .compare_exchange(0, addr | pages, Ordering::Relaxed, Ordering::Relaxed)
+            .is_ok()
+        {
+            return;
+        }
+    }
+}
+
+/// A range of `map_len` bytes given back by [`unmap_near_text`], removed from the list.
+#[cfg(unix)]
+fn take_freed_near(map_len: usize, page: usize) -> Option<usize> {
+    use std::sync::atomic::Ordering;
+    let pages = map_len / page;
+    FREED_NEAR.iter().find_map(|slot| {
+        let v = slot.load(Ordering::Relaxed);
+        (v != 0 && v % page == pages && map_len % page == 0)
+            .then(|| slot.compare_exchange(v, 0, Ordering::Relaxed, Ordering::Relaxed))
+            .and_then(|r| r.ok())
+            .map(|v| v - pages)
+    })
+}
+
+/// Makes code just written at `start..start + len` (its executable address) visible to
+/// instruction fetch. Nothing to do on x86/x86-64 (coherent instruction caches); elsewhere
+/// `__clear_cache` (libgcc / compiler-rt), which cleans the data cache to the point of
+/// unification and invalidates the instruction cache over the range (`dc cvau` / `ic ivau` on
+/// AArch64).
+#[cfg(unix)]
+#[inline]
+fn flush_icache(start: *const u8, len: usize) {
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "x86")))]
+    {
+        extern "C" {
+            fn __clear_cache(start: *mut libc::c_char, end: *mut libc::c_char);
+        }
+        // SAFETY: the range is mapped and readable (the code just written); the call only
+        // performs cache maintenance over it.
+        unsafe {
+            __clear_cache(
+                start as *mut libc::c_char,
+                start.add(len) as *mut libc::c_char,
+            )
+        };
+    }
+    #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
+    let _ = (start, len);
 }
 
 impl Drop for ExecutableCode {
@@ -261,10 +405,10 @@ impl Drop for ExecutableCode {
             Backing::Arena { rw, granules } => arena::free(self.ptr, rw, granules),
             #[cfg(unix)]
             Backing::Own { map_len } => {
-                // SAFETY: the mapping is ours (invariant) and nobody may call into it any more:
-                // the owner of this value guarantees callers keep it alive while the code can
-                // run.
-                unsafe { libc::munmap(self.ptr.cast(), map_len) };
+                // SAFETY: the mapping is ours (invariant), made by map_near_text, and nobody may
+                // call into it any more: the owner of this value guarantees callers keep it
+                // alive while the code can run.
+                unsafe { unmap_near_text(self.ptr, map_len) };
                 MAPPED.fetch_sub(map_len, std::sync::atomic::Ordering::Relaxed);
             }
             #[allow(unreachable_patterns)]
@@ -326,24 +470,33 @@ fn set_bits(bits: &mut [u64], start: usize, n: usize, on: bool) {
 /// The Linux code arena (see the module documentation).
 #[cfg(target_os = "linux")]
 mod arena {
+    use std::cell::UnsafeCell;
     use std::collections::BTreeMap;
-    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     use std::sync::{Mutex, MutexGuard};
 
-    use super::{find_clear_run, map_near_text, page_size, set_bits, ExecutableCode, MAPPED};
-    use super::{Backing, CHUNK_BYTES, GRANULE};
+    use super::{find_clear_run, map_near_text, page_size, set_bits, unmap_near_text};
+    use super::{flush_icache, Backing, ExecutableCode, CHUNK_BYTES, GRANULE, MAPPED};
 
-    /// `int3`: what freed granules are filled with, so a call through a stale address traps.
-    /// (Granules never used are the memfd's zeros: filling a new chunk up front cost 35 µs of
-    /// page faults per chunk, more than the 20 µs a link may take.)
+    /// What freed granules are filled with, so that a call through a stale address traps:
+    /// `int3` on x86-64; elsewhere zeros (`udf #0` on AArch64). Granules never used are the
+    /// memfd's zeros: filling a new chunk up front costs the page faults of all of its pages at
+    /// the first link that maps it, so only freed granules are filled.
+    #[cfg(any(target_arch = "x86_64", target_arch = "x86"))]
     const TRAP: u8 = 0xCC;
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "x86")))]
+    const TRAP: u8 = 0;
 
     struct Chunk {
         rw: *mut u8,
         len: usize,
         bits: Vec<u64>,
         used: usize,
-        generation: u64,
+        /// Possibly shared with another process (see the module documentation): never
+        /// allocated from nor written again.
+        retired: bool,
+        /// Between the fork handlers: the memfd holding the child's copy (-1 otherwise).
+        fork_fd: i32,
     }
 
     struct Arena {
@@ -365,56 +518,207 @@ mod arena {
         last: 0,
     });
 
-    /// Incremented at every fork, in parent and child (see the module documentation).
-    static GENERATION: AtomicU64 = AtomicU64::new(0);
+    /// Set once the OS has refused the arena for good (no `memfd_create`, or a policy that
+    /// forbids executing it): code then goes straight to its own mapping.
+    static ARENA_OFF: AtomicBool = AtomicBool::new(false);
+
+    /// Cleared once `memfd_create` has rejected `MFD_EXEC` (kernels before 6.3).
+    static USE_MFD_EXEC: AtomicBool = AtomicBool::new(true);
+
+    /// Chunks mapped since the process started (for tests).
+    static CHUNKS_MAPPED: AtomicUsize = AtomicUsize::new(0);
+
+    pub(super) fn chunks_mapped() -> usize {
+        CHUNKS_MAPPED.load(Ordering::Relaxed)
+    }
 
     fn lock() -> MutexGuard<'static, Arena> {
         ARENA.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    thread_local! {
-        /// The arena lock held across a fork by the forking thread.
-        static FORK_GUARD: std::cell::RefCell<Option<MutexGuard<'static, Arena>>> =
-            const { std::cell::RefCell::new(None) };
+    /// The locks held across a fork by the forking thread, from `before_fork` to
+    /// `after_fork_*`. A static rather than a thread-local (which could be gone during thread
+    /// teardown): only the thread holding the arena lock touches it.
+    struct ForkLocks(
+        UnsafeCell<Option<(crate::call::stub::CacheLock, MutexGuard<'static, Arena>)>>,
+    );
+
+    // SAFETY: the cell is only accessed by the thread that holds the arena lock (it is filled
+    // after taking the lock and emptied before releasing it), so accesses never overlap.
+    unsafe impl Sync for ForkLocks {}
+
+    static FORK_LOCKS: ForkLocks = ForkLocks(UnsafeCell::new(None));
+
+    /// The arena (locked) stored by `before_fork`, for the `after_fork_*` handlers.
+    ///
+    /// # Safety
+    /// Only between `before_fork` and the release in `after_fork`, on the forking thread.
+    unsafe fn fork_locks(
+    ) -> &'static mut Option<(crate::call::stub::CacheLock, MutexGuard<'static, Arena>)> {
+        // SAFETY: this thread holds the arena lock (caller), so nothing else accesses the cell.
+        unsafe { &mut *FORK_LOCKS.0.get() }
     }
 
     unsafe extern "C" fn before_fork() {
-        let g = lock();
-        FORK_GUARD.with(|f| *f.borrow_mut() = Some(g));
+        // lock order: stub cache, then arena (as everywhere; nothing else holds both)
+        let cache = crate::call::stub::lock_cache_for_fork();
+        let mut a = lock();
+        for c in a.chunks.values_mut().filter(|c| !c.retired) {
+            c.fork_fd = copy_for_child(c);
+            if c.fork_fd < 0 {
+                c.retired = true;
+            }
+        }
+        // SAFETY: this thread now holds the arena lock.
+        unsafe { *fork_locks() = Some((cache, a)) };
     }
 
-    unsafe extern "C" fn after_fork() {
-        GENERATION.fetch_add(1, Ordering::Relaxed);
-        FORK_GUARD.with(|f| drop(f.borrow_mut().take()));
+    /// A new memfd holding the bytes of chunk `c` (-1 if it cannot be made). The arena lock
+    /// is held, so no granule is being filled with `TRAP`; code being copied in by another
+    /// thread is in granules the child never calls (their owner does not exist there).
+    fn copy_for_child(c: &Chunk) -> i32 {
+        let fd = new_memfd(c.len);
+        if fd < 0 {
+            return -1;
+        }
+        let mut done = 0;
+        while done < c.len {
+            // SAFETY: the chunk's read-write view is mapped and readable for `len` bytes.
+            let w = unsafe {
+                libc::pwrite(fd, c.rw.add(done).cast(), c.len - done, done as libc::off_t)
+            };
+            if w <= 0 {
+                // SAFETY: our fd.
+                unsafe { libc::close(fd) };
+                return -1;
+            }
+            done += w as usize;
+        }
+        fd
     }
 
-    fn register_fork_handlers() {
+    unsafe extern "C" fn after_fork_parent() {
+        // SAFETY: called after before_fork on the forking thread.
+        let Some((cache, mut a)) = (unsafe { fork_locks() }).take() else {
+            return;
+        };
+        for c in a.chunks.values_mut().filter(|c| c.fork_fd >= 0) {
+            // SAFETY: the fd made by before_fork; the child has its own copy of it.
+            unsafe { libc::close(c.fork_fd) };
+            c.fork_fd = -1;
+        }
+        drop(a);
+        drop(cache);
+    }
+
+    unsafe extern "C" fn after_fork_child() {
+        // SAFETY: called after before_fork on the forking thread (the child's only thread).
+        let Some((cache, mut a)) = (unsafe { fork_locks() }).take() else {
+            return;
+        };
+        for (&rx, c) in a.chunks.iter_mut().filter(|(_, c)| c.fork_fd >= 0) {
+            let map = |at: *mut u8, prot: i32| {
+                // SAFETY: replaces one of this chunk's views by the same bytes (the copy made
+                // under the arena lock) at the same address and length; no other thread
+                // exists in the child, and code there runs unchanged after the switch.
+                let p = unsafe {
+                    libc::mmap(
+                        at.cast(),
+                        c.len,
+                        prot,
+                        libc::MAP_SHARED | libc::MAP_FIXED,
+                        c.fork_fd,
+                        0,
+                    )
+                };
+                p != libc::MAP_FAILED
+            };
+            let ok = map(rx as *mut u8, libc::PROT_READ | libc::PROT_EXEC)
+                && map(c.rw, libc::PROT_READ | libc::PROT_WRITE);
+            if !ok {
+                c.retired = true;
+            }
+            flush_icache(rx as *const u8, c.len);
+            // SAFETY: the fd made by before_fork; the mappings keep the memory.
+            unsafe { libc::close(c.fork_fd) };
+            c.fork_fd = -1;
+        }
+        drop(a);
+        drop(cache);
+    }
+
+    /// Registers the fork handlers (once per process). Called before the first chunk is mapped
+    /// and before the stub cache is first used.
+    pub(crate) fn register_fork_handlers() {
         static ONCE: std::sync::Once = std::sync::Once::new();
         ONCE.call_once(|| {
             // SAFETY: the handlers are `extern "C"` functions that live for the process; they
-            // only lock/unlock the arena mutex and bump an atomic.
-            unsafe { libc::pthread_atfork(Some(before_fork), Some(after_fork), Some(after_fork)) };
+            // take and release the stub-cache and arena locks and copy/map chunks, allocating
+            // nothing.
+            unsafe {
+                libc::pthread_atfork(
+                    Some(before_fork),
+                    Some(after_fork_parent),
+                    Some(after_fork_child),
+                )
+            };
         });
     }
 
+    /// Whether the error just reported by the OS will not go away by retrying (a missing
+    /// system call, or a policy refusing it).
+    fn permanent_error() -> bool {
+        matches!(
+            std::io::Error::last_os_error().raw_os_error(),
+            Some(libc::ENOSYS | libc::EPERM | libc::EACCES)
+        )
+    }
+
+    /// A new `memfd` of `len` bytes, close-on-exec and (where the kernel knows the flag)
+    /// explicitly executable; -1 on failure.
+    fn new_memfd(len: usize) -> i32 {
+        let mut flags = libc::MFD_CLOEXEC;
+        if USE_MFD_EXEC.load(Ordering::Relaxed) {
+            flags |= libc::MFD_EXEC;
+        }
+        // SAFETY: a NUL-terminated name; no other preconditions.
+        let mut fd = unsafe { libc::memfd_create(c"gatun-code".as_ptr(), flags) };
+        if fd < 0
+            && flags & libc::MFD_EXEC != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::EINVAL)
+        {
+            USE_MFD_EXEC.store(false, Ordering::Relaxed);
+            // SAFETY: as above.
+            fd = unsafe { libc::memfd_create(c"gatun-code".as_ptr(), libc::MFD_CLOEXEC) };
+        }
+        if fd < 0 {
+            return -1;
+        }
+        // SAFETY: `fd` is a fresh memfd.
+        if unsafe { libc::ftruncate(fd, len as libc::off_t) } != 0 {
+            // SAFETY: our fd.
+            unsafe { libc::close(fd) };
+            return -1;
+        }
+        fd
+    }
+
     /// Maps a new chunk of `len` bytes (a multiple of the page size, zero-filled; its pages are
-    /// faulted in as code is written): `(rx, rw)`, or `None` if the OS refuses.
+    /// faulted in as code is written): `(rx, rw)`, or `None` if the OS refuses (for good:
+    /// [`ARENA_OFF`] is set).
     fn map_chunk(len: usize) -> Option<(*mut u8, *mut u8)> {
         register_fork_handlers();
-        // SAFETY: a NUL-terminated name; no other preconditions.
-        let fd = unsafe { libc::memfd_create(c"gatun-code".as_ptr(), libc::MFD_CLOEXEC) };
+        let fd = new_memfd(len);
         if fd < 0 {
+            if permanent_error() {
+                ARENA_OFF.store(true, Ordering::Relaxed);
+            }
             return None;
         }
         let close = || {
             // SAFETY: `fd` is ours; the mappings keep the memory alive.
             unsafe { libc::close(fd) };
         };
-        // SAFETY: `fd` is a fresh memfd.
-        if unsafe { libc::ftruncate(fd, len as libc::off_t) } != 0 {
-            close();
-            return None;
-        }
         // SAFETY: a new shared mapping of the memfd, no address hint.
         let rw = unsafe {
             libc::mmap(
@@ -431,30 +735,36 @@ mod arena {
             return None;
         }
         let rx = map_near_text(len, libc::PROT_READ | libc::PROT_EXEC, libc::MAP_SHARED, fd);
-        close();
         if rx == libc::MAP_FAILED {
+            if permanent_error() {
+                ARENA_OFF.store(true, Ordering::Relaxed);
+            }
+            close();
             // SAFETY: the mapping created above; nothing refers to it.
             unsafe { libc::munmap(rw, len) };
             return None;
         }
+        close();
         MAPPED.fetch_add(len, Ordering::Relaxed);
+        CHUNKS_MAPPED.fetch_add(1, Ordering::Relaxed);
         Some((rx.cast(), rw.cast()))
     }
 
     fn unmap_chunk(rx: usize, c: &Chunk) {
         // SAFETY: both views belong to a chunk that has been removed from the arena and owns
-        // no granule: nothing refers to them any more.
+        // no granule: nothing refers to them any more. The read-execute view was made by
+        // map_near_text.
         unsafe {
-            libc::munmap(rx as *mut libc::c_void, c.len);
+            unmap_near_text(rx as *mut u8, c.len);
             libc::munmap(c.rw.cast(), c.len);
         }
         MAPPED.fetch_sub(c.len, Ordering::Relaxed);
     }
 
     /// Takes `n` granules from chunk `rx` of `a`, if it has them: `(code address, rw address)`.
-    fn take(a: &mut Arena, rx: usize, n: usize, generation: u64) -> Option<(usize, *mut u8)> {
+    fn take(a: &mut Arena, rx: usize, n: usize) -> Option<(usize, *mut u8)> {
         let c = a.chunks.get_mut(&rx)?;
-        if c.generation != generation || c.used + n > c.len / GRANULE {
+        if c.retired || c.used + n > c.len / GRANULE {
             return None;
         }
         let i = find_clear_run(&c.bits, n)?;
@@ -471,52 +781,62 @@ mod arena {
     /// Copies `code` into free granules, mapping a new chunk if none has room. `None` if no
     /// chunk can be mapped (the caller falls back to a mapping of its own).
     pub(super) fn allocate(code: &[u8]) -> Option<ExecutableCode> {
+        if ARENA_OFF.load(Ordering::Relaxed) {
+            return None;
+        }
         let n = code.len().div_ceil(GRANULE);
-        let found = {
+        let (found, stale) = {
             let mut a = lock();
-            let generation = GENERATION.load(Ordering::Relaxed);
+            // A spare retired at a fork (its copy for the child failed) is never allocated
+            // from again: unmap it, so that the spare mechanism works again.
+            let stale = match a.spare {
+                Some(rx) if a.chunks.get(&rx).is_some_and(|c| c.retired) => {
+                    a.spare = None;
+                    a.chunks.remove(&rx).map(|c| (rx, c))
+                }
+                _ => None,
+            };
             let last = a.last;
-            take(&mut a, last, n, generation).or_else(|| {
+            let found = take(&mut a, last, n).or_else(|| {
                 let keys: Vec<usize> = a.chunks.keys().copied().collect();
-                keys.into_iter()
-                    .find_map(|rx| take(&mut a, rx, n, generation))
-            })
+                keys.into_iter().find_map(|rx| take(&mut a, rx, n))
+            });
+            (found, stale)
         };
+        if let Some((rx, c)) = stale {
+            unmap_chunk(rx, &c);
+        }
         let (rx, rw) = match found {
             Some(f) => f,
             None => {
-                // Map outside the lock, then insert and allocate in one critical section.
+                // Map outside the lock, then insert the chunk with its first `n` granules
+                // already taken (so nothing can fail between mapping and allocating).
                 let len = (n * GRANULE)
                     .max(CHUNK_BYTES)
                     .checked_next_multiple_of(page_size().max(GRANULE * 64))?;
                 let (rx, rw) = map_chunk(len)?;
+                let mut bits = vec![0; len / GRANULE / 64];
+                set_bits(&mut bits, 0, n, true);
                 let mut a = lock();
-                let generation = GENERATION.load(Ordering::Relaxed);
                 a.chunks.insert(
                     rx as usize,
                     Chunk {
                         rw,
                         len,
-                        bits: vec![0; len / GRANULE / 64],
-                        used: 0,
-                        generation,
+                        bits,
+                        used: n,
+                        retired: false,
+                        fork_fd: -1,
                     },
                 );
-                match take(&mut a, rx as usize, n, generation) {
-                    Some(f) => f,
-                    None => {
-                        // only if a fork happened in between: give the chunk back
-                        let c = a.chunks.remove(&(rx as usize))?;
-                        drop(a);
-                        unmap_chunk(rx as usize, &c);
-                        return None;
-                    }
-                }
+                a.last = rx as usize;
+                (rx as usize, rw)
             }
         };
         // SAFETY: the n granules at `rw` are owned by the code being built and nothing calls
         // them yet (invariant); code.len() <= n * GRANULE.
         unsafe { std::ptr::copy_nonoverlapping(code.as_ptr(), rw, code.len()) };
+        flush_icache(rx as *const u8, code.len());
         Some(ExecutableCode {
             ptr: rx as *mut u8,
             code_len: code.len(),
@@ -528,14 +848,14 @@ mod arena {
     pub(super) fn free(ptr: *mut u8, rw: *mut u8, n: usize) {
         let addr = ptr as usize;
         let mut a = lock();
-        let generation = GENERATION.load(Ordering::Relaxed);
         let Some((&rx, c)) = a.chunks.range_mut(..=addr).next_back() else {
             return;
         };
         let i = (addr - rx) / GRANULE;
-        if c.generation == generation {
+        if !c.retired {
             // SAFETY: the granules are still owned by the code being dropped, which nothing
-            // may call any more; the chunk is not shared with another process.
+            // may call any more; the chunk is not shared with another process. Under the lock,
+            // so that a fork's copy sees the granules either live or filled.
             unsafe { std::ptr::write_bytes(rw, TRAP, n * GRANULE) };
         }
         set_bits(&mut c.bits, i, n, false);
@@ -543,7 +863,7 @@ mod arena {
         if c.used != 0 {
             return;
         }
-        if c.generation == generation && c.len == CHUNK_BYTES && a.spare.is_none() {
+        if !c.retired && c.len == CHUNK_BYTES && a.spare.is_none() {
             a.spare = Some(rx);
             return;
         }
@@ -696,6 +1016,30 @@ mod tests {
         let f: extern "C" fn() -> i32 = unsafe { std::mem::transmute(code.entry()) };
         assert_eq!(f(), 7);
         assert_eq!(code.bytes(), bytes);
+    }
+
+    #[test]
+    fn map_unmap_cycles_stay_near_text() {
+        let anchor = map_near_text as *const () as usize;
+        // 8 MiB ranges are given back for reuse; 40 MiB ones (10,240 pages) are not, so their
+        // walk leaves the 2 GiB window after ~50 cycles and must restart from the top
+        for (len, cycles) in [(8usize << 20, 1000), (40 << 20, 200)] {
+            for i in 0..cycles {
+                let p = map_near_text(
+                    len,
+                    libc::PROT_NONE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
+                    -1,
+                );
+                assert_ne!(p, libc::MAP_FAILED);
+                assert!(
+                    (p as usize).abs_diff(anchor) < NEAR,
+                    "cycle {i} of {len} bytes: {p:?} is far from {anchor:#x}"
+                );
+                // SAFETY: the mapping just made, referred to by nothing.
+                unsafe { unmap_near_text(p.cast(), len) };
+            }
+        }
     }
 
     #[test]

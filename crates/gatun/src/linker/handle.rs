@@ -472,6 +472,22 @@ fn fits_return(seg: &MemorySegment<'_>, size: usize, align: usize) -> bool {
     seg.byte_size() >= size && seg.address() & (align - 1) == 0
 }
 
+/// `Ok` if `seg` can take a struct return of `size` bytes aligned to `align` ([`fits_return`]),
+/// else the error saying why ([`bad_return_segment`], out of line).
+#[inline(always)]
+fn check_return(seg: &MemorySegment<'_>, size: usize, align: usize) -> Result<()> {
+    if fits_return(seg, size, align) {
+        Ok(())
+    } else {
+        Err(bad_return_segment(
+            seg.address(),
+            seg.byte_size(),
+            size,
+            align,
+        ))
+    }
+}
+
 /// The error for a struct-return destination (at `address`, `segment_size` bytes) that
 /// [`fits_return`] rejects: shorter than the return layout ([`Error::OutOfBounds`]), or
 /// misaligned for it ([`Error::MisalignedAccess`]). Takes plain values, not the segment: a
@@ -706,14 +722,7 @@ impl DowncallHandle {
         if let Some(image) = self.inner.fast_image {
             let (size, align) = image.size_align();
             let seg = allocator.allocate_uninit(size, align)?;
-            if !fits_return(&seg, size, align) {
-                return Err(bad_return_segment(
-                    seg.address(),
-                    seg.byte_size(),
-                    size,
-                    align,
-                ));
-            }
+            check_return(&seg, size, align)?;
             // SAFETY: `seg` has at least the return layout's size; the rest is forwarded.
             unsafe { self.invoke_image(image, seg.as_ptr(), args)? };
             return Ok(Value::Segment(seg));
@@ -727,14 +736,7 @@ impl DowncallHandle {
                 // `SegmentAllocator` is a safe trait: a segment shorter than asked for, or
                 // misaligned (the callee may store through the hidden pointer with aligned
                 // vector stores), is an error here, never a write past its end or a fault.
-                if !fits_return(&seg, size, align) {
-                    return Err(bad_return_segment(
-                        seg.address(),
-                        seg.byte_size(),
-                        size,
-                        align,
-                    ));
-                }
+                check_return(&seg, size, align)?;
                 // SAFETY: `seg` has at least the return layout's size and its alignment; the
                 // rest is forwarded.
                 unsafe { self.invoke_struct(seg.as_ptr(), args)? };
@@ -845,14 +847,7 @@ impl DowncallHandle {
     ) -> Result<Value<'static>> {
         match self.inner.ret {
             RetKind::Group { size, align } => {
-                if !fits_return(&dest, size, align) {
-                    return Err(bad_return_segment(
-                        dest.address(),
-                        dest.byte_size(),
-                        size,
-                        align,
-                    ));
-                }
+                check_return(&dest, size, align)?;
                 // SAFETY: `dest` has enough bytes and the alignment; the rest is forwarded.
                 unsafe { self.invoke_struct(dest.as_ptr(), args)? };
                 Ok(Value::Void)
@@ -1241,7 +1236,9 @@ impl DowncallHandle {
     ///
     /// # Safety
     /// Each `args[i]` must be readable for its layout's size, `ret` writable for the return
-    /// layout's size, and the call must satisfy the callee's contract.
+    /// layout's size and aligned to the return layout's alignment (a callee returning a
+    /// MEMORY-class struct may store through the hidden pointer with aligned vector stores,
+    /// e.g. `movaps`), and the call must satisfy the callee's contract.
     pub unsafe fn invoke_raw(&self, args: &[*const u8], ret: *mut u8) -> Result<()> {
         self.check_count(args.len())?;
         let (capture, args) = if self.inner.capture {

@@ -425,3 +425,53 @@ fn a_stub_is_freed_with_its_last_user_and_relinked_afresh() {
     assert_eq!(again.bytes(), compile(&p, &c, false).bytes);
     assert_eq!(Arc::strong_count(&again), 1);
 }
+
+#[test]
+fn fork_while_another_thread_holds_the_cache_lock_does_not_deadlock_the_child() {
+    // a signature no other test uses; the child drops the stub, which takes the cache lock
+    let d = FD::of(V::U16, [V::I8, V::F64, V::U8, V::I16, V::F32, V::U8, V::I8]);
+    let p = plan(&d, None).unwrap();
+    let c = checks(&d);
+    let stub = stub_for(&p, &c, false).unwrap();
+    let (locked_tx, locked_rx) = std::sync::mpsc::channel();
+    let holder = std::thread::spawn(move || {
+        let g = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        locked_tx.send(()).unwrap();
+        // hold it while the other thread forks (the fork handler waits for it; without the
+        // handler the child would inherit it locked)
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        drop(g);
+    });
+    locked_rx.recv().unwrap();
+    // SAFETY: the child only drops the stub (cache lock, arena lock) and `_exit`s.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        drop(stub);
+        // SAFETY: ends the child without running the test harness.
+        unsafe { libc::_exit(0) };
+    }
+    holder.join().unwrap();
+    // generous watchdog: the child either exits or is deadlocked
+    let mut status = 0;
+    let mut exited = false;
+    for _ in 0..1000 {
+        // SAFETY: polls the child forked above.
+        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        if r == pid {
+            exited = true;
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    if !exited {
+        // SAFETY: kills and reaps the deadlocked child.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            libc::waitpid(pid, &mut status, 0);
+        }
+    }
+    assert!(exited, "the child deadlocked dropping a stub");
+    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
+    drop(stub);
+}
