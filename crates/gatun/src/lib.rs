@@ -22,7 +22,7 @@
 #![warn(unsafe_op_in_unsafe_fn)]
 
 pub mod abi;
-pub(crate) mod call;
+pub(crate) mod backend;
 pub mod capture;
 pub mod cdecl;
 pub mod code;

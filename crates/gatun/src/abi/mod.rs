@@ -20,8 +20,8 @@
 //! - [`aarch64`]: AAPCS64 (Linux) and Apple arm64 (§6.8 stages B and C; classification only:
 //!   no AArch64 executor exists yet).
 
-pub mod aarch64;
-pub mod sysv_x64;
+pub use crate::backend::aarch64::classify as aarch64;
+pub use crate::backend::x86_64_sysv::classify as sysv_x64;
 
 use std::fmt;
 
@@ -330,6 +330,3 @@ impl fmt::Display for CallPlan {
         }
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -540,7 +540,12 @@ mod arena {
     /// `after_fork_*`. A static rather than a thread-local (which could be gone during thread
     /// teardown): only the thread holding the arena lock touches it.
     struct ForkLocks(
-        UnsafeCell<Option<(crate::call::stub::CacheLock, MutexGuard<'static, Arena>)>>,
+        UnsafeCell<
+            Option<(
+                crate::backend::x86_64_sysv::stub::CacheLock,
+                MutexGuard<'static, Arena>,
+            )>,
+        >,
     );
 
     // SAFETY: the cell is only accessed by the thread that holds the arena lock (it is filled
@@ -553,15 +558,17 @@ mod arena {
     ///
     /// # Safety
     /// Only between `before_fork` and the release in `after_fork`, on the forking thread.
-    unsafe fn fork_locks(
-    ) -> &'static mut Option<(crate::call::stub::CacheLock, MutexGuard<'static, Arena>)> {
+    unsafe fn fork_locks() -> &'static mut Option<(
+        crate::backend::x86_64_sysv::stub::CacheLock,
+        MutexGuard<'static, Arena>,
+    )> {
         // SAFETY: this thread holds the arena lock (caller), so nothing else accesses the cell.
         unsafe { &mut *FORK_LOCKS.0.get() }
     }
 
     unsafe extern "C" fn before_fork() {
         // lock order: stub cache, then arena (as everywhere; nothing else holds both)
-        let cache = crate::call::stub::lock_cache_for_fork();
+        let cache = crate::backend::x86_64_sysv::stub::lock_cache_for_fork();
         let mut a = lock();
         for c in a.chunks.values_mut().filter(|c| !c.retired) {
             c.fork_fd = copy_for_child(c);

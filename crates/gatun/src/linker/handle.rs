@@ -30,12 +30,13 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::abi::{CallPlan, ReturnPlan};
-use crate::call::entry::CheckedEntry;
-use crate::call::stub::{ArgCheck, Stub, StubFn};
-use crate::call::{store_low_bytes, CallFrame, StackArgs};
+use crate::backend::x86_64_sysv::entry::CheckedEntry;
+use crate::backend::x86_64_sysv::image::ImageEntry;
+use crate::backend::x86_64_sysv::stub::{ArgCheck, Stub, StubFn};
+use crate::backend::x86_64_sysv::{CallFrame, StackArgs};
+use crate::backend::{store_low_bytes, Direction};
 use crate::error::{Error, Result};
 use crate::layout::{MemoryLayout, ScalarKind};
-use crate::linker::image::ImageEntry;
 use crate::linker::option::check_capture_names;
 use crate::linker::{FunctionDescriptor, LinkerOption, Symbol};
 use crate::memory::{MemorySegment, SegmentAllocator};
@@ -118,10 +119,13 @@ impl Linker {
         let stub = compiled_stub(&plan, &args, capture);
         let ret_tag = match ret {
             RetKind::Scalar(k) => (
-                u64::from(crate::call::stub::scalar_tag(k)),
+                u64::from(crate::backend::x86_64_sysv::stub::scalar_tag(k)),
                 k == ScalarKind::Bool,
             ),
-            _ => (u64::from(crate::call::stub::value_tag(&Value::Void)), false),
+            _ => (
+                u64::from(crate::backend::x86_64_sysv::stub::value_tag(&Value::Void)),
+                false,
+            ),
         };
         let ret_in_xmm = matches!(
             plan.ret,
@@ -233,7 +237,7 @@ impl Linker {
         options: &[LinkerOption],
     ) -> Result<Vec<u8>> {
         let (plan, checks, capture) = stub_inputs(descriptor, options)?;
-        Ok(crate::call::stub::compile(&plan, &checks, capture).bytes)
+        Ok(crate::backend::x86_64_sysv::stub::compile(&plan, &checks, capture).bytes)
     }
 
     /// Compiles the stub for this signature and places it in the code arena ([`crate::code`];
@@ -249,7 +253,7 @@ impl Linker {
         options: &[LinkerOption],
     ) -> Result<usize> {
         let (plan, checks, capture) = stub_inputs(descriptor, options)?;
-        let stub = crate::call::stub::build(&plan, &checks, capture)?;
+        let stub = crate::backend::x86_64_sysv::stub::build(&plan, &checks, capture)?;
         Ok(stub.bytes().len())
     }
 }
@@ -287,19 +291,7 @@ fn link_inputs(descriptor: &FunctionDescriptor, options: &[LinkerOption]) -> Res
             return Err(bad(format!("linker option {o:?} given twice")));
         }
     }
-    if !cfg!(all(target_arch = "x86_64", target_os = "linux", not(miri))) {
-        return Err(Error::Unsupported {
-            type_name: "downcall".into(),
-            reason: "gatun's downcall executor supports x86-64 System V (Linux) only".into(),
-        });
-    }
-    let plan = crate::abi::sysv_x64::plan(descriptor, first_variadic)?;
-    if plan.args.iter().any(|a| a.by_reference.is_some()) {
-        return Err(Error::Unsupported {
-            type_name: "by-reference struct argument".into(),
-            reason: "the SysV trampoline passes structs by value only".into(),
-        });
-    }
+    let plan = crate::backend::native::plan(descriptor, first_variadic, Direction::Downcall)?;
     Ok(Linked {
         plan,
         capture,
@@ -365,7 +357,7 @@ struct StubEntry {
 #[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
 fn compiled_stub(plan: &CallPlan, args: &[ArgKind], capture: bool) -> Option<StubEntry> {
     let checks: Vec<ArgCheck> = args.iter().map(|a| arg_check(*a)).collect();
-    let stub = crate::call::stub::stub_for(plan, &checks, capture)?;
+    let stub = crate::backend::x86_64_sysv::stub::stub_for(plan, &checks, capture)?;
     Some(StubEntry {
         raw: stub.raw,
         values: stub.values,
@@ -957,7 +949,7 @@ impl DowncallHandle {
                 std::ptr::null_mut(),
                 capture,
                 inner.target as *const c_void,
-                crate::call::stub::thread_errno(),
+                crate::backend::thread_errno(),
             )
         };
         // A capture stub always has the leaf frame, which copies a float result to rax.
@@ -982,7 +974,7 @@ impl DowncallHandle {
         if args.len() != inner.args.len() {
             return None;
         }
-        let errno = crate::call::stub::thread_errno();
+        let errno = crate::backend::thread_errno();
         if errno.is_null() {
             return None;
         }
@@ -1321,7 +1313,7 @@ pub(super) fn errno_location_for(capture: *mut i32) -> *mut i32 {
     if capture.is_null() {
         std::ptr::null_mut()
     } else {
-        crate::call::stub::thread_errno()
+        crate::backend::thread_errno()
     }
 }
 

@@ -11,12 +11,11 @@
 
 mod descriptor;
 mod handle;
-mod image;
 mod lookup;
 mod option;
 mod typed;
 
-pub use crate::call::MAX_STACK_BYTES;
+pub use crate::backend::MAX_STACK_BYTES;
 pub use descriptor::FunctionDescriptor;
 pub(crate) use handle::scalar_value;
 pub use handle::{DowncallHandle, Linker};

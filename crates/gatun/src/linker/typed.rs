@@ -26,7 +26,7 @@ use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 
-use crate::call::stub::StubFn;
+use crate::backend::x86_64_sysv::stub::StubFn;
 use crate::error::{Error, Result};
 use crate::layout::{MemoryLayout, ScalarKind, ValueLayout};
 use crate::linker::DowncallHandle;

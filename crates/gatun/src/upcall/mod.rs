@@ -53,16 +53,13 @@
 //! # Invariants (the unsafe story of this module)
 //! - A stub's code holds the address of its boxed `Context`, which lives exactly as long as
 //!   the [`UpcallStub`] (fields drop code first, then the context).
-//! - `gatun_upcall_dispatch` is called only by the entry in `entry.rs` with a frame holding the
+//! - `gatun_upcall_dispatch` is called only by the native backend's upcall entry with a frame holding the
 //!   C caller's argument registers and the address of its stack arguments, for a call of the
 //!   stub's descriptor type (the caller's contract): every `Location::Stack(off)` of the plan
 //!   is then readable at `frame.stack + off`, and a MEMORY return's hidden pointer is writable
 //!   for the return layout's size.
 //! - Struct argument copies are written with exactly each move's `size` bytes at its `offset`
 //!   (inside the copy of the layout's size); register-return images are 16 bytes.
-
-#[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
-mod entry;
 
 use std::ffi::c_void;
 use std::fmt;
@@ -73,7 +70,7 @@ use std::ops::Deref;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::abi::{ArgPlan, CallPlan, Location, Register, ReturnPlan};
-use crate::call::store_low_bytes;
+use crate::backend::{store_low_bytes, Direction};
 use crate::code::ExecutableCode;
 use crate::error::{Error, Result};
 use crate::layout::{MemoryLayout, ScalarKind};
@@ -166,15 +163,9 @@ struct Context<'s> {
 }
 
 impl<'s> Context<'s> {
-    /// Classifies `descriptor` (SysV AMD64) and precomputes what a call needs.
+    /// Classifies `descriptor` (the native backend's ABI) and precomputes what a call needs.
     fn new(descriptor: &FunctionDescriptor, closure: Box<Closure<'s>>) -> Result<Context<'s>> {
-        let plan = crate::abi::sysv_x64::plan(descriptor, None)?;
-        if plan.args.iter().any(|a| a.by_reference.is_some()) {
-            return Err(Error::Unsupported {
-                type_name: "by-reference struct argument".into(),
-                reason: "the SysV upcall entry receives structs by value only".into(),
-            });
-        }
+        let plan = crate::backend::native::plan(descriptor, None, Direction::Upcall)?;
         let (mut copy_bytes, mut copy_align) = (0usize, 1usize);
         let args = descriptor
             .argument_layouts()
@@ -573,17 +564,9 @@ impl Linker {
     }
 }
 
-#[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+/// The stub's code for `ctx`, from the native backend (its upcall entry).
 fn stub_code(ctx: &Context<'_>) -> Result<ExecutableCode> {
-    ExecutableCode::new(&entry::stub_code(ctx as *const Context<'_> as usize))
-}
-
-#[cfg(not(all(target_arch = "x86_64", target_os = "linux", not(miri))))]
-fn stub_code(_ctx: &Context<'_>) -> Result<ExecutableCode> {
-    Err(Error::Unsupported {
-        type_name: "upcall".into(),
-        reason: "gatun's upcall entry supports x86-64 System V (Linux) only".into(),
-    })
+    crate::backend::native::upcall_code(ctx as *const Context<'_> as usize)
 }
 
 /// The register value of a scalar return: exactly the declared kind, small integers sign- or

@@ -29,7 +29,7 @@ use crate::abi::{
 };
 use std::collections::HashSet;
 
-use crate::call::MAX_STACK_BYTES;
+use crate::backend::MAX_STACK_BYTES;
 use crate::error::{Error, Result};
 use crate::layout::{MemoryLayout, ScalarKind};
 use crate::linker::FunctionDescriptor;
@@ -320,7 +320,7 @@ impl Assigner {
 /// bytes needed).
 pub fn plan(descriptor: &FunctionDescriptor, first_variadic: Option<usize>) -> Result<CallPlan> {
     let args = descriptor.argument_layouts();
-    super::check_descriptor(descriptor, first_variadic)?;
+    crate::abi::check_descriptor(descriptor, first_variadic)?;
     let mut asg = Assigner {
         int: 0,
         vec: 0,
@@ -394,3 +394,6 @@ pub fn plan(descriptor: &FunctionDescriptor, first_variadic: Option<usize>) -> R
         packed_named_stack: false,
     })
 }
+
+#[cfg(test)]
+mod tests;

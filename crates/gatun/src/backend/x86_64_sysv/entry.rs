@@ -8,7 +8,7 @@
 //! all ones in r12 and compares afterwards: a failure costs no memory flag (no store before
 //! the call, no load after it). Because this convention breaks the C ABI on the failure path,
 //! a checked entry is never exposed as an `extern "C" fn`: [`CheckedEntry`] can only be called
-//! through the inline-assembly calls in this module (and `linker::image`).
+//! through the inline-assembly calls in this module (and `backend::x86_64_sysv::image`).
 //!
 //! # Invariants
 //! - A `CheckedEntry` is the start of a value or image entry emitted by `call::stub` inside a

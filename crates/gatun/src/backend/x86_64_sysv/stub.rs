@@ -23,7 +23,7 @@
 //! - **image entry** (only for a struct/union returned in registers, no capture, no stack
 //!   arguments: [`has_image_entry`]): the value entry's checks and the tail body. The target
 //!   returns its rax/rdx/xmm0/xmm1 straight to the stub's caller, which picks the struct's
-//!   eightbytes and stores them itself (`linker::image`, for `invoke_into` and
+//!   eightbytes and stores them itself (`backend::x86_64_sysv::image`, for `invoke_into` and
 //!   `invoke_to_segment`).
 //!
 //! After the checks, one of three bodies (no allocation, no classification, no branches):
@@ -49,7 +49,7 @@
 //! (via r11 when not a plain 4- or 8-byte load) or the stack slot.
 //!
 //! # Invariants
-//! - The plan's stack offsets are below [`crate::call::MAX_STACK_BYTES`] (checked by the linker),
+//! - The plan's stack offsets are below [`crate::backend::MAX_STACK_BYTES`] (checked by the linker),
 //!   so every displacement fits in 32 bits.
 //! - Only caller-saved registers other than the argument registers being built are used as
 //!   scratch (rax before `%al` is set, r10, r11, xmm15); callee-saved ones are never touched,
@@ -63,7 +63,7 @@ use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan};
-use crate::call::entry::CheckedEntry;
+use crate::backend::x86_64_sysv::entry::CheckedEntry;
 use crate::code::ExecutableCode;
 use crate::error::Result;
 use crate::layout::ScalarKind;
@@ -682,7 +682,7 @@ pub(crate) struct Stub {
     pub values: CheckedEntry,
     /// The image entry ([`has_image_entry`]): as the value entry, but the target's return
     /// registers come back to the caller unchanged and `ret` is not used (called through
-    /// `linker::image`).
+    /// `backend::x86_64_sysv::image`).
     pub image: Option<CheckedEntry>,
 }
 
@@ -737,37 +737,6 @@ pub(crate) struct CacheLock(#[allow(dead_code)] MutexGuard<'static, Option<Cache
 /// Locks the stub cache for a fork (see [`CacheLock`]).
 pub(crate) fn lock_cache_for_fork() -> CacheLock {
     CacheLock(CACHE.lock().unwrap_or_else(|e| e.into_inner()))
-}
-
-/// This thread's `errno` address (glibc's `__errno_location()`), cached in a thread-local
-/// after the first call, for the `errno_location` parameter of capture stubs: a TLS load
-/// instead of a call into libc per captured call. The address is fixed for a thread's
-/// lifetime. Null where the stubs do not exist (not Linux).
-#[inline(always)]
-pub(crate) fn thread_errno() -> *mut i32 {
-    thread_local! {
-        static ERRNO: std::cell::Cell<*mut i32> = const { std::cell::Cell::new(std::ptr::null_mut()) };
-    }
-    ERRNO.with(|c| {
-        let p = c.get();
-        if p.is_null() {
-            init_thread_errno(c)
-        } else {
-            p
-        }
-    })
-}
-
-#[cold]
-#[inline(never)]
-fn init_thread_errno(c: &std::cell::Cell<*mut i32>) -> *mut i32 {
-    #[cfg(target_os = "linux")]
-    // SAFETY: always safe to call; returns this thread's errno address.
-    let p = unsafe { libc::__errno_location() };
-    #[cfg(not(target_os = "linux"))]
-    let p = std::ptr::null_mut();
-    c.set(p);
-    p
 }
 
 /// Compiles and maps a stub without consulting the cache (for compile-time measurements).

@@ -86,7 +86,7 @@ use std::collections::HashMap;
 use crate::abi::{
     ArgMove, ArgPlan, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan,
 };
-use crate::call::MAX_STACK_BYTES;
+use crate::backend::MAX_STACK_BYTES;
 use crate::error::{Error, Result};
 use crate::layout::{MemoryLayout, ScalarKind};
 use crate::linker::FunctionDescriptor;
@@ -645,7 +645,7 @@ pub fn plan(
     first_variadic: Option<usize>,
     flavour: Flavour,
 ) -> Result<CallPlan> {
-    super::check_descriptor(descriptor, first_variadic)?;
+    crate::abi::check_descriptor(descriptor, first_variadic)?;
     let ret = return_plan(descriptor.return_layout(), flavour);
     let hidden_return_pointer =
         (ret == ReturnPlan::InMemory).then_some(Location::Int(INDIRECT_RESULT_REG));

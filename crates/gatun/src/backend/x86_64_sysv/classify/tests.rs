@@ -1,7 +1,7 @@
 //! CallPlan unit tests: register assignments asserted directly (no native code; Miri-clean).
 
-use super::sysv_x64::{classify, plan, ArgClass, Classification};
-use super::*;
+use super::{classify, plan, ArgClass, Classification};
+use crate::abi::*;
 use crate::error::Error;
 use crate::layout::{MemoryLayout, ValueLayout as V};
 use crate::linker::FunctionDescriptor as FD;
@@ -213,9 +213,9 @@ fn sixteen_ints_sixteen_doubles_stack_layout() {
 
 /// Runs `classify` and counts the layout nodes it visits.
 fn classify_counting(l: &MemoryLayout) -> (Classification, usize) {
-    sysv_x64::VISITS.with(|v| v.set(0));
+    super::VISITS.with(|v| v.set(0));
     let c = classify(l);
-    (c, sysv_x64::VISITS.with(|v| v.get()))
+    (c, super::VISITS.with(|v| v.get()))
 }
 
 #[test]

@@ -1,5 +1,8 @@
-//! Executors of a [`CallPlan`](crate::abi::CallPlan): the portable-in-spirit, hand-written
-//! x86-64 System V trampoline ([`trampoline`]) and the Rust code that fills its call frame.
+//! The x86-64 System V backend: classification into a [`CallPlan`](crate::abi::CallPlan)
+//! ([`classify`], compiled on every host), the compiled-stub encoder ([`stub`]) and the calls
+//! into its checked entries ([`entry`], [`image`]), the hand-written trampoline
+//! ([`trampoline`]) with the Rust code that fills its call frame (here), and the upcall entry
+//! (`upcall_entry`).
 //!
 //! # Invariants (the unsafe story of this module)
 //! - A [`CallFrame`] is built on the Rust stack by the invoking thread, passed by pointer to
@@ -15,17 +18,55 @@ use std::ffi::c_void;
 use std::mem::MaybeUninit;
 
 use crate::abi::{ArgMove, ArgPlan, CallPlan, Conversion, Location, Register};
+use crate::backend::Direction;
+use crate::error::{Error, Result};
+use crate::linker::FunctionDescriptor;
 
+pub mod classify;
 pub(crate) mod entry;
+pub(crate) mod image;
 pub(crate) mod stub;
 #[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
 pub(crate) mod trampoline;
+#[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+pub(crate) mod upcall_entry;
 
-/// Largest outgoing stack-argument area, in bytes, that the trampoline supports (256 slots of
-/// 8 bytes). A descriptor needing more is rejected at link time.
-pub const MAX_STACK_BYTES: usize = 2048;
-/// [`MAX_STACK_BYTES`] in 8-byte slots.
-pub(crate) const MAX_STACK_SLOTS: usize = MAX_STACK_BYTES / 8;
+pub(crate) use crate::backend::MAX_STACK_SLOTS;
+
+/// This backend's one classification entry point for its executor: the SysV plan
+/// ([`classify::plan`], which checks every size and the stack limit) plus the executor's own
+/// limits, for downcalls and upcalls alike (the same descriptors are accepted both ways).
+///
+/// # Errors
+/// As [`classify::plan`]; [`Error::Unsupported`] for a plan passing a struct by reference
+/// (SysV never does; kept as a check on the plan).
+pub(crate) fn plan(
+    descriptor: &FunctionDescriptor,
+    first_variadic: Option<usize>,
+    direction: Direction,
+) -> Result<CallPlan> {
+    let plan = classify::plan(descriptor, first_variadic)?;
+    if plan.args.iter().any(|a| a.by_reference.is_some()) {
+        return Err(Error::Unsupported {
+            type_name: "by-reference struct argument".into(),
+            reason: format!(
+                "the SysV {} executor passes structs by value only",
+                direction.name()
+            ),
+        });
+    }
+    Ok(plan)
+}
+
+/// The code of an upcall stub whose context is at address `context` (see `upcall_entry`),
+/// placed in the code arena.
+///
+/// # Errors
+/// [`Error::Unsupported`] if the OS refuses executable memory.
+#[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+pub(crate) fn upcall_code(context: usize) -> Result<crate::code::ExecutableCode> {
+    crate::code::ExecutableCode::new(&upcall_entry::stub_code(context))
+}
 
 /// The call frame the trampoline consumes (`#[repr(C)]`: the assembly uses these offsets).
 #[repr(C)]
@@ -180,28 +221,5 @@ unsafe fn load(src: *const u8, m: &ArgMove) -> u64 {
         }
         Conversion::Bool => (raw != 0) as u64,
         Conversion::FloatToDouble => (f32::from_bits(raw as u32) as f64).to_bits(),
-    }
-}
-
-/// Writes the low `size` bytes of `value` to `dst`.
-///
-/// # Safety
-/// `dst .. + size` must be writable; `size <= 8`.
-#[inline(always)]
-pub(crate) unsafe fn store_low_bytes(dst: *mut u8, value: u64, size: usize) {
-    // SAFETY: forwarded to the caller; unaligned stores of exactly `size` bytes.
-    unsafe {
-        match size {
-            8 => dst.cast::<u64>().write_unaligned(value),
-            4 => dst.cast::<u32>().write_unaligned(value as u32),
-            2 => dst.cast::<u16>().write_unaligned(value as u16),
-            1 => dst.write(value as u8),
-            n => {
-                let bytes = value.to_le_bytes();
-                for (k, b) in bytes.iter().enumerate().take(n) {
-                    dst.add(k).write(*b);
-                }
-            }
-        }
     }
 }
