@@ -259,7 +259,7 @@ fn shared_unions_are_classified_in_linear_work() {
 fn a_small_union_of_many_distinct_members_is_classified_in_linear_work() {
     // 16 bytes, but any number of distinct members (more than the walker's inline memo holds):
     // each member struct is visited once, with its two scalars.
-    let n = if cfg!(miri) { 200 } else { 5000 };
+    let n = if cfg!(miri) { 100 } else { 5000 };
     let member = |i: usize| st(&[v(V::I64.with_name(format!("a{i}"))), v(V::F64)]);
     let u = MemoryLayout::union_layout((0..n).map(member)).unwrap();
     let (c, visits) = classify_counting(&u);

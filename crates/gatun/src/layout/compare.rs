@@ -277,7 +277,7 @@ enum Place {
 }
 
 /// Numbers layouts by content (hash-consing), each distinct part once.
-pub(crate) struct Interner<'a> {
+struct Interner<'a> {
     mode: Compare,
     /// Numbers of parts already seen, by address.
     seen: HashMap<Place, usize>,
@@ -534,6 +534,11 @@ mod tests {
         for mode in [Compare::Exact, Compare::Shape] {
             for (i, x) in a.iter().enumerate() {
                 for (j, y) in b.iter().enumerate() {
+                    // Miri is slow at hashing: there, each variant against itself and its
+                    // neighbours only.
+                    if cfg!(miri) && i.abs_diff(j) > 1 {
+                        continue;
+                    }
                     let (walked, numbered) = both(x, y, mode);
                     assert_eq!(walked, numbered, "{mode:?}: {x} vs {y}");
                     if mode == Compare::Exact {
@@ -585,7 +590,7 @@ mod tests {
     #[test]
     fn numbering_layouts_that_differ_at_the_very_end_is_linear() {
         // The path `==` takes if the cached hashes of two different layouts collided.
-        let n = if cfg!(miri) { 300 } else { 2000 };
+        let n = if cfg!(miri) { 60 } else { 2000 };
         let (a, b) = (wide(n, false), wide(n, true));
         for mode in [Compare::Exact, Compare::Shape] {
             STEPS.with(|s| s.set(0));

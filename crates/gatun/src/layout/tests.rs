@@ -989,7 +989,7 @@ fn counting<T>(f: impl FnOnce() -> T) -> (T, usize) {
 /// Side of the wide layouts below: above the walk's budget, small enough for Miri.
 fn wide_n() -> usize {
     if cfg!(miri) {
-        300
+        60
     } else {
         2000
     }
@@ -1083,7 +1083,7 @@ fn cross_shared(n: usize) -> (MemoryLayout, MemoryLayout) {
 
 #[test]
 fn equality_of_differently_shared_layouts_is_linear() {
-    let n = if cfg!(miri) { 24 } else { 100 };
+    let n = if cfg!(miri) { 16 } else { 100 };
     let (a, b) = cross_shared(n);
     // a: n + n² slots in unions, n² fields and n² offsets; b: 2n + n² + n².
     let size = (n + 3 * n * n) + (2 * n + 2 * n * n);
