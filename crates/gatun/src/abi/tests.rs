@@ -256,6 +256,26 @@ fn shared_unions_are_classified_in_linear_work() {
 }
 
 #[test]
+fn a_small_union_of_many_distinct_members_is_classified_in_linear_work() {
+    // 16 bytes, but any number of distinct members (more than the walker's inline memo holds):
+    // each member struct is visited once, with its two scalars.
+    let n = if cfg!(miri) { 100 } else { 5000 };
+    let member = |i: usize| st(&[v(V::I64.with_name(format!("a{i}"))), v(V::F64)]);
+    let u = MemoryLayout::union_layout((0..n).map(member)).unwrap();
+    let (c, visits) = classify_counting(&u);
+    assert_eq!(
+        c,
+        Classification::Eightbytes(vec![ArgClass::Integer, ArgClass::Sse])
+    );
+    assert_eq!(visits, 1 + 3 * n);
+    // The same member shared n times: one walk of it, n - 1 memo hits.
+    let shared = member(0);
+    let u = MemoryLayout::union_layout((0..n).map(|_| shared.clone())).unwrap();
+    let (_, visits) = classify_counting(&u);
+    assert_eq!(visits, 1 + 3 + (n - 1));
+}
+
+#[test]
 fn sequences_inside_small_aggregates_walk_every_element() {
     // The memo is per (node, offset): each element of a sequence is still merged.
     let s = st(&[MemoryLayout::sequence_layout(3, V::F32).unwrap(), v(V::I32)]);
