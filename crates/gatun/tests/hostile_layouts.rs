@@ -12,7 +12,7 @@ use std::time::Duration;
 use gatun::abi::sysv_x64::{classify, ArgClass, Classification};
 use gatun::cdecl::Declarations;
 use gatun::layout::{MemoryLayout, ValueLayout as V, MAX_NESTING};
-use gatun::linker::{FunctionDescriptor as FD, Linker};
+use gatun::linker::{CType, FunctionDescriptor as FD, Linker};
 use gatun::memory::Arena;
 use gatun::{Error, Symbol, Value};
 
@@ -229,4 +229,43 @@ fn builder_nesting_is_bounded_like_cdecl() {
     assert!(d
         .type_layout(&format!("int{}", "[1]".repeat(MAX_NESTING)))
         .is_err());
+}
+
+/// Fields of the wide layouts below.
+const WIDE: usize = 100_000;
+
+/// A union of `WIDE` copies of one struct of `WIDE` i8 fields: 2 × 10⁵ member slots, 10¹⁰
+/// fields when expanded.
+fn wide_union() -> MemoryLayout {
+    let s = MemoryLayout::c_struct((0..WIDE).map(|_| V::I8)).unwrap();
+    MemoryLayout::union_layout((0..WIDE).map(|_| s.clone())).unwrap()
+}
+
+/// `WIDE` bytes, described by [`wide_union`].
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct Wide([i8; WIDE]);
+
+// SAFETY: every byte of `Wide` is an i8, which each struct of the union places at its offset;
+// every bit pattern is valid.
+unsafe impl CType for Wide {
+    fn layout() -> MemoryLayout {
+        wide_union()
+    }
+}
+
+#[test]
+fn wide_shared_layouts_built_twice_compare_and_type_check_promptly() {
+    let (eq, hashes_agree, typed) = watchdog("10⁵ copies of a 10⁵-field struct", || {
+        let (a, b) = (wide_union(), wide_union());
+        let eq = a == b;
+        let hashes_agree = hash(&a) == hash(&b);
+        // `typed` compares the shape of `Wide::layout()` (built anew) with the descriptor's.
+        let h = Linker::native()
+            .downcall(&symbol(), &FD::of(a, Vec::<MemoryLayout>::new()), &[])
+            .unwrap();
+        let typed = h.typed::<(), Wide>().is_ok();
+        (eq, hashes_agree, typed)
+    });
+    assert!(eq && hashes_agree && typed);
 }

@@ -5,8 +5,8 @@
 //! every member aligned unless its alignment was lowered on purpose, nesting depth at most
 //! [`super::MAX_NESTING`]).
 //!
-//! Equality and hashing are structural (see `structure.rs`: cached per group, linear however
-//! much the members are shared); `Debug` prints the bounded `Display` text.
+//! Equality and hashing are structural (hashes cached per group, see `structure.rs`; equality
+//! linear however much the members are shared, see `compare.rs`); `Debug` prints the bounded `Display` text.
 
 use std::sync::Arc;
 

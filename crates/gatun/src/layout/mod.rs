@@ -14,19 +14,21 @@
 //! union, sequence or pointer target adds one). Members may be shared (the same `Arc` used
 //! many times), so a layout's tree expansion can be exponential in its depth; depth, hash,
 //! equality and `Display` never expand it (depth and hash are cached per group, equality
-//! memoizes shared members, text is cut after 2048 bytes with `…`).
+//! is linear in the distinct parts of the two layouts, text is cut after 2048 bytes with `…`).
 //!
 //! C struct rules (C11 §6.7.2.1 and the SysV/Win64 ABIs, which agree here): each member is placed
 //! at the next offset that is a multiple of its alignment; the struct's alignment is the largest
 //! member alignment; its size is rounded up to that alignment (trailing padding).
 
 mod canonical;
+mod compare;
 mod group;
 mod structure;
 pub(crate) mod text;
 mod value;
 
 pub use canonical::{canonical_layouts, DataModel};
+pub(crate) use compare::same_shape;
 pub use group::{PaddingLayout, SequenceLayout, StructLayout, UnionLayout};
 pub use structure::MAX_NESTING;
 pub use value::{ScalarKind, ValueLayout};
@@ -436,9 +438,9 @@ impl MemoryLayout {
         }
         let required = match &self {
             MemoryLayout::Value(_) | MemoryLayout::Padding(_) => 1,
-            MemoryLayout::Struct(s) => max_member_alignment(&s.members),
-            MemoryLayout::Union(u) => max_member_alignment(&u.members),
-            MemoryLayout::Sequence(s) => s.element.byte_alignment(),
+            MemoryLayout::Struct(s) => s.shape.member_alignment,
+            MemoryLayout::Union(u) => u.shape.member_alignment,
+            MemoryLayout::Sequence(s) => s.shape.member_alignment,
         };
         if byte_alignment < required {
             return Err(Error::AlignmentTooSmall {
@@ -603,14 +605,6 @@ fn pack_members(members: Arc<[MemoryLayout]>, pack: Option<usize>) -> Arc<[Memor
             })
             .collect(),
     }
-}
-
-fn max_member_alignment(members: &[MemoryLayout]) -> usize {
-    members
-        .iter()
-        .map(MemoryLayout::byte_alignment)
-        .max()
-        .unwrap_or(1)
 }
 
 fn parse_path(path: &str) -> Result<Vec<PathElement<'_>>> {

@@ -1,23 +1,18 @@
-//! Structural identity of layouts: nesting depth, structural hash and equality.
+//! Structural identity of layouts: nesting depth, member alignment and structural hash.
 //!
 //! Layouts share members through `Arc`s, so a layout can be a DAG whose tree expansion is
 //! exponential in its depth (`union U1 { union U0 a, b; }` … `U40`). Everything here is
-//! therefore computed without expanding the tree:
-//!
-//! - every group caches a [`Shape`] at construction: its nesting depth and a hash of its
-//!   members (their own cached hashes and offsets), so depth and hash cost O(members) once per
-//!   construction and O(1) afterwards;
-//! - equality compares cheap fields and cached hashes first, short-circuits on shared `Arc`s,
-//!   and memoizes the pairs of member lists already found equal, so comparing two equal DAGs
-//!   visits each pair of distinct nodes once.
+//! therefore computed without expanding the tree: every group caches a [`Shape`] at
+//! construction (its nesting depth, the largest alignment of its members and a hash of its
+//! members: their own cached hashes and offsets), so these cost O(members) once per
+//! construction and O(1) afterwards. Equality, which also never expands the tree, is in
+//! `compare.rs`; it uses the cached shape to reject most differences at once.
 //!
 //! The depth is bounded by [`MAX_NESTING`] in every constructor, so the recursion of `Drop`,
 //! `Display`, equality and classification is at most that deep.
 
 use std::collections::hash_map::DefaultHasher;
-use std::collections::HashSet;
 use std::hash::{Hash, Hasher};
-use std::sync::Arc;
 
 use super::{MemoryLayout, PaddingLayout, SequenceLayout, StructLayout, UnionLayout, ValueLayout};
 use crate::error::{Error, Result};
@@ -34,6 +29,9 @@ pub const MAX_NESTING: usize = 64;
 pub(super) struct Shape {
     /// Nesting depth, 2..=[`MAX_NESTING`].
     pub(super) depth: usize,
+    /// The largest alignment of the members (the element's for a sequence; 1 for no members),
+    /// in bytes: the least alignment `with_byte_alignment` accepts for the group.
+    pub(super) member_alignment: usize,
     /// Hash of the members (or element and count) and their offsets.
     pub(super) hash: u64,
 }
@@ -82,6 +80,11 @@ pub(super) fn group_shape(
     count.hash(&mut h);
     Ok(Shape {
         depth,
+        member_alignment: members
+            .iter()
+            .map(MemoryLayout::byte_alignment)
+            .max()
+            .unwrap_or(1),
         hash: h.finish(),
     })
 }
@@ -165,116 +168,6 @@ impl ValueLayout {
     }
 }
 
-/// Pairs of member lists (by address) already found equal during one comparison.
-type Memo = Option<HashSet<(usize, usize)>>;
-
-fn addr<T: ?Sized>(a: &Arc<T>) -> usize {
-    Arc::as_ptr(a) as *const u8 as usize
-}
-
-/// Compares two member lists, short-circuiting on a shared `Arc` or a remembered pair.
-fn members_eq(
-    a: &Arc<[MemoryLayout]>,
-    b: &Arc<[MemoryLayout]>,
-    depth: usize,
-    memo: &mut Memo,
-) -> bool {
-    if Arc::ptr_eq(a, b) {
-        return true;
-    }
-    if a.len() != b.len() {
-        return false;
-    }
-    let key = (addr(a), addr(b));
-    // Shallow groups are cheap to compare again; remember only the deeper ones.
-    let remember = depth > 2;
-    if remember && memo.as_ref().is_some_and(|m| m.contains(&key)) {
-        return true;
-    }
-    if !a.iter().zip(b.iter()).all(|(x, y)| layout_eq(x, y, memo)) {
-        return false;
-    }
-    if remember {
-        memo.get_or_insert_with(HashSet::new).insert(key);
-    }
-    true
-}
-
-fn value_eq(a: &ValueLayout, b: &ValueLayout, memo: &mut Memo) -> bool {
-    if a.kind() != b.kind() || a.byte_alignment() != b.byte_alignment() || a.name() != b.name() {
-        return false;
-    }
-    match (a.target_arc(), b.target_arc()) {
-        (None, None) => true,
-        (Some(x), Some(y)) => Arc::ptr_eq(x, y) || layout_eq(x, y, memo),
-        _ => false,
-    }
-}
-
-fn struct_eq(a: &StructLayout, b: &StructLayout, memo: &mut Memo) -> bool {
-    a.shape == b.shape
-        && a.byte_size == b.byte_size
-        && a.byte_alignment == b.byte_alignment
-        && a.name == b.name
-        && a.offsets == b.offsets
-        && members_eq(&a.members, &b.members, a.shape.depth, memo)
-}
-
-fn union_eq(a: &UnionLayout, b: &UnionLayout, memo: &mut Memo) -> bool {
-    a.shape == b.shape
-        && a.byte_size == b.byte_size
-        && a.byte_alignment == b.byte_alignment
-        && a.name == b.name
-        && members_eq(&a.members, &b.members, a.shape.depth, memo)
-}
-
-fn sequence_eq(a: &SequenceLayout, b: &SequenceLayout, memo: &mut Memo) -> bool {
-    if !(a.shape == b.shape
-        && a.count == b.count
-        && a.byte_alignment == b.byte_alignment
-        && a.name == b.name)
-    {
-        return false;
-    }
-    if Arc::ptr_eq(&a.element, &b.element) {
-        return true;
-    }
-    let key = (addr(&a.element), addr(&b.element));
-    let remember = a.shape.depth > 2;
-    if remember && memo.as_ref().is_some_and(|m| m.contains(&key)) {
-        return true;
-    }
-    if !layout_eq(&a.element, &b.element, memo) {
-        return false;
-    }
-    if remember {
-        memo.get_or_insert_with(HashSet::new).insert(key);
-    }
-    true
-}
-
-fn layout_eq(a: &MemoryLayout, b: &MemoryLayout, memo: &mut Memo) -> bool {
-    match (a, b) {
-        (MemoryLayout::Value(x), MemoryLayout::Value(y)) => value_eq(x, y, memo),
-        (MemoryLayout::Struct(x), MemoryLayout::Struct(y)) => struct_eq(x, y, memo),
-        (MemoryLayout::Union(x), MemoryLayout::Union(y)) => union_eq(x, y, memo),
-        (MemoryLayout::Sequence(x), MemoryLayout::Sequence(y)) => sequence_eq(x, y, memo),
-        (MemoryLayout::Padding(x), MemoryLayout::Padding(y)) => {
-            x.byte_size == y.byte_size && x.name == y.name
-        }
-        _ => false,
-    }
-}
-
-impl PartialEq for MemoryLayout {
-    /// Structural equality (kind, size, alignment, names, members, offsets, targets). Linear in
-    /// the number of distinct nodes of the two layouts, however much they share.
-    fn eq(&self, other: &Self) -> bool {
-        layout_eq(self, other, &mut None)
-    }
-}
-impl Eq for MemoryLayout {}
-
 impl Hash for MemoryLayout {
     /// Hashes the cached structural hash (O(1) for groups).
     fn hash<H: Hasher>(&self, state: &mut H) {
@@ -282,12 +175,6 @@ impl Hash for MemoryLayout {
     }
 }
 
-impl PartialEq for StructLayout {
-    fn eq(&self, other: &Self) -> bool {
-        struct_eq(self, other, &mut None)
-    }
-}
-impl Eq for StructLayout {}
 impl Hash for StructLayout {
     fn hash<H: Hasher>(&self, state: &mut H) {
         (
@@ -300,12 +187,6 @@ impl Hash for StructLayout {
     }
 }
 
-impl PartialEq for UnionLayout {
-    fn eq(&self, other: &Self) -> bool {
-        union_eq(self, other, &mut None)
-    }
-}
-impl Eq for UnionLayout {}
 impl Hash for UnionLayout {
     fn hash<H: Hasher>(&self, state: &mut H) {
         (
@@ -318,24 +199,12 @@ impl Hash for UnionLayout {
     }
 }
 
-impl PartialEq for SequenceLayout {
-    fn eq(&self, other: &Self) -> bool {
-        sequence_eq(self, other, &mut None)
-    }
-}
-impl Eq for SequenceLayout {}
 impl Hash for SequenceLayout {
     fn hash<H: Hasher>(&self, state: &mut H) {
         (self.shape.hash, self.byte_alignment, &self.name).hash(state);
     }
 }
 
-impl PartialEq for PaddingLayout {
-    fn eq(&self, other: &Self) -> bool {
-        self.byte_size == other.byte_size && self.name == other.name
-    }
-}
-impl Eq for PaddingLayout {}
 impl Hash for PaddingLayout {
     fn hash<H: Hasher>(&self, state: &mut H) {
         (self.byte_size, &self.name).hash(state);

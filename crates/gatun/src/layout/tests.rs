@@ -1004,3 +1004,168 @@ fn padding_sizes_fit_in_isize() {
     let max = MemoryLayout::padding_layout(isize::MAX as usize).unwrap();
     assert_eq!(max.byte_size(), isize::MAX as usize);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Equality and shape comparison do work linear in the size of the layouts
+// ---------------------------------------------------------------------------------------------
+
+/// Runs `f` and counts the comparison steps it takes on this thread (node pairs and offsets
+/// compared, nodes, offsets and names numbered: see `compare.rs`).
+fn counting<T>(f: impl FnOnce() -> T) -> (T, usize) {
+    compare::STEPS.with(|s| s.set(0));
+    let r = f();
+    (r, compare::STEPS.with(|s| s.get()))
+}
+
+/// Side of the wide layouts below: above the walk's budget, small enough for Miri.
+fn wide_n() -> usize {
+    if cfg!(miri) {
+        60
+    } else {
+        2000
+    }
+}
+
+/// `n` fields `f0..` of i8 (unnamed when `named` is false), the last one of kind `last`.
+fn fields(n: usize, named: bool, last: ValueLayout) -> MemoryLayout {
+    MemoryLayout::c_struct((0..n).map(|i| {
+        let v = if i + 1 == n {
+            last.clone()
+        } else {
+            ValueLayout::I8
+        };
+        if named {
+            v.with_name(format!("f{i}"))
+        } else {
+            v
+        }
+    }))
+    .unwrap()
+}
+
+/// A union of `n` copies of one `n`-field struct (the review's case): 2n member slots and n
+/// offsets, n² fields when expanded. With `odd_last`, the last copy is another struct whose last
+/// field is `odd_last`.
+fn wide(n: usize, named: bool, odd_last: Option<ValueLayout>) -> MemoryLayout {
+    let s = fields(n, named, ValueLayout::I8);
+    let odd = odd_last.map(|k| fields(n, named, k));
+    MemoryLayout::union_layout((0..n).map(|i| match &odd {
+        Some(o) if i + 1 == n => o.clone(),
+        _ => s.clone(),
+    }))
+    .unwrap()
+}
+
+#[test]
+fn equality_of_a_union_of_wide_structs_is_linear() {
+    let n = wide_n();
+    // Per layout: 2n member slots + n offsets. A pair-by-pair walk that compares offsets before
+    // its memo (or memoizes only deep groups) takes n² steps here.
+    let bound = 4 * (2 * 3 * n);
+    let (a, b) = (wide(n, true, None), wide(n, true, None));
+    let (eq, steps) = counting(|| a == b);
+    assert!(eq);
+    assert!(steps <= bound, "{steps} steps for n = {n}");
+    let (MemoryLayout::Union(ua), MemoryLayout::Union(ub)) = (&a, &b) else {
+        unreachable!()
+    };
+    let (eq, steps) = counting(|| ua == ub);
+    assert!(eq);
+    assert!(steps <= bound, "{steps} steps for n = {n}");
+    let (MemoryLayout::Struct(sa), MemoryLayout::Struct(sb)) = (&ua.members()[0], &ub.members()[0])
+    else {
+        unreachable!()
+    };
+    let (eq, steps) = counting(|| sa == sb);
+    assert!(eq);
+    assert!(steps <= bound, "{steps} steps for n = {n}");
+    // Shapes: equal whatever the names; a difference in the very last field is found, in
+    // linear time too (no cached hash helps here: names differ everywhere).
+    let plain = wide(n, false, None);
+    let (alike, steps) = counting(|| same_shape(&a, &plain));
+    assert!(alike);
+    assert!(steps <= bound, "{steps} steps for n = {n}");
+    let odd = wide(n, false, Some(ValueLayout::U8));
+    let (alike, steps) = counting(|| same_shape(&a, &odd));
+    assert!(!alike);
+    assert!(steps <= bound, "{steps} steps for n = {n}");
+    // Exact equality rejects the same difference at once by the cached hashes.
+    let odd = wide(n, true, Some(ValueLayout::U8));
+    let (eq, steps) = counting(|| a == odd);
+    assert!(!eq);
+    assert!(steps <= 1, "{steps} steps");
+}
+
+/// Two equal layouts shared differently: `a` has `n` distinct copies `X_i` of an `n`-field
+/// struct, each repeated `n` times in its own union; `b` repeats one union of `n` distinct
+/// copies `Y_j` `n` times. Memoizing pairs of nodes would meet every pair `(X_i, Y_j)`: n³
+/// steps for layouts of O(n²) slots.
+fn cross_shared(n: usize) -> (MemoryLayout, MemoryLayout) {
+    let x = || fields(n, false, ValueLayout::I8);
+    let a = MemoryLayout::union_layout((0..n).map(|_| {
+        let xi = x();
+        MemoryLayout::union_layout((0..n).map(|_| xi.clone())).unwrap()
+    }))
+    .unwrap();
+    let s = MemoryLayout::union_layout((0..n).map(|_| x())).unwrap();
+    let b = MemoryLayout::union_layout((0..n).map(|_| s.clone())).unwrap();
+    (a, b)
+}
+
+#[test]
+fn equality_of_differently_shared_layouts_is_linear() {
+    let n = if cfg!(miri) { 16 } else { 100 };
+    let (a, b) = cross_shared(n);
+    // a: n + n² slots in unions, n² fields and n² offsets; b: 2n + n² + n².
+    let size = (n + 3 * n * n) + (2 * n + 2 * n * n);
+    let (eq, steps) = counting(|| a == b);
+    assert!(eq);
+    assert!(steps <= 2 * size, "{steps} steps for n = {n}, size {size}");
+    let (alike, steps) = counting(|| same_shape(&a, &b));
+    assert!(alike);
+    assert!(steps <= 2 * size, "{steps} steps for n = {n}, size {size}");
+}
+
+#[test]
+fn small_layouts_compare_by_the_walk_alone() {
+    // Within the walk's budget: one step per node pair and per offset, stopping at the first
+    // difference.
+    let s = |l: ValueLayout| {
+        MemoryLayout::c_struct([i32("x"), MemoryLayout::from(l), i8("z")]).unwrap()
+    };
+    let (a, b) = (s(ValueLayout::F64), s(ValueLayout::F64));
+    let (eq, steps) = counting(|| a == b);
+    assert!(eq);
+    assert_eq!(steps, 1 + 3 + 3, "struct, 3 offsets, 3 members");
+    let (eq, steps) = counting(|| a == a.clone());
+    assert!(eq);
+    assert_eq!(steps, 1, "shared members and offsets");
+    let (alike, steps) = counting(|| same_shape(&a, &s(ValueLayout::I64)));
+    assert!(!alike);
+    assert_eq!(steps, 1 + 3 + 2, "stops at the second member");
+}
+
+#[test]
+fn cached_member_alignment_gives_the_least_group_alignment() {
+    let s = MemoryLayout::c_struct([i8("a"), i32("b")]).unwrap();
+    let raised = s.clone().with_byte_alignment(16).unwrap();
+    assert_eq!(sa(&raised), (16, 16));
+    assert_eq!(raised.to_string(), "[i8(a) x3 i32(b) x8]%16");
+    let e = raised.with_byte_alignment(2).unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::AlignmentTooSmall {
+                alignment: 2,
+                required: 4,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    let seq = MemoryLayout::sequence_layout(2, s).unwrap();
+    assert!(seq.clone().with_byte_alignment(2).is_err());
+    assert_eq!(seq.with_byte_alignment(8).unwrap().byte_alignment(), 8);
+    let empty = MemoryLayout::union_layout(Vec::<MemoryLayout>::new()).unwrap();
+    assert_eq!(empty.with_byte_alignment(1).unwrap().byte_alignment(), 1);
+}

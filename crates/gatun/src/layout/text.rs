@@ -7,10 +7,7 @@
 
 use std::fmt::{self, Write};
 
-use super::{
-    max_member_alignment, MemoryLayout, PaddingLayout, SequenceLayout, StructLayout, UnionLayout,
-    ValueLayout,
-};
+use super::{MemoryLayout, PaddingLayout, SequenceLayout, StructLayout, UnionLayout, ValueLayout};
 
 /// The most bytes of text one layout or descriptor renders to (before the final `…`).
 pub(crate) const TEXT_LIMIT: usize = 2048;
@@ -108,7 +105,7 @@ fn write_struct(s: &StructLayout, w: &mut Bounded<'_>) -> fmt::Result {
         write!(w, " x{}", s.byte_size - end)?;
     }
     w.write_str("]")?;
-    if s.byte_alignment != max_member_alignment(&s.members) {
+    if s.byte_alignment != s.shape.member_alignment {
         write!(w, "%{}", s.byte_alignment)?;
     }
     write_name(s.name(), w)

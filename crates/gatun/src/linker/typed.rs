@@ -21,14 +21,13 @@
 //! - The direct path is taken only for non-capture, non-variadic signatures, where the Rust
 //!   `extern "C"` ABI of the checked types and the descriptor's C signature coincide.
 
-use std::collections::HashSet;
 use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 
 use crate::backend::x86_64_sysv::stub::StubFn;
 use crate::error::{Error, Result};
-use crate::layout::{MemoryLayout, ScalarKind, ValueLayout};
+use crate::layout::{same_shape, MemoryLayout, ScalarKind, ValueLayout};
 use crate::linker::DowncallHandle;
 use crate::value::Scalar;
 
@@ -214,58 +213,6 @@ args_impl!(9; A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, F 5 f, G 6 g, H 7 h, I 8 i);
 args_impl!(10; A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, F 5 f, G 6 g, H 7 h, I 8 i, J 9 j);
 args_impl!(11; A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, F 5 f, G 6 g, H 7 h, I 8 i, J 9 j, K 10 k);
 args_impl!(12; A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, F 5 f, G 6 g, H 7 h, I 8 i, J 9 j, K 10 k, L 11 l);
-
-/// Structural equality of layouts, ignoring names: kinds, sizes, alignments and offsets.
-/// Linear in the distinct nodes however much either layout shares its members (pairs of
-/// member lists already found alike are remembered).
-pub(crate) fn same_shape(a: &MemoryLayout, b: &MemoryLayout) -> bool {
-    same_shape_in(a, b, &mut HashSet::new())
-}
-
-fn same_shape_in(a: &MemoryLayout, b: &MemoryLayout, seen: &mut HashSet<(usize, usize)>) -> bool {
-    if a.byte_size() != b.byte_size() || a.byte_alignment() != b.byte_alignment() {
-        return false;
-    }
-    let key = |x: &[MemoryLayout], y: &[MemoryLayout]| (x.as_ptr() as usize, y.as_ptr() as usize);
-    match (a, b) {
-        (MemoryLayout::Value(x), MemoryLayout::Value(y)) => x.kind() == y.kind(),
-        (MemoryLayout::Struct(x), MemoryLayout::Struct(y)) => {
-            if x.members().len() != y.members().len() || x.offsets() != y.offsets() {
-                return false;
-            }
-            let k = key(x.members(), y.members());
-            if seen.contains(&k) {
-                return true;
-            }
-            let alike = x
-                .members()
-                .iter()
-                .zip(y.members())
-                .all(|(m1, m2)| same_shape_in(m1, m2, seen));
-            alike && seen.insert(k)
-        }
-        (MemoryLayout::Union(x), MemoryLayout::Union(y)) => {
-            if x.members().len() != y.members().len() {
-                return false;
-            }
-            let k = key(x.members(), y.members());
-            if seen.contains(&k) {
-                return true;
-            }
-            let alike = x
-                .members()
-                .iter()
-                .zip(y.members())
-                .all(|(m1, m2)| same_shape_in(m1, m2, seen));
-            alike && seen.insert(k)
-        }
-        (MemoryLayout::Sequence(x), MemoryLayout::Sequence(y)) => {
-            x.count() == y.count() && same_shape_in(x.element(), y.element(), seen)
-        }
-        (MemoryLayout::Padding(_), MemoryLayout::Padding(_)) => true,
-        _ => false,
-    }
-}
 
 /// A [`DowncallHandle`] viewed with Rust types (see the module documentation). `Send + Sync`,
 /// cheap to clone; calling never allocates.
@@ -462,8 +409,7 @@ impl<A: CArgs, R: CReturn> TypedHandle<A, R> {
 
 #[cfg(test)]
 mod tests {
-    use super::same_shape;
-    use crate::layout::{MemoryLayout, ValueLayout};
+    use crate::layout::{same_shape, MemoryLayout, ValueLayout};
 
     /// `union Un { union Un-1 a; union Un-1 b; }` over `leaf`, built separately each time.
     fn shared_unions(levels: usize, leaf: ValueLayout) -> MemoryLayout {

@@ -97,7 +97,54 @@ thread_local! {
 struct Walker {
     classes: [ArgClass; 2],
     /// `(address of the group's members or element, base offset)` already merged.
-    seen: HashSet<(usize, usize)>,
+    seen: Visited,
+}
+
+/// A set of `(node, base)` pairs: the first [`Visited::INLINE`] in an array searched linearly
+/// (no allocation for the usual small aggregate), all of them in a hash set once there are more
+/// (a ≤ 16-byte union may still have any number of distinct members), so every insertion costs
+/// O(1) whatever the number of nodes.
+struct Visited {
+    inline: [(usize, usize); Visited::INLINE],
+    len: usize,
+    spilled: Option<HashSet<(usize, usize)>>,
+}
+
+impl Visited {
+    const INLINE: usize = 16;
+
+    fn new() -> Self {
+        Visited {
+            inline: [(0, 0); Visited::INLINE],
+            len: 0,
+            spilled: None,
+        }
+    }
+
+    /// Adds `key`; `true` if it was not there yet.
+    fn insert(&mut self, key: (usize, usize)) -> bool {
+        if let Some(set) = &mut self.spilled {
+            return set.insert(key);
+        }
+        if self.inline[..self.len].contains(&key) {
+            return false;
+        }
+        if self.len < Visited::INLINE {
+            self.inline[self.len] = key;
+            self.len += 1;
+        } else {
+            let mut set: HashSet<_> = self.inline.iter().copied().collect();
+            set.insert(key);
+            self.spilled = Some(set);
+        }
+        true
+    }
+
+    /// Whether the pairs moved to a hash set (tests check both representations).
+    #[cfg(test)]
+    fn is_spilled(&self) -> bool {
+        self.spilled.is_some()
+    }
 }
 
 impl Walker {
@@ -164,7 +211,7 @@ pub fn classify(layout: &MemoryLayout) -> Classification {
     }
     let mut walker = Walker {
         classes: [ArgClass::NoClass; 2],
-        seen: HashSet::new(),
+        seen: Visited::new(),
     };
     if !walker.walk(layout, 0) {
         return Classification::Memory;

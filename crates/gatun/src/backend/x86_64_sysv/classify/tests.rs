@@ -1,6 +1,6 @@
 //! CallPlan unit tests: register assignments asserted directly (no native code; Miri-clean).
 
-use super::{classify, plan, ArgClass, Classification};
+use super::{classify, plan, ArgClass, Classification, Visited};
 use crate::abi::*;
 use crate::error::Error;
 use crate::layout::{MemoryLayout, ValueLayout as V};
@@ -256,6 +256,26 @@ fn shared_unions_are_classified_in_linear_work() {
 }
 
 #[test]
+fn a_small_union_of_many_distinct_members_is_classified_in_linear_work() {
+    // 16 bytes, but any number of distinct members (more than the walker's inline memo holds):
+    // each member struct is visited once, with its two scalars.
+    let n = if cfg!(miri) { 100 } else { 5000 };
+    let member = |i: usize| st(&[v(V::I64.with_name(format!("a{i}"))), v(V::F64)]);
+    let u = MemoryLayout::union_layout((0..n).map(member)).unwrap();
+    let (c, visits) = classify_counting(&u);
+    assert_eq!(
+        c,
+        Classification::Eightbytes(vec![ArgClass::Integer, ArgClass::Sse])
+    );
+    assert_eq!(visits, 1 + 3 * n);
+    // The same member shared n times: one walk of it, n - 1 memo hits.
+    let shared = member(0);
+    let u = MemoryLayout::union_layout((0..n).map(|_| shared.clone())).unwrap();
+    let (_, visits) = classify_counting(&u);
+    assert_eq!(visits, 1 + 3 + (n - 1));
+}
+
+#[test]
 fn sequences_inside_small_aggregates_walk_every_element() {
     // The memo is per (node, offset): each element of a sequence is still merged.
     let s = st(&[MemoryLayout::sequence_layout(3, V::F32).unwrap(), v(V::I32)]);
@@ -338,4 +358,21 @@ fn the_stack_limit_is_exact() {
     let p = plan(&FD::of_void(args), None).unwrap();
     assert_eq!(p.args[7].moves[0].to, Stack(16));
     assert_eq!(p.stack_bytes, 48);
+}
+
+#[test]
+fn visited_pairs_are_remembered_inline_then_in_a_hash_set() {
+    let mut seen = Visited::new();
+    for i in 0..Visited::INLINE {
+        assert!(seen.insert((i, 8)), "{i}");
+        assert!(!seen.insert((i, 8)), "{i}");
+    }
+    assert!(!seen.is_spilled());
+    assert!(seen.insert((0, 0)), "another base");
+    assert!(seen.is_spilled());
+    for i in 0..Visited::INLINE {
+        assert!(!seen.insert((i, 8)), "{i} was kept when spilling");
+    }
+    assert!(!seen.insert((0, 0)));
+    assert!(seen.insert((Visited::INLINE, 8)));
 }
