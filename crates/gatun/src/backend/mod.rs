@@ -17,6 +17,8 @@
 //! # Invariants
 //! [`store_low_bytes`] writes exactly `size` bytes; callers guarantee the destination.
 
+use crate::layout::{MemoryLayout, ScalarKind};
+
 pub(crate) mod aarch64;
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux", not(miri))))]
 pub(crate) mod unsupported;
@@ -45,6 +47,67 @@ impl Direction {
             Direction::Upcall => "upcall",
         }
     }
+}
+
+/// What an argument of a descriptor is, as the executors check it: a scalar of this kind, or
+/// a struct/union of this many bytes (passed as a segment of at least that size).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ArgKind {
+    /// A scalar (`ValueLayout`) of this kind.
+    Scalar(ScalarKind),
+    /// A struct or union of this many bytes.
+    Group(usize),
+}
+
+impl ArgKind {
+    /// The kind of an argument layout.
+    pub(crate) fn of(l: &MemoryLayout) -> ArgKind {
+        match l {
+            MemoryLayout::Value(v) => ArgKind::Scalar(v.kind()),
+            g => ArgKind::Group(g.byte_size()),
+        }
+    }
+}
+
+/// What a descriptor returns: nothing, a scalar, or a struct/union of `size` bytes aligned to
+/// `align` (a power of two).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RetKind {
+    /// `void`.
+    Void,
+    /// A scalar of this kind.
+    Scalar(ScalarKind),
+    /// A struct or union.
+    Group {
+        /// Size in bytes.
+        size: usize,
+        /// Alignment in bytes.
+        align: usize,
+    },
+}
+
+impl RetKind {
+    /// The kind of a return layout (`None`: void).
+    pub(crate) fn of(l: Option<&MemoryLayout>) -> RetKind {
+        match l {
+            None => RetKind::Void,
+            Some(MemoryLayout::Value(v)) => RetKind::Scalar(v.kind()),
+            Some(g) => RetKind::Group {
+                size: g.byte_size(),
+                align: g.byte_alignment(),
+            },
+        }
+    }
+}
+
+/// Where the interpreted path reads one argument: the 64-bit little-endian bits of a scalar
+/// (covering any scalar's bytes), or a pointer to the argument's bytes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ArgSource {
+    /// A scalar's value, its bytes in the low bytes.
+    Bits(u64),
+    /// The argument's bytes (readable for its layout's size).
+    Bytes(*const u8),
 }
 
 /// Largest outgoing stack-argument area, in bytes, that the executors support (256 slots of
@@ -116,4 +179,34 @@ fn init_thread_errno(c: &std::cell::Cell<*mut i32>) -> *mut i32 {
     let p = std::ptr::null_mut();
     c.set(p);
     p
+}
+
+/// The `Value` of a scalar or void return from its tag word and payload word.
+///
+/// # Safety
+/// `tag` is the tag of `Value::Void` or of a scalar variant, and `bits` a valid payload of it
+/// (a bool normalised to 0/1 by the caller; every other scalar accepts any bits).
+#[inline(always)]
+pub(crate) unsafe fn value_of_words(tag: u64, bits: u64) -> crate::value::Value<'static> {
+    // `Value` is `#[repr(C, u8)]` (24 bytes): word 0 holds the tag byte (the rest of the word is
+    // padding), word 1 the payload (a scalar variant's field is its low bytes, the rest
+    // padding), word 2 is padding for every scalar variant and `Void`. Building the value from
+    // two whole words lets callers copy it without store-forwarding stalls.
+    // (On x86-64 tag and payload are written by one 16-byte store: a caller copying the value
+    // with 16-byte loads then gets it store-forwarded instead of stalling.)
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: as above; the caller guarantees tag and payload.
+    unsafe {
+        use std::arch::x86_64::{_mm_set_epi64x, _mm_storeu_si128};
+        let mut v = std::mem::MaybeUninit::<crate::value::Value<'static>>::uninit();
+        let p = v.as_mut_ptr().cast::<u64>();
+        _mm_storeu_si128(p.cast(), _mm_set_epi64x(bits as i64, tag as i64));
+        // Word 2 is padding for every scalar variant and `Void`: left uninitialised.
+        v.assume_init()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: as above.
+    unsafe {
+        std::mem::transmute::<[u64; 3], crate::value::Value<'static>>([tag, bits, 0])
+    }
 }

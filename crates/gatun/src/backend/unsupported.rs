@@ -30,3 +30,149 @@ pub(crate) fn plan(
 pub(crate) fn upcall_code(_context: usize) -> Result<ExecutableCode> {
     Err(unsupported(Direction::Upcall))
 }
+
+/// The stub tools' code: [`Error::Unsupported`] (no stub compiler for this target).
+pub(crate) fn stub_code(
+    _plan: &CallPlan,
+    _args: &[crate::backend::ArgKind],
+    _capture: bool,
+) -> Result<Vec<u8>> {
+    Err(unsupported(Direction::Downcall))
+}
+
+/// As [`stub_code`].
+pub(crate) fn compile_uncached(
+    _plan: &CallPlan,
+    _args: &[crate::backend::ArgKind],
+    _capture: bool,
+) -> Result<usize> {
+    Err(unsupported(Direction::Downcall))
+}
+
+/// No image entries exist here (uninhabited).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ImageEntry {}
+
+impl ImageEntry {
+    pub(crate) fn size_align(&self) -> (usize, usize) {
+        match *self {}
+    }
+
+    pub(crate) unsafe fn call(
+        &self,
+        _args: *const u8,
+        _target: *const std::ffi::c_void,
+    ) -> Option<[u64; 2]> {
+        match *self {}
+    }
+
+    pub(crate) unsafe fn store(&self, _ret: *mut u8, _image: [u64; 2]) {
+        match *self {}
+    }
+}
+
+/// No executor exists here: [`Executor::link`] fails, so no value of this (uninhabited) type
+/// is ever made and no handle exists. The methods mirror `x86_64_sysv::executor::Executor`.
+#[derive(Clone)]
+pub(crate) enum Executor {}
+
+#[allow(clippy::missing_safety_doc)]
+impl Executor {
+    pub(crate) fn link(
+        _plan: &CallPlan,
+        _args: &[crate::backend::ArgKind],
+        _ret: crate::backend::RetKind,
+        _capture: bool,
+        _target: *const std::ffi::c_void,
+    ) -> Result<Executor> {
+        Err(unsupported(Direction::Downcall))
+    }
+    pub(crate) fn interpreted(&self) -> Executor {
+        match *self {}
+    }
+    pub(crate) fn is_compiled(&self) -> bool {
+        match *self {}
+    }
+    pub(crate) fn int_arity(&self, _nargs: usize) -> usize {
+        match *self {}
+    }
+    pub(crate) fn float_arity(&self, _nargs: usize) -> usize {
+        match *self {}
+    }
+    pub(crate) unsafe fn call_int(&self, _: *const u8, _: *const std::ffi::c_void) -> Option<u64> {
+        match *self {}
+    }
+    pub(crate) unsafe fn call_float(
+        &self,
+        _: *const u8,
+        _: *const std::ffi::c_void,
+    ) -> Option<u64> {
+        match *self {}
+    }
+    pub(crate) fn image(&self) -> Option<ImageEntry> {
+        match *self {}
+    }
+    pub(crate) unsafe fn call_struct(
+        &self,
+        _: *const u8,
+        _: *mut u8,
+        _: *const std::ffi::c_void,
+    ) -> bool {
+        match *self {}
+    }
+    pub(crate) unsafe fn call_values(
+        &self,
+        _: *const u8,
+        _: *mut u8,
+        _: *mut i32,
+        _: *const std::ffi::c_void,
+    ) -> Option<u64> {
+        match *self {}
+    }
+    pub(crate) unsafe fn call_capture(
+        &self,
+        _: *const u8,
+        _: *mut i32,
+        _: *const std::ffi::c_void,
+    ) -> Option<u64> {
+        match *self {}
+    }
+    pub(crate) fn uncaptured(&self) -> Option<Uncaptured<'_>> {
+        match *self {}
+    }
+    pub(crate) unsafe fn call_raw(
+        &self,
+        _: *const *const u8,
+        _: *mut u8,
+        _: *mut i32,
+        _: *const std::ffi::c_void,
+    ) -> Option<u64> {
+        match *self {}
+    }
+    pub(crate) unsafe fn interpret(
+        &self,
+        _plan: &CallPlan,
+        _target: *const std::ffi::c_void,
+        _capture: *mut i32,
+        _ret: *mut u8,
+        _arg: impl FnMut(usize) -> Result<crate::backend::ArgSource>,
+    ) -> Result<u64> {
+        match *self {}
+    }
+}
+
+/// No uncaptured entries exist here (uninhabited).
+#[derive(Clone, Copy)]
+pub(crate) enum Uncaptured<'a> {
+    #[allow(dead_code)]
+    Never(std::convert::Infallible, std::marker::PhantomData<&'a ()>),
+}
+
+#[allow(clippy::missing_safety_doc)]
+impl Uncaptured<'_> {
+    pub(crate) unsafe fn call(self, _: *const u8, _: *const std::ffi::c_void) -> Option<u64> {
+        match self {
+            Uncaptured::Never(never, _) => match never {},
+        }
+    }
+}

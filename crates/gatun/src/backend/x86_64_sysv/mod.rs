@@ -24,6 +24,7 @@ use crate::linker::FunctionDescriptor;
 
 pub mod classify;
 pub(crate) mod entry;
+pub(crate) mod executor;
 pub(crate) mod image;
 pub(crate) mod stub;
 #[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
@@ -32,6 +33,9 @@ pub(crate) mod trampoline;
 pub(crate) mod upcall_entry;
 
 pub(crate) use crate::backend::MAX_STACK_SLOTS;
+
+pub(crate) use executor::{compile_uncached, stub_code, Executor};
+pub(crate) use image::ImageEntry;
 
 /// This backend's one classification entry point for its executor: the SysV plan
 /// ([`classify::plan`], which checks every size and the stack limit) plus the executor's own

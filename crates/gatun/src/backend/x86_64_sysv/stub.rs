@@ -89,29 +89,7 @@ pub(crate) const VALUE_STRIDE: i32 = std::mem::size_of::<Value<'static>>() as i3
 
 const _: () = assert!(VALUE_STRIDE == 24);
 
-/// The tag byte of a `Value` (its `#[repr(C, u8)]` discriminant).
-pub(crate) fn value_tag(v: &Value<'_>) -> u8 {
-    // SAFETY: `Value` is `#[repr(C, u8)]`: its first byte is the discriminant.
-    unsafe { *(v as *const Value<'_>).cast::<u8>() }
-}
-
-/// The `Value` tag a scalar parameter of `kind` expects on the value entry.
-pub(crate) fn scalar_tag(kind: ScalarKind) -> u8 {
-    value_tag(&match kind {
-        ScalarKind::Bool => Value::Bool(false),
-        ScalarKind::I8 => Value::I8(0),
-        ScalarKind::U8 => Value::U8(0),
-        ScalarKind::I16 => Value::I16(0),
-        ScalarKind::U16 => Value::U16(0),
-        ScalarKind::I32 => Value::I32(0),
-        ScalarKind::U32 => Value::U32(0),
-        ScalarKind::I64 => Value::I64(0),
-        ScalarKind::U64 => Value::U64(0),
-        ScalarKind::F32 => Value::F32(0.0),
-        ScalarKind::F64 => Value::F64(0.0),
-        ScalarKind::Pointer => Value::Address(std::ptr::null_mut()),
-    })
-}
+pub(crate) use crate::value::{scalar_tag, value_tag};
 
 /// The tag of `Value::Segment`.
 pub(crate) fn segment_tag() -> u8 {
