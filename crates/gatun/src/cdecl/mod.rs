@@ -35,8 +35,34 @@
 //!   expressions; the enum is `int`, or `unsigned int` / 64-bit if its values need it, as GCC
 //!   does), `sizeof(type)`, `_Alignof(type)`, casts and the usual integer operators in constant
 //!   expressions.
-//! - `const`, `volatile`, `restrict`, storage classes, `inline`, `_Noreturn`, `__extension__`,
-//!   `__asm__("label")` and unknown `__attribute__`s are accepted and ignored.
+//! - `const`, `volatile`, `restrict` (and the `__restrict`, `__const`, ... spellings), storage
+//!   classes, `inline`, `_Noreturn`, `__extension__` are accepted and ignored.
+//! - GNU C as system headers use it, after `cc -E -P` ([`Declarations::from_headers`] runs the
+//!   preprocessor): `__attribute__((...))` wherever a declarator allows it; `static`/`inline`
+//!   function definitions (their bodies are skipped and they are not declared: there may be no
+//!   symbol); `_Static_assert` (evaluated: a false one is an error); `__asm__("label")` after a
+//!   prototype, which becomes the [`FunctionDecl::symbol`] to look up (glibc redirects some
+//!   functions this way); variable-length array parameters (`int a[n]`, pointers anyway);
+//!   identical re-declarations and re-typedefs (conflicting ones are errors), and a header's
+//!   own definitions of the predefined typedefs (`typedef struct _IO_FILE FILE;`).
+//! - Attributes that change a type: `packed`, `aligned(n)` (see Packing), `mode(m)` as GCC
+//!   applies it (`QI`/`HI`/`SI`/`DI`/`TI`, `word`, `pointer`, `byte`, `SF`/`DF`/`XF`/`TF`: an
+//!   integer keeps its signedness and takes the mode's width, so `typedef int register_t
+//!   __attribute__((__mode__(__word__)))` is 8 bytes), `vector_size(n)` (a vector type, see
+//!   below). Attributes that change neither layout nor calling convention (`nonnull`,
+//!   `format`, `deprecated`, `visibility`, `nothrow`, `leaf`, `malloc`, `access`, ...) are
+//!   accepted anywhere; any other attribute is a positioned error, never a silently wrong
+//!   size.
+//! - Types gatun cannot pass — `long double`, `_Float64x`, `_Float128`, `__float128`,
+//!   `_Float16`, `__int128` (and `__int128_t`), `_Complex T`, vector types,
+//!   `__builtin_va_list` / `va_list` by value — are *declared*: a header full of them still
+//!   yields every other function. The error comes only when a layout is needed: linking a
+//!   function that takes or returns one ([`Declarations::try_function`] names the function,
+//!   the parameter and the type; [`Declarations::function`] is `None` for it), or asking for
+//!   such a type or a record containing one ([`Declarations::try_layout`] names the member).
+//!   `sizeof` and `_Alignof` of them still give gcc's figures in constant expressions.
+//!   `_Float32` and `_Float64` are `float` and `double`. Records with bitfields are declared
+//!   the same way (no layout).
 //! - The standard typedefs ([`STANDARD_TYPEDEFS`]): `size_t`, `ssize_t`, `ptrdiff_t`,
 //!   `intptr_t`, `uintptr_t`, `intmax_t`, `intN_t`, `uintN_t`, `int_leastN_t`, `bool`, `wchar_t`,
 //!   `char16_t`, `char32_t`, and on Unix `off_t`, `pid_t`, `uid_t`, `gid_t`, `mode_t`, `time_t`,
@@ -54,11 +80,10 @@
 //! record's alignment. The layouts are checked against GCC in `tests/cdecl_layouts.rs`.
 //!
 //! # What is rejected (with a positioned [`CdeclError`])
-//! `long double`, `_Complex` and `__int128` (no gatun scalar: the linker rejects them too),
-//! bitfields (their placement is ABI-specific and gatun layouts are byte-granular), function
-//! definitions, initializers, `#include`/`#define` and other preprocessor directives (`#pragma`s
-//! other than `pack` and GCC line markers are ignored), floating constants in constant
-//! expressions, and recursion deeper than [`MAX_NESTING`].
+//! Non-`static`, non-`inline` function definitions, initializers, `#include`/`#define` and
+//! other preprocessor directives (`#pragma`s other than `pack` and GCC line markers are
+//! ignored), `_Atomic`, `typeof`, decimal floating types, attributes gatun does not know,
+//! floating constants in constant expressions, and recursion deeper than [`MAX_NESTING`].
 //!
 //! # Errors and robustness
 //! Every error carries the line, column and span of the offending token; its `Display`
@@ -70,7 +95,7 @@
 mod lexer;
 mod parser;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
@@ -104,8 +129,11 @@ impl Span {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct FunctionDecl {
-    /// The function's name (the symbol to look up).
+    /// The function's name as C code calls it.
     pub name: String,
+    /// The symbol to look up: the `__asm__("label")` the prototype gives (glibc redirects
+    /// some functions this way, e.g. `fscanf` to `__isoc99_fscanf`), else the name.
+    pub symbol: String,
     /// Return and fixed-parameter layouts. For a variadic function the variadic arguments of a
     /// particular call are appended with [`FunctionDescriptor::append_argument_layouts`]
     /// (promoted: `float` → `double`, narrow integers → `int`, C11 §6.5.2.2 ¶7).
@@ -115,6 +143,13 @@ pub struct FunctionDecl {
     pub variadic: Option<usize>,
     /// Each fixed parameter's name, if the prototype gave one.
     pub param_names: Vec<Option<String>>,
+}
+
+impl FunctionDecl {
+    /// The symbol to look up for this function (see [`FunctionDecl::symbol`](#structfield.symbol)).
+    pub fn symbol(&self) -> &str {
+        &self.symbol
+    }
 }
 
 /// What one declaration declared; [`Declarations::add`] returns these in source order.
@@ -251,6 +286,30 @@ pub(crate) enum Ty {
     Incomplete(String),
     /// A function type.
     Func(Arc<FnTy>),
+    /// A type that is declared but has no gatun layout (`long double`, `__int128`,
+    /// `_Complex`, vectors, `va_list`, records containing one): an error arises only where a
+    /// layout is needed.
+    NoLayout(Arc<NoLayout>),
+}
+
+/// Why a type has no layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NoLayout {
+    /// The type as C spells it: `"long double"`, `"struct max_align_t"`.
+    pub(crate) spelling: String,
+    /// Why it has no layout (for a record: the member that has none, and why).
+    pub(crate) reason: String,
+    /// `sizeof` and `_Alignof` in bytes, where gcc's are known (for constant expressions).
+    pub(crate) size_align: Option<(usize, usize)>,
+}
+
+impl NoLayout {
+    pub(crate) fn error(&self) -> crate::Error {
+        crate::Error::Unsupported {
+            type_name: self.spelling.clone(),
+            reason: self.reason.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -264,6 +323,8 @@ pub(crate) struct FnTy {
 pub(crate) struct Tag {
     kind: TagKind,
     layout: Option<MemoryLayout>,
+    /// Set for a defined record that has no layout (a member of a type without one).
+    no_layout: Option<Arc<NoLayout>>,
 }
 
 /// Everything declared so far (cloned for atomic `add`).
@@ -272,6 +333,15 @@ pub(crate) struct State {
     typedefs: HashMap<String, Ty>,
     tags: HashMap<String, Tag>,
     functions: BTreeMap<String, FunctionDecl>,
+    /// Functions declared with a parameter or return type that has no layout: the error
+    /// linking them gives.
+    unlinkable: BTreeMap<String, crate::Error>,
+    /// Typedef names still holding their predefined meaning ([`STANDARD_TYPEDEFS`],
+    /// [`OPAQUE_TYPEDEFS`]): a header's own definition replaces them.
+    predefined: HashSet<String>,
+    /// For each incomplete tag (`"struct foo"`), the typedefs naming it, to complete them
+    /// when it is defined.
+    pending_typedefs: HashMap<String, Vec<String>>,
     constants: HashMap<String, i128>,
     pack: Option<usize>,
     pack_stack: Vec<Option<usize>>,
@@ -347,7 +417,9 @@ pub const STANDARD_TYPEDEFS: &[(&str, &str)] = &[
 ];
 
 /// Opaque (incomplete) struct typedefs every [`Declarations`] starts with: usable behind
-/// pointers only (`FILE *`).
+/// pointers only (`FILE *`). Every set also knows `va_list` and `__builtin_va_list` (usable
+/// behind pointers; by value they have no layout) and `__int128_t`, `__uint128_t` (no
+/// layout). A header's own definition of any predefined typedef replaces it.
 pub const OPAQUE_TYPEDEFS: &[&str] = &["FILE", "DIR"];
 
 /// A set of parsed C declarations: functions, tagged types, typedefs and enum constants.
@@ -379,11 +451,29 @@ impl Declarations {
                 Err(_) => continue,
             };
             state.typedefs.insert(name.to_string(), ty);
+            state.predefined.insert(name.to_string());
         }
         for &name in OPAQUE_TYPEDEFS {
             state
                 .typedefs
                 .insert(name.to_string(), Ty::Incomplete(format!("struct {name}")));
+            state.predefined.insert(name.to_string());
+        }
+        for (name, spelling) in [
+            ("__int128_t", "__int128"),
+            ("__uint128_t", "unsigned __int128"),
+        ] {
+            if let Ok(ty) = parser::scalar_ty(spelling) {
+                state.typedefs.insert(name.to_string(), ty);
+            }
+        }
+        for name in ["va_list", "__builtin_va_list"] {
+            state
+                .typedefs
+                .insert(name.to_string(), Ty::NoLayout(Arc::new(parser::va_list())));
+            if name == "va_list" {
+                state.predefined.insert(name.to_string());
+            }
         }
         Declarations { state }
     }
@@ -430,14 +520,42 @@ impl Declarations {
         Ok(layout)
     }
 
-    /// The function declared as `name`.
+    /// The function declared as `name`. `None` if it was not declared, or if its return type
+    /// or a parameter has no gatun layout ([`Declarations::try_function`] says why).
     pub fn function(&self, name: &str) -> Option<&FunctionDecl> {
         self.state.functions.get(name)
     }
 
-    /// Every declared function, by name.
+    /// The function declared as `name`, or why there is none.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`](crate::Error::Unsupported) naming the type and, in the reason,
+    /// the function and the parameter (or the return type) when the prototype uses a type
+    /// gatun cannot pass (`long double`, `__int128`, `_Complex`, vectors, `va_list` by value,
+    /// records containing one); [`Error::NotDeclared`](crate::Error::NotDeclared) if no
+    /// function `name` was declared.
+    pub fn try_function(&self, name: &str) -> Result<&FunctionDecl, crate::Error> {
+        if let Some(f) = self.state.functions.get(name) {
+            return Ok(f);
+        }
+        match self.state.unlinkable.get(name) {
+            Some(e) => Err(e.clone()),
+            None => Err(crate::Error::NotDeclared {
+                kind: "function",
+                name: name.to_string(),
+            }),
+        }
+    }
+
+    /// Every declared function that can be linked, by name.
     pub fn functions(&self) -> impl Iterator<Item = &FunctionDecl> {
         self.state.functions.values()
+    }
+
+    /// The names of declared functions that cannot be linked (a parameter or the return type
+    /// has no gatun layout), by name; [`Declarations::try_function`] gives the reason.
+    pub fn unlinkable_functions(&self) -> impl Iterator<Item = &str> {
+        self.state.unlinkable.keys().map(String::as_str)
     }
 
     /// The layout of a defined tag — `"struct point"`, `"union value"`, `"enum color"`
@@ -455,6 +573,53 @@ impl Declarations {
             }
             [one] => self.typedef(one),
             _ => None,
+        }
+    }
+
+    /// The layout of a tag or typedef name, as [`Declarations::layout`], or why there is none.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`](crate::Error::Unsupported) for a type declared without a gatun
+    /// layout (`long double`, `__int128`, `_Complex`, vectors, `va_list`, and records with a
+    /// member of such a type or a bitfield: the reason names the member);
+    /// [`Error::NotDeclared`](crate::Error::NotDeclared) for unknown names, incomplete tags,
+    /// and typedefs of `void` or of function types.
+    pub fn try_layout(&self, name: &str) -> Result<&MemoryLayout, crate::Error> {
+        let not_declared = || crate::Error::NotDeclared {
+            kind: "type with a layout",
+            name: name.trim().to_string(),
+        };
+        let words: Vec<&str> = name.split_whitespace().collect();
+        let ty_or_tag = match words.as_slice() {
+            [kw @ ("struct" | "union" | "enum"), tag] => {
+                let t = self.state.tags.get(*tag).ok_or_else(not_declared)?;
+                if t.kind.keyword() != *kw {
+                    return Err(not_declared());
+                }
+                if let Some(n) = &t.no_layout {
+                    return Err(n.error());
+                }
+                return t.layout.as_ref().ok_or_else(not_declared);
+            }
+            [one] => self.state.typedefs.get(*one).ok_or_else(not_declared)?,
+            _ => return Err(not_declared()),
+        };
+        match ty_or_tag {
+            Ty::Object(l) => Ok(l),
+            Ty::NoLayout(n) => Err(n.error()),
+            Ty::Incomplete(tag) => {
+                let t = tag.split_whitespace().last().unwrap_or("");
+                match self.state.tags.get(t) {
+                    Some(Tag {
+                        layout: Some(l), ..
+                    }) => Ok(l),
+                    Some(Tag {
+                        no_layout: Some(n), ..
+                    }) => Err(n.error()),
+                    _ => Err(not_declared()),
+                }
+            }
+            _ => Err(not_declared()),
         }
     }
 

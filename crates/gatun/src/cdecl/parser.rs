@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::lexer::{tokenize, Kind, Token};
 use super::{
-    enum_layout, CdeclError, Declared, FnTy, FunctionDecl, Span, State, Tag, TagKind, Ty,
+    enum_layout, CdeclError, Declared, FnTy, FunctionDecl, NoLayout, Span, State, Tag, TagKind, Ty,
     MAX_NESTING,
 };
 use crate::layout::{DataModel, MemoryLayout, ValueLayout};
@@ -18,7 +18,8 @@ use crate::linker::FunctionDescriptor;
 
 type PResult<T> = Result<T, CdeclError>;
 
-/// Type qualifiers, storage classes and function specifiers: accepted and ignored.
+/// Type qualifiers, storage classes and function specifiers: accepted and ignored (`inline`
+/// and `static` are noted, for function definitions).
 const IGNORED: &[&str] = &[
     "const",
     "volatile",
@@ -61,36 +62,26 @@ const BUILTIN: &[&str] = &[
     "__signed__",
     "unsigned",
     "_Bool",
+    "_Complex",
+    "__complex__",
+    "__complex",
+    "__int128",
+    "_Float16",
+    "_Float32",
+    "_Float64",
+    "_Float128",
+    "_Float32x",
+    "_Float64x",
+    "_Float128x",
+    "__float128",
+    "__float80",
+    "__ibm128",
+    "__bf16",
 ];
 
-/// Type keywords gatun has no layout for.
+/// Type keywords gatun does not parse at all.
 const UNSUPPORTED: &[(&str, &str)] = &[
-    (
-        "_Complex",
-        "complex types have no gatun layout (the linker rejects them too)",
-    ),
-    (
-        "__complex__",
-        "complex types have no gatun layout (the linker rejects them too)",
-    ),
     ("_Imaginary", "imaginary types have no gatun layout"),
-    (
-        "__int128",
-        "128-bit integers have no gatun layout (the linker rejects them too)",
-    ),
-    (
-        "__int128_t",
-        "128-bit integers have no gatun layout (the linker rejects them too)",
-    ),
-    (
-        "__uint128_t",
-        "128-bit integers have no gatun layout (the linker rejects them too)",
-    ),
-    ("_Float16", "extended floating types have no gatun layout"),
-    ("_Float128", "extended floating types have no gatun layout"),
-    ("__float128", "extended floating types have no gatun layout"),
-    ("__float80", "extended floating types have no gatun layout"),
-    ("__bf16", "extended floating types have no gatun layout"),
     ("_Decimal32", "decimal floating types have no gatun layout"),
     ("_Decimal64", "decimal floating types have no gatun layout"),
     ("_Decimal128", "decimal floating types have no gatun layout"),
@@ -98,15 +89,8 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("typeof", "`typeof` is not supported"),
     ("__typeof", "`typeof` is not supported"),
     ("__typeof__", "`typeof` is not supported"),
+    ("typeof_unqual", "`typeof` is not supported"),
     ("__auto_type", "`__auto_type` is not supported"),
-    (
-        "__builtin_va_list",
-        "`va_list` is not supported: pass variadic arguments with `...`",
-    ),
-    (
-        "va_list",
-        "`va_list` is not supported: pass variadic arguments with `...`",
-    ),
 ];
 
 const ATTRIBUTE: &[&str] = &[
@@ -118,14 +102,127 @@ const ATTRIBUTE: &[&str] = &[
     "__declspec",
 ];
 
+/// Attributes that change neither a type's size, alignment or representation nor how a
+/// function is called: accepted (with any arguments) and ignored. Names are compared without
+/// their `__` prefix and suffix.
+const HARMLESS_ATTRIBUTES: &[&str] = &[
+    "access",
+    "alias",
+    "alloc_align",
+    "alloc_size",
+    "always_inline",
+    "artificial",
+    "assume_aligned",
+    "cold",
+    "common",
+    "const",
+    "constructor",
+    "copy",
+    "deprecated",
+    "designated_init",
+    "destructor",
+    "error",
+    "externally_visible",
+    "fallthrough",
+    "fd_arg",
+    "fd_arg_read",
+    "fd_arg_write",
+    "flatten",
+    "format",
+    "format_arg",
+    "gnu_inline",
+    "hot",
+    "ifunc",
+    "leaf",
+    "malloc",
+    "may_alias",
+    "no_instrument_function",
+    "no_reorder",
+    "no_sanitize",
+    "no_sanitize_address",
+    "no_split_stack",
+    "no_stack_protector",
+    "nocommon",
+    "noclone",
+    "noinline",
+    "noipa",
+    "nonnull",
+    "nonstring",
+    "noplt",
+    "noreturn",
+    "nothrow",
+    "null_terminated_string_arg",
+    "optimize",
+    "pure",
+    "retain",
+    "returns_nonnull",
+    "returns_twice",
+    "section",
+    "sentinel",
+    "target",
+    "target_clones",
+    "tls_model",
+    "transparent_union",
+    "unavailable",
+    "unused",
+    "used",
+    "visibility",
+    "warn_if_not_aligned",
+    "warn_unused_result",
+    "warning",
+    "weak",
+    "weakref",
+    "zero_call_used_regs",
+    "gcc_struct",
+    "sysv_abi",
+    "cdecl",
+    "regparm",
+];
+
+/// Attributes that change a type or a calling convention in a way gatun does not model:
+/// positioned errors (never a silently wrong layout).
+const REJECTED_ATTRIBUTES: &[(&str, &str)] = &[
+    (
+        "ms_abi",
+        "the Microsoft x64 calling convention is not supported by the cdecl parser",
+    ),
+    ("ms_struct", "the Microsoft struct layout is not supported"),
+    (
+        "scalar_storage_order",
+        "reversed scalar storage order is not supported",
+    ),
+    ("stdcall", "32-bit calling conventions are not supported"),
+    ("fastcall", "32-bit calling conventions are not supported"),
+    ("thiscall", "32-bit calling conventions are not supported"),
+    ("vectorcall", "the vectorcall convention is not supported"),
+    ("interrupt", "interrupt handlers cannot be called"),
+    ("naked", "naked functions cannot be called"),
+];
+
 /// The largest alignment `__attribute__((aligned))` without an argument gives (GCC's
 /// `__BIGGEST_ALIGNMENT__` on x86-64 and AArch64).
 const BIGGEST_ALIGNMENT: usize = 16;
 
-#[derive(Debug, Clone, Copy, Default)]
+/// GCC's `mode` attribute argument: the machine mode a scalar type is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// An integer mode of this many bytes (QI 1, HI 2, SI 4, DI 8, TI 16; `word`, `pointer`,
+    /// `unwind_word` are DI on 64-bit targets, `byte` is QI).
+    Int(usize),
+    /// A floating mode of this many bytes (SF 4, DF 8, XF/TF 16).
+    Float(usize, &'static str),
+}
+
+#[derive(Debug, Clone, Default)]
 struct Attrs {
     packed: bool,
     aligned: Option<usize>,
+    /// `mode(...)` and where it was written.
+    mode: Option<(Mode, Span)>,
+    /// `vector_size(N)` (bytes) and where it was written.
+    vector_size: Option<(usize, Span)>,
+    /// `__asm__("label")`: the symbol name.
+    asm_label: Option<String>,
 }
 
 impl Attrs {
@@ -134,6 +231,23 @@ impl Attrs {
         if let Some(a) = other.aligned {
             self.aligned = Some(self.aligned.map_or(a, |b| b.max(a)));
         }
+        if other.mode.is_some() {
+            self.mode = other.mode;
+        }
+        if other.vector_size.is_some() {
+            self.vector_size = other.vector_size;
+        }
+        if other.asm_label.is_some() {
+            self.asm_label = other.asm_label;
+        }
+    }
+
+    /// The first attribute that changes the type it applies to, with its position.
+    fn type_changing(&self) -> Option<(&'static str, Span)> {
+        if let Some((_, s)) = self.mode {
+            return Some(("mode", s));
+        }
+        self.vector_size.map(|(_, s)| ("vector_size", s))
     }
 }
 
@@ -141,6 +255,8 @@ impl Attrs {
 struct Spec {
     ty: Ty,
     typedef: bool,
+    /// `inline` or `static` was among the specifiers (a definition's body is then skipped).
+    inline_or_static: bool,
     attrs: Attrs,
     /// The specifier defined an untagged struct/union (a C11 anonymous member if no
     /// declarator follows inside a record body).
@@ -160,6 +276,10 @@ struct Builtin {
     signed: u8,
     unsigned: u8,
     bool: u8,
+    complex: u8,
+    int128: u8,
+    /// `_FloatN`, `__float128`, ...: the keyword.
+    ext_float: Option<&'static str>,
 }
 
 impl Builtin {
@@ -174,7 +294,10 @@ impl Builtin {
             + self.signed
             + self.unsigned
             + self.bool
+            + self.complex
+            + self.int128
             == 0
+            && self.ext_float.is_none()
     }
 
     fn add(&mut self, word: &str) {
@@ -188,22 +311,44 @@ impl Builtin {
             "double" => &mut self.double,
             "signed" | "__signed" | "__signed__" => &mut self.signed,
             "unsigned" => &mut self.unsigned,
-            _ => &mut self.bool,
+            "_Complex" | "__complex__" | "__complex" => &mut self.complex,
+            "__int128" => &mut self.int128,
+            "_Bool" => &mut self.bool,
+            other => {
+                let kw = BUILTIN.iter().copied().find(|k| *k == other);
+                if self.ext_float.is_some() {
+                    // Two extended float keywords: make `valid` fail.
+                    self.float = self.float.saturating_add(2);
+                }
+                self.ext_float = kw.or(Some("_Float128"));
+                return;
+            }
         };
         *slot = slot.saturating_add(1);
     }
 
     fn valid(&self) -> bool {
         let sign = self.signed + self.unsigned;
-        let kinds = self.void + self.char + self.short + self.float + self.double + self.bool;
-        if sign > 1 || self.int > 1 || self.long > 2 || kinds > 1 {
+        let ext = u8::from(self.ext_float.is_some());
+        let kinds = self.void
+            + self.char
+            + self.short
+            + self.float
+            + self.double
+            + self.bool
+            + self.int128
+            + ext;
+        if sign > 1 || self.int > 1 || self.long > 2 || kinds > 1 || self.complex > 1 {
             return false;
         }
-        if self.void + self.bool + self.float > 0 {
-            return self.long + self.int + sign == 0;
+        if self.void + self.bool + self.float + ext > 0 {
+            return self.long + self.int + sign == 0 && self.void + self.bool + self.complex <= 1;
         }
         if self.double > 0 {
             return self.int + sign == 0 && self.long <= 1;
+        }
+        if self.int128 > 0 {
+            return self.int + self.long == 0;
         }
         if self.char > 0 {
             return self.int + self.long == 0;
@@ -214,10 +359,10 @@ impl Builtin {
         true
     }
 
-    /// The C spelling [`DataModel::layout`] understands, or `None` for `void`.
-    fn name(&self) -> Option<String> {
+    /// The type these specifiers name.
+    fn ty(&self) -> Result<Ty, crate::Error> {
         if self.void > 0 {
-            return None;
+            return Ok(Ty::Void);
         }
         let sign = if self.unsigned > 0 {
             "unsigned "
@@ -226,16 +371,20 @@ impl Builtin {
         } else {
             ""
         };
-        let base = if self.bool > 0 {
+        let real = if self.bool > 0 {
             "_Bool"
         } else if self.float > 0 {
             "float"
+        } else if let Some(f) = self.ext_float {
+            f
         } else if self.double > 0 {
             if self.long > 0 {
                 "long double"
             } else {
                 "double"
             }
+        } else if self.int128 > 0 {
+            "__int128"
         } else if self.char > 0 {
             "char"
         } else if self.short > 0 {
@@ -244,16 +393,86 @@ impl Builtin {
             "long long"
         } else if self.long == 1 {
             "long"
+        } else if self.complex > 0 && sign.is_empty() {
+            // `_Complex` alone is `_Complex double` (GNU).
+            "double"
         } else {
             "int"
         };
-        Some(format!("{sign}{base}"))
+        let real = format!("{sign}{real}");
+        let scalar = scalar_ty(&real)?;
+        if self.complex == 0 {
+            return Ok(scalar);
+        }
+        let (size, align) = match &scalar {
+            Ty::Object(l) => (l.byte_size(), l.byte_alignment()),
+            Ty::NoLayout(n) => n.size_align.unwrap_or((16, 16)),
+            _ => (8, 8),
+        };
+        Ok(Ty::NoLayout(Arc::new(NoLayout {
+            spelling: format!("_Complex {real}"),
+            reason: "complex types have no gatun layout (the linker cannot pass them)".into(),
+            size_align: size.checked_mul(2).map(|s| (s, align)),
+        })))
+    }
+}
+
+/// The type of a builtin scalar spelling (`"unsigned long"`, `"_Float64"`, `"long double"`).
+pub(super) fn scalar_ty(name: &str) -> Result<Ty, crate::Error> {
+    let no_layout = |reason: &str, size: usize| {
+        Ok(Ty::NoLayout(Arc::new(NoLayout {
+            spelling: name.to_string(),
+            reason: reason.to_string(),
+            size_align: Some((size, size)),
+        })))
+    };
+    let base = name.rsplit(' ').next().unwrap_or(name);
+    match base {
+        "_Float32" => return Ok(Ty::Object(ValueLayout::F32.into())),
+        "_Float64" | "_Float32x" => return Ok(Ty::Object(ValueLayout::F64.into())),
+        "__int128" => return no_layout("128-bit integers have no gatun scalar", 16),
+        "_Float16" | "__bf16" => return no_layout("16-bit floating types have no gatun scalar", 2),
+        "_Float128" | "__float128" | "_Float128x" | "__ibm128" => {
+            return no_layout("128-bit floating types have no gatun scalar", 16)
+        }
+        "_Float64x" | "__float80" => {
+            return no_layout("80-bit x87 extended precision has no gatun scalar", 16)
+        }
+        "double" if name == "long double" => {
+            return no_layout(
+                "`long double` (80-bit x87 extended precision on x86-64, 128-bit on AArch64) has \
+                 no gatun scalar; the linker cannot pass it",
+                16,
+            )
+        }
+        _ => {}
+    }
+    DataModel::HOST
+        .layout(name)
+        .map(|v| Ty::Object(MemoryLayout::Value(v)))
+}
+
+/// The `__builtin_va_list` type (an array of one 24-byte record on x86-64 SysV).
+pub(super) fn va_list() -> NoLayout {
+    NoLayout {
+        spelling: "__builtin_va_list".into(),
+        reason: "a `va_list` cannot be built or passed by gatun: declare the function with `...` \
+                 and pass the variadic arguments directly"
+            .into(),
+        size_align: if cfg!(all(target_arch = "x86_64", not(windows))) {
+            Some((24, 8))
+        } else {
+            None
+        },
     }
 }
 
 #[derive(Debug)]
 enum Suffix {
     Array(Option<usize>, Span),
+    /// An array whose size is not a constant (a variable-length array, allowed only where it
+    /// decays to a pointer: a parameter); the error evaluating the size.
+    Vla(Box<CdeclError>),
     Func(FnTy, Span),
 }
 
@@ -270,6 +489,33 @@ impl Declarator {
         match &self.name {
             Some(n) => Some(n),
             None => self.inner.as_ref().and_then(|d| d.name()),
+        }
+    }
+
+    /// Whether the declarator derives a pointer, array or function type from the specifiers'.
+    fn derives(&self) -> bool {
+        self.ptrs > 0
+            || !self.suffixes.is_empty()
+            || self.inner.as_ref().is_some_and(|d| d.derives())
+    }
+
+    /// Whether some array size is not a constant.
+    fn has_vla(&self) -> bool {
+        self.suffixes.iter().any(|s| matches!(s, Suffix::Vla(_)))
+            || self.inner.as_ref().is_some_and(|d| d.has_vla())
+    }
+
+    /// The outermost derivation is an array (`T name[N]`, `T name[]`, `T (name)[N]`).
+    fn outer_is_array(&self) -> bool {
+        match &self.inner {
+            Some(inner) if inner.derives() => inner.outer_is_array(),
+            _ => {
+                self.ptrs == 0
+                    && matches!(
+                        self.suffixes.first(),
+                        Some(Suffix::Array(..) | Suffix::Vla(_))
+                    )
+            }
         }
     }
 
@@ -485,6 +731,7 @@ impl<'s, 'st> Parser<'s, 'st> {
                 span,
                 "a function type has no layout (a pointer to it is `void *`)",
             )),
+            Ty::NoLayout(n) => Err(self.layout_err(span, n.error())),
         }
     }
 
@@ -497,6 +744,10 @@ impl<'s, 'st> Parser<'s, 'st> {
             return Ok(None);
         }
         if self.eat_punct(";") {
+            return Ok(None);
+        }
+        if self.is_word(t, &["_Static_assert", "static_assert"]) {
+            self.static_assert()?;
             return Ok(None);
         }
         let spec = self.specifiers()?;
@@ -512,9 +763,10 @@ impl<'s, 'st> Parser<'s, 'st> {
         }
         loop {
             let d = self.declarator()?;
-            let mut attrs = spec.attrs;
+            let mut attrs = spec.attrs.clone();
             self.attributes(&mut attrs)?;
-            let ty = self.apply(spec.ty.clone(), &d)?;
+            let base = self.type_attrs(spec.ty.clone(), &attrs, Some(&d))?;
+            let ty = self.apply(base, &d)?;
             let Some((name, name_span)) = d.name().cloned() else {
                 if type_mode && !spec.typedef {
                     self.eat_punct(";");
@@ -536,23 +788,31 @@ impl<'s, 'st> Parser<'s, 'st> {
                     ),
                 ));
             };
+            if self.is_punct("{") {
+                let t = self.peek();
+                if matches!(ty, Ty::Func(_)) && spec.inline_or_static && !spec.typedef {
+                    // A `static`/`inline` definition (glibc's `static __inline` helpers): its
+                    // body is skipped and it is not declared (there may be no symbol).
+                    self.bump();
+                    self.skip_braces(t)?;
+                    return Ok(None);
+                }
+                return Err(self.err(
+                    t,
+                    "function definitions are not supported: write a prototype ending in `;` \
+                     (only `static` and `inline` definitions are skipped)",
+                ));
+            }
             if spec.typedef {
                 self.define_typedef(name, name_span, ty, attrs)?;
             } else if let Ty::Func(f) = &ty {
-                self.define_function(name, name_span, f)?;
+                self.define_function(name, name_span, f, attrs.asm_label.clone())?;
             } else {
                 self.declared.push(Declared::Variable(name));
             }
             if self.is_punct("=") {
                 let t = self.peek();
                 return Err(self.err(t, "initializers are not supported: declare, don't define"));
-            }
-            if self.is_punct("{") {
-                let t = self.peek();
-                return Err(self.err(
-                    t,
-                    "function definitions are not supported: write a prototype ending in `;`",
-                ));
             }
             if self.eat_punct(",") {
                 continue;
@@ -580,102 +840,113 @@ impl<'s, 'st> Parser<'s, 'st> {
                 }
                 Ty::Object(l)
             }
+            // An untagged record without a layout is known by its typedef name.
+            Ty::NoLayout(n) if n.spelling.starts_with("anonymous ") => {
+                Ty::NoLayout(Arc::new(NoLayout {
+                    spelling: name.clone(),
+                    ..(*n).clone()
+                }))
+            }
             other => other,
         };
+        // A header's own definition of a predefined name (`FILE`, `size_t`) replaces it.
+        if self.st.predefined.remove(&name) {
+            self.st.typedefs.remove(&name);
+        }
         if let Some(old) = self.st.typedefs.get(&name) {
-            if *old != ty {
+            if *old != ty && self.complete(old.clone()) != self.complete(ty.clone()) {
                 return Err(self.err_at(
                     span,
                     format!("conflicting typedef `{name}`: it was declared before as another type"),
                 ));
             }
         }
+        if let Ty::Incomplete(tag) = &ty {
+            self.st
+                .pending_typedefs
+                .entry(tag.clone())
+                .or_default()
+                .push(name.clone());
+        }
         self.st.typedefs.insert(name.clone(), ty);
         self.declared.push(Declared::Typedef(name));
         Ok(())
     }
 
-    fn define_function(&mut self, name: String, span: Span, f: &FnTy) -> PResult<()> {
-        let ret = match self.complete(f.ret.clone()) {
-            Ty::Void => None,
-            Ty::Object(l) => Some(l),
-            Ty::Incomplete(n) => {
-                return Err(self.err_at(
-                    span,
-                    format!("`{name}` returns `{n}` by value, which is incomplete"),
-                ))
-            }
-            Ty::Func(_) => {
-                return Err(self.err_at(span, format!("`{name}` cannot return a function")))
-            }
-        };
-        let mut args = Vec::with_capacity(f.params.len());
-        for (i, (pname, ty)) in f.params.iter().enumerate() {
-            match self.complete(ty.clone()) {
-                Ty::Object(l) => args.push(l),
-                Ty::Incomplete(n) => {
-                    let which = pname
-                        .as_ref()
-                        .map_or_else(|| format!("#{}", i + 1), |p| format!("`{p}`"));
+    fn define_function(
+        &mut self,
+        name: String,
+        span: Span,
+        f: &FnTy,
+        label: Option<String>,
+    ) -> PResult<()> {
+        let label = label.or_else(|| self.st.functions.get(&name).map(|o| o.symbol.clone()));
+        match self.function_decl(&name, f, label) {
+            Ok(decl) => {
+                if let Some(old) = self.st.functions.get(&name) {
+                    if old.descriptor != decl.descriptor || old.variadic != decl.variadic {
+                        return Err(self.err_at(
+                            span,
+                            format!(
+                                "conflicting declaration of `{name}`: {}{} before, {}{} now",
+                                old.descriptor,
+                                if old.variadic.is_some() {
+                                    " (variadic)"
+                                } else {
+                                    ""
+                                },
+                                decl.descriptor,
+                                if decl.variadic.is_some() {
+                                    " (variadic)"
+                                } else {
+                                    ""
+                                },
+                            ),
+                        ));
+                    }
+                }
+                if self.st.unlinkable.contains_key(&name) {
                     return Err(self.err_at(
                         span,
-                        format!("parameter {which} of `{name}` has incomplete type `{n}`"),
+                        format!(
+                            "conflicting declaration of `{name}`: its types differ from before"
+                        ),
                     ));
                 }
-                Ty::Void | Ty::Func(_) => {
-                    return Err(self.err_at(span, format!("invalid parameter type in `{name}`")))
+                self.st.functions.insert(name.clone(), decl);
+            }
+            Err(FnError::Positioned(m)) => return Err(self.err_at(span, m)),
+            Err(FnError::NoLayout(e)) => {
+                if self.st.functions.contains_key(&name)
+                    || self.st.unlinkable.get(&name).is_some_and(|old| *old != e)
+                {
+                    return Err(self.err_at(
+                        span,
+                        format!(
+                            "conflicting declaration of `{name}`: its types differ from before"
+                        ),
+                    ));
                 }
+                self.st.unlinkable.insert(name.clone(), e);
             }
         }
-        let descriptor = match ret {
-            Some(r) => FunctionDescriptor::of(r, args),
-            None => FunctionDescriptor::of_void(args),
-        };
-        let decl = FunctionDecl {
-            name: name.clone(),
-            descriptor,
-            variadic: f.variadic.then_some(f.params.len()),
-            param_names: f.params.iter().map(|(n, _)| n.clone()).collect(),
-        };
-        if let Some(old) = self.st.functions.get(&name) {
-            if old.descriptor != decl.descriptor || old.variadic != decl.variadic {
-                return Err(self.err_at(
-                    span,
-                    format!(
-                        "conflicting declaration of `{name}`: {}{} before, {}{} now",
-                        old.descriptor,
-                        if old.variadic.is_some() {
-                            " (variadic)"
-                        } else {
-                            ""
-                        },
-                        decl.descriptor,
-                        if decl.variadic.is_some() {
-                            " (variadic)"
-                        } else {
-                            ""
-                        },
-                    ),
-                ));
-            }
-        }
-        self.st.functions.insert(name.clone(), decl);
         self.declared.push(Declared::Function(name));
         Ok(())
     }
 
+    /// The [`FunctionDecl`] of a function type (also used for function-pointer typedefs).
+    pub(super) fn function_decl(
+        &self,
+        name: &str,
+        f: &FnTy,
+        label: Option<String>,
+    ) -> Result<FunctionDecl, FnError> {
+        function_decl(self.st, name, f, label)
+    }
+
     /// Resolves an incomplete tag that has been defined since.
     fn complete(&self, ty: Ty) -> Ty {
-        if let Ty::Incomplete(n) = &ty {
-            let tag = n.split_whitespace().last().unwrap_or("");
-            if let Some(Tag {
-                layout: Some(l), ..
-            }) = self.st.tags.get(tag)
-            {
-                return Ty::Object(l.clone());
-            }
-        }
-        ty
+        complete(self.st, ty)
     }
 
     // ---- preprocessor lines ----
@@ -786,6 +1057,7 @@ impl<'s, 'st> Parser<'s, 'st> {
         let mut b = Builtin::default();
         let mut ty: Option<Ty> = None;
         let mut typedef = false;
+        let mut inline_or_static = false;
         let mut attrs = Attrs::default();
         let mut anonymous_record = false;
         loop {
@@ -795,6 +1067,7 @@ impl<'s, 'st> Parser<'s, 'st> {
             }
             let w = self.text(t);
             if IGNORED.contains(&w) {
+                inline_or_static |= matches!(w, "static" | "inline" | "__inline" | "__inline__");
                 self.bump();
             } else if w == "typedef" {
                 typedef = true;
@@ -805,8 +1078,8 @@ impl<'s, 'st> Parser<'s, 'st> {
                 self.bump();
                 let a = self.alignas()?;
                 attrs.merge(Attrs {
-                    packed: false,
                     aligned: Some(a),
+                    ..Attrs::default()
                 });
             } else if BUILTIN.contains(&w) {
                 if ty.is_some() {
@@ -850,13 +1123,7 @@ impl<'s, 'st> Parser<'s, 'st> {
         let span = self.span_from(start);
         let ty = match ty {
             Some(t) => t,
-            None if !b.is_empty() => match b.name() {
-                None => Ty::Void,
-                Some(name) => match DataModel::HOST.layout(&name) {
-                    Ok(v) => Ty::Object(MemoryLayout::Value(v)),
-                    Err(e) => return Err(self.layout_err(span, e)),
-                },
-            },
+            None if !b.is_empty() => b.ty().map_err(|e| self.layout_err(span, e))?,
             None => {
                 let t = self.peek();
                 return Err(if t.kind == Kind::Ident {
@@ -869,6 +1136,7 @@ impl<'s, 'st> Parser<'s, 'st> {
         Ok(Spec {
             ty,
             typedef,
+            inline_or_static,
             attrs,
             anonymous_record,
             span,
@@ -901,7 +1169,9 @@ impl<'s, 'st> Parser<'s, 'st> {
     }
 
     /// `__attribute__((...))`, `__asm__(...)` and `__declspec(...)`, any number in a row.
-    /// `packed` and `aligned(n)` are recorded; everything else is skipped.
+    /// `packed`, `aligned(n)`, `mode(m)`, `vector_size(n)` and `__asm__("label")` are recorded;
+    /// the attributes in [`HARMLESS_ATTRIBUTES`] are skipped; any other attribute is an error
+    /// (it might change a type gatun would then lay out wrongly).
     fn attributes(&mut self, attrs: &mut Attrs) -> PResult<()> {
         loop {
             let t = self.peek();
@@ -910,6 +1180,11 @@ impl<'s, 'st> Parser<'s, 'st> {
             }
             self.bump();
             let w = self.text(t);
+            if w.starts_with("__asm") || w == "asm" {
+                self.expect_punct("(", &format!("after `{w}`"))?;
+                attrs.asm_label = Some(self.asm_label(t)?);
+                continue;
+            }
             if !w.starts_with("__attribute") {
                 self.expect_punct("(", &format!("after `{w}`"))?;
                 self.skip_balanced(t)?;
@@ -932,39 +1207,345 @@ impl<'s, 'st> Parser<'s, 'st> {
                     ));
                 }
                 self.bump();
-                let name = self.text(a).trim_start_matches("__").trim_end_matches("__");
-                match name {
-                    "packed" => attrs.packed = true,
-                    "aligned" => {
-                        let n = if self.eat_punct("(") {
-                            let v = self.const_expr()?;
-                            self.expect_punct(")", "to close `aligned(`")?;
-                            match usize::try_from(v) {
-                                Ok(n) if n.is_power_of_two() => n,
-                                _ => {
-                                    return Err(self.err_at(
-                                        self.span_from(a),
-                                        format!("alignment {v} is not a power of two"),
-                                    ))
-                                }
-                            }
-                        } else {
-                            BIGGEST_ALIGNMENT
-                        };
-                        attrs.merge(Attrs {
-                            packed: false,
-                            aligned: Some(n),
-                        });
-                    }
-                    _ => {
-                        if self.eat_punct("(") {
-                            self.skip_balanced(a)?;
-                        }
-                    }
-                }
+                self.attribute(a, attrs)?;
             }
             self.expect_punct(")", "to close `__attribute__((`")?;
             self.expect_punct(")", "to close `__attribute__(`")?;
+        }
+    }
+
+    /// One attribute inside `__attribute__((...))`, its name `a` already consumed.
+    fn attribute(&mut self, a: Token, attrs: &mut Attrs) -> PResult<()> {
+        let full = self.text(a);
+        let name = full.strip_prefix("__").unwrap_or(full);
+        let name = name.strip_suffix("__").unwrap_or(name);
+        match name {
+            "packed" => attrs.packed = true,
+            "aligned" => {
+                let n = if self.eat_punct("(") {
+                    let v = self.const_expr()?;
+                    self.expect_punct(")", "to close `aligned(`")?;
+                    match usize::try_from(v) {
+                        Ok(n) if n.is_power_of_two() => n,
+                        _ => {
+                            return Err(self.err_at(
+                                self.span_from(a),
+                                format!("alignment {v} is not a power of two"),
+                            ))
+                        }
+                    }
+                } else {
+                    BIGGEST_ALIGNMENT
+                };
+                attrs.merge(Attrs {
+                    aligned: Some(n),
+                    ..Attrs::default()
+                });
+            }
+            "mode" => {
+                self.expect_punct("(", "after `mode`")?;
+                let m = self.peek();
+                if m.kind != Kind::Ident {
+                    return Err(self.err(
+                        m,
+                        format!("expected a machine mode name, found {}", self.describe(m)),
+                    ));
+                }
+                self.bump();
+                let mode_text = self.text(m);
+                let mode_name = mode_text.strip_prefix("__").unwrap_or(mode_text);
+                let mode_name = mode_name.strip_suffix("__").unwrap_or(mode_name);
+                let word = std::mem::size_of::<usize>();
+                let mode = match mode_name {
+                    "QI" | "byte" => Mode::Int(1),
+                    "HI" => Mode::Int(2),
+                    "SI" => Mode::Int(4),
+                    "DI" => Mode::Int(8),
+                    "TI" => Mode::Int(16),
+                    "word" | "pointer" | "unwind_word" => Mode::Int(word),
+                    "SF" => Mode::Float(4, "float"),
+                    "DF" => Mode::Float(8, "double"),
+                    "XF" => Mode::Float(16, "__float80"),
+                    "TF" => Mode::Float(16, "__float128"),
+                    _ => {
+                        return Err(self.err(
+                            m,
+                            format!(
+                                "unsupported machine mode `{mode_text}`: gatun knows QI, HI, SI, \
+                                 DI, TI, word, pointer, byte, SF, DF, XF and TF"
+                            ),
+                        ))
+                    }
+                };
+                self.expect_punct(")", "to close `mode(`")?;
+                attrs.mode = Some((mode, self.span_from(a)));
+            }
+            "vector_size" => {
+                self.expect_punct("(", "after `vector_size`")?;
+                let v = self.const_expr()?;
+                self.expect_punct(")", "to close `vector_size(`")?;
+                let span = self.span_from(a);
+                match usize::try_from(v) {
+                    Ok(n) if n.is_power_of_two() => attrs.vector_size = Some((n, span)),
+                    _ => {
+                        return Err(self.err_at(
+                            span,
+                            format!("vector size {v} is not a positive power of two"),
+                        ))
+                    }
+                }
+            }
+            _ => {
+                if let Some((_, why)) = REJECTED_ATTRIBUTES.iter().find(|(k, _)| *k == name) {
+                    return Err(self.err(a, format!("unsupported attribute `{full}`: {why}")));
+                }
+                if !HARMLESS_ATTRIBUTES.contains(&name) {
+                    return Err(self.err(
+                        a,
+                        format!(
+                            "unknown attribute `{full}`: gatun rejects attributes it does not \
+                             know, since they may change a type's layout or calling convention"
+                        ),
+                    ));
+                }
+                if self.eat_punct("(") {
+                    self.skip_balanced(a)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `__asm__("label" ...)` after the `(`: the label (adjacent string literals joined).
+    fn asm_label(&mut self, kw: Token) -> PResult<String> {
+        let mut label = String::new();
+        loop {
+            let t = self.peek();
+            match t.kind {
+                Kind::Str => {
+                    self.bump();
+                    let text = self.text(t);
+                    let inner = text
+                        .strip_prefix('"')
+                        .and_then(|x| x.strip_suffix('"'))
+                        .unwrap_or("");
+                    if inner.contains('\\') {
+                        return Err(
+                            self.err(t, "escape sequences in `__asm__` labels are not supported")
+                        );
+                    }
+                    label.push_str(inner);
+                }
+                Kind::Punct(")") => {
+                    self.bump();
+                    break;
+                }
+                _ => {
+                    return Err(self.err(
+                        t,
+                        format!(
+                            "expected a string literal in `{}(...)`, found {}",
+                            self.text(kw),
+                            self.describe(t)
+                        ),
+                    ))
+                }
+            }
+        }
+        if label.is_empty() {
+            return Err(self.err(kw, "empty `__asm__` label"));
+        }
+        Ok(label)
+    }
+
+    /// Applies `mode` and `vector_size` to the base type of a declaration. They apply to the
+    /// specifiers' type; on a declarator that derives another type (pointer, array, function)
+    /// they are an error.
+    fn type_attrs(&self, base: Ty, attrs: &Attrs, d: Option<&Declarator>) -> PResult<Ty> {
+        let Some((what, span)) = attrs.type_changing() else {
+            return Ok(base);
+        };
+        if d.is_some_and(|d| d.derives()) {
+            return Err(self.err_at(
+                span,
+                format!(
+                    "`{what}` on a pointer, array or function declarator is not supported: \
+                     apply it to a typedef of the scalar type"
+                ),
+            ));
+        }
+        let mut ty = base;
+        if let Some((mode, span)) = attrs.mode {
+            ty = self.apply_mode(ty, mode, span)?;
+        }
+        if let Some((n, span)) = attrs.vector_size {
+            let (spelling, elem) = match &ty {
+                Ty::Object(MemoryLayout::Value(v))
+                    if v.kind() != crate::layout::ScalarKind::Pointer =>
+                {
+                    (v.kind().name().to_string(), v.byte_size())
+                }
+                Ty::NoLayout(nl) => (nl.spelling.clone(), nl.size_align.map_or(0, |s| s.0)),
+                _ => {
+                    return Err(self.err_at(
+                        span,
+                        "`vector_size` applies to integer and floating types only",
+                    ))
+                }
+            };
+            if elem == 0 || n % elem != 0 {
+                return Err(self.err_at(
+                    span,
+                    format!("vector size {n} is not a multiple of the element size {elem}"),
+                ));
+            }
+            ty = Ty::NoLayout(Arc::new(NoLayout {
+                spelling: format!("{spelling} __attribute__((vector_size({n})))"),
+                reason: "vector types are passed in vector registers and have no gatun layout"
+                    .into(),
+                size_align: Some((n, n)),
+            }));
+        }
+        Ok(ty)
+    }
+
+    /// `mode(m)` on a scalar type, as GCC applies it: an integer type keeps its signedness and
+    /// takes the mode's width; a floating type takes the mode's format.
+    fn apply_mode(&self, ty: Ty, mode: Mode, span: Span) -> PResult<Ty> {
+        use crate::layout::ScalarKind as K;
+        let kind = match &ty {
+            Ty::Object(MemoryLayout::Value(v)) => v.kind(),
+            _ => {
+                return Err(self.err_at(
+                    span,
+                    "`mode` applies to integer and floating scalar types only",
+                ))
+            }
+        };
+        match mode {
+            Mode::Int(bytes) => {
+                if !kind.is_integral() || matches!(kind, K::Bool | K::Pointer) {
+                    return Err(self.err_at(
+                        span,
+                        format!("integer `mode` on a non-integer type `{}`", kind.name()),
+                    ));
+                }
+                let signed = kind.is_signed();
+                let k = match (bytes, signed) {
+                    (1, true) => K::I8,
+                    (1, false) => K::U8,
+                    (2, true) => K::I16,
+                    (2, false) => K::U16,
+                    (4, true) => K::I32,
+                    (4, false) => K::U32,
+                    (8, true) => K::I64,
+                    (8, false) => K::U64,
+                    _ => {
+                        let spelling = if signed {
+                            "__int128"
+                        } else {
+                            "unsigned __int128"
+                        };
+                        return scalar_ty(spelling).map_err(|e| self.layout_err(span, e));
+                    }
+                };
+                Ok(Ty::Object(ValueLayout::new(k).into()))
+            }
+            Mode::Float(bytes, name) => {
+                if !kind.is_float() {
+                    return Err(self.err_at(
+                        span,
+                        format!("floating `mode` on a non-floating type `{}`", kind.name()),
+                    ));
+                }
+                let _ = bytes;
+                scalar_ty(name).map_err(|e| self.layout_err(span, e))
+            }
+        }
+    }
+
+    /// Skips a function body: tokens up to the `}` matching the already consumed `{` at
+    /// `opener` (iteratively).
+    fn skip_braces(&mut self, opener: Token) -> PResult<()> {
+        let mut depth = 1usize;
+        loop {
+            let t = self.bump();
+            match t.kind {
+                Kind::Eof => {
+                    return Err(self.err(
+                        opener,
+                        "unterminated function body: this `{` is never closed",
+                    ))
+                }
+                Kind::Punct("{") => depth += 1,
+                Kind::Punct("}") => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Ok(());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// `_Static_assert(expr, "message");` (C11) or `_Static_assert(expr);` (C23): the
+    /// expression is evaluated, and a false one is an error.
+    fn static_assert(&mut self) -> PResult<()> {
+        let kw = self.bump();
+        self.expect_punct("(", &format!("after `{}`", self.text(kw)))?;
+        let start = self.peek();
+        let v = self.const_expr()?;
+        let span = self.span_from(start);
+        let mut message = String::new();
+        if self.eat_punct(",") {
+            while self.peek().kind == Kind::Str {
+                let t = self.bump();
+                message.push_str(self.text(t));
+            }
+        }
+        self.expect_punct(")", "to close the static assertion")?;
+        self.expect_punct(";", "after the static assertion")?;
+        if v == 0 {
+            return Err(self.err_at(span, format!("static assertion failed {message}")));
+        }
+        Ok(())
+    }
+
+    /// Re-evaluates the constant expression at token `pos` (for its error).
+    fn const_expr_at(&mut self, pos: usize) -> PResult<i128> {
+        self.pos = pos;
+        let depth = self.depth;
+        let r = self.const_expr();
+        self.depth = depth;
+        r
+    }
+
+    /// Skips tokens up to the `]` matching the already consumed `[` at `opener`, over nested
+    /// brackets and parentheses (iteratively).
+    fn skip_to_bracket(&mut self, opener: Token) -> PResult<()> {
+        let mut depth = 1usize;
+        loop {
+            let t = self.bump();
+            match t.kind {
+                Kind::Eof => {
+                    return Err(
+                        self.err(opener, "unterminated array size: this `[` is never closed")
+                    )
+                }
+                Kind::Punct("[" | "(") => depth += 1,
+                Kind::Punct("]" | ")") => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return if matches!(t.kind, Kind::Punct("]")) {
+                            Ok(())
+                        } else {
+                            Err(self.err(t, "unbalanced `)` in an array size"))
+                        };
+                    }
+                }
+                _ => {}
+            }
         }
     }
 
@@ -1039,13 +1620,30 @@ impl<'s, 'st> Parser<'s, 'st> {
             // Register the tag as incomplete so the body can point to itself.
             self.reference_tag(kind, tag, tag_tok)?;
         }
-        let members = self.members(kind, open)?;
+        let (members, problem) = self.members(kind, open)?;
         self.attributes(&mut attrs)?;
         let span = self.span_from(kw);
+        if let Some(reason) = problem {
+            // Declared, but without a layout: an error only where one is needed.
+            let spelling = match &tag {
+                Some(t) => format!("{} {t}", kind.keyword()),
+                None => format!("anonymous {}", kind.keyword()),
+            };
+            let nl = Arc::new(NoLayout {
+                spelling,
+                reason,
+                size_align: None,
+            });
+            if let Some(tag) = &tag {
+                self.define_tag(kind, tag, tag_tok, Err(nl.clone()))?;
+            }
+            self.leave();
+            return Ok((Ty::NoLayout(nl), tag.is_none()));
+        }
         let mut layout = self.build_record(kind, members, attrs, span)?;
         if let Some(tag) = &tag {
             layout = layout.with_name(tag.as_str());
-            self.define_tag(kind, tag, tag_tok, layout.clone())?;
+            self.define_tag(kind, tag, tag_tok, Ok(layout.clone()))?;
         }
         self.leave();
         Ok((Ty::Object(layout), tag.is_none()))
@@ -1064,11 +1662,19 @@ impl<'s, 'st> Parser<'s, 'st> {
             Some(Tag {
                 layout: Some(l), ..
             }) => Ok(Ty::Object(l.clone())),
+            Some(Tag {
+                no_layout: Some(n), ..
+            }) => Ok(Ty::NoLayout(n.clone())),
             Some(_) => Ok(Ty::Incomplete(format!("{} {tag}", kind.keyword()))),
             None => {
-                self.st
-                    .tags
-                    .insert(tag.to_string(), Tag { kind, layout: None });
+                self.st.tags.insert(
+                    tag.to_string(),
+                    Tag {
+                        kind,
+                        layout: None,
+                        no_layout: None,
+                    },
+                );
                 Ok(Ty::Incomplete(format!("{} {tag}", kind.keyword())))
             }
         }
@@ -1079,7 +1685,7 @@ impl<'s, 'st> Parser<'s, 'st> {
         kind: TagKind,
         tag: &str,
         tok: Token,
-        layout: MemoryLayout,
+        def: Result<MemoryLayout, Arc<NoLayout>>,
     ) -> PResult<()> {
         let full = format!("{} {tag}", kind.keyword());
         match self.st.tags.get(tag) {
@@ -1094,36 +1700,61 @@ impl<'s, 'st> Parser<'s, 'st> {
             }
             Some(Tag {
                 layout: Some(old), ..
-            }) if *old != layout => {
+            }) if def.as_ref().ok() != Some(old) => {
+                let now = match &def {
+                    Ok(l) => l.to_string(),
+                    Err(n) => format!("no layout ({})", n.reason),
+                };
                 return Err(self.err(
                     tok,
                     format!(
-                    "redefinition of `{full}` with a different layout: {old} before, {layout} now"
-                ),
-                ))
+                        "redefinition of `{full}` with a different layout: {old} before, {now} now"
+                    ),
+                ));
+            }
+            Some(Tag {
+                no_layout: Some(old),
+                ..
+            }) if def.as_ref().err() != Some(old) => {
+                return Err(self.err(
+                    tok,
+                    format!("redefinition of `{full}` with different members"),
+                ));
             }
             _ => {}
         }
+        let (layout, no_layout, ty) = match def {
+            Ok(l) => (Some(l.clone()), None, Ty::Object(l)),
+            Err(n) => (None, Some(n.clone()), Ty::NoLayout(n)),
+        };
         self.st.tags.insert(
             tag.to_string(),
             Tag {
                 kind,
-                layout: Some(layout.clone()),
+                layout,
+                no_layout,
             },
         );
         // Typedefs made while the tag was incomplete now name the complete type.
-        for ty in self.st.typedefs.values_mut() {
-            if matches!(ty, Ty::Incomplete(n) if *n == full) {
-                *ty = Ty::Object(layout.clone());
+        if let Some(names) = self.st.pending_typedefs.remove(&full) {
+            for name in names {
+                if let Some(t) = self.st.typedefs.get_mut(&name) {
+                    if matches!(t, Ty::Incomplete(n) if *n == full) {
+                        *t = ty.clone();
+                    }
+                }
             }
         }
         self.declared.push(Declared::Tag(full));
         Ok(())
     }
 
-    fn members(&mut self, kind: TagKind, open: Token) -> PResult<Vec<Member>> {
+    /// A record body after its `{`: the members, and, if some member has no layout (or is a
+    /// bitfield), why the record has none.
+    fn members(&mut self, kind: TagKind, open: Token) -> PResult<(Vec<Member>, Option<String>)> {
         self.bump(); // `{`
         let mut out: Vec<Member> = Vec::new();
+        let mut problem: Option<String> = None;
         loop {
             let t = self.peek();
             match t.kind {
@@ -1152,6 +1783,10 @@ impl<'s, 'st> Parser<'s, 'st> {
                 }
                 _ => {}
             }
+            if self.is_word(t, &["_Static_assert", "static_assert"]) {
+                self.static_assert()?;
+                continue;
+            }
             let spec = self.specifiers()?;
             if spec.typedef {
                 return Err(self.err_at(
@@ -1161,27 +1796,51 @@ impl<'s, 'st> Parser<'s, 'st> {
             }
             if self.eat_punct(";") {
                 if spec.anonymous_record {
-                    if let Ty::Object(l) = spec.ty {
-                        out.push(Member {
+                    match spec.ty {
+                        Ty::Object(l) => out.push(Member {
                             layout: l,
                             attrs: spec.attrs,
                             flexible: None,
-                        });
+                        }),
+                        Ty::NoLayout(n) => {
+                            problem.get_or_insert_with(|| {
+                                format!("its anonymous member has no layout: {}", n.reason)
+                            });
+                        }
+                        _ => {}
                     }
                 }
                 continue;
             }
             loop {
-                let d = self.declarator()?;
+                let d = if self.is_punct(":") {
+                    Declarator::default() // an unnamed bitfield
+                } else {
+                    self.declarator()?
+                };
                 if self.is_punct(":") {
-                    let c = self.peek();
-                    return Err(self.err(
-                        c,
-                        "bitfields are not supported: gatun layouts are byte-granular and \
-                         bitfield placement is ABI-specific; declare the containing integer instead",
-                    ));
+                    let colon = self.bump();
+                    let width = self.const_expr()?;
+                    let what = match d.name() {
+                        Some((n, _)) => format!("member `{n}`"),
+                        None => "an unnamed member".to_string(),
+                    };
+                    let _ = colon;
+                    problem.get_or_insert_with(|| {
+                        format!(
+                            "{what} is a bitfield (`: {width}`), and records with bitfields \
+                             have no gatun layout"
+                        )
+                    });
+                    let mut attrs = spec.attrs.clone();
+                    self.attributes(&mut attrs)?;
+                    if self.eat_punct(",") {
+                        continue;
+                    }
+                    self.expect_punct(";", "after the member declaration")?;
+                    break;
                 }
-                let mut attrs = spec.attrs;
+                let mut attrs = spec.attrs.clone();
                 self.attributes(&mut attrs)?;
                 let Some((name, name_span)) = d.name().cloned() else {
                     let t = self.peek();
@@ -1191,9 +1850,19 @@ impl<'s, 'st> Parser<'s, 'st> {
                     ));
                 };
                 let flexible = d.is_flexible().then_some(name_span);
-                let ty = self.apply(spec.ty.clone(), &d)?;
+                let base = self.type_attrs(spec.ty.clone(), &attrs, Some(&d))?;
+                let ty = self.apply(base, &d)?;
                 let layout = match self.complete(ty) {
-                    Ty::Object(l) => l.with_name(name.as_str()),
+                    Ty::Object(l) => Some(l.with_name(name.as_str())),
+                    Ty::NoLayout(n) => {
+                        problem.get_or_insert_with(|| {
+                            format!(
+                                "member `{name}` has type `{}`, which has no layout: {}",
+                                n.spelling, n.reason
+                            )
+                        });
+                        None
+                    }
                     Ty::Void => {
                         return Err(self.err_at(name_span, format!("member `{name}` has type `void`")))
                     }
@@ -1212,11 +1881,13 @@ impl<'s, 'st> Parser<'s, 'st> {
                         ))
                     }
                 };
-                out.push(Member {
-                    layout,
-                    attrs,
-                    flexible,
-                });
+                if let Some(layout) = layout {
+                    out.push(Member {
+                        layout,
+                        attrs,
+                        flexible,
+                    });
+                }
                 if self.eat_punct(",") {
                     continue;
                 }
@@ -1232,7 +1903,7 @@ impl<'s, 'st> Parser<'s, 'st> {
                 );
             }
         }
-        Ok(out)
+        Ok((out, problem))
     }
 
     fn build_record(
@@ -1365,7 +2036,7 @@ impl<'s, 'st> Parser<'s, 'st> {
             enum_layout(min, max).into()
         };
         if let Some(tag) = tag {
-            self.define_tag(TagKind::Enum, &tag, tag_tok, layout.clone())?;
+            self.define_tag(TagKind::Enum, &tag, tag_tok, Ok(layout.clone()))?;
         }
         Ok(Ty::Object(layout))
     }
@@ -1377,15 +2048,31 @@ impl<'s, 'st> Parser<'s, 'st> {
         self.enter(start)?;
         let mut d = Declarator::default();
         loop {
-            if self.eat_punct("*") {
+            let t = self.peek();
+            if self.is_word(t, &["__attribute__", "__attribute"]) {
+                // Attributes before a (nested) declarator or after a `*`: only ones that do
+                // not change the type are allowed here.
+                let mut here = Attrs::default();
+                self.attributes(&mut here)?;
+                if let Some((what, span)) = here.type_changing() {
+                    return Err(self.err_at(
+                        span,
+                        format!("`{what}` inside a declarator is not supported"),
+                    ));
+                }
+                if here.aligned.is_some() || here.packed {
+                    return Err(self.err(
+                        t,
+                        "`aligned`/`packed` inside a declarator is not supported: put it after \
+                         the declarator",
+                    ));
+                }
+            } else if self.eat_punct("*") {
                 d.ptrs += 1;
                 loop {
                     let t = self.peek();
                     if self.is_word(t, IGNORED) {
                         self.bump();
-                    } else if self.is_word(t, ATTRIBUTE) {
-                        let mut ignored = Attrs::default();
-                        self.attributes(&mut ignored)?;
                     } else {
                         break;
                     }
@@ -1427,7 +2114,34 @@ impl<'s, 'st> Parser<'s, 'st> {
                     continue;
                 }
                 let et = self.peek();
-                let v = self.const_expr()?;
+                let saved = self.pos;
+                let saved_depth = self.depth;
+                let first = self.const_expr();
+                self.depth = saved_depth;
+                let v = match first {
+                    Ok(v) if self.is_punct("]") => v,
+                    Ok(_) | Err(_) => {
+                        // Not a constant (`int a[n]` in a parameter list): remember why and
+                        // skip to the matching `]`.
+                        let e = match self.const_expr_at(saved) {
+                            Err(e) => e,
+                            Ok(_) => {
+                                let t = self.peek();
+                                self.err(
+                                    t,
+                                    format!(
+                                        "expected `]` to close the array size, found {}",
+                                        self.describe(t)
+                                    ),
+                                )
+                            }
+                        };
+                        self.pos = saved;
+                        self.skip_to_bracket(open)?;
+                        d.suffixes.push(Suffix::Vla(Box::new(e)));
+                        continue;
+                    }
+                };
                 let span = self.span_from(et);
                 self.expect_punct("]", "to close the array size")?;
                 let n = usize::try_from(v).map_err(|_| {
@@ -1499,10 +2213,19 @@ impl<'s, 'st> Parser<'s, 'st> {
                 return Err(self.err_at(spec.span, "`typedef` is not allowed in a parameter list"));
             }
             let d = self.declarator()?;
-            let mut attrs = spec.attrs;
+            let mut attrs = spec.attrs.clone();
             self.attributes(&mut attrs)?;
-            let ty = self.apply(spec.ty.clone(), &d)?;
+            let base = self.type_attrs(spec.ty.clone(), &attrs, Some(&d))?;
             let name = d.name().map(|(n, _)| n.clone());
+            let ty = match self.apply(base, &d) {
+                // A variable-length array parameter is a pointer, whatever its sizes.
+                Err(_) if d.has_vla() && d.derives() => Ty::Object(ValueLayout::ADDRESS.into()),
+                // Arrays of types without a layout decay too.
+                Ok(Ty::NoLayout(_)) if d.outer_is_array() => {
+                    Ty::Object(ValueLayout::ADDRESS.into())
+                }
+                r => r?,
+            };
             let ty = match ty {
                 // C11 §6.7.6.3 ¶7-8: arrays and functions decay to pointers.
                 Ty::Object(MemoryLayout::Sequence(_)) | Ty::Func(_) => {
@@ -1554,6 +2277,17 @@ impl<'s, 'st> Parser<'s, 'st> {
                                 .map_err(|e| self.layout_err(*span, e))?,
                         )
                     }
+                    Ty::NoLayout(nl) => Ty::NoLayout(Arc::new(NoLayout {
+                        spelling: format!(
+                            "{}[{}]",
+                            nl.spelling,
+                            n.map_or(String::new(), |n| n.to_string())
+                        ),
+                        reason: nl.reason.clone(),
+                        size_align: nl
+                            .size_align
+                            .and_then(|(s, a)| Some((s.checked_mul(n.unwrap_or(0))?, a))),
+                    })),
                     Ty::Void => return Err(self.err_at(*span, "array of `void`")),
                     Ty::Incomplete(n) => {
                         return Err(self.err_at(*span, format!("array of incomplete type `{n}`")))
@@ -1562,6 +2296,7 @@ impl<'s, 'st> Parser<'s, 'st> {
                         return Err(self.err_at(*span, "array of functions (use function pointers)"))
                     }
                 },
+                Suffix::Vla(e) => return Err((**e).clone()),
                 Suffix::Func(f, span) => match t {
                     Ty::Object(MemoryLayout::Sequence(_)) => {
                         return Err(self.err_at(*span, "a function cannot return an array"))
@@ -1764,12 +2499,16 @@ impl<'s, 'st> Parser<'s, 'st> {
                     let ty = self.type_name()?;
                     let span = self.span_from(start);
                     self.expect_punct(")", &format!("to close `{w}(`"))?;
-                    let l = self.object_layout(ty, span)?;
-                    let v = if w == "sizeof" {
-                        l.byte_size()
-                    } else {
-                        l.byte_alignment()
+                    let (size, align) = match self.complete(ty) {
+                        Ty::NoLayout(n) if n.size_align.is_some() => {
+                            n.size_align.unwrap_or_default()
+                        }
+                        ty => {
+                            let l = self.object_layout(ty, span)?;
+                            (l.byte_size(), l.byte_alignment())
+                        }
                     };
+                    let v = if w == "sizeof" { size } else { align };
                     return Ok(v as i128);
                 }
                 match self.st.constants.get(w) {
@@ -1789,4 +2528,98 @@ impl<'s, 'st> Parser<'s, 'st> {
             )),
         }
     }
+}
+
+/// Resolves an incomplete tag that has been defined since.
+pub(super) fn complete(st: &State, ty: Ty) -> Ty {
+    if let Ty::Incomplete(n) = &ty {
+        let tag = n.split_whitespace().last().unwrap_or("");
+        match st.tags.get(tag) {
+            Some(Tag {
+                layout: Some(l), ..
+            }) => return Ty::Object(l.clone()),
+            Some(Tag {
+                no_layout: Some(nl),
+                ..
+            }) => return Ty::NoLayout(nl.clone()),
+            _ => {}
+        }
+    }
+    ty
+}
+
+/// Why a function type gives no [`FunctionDecl`].
+#[derive(Debug)]
+pub(super) enum FnError {
+    /// Not a valid function at all (an error where it is declared).
+    Positioned(String),
+    /// A parameter or the return type has no layout (an error only when it is linked).
+    NoLayout(crate::Error),
+}
+
+/// The [`FunctionDecl`] of function type `f` named `name`.
+pub(super) fn function_decl(
+    st: &State,
+    name: &str,
+    f: &FnTy,
+    label: Option<String>,
+) -> Result<FunctionDecl, FnError> {
+    let no_layout = |n: &NoLayout, what: String| {
+        FnError::NoLayout(crate::Error::Unsupported {
+            type_name: n.spelling.clone(),
+            reason: format!(
+                "{what} of `{name}` has this type, so `{name}` cannot be linked: {}",
+                n.reason
+            ),
+        })
+    };
+    let ret = match complete(st, f.ret.clone()) {
+        Ty::Void => None,
+        Ty::Object(l) => Some(l),
+        Ty::Incomplete(n) => {
+            return Err(FnError::Positioned(format!(
+                "`{name}` returns `{n}` by value, which is incomplete"
+            )))
+        }
+        Ty::Func(_) => {
+            return Err(FnError::Positioned(format!(
+                "`{name}` cannot return a function"
+            )))
+        }
+        Ty::NoLayout(n) => return Err(no_layout(&n, "the return type".into())),
+    };
+    let mut args = Vec::with_capacity(f.params.len());
+    for (i, (pname, ty)) in f.params.iter().enumerate() {
+        let which = || {
+            pname
+                .as_ref()
+                .map_or_else(|| format!("#{}", i + 1), |p| format!("`{p}`"))
+        };
+        match complete(st, ty.clone()) {
+            Ty::Object(l) => args.push(l),
+            Ty::Incomplete(n) => {
+                return Err(FnError::Positioned(format!(
+                    "parameter {} of `{name}` has incomplete type `{n}`",
+                    which()
+                )));
+            }
+            Ty::NoLayout(n) => return Err(no_layout(&n, format!("parameter {}", which()))),
+            Ty::Void | Ty::Func(_) => {
+                return Err(FnError::Positioned(format!(
+                    "invalid parameter type in `{name}`"
+                )))
+            }
+        }
+    }
+    let descriptor = match ret {
+        Some(r) => FunctionDescriptor::of(r, args),
+        None => FunctionDescriptor::of_void(args),
+    };
+    Ok(FunctionDecl {
+        name: name.to_string(),
+        symbol: label.unwrap_or_else(|| name.to_string()),
+        descriptor,
+        variadic: f.variadic.then_some(f.params.len()),
+        param_names: f.params.iter().map(|(n, _)| n.clone()).collect(),
+    })
 }
