@@ -1,6 +1,7 @@
 //! gatun::cdecl against gcc: `tests/native/cdecl_layouts.h` is compiled by gcc (through
 //! `cdecl_layouts.c`, which exports sizeof/_Alignof/offsetof of every declaration) and parsed
-//! by `Declarations`; every figure must agree. Covers `__attribute__((packed))`,
+//! by `Declarations`; every figure must agree. Covers `__attribute__((packed))`, `mode(...)`,
+//! `sizeof`/`_Alignof` of types without a gatun layout (vectors, `long double`, ...),
 //! `#pragma pack(push/pop/n/())`, member `packed`/`aligned`, `_Alignas`, enums as array
 //! sizes, anonymous members, flexible arrays and function-pointer members.
 #![cfg(all(target_os = "linux", not(miri)))]
@@ -8,6 +9,7 @@
 use std::ffi::{c_char, CStr};
 
 use gatun::cdecl::Declarations;
+use gatun::layout::MemoryLayout;
 
 #[repr(C)]
 struct Entry {
@@ -45,10 +47,24 @@ fn cdecl_layouts_match_gcc() {
                 CStr::from_ptr(e.path).to_str().unwrap(),
             )
         };
+        if path == "#const" {
+            let ours = decls
+                .constant(ty)
+                .unwrap_or_else(|| panic!("gatun has no constant `{ty}`"));
+            if ours != e.value as i64 {
+                mismatches.push(format!("{ty}: gcc {} gatun {ours}", e.value));
+            }
+            checked += 1;
+            continue;
+        }
         let layout = decls
             .layout(ty)
             .unwrap_or_else(|| panic!("gatun has no layout for `{ty}`"));
         let ours = match path {
+            "#signed" => match layout {
+                MemoryLayout::Value(v) => usize::from(v.kind().is_signed()),
+                other => panic!("{ty} is not a scalar: {other}"),
+            },
             "#size" => layout.byte_size(),
             "#align" => layout.byte_alignment(),
             p => layout

@@ -1403,7 +1403,10 @@ impl<'s, 'st> Parser<'s, 'st> {
                 spelling: format!("{spelling} __attribute__((vector_size({n})))"),
                 reason: "vector types are passed in vector registers and have no gatun layout"
                     .into(),
-                size_align: Some((n, n)),
+                // gcc aligns a vector to its size, at most `__BIGGEST_ALIGNMENT__` (16 for the
+                // baseline x86-64 and AArch64 targets; -mavx raises it, which gatun does not
+                // model).
+                size_align: Some((n, n.min(BIGGEST_ALIGNMENT))),
             }));
         }
         Ok(ty)

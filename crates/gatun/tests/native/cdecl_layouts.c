@@ -9,13 +9,16 @@
 
 struct cdecl_layouts_entry {
     const char *type; /* as gatun's Declarations::layout names it */
-    const char *path; /* "#size", "#align", or a layout path for MemoryLayout::byte_offset_of */
+    const char *path; /* "#size", "#align", "#signed" (1 or 0), "#const" (the type is an enum
+                         constant's name), or a layout path for MemoryLayout::byte_offset_of */
     size_t value;
 };
 
 #define SZ(T, name) {name, "#size", sizeof(T)}, {name, "#align", _Alignof(T)}
 #define S(tag) SZ(struct tag, "struct " #tag)
 #define OFF(tag, f) {"struct " #tag, #f, offsetof(struct tag, f)}
+#define SIGNED(T) {#T, "#signed", (T)-1 < (T)1}
+#define CONST(name) {#name, "#const", name}
 
 const struct cdecl_layouts_entry cdecl_layouts_table[] = {
     S(cl_plain), OFF(cl_plain, d), OFF(cl_plain, i),
@@ -45,5 +48,14 @@ const struct cdecl_layouts_entry cdecl_layouts_table[] = {
     S(cl_fnptr), OFF(cl_fnptr, c), OFF(cl_fnptr, table), OFF(cl_fnptr, flag),
     S(cl_matrix), OFF(cl_matrix, m[2][1]), OFF(cl_matrix, rows), OFF(cl_matrix, cols),
     SZ(union cl_big_union, "union cl_big_union"),
+    SZ(cl_register_t, "cl_register_t"), SZ(cl_u8m, "cl_u8m"), SZ(cl_s16m, "cl_s16m"),
+    SZ(cl_u64m, "cl_u64m"), SZ(cl_ptrm, "cl_ptrm"), SZ(cl_bytem, "cl_bytem"),
+    SZ(cl_dfm, "cl_dfm"), SZ(cl_sfm, "cl_sfm"),
+    SIGNED(cl_register_t), SIGNED(cl_u8m), SIGNED(cl_s16m), SIGNED(cl_u64m), SIGNED(cl_bytem),
+    S(cl_modes), OFF(cl_modes, r), OFF(cl_modes, s), OFF(cl_modes, b), OFF(cl_modes, d),
+    OFF(cl_modes, f),
+    CONST(CL_V4SI_SIZE), CONST(CL_V4SI_ALIGN), CONST(CL_V8SF_SIZE), CONST(CL_V8SF_ALIGN),
+    CONST(CL_V4HI_SIZE), CONST(CL_V4HI_ALIGN), CONST(CL_LD_SIZE), CONST(CL_LD_ALIGN),
+    CONST(CL_CF_SIZE), CONST(CL_CLD_SIZE), CONST(CL_I128_SIZE), CONST(CL_F128_ALIGN),
     {NULL, NULL, 0},
 };

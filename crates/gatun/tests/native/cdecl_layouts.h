@@ -35,3 +35,26 @@ struct cl_flex { uint32_t n; uint16_t data[]; };
 struct cl_fnptr { void (*cb)(int); char c; int (*table[3])(void); bool flag; };
 struct cl_matrix { float m[3][3]; size_t rows; ssize_t cols; };
 union cl_big_union { char bytes[13]; long long ll; struct cl_plain p; };
+
+/* `mode` attributes: integers keep their signedness and take the mode's width. */
+typedef int cl_register_t __attribute__((__mode__(__word__)));
+typedef unsigned int cl_u8m __attribute__((mode(QI)));
+typedef int cl_s16m __attribute__((__mode__(__HI__)));
+typedef unsigned cl_u64m __attribute__((__mode__(DI)));
+typedef int cl_ptrm __attribute__((mode(pointer)));
+typedef int cl_bytem __attribute__((mode(byte)));
+typedef float cl_dfm __attribute__((mode(DF)));
+typedef double cl_sfm __attribute__((mode(SF)));
+struct cl_modes { cl_u8m a; cl_register_t r; cl_s16m s; int b __attribute__((mode(QI))); cl_dfm d; cl_sfm f; };
+/* Vector types have no gatun layout, but sizeof/_Alignof know them. */
+typedef int cl_v4si __attribute__((vector_size(16)));
+typedef float cl_v8sf __attribute__((vector_size(32)));
+typedef short cl_v4hi __attribute__((vector_size(8)));
+enum cl_vec_sizes {
+    CL_V4SI_SIZE = sizeof(cl_v4si), CL_V4SI_ALIGN = _Alignof(cl_v4si),
+    CL_V8SF_SIZE = sizeof(cl_v8sf), CL_V8SF_ALIGN = _Alignof(cl_v8sf),
+    CL_V4HI_SIZE = sizeof(cl_v4hi), CL_V4HI_ALIGN = _Alignof(cl_v4hi),
+    CL_LD_SIZE = sizeof(long double), CL_LD_ALIGN = _Alignof(long double),
+    CL_CF_SIZE = sizeof(_Complex float), CL_CLD_SIZE = sizeof(_Complex long double),
+    CL_I128_SIZE = sizeof(__int128), CL_F128_ALIGN = _Alignof(_Float128)
+};
