@@ -5,13 +5,18 @@
 //! that preprocess but do not compile alone (`gcc -fsyntax-only` fails: they need another
 //! header first). Every parse failure is reported with the header's name and the positioned
 //! error, and the test fails if there is any.
+//!
+//! What was parsed is then checked against gcc: every enumeration constant's value and the
+//! size, alignment and member offsets of every record and typedef with a layout become
+//! `_Static_assert`s compiled after the header; every one gcc rejects is reported.
 #![cfg(all(target_os = "linux", not(miri)))]
 
 use std::path::Path;
 use std::process::Command;
 use std::sync::Mutex;
 
-use gatun::cdecl::Declarations;
+use gatun::cdecl::{Declarations, Declared};
+use gatun::layout::MemoryLayout;
 
 /// `gcc -E -P` of `#include <name>`, or `None` if gcc rejects the header on its own.
 fn preprocess(name: &str) -> Option<String> {
@@ -54,6 +59,94 @@ fn compiles_alone(name: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// gcc's verdict on what `Declarations` made of header `name`: every enumeration constant's
+/// value, and the size, alignment and named members' offsets of every tag and typedef it
+/// declared with a layout, as `_Static_assert`s compiled after `#include <name>`. Returns the
+/// figures gcc disagrees with.
+fn check_against_gcc(name: &str, decls: &Declarations, declared: &[Declared]) -> Vec<String> {
+    let mut checks = format!("#include <{name}>\n");
+    let mut assert = |cond: String, what: String| {
+        checks.push_str(&format!("_Static_assert({cond}, \"{what}\");\n"));
+    };
+    let mut consts: Vec<(&str, i64)> = decls.constants().collect();
+    consts.sort_unstable();
+    for (c, v) in consts {
+        assert(
+            format!("(__int128)({c}) == (__int128)({v}LL)"),
+            format!("{c} = {v}"),
+        );
+    }
+    let mut seen = std::collections::HashSet::new();
+    for d in declared {
+        let ty = match d {
+            Declared::Tag(t) if !t.starts_with("enum") => t,
+            Declared::Typedef(t) => t,
+            _ => continue,
+        };
+        if !seen.insert(ty.clone()) {
+            continue;
+        }
+        let Some(l) = decls.layout(ty) else { continue };
+        let (size, align) = (l.byte_size(), l.byte_alignment());
+        assert(
+            format!("sizeof({ty}) == {size}"),
+            format!("sizeof({ty}) = {size}"),
+        );
+        assert(
+            format!("_Alignof({ty}) == {align}"),
+            format!("_Alignof({ty}) = {align}"),
+        );
+        let members = match l {
+            MemoryLayout::Struct(s) => s.members(),
+            _ => continue,
+        };
+        for m in members {
+            if let (Some(field), false) = (m.name(), matches!(m, MemoryLayout::Padding(_))) {
+                let Ok(offset) = l.byte_offset_of(field) else {
+                    continue;
+                };
+                assert(
+                    format!("__builtin_offsetof({ty}, {field}) == {offset}"),
+                    format!("offsetof({ty}, {field}) = {offset}"),
+                );
+            }
+        }
+    }
+    let out = Command::new("gcc")
+        .args(["-fsyntax-only", "-w", "-x", "c", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            let mut stdin = child.stdin.take().expect("piped stdin");
+            stdin.write_all(checks.as_bytes())?;
+            drop(stdin);
+            child.wait_with_output()
+        });
+    let out = match out {
+        Ok(o) => o,
+        Err(e) => return vec![format!("running gcc: {e}")],
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() && !compiles_alone(name) {
+        return Vec::new(); // not C on its own: gcc cannot check it alone
+    }
+    let mut wrong: Vec<String> = stderr
+        .lines()
+        .filter(|l| l.contains("error:"))
+        .map(|l| {
+            let msg = l.split_once("error: ").map_or(l, |(_, m)| m);
+            format!("  gatun says {msg}")
+        })
+        .collect();
+    if wrong.is_empty() && !out.status.success() {
+        wrong.push(format!("  gcc failed: {stderr}"));
+    }
+    wrong
+}
+
 fn gcc_available() -> bool {
     Command::new("gcc")
         .arg("--version")
@@ -79,8 +172,19 @@ fn run(names: Vec<String>) -> (usize, Vec<String>, Vec<String>) {
                     rejected.lock().unwrap().push(name);
                     continue;
                 };
-                match Declarations::parse(&src) {
-                    Ok(_) => *parsed.lock().unwrap() += 1,
+                let mut decls = Declarations::new();
+                match decls.add(&src) {
+                    Ok(declared) => {
+                        *parsed.lock().unwrap() += 1;
+                        let wrong = check_against_gcc(&name, &decls, &declared);
+                        if !wrong.is_empty() {
+                            failures.lock().unwrap().push(format!(
+                                "{name}: {} figures differ from gcc's:\n{}",
+                                wrong.len(),
+                                wrong.join("\n")
+                            ));
+                        }
+                    }
                     // Not C alone: gcc rejects it too (checked only on failure: it is slow).
                     Err(_) if !compiles_alone(&name) => rejected.lock().unwrap().push(name),
                     Err(e) => failures.lock().unwrap().push(format!("{name}: {e}")),

@@ -632,6 +632,15 @@ impl Declarations {
         }
     }
 
+    /// Every enumeration constant whose value fits in `i64`, with its value, in no particular
+    /// order.
+    pub fn constants(&self) -> impl Iterator<Item = (&str, i64)> {
+        self.state
+            .constants
+            .iter()
+            .filter_map(|(k, &v)| Some((k.as_str(), i64::try_from(v).ok()?)))
+    }
+
     /// The value of an enumeration constant, if it fits in `i64`.
     pub fn constant(&self, name: &str) -> Option<i64> {
         self.state

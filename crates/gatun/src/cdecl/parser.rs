@@ -830,10 +830,10 @@ impl<'s, 'st> Parser<'s, 'st> {
             Ty::Object(l) => {
                 let mut l = l;
                 if let Some(a) = attrs.aligned {
+                    // gcc: `aligned` on a typedef raises the alignment and keeps `sizeof`
+                    // (a 104-byte struct aligned to 16 stays 104 bytes).
                     let a = a.max(l.byte_alignment());
-                    l = l
-                        .with_byte_alignment(a)
-                        .map_err(|e| self.layout_err(span, e))?;
+                    l = l.with_alignment_unchecked(a);
                 }
                 if l.is_group() && l.name().is_none() {
                     l = l.with_name(name.as_str());
@@ -2348,21 +2348,26 @@ impl<'s, 'st> Parser<'s, 'st> {
         self.apply(spec.ty, &d)
     }
 
-    // ---- constant expressions (C11 §6.6), evaluated in i128 with overflow checks ----
+    // ---- constant expressions (C11 §6.6): typed integers, evaluated with overflow checks ----
 
+    /// An integer constant expression's value.
     fn const_expr(&mut self) -> PResult<i128> {
+        Ok(self.cond_expr()?.v)
+    }
+
+    /// A conditional expression: `a ? b : c` or a binary expression.
+    fn cond_expr(&mut self) -> PResult<CVal> {
         let t = self.peek();
         self.enter(t)?;
         let c = self.binary(0)?;
         let r = if self.eat_punct("?") {
-            let a = self.const_expr()?;
+            let a = self.cond_expr()?;
             self.expect_punct(":", "in the conditional expression")?;
-            let b = self.const_expr()?;
-            if c != 0 {
-                a
-            } else {
-                b
-            }
+            let b = self.cond_expr()?;
+            // The result has the two branches' common type (C11 §6.5.15 ¶5).
+            let ty = IntTy::common(a.ty, b.ty);
+            let pick = if c.v != 0 { a } else { b };
+            CVal::wrap(pick.v, ty)
         } else {
             c
         };
@@ -2370,7 +2375,7 @@ impl<'s, 'st> Parser<'s, 'st> {
         Ok(r)
     }
 
-    fn binary(&mut self, min_prec: u8) -> PResult<i128> {
+    fn binary(&mut self, min_prec: u8) -> PResult<CVal> {
         let mut lhs = self.unary()?;
         loop {
             let op = self.peek();
@@ -2393,51 +2398,85 @@ impl<'s, 'st> Parser<'s, 'st> {
             }
             self.bump();
             let rhs = self.binary(prec + 1)?;
-            let overflow = || self.err(op, format!("overflow in constant expression at `{p}`"));
-            lhs = match p {
-                "||" => i128::from(lhs != 0 || rhs != 0),
-                "&&" => i128::from(lhs != 0 && rhs != 0),
-                "|" => lhs | rhs,
-                "^" => lhs ^ rhs,
-                "&" => lhs & rhs,
-                "==" => i128::from(lhs == rhs),
-                "!=" => i128::from(lhs != rhs),
-                "<" => i128::from(lhs < rhs),
-                ">" => i128::from(lhs > rhs),
-                "<=" => i128::from(lhs <= rhs),
-                ">=" => i128::from(lhs >= rhs),
-                "<<" | ">>" => {
-                    let sh = u32::try_from(rhs).ok().filter(|&s| s < 64).ok_or_else(|| {
-                        self.err(op, format!("shift count {rhs} out of range 0..64"))
-                    })?;
-                    if p == "<<" {
-                        lhs.checked_mul(1i128 << sh).ok_or_else(overflow)?
-                    } else {
-                        lhs >> sh
-                    }
-                }
-                "+" => lhs.checked_add(rhs).ok_or_else(overflow)?,
-                "-" => lhs.checked_sub(rhs).ok_or_else(overflow)?,
-                "*" => lhs.checked_mul(rhs).ok_or_else(overflow)?,
-                _ => {
-                    if rhs == 0 {
-                        return Err(self.err(op, "division by zero in constant expression"));
-                    }
-                    if p == "/" {
-                        lhs.checked_div(rhs).ok_or_else(overflow)?
-                    } else {
-                        lhs.checked_rem(rhs).ok_or_else(overflow)?
-                    }
-                }
-            };
-            if lhs.unsigned_abs() > u128::from(u64::MAX) {
-                return Err(overflow());
-            }
+            lhs = self.binary_op(op, p, lhs, rhs)?;
         }
         Ok(lhs)
     }
 
-    fn unary(&mut self) -> PResult<i128> {
+    /// `lhs p rhs` with C's conversions: shifts take the promoted left operand's type; other
+    /// arithmetic, bitwise and comparison operators convert both operands to their common
+    /// type (C11 §6.3.1.8); comparisons and logical operators give `int`. Unsigned arithmetic
+    /// wraps; signed overflow is an error.
+    fn binary_op(&self, op: Token, p: &str, lhs: CVal, rhs: CVal) -> PResult<CVal> {
+        let overflow = || self.err(op, format!("overflow in constant expression at `{p}`"));
+        let int = |b: bool| CVal {
+            v: i128::from(b),
+            ty: IntTy::INT,
+        };
+        match p {
+            "||" => return Ok(int(lhs.v != 0 || rhs.v != 0)),
+            "&&" => return Ok(int(lhs.v != 0 && rhs.v != 0)),
+            "<<" | ">>" => {
+                let ty = lhs.ty;
+                let sh = u32::try_from(rhs.v)
+                    .ok()
+                    .filter(|&s| s < ty.bits)
+                    .ok_or_else(|| {
+                        self.err(
+                            op,
+                            format!("shift count {} out of range 0..{}", rhs.v, ty.bits),
+                        )
+                    })?;
+                let v = if p == "<<" {
+                    if !ty.unsigned && lhs.v < 0 {
+                        return Err(self.err(op, "left shift of a negative value"));
+                    }
+                    // Shifting into (not past) the sign bit gives the wrapped value, as gcc does.
+                    let r = lhs.v.checked_mul(1i128 << sh).ok_or_else(overflow)?;
+                    if !ty.unsigned && r >> (ty.bits - 1) > 1 {
+                        return Err(overflow());
+                    }
+                    r
+                } else {
+                    lhs.v >> sh
+                };
+                return Ok(CVal::wrap(v, ty));
+            }
+            _ => {}
+        }
+        let ty = IntTy::common(lhs.ty, rhs.ty);
+        let (a, b) = (CVal::wrap(lhs.v, ty).v, CVal::wrap(rhs.v, ty).v);
+        let v = match p {
+            "|" => a | b,
+            "^" => a ^ b,
+            "&" => a & b,
+            "==" => return Ok(int(a == b)),
+            "!=" => return Ok(int(a != b)),
+            "<" => return Ok(int(a < b)),
+            ">" => return Ok(int(a > b)),
+            "<=" => return Ok(int(a <= b)),
+            ">=" => return Ok(int(a >= b)),
+            "+" => a.checked_add(b).ok_or_else(overflow)?,
+            "-" => a.checked_sub(b).ok_or_else(overflow)?,
+            "*" => a.checked_mul(b).ok_or_else(overflow)?,
+            _ => {
+                if b == 0 {
+                    return Err(self.err(op, "division by zero in constant expression"));
+                }
+                if p == "/" {
+                    a.checked_div(b).ok_or_else(overflow)?
+                } else {
+                    a.checked_rem(b).ok_or_else(overflow)?
+                }
+            }
+        };
+        if !ty.unsigned && !ty.holds(v) {
+            return Err(overflow());
+        }
+        Ok(CVal::wrap(v, ty))
+    }
+
+    fn unary(&mut self) -> PResult<CVal> {
         let t = self.peek();
         self.enter(t)?;
         let v = self.unary_inner(t)?;
@@ -2445,15 +2484,21 @@ impl<'s, 'st> Parser<'s, 'st> {
         Ok(v)
     }
 
-    fn unary_inner(&mut self, t: Token) -> PResult<i128> {
+    fn unary_inner(&mut self, t: Token) -> PResult<CVal> {
         match t.kind {
             Kind::Int(v) => {
                 self.bump();
-                Ok(i128::from(v))
+                Ok(CVal {
+                    v: i128::from(v),
+                    ty: IntTy::of_constant(self.text(t), v),
+                })
             }
             Kind::Char(v) => {
                 self.bump();
-                Ok(i128::from(v))
+                Ok(CVal {
+                    v: i128::from(v),
+                    ty: IntTy::INT,
+                })
             }
             Kind::Float => Err(self.err(
                 t,
@@ -2461,29 +2506,43 @@ impl<'s, 'st> Parser<'s, 'st> {
             )),
             Kind::Punct("-") => {
                 self.bump();
-                Ok(-self.unary()?)
+                let x = self.unary()?;
+                let ty = x.ty.promoted();
+                if !ty.unsigned && !ty.holds(-x.v) {
+                    return Err(self.err(t, "overflow in constant expression at `-`"));
+                }
+                Ok(CVal::wrap(-x.v, ty))
             }
             Kind::Punct("+") => {
                 self.bump();
-                self.unary()
+                let x = self.unary()?;
+                Ok(CVal::wrap(x.v, x.ty.promoted()))
             }
             Kind::Punct("~") => {
                 self.bump();
-                Ok(!self.unary()?)
+                let x = self.unary()?;
+                Ok(CVal::wrap(!x.v, x.ty.promoted()))
             }
             Kind::Punct("!") => {
                 self.bump();
-                Ok(i128::from(self.unary()? == 0))
+                let x = self.unary()?;
+                Ok(CVal {
+                    v: i128::from(x.v == 0),
+                    ty: IntTy::INT,
+                })
             }
             Kind::Punct("(") => {
                 self.bump();
                 if self.is_type_start(self.peek()) {
-                    // A cast: the value is kept (constant expressions here are integers).
-                    self.type_name()?;
+                    // A cast: the value converted to the type (C11 §6.3.1.3).
+                    let start = self.peek();
+                    let ty = self.type_name()?;
+                    let span = self.span_from(start);
                     self.expect_punct(")", "to close the cast")?;
-                    return self.unary();
+                    let x = self.unary()?;
+                    return self.cast(x, ty, span);
                 }
-                let v = self.const_expr()?;
+                let v = self.cond_expr()?;
                 self.expect_punct(")", "to close the parenthesis")?;
                 Ok(v)
             }
@@ -2512,12 +2571,18 @@ impl<'s, 'st> Parser<'s, 'st> {
                         }
                     };
                     let v = if w == "sizeof" { size } else { align };
-                    return Ok(v as i128);
+                    return Ok(CVal {
+                        v: v as i128,
+                        ty: IntTy::SIZE_T,
+                    });
                 }
                 match self.st.constants.get(w) {
                     Some(&v) => {
                         self.bump();
-                        Ok(v)
+                        Ok(CVal {
+                            v,
+                            ty: IntTy::of_enumerator(v),
+                        })
                     }
                     None => Err(self.err(
                         t,
@@ -2530,6 +2595,168 @@ impl<'s, 'st> Parser<'s, 'st> {
                 format!("expected a constant expression, found {}", self.describe(t)),
             )),
         }
+    }
+
+    /// `(ty) x` in a constant expression: integer, enum, `_Bool` and pointer types.
+    fn cast(&self, x: CVal, ty: Ty, span: Span) -> PResult<CVal> {
+        use crate::layout::ScalarKind as K;
+        let kind = match self.complete(ty) {
+            Ty::Object(MemoryLayout::Value(v)) => v.kind(),
+            Ty::Void => return Ok(x),
+            _ => {
+                return Err(self.err_at(
+                    span,
+                    "a cast in a constant expression must be to an integer or pointer type",
+                ))
+            }
+        };
+        if kind == K::Bool {
+            return Ok(CVal {
+                v: i128::from(x.v != 0),
+                ty: IntTy::INT,
+            });
+        }
+        if kind.is_float() {
+            return Err(self.err_at(
+                span,
+                "floating casts are not supported in constant expressions",
+            ));
+        }
+        let ty = IntTy {
+            bits: (kind.byte_size() * 8) as u32,
+            unsigned: !kind.is_signed(),
+        };
+        Ok(CVal::wrap(x.v, ty))
+    }
+}
+
+/// The type of an integer constant expression's value (after the integer promotions: `int`
+/// or wider).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct IntTy {
+    bits: u32,
+    unsigned: bool,
+}
+
+impl IntTy {
+    const INT: IntTy = IntTy {
+        bits: 32,
+        unsigned: false,
+    };
+    const SIZE_T: IntTy = IntTy {
+        bits: usize::BITS,
+        unsigned: true,
+    };
+
+    fn long_bits() -> u32 {
+        (DataModel::HOST.long_size * 8) as u32
+    }
+
+    /// Whether `v` is in range.
+    fn holds(self, v: i128) -> bool {
+        if self.unsigned {
+            v >= 0 && v < (1i128 << self.bits)
+        } else {
+            let half = 1i128 << (self.bits - 1);
+            v >= -half && v < half
+        }
+    }
+
+    /// The integer promotions (C11 §6.3.1.1 ¶2): anything narrower than `int` becomes `int`.
+    fn promoted(self) -> IntTy {
+        if self.bits < 32 {
+            IntTy::INT
+        } else {
+            self
+        }
+    }
+
+    /// The usual arithmetic conversions of two integer types (C11 §6.3.1.8).
+    fn common(a: IntTy, b: IntTy) -> IntTy {
+        let (a, b) = (a.promoted(), b.promoted());
+        if a.bits != b.bits {
+            // The wider type can represent every value of the narrower one.
+            return if a.bits > b.bits { a } else { b };
+        }
+        IntTy {
+            bits: a.bits,
+            unsigned: a.unsigned || b.unsigned,
+        }
+    }
+
+    /// The type of integer constant `text` with value `v` (C11 §6.4.4.1 ¶5): the first of
+    /// the candidate types its suffix and base allow that holds it.
+    fn of_constant(text: &str, v: u64) -> IntTy {
+        let lower = text.to_ascii_lowercase();
+        let body = lower.trim_end_matches(['u', 'l']);
+        let suffix = &lower[body.len()..];
+        let unsigned_suffix = suffix.contains('u');
+        let longs = suffix.matches('l').count();
+        // Octal, hex and binary constants may also take unsigned types.
+        let decimal = !(body.starts_with('0') && body.len() > 1);
+        let long_bits = IntTy::long_bits();
+        let mut candidates: Vec<IntTy> = Vec::with_capacity(6);
+        let widths: &[u32] = match longs {
+            0 => &[32, 0, 64],
+            1 => &[0, 64],
+            _ => &[64],
+        };
+        for &w in widths {
+            let bits = if w == 0 { long_bits } else { w };
+            if !unsigned_suffix {
+                candidates.push(IntTy {
+                    bits,
+                    unsigned: false,
+                });
+            }
+            if unsigned_suffix || !decimal {
+                candidates.push(IntTy {
+                    bits,
+                    unsigned: true,
+                });
+            }
+        }
+        candidates
+            .into_iter()
+            .find(|t| t.holds(i128::from(v)))
+            // Too large for every candidate: gcc makes it `unsigned long long`.
+            .unwrap_or(IntTy {
+                bits: 64,
+                unsigned: true,
+            })
+    }
+
+    /// The type of an enumeration constant with value `v`: `int`, or (GNU) the narrowest of
+    /// `unsigned int`, `long`, `unsigned long` that holds it.
+    fn of_enumerator(v: i128) -> IntTy {
+        [(32, false), (32, true), (64, false), (64, true)]
+            .into_iter()
+            .map(|(bits, unsigned)| IntTy { bits, unsigned })
+            .find(|t| t.holds(v))
+            .unwrap_or(IntTy {
+                bits: 64,
+                unsigned: true,
+            })
+    }
+}
+
+/// A typed integer constant: `v` is in `ty`'s range.
+#[derive(Debug, Clone, Copy)]
+struct CVal {
+    v: i128,
+    ty: IntTy,
+}
+
+impl CVal {
+    /// `v` converted to `ty` (C11 §6.3.1.3: modulo 2^bits; gcc does the same for signed
+    /// targets).
+    fn wrap(v: i128, ty: IntTy) -> CVal {
+        let m = 1i128 << ty.bits;
+        let mut r = v.rem_euclid(m);
+        if !ty.unsigned && r >= m / 2 {
+            r -= m;
+        }
+        CVal { v: r, ty }
     }
 }
 

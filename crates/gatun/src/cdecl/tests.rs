@@ -689,3 +689,53 @@ fn gnu_header_grammar() {
         .contains("function definitions"));
     assert!(err("int a[n];").message().contains("`n` is not a constant"));
 }
+
+#[test]
+fn constant_expressions_are_typed_as_in_c() {
+    let d = parse(
+        "enum e {
+             NOT_ZERO_U = ~0U,
+             NEG_ONE = ~0,
+             UCHAR = (unsigned char)-1,
+             SCHAR = (signed char)200,
+             SHIFT31 = (int)((1UL << 7) << 24),
+             INT_MIN_ = 1 << 31,
+             U_LT = -1 < 0U,
+             L_LT = -1L < 0U,
+             BOOL = (_Bool)7,
+             HEX = 0xffffffff,
+             HEX_GT = 0xffffffff > 0,
+             DIV = -7 / 2,
+             UDIV = (0U - 7) / 2,
+             COND = 1 ? -1 : 0U,
+             SZ_NEG = sizeof(int) - 5 > 0,
+             LONG_SHIFT = 1L << 40
+         };",
+    );
+    let c = |n: &str| d.constant(n).unwrap();
+    assert_eq!(c("NOT_ZERO_U"), 0xffff_ffff);
+    assert_eq!(c("NEG_ONE"), -1);
+    assert_eq!(c("UCHAR"), 255);
+    assert_eq!(c("SCHAR"), -56);
+    assert_eq!(c("SHIFT31"), i64::from(i32::MIN));
+    assert_eq!(c("INT_MIN_"), i64::from(i32::MIN));
+    assert_eq!(c("U_LT"), 0);
+    assert_eq!(c("L_LT"), 1);
+    assert_eq!(c("BOOL"), 1);
+    assert_eq!(c("HEX"), 0xffff_ffff);
+    assert_eq!(c("HEX_GT"), 1);
+    assert_eq!(c("DIV"), -3);
+    assert_eq!(c("UDIV"), 0x7fff_fffc);
+    assert_eq!(c("COND"), 0xffff_ffff);
+    assert_eq!(c("SZ_NEG"), 1);
+    assert_eq!(c("LONG_SHIFT"), 1 << 40);
+    assert!(err("enum { X = 2147483647 + 1 };")
+        .message()
+        .contains("overflow"));
+    assert!(err("enum { X = 1 << 32 };")
+        .message()
+        .contains("shift count"));
+    assert!(err("enum { X = (double)1 };")
+        .message()
+        .contains("floating"));
+}
