@@ -92,15 +92,18 @@
 //! mutated declarations; `tests/cdecl_fuzz.rs`) and a regression corpus lives in
 //! `tests/cdecl_corpus/`.
 
+mod headers;
 mod lexer;
 mod parser;
+
+pub use headers::{HeaderError, HeaderOptions};
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
 use crate::layout::{DataModel, MemoryLayout, ScalarKind, ValueLayout};
-use crate::linker::FunctionDescriptor;
+use crate::linker::{DowncallHandle, FunctionDescriptor, Linker, LinkerOption, SymbolLookup};
 
 /// How deeply declarators, records, parameter lists and constant expressions may nest (each
 /// level is one recursive call; deeper input is an error, not a stack overflow). The same
@@ -316,6 +319,8 @@ impl NoLayout {
 pub(crate) struct FnTy {
     pub(crate) ret: Ty,
     pub(crate) params: Vec<(Option<String>, Ty)>,
+    /// For each parameter that is a pointer to a function, that function's type.
+    pub(crate) callbacks: Vec<Option<Arc<FnTy>>>,
     pub(crate) variadic: bool,
 }
 
@@ -343,6 +348,12 @@ pub(crate) struct State {
     /// when it is defined.
     pending_typedefs: HashMap<String, Vec<String>>,
     constants: HashMap<String, i128>,
+    /// Typedefs of function pointers and of function types: the function type.
+    fn_typedefs: HashMap<String, Arc<FnTy>>,
+    /// Every declared function's type (for its callback parameters).
+    fn_types: HashMap<String, Arc<FnTy>>,
+    /// `transparent_union` typedef names and `"union tag"`s: their first member.
+    transparent: HashMap<String, MemoryLayout>,
     pack: Option<usize>,
     pack_stack: Vec<Option<usize>>,
 }
@@ -547,6 +558,128 @@ impl Declarations {
         }
     }
 
+    /// Links the declared function `name` in one step: finds its [`FunctionDecl::symbol`] in
+    /// `lookup` and makes a downcall handle with its descriptor.
+    ///
+    /// ```
+    /// use gatun::cdecl::Declarations;
+    /// use gatun::linker::SymbolLookup;
+    ///
+    /// let decls = Declarations::parse("size_t strlen(const char *s);").unwrap();
+    /// # #[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+    /// let strlen = decls.link(&SymbolLookup::default_lookup(), "strlen").unwrap();
+    /// ```
+    ///
+    /// # Errors
+    /// Those of [`Declarations::try_function`] (not declared; a type gatun cannot pass);
+    /// [`Error::InvalidDescriptor`](crate::Error::InvalidDescriptor) for a variadic function
+    /// (use [`Declarations::link_variadic`] with the call's extra arguments); those of
+    /// [`SymbolLookup::find`] and [`Linker::downcall`].
+    pub fn link(&self, lookup: &SymbolLookup, name: &str) -> Result<DowncallHandle, crate::Error> {
+        let f = self.try_function(name)?;
+        if f.variadic.is_some() {
+            return Err(crate::Error::InvalidDescriptor {
+                descriptor: f.descriptor.to_string(),
+                reason: format!(
+                    "`{name}` is variadic: link it with `link_variadic` and the layouts of the \
+                     call's variadic arguments"
+                ),
+            });
+        }
+        let symbol = lookup.find(f.symbol())?;
+        Linker::native().downcall(&symbol, &f.descriptor, &[])
+    }
+
+    /// Links the declared variadic function `name` for calls whose variadic arguments have
+    /// the layouts `extra` (appended to its fixed parameters; the linker applies C's default
+    /// argument promotions, so `float` is passed as `double`).
+    ///
+    /// # Errors
+    /// Those of [`Declarations::try_function`];
+    /// [`Error::InvalidDescriptor`](crate::Error::InvalidDescriptor) if `name` is not variadic;
+    /// those of [`SymbolLookup::find`] and [`Linker::downcall`].
+    pub fn link_variadic(
+        &self,
+        lookup: &SymbolLookup,
+        name: &str,
+        extra: &[MemoryLayout],
+    ) -> Result<DowncallHandle, crate::Error> {
+        let f = self.try_function(name)?;
+        let Some(first) = f.variadic else {
+            return Err(crate::Error::InvalidDescriptor {
+                descriptor: f.descriptor.to_string(),
+                reason: format!("`{name}` is not variadic: link it with `link`"),
+            });
+        };
+        let descriptor = f.descriptor.append_argument_layouts(extra.iter().cloned());
+        let symbol = lookup.find(f.symbol())?;
+        Linker::native().downcall(
+            &symbol,
+            &descriptor,
+            &[LinkerOption::FirstVariadicArg(first)],
+        )
+    }
+
+    /// The descriptor of the function type a typedef names — a function-pointer typedef
+    /// (`typedef int (*cmp)(const void *, const void *);`) or a function typedef — for
+    /// [`Linker::upcall_stub`](crate::linker::Linker::upcall_stub).
+    ///
+    /// ```
+    /// use gatun::cdecl::Declarations;
+    /// use gatun::layout::ValueLayout as V;
+    ///
+    /// let d = Declarations::parse("typedef int (*cmp)(const void *, const void *);").unwrap();
+    /// assert_eq!(
+    ///     d.function_pointer("cmp").unwrap(),
+    ///     gatun::FunctionDescriptor::of(V::I32, [V::ADDRESS, V::ADDRESS]),
+    /// );
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::NotDeclared`](crate::Error::NotDeclared) if `typedef` is not a typedef of a
+    /// function or function pointer; [`Error::Unsupported`](crate::Error::Unsupported) if the
+    /// function takes or returns a type gatun cannot pass, or is variadic (an upcall cannot
+    /// be).
+    pub fn function_pointer(&self, typedef: &str) -> Result<FunctionDescriptor, crate::Error> {
+        let f = self.state.fn_typedefs.get(typedef.trim()).ok_or_else(|| {
+            crate::Error::NotDeclared {
+                kind: "function-pointer typedef",
+                name: typedef.trim().to_string(),
+            }
+        })?;
+        upcall_descriptor(&self.state, typedef.trim(), f)
+    }
+
+    /// The descriptor of parameter `index` (from 0) of declared function `function`, when
+    /// that parameter is a function pointer (`qsort`'s `int (*cmp)(const void *, const void
+    /// *)`, or a function-pointer typedef): what an upcall stub passed there must be.
+    ///
+    /// # Errors
+    /// [`Error::NotDeclared`](crate::Error::NotDeclared) if `function` is not declared or
+    /// parameter `index` is not a function pointer; [`Error::Unsupported`](crate::Error::Unsupported)
+    /// as for [`Declarations::function_pointer`].
+    pub fn callback(
+        &self,
+        function: &str,
+        index: usize,
+    ) -> Result<FunctionDescriptor, crate::Error> {
+        let not = || crate::Error::NotDeclared {
+            kind: "function-pointer parameter",
+            name: format!("{function} #{index}"),
+        };
+        let f = self.state.fn_types.get(function).ok_or_else(not)?;
+        let cb = f
+            .callbacks
+            .get(index)
+            .and_then(Option::as_ref)
+            .ok_or_else(not)?;
+        upcall_descriptor(
+            &self.state,
+            &format!("parameter #{index} of `{function}`"),
+            cb,
+        )
+    }
+
     /// Every declared function that can be linked, by name.
     pub fn functions(&self) -> impl Iterator<Item = &FunctionDecl> {
         self.state.functions.values()
@@ -648,6 +781,27 @@ impl Declarations {
             .get(name)
             .and_then(|&v| i64::try_from(v).ok())
     }
+}
+
+/// The descriptor of function type `f` as an upcall target named `what` in errors.
+fn upcall_descriptor(st: &State, what: &str, f: &FnTy) -> Result<FunctionDescriptor, crate::Error> {
+    let decl = match parser::function_decl(st, what, f, None) {
+        Ok(d) => d,
+        Err(parser::FnError::NoLayout(e)) => return Err(e),
+        Err(parser::FnError::Positioned(m)) => {
+            return Err(crate::Error::Unsupported {
+                type_name: what.to_string(),
+                reason: m,
+            })
+        }
+    };
+    if decl.variadic.is_some() {
+        return Err(crate::Error::Unsupported {
+            type_name: what.to_string(),
+            reason: "a variadic function type cannot be an upcall target".into(),
+        });
+    }
+    Ok(decl.descriptor)
 }
 
 /// The value layout of an enum whose constants span `min..=max` (GCC's rule: `int` if they

@@ -162,7 +162,6 @@ const HARMLESS_ATTRIBUTES: &[&str] = &[
     "target",
     "target_clones",
     "tls_model",
-    "transparent_union",
     "unavailable",
     "unused",
     "used",
@@ -223,6 +222,8 @@ struct Attrs {
     vector_size: Option<(usize, Span)>,
     /// `__asm__("label")`: the symbol name.
     asm_label: Option<String>,
+    /// `transparent_union`: a parameter of this union type is passed as its first member.
+    transparent_union: bool,
 }
 
 impl Attrs {
@@ -240,6 +241,7 @@ impl Attrs {
         if other.asm_label.is_some() {
             self.asm_label = other.asm_label;
         }
+        self.transparent_union |= other.transparent_union;
     }
 
     /// The first attribute that changes the type it applies to, with its position.
@@ -257,6 +259,11 @@ struct Spec {
     typedef: bool,
     /// `inline` or `static` was among the specifiers (a definition's body is then skipped).
     inline_or_static: bool,
+    /// The function type, when the type is a function-pointer typedef's name.
+    typedef_fn: Option<Arc<FnTy>>,
+    /// For a `transparent_union` type: its first member, which a parameter of the type is
+    /// passed as (GCC).
+    transparent: Option<MemoryLayout>,
     attrs: Attrs,
     /// The specifier defined an untagged struct/union (a C11 anonymous member if no
     /// declarator follows inside a record body).
@@ -766,6 +773,7 @@ impl<'s, 'st> Parser<'s, 'st> {
             let mut attrs = spec.attrs.clone();
             self.attributes(&mut attrs)?;
             let base = self.type_attrs(spec.ty.clone(), &attrs, Some(&d))?;
+            let base_for_fn = base.clone();
             let ty = self.apply(base, &d)?;
             let Some((name, name_span)) = d.name().cloned() else {
                 if type_mode && !spec.typedef {
@@ -804,9 +812,27 @@ impl<'s, 'st> Parser<'s, 'st> {
                 ));
             }
             if spec.typedef {
+                match self.pointee_fn(&base_for_fn, &d, spec.typedef_fn.as_ref()) {
+                    Some(f) => {
+                        self.st.fn_typedefs.insert(name.clone(), f);
+                    }
+                    None => {
+                        self.st.fn_typedefs.remove(&name);
+                    }
+                }
+                let transparent = match (&spec.transparent, attrs.transparent_union) {
+                    (Some(t), _) if !d.derives() => Some(t.clone()),
+                    (_, true) if !d.derives() => first_member(&ty),
+                    _ => None,
+                };
+                match transparent {
+                    Some(t) => self.st.transparent.insert(name.clone(), t),
+                    None => self.st.transparent.remove(&name),
+                };
                 self.define_typedef(name, name_span, ty, attrs)?;
             } else if let Ty::Func(f) = &ty {
-                self.define_function(name, name_span, f, attrs.asm_label.clone())?;
+                self.define_function(name.clone(), name_span, f, attrs.asm_label.clone())?;
+                self.st.fn_types.insert(name, f.clone());
             } else {
                 self.declared.push(Declared::Variable(name));
             }
@@ -1058,6 +1084,8 @@ impl<'s, 'st> Parser<'s, 'st> {
         let mut ty: Option<Ty> = None;
         let mut typedef = false;
         let mut inline_or_static = false;
+        let mut typedef_fn = None;
+        let mut transparent = None;
         let mut attrs = Attrs::default();
         let mut anonymous_record = false;
         loop {
@@ -1105,13 +1133,20 @@ impl<'s, 'st> Parser<'s, 'st> {
                         format!("`{w}` cannot be combined with the previous type specifiers"),
                     ));
                 }
-                let (tt, anon) = self.tag_spec()?;
+                let (tt, anon, transparent_union) = self.tag_spec()?;
                 anonymous_record = anon;
+                if transparent_union {
+                    transparent = first_member(&tt);
+                } else if let Some(tag) = union_tag(&tt) {
+                    transparent = self.st.transparent.get(&format!("union {tag}")).cloned();
+                }
                 ty = Some(tt);
             } else if ty.is_none() && b.is_empty() {
                 match self.st.typedefs.get(w) {
                     Some(tt) => {
                         ty = Some(tt.clone());
+                        typedef_fn = self.st.fn_typedefs.get(w).cloned();
+                        transparent = self.st.transparent.get(w).cloned();
                         self.bump();
                     }
                     None => break,
@@ -1137,6 +1172,8 @@ impl<'s, 'st> Parser<'s, 'st> {
             ty,
             typedef,
             inline_or_static,
+            typedef_fn,
+            transparent,
             attrs,
             anonymous_record,
             span,
@@ -1221,6 +1258,7 @@ impl<'s, 'st> Parser<'s, 'st> {
         let name = name.strip_suffix("__").unwrap_or(name);
         match name {
             "packed" => attrs.packed = true,
+            "transparent_union" => attrs.transparent_union = true,
             "aligned" => {
                 let n = if self.eat_punct("(") {
                     let v = self.const_expr()?;
@@ -1580,7 +1618,7 @@ impl<'s, 'st> Parser<'s, 'st> {
 
     /// After `struct`/`union`/`enum`; returns the type and whether it was an untagged
     /// struct/union definition.
-    fn tag_spec(&mut self) -> PResult<(Ty, bool)> {
+    fn tag_spec(&mut self) -> PResult<(Ty, bool, bool)> {
         let kw = self.bump();
         self.enter(kw)?;
         let kind = match self.text(kw) {
@@ -1611,12 +1649,12 @@ impl<'s, 'st> Parser<'s, 'st> {
         if kind == TagKind::Enum {
             let r = self.enum_body(tag_tok, tag)?;
             self.leave();
-            return Ok((r, false));
+            return Ok((r, false, false));
         }
         if let (Some(tag), false) = (&tag, self.is_punct("{")) {
             let ty = self.reference_tag(kind, tag, tag_tok)?;
             self.leave();
-            return Ok((ty, false));
+            return Ok((ty, false, false));
         }
         let open = self.peek();
         if let Some(tag) = &tag {
@@ -1641,15 +1679,21 @@ impl<'s, 'st> Parser<'s, 'st> {
                 self.define_tag(kind, tag, tag_tok, Err(nl.clone()))?;
             }
             self.leave();
-            return Ok((Ty::NoLayout(nl), tag.is_none()));
+            return Ok((Ty::NoLayout(nl), tag.is_none(), false));
         }
+        let transparent = attrs.transparent_union && kind == TagKind::Union;
         let mut layout = self.build_record(kind, members, attrs, span)?;
         if let Some(tag) = &tag {
             layout = layout.with_name(tag.as_str());
             self.define_tag(kind, tag, tag_tok, Ok(layout.clone()))?;
+            if transparent {
+                if let Some(first) = first_member(&Ty::Object(layout.clone())) {
+                    self.st.transparent.insert(format!("union {tag}"), first);
+                }
+            }
         }
         self.leave();
-        Ok((Ty::Object(layout), tag.is_none()))
+        Ok((Ty::Object(layout), tag.is_none(), transparent))
     }
 
     fn reference_tag(&mut self, kind: TagKind, tag: &str, tok: Token) -> PResult<Ty> {
@@ -2182,6 +2226,7 @@ impl<'s, 'st> Parser<'s, 'st> {
     fn params(&mut self, open: Token) -> PResult<FnTy> {
         self.enter(open)?;
         let mut params = Vec::new();
+        let mut callbacks = Vec::new();
         let mut variadic = false;
         let t = self.peek();
         if self.eat_punct(")") {
@@ -2189,6 +2234,7 @@ impl<'s, 'st> Parser<'s, 'st> {
             return Ok(FnTy {
                 ret: Ty::Void,
                 params,
+                callbacks: Vec::new(),
                 variadic,
             });
         }
@@ -2202,6 +2248,7 @@ impl<'s, 'st> Parser<'s, 'st> {
             return Ok(FnTy {
                 ret: Ty::Void,
                 params,
+                callbacks: Vec::new(),
                 variadic,
             });
         }
@@ -2220,6 +2267,7 @@ impl<'s, 'st> Parser<'s, 'st> {
             self.attributes(&mut attrs)?;
             let base = self.type_attrs(spec.ty.clone(), &attrs, Some(&d))?;
             let name = d.name().map(|(n, _)| n.clone());
+            callbacks.push(self.pointee_fn(&base, &d, spec.typedef_fn.as_ref()));
             let ty = match self.apply(base, &d) {
                 // A variable-length array parameter is a pointer, whatever its sizes.
                 Err(_) if d.has_vla() && d.derives() => Ty::Object(ValueLayout::ADDRESS.into()),
@@ -2228,6 +2276,11 @@ impl<'s, 'st> Parser<'s, 'st> {
                     Ty::Object(ValueLayout::ADDRESS.into())
                 }
                 r => r?,
+            };
+            let ty = match (&spec.transparent, d.derives()) {
+                // GCC: a `transparent_union` parameter is passed as the union's first member.
+                (Some(first), false) => Ty::Object(first.clone()),
+                _ => ty,
             };
             let ty = match ty {
                 // C11 §6.7.6.3 ¶7-8: arrays and functions decay to pointers.
@@ -2260,14 +2313,58 @@ impl<'s, 'st> Parser<'s, 'st> {
         Ok(FnTy {
             ret: Ty::Void,
             params,
+            callbacks,
             variadic,
         })
     }
 
+    /// The function type a declarator's pointer points to (`int (*cmp)(const void *, const
+    /// void *)`, a function-pointer typedef used without derivation, or a function type that
+    /// decays), if it declares a pointer to a function.
+    fn pointee_fn(
+        &mut self,
+        base: &Ty,
+        d: &Declarator,
+        typedef_fn: Option<&Arc<FnTy>>,
+    ) -> Option<Arc<FnTy>> {
+        if !d.derives() {
+            return match base {
+                Ty::Func(f) => Some(f.clone()),
+                _ => typedef_fn.cloned(),
+            };
+        }
+        let mut leaf = d;
+        while let Some(inner) = &leaf.inner {
+            leaf = inner;
+        }
+        let saved_depth = self.depth;
+        let r = if leaf.ptrs == 1 && leaf.suffixes.is_empty() {
+            self.apply_ex(base.clone(), d, true)
+        } else {
+            self.apply_ex(base.clone(), d, false)
+        };
+        self.depth = saved_depth;
+        match r {
+            Ok(Ty::Func(f)) => Some(f),
+            _ => None,
+        }
+    }
+
     /// Applies a declarator's derivations to the specifiers' type (C11 §6.7.6).
     fn apply(&mut self, base: Ty, d: &Declarator) -> PResult<Ty> {
+        self.apply_ex(base, d, false)
+    }
+
+    /// [`Parser::apply`]; with `skip_leaf_ptr`, without the innermost declarator's last
+    /// pointer (giving what that pointer points to).
+    fn apply_ex(&mut self, base: Ty, d: &Declarator, skip_leaf_ptr: bool) -> PResult<Ty> {
         let mut t = base;
-        for _ in 0..d.ptrs {
+        let ptrs = if skip_leaf_ptr && d.inner.is_none() {
+            d.ptrs.saturating_sub(1)
+        } else {
+            d.ptrs
+        };
+        for _ in 0..ptrs {
             t = Ty::Object(ValueLayout::ADDRESS.into());
         }
         for s in d.suffixes.iter().rev() {
@@ -2310,13 +2407,14 @@ impl<'s, 'st> Parser<'s, 'st> {
                     ret => Ty::Func(Arc::new(FnTy {
                         ret,
                         params: f.params.clone(),
+                        callbacks: f.callbacks.clone(),
                         variadic: f.variadic,
                     })),
                 },
             };
         }
         if let Some(inner) = &d.inner {
-            t = self.apply(t, inner)?;
+            t = self.apply_ex(t, inner, skip_leaf_ptr)?;
         }
         Ok(t)
     }
@@ -2757,6 +2855,25 @@ impl CVal {
             r -= m;
         }
         CVal { v: r, ty }
+    }
+}
+
+/// The first member of a union type (without its name), for `transparent_union`.
+fn first_member(ty: &Ty) -> Option<MemoryLayout> {
+    match ty {
+        Ty::Object(MemoryLayout::Union(u)) => u.members().first().map(|m| match m {
+            MemoryLayout::Value(v) => MemoryLayout::Value(v.clone().without_name()),
+            other => other.clone(),
+        }),
+        _ => None,
+    }
+}
+
+/// The tag of a named union type.
+fn union_tag(ty: &Ty) -> Option<&str> {
+    match ty {
+        Ty::Object(l @ MemoryLayout::Union(_)) => l.name(),
+        _ => None,
     }
 }
 

@@ -739,3 +739,81 @@ fn constant_expressions_are_typed_as_in_c() {
         .message()
         .contains("floating"));
 }
+
+#[test]
+fn function_pointer_typedefs_and_callbacks() {
+    let d = parse(
+        "typedef int (*cmp)(const void *, const void *);
+         typedef int cmp_fn(const void *, const void *);
+         typedef cmp_fn *cmp_ptr;
+         typedef cmp cmp_again;
+         typedef long double (*bad_cb)(void);
+         typedef int (*var_cb)(int, ...);
+         typedef int not_fn;
+         void sort(void *base, size_t n, size_t size, int (*compar)(const void *, const void *));
+         void sort2(cmp c, cmp_fn f, cmp_ptr p, int x);
+         void (*signal(int sig, void (*handler)(int)))(int);",
+    );
+    let fd = FunctionDescriptor::of(V::I32, [V::ADDRESS, V::ADDRESS]);
+    for name in ["cmp", "cmp_fn", "cmp_ptr", "cmp_again"] {
+        assert_eq!(d.function_pointer(name).unwrap(), fd, "{name}");
+    }
+    assert_eq!(d.callback("sort", 3).unwrap(), fd);
+    for i in 0..3 {
+        assert_eq!(d.callback("sort2", i).unwrap(), fd, "#{i}");
+    }
+    assert!(d.callback("sort2", 3).is_err());
+    assert!(d.callback("sort", 9).is_err());
+    assert_eq!(
+        d.callback("signal", 1).unwrap(),
+        FunctionDescriptor::of_void([V::I32])
+    );
+    let e = d.function_pointer("bad_cb").unwrap_err();
+    assert!(e.to_string().contains("long double"), "{e}");
+    let e = d.function_pointer("var_cb").unwrap_err();
+    assert!(e.to_string().contains("variadic"), "{e}");
+    assert!(matches!(
+        d.function_pointer("not_fn"),
+        Err(crate::Error::NotDeclared { .. })
+    ));
+}
+
+#[test]
+fn transparent_unions_pass_as_their_first_member() {
+    let d = parse(
+        "typedef union { struct sockaddr *__sockaddr__; void *__other; } arg_t
+             __attribute__((__transparent_union__));
+         union __attribute__((transparent_union)) tagged { int *ip; unsigned *up; };
+         int accept(int fd, arg_t addr, unsigned *len);
+         int take(union tagged t);
+         int by_ptr(arg_t *p);",
+    );
+    let f = |n: &str| d.function(n).unwrap().descriptor.clone();
+    assert_eq!(
+        f("accept"),
+        FunctionDescriptor::of(V::I32, [V::I32, V::ADDRESS, V::ADDRESS])
+    );
+    assert_eq!(f("take"), FunctionDescriptor::of(V::I32, [V::ADDRESS]));
+    assert_eq!(f("by_ptr"), FunctionDescriptor::of(V::I32, [V::ADDRESS]));
+    // The union itself keeps its layout.
+    assert_eq!(d.layout("arg_t").unwrap().byte_size(), 8);
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "opens the default symbol lookup")]
+fn link_errors_name_the_function() {
+    let d = parse("long double sqrtl(long double); int printf(const char *, ...); int abs(int);");
+    let lookup = crate::linker::SymbolLookup::default_lookup();
+    assert!(matches!(
+        d.link(&lookup, "sqrtl"),
+        Err(crate::Error::Unsupported { .. })
+    ));
+    assert!(matches!(
+        d.link(&lookup, "nope"),
+        Err(crate::Error::NotDeclared { .. })
+    ));
+    let e = d.link(&lookup, "printf").unwrap_err();
+    assert!(e.to_string().contains("link_variadic"), "{e}");
+    let e = d.link_variadic(&lookup, "abs", &[]).unwrap_err();
+    assert!(e.to_string().contains("not variadic"), "{e}");
+}
