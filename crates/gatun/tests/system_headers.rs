@@ -19,8 +19,9 @@ use gatun::cdecl::{Declarations, Declared};
 use gatun::layout::MemoryLayout;
 
 /// `gcc -E -P` of `#include <name>`, or `None` if gcc rejects the header on its own.
-fn preprocess(name: &str) -> Option<String> {
+fn preprocess(name: &str, flags: &[&str]) -> Option<String> {
     let out = Command::new("gcc")
+        .args(flags)
         .args(["-E", "-P", "-x", "c", "-"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
@@ -42,8 +43,9 @@ fn preprocess(name: &str) -> Option<String> {
 
 /// Whether gcc compiles `#include <name>` alone (`-fsyntax-only`): some headers preprocess but
 /// are not C on their own (they need another header first).
-fn compiles_alone(name: &str) -> bool {
+fn compiles_alone(name: &str, flags: &[&str]) -> bool {
     Command::new("gcc")
+        .args(flags)
         .args(["-fsyntax-only", "-x", "c", "-"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::null())
@@ -63,7 +65,12 @@ fn compiles_alone(name: &str) -> bool {
 /// value, and the size, alignment and named members' offsets of every tag and typedef it
 /// declared with a layout, as `_Static_assert`s compiled after `#include <name>`. Returns the
 /// figures gcc disagrees with.
-fn check_against_gcc(name: &str, decls: &Declarations, declared: &[Declared]) -> Vec<String> {
+fn check_against_gcc(
+    name: &str,
+    flags: &[&str],
+    decls: &Declarations,
+    declared: &[Declared],
+) -> Vec<String> {
     let mut checks = format!("#include <{name}>\n");
     let mut assert = |cond: String, what: String| {
         checks.push_str(&format!("_Static_assert({cond}, \"{what}\");\n"));
@@ -113,6 +120,7 @@ fn check_against_gcc(name: &str, decls: &Declarations, declared: &[Declared]) ->
         }
     }
     let out = Command::new("gcc")
+        .args(flags)
         .args(["-fsyntax-only", "-w", "-x", "c", "-"])
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::null())
@@ -130,7 +138,7 @@ fn check_against_gcc(name: &str, decls: &Declarations, declared: &[Declared]) ->
         Err(e) => return vec![format!("running gcc: {e}")],
     };
     let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() && !compiles_alone(name) {
+    if !out.status.success() && !compiles_alone(name, flags) {
         return Vec::new(); // not C on its own: gcc cannot check it alone
     }
     let mut wrong: Vec<String> = stderr
@@ -154,9 +162,9 @@ fn gcc_available() -> bool {
         .is_ok_and(|o| o.status.success())
 }
 
-/// Preprocesses and parses `names` on a few threads; returns (parsed, rejected by gcc,
-/// failures).
-fn run(names: Vec<String>) -> (usize, Vec<String>, Vec<String>) {
+/// Preprocesses (with gcc `flags`) and parses `names` on a few threads; returns (parsed,
+/// rejected by gcc, failures).
+fn run(names: Vec<String>, flags: &[&str]) -> (usize, Vec<String>, Vec<String>) {
     let queue = Mutex::new(names);
     let parsed = Mutex::new(0usize);
     let rejected = Mutex::new(Vec::new());
@@ -168,7 +176,7 @@ fn run(names: Vec<String>) -> (usize, Vec<String>, Vec<String>) {
                 let Some(name) = queue.lock().unwrap().pop() else {
                     break;
                 };
-                let Some(src) = preprocess(&name) else {
+                let Some(src) = preprocess(&name, flags) else {
                     rejected.lock().unwrap().push(name);
                     continue;
                 };
@@ -176,7 +184,7 @@ fn run(names: Vec<String>) -> (usize, Vec<String>, Vec<String>) {
                 match decls.add(&src) {
                     Ok(declared) => {
                         *parsed.lock().unwrap() += 1;
-                        let wrong = check_against_gcc(&name, &decls, &declared);
+                        let wrong = check_against_gcc(&name, flags, &decls, &declared);
                         if !wrong.is_empty() {
                             failures.lock().unwrap().push(format!(
                                 "{name}: {} figures differ from gcc's:\n{}",
@@ -186,8 +194,11 @@ fn run(names: Vec<String>) -> (usize, Vec<String>, Vec<String>) {
                         }
                     }
                     // Not C alone: gcc rejects it too (checked only on failure: it is slow).
-                    Err(_) if !compiles_alone(&name) => rejected.lock().unwrap().push(name),
-                    Err(e) => failures.lock().unwrap().push(format!("{name}: {e}")),
+                    Err(_) if !compiles_alone(&name, flags) => rejected.lock().unwrap().push(name),
+                    Err(e) => failures
+                        .lock()
+                        .unwrap()
+                        .push(format!("{name} {}: {e}", flags.join(" "))),
                 }
             });
         }
@@ -199,12 +210,7 @@ fn run(names: Vec<String>) -> (usize, Vec<String>, Vec<String>) {
     (parsed.into_inner().unwrap(), rejected, failures)
 }
 
-#[test]
-fn every_usr_include_header_parses() {
-    if !gcc_available() {
-        eprintln!("gcc not found: skipping");
-        return;
-    }
+fn usr_include_headers() -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir("/usr/include")
         .expect("/usr/include")
         .filter_map(|e| e.ok())
@@ -212,10 +218,31 @@ fn every_usr_include_header_parses() {
         .filter(|n| n.ends_with(".h"))
         .collect();
     names.sort();
+    names
+}
+
+#[test]
+fn every_usr_include_header_parses() {
+    every_usr_include_header_parses_with(&[]);
+}
+
+/// The same with `_GNU_SOURCE`, which exposes much more of glibc (`transparent_union`s,
+/// `_Float128` functions, more redirections).
+#[test]
+fn every_usr_include_header_parses_with_gnu_source() {
+    every_usr_include_header_parses_with(&["-D_GNU_SOURCE"]);
+}
+
+fn every_usr_include_header_parses_with(flags: &[&str]) {
+    if !gcc_available() {
+        eprintln!("gcc not found: skipping");
+        return;
+    }
+    let names = usr_include_headers();
     let total = names.len();
-    let (parsed, rejected, failures) = run(names);
+    let (parsed, rejected, failures) = run(names, flags);
     eprintln!(
-        "{total} headers: {parsed} parsed, {} rejected by gcc alone ({}), {} failed",
+        "{total} headers {flags:?}: {parsed} parsed, {} rejected by gcc alone ({}), {} failed",
         rejected.len(),
         rejected.join(", "),
         failures.len()
@@ -244,7 +271,37 @@ fn library_headers_parse() {
             eprintln!("{h} is not installed: skipped");
         }
     }
-    let (_, rejected, failures) = run(names);
+    let (_, rejected, failures) = run(names, &[]);
     assert!(rejected.is_empty(), "gcc rejected {rejected:?}");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// Every `openssl/*.h` (libssl-dev), when installed: big headers full of macros,
+/// function-pointer typedefs and callbacks.
+#[test]
+fn openssl_headers_parse() {
+    if !gcc_available() {
+        eprintln!("gcc not found: skipping");
+        return;
+    }
+    let Ok(dir) = std::fs::read_dir("/usr/include/openssl") else {
+        eprintln!("openssl headers are not installed: skipped");
+        return;
+    };
+    let mut names: Vec<String> = dir
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".h"))
+        .map(|n| format!("openssl/{n}"))
+        .collect();
+    names.sort();
+    let total = names.len();
+    let (parsed, rejected, failures) = run(names, &[]);
+    eprintln!(
+        "{total} openssl headers: {parsed} parsed, {} rejected by gcc alone ({}), {} failed",
+        rejected.len(),
+        rejected.join(", "),
+        failures.len()
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
