@@ -2515,7 +2515,7 @@ impl<'s, 'st> Parser<'s, 'st> {
             "||" => return Ok(int(lhs.v != 0 || rhs.v != 0)),
             "&&" => return Ok(int(lhs.v != 0 && rhs.v != 0)),
             "<<" | ">>" => {
-                let ty = lhs.ty;
+                let ty = lhs.ty.promoted();
                 let sh = u32::try_from(rhs.v)
                     .ok()
                     .filter(|&s| s < ty.bits)
