@@ -295,6 +295,17 @@ pub(crate) enum Ty {
     NoLayout(Arc<NoLayout>),
 }
 
+impl Ty {
+    /// `"struct tag"` / `"union tag"` for a named record type.
+    pub(crate) fn name_of_record(&self) -> Option<String> {
+        match self {
+            Ty::Object(l @ MemoryLayout::Struct(_)) => l.name().map(|n| format!("struct {n}")),
+            Ty::Object(l @ MemoryLayout::Union(_)) => l.name().map(|n| format!("union {n}")),
+            _ => None,
+        }
+    }
+}
+
 /// Why a type has no layout.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct NoLayout {
@@ -354,6 +365,11 @@ pub(crate) struct State {
     fn_types: HashMap<String, Arc<FnTy>>,
     /// `transparent_union` typedef names and `"union tag"`s: their first member.
     transparent: HashMap<String, MemoryLayout>,
+    /// The bitfields of records with bitfields, by `"struct tag"` / `"union tag"` and by
+    /// typedef name.
+    bitfields: HashMap<String, Arc<[crate::layout::BitField]>>,
+    /// Enum tags (`"enum e"`) and typedef names of enums without negative values.
+    unsigned_enums: HashSet<String>,
     pack: Option<usize>,
     pack_stack: Vec<Option<usize>>,
 }
@@ -772,6 +788,21 @@ impl Declarations {
             .constants
             .iter()
             .filter_map(|(k, &v)| Some((k.as_str(), i64::try_from(v).ok()?)))
+    }
+
+    /// The bitfields of a record — `"struct flags"`, `"union u"` or a typedef name — in
+    /// declaration order (those of anonymous record members included, at their offsets in
+    /// this record); empty if it has none or is unknown.
+    pub fn bitfields(&self, record: &str) -> &[crate::layout::BitField] {
+        let key = record.split_whitespace().collect::<Vec<_>>().join(" ");
+        self.state.bitfields.get(&key).map_or(&[], |b| b)
+    }
+
+    /// The bitfield member `field` of `record` (see [`Declarations::bitfields`]), to read and
+    /// write it with [`BitField::get`](crate::layout::BitField::get) and
+    /// [`BitField::set`](crate::layout::BitField::set).
+    pub fn bitfield(&self, record: &str, field: &str) -> Option<&crate::layout::BitField> {
+        self.bitfields(record).iter().find(|b| b.name() == field)
     }
 
     /// The value of an enumeration constant, if it fits in `i64`.

@@ -13,7 +13,8 @@ use super::{
     enum_layout, CdeclError, Declared, FnTy, FunctionDecl, NoLayout, Span, State, Tag, TagKind, Ty,
     MAX_NESTING,
 };
-use crate::layout::{DataModel, MemoryLayout, ValueLayout};
+use crate::layout::bitfield::{c_record_with_bitfields, RecordField};
+use crate::layout::{BitField, DataModel, MemoryLayout, ValueLayout};
 use crate::linker::FunctionDescriptor;
 
 type PResult<T> = Result<T, CdeclError>;
@@ -264,6 +265,10 @@ struct Spec {
     /// For a `transparent_union` type: its first member, which a parameter of the type is
     /// passed as (GCC).
     transparent: Option<MemoryLayout>,
+    /// The bitfields of the record type named (empty for other types).
+    bits: Arc<[BitField]>,
+    /// The type is an enum without negative values (unsigned in a bitfield, as GCC has it).
+    enum_unsigned: bool,
     attrs: Attrs,
     /// The specifier defined an untagged struct/union (a C11 anonymous member if no
     /// declarator follows inside a record body).
@@ -539,6 +544,10 @@ struct Member {
     layout: MemoryLayout,
     attrs: Attrs,
     flexible: Option<Span>,
+    /// For a bitfield: its name (`None` if unnamed) and width; `layout` is its declared type.
+    bits: Option<(Option<String>, u32)>,
+    /// The bitfields of an anonymous record member, relative to that member.
+    inner_bits: Vec<BitField>,
 }
 
 /// One parse of one source over a [`State`].
@@ -549,6 +558,10 @@ pub(super) struct Parser<'s, 'st> {
     st: &'st mut State,
     depth: usize,
     declared: Vec<Declared>,
+    /// The bitfields of the record `tag_spec` built last (for the specifiers using it).
+    last_bits: Arc<[BitField]>,
+    /// Whether the enum `tag_spec` saw last has no negative values.
+    last_enum_unsigned: bool,
 }
 
 impl<'s, 'st> Parser<'s, 'st> {
@@ -561,6 +574,8 @@ impl<'s, 'st> Parser<'s, 'st> {
             st,
             depth: 0,
             declared: Vec::new(),
+            last_bits: Arc::from(Vec::new()),
+            last_enum_unsigned: false,
         })
     }
 
@@ -829,6 +844,16 @@ impl<'s, 'st> Parser<'s, 'st> {
                     Some(t) => self.st.transparent.insert(name.clone(), t),
                     None => self.st.transparent.remove(&name),
                 };
+                if spec.bits.is_empty() || d.derives() {
+                    self.st.bitfields.remove(&name);
+                } else {
+                    self.st.bitfields.insert(name.clone(), spec.bits.clone());
+                }
+                if spec.enum_unsigned && !d.derives() {
+                    self.st.unsigned_enums.insert(name.clone());
+                } else {
+                    self.st.unsigned_enums.remove(&name);
+                }
                 self.define_typedef(name, name_span, ty, attrs)?;
             } else if let Ty::Func(f) = &ty {
                 self.define_function(name.clone(), name_span, f, attrs.asm_label.clone())?;
@@ -1086,6 +1111,8 @@ impl<'s, 'st> Parser<'s, 'st> {
         let mut inline_or_static = false;
         let mut typedef_fn = None;
         let mut transparent = None;
+        let mut bits: Arc<[BitField]> = Arc::from(Vec::new());
+        let mut enum_unsigned = false;
         let mut attrs = Attrs::default();
         let mut anonymous_record = false;
         loop {
@@ -1133,8 +1160,19 @@ impl<'s, 'st> Parser<'s, 'st> {
                         format!("`{w}` cannot be combined with the previous type specifiers"),
                     ));
                 }
+                self.last_bits = Arc::from(Vec::new());
+                self.last_enum_unsigned = false;
                 let (tt, anon, transparent_union) = self.tag_spec()?;
                 anonymous_record = anon;
+                enum_unsigned = w == "enum" && self.last_enum_unsigned;
+                bits = if self.last_bits.is_empty() {
+                    match tt.name_of_record() {
+                        Some(full) => self.st.bitfields.get(&full).cloned().unwrap_or(bits),
+                        None => bits,
+                    }
+                } else {
+                    self.last_bits.clone()
+                };
                 if transparent_union {
                     transparent = first_member(&tt);
                 } else if let Some(tag) = union_tag(&tt) {
@@ -1147,6 +1185,10 @@ impl<'s, 'st> Parser<'s, 'st> {
                         ty = Some(tt.clone());
                         typedef_fn = self.st.fn_typedefs.get(w).cloned();
                         transparent = self.st.transparent.get(w).cloned();
+                        if let Some(b) = self.st.bitfields.get(w) {
+                            bits = b.clone();
+                        }
+                        enum_unsigned = self.st.unsigned_enums.contains(w);
                         self.bump();
                     }
                     None => break,
@@ -1174,6 +1216,8 @@ impl<'s, 'st> Parser<'s, 'st> {
             inline_or_static,
             typedef_fn,
             transparent,
+            bits,
+            enum_unsigned,
             attrs,
             anonymous_record,
             span,
@@ -1682,10 +1726,17 @@ impl<'s, 'st> Parser<'s, 'st> {
             return Ok((Ty::NoLayout(nl), tag.is_none(), false));
         }
         let transparent = attrs.transparent_union && kind == TagKind::Union;
-        let mut layout = self.build_record(kind, members, attrs, span)?;
+        let (mut layout, bits) = self.build_record(kind, members, attrs, span)?;
+        self.last_bits = bits.clone().into();
         if let Some(tag) = &tag {
             layout = layout.with_name(tag.as_str());
             self.define_tag(kind, tag, tag_tok, Ok(layout.clone()))?;
+            let full = format!("{} {tag}", kind.keyword());
+            if bits.is_empty() {
+                self.st.bitfields.remove(&full);
+            } else {
+                self.st.bitfields.insert(full, bits.into());
+            }
             if transparent {
                 if let Some(first) = first_member(&Ty::Object(layout.clone())) {
                     self.st.transparent.insert(format!("union {tag}"), first);
@@ -1848,6 +1899,8 @@ impl<'s, 'st> Parser<'s, 'st> {
                             layout: l,
                             attrs: spec.attrs,
                             flexible: None,
+                            bits: None,
+                            inner_bits: spec.bits.to_vec(),
                         }),
                         Ty::NoLayout(n) => {
                             problem.get_or_insert_with(|| {
@@ -1867,20 +1920,73 @@ impl<'s, 'st> Parser<'s, 'st> {
                 };
                 if self.is_punct(":") {
                     let colon = self.bump();
-                    let width = self.const_expr()?;
-                    let what = match d.name() {
-                        Some((n, _)) => format!("member `{n}`"),
-                        None => "an unnamed member".to_string(),
-                    };
-                    let _ = colon;
-                    problem.get_or_insert_with(|| {
-                        format!(
-                            "{what} is a bitfield (`: {width}`), and records with bitfields \
-                             have no gatun layout"
-                        )
-                    });
                     let mut attrs = spec.attrs.clone();
+                    let base = self.type_attrs(spec.ty.clone(), &attrs, Some(&d))?;
+                    let wt = self.peek();
+                    let width = self.const_expr()?;
+                    let width_span = self.span_from(wt);
                     self.attributes(&mut attrs)?;
+                    let name = d.name().map(|(n, _)| n.clone());
+                    let what = match &name {
+                        Some(n) => format!("bitfield `{n}`"),
+                        None => "an unnamed bitfield".to_string(),
+                    };
+                    let kind = match (d.derives(), self.complete(base)) {
+                        (false, Ty::Object(MemoryLayout::Value(v)))
+                            if !v.kind().is_float()
+                                && v.kind() != crate::layout::ScalarKind::Pointer =>
+                        {
+                            if spec.enum_unsigned && v.kind() == crate::layout::ScalarKind::I32 {
+                                Some(ValueLayout::U32)
+                            } else {
+                                Some(v)
+                            }
+                        }
+                        (false, Ty::NoLayout(n)) => {
+                            problem.get_or_insert_with(|| {
+                                format!(
+                                    "{what} has type `{}`, which has no layout: {}",
+                                    n.spelling, n.reason
+                                )
+                            });
+                            None
+                        }
+                        _ => {
+                            return Err(self.err(
+                                colon,
+                                format!("{what} must have an integer, `_Bool` or enum type"),
+                            ))
+                        }
+                    };
+                    if let Some(v) = kind {
+                        let bits = v.byte_size() * 8;
+                        let w = match u32::try_from(width) {
+                            Ok(w) if (w as usize) <= bits && (w > 0 || name.is_none()) => w,
+                            _ => {
+                                let lowest = u8::from(name.is_some());
+                                return Err(self.err_at(
+                                    width_span,
+                                    format!(
+                                        "{what} is {width} bits wide; expected {lowest}..={bits} \
+                                         bits for its type `{}`",
+                                        v.kind().name()
+                                    ),
+                                ));
+                            }
+                        };
+                        if attrs.aligned.is_some() {
+                            return Err(
+                                self.err(colon, format!("`aligned` on {what} is not supported"))
+                            );
+                        }
+                        out.push(Member {
+                            layout: MemoryLayout::Value(v),
+                            attrs,
+                            flexible: None,
+                            bits: Some((name, w)),
+                            inner_bits: Vec::new(),
+                        });
+                    }
                     if self.eat_punct(",") {
                         continue;
                     }
@@ -1933,6 +2039,8 @@ impl<'s, 'st> Parser<'s, 'st> {
                         layout,
                         attrs,
                         flexible,
+                        bits: None,
+                        inner_bits: Vec::new(),
                     });
                 }
                 if self.eat_punct(",") {
@@ -1953,51 +2061,106 @@ impl<'s, 'st> Parser<'s, 'st> {
         Ok((out, problem))
     }
 
+    /// The record's layout, and its bitfields (with those of anonymous record members).
     fn build_record(
         &self,
         kind: TagKind,
         members: Vec<Member>,
         attrs: Attrs,
         span: Span,
-    ) -> PResult<MemoryLayout> {
+    ) -> PResult<(MemoryLayout, Vec<BitField>)> {
         // GCC: `aligned` raises a member's alignment and survives `packed`; `#pragma pack`
         // caps everything, explicitly aligned members included.
-        let layouts: Vec<MemoryLayout> = members
-            .into_iter()
-            .map(|m| {
-                let natural = m.layout.byte_alignment();
-                let a = if attrs.packed || m.attrs.packed {
-                    m.attrs.aligned.unwrap_or(1)
-                } else {
-                    m.attrs.aligned.map_or(natural, |x| x.max(natural))
-                };
-                m.layout.with_alignment_unchecked(a)
-            })
-            .collect();
-        for l in &layouts {
-            self.check_depth(l, span)?;
-        }
         let pack = self.st.pack;
-        let built = match (kind, pack) {
-            (TagKind::Union, _) => MemoryLayout::union_layout(layouts.into_iter().map(|l| {
-                let a = pack.map_or(l.byte_alignment(), |p| l.byte_alignment().min(p));
-                l.with_alignment_unchecked(a)
-            })),
-            (_, Some(p)) => MemoryLayout::c_struct_packed(layouts, p),
-            (_, None) => MemoryLayout::c_struct(layouts),
+        let effective = |m: &Member| {
+            let natural = m.layout.byte_alignment();
+            if attrs.packed || m.attrs.packed {
+                m.attrs.aligned.unwrap_or(1)
+            } else {
+                m.attrs.aligned.map_or(natural, |x| x.max(natural))
+            }
         };
-        let mut layout = built.map_err(|e| self.layout_err(span, e))?;
-        if let Some(a) = attrs.aligned {
-            let a = a.max(layout.byte_alignment());
-            layout = layout
-                .with_byte_alignment(a)
+        let with_bits = members
+            .iter()
+            .any(|m| m.bits.is_some() || !m.inner_bits.is_empty());
+        let mut layout = if with_bits {
+            let fields = members
+                .into_iter()
+                .map(|m| match m.bits {
+                    Some((name, width)) => {
+                        let k = match &m.layout {
+                            MemoryLayout::Value(v) => v.kind(),
+                            _ => crate::layout::ScalarKind::I32,
+                        };
+                        RecordField::Bits {
+                            name: name.map(Arc::from),
+                            kind: k,
+                            type_alignment: m.layout.byte_alignment(),
+                            width,
+                            packed: attrs.packed || m.attrs.packed,
+                        }
+                    }
+                    None => {
+                        let a = effective(&m);
+                        let a = pack.map_or(a, |p| a.min(p));
+                        RecordField::Ordinary(m.layout.with_alignment_unchecked(a), m.inner_bits)
+                    }
+                })
+                .collect::<Vec<_>>();
+            for f in &fields {
+                if let RecordField::Ordinary(l, _) = f {
+                    self.check_depth(l, span)?;
+                }
+            }
+            let (layout, bits) = c_record_with_bitfields(fields, kind == TagKind::Union, pack)
                 .map_err(|e| self.layout_err(span, e))?;
+            return self.record_aligned(layout, &attrs, span).map(|l| (l, bits));
+        } else {
+            let layouts: Vec<MemoryLayout> = members
+                .into_iter()
+                .map(|m| {
+                    let a = effective(&m);
+                    m.layout.with_alignment_unchecked(a)
+                })
+                .collect();
+            for l in &layouts {
+                self.check_depth(l, span)?;
+            }
+            let built = match (kind, pack) {
+                (TagKind::Union, _) => MemoryLayout::union_layout(layouts.into_iter().map(|l| {
+                    let a = pack.map_or(l.byte_alignment(), |p| l.byte_alignment().min(p));
+                    l.with_alignment_unchecked(a)
+                })),
+                (_, Some(p)) => MemoryLayout::c_struct_packed(layouts, p),
+                (_, None) => MemoryLayout::c_struct(layouts),
+            };
+            built.map_err(|e| self.layout_err(span, e))?
+        };
+        layout = self.record_aligned(layout, &attrs, span)?;
+        Ok((layout, Vec::new()))
+    }
+
+    /// `__attribute__((aligned(n)))` on a record: raises its alignment (and pads its size).
+    fn record_aligned(
+        &self,
+        layout: MemoryLayout,
+        attrs: &Attrs,
+        span: Span,
+    ) -> PResult<MemoryLayout> {
+        match attrs.aligned {
+            Some(a) => {
+                let a = a.max(layout.byte_alignment());
+                layout
+                    .with_byte_alignment(a)
+                    .map_err(|e| self.layout_err(span, e))
+            }
+            None => Ok(layout),
         }
-        Ok(layout)
     }
 
     fn enum_body(&mut self, tag_tok: Token, tag: Option<String>) -> PResult<Ty> {
         if let (Some(tag), false) = (&tag, self.is_punct("{")) {
+            self.last_enum_unsigned = self.st.unsigned_enums.contains(&format!("enum {tag}"));
             return match self.st.tags.get(tag) {
                 Some(t) if t.kind != TagKind::Enum => Err(self.err(
                     tag_tok,
@@ -2082,8 +2245,17 @@ impl<'s, 'st> Parser<'s, 'st> {
         } else {
             enum_layout(min, max).into()
         };
+        // GCC gives an enum without negative values an unsigned compatible type, which
+        // matters for bitfields of it.
+        self.last_enum_unsigned = min >= 0;
         if let Some(tag) = tag {
             self.define_tag(TagKind::Enum, &tag, tag_tok, Ok(layout.clone()))?;
+            let full = format!("enum {tag}");
+            if min >= 0 {
+                self.st.unsigned_enums.insert(full);
+            } else {
+                self.st.unsigned_enums.remove(&full);
+            }
         }
         Ok(Ty::Object(layout))
     }

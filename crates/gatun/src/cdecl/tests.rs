@@ -578,15 +578,68 @@ fn types_without_layout_are_declared_and_fail_only_when_needed() {
 }
 
 #[test]
-fn bitfield_records_are_declared_without_layout() {
+fn bitfields_get_gccs_layout_and_accessors() {
     let d = parse(
         "struct flags { unsigned a : 1, : 0; int b : 3; };
+         typedef struct { char c; int x : 30; int y : 4; } straddle_t;
+         enum level { LOW, HIGH = 3 };
+         struct lv { enum level l : 2; _Bool on : 1; };
+         struct outer { int k; struct { unsigned lo : 4, hi : 4; }; char tail; };
          struct flags *get(void);
-         int use(struct flags *f);",
+         int use(struct flags f);",
     );
-    assert!(d.function("use").is_some());
-    let (_, why) = unsupported(d.try_layout("struct flags").unwrap_err());
-    assert!(why.contains("bitfield"), "{why}");
+    let flags = d.layout("struct flags").unwrap();
+    assert_eq!((flags.byte_size(), flags.byte_alignment()), (8, 4));
+    let b = d.bitfield("struct flags", "b").unwrap();
+    assert_eq!((b.bit_offset(), b.bit_width()), (32, 3));
+    assert_eq!(b.kind(), crate::layout::ScalarKind::I32);
+    assert_eq!(d.bitfields("struct  flags").len(), 2);
+    // Passed by value like any struct.
+    assert_eq!(
+        d.function("use").unwrap().descriptor.argument_layouts()[0].byte_size(),
+        8
+    );
+    let st = d.layout("straddle_t").unwrap();
+    assert_eq!(st.byte_size(), 12);
+    let y = d.bitfield("straddle_t", "y").unwrap();
+    assert_eq!((y.bit_offset(), y.bit_width()), (64, 4));
+    // An enum without negative values is unsigned in a bitfield (GCC).
+    let l = d.bitfield("struct lv", "l").unwrap();
+    assert_eq!(l.kind(), crate::layout::ScalarKind::U32);
+    assert_eq!(
+        d.bitfield("struct lv", "on").unwrap().kind(),
+        crate::layout::ScalarKind::Bool
+    );
+    // Bitfields of anonymous members are reachable from the outer record.
+    let hi = d.bitfield("struct outer", "hi").unwrap();
+    assert_eq!((hi.bit_offset(), hi.bit_width()), (36, 4));
+    assert_eq!(d.layout("struct outer").unwrap().byte_size(), 12);
+    // Reading and writing.
+    let mut bytes = [0u8; 12];
+    let seg = crate::memory::MemorySegment::of_slice(&mut bytes);
+    hi.set(&seg, 0, &crate::Value::U32(9)).unwrap();
+    d.bitfield("struct outer", "lo")
+        .unwrap()
+        .set(&seg, 0, &crate::Value::U32(15))
+        .unwrap();
+    assert_eq!(hi.get(&seg, 0).unwrap(), crate::Value::U32(9));
+    assert_eq!(seg.get::<u8>(4).unwrap(), 0x9f);
+    assert!(hi.set(&seg, 0, &crate::Value::U32(16)).is_err());
+    assert!(hi.set(&seg, 0, &crate::Value::I32(1)).is_err());
+    assert!(hi.set(&seg, 9, &crate::Value::U32(1)).is_err()); // out of bounds
+                                                              // Errors.
+    let e = err("struct s { int x : 33; };");
+    assert!(e.message().contains("33 bits wide"), "{e}");
+    assert!(err("struct s { int x : 0; };").message().contains("1..=32"));
+    assert!(err("struct s { double x : 3; };")
+        .message()
+        .contains("integer"));
+    assert!(err("struct s { int *p : 3; };")
+        .message()
+        .contains("integer"));
+    // A bitfield of a type without layout makes the record one without layout.
+    let d = parse("struct w { __int128 x : 3; };");
+    assert!(d.try_layout("struct w").is_err());
 }
 
 #[test]

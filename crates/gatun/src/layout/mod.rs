@@ -20,12 +20,14 @@
 //! at the next offset that is a multiple of its alignment; the struct's alignment is the largest
 //! member alignment; its size is rounded up to that alignment (trailing padding).
 
+pub(crate) mod bitfield;
 mod canonical;
 mod group;
 mod structure;
 pub(crate) mod text;
 mod value;
 
+pub use bitfield::BitField;
 pub use canonical::{canonical_layouts, DataModel};
 pub use group::{PaddingLayout, SequenceLayout, StructLayout, UnionLayout};
 pub use structure::MAX_NESTING;

@@ -58,3 +58,34 @@ enum cl_vec_sizes {
     CL_CF_SIZE = sizeof(_Complex float), CL_CLD_SIZE = sizeof(_Complex long double),
     CL_I128_SIZE = sizeof(__int128), CL_F128_ALIGN = _Alignof(_Float128)
 };
+
+/* Bitfields, laid out as gcc does (sizes and ordinary offsets in the table, bit positions
+ * from cdecl_bitfields()). */
+struct cl_bf_zero { char c; int :0; char d; };
+struct cl_bf_unnamed { char c; int :3; char d; };
+struct cl_bf_ll { char c; long long x:3; };
+struct cl_bf_straddle { char c; int x:30; int y:4; };
+struct __attribute__((packed)) cl_bf_packed { char c; int x:30; int y:4; };
+#pragma pack(2)
+struct cl_bf_pack2 { char c; int x:30; int y:4; };
+#pragma pack()
+#pragma pack(1)
+struct cl_bf_pack1_zero { char c; int :0; char d; int x:5; };
+#pragma pack()
+struct __attribute__((packed)) cl_bf_packed_zero { char c; int :0; char d; };
+struct cl_bf_short { char c; short x:9; short y:9; };
+union cl_bf_union { char c; int x:12; };
+struct cl_bf_chars { unsigned char a:4, b:4, c:4; };
+struct cl_bf_member_packed { char c; int x:7 __attribute__((packed)); int y:9; };
+struct cl_bf_long { char c; long x:60; };
+struct cl_bf_mixed { int a:1; long long b:40; char c; };
+struct cl_bf_bool { char a; _Bool b:1; unsigned u:31; signed char s:3; };
+enum cl_bf_e { CL_BF_A, CL_BF_B = 5 };
+struct cl_bf_enum { enum cl_bf_e e:3; unsigned short us:16; double d; };
+struct cl_bf_anon { int k; struct { unsigned lo:4, hi:4; }; char tail; };
+struct cl_bf_byval { unsigned a:3; int b:5; unsigned c:20; int d:8; };
+struct cl_bf_float { float f; int tag:4; };
+struct cl_bf_wide { unsigned long long lo:63; unsigned long long hi:63; };
+long long cl_bf_byval_sum(struct cl_bf_byval s);
+struct cl_bf_byval cl_bf_byval_make(int a, int b, int c, int d);
+int cl_bf_float_tag(struct cl_bf_float s);
