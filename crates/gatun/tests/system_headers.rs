@@ -6,7 +6,8 @@
 //! header first). Every parse failure is reported with the header's name and the positioned
 //! error, and the test fails if there is any.
 //!
-//! What was parsed is then checked against gcc: every enumeration constant's value and the
+//! Each header is parsed a second time into the same set (identical re-declarations must be
+//! accepted). What was parsed is then checked against gcc: every enumeration constant's value and the
 //! size, alignment and member offsets of every record and typedef with a layout become
 //! `_Static_assert`s compiled after the header; every one gcc rejects is reported.
 #![cfg(all(target_os = "linux", not(miri)))]
@@ -184,6 +185,13 @@ fn run(names: Vec<String>, flags: &[&str]) -> (usize, Vec<String>, Vec<String>) 
                 match decls.add(&src) {
                     Ok(declared) => {
                         *parsed.lock().unwrap() += 1;
+                        // Everything again: identical re-declarations are accepted.
+                        if let Err(e) = decls.add(&src) {
+                            failures
+                                .lock()
+                                .unwrap()
+                                .push(format!("{name} parsed twice: {e}"));
+                        }
                         let wrong = check_against_gcc(&name, flags, &decls, &declared);
                         if !wrong.is_empty() {
                             failures.lock().unwrap().push(format!(

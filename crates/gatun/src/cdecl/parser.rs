@@ -562,6 +562,8 @@ pub(super) struct Parser<'s, 'st> {
     last_bits: Arc<[BitField]>,
     /// Whether the enum `tag_spec` saw last has no negative values.
     last_enum_unsigned: bool,
+    /// The declarator being parsed declares a name (not a parameter or type name).
+    named_context: bool,
 }
 
 impl<'s, 'st> Parser<'s, 'st> {
@@ -576,6 +578,7 @@ impl<'s, 'st> Parser<'s, 'st> {
             declared: Vec::new(),
             last_bits: Arc::from(Vec::new()),
             last_enum_unsigned: false,
+            named_context: false,
         })
     }
 
@@ -784,7 +787,7 @@ impl<'s, 'st> Parser<'s, 'st> {
             return Ok(None);
         }
         loop {
-            let d = self.declarator()?;
+            let d = self.declarator_in(true)?;
             let mut attrs = spec.attrs.clone();
             self.attributes(&mut attrs)?;
             let base = self.type_attrs(spec.ty.clone(), &attrs, Some(&d))?;
@@ -1916,7 +1919,7 @@ impl<'s, 'st> Parser<'s, 'st> {
                 let d = if self.is_punct(":") {
                     Declarator::default() // an unnamed bitfield
                 } else {
-                    self.declarator()?
+                    self.declarator_in(true)?
                 };
                 if self.is_punct(":") {
                     let colon = self.bump();
@@ -2390,9 +2393,26 @@ impl<'s, 'st> Parser<'s, 'st> {
         let t = self.peek_at(1);
         match t.kind {
             Kind::Punct("*" | "(" | "[" | "^") => true,
-            Kind::Ident => self.is_word(t, ATTRIBUTE) || !self.is_type_start(t),
+            Kind::Ident => {
+                self.is_word(t, ATTRIBUTE)
+                    || !self.is_type_start(t)
+                    // `typedef int (T)(void);` again: where a name is expected, `(T)` is the
+                    // parenthesized name even when `T` is already a typedef name.
+                    || (self.named_context
+                        && self.st.typedefs.contains_key(self.text(t))
+                        && matches!(self.peek_at(2).kind, Kind::Punct(")")))
+            }
             _ => false,
         }
+    }
+
+    /// A declarator where a name is expected (`named`: declarations and members) or not
+    /// (parameters, type names).
+    fn declarator_in(&mut self, named: bool) -> PResult<Declarator> {
+        let saved = std::mem::replace(&mut self.named_context, named);
+        let r = self.declarator();
+        self.named_context = saved;
+        r
     }
 
     fn params(&mut self, open: Token) -> PResult<FnTy> {
@@ -2434,7 +2454,7 @@ impl<'s, 'st> Parser<'s, 'st> {
             if spec.typedef {
                 return Err(self.err_at(spec.span, "`typedef` is not allowed in a parameter list"));
             }
-            let d = self.declarator()?;
+            let d = self.declarator_in(false)?;
             let mut attrs = spec.attrs.clone();
             self.attributes(&mut attrs)?;
             let base = self.type_attrs(spec.ty.clone(), &attrs, Some(&d))?;
@@ -2611,7 +2631,7 @@ impl<'s, 'st> Parser<'s, 'st> {
         if spec.typedef {
             return Err(self.err_at(spec.span, "`typedef` is not allowed in a type name"));
         }
-        let d = self.declarator()?;
+        let d = self.declarator_in(false)?;
         if let Some((n, span)) = d.name() {
             return Err(self.err_at(*span, format!("unexpected name `{n}` in a type name")));
         }

@@ -734,6 +734,11 @@ fn gnu_header_grammar() {
     assert!(err("_Static_assert(sizeof(int) == 8, \"no\");")
         .message()
         .contains("static assertion failed"));
+    let twice = "typedef int (fn_t)(int); typedef int (fn_t)(int); fn_t f; \
+                 typedef struct { unsigned a : 3; } bits_t; typedef struct { int n; } other_t;";
+    let mut d2 = parse(twice);
+    d2.add(twice).unwrap();
+    assert!(d2.function("f").is_some());
     assert!(err("typedef int t; typedef long t;")
         .message()
         .contains("conflicting typedef"));
