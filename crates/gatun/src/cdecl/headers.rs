@@ -44,6 +44,17 @@ pub struct HeaderOptions {
 /// Why [`Declarations::from_headers`] failed.
 ///
 /// `Send + Sync`, `Clone`, comparable.
+///
+/// ```
+/// use gatun::cdecl::{Declarations, HeaderError, HeaderOptions};
+///
+/// let options = HeaderOptions {
+///     compiler: Some("/nonexistent/cc".into()),
+///     ..HeaderOptions::default()
+/// };
+/// let e = Declarations::from_headers(["stdio.h"], &options).unwrap_err();
+/// assert!(matches!(e, HeaderError::NoCompiler { .. }));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum HeaderError {

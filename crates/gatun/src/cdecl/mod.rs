@@ -33,8 +33,11 @@
 //!   (or after the `typedef` name that gives an anonymous one its name).
 //! - `typedef`, `enum` (enumerators are constants usable in array sizes and other constant
 //!   expressions; the enum is `int`, or `unsigned int` / 64-bit if its values need it, as GCC
-//!   does), `sizeof(type)`, `_Alignof(type)`, casts and the usual integer operators in constant
-//!   expressions.
+//!   does). Constant expressions are typed as in C: integer constants take the type their
+//!   suffix, base and value give (`~0U` is 4294967295), operands undergo the integer
+//!   promotions and usual arithmetic conversions (`-1 < 0U` is 0), casts convert
+//!   (`(unsigned char)-1` is 255), unsigned arithmetic wraps and signed overflow is an error;
+//!   `sizeof(type)`, `_Alignof(type)`, `?:` and every integer operator are understood.
 //! - `const`, `volatile`, `restrict` (and the `__restrict`, `__const`, ... spellings), storage
 //!   classes, `inline`, `_Noreturn`, `__extension__` are accepted and ignored.
 //! - GNU C as system headers use it, after `cc -E -P` ([`Declarations::from_headers`] runs the
@@ -61,8 +64,18 @@
 //!   the parameter and the type; [`Declarations::function`] is `None` for it), or asking for
 //!   such a type or a record containing one ([`Declarations::try_layout`] names the member).
 //!   `sizeof` and `_Alignof` of them still give gcc's figures in constant expressions.
-//!   `_Float32` and `_Float64` are `float` and `double`. Records with bitfields are declared
-//!   the same way (no layout).
+//!   `_Float32` and `_Float64` are `float` and `double`.
+//! - Bitfields, laid out as gcc does on SysV x86-64 and AArch64 (see
+//!   [`BitField`](crate::layout::BitField)): the record is an ordinary struct layout whose
+//!   bitfield bytes are unnamed `u8` runs, so it passes by value like any struct, and
+//!   [`Declarations::bitfield`] gives each bitfield's bit offset, width and type, with typed
+//!   `get`/`set`. An enum without negative values is unsigned in a bitfield, as in GCC.
+//! - Function types: [`Declarations::function_pointer`] gives the descriptor of a
+//!   function-pointer (or function) typedef, [`Declarations::callback`] that of a callback
+//!   parameter, for [`Linker::upcall_stub`](crate::linker::Linker::upcall_stub);
+//!   [`Declarations::link`] and [`Declarations::link_variadic`] link a declared function in
+//!   one step. A `transparent_union` parameter is passed as the union's first member, as GCC
+//!   does.
 //! - The standard typedefs ([`STANDARD_TYPEDEFS`]): `size_t`, `ssize_t`, `ptrdiff_t`,
 //!   `intptr_t`, `uintptr_t`, `intmax_t`, `intN_t`, `uintN_t`, `int_leastN_t`, `bool`, `wchar_t`,
 //!   `char16_t`, `char32_t`, and on Unix `off_t`, `pid_t`, `uid_t`, `gid_t`, `mode_t`, `time_t`,
@@ -77,7 +90,10 @@
 //! linker classifies like any other: a by-value struct with a misaligned scalar is passed in
 //! MEMORY on SysV, SysV AMD64 ABI §3.2.3). `__attribute__((packed))` on a single member lowers
 //! that member only; `__attribute__((aligned(n)))` and `_Alignas(n)` raise a member's or a
-//! record's alignment. The layouts are checked against GCC in `tests/cdecl_layouts.rs`.
+//! record's alignment; on a typedef, `aligned` raises the alignment and keeps `sizeof`, as
+//! GCC does. The layouts are checked against GCC in `tests/cdecl_layouts.rs`, and
+//! `tests/system_headers.rs` checks every constant, size, alignment and member offset of every
+//! `/usr/include/*.h` and `openssl/*.h` against gcc.
 //!
 //! # What is rejected (with a positioned [`CdeclError`])
 //! Non-`static`, non-`inline` function definitions, initializers, `#include`/`#define` and
@@ -90,7 +106,9 @@
 //! renders the message, the source line and a caret under the token. No input makes the parser
 //! panic or overflow the stack: it is fuzzed with proptest (random bytes, token soups and
 //! mutated declarations; `tests/cdecl_fuzz.rs`) and a regression corpus lives in
-//! `tests/cdecl_corpus/`.
+//! `tests/cdecl_corpus/`. Parsing is linear in the input: a system header of half a megabyte
+//! after preprocessing (`openssl/ssl.h`, 4,300 functions) parses in well under a second in a
+//! debug build.
 
 mod headers;
 mod lexer;
@@ -149,7 +167,7 @@ pub struct FunctionDecl {
 }
 
 impl FunctionDecl {
-    /// The symbol to look up for this function (see [`FunctionDecl::symbol`](#structfield.symbol)).
+    /// The symbol to look up for this function: its `__asm__` label, else its name.
     pub fn symbol(&self) -> &str {
         &self.symbol
     }
