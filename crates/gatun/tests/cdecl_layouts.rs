@@ -189,4 +189,12 @@ fn bitfield_structs_pass_by_value() {
     // SAFETY: int cl_bf_float_tag(struct cl_bf_float).
     let r = unsafe { f.invoke(&[Value::Segment(s)]) }.unwrap();
     assert_eq!(r, Value::I32(-1));
+    // Even an unnamed bitfield's bytes make the eightbyte INTEGER (gcc passes this in rdi).
+    let ul = decls.layout("struct cl_bf_unnamed_float").unwrap().clone();
+    let s = arena.allocate_layout(&ul).unwrap();
+    s.set(0, 6.5f32).unwrap();
+    let f = decls.link(&lib, "cl_bf_unnamed_float_get").unwrap();
+    // SAFETY: float cl_bf_unnamed_float_get(struct cl_bf_unnamed_float).
+    let r = unsafe { f.invoke(&[Value::Segment(s)]) }.unwrap();
+    assert_eq!(r, Value::F32(6.5));
 }

@@ -2,9 +2,10 @@
 //!
 //! gatun layouts are byte-granular, so a record with bitfields is laid out here bit by bit as
 //! gcc does on the SysV x86-64 and AArch64 (AAPCS64) targets, then expressed as an ordinary
-//! struct layout: ordinary members at their offsets, and each run of bytes that holds named
-//! bitfields as an unnamed `u8` sequence (integer bytes, so the linker classifies a struct
-//! passed by value as gcc does: bitfields are INTEGER). The bitfields themselves are described
+//! struct layout: ordinary members at their offsets, and each run of bytes that holds
+//! bitfields (named or not) as an unnamed `u8` sequence (integer bytes, so the linker
+//! classifies a struct passed by value as gcc does: bitfield bytes, even unnamed ones, are
+//! INTEGER). The bitfields themselves are described
 //! by [`BitField`]s, which read and write them in a segment.
 //!
 //! gcc's rules (`PCC_BITFIELD_TYPE_MATTERS`), checked against gcc in `tests/cdecl_layouts.rs`:
@@ -252,9 +253,10 @@ pub(crate) fn c_record_with_bitfields(
     let mut end_bits: usize = 0; // bits used (unions: the largest member)
     let mut align = 1usize;
     let mut ordinary: Vec<(usize, MemoryLayout)> = Vec::new();
-    // The record's own bitfields (their bytes become `u8` runs), and all of them in
+    // The bytes of the record's own bitfields, named or not (they become `u8` runs: gcc
+    // classifies even unnamed bitfields' bytes as INTEGER), and the named bitfields in
     // declaration order (with those of anonymous record members).
-    let mut own: Vec<BitField> = Vec::new();
+    let mut storage: Vec<(usize, usize)> = Vec::new();
     let mut bits: Vec<BitField> = Vec::new();
     for f in fields {
         match f {
@@ -299,6 +301,7 @@ pub(crate) fn c_record_with_bitfields(
                     at = align_up(at, unit).ok_or_else(overflow)?;
                 }
                 let end = at.checked_add(width as usize).ok_or_else(overflow)?;
+                storage.push((at / 8, end.div_ceil(8)));
                 if let Some(n) = name {
                     let eff = if packed {
                         1
@@ -306,9 +309,7 @@ pub(crate) fn c_record_with_bitfields(
                         pack.map_or(type_alignment, |p| type_alignment.min(p))
                     };
                     align = align.max(eff);
-                    let b = BitField::new(n, kind, at, width)?;
-                    own.push(b.clone());
-                    bits.push(b);
+                    bits.push(BitField::new(n, kind, at, width)?);
                 }
                 if union {
                     end_bits = end_bits.max(end.div_ceil(8) * 8);
@@ -321,9 +322,9 @@ pub(crate) fn c_record_with_bitfields(
     let used_bytes = if union { end_bits / 8 } else { bit.div_ceil(8) };
     let size = align_up(used_bytes, align).ok_or_else(overflow)?;
     let layout = if union {
-        union_with_bitfields(ordinary, &own, size, align)?
+        union_with_bitfields(ordinary, &storage, size, align)?
     } else {
-        struct_with_bitfields(ordinary, &own, size, align)?
+        struct_with_bitfields(ordinary, storage, size, align)?
     };
     Ok((layout, bits))
 }
@@ -332,23 +333,16 @@ fn align_up(v: usize, a: usize) -> Option<usize> {
     v.checked_add(a - 1).map(|x| x / a * a)
 }
 
-/// The struct: ordinary members at their offsets, bitfield bytes as `u8` runs, padding
-/// between, `size` bytes aligned to `align`.
+/// The struct: ordinary members at their offsets, the bitfield bytes (`storage`: `start..end`
+/// byte ranges) as `u8` runs, padding between, `size` bytes aligned to `align`.
 fn struct_with_bitfields(
     ordinary: Vec<(usize, MemoryLayout)>,
-    bits: &[BitField],
+    mut spans: Vec<(usize, usize)>,
     size: usize,
     align: usize,
 ) -> Result<MemoryLayout> {
-    // The bytes holding named bitfields, as sorted disjoint runs.
+    // The bytes holding bitfields, as sorted disjoint runs.
     let mut runs: Vec<(usize, usize)> = Vec::new();
-    let mut spans: Vec<(usize, usize)> = bits
-        .iter()
-        .map(|b| {
-            let (first, n) = b.byte_span();
-            (first, first + n)
-        })
-        .collect();
     spans.sort_unstable();
     for (s, e) in spans {
         match runs.last_mut() {
@@ -378,17 +372,16 @@ fn struct_with_bitfields(
     Ok(s.with_alignment_unchecked(a))
 }
 
-/// The union: ordinary members, and one `u8` run per named bitfield (all at offset 0).
+/// The union: ordinary members, and one `u8` run per bitfield (`storage`, all at offset 0).
 fn union_with_bitfields(
     ordinary: Vec<(usize, MemoryLayout)>,
-    bits: &[BitField],
+    storage: &[(usize, usize)],
     size: usize,
     align: usize,
 ) -> Result<MemoryLayout> {
     let mut members: Vec<MemoryLayout> = ordinary.into_iter().map(|(_, l)| l).collect();
-    for b in bits {
-        let (first, n) = b.byte_span();
-        members.push(MemoryLayout::sequence_layout(first + n, ValueLayout::U8)?);
+    for &(_, end) in storage {
+        members.push(MemoryLayout::sequence_layout(end, ValueLayout::U8)?);
     }
     if members.is_empty() || members.iter().all(|m| m.byte_size() < size) {
         members.push(MemoryLayout::padding_layout(size)?);

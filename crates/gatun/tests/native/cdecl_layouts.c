@@ -64,7 +64,7 @@ const struct cdecl_layouts_entry cdecl_layouts_table[] = {
     SZ(union cl_bf_union, "union cl_bf_union"), S(cl_bf_chars), S(cl_bf_member_packed),
     S(cl_bf_long), S(cl_bf_mixed), OFF(cl_bf_mixed, c), S(cl_bf_bool), OFF(cl_bf_bool, a),
     S(cl_bf_enum), OFF(cl_bf_enum, d), S(cl_bf_anon), OFF(cl_bf_anon, tail), S(cl_bf_byval),
-    S(cl_bf_float), OFF(cl_bf_float, f), S(cl_bf_wide),
+    S(cl_bf_float), OFF(cl_bf_float, f), S(cl_bf_wide), S(cl_bf_unnamed_float),
     {NULL, NULL, 0},
 };
 
@@ -134,3 +134,4 @@ struct cl_bf_byval cl_bf_byval_make(int a, int b, int c, int d) {
     return s;
 }
 int cl_bf_float_tag(struct cl_bf_float s) { return s.tag + (int)s.f; }
+float cl_bf_unnamed_float_get(struct cl_bf_unnamed_float s) { return s.f; }

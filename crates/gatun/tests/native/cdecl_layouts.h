@@ -89,3 +89,5 @@ struct cl_bf_wide { unsigned long long lo:63; unsigned long long hi:63; };
 long long cl_bf_byval_sum(struct cl_bf_byval s);
 struct cl_bf_byval cl_bf_byval_make(int a, int b, int c, int d);
 int cl_bf_float_tag(struct cl_bf_float s);
+struct cl_bf_unnamed_float { float f; int :8; };
+float cl_bf_unnamed_float_get(struct cl_bf_unnamed_float s);
