@@ -5,7 +5,7 @@
 
 use std::ffi::CStr;
 
-use gatun::cdecl::{Declarations, HeaderError, HeaderOptions};
+use gatun::cdecl::{Declarations, Declared, HeaderError, HeaderOptions};
 use gatun::layout::ValueLayout as V;
 use gatun::linker::{FunctionDescriptor as FD, Linker, SymbolLookup};
 use gatun::memory::{Arena, SegmentAllocator};
@@ -232,7 +232,20 @@ fn include_dirs_defines_and_errors() {
     let p =
         Declarations::from_headers([by_path.to_str().unwrap()], &HeaderOptions::default()).unwrap();
     assert!(p.function("gt_twice").is_some());
-    // A missing header is the preprocessor's error, with its message.
+    // Headers add to an existing set; a conflicting redeclaration is a parse error.
+    let mut both = Declarations::parse("int before(void);").unwrap();
+    let declared = both
+        .add_headers([by_path.to_str().unwrap()], &HeaderOptions::default())
+        .unwrap();
+    assert!(declared.contains(&Declared::Function("gt_twice".into())));
+    assert!(both.function("before").is_some() && both.function("gt_twice").is_some());
+    let mut conflicting = Declarations::parse("long gt_twice(long x);").unwrap();
+    let e = conflicting
+        .add_headers([by_path.to_str().unwrap()], &HeaderOptions::default())
+        .unwrap_err();
+    assert!(matches!(e, HeaderError::Parse { .. }), "{e}");
+    assert!(conflicting.function("gt_twice").is_some()); // unchanged
+                                                         // A missing header is the preprocessor's error, with its message.
     let e = Declarations::from_headers(["gatun_no_such_header.h"], &HeaderOptions::default())
         .unwrap_err();
     assert!(matches!(e, HeaderError::Preprocessor { .. }), "{e}");

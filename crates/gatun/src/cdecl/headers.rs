@@ -256,12 +256,33 @@ impl Declarations {
         I: IntoIterator<Item = S>,
         S: AsRef<str>,
     {
+        let mut d = Declarations::new();
+        d.add_headers(headers, options)?;
+        Ok(d)
+    }
+
+    /// Preprocesses `#include`s of `headers` as [`Declarations::from_headers`] does and adds
+    /// what they declare to this set (atomic, as [`Declarations::add`]); returns what was
+    /// declared, in order.
+    ///
+    /// # Errors
+    /// As [`Declarations::from_headers`]; a redeclaration that conflicts with this set is a
+    /// [`HeaderError::Parse`].
+    pub fn add_headers<I, S>(
+        &mut self,
+        headers: I,
+        options: &HeaderOptions,
+    ) -> Result<Vec<super::Declared>, HeaderError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
         let headers: Vec<String> = headers
             .into_iter()
             .map(|h| h.as_ref().to_string())
             .collect();
         let src = preprocess(&headers, options)?;
-        Declarations::parse(&src).map_err(|error| HeaderError::Parse {
+        self.add(&src).map_err(|error| HeaderError::Parse {
             headers: headers.join(", "),
             error,
         })

@@ -2838,6 +2838,14 @@ impl<'s, 'st> Parser<'s, 'st> {
             }
             Kind::Ident => {
                 let w = self.text(t);
+                if w == "__extension__" {
+                    self.bump();
+                    return self.unary();
+                }
+                if matches!(w, "__builtin_offsetof" | "offsetof") {
+                    self.bump();
+                    return self.offsetof(t);
+                }
                 if matches!(
                     w,
                     "sizeof" | "_Alignof" | "alignof" | "__alignof__" | "__alignof"
@@ -2885,6 +2893,51 @@ impl<'s, 'st> Parser<'s, 'st> {
                 format!("expected a constant expression, found {}", self.describe(t)),
             )),
         }
+    }
+
+    /// `__builtin_offsetof(type, member-designator)` after the keyword `kw`: the member's byte
+    /// offset (`a.b[2].c` designators; a bitfield has no byte offset).
+    fn offsetof(&mut self, kw: Token) -> PResult<CVal> {
+        self.expect_punct("(", &format!("after `{}`", self.text(kw)))?;
+        let start = self.peek();
+        let ty = self.type_name()?;
+        let span = self.span_from(start);
+        let layout = self.object_layout(ty, span)?;
+        self.expect_punct(",", "after the type in `offsetof`")?;
+        let mut path = String::new();
+        let first = self.peek();
+        loop {
+            let t = self.peek();
+            if t.kind != Kind::Ident {
+                return Err(self.err(
+                    t,
+                    format!(
+                        "expected a member name in `offsetof`, found {}",
+                        self.describe(t)
+                    ),
+                ));
+            }
+            self.bump();
+            path.push_str(self.text(t));
+            while self.eat_punct("[") {
+                let i = self.const_expr()?;
+                self.expect_punct("]", "to close the index in `offsetof`")?;
+                path.push_str(&format!("[{i}]"));
+            }
+            if !self.eat_punct(".") {
+                break;
+            }
+            path.push('.');
+        }
+        let pspan = self.span_from(first);
+        self.expect_punct(")", "to close `offsetof(`")?;
+        let off = layout
+            .byte_offset_of(&path)
+            .map_err(|e| self.layout_err(pspan, e))?;
+        Ok(CVal {
+            v: off as i128,
+            ty: IntTy::SIZE_T,
+        })
     }
 
     /// `(ty) x` in a constant expression: integer, enum, `_Bool` and pointer types.

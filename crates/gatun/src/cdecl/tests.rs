@@ -875,3 +875,22 @@ fn link_errors_name_the_function() {
     let e = d.link_variadic(&lookup, "abs", &[]).unwrap_err();
     assert!(e.to_string().contains("not variadic"), "{e}");
 }
+
+#[test]
+fn offsetof_and_extension_in_constant_expressions() {
+    let d = parse(
+        "struct in { char c; double d[3]; };
+         struct out { int k; struct in i; };
+         enum {
+             OFF_K = __builtin_offsetof(struct out, k),
+             OFF_D2 = __builtin_offsetof(struct out, i.d[2]),
+             EXT = __extension__ 1L << 40
+         };
+         _Static_assert(__builtin_offsetof(struct in, d) == 8, \"d\");",
+    );
+    assert_eq!(d.constant("OFF_K"), Some(0));
+    assert_eq!(d.constant("OFF_D2"), Some(8 + 8 + 16));
+    assert_eq!(d.constant("EXT"), Some(1 << 40));
+    let e = err("struct s { int a; }; enum { X = __builtin_offsetof(struct s, b) };");
+    assert!(e.message().contains("b"), "{e}");
+}
