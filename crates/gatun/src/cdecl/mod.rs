@@ -37,7 +37,8 @@
 //!   suffix, base and value give (`~0U` is 4294967295), operands undergo the integer
 //!   promotions and usual arithmetic conversions (`-1 < 0U` is 0), casts convert
 //!   (`(unsigned char)-1` is 255), unsigned arithmetic wraps and signed overflow is an error;
-//!   `sizeof(type)`, `_Alignof(type)`, `?:` and every integer operator are understood.
+//!   `sizeof(type)`, `_Alignof(type)`, `__builtin_offsetof(type, a.b[2])`, `?:`,
+//!   `__extension__` and every integer operator are understood.
 //! - `const`, `volatile`, `restrict` (and the `__restrict`, `__const`, ... spellings), storage
 //!   classes, `inline`, `_Noreturn`, `__extension__` are accepted and ignored.
 //! - GNU C as system headers use it, after `cc -E -P` ([`Declarations::from_headers`] runs the
@@ -388,6 +389,9 @@ pub(crate) struct State {
     bitfields: HashMap<String, Arc<[crate::layout::BitField]>>,
     /// Enum tags (`"enum e"`) and typedef names of enums without negative values.
     unsigned_enums: HashSet<String>,
+    /// Typedef names of arrays of unknown size (`typedef T list[];`): incomplete types,
+    /// held as zero-length sequences for members and parameters, but without a layout.
+    incomplete_arrays: HashSet<String>,
     pack: Option<usize>,
     pack_stack: Vec<Option<usize>>,
 }
@@ -768,6 +772,7 @@ impl Declarations {
                 }
                 return t.layout.as_ref().ok_or_else(not_declared);
             }
+            [one] if self.state.incomplete_arrays.contains(*one) => return Err(not_declared()),
             [one] => self.state.typedefs.get(*one).ok_or_else(not_declared)?,
             _ => return Err(not_declared()),
         };
@@ -793,6 +798,9 @@ impl Declarations {
     /// The layout a typedef name stands for (`None` if unknown, or if it names `void`, a
     /// function type or an incomplete type).
     pub fn typedef(&self, name: &str) -> Option<&MemoryLayout> {
+        if self.state.incomplete_arrays.contains(name.trim()) {
+            return None;
+        }
         match self.state.typedefs.get(name.trim())? {
             Ty::Object(l) => Some(l),
             _ => None,

@@ -269,6 +269,8 @@ struct Spec {
     bits: Arc<[BitField]>,
     /// The type is an enum without negative values (unsigned in a bitfield, as GCC has it).
     enum_unsigned: bool,
+    /// The type is a typedef of an array of unknown size (incomplete: no `sizeof`).
+    incomplete_array: bool,
     attrs: Attrs,
     /// The specifier defined an untagged struct/union (a C11 anonymous member if no
     /// declarator follows inside a record body).
@@ -517,26 +519,30 @@ impl Declarator {
             || self.inner.as_ref().is_some_and(|d| d.has_vla())
     }
 
-    /// The outermost derivation is an array (`T name[N]`, `T name[]`, `T (name)[N]`).
-    fn outer_is_array(&self) -> bool {
+    /// The derivation applied last (the outermost one): the innermost declarator level that
+    /// derives anything applies its first suffix last, or else its pointers.
+    fn outermost(&self) -> Option<Option<&Suffix>> {
         match &self.inner {
-            Some(inner) if inner.derives() => inner.outer_is_array(),
-            _ => {
-                self.ptrs == 0
-                    && matches!(
-                        self.suffixes.first(),
-                        Some(Suffix::Array(..) | Suffix::Vla(_))
-                    )
-            }
+            Some(inner) if inner.derives() => inner.outermost(),
+            _ => match self.suffixes.first() {
+                Some(s) => Some(Some(s)),
+                None if self.ptrs > 0 => Some(None), // a pointer
+                None => None,
+            },
         }
     }
 
-    /// `T name[]`: the outermost derivation is an array of unknown size.
+    /// The outermost derivation is an array (`T name[N]`, `T *name[]`, `T (name)[N]`).
+    fn outer_is_array(&self) -> bool {
+        matches!(
+            self.outermost(),
+            Some(Some(Suffix::Array(..) | Suffix::Vla(_)))
+        )
+    }
+
+    /// `T name[]`, `T *name[]`: the outermost derivation is an array of unknown size.
     fn is_flexible(&self) -> bool {
-        match &self.inner {
-            Some(inner) => inner.ptrs == 0 && inner.suffixes.is_empty() && inner.is_flexible(),
-            None => self.ptrs == 0 && matches!(self.suffixes.first(), Some(Suffix::Array(None, _))),
-        }
+        matches!(self.outermost(), Some(Some(Suffix::Array(None, _))))
     }
 }
 
@@ -829,6 +835,25 @@ impl<'s, 'st> Parser<'s, 'st> {
                      (only `static` and `inline` definitions are skipped)",
                 ));
             }
+            if self.is_punct("=") {
+                let t = self.peek();
+                if spec.inline_or_static && !spec.typedef && !matches!(ty, Ty::Func(_)) {
+                    // A `static` object's definition (kernel headers have a few): it has no
+                    // symbol, so it is skipped, initializer and all.
+                    self.bump();
+                    self.skip_initializer(t)?;
+                    if self.eat_punct(",") {
+                        continue;
+                    }
+                    self.expect_punct(";", "after the declaration")?;
+                    return Ok(None);
+                }
+                return Err(self.err(
+                    t,
+                    "initializers are not supported: declare, don't define (only `static` \
+                     definitions are skipped)",
+                ));
+            }
             if spec.typedef {
                 match self.pointee_fn(&base_for_fn, &d, spec.typedef_fn.as_ref()) {
                     Some(f) => {
@@ -857,16 +882,17 @@ impl<'s, 'st> Parser<'s, 'st> {
                 } else {
                     self.st.unsigned_enums.remove(&name);
                 }
+                if d.is_flexible() || (spec.incomplete_array && !d.derives()) {
+                    self.st.incomplete_arrays.insert(name.clone());
+                } else {
+                    self.st.incomplete_arrays.remove(&name);
+                }
                 self.define_typedef(name, name_span, ty, attrs)?;
             } else if let Ty::Func(f) = &ty {
                 self.define_function(name.clone(), name_span, f, attrs.asm_label.clone())?;
                 self.st.fn_types.insert(name, f.clone());
             } else {
                 self.declared.push(Declared::Variable(name));
-            }
-            if self.is_punct("=") {
-                let t = self.peek();
-                return Err(self.err(t, "initializers are not supported: declare, don't define"));
             }
             if self.eat_punct(",") {
                 continue;
@@ -884,9 +910,9 @@ impl<'s, 'st> Parser<'s, 'st> {
             Ty::Object(l) => {
                 let mut l = l;
                 if let Some(a) = attrs.aligned {
-                    // gcc: `aligned` on a typedef raises the alignment and keeps `sizeof`
-                    // (a 104-byte struct aligned to 16 stays 104 bytes).
-                    let a = a.max(l.byte_alignment());
+                    // gcc: `aligned` on a typedef sets the alignment — raising it (a 104-byte
+                    // struct aligned to 16 stays 104 bytes) or lowering it (the kernel's
+                    // `typedef unsigned long __attribute__((aligned(4))) packed_ulong`).
                     l = l.with_alignment_unchecked(a);
                 }
                 if l.is_group() && l.name().is_none() {
@@ -1116,6 +1142,7 @@ impl<'s, 'st> Parser<'s, 'st> {
         let mut transparent = None;
         let mut bits: Arc<[BitField]> = Arc::from(Vec::new());
         let mut enum_unsigned = false;
+        let mut incomplete_array = false;
         let mut attrs = Attrs::default();
         let mut anonymous_record = false;
         loop {
@@ -1192,6 +1219,7 @@ impl<'s, 'st> Parser<'s, 'st> {
                             bits = b.clone();
                         }
                         enum_unsigned = self.st.unsigned_enums.contains(w);
+                        incomplete_array = self.st.incomplete_arrays.contains(w);
                         self.bump();
                     }
                     None => break,
@@ -1221,6 +1249,7 @@ impl<'s, 'st> Parser<'s, 'st> {
             transparent,
             bits,
             enum_unsigned,
+            incomplete_array,
             attrs,
             anonymous_record,
             span,
@@ -1574,6 +1603,33 @@ impl<'s, 'st> Parser<'s, 'st> {
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// Skips an initializer after its `=` (at `eq`): tokens up to the `,` or `;` outside
+    /// brackets, parentheses and braces (iteratively).
+    fn skip_initializer(&mut self, eq: Token) -> PResult<()> {
+        let mut depth = 0usize;
+        loop {
+            let t = self.peek();
+            match t.kind {
+                Kind::Eof | Kind::Directive => {
+                    return Err(self.err(eq, "unterminated initializer: no `;` after it"))
+                }
+                Kind::Punct("," | ";") if depth == 0 => return Ok(()),
+                Kind::Punct("(" | "[" | "{") => depth += 1,
+                Kind::Punct(")" | "]" | "}") => {
+                    if depth == 0 {
+                        return Err(self.err(
+                            t,
+                            format!("unbalanced {} in an initializer", self.describe(t)),
+                        ));
+                    }
+                    depth -= 1;
+                }
+                _ => {}
+            }
+            self.bump();
         }
     }
 
@@ -2856,8 +2912,20 @@ impl<'s, 'st> Parser<'s, 'st> {
                         &format!("after `{w}` (only `{w}(type)` is supported)"),
                     )?;
                     let start = self.peek();
+                    let incomplete = start.kind == Kind::Ident
+                        && self.st.incomplete_arrays.contains(self.text(start))
+                        && matches!(self.peek_at(1).kind, Kind::Punct(")"));
                     let ty = self.type_name()?;
                     let span = self.span_from(start);
+                    if incomplete {
+                        return Err(self.err_at(
+                            span,
+                            format!(
+                                "`{w}` of `{}`, an array of unknown size (incomplete)",
+                                self.text(start)
+                            ),
+                        ));
+                    }
                     self.expect_punct(")", &format!("to close `{w}(`"))?;
                     let (size, align) = match self.complete(ty) {
                         Ty::NoLayout(n) if n.size_align.is_some() => {

@@ -746,6 +746,14 @@ fn gnu_header_grammar() {
         .message()
         .contains("function definitions"));
     assert!(err("int a[n];").message().contains("`n` is not a constant"));
+    // `static` definitions are skipped, initializer and all.
+    let d = parse(
+        "static const struct { const char *name; } names[] __attribute__((__unused__)) =
+             { { \"a\" }, { \"b\" } }, other = { 0 };
+         static int counter = (1 + 2) * 3; int after(void);",
+    );
+    assert!(d.function("after").is_some());
+    assert!(err("static int x = (1;").message().contains("initializer"));
 }
 
 #[test]
@@ -893,4 +901,25 @@ fn offsetof_and_extension_in_constant_expressions() {
     assert_eq!(d.constant("EXT"), Some(1 << 40));
     let e = err("struct s { int a; }; enum { X = __builtin_offsetof(struct s, b) };");
     assert!(e.message().contains("b"), "{e}");
+}
+
+#[test]
+fn typedefs_of_unknown_size_arrays_are_incomplete() {
+    let d = parse(
+        "typedef int *list_t[]; typedef list_t list2_t;
+         void take(list_t l, list2_t m); struct s { int n; list_t items; };
+         typedef unsigned long __attribute__((aligned(4))) packed_ulong;",
+    );
+    assert!(d.typedef("list_t").is_none() && d.layout("list2_t").is_none());
+    assert!(d.try_layout("list_t").is_err());
+    assert_eq!(
+        d.function("take").unwrap().descriptor,
+        FunctionDescriptor::of_void([V::ADDRESS, V::ADDRESS])
+    );
+    assert_eq!(d.layout("struct s").unwrap().byte_size(), 8);
+    assert!(err("typedef int l[]; enum { N = sizeof(l) };")
+        .message()
+        .contains("unknown size"));
+    // `aligned` on a typedef may lower the alignment (gcc).
+    assert_eq!(d.typedef("packed_ulong").unwrap().byte_alignment(), 4);
 }
