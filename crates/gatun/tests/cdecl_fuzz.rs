@@ -119,6 +119,10 @@ const TOKENS: &[&str] = &[
     "1UL",
     "0xffffffffu",
     "(unsigned char)",
+    "__builtin_offsetof",
+    "static int v =",
+    "= { 1, { 2 } }",
+    "typedef int t[];",
     "(int)",
     "n",
     "\n#pragma pack(push, 1)\n",
@@ -160,6 +164,8 @@ const SEEDS: &[&str] = &[
     "struct bits { unsigned a : 1, : 0; int b : 3; }; int regexec(int n, int m[__restrict n]);",
     "typedef union { int *a; void *b; } arg __attribute__((transparent_union)); int take(arg);",
     "enum { A = ~0U, B = (unsigned char)-1, C = 1 << 31, D = -1 < 0U, E = (int)((1UL << 7) << 24) };",
+    "struct in { char c; double d[3]; }; enum { O = __builtin_offsetof(struct in, d[2]) };",
+    "static const struct { const char *n; } names[] = { { \"a\" }, { \"b\" } }; typedef int *list_t[];",
 ];
 
 fn check(src: &str) {
