@@ -452,6 +452,9 @@ pub(super) fn scalar_ty(name: &str) -> Result<Ty, crate::Error> {
         "_Float64x" | "__float80" => {
             return no_layout("80-bit x87 extended precision has no gatun scalar", 16)
         }
+        "double" if name == "long double" && DataModel::HOST.long_double_is_double => {
+            return Ok(Ty::Object(ValueLayout::F64.into()))
+        }
         "double" if name == "long double" => {
             return no_layout(
                 "`long double` (80-bit x87 extended precision on x86-64, 128-bit on AArch64) has \

@@ -480,6 +480,10 @@ fn unsupported(e: crate::Error) -> (String, String) {
 }
 
 #[test]
+#[cfg_attr(
+    all(target_vendor = "apple", target_arch = "aarch64"),
+    ignore = "`long double` is `double` on Apple arm64"
+)]
 fn types_without_layout_are_declared_and_fail_only_when_needed() {
     let d = parse(
         "long double sqrtl(long double x);
@@ -922,4 +926,18 @@ fn typedefs_of_unknown_size_arrays_are_incomplete() {
         .contains("unknown size"));
     // `aligned` on a typedef may lower the alignment (gcc).
     assert_eq!(d.typedef("packed_ulong").unwrap().byte_alignment(), 4);
+}
+
+#[test]
+fn long_double_follows_the_data_model() {
+    let d = parse("long double sqrtl(long double x);");
+    if DataModel::HOST.long_double_is_double {
+        assert_eq!(
+            d.function("sqrtl").unwrap().descriptor,
+            FunctionDescriptor::of(V::F64, [V::F64])
+        );
+    } else {
+        assert!(d.function("sqrtl").is_none());
+        assert!(d.try_function("sqrtl").is_err());
+    }
 }
