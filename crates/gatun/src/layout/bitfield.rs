@@ -358,6 +358,13 @@ fn struct_with_bitfields(
     let mut members: Vec<MemoryLayout> = Vec::with_capacity(items.len() * 2 + 1);
     let mut at = 0usize;
     for (off, l) in items {
+        if off < at {
+            // Members never overlap bitfield bytes by construction; refuse rather than
+            // build a layout with wrong offsets.
+            return Err(Error::SizeOverflow {
+                what: format!("record with bitfields: member at byte {off} overlaps byte {at}"),
+            });
+        }
         if off > at {
             members.push(MemoryLayout::padding_layout(off - at)?);
         }
@@ -398,4 +405,94 @@ fn union_with_bitfields(
         });
     }
     Ok(u)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_checks_kind_and_width() {
+        assert!(BitField::new("f", ScalarKind::F32, 0, 3).is_err());
+        assert!(BitField::new("p", ScalarKind::Pointer, 0, 3).is_err());
+        assert!(BitField::new("z", ScalarKind::I32, 0, 0).is_err());
+        assert!(BitField::new("w", ScalarKind::I8, 0, 9).is_err());
+        assert!(BitField::new("ok", ScalarKind::U64, 3, 64).is_ok());
+    }
+
+    #[test]
+    fn wide_fields_spanning_nine_bytes_round_trip() {
+        let mut bytes = [0xAAu8; 10];
+        let seg = MemorySegment::of_slice(&mut bytes);
+        let u = BitField::new("u", ScalarKind::U64, 7, 64).unwrap();
+        u.set(&seg, 0, &Value::U64(u64::MAX - 1)).unwrap();
+        assert_eq!(u.get(&seg, 0).unwrap(), Value::U64(u64::MAX - 1));
+        // Bits outside the field are untouched: bit 0..7 of byte 0 and bit 7.. of byte 8.
+        assert_eq!(seg.get::<u8>(0).unwrap() & 0x7f, 0xAA & 0x7f);
+        assert_eq!(seg.get::<u8>(8).unwrap() & 0x80, 0xAA & 0x80);
+        assert_eq!(seg.get::<u8>(9).unwrap(), 0xAA);
+        let i = BitField::new("i", ScalarKind::I64, 7, 64).unwrap();
+        i.set(&seg, 0, &Value::I64(i64::MIN)).unwrap();
+        assert_eq!(i.get(&seg, 0).unwrap(), Value::I64(i64::MIN));
+        let s = BitField::new("s", ScalarKind::I8, 13, 3).unwrap();
+        for v in -4..=3 {
+            s.set(&seg, 0, &Value::I8(v)).unwrap();
+            assert_eq!(s.get(&seg, 0).unwrap(), Value::I8(v));
+        }
+        assert!(s.set(&seg, 0, &Value::I8(4)).is_err());
+        assert!(s.set(&seg, 0, &Value::I8(-5)).is_err());
+        let b = BitField::new("b", ScalarKind::Bool, 1, 1).unwrap();
+        b.set(&seg, 0, &Value::Bool(true)).unwrap();
+        assert_eq!(b.get(&seg, 0).unwrap(), Value::Bool(true));
+        // Out of bounds: the record would end past the segment.
+        assert!(u.get(&seg, 2).is_err());
+    }
+
+    #[test]
+    fn records_follow_gccs_rules() {
+        let bits = |name: &str, kind: ScalarKind, width: u32| RecordField::Bits {
+            name: Some(name.into()),
+            kind,
+            type_alignment: kind.natural_alignment(),
+            width,
+            packed: false,
+        };
+        // struct { char c; int x : 30; int y : 4; }: x moves to bit 32, y to bit 64.
+        let (l, b) = c_record_with_bitfields(
+            vec![
+                RecordField::Ordinary(ValueLayout::I8.into(), Vec::new()),
+                bits("x", ScalarKind::I32, 30),
+                bits("y", ScalarKind::I32, 4),
+            ],
+            false,
+            None,
+        )
+        .unwrap();
+        assert_eq!((l.byte_size(), l.byte_alignment()), (12, 4));
+        assert_eq!((b[0].bit_offset(), b[1].bit_offset()), (32, 64));
+        // Under #pragma pack(2) nothing moves: x at bit 8, y at bit 38; 6 bytes.
+        let (l, b) = c_record_with_bitfields(
+            vec![
+                RecordField::Ordinary(ValueLayout::I8.into(), Vec::new()),
+                bits("x", ScalarKind::I32, 30),
+                bits("y", ScalarKind::I32, 4),
+            ],
+            false,
+            Some(2),
+        )
+        .unwrap();
+        assert_eq!((l.byte_size(), l.byte_alignment()), (6, 2));
+        assert_eq!((b[0].bit_offset(), b[1].bit_offset()), (8, 38));
+        // union { char c; int x : 12; }: 4 bytes, aligned to 4.
+        let (l, _) = c_record_with_bitfields(
+            vec![
+                RecordField::Ordinary(ValueLayout::I8.into(), Vec::new()),
+                bits("x", ScalarKind::I32, 12),
+            ],
+            true,
+            None,
+        )
+        .unwrap();
+        assert_eq!((l.byte_size(), l.byte_alignment()), (4, 4));
+    }
 }
