@@ -1,20 +1,26 @@
 //! gatun::cdecl on real headers: every `/usr/include/*.h` that gcc accepts on its own
-//! (`#include <NAME>` through `gcc -E -P`), plus `sqlite3.h` and `zlib.h`, must parse with
-//! `Declarations::parse`. Headers gcc rejects alone are listed and skipped: ones gcc cannot
-//! preprocess alone (they `#error` unless included through another, C++ headers), and ones
-//! that preprocess but do not compile alone (`gcc -fsyntax-only` fails: they need another
-//! header first). Every parse failure is reported with the header's name and the positioned
-//! error, and the test fails if there is any.
+//! (`#include <NAME>` through `gcc -E -P`; with and without `_GNU_SOURCE`), `sqlite3.h`,
+//! `zlib.h` and every `openssl/*.h` must parse with `Declarations`. Headers gcc rejects alone
+//! are listed and skipped: ones gcc cannot preprocess alone (they `#error` unless included
+//! through another, C++ headers), and ones that preprocess but do not compile alone
+//! (`gcc -fsyntax-only` fails: they need another header first). Every parse failure is
+//! reported with the header's name and the positioned error, and the test fails if there is
+//! any.
 //!
 //! Each header is parsed a second time into the same set (identical re-declarations must be
-//! accepted). What was parsed is then checked against gcc: every enumeration constant's value and the
-//! size, alignment and member offsets of every record and typedef with a layout become
-//! `_Static_assert`s compiled after the header; every one gcc rejects is reported.
+//! accepted). What was parsed is then checked against gcc: every enumeration constant's value
+//! and the size, alignment and member offsets of every record and typedef with a layout become
+//! `_Static_assert`s compiled after the header, and every bitfield's bit offset, width and
+//! signedness is measured by a program gcc compiles and runs; every disagreement is reported.
 #![cfg(all(target_os = "linux", not(miri)))]
 
 use std::path::Path;
 use std::process::Command;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+
+/// How many bitfields `check_bitfields` has had gcc measure (so a test can tell the check ran).
+static BITFIELDS_CHECKED: AtomicUsize = AtomicUsize::new(0);
 
 use gatun::cdecl::{Declarations, Declared};
 use gatun::layout::MemoryLayout;
@@ -166,7 +172,104 @@ fn check_against_gcc(
     if wrong.is_empty() && !out.status.success() {
         wrong.push(format!("  gcc failed: {stderr}"));
     }
+    if wrong.is_empty() {
+        wrong.extend(check_bitfields(name, flags, decls, declared));
+    }
     wrong
+}
+
+/// The bit offset, width and signedness of every bitfield of every record the header declared,
+/// against gcc's: a C program sets each field to all ones in a zeroed record and finds its
+/// bits (bitfields have no `offsetof`). Compiled and run only for headers with bitfields.
+fn check_bitfields(
+    name: &str,
+    flags: &[&str],
+    decls: &Declarations,
+    declared: &[Declared],
+) -> Vec<String> {
+    let mut body = String::new();
+    let mut seen = std::collections::HashSet::new();
+    for d in declared {
+        let ty = match d {
+            Declared::Tag(t) if !t.starts_with("enum") => t,
+            Declared::Typedef(t) => t,
+            _ => continue,
+        };
+        if !seen.insert(ty.clone()) || decls.layout(ty).is_none() {
+            continue;
+        }
+        let ident = ty.rsplit(' ').next().unwrap_or(ty);
+        for b in decls.bitfields(ty) {
+            BITFIELDS_CHECKED.fetch_add(1, Ordering::Relaxed);
+            let f = b.name();
+            body.push_str(&format!(
+                "#ifndef {ident}\n#ifndef {f}\n{{ {ty} s; memset(&s, 0, sizeof s); \
+                 s.{f} = s.{f} - 1; long long v = s.{f}; check(\"{ty}.{f}\", \
+                 (const unsigned char *)&s, sizeof s, {}, {}, {}, v < 0); }}\n#endif\n#endif\n",
+                b.bit_offset(),
+                b.bit_width(),
+                i32::from(b.kind().is_signed()),
+            ));
+        }
+    }
+    if body.is_empty() {
+        return Vec::new();
+    }
+    let program = format!(
+        "#include <{name}>\n#include <stdio.h>\n#include <string.h>\n\
+         static int bad;\n\
+         static void check(const char *what, const unsigned char *p, size_t size, size_t off, \
+         size_t width, int is_signed, int gcc_signed) {{\n\
+           size_t first = (size_t)-1, n = 0;\n\
+           for (size_t i = 0; i < size * 8; i++)\n\
+             if ((p[i / 8] >> (i % 8)) & 1) {{ if (first == (size_t)-1) first = i; n++; }}\n\
+           if (first != off || n != width || is_signed != gcc_signed) {{\n\
+             bad = 1;\n\
+             printf(\"%s: gcc (offset, width, signed) (%zu, %zu, %d), \
+         gatun (%zu, %zu, %d)\\n\", what, first, n, gcc_signed, off, width, is_signed);\n\
+           }}\n\
+         }}\n\
+         int main(void) {{\n{body}return bad;\n}}\n"
+    );
+    let dir = std::env::temp_dir().join(format!(
+        "gatun-bitfields-{}-{}",
+        std::process::id(),
+        name.replace('/', "_")
+    ));
+    let _ = std::fs::create_dir_all(&dir);
+    let exe = dir.join("check");
+    let compiled = Command::new("gcc")
+        .args(flags)
+        .args(["-w", "-x", "c", "-o"])
+        .arg(&exe)
+        .arg("-")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            let mut stdin = child.stdin.take().expect("piped stdin");
+            stdin.write_all(program.as_bytes())?;
+            drop(stdin);
+            child.wait_with_output()
+        });
+    let result = match compiled {
+        Ok(o) if o.status.success() => match Command::new(&exe).output() {
+            Ok(run) => String::from_utf8_lossy(&run.stdout)
+                .lines()
+                .map(|l| format!("  bitfield {l}"))
+                .collect(),
+            Err(e) => vec![format!("  running the bitfield check: {e}")],
+        },
+        Ok(o) => vec![format!(
+            "  the bitfield check does not compile:\n{}",
+            String::from_utf8_lossy(&o.stderr)
+        )],
+        Err(e) => vec![format!("  running gcc: {e}")],
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    result
 }
 
 fn gcc_available() -> bool {
@@ -276,6 +379,8 @@ fn every_usr_include_header_parses_with(flags: &[&str]) {
         failures.join("\n\n")
     );
     assert!(parsed >= 100, "only {parsed} headers parsed");
+    // obstack.h, among others, has bitfields: their positions were measured by gcc.
+    assert!(BITFIELDS_CHECKED.load(Ordering::Relaxed) > 0);
 }
 
 #[test]
@@ -352,9 +457,11 @@ fn every_usr_include_subdirectory_header_parses() {
     let total = names.len();
     let (parsed, rejected, failures) = run(names, &[]);
     eprintln!(
-        "{total} headers: {parsed} parsed, {} rejected by gcc alone, {} failed",
+        "{total} headers: {parsed} parsed, {} rejected by gcc alone, {} failed; {} bitfields \
+         measured",
         rejected.len(),
-        failures.len()
+        failures.len(),
+        BITFIELDS_CHECKED.load(Ordering::Relaxed)
     );
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
