@@ -294,6 +294,7 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg_attr(miri, ignore = "looks at the file system")]
     fn include_lines_and_command_lines() {
         assert_eq!(include_line("zlib.h").unwrap(), "#include <zlib.h>\n");
         assert_eq!(include_line("<a/b.h>").unwrap(), "#include <a/b.h>\n");

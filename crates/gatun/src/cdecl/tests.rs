@@ -481,6 +481,10 @@ fn unsupported(e: crate::Error) -> (String, String) {
 
 #[test]
 #[cfg_attr(
+    miri,
+    ignore = "several parses, slow under Miri (the parser has no unsafe code)"
+)]
+#[cfg_attr(
     all(target_vendor = "apple", target_arch = "aarch64"),
     ignore = "`long double` is `double` on Apple arm64"
 )]
@@ -582,6 +586,10 @@ fn types_without_layout_are_declared_and_fail_only_when_needed() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "several parses, slow under Miri (the parser has no unsafe code)"
+)]
 fn bitfields_get_gccs_layout_and_accessors() {
     let d = parse(
         "struct flags { unsigned a : 1, : 0; int b : 3; };
@@ -647,6 +655,10 @@ fn bitfields_get_gccs_layout_and_accessors() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "several parses, slow under Miri (the parser has no unsafe code)"
+)]
 fn mode_attribute_as_gcc() {
     let d = parse(
         "typedef int register_t __attribute__((__mode__(__word__)));
@@ -699,6 +711,10 @@ fn mode_attribute_as_gcc() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "several parses, slow under Miri (the parser has no unsafe code)"
+)]
 fn gnu_header_grammar() {
     let d = parse(
         "extern int fscanf (FILE *__restrict __stream, const char *__restrict __format, ...)
@@ -761,6 +777,10 @@ fn gnu_header_grammar() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "several parses, slow under Miri (the parser has no unsafe code)"
+)]
 fn constant_expressions_are_typed_as_in_c() {
     let d = parse(
         "enum e {
@@ -811,6 +831,10 @@ fn constant_expressions_are_typed_as_in_c() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "several parses, slow under Miri (the parser has no unsafe code)"
+)]
 fn function_pointer_typedefs_and_callbacks() {
     let d = parse(
         "typedef int (*cmp)(const void *, const void *);
@@ -849,6 +873,10 @@ fn function_pointer_typedefs_and_callbacks() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "several parses, slow under Miri (the parser has no unsafe code)"
+)]
 fn transparent_unions_pass_as_their_first_member() {
     let d = parse(
         "typedef union { struct sockaddr *__sockaddr__; void *__other; } arg_t
@@ -889,6 +917,10 @@ fn link_errors_name_the_function() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "several parses, slow under Miri (the parser has no unsafe code)"
+)]
 fn offsetof_and_extension_in_constant_expressions() {
     let d = parse(
         "struct in { char c; double d[3]; };
@@ -908,6 +940,10 @@ fn offsetof_and_extension_in_constant_expressions() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "several parses, slow under Miri (the parser has no unsafe code)"
+)]
 fn typedefs_of_unknown_size_arrays_are_incomplete() {
     let d = parse(
         "typedef int *list_t[]; typedef list_t list2_t;
@@ -929,6 +965,10 @@ fn typedefs_of_unknown_size_arrays_are_incomplete() {
 }
 
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "several parses, slow under Miri (the parser has no unsafe code)"
+)]
 fn long_double_follows_the_data_model() {
     let d = parse("long double sqrtl(long double x);");
     if DataModel::HOST.long_double_is_double {
