@@ -231,9 +231,13 @@ fn check_bitfields(
          }}\n\
          int main(void) {{\n{body}return bad;\n}}\n"
     );
+    // One directory per check: the tests run concurrently, and two of them check the same
+    // header (with and without _GNU_SOURCE).
+    static CHECKS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let dir = std::env::temp_dir().join(format!(
-        "gatun-bitfields-{}-{}",
+        "gatun-bitfields-{}-{}-{}",
         std::process::id(),
+        CHECKS.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         name.replace('/', "_")
     ));
     let _ = std::fs::create_dir_all(&dir);
