@@ -520,8 +520,8 @@ pub fn run(args: &CallArgs) -> Result<(), String> {
         }
     };
     let f = decls
-        .function(&name)
-        .ok_or_else(|| format!("`{name}` is not declared"))?
+        .try_function(&name)
+        .map_err(|e| e.to_string())?
         .clone();
 
     let mut lookup: Option<SymbolLookup> = None;
@@ -538,7 +538,7 @@ pub fn run(args: &CallArgs) -> Result<(), String> {
         Some(l) => l.or(SymbolLookup::default_lookup()),
         None => SymbolLookup::default_lookup(),
     };
-    let symbol = lookup.find(&name).map_err(|e| e.to_string())?;
+    let symbol = lookup.find(f.symbol()).map_err(|e| e.to_string())?;
 
     let fixed = f.descriptor.argument_layouts().len();
     let given = args.args.len();

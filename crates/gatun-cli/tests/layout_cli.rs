@@ -119,7 +119,7 @@ fn other_bad_types() {
     for (decl, part) in [
         ("", "end of input"),
         ("long double", "long double"),
-        ("struct b { int f : 3; }", "bitfields"),
+        ("struct b { int f : 33; }", "33 bits wide"),
         ("void", "no layout"),
         ("int f(void);", "declaration of `f`"),
         ("struct S { char c; } x y", "expected"),

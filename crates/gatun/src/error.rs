@@ -76,6 +76,15 @@ pub enum Error {
         reason: String,
     },
 
+    /// A name that a set of C declarations does not declare (as the kind asked for).
+    #[error("no {kind} `{name}` is declared")]
+    NotDeclared {
+        /// What was looked up: `"function"`, `"type with a layout"`, ...
+        kind: &'static str,
+        /// The name that was looked up.
+        name: String,
+    },
+
     /// An unknown C type name.
     #[error("unknown C type `{name}`")]
     UnknownType {

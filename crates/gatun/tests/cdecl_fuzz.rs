@@ -1,11 +1,13 @@
 //! No input makes `gatun::cdecl` panic or overflow the stack: proptest feeds it random bytes,
-//! random token soups and mutated valid declarations, through both `Declarations::add` and
+//! random token soups and mutated valid declarations (the GNU C of system headers included:
+//! `mode`/`vector_size`/`transparent_union` attributes, `__asm__` labels, inline bodies,
+//! `_Static_assert`, types without layout, bitfields, VLA parameters, typed constants), through both `Declarations::add` and
 //! `Declarations::type_layout`, and checks that every error renders with a position inside the
 //! input.
 //!
 //! The normal run tries 21,000 inputs (7,000 per generator). The full campaign — 1,050,000
 //! inputs, 350,000 per generator — is `#[ignore]`d; run it with
-//! `cargo test -p gatun --test cdecl_fuzz -- --ignored` (about a minute in a debug build).
+//! `cargo test -p gatun --test cdecl_fuzz -- --ignored` (a few minutes in a debug build).
 //! Inputs that once failed live in `tests/cdecl_corpus/` (run by `tests/cdecl_corpus.rs`).
 
 use gatun::cdecl::Declarations;
@@ -92,6 +94,37 @@ const TOKENS: &[&str] = &[
     "point",
     "node",
     "RED",
+    "__attribute__((mode(DI)))",
+    "__attribute__((__mode__(__word__)))",
+    "__attribute__((vector_size(16)))",
+    "__attribute__((transparent_union))",
+    "__attribute__((nonnull(1), format(printf, 1, 2)))",
+    "__attribute__((frobnicate))",
+    "mode",
+    "vector_size",
+    "__asm__(\"\" \"label\")",
+    "_Static_assert",
+    "__builtin_va_list",
+    "va_list",
+    "_Float128",
+    "_Float32",
+    "_Float64x",
+    "__float128",
+    "__complex__",
+    "__extension__",
+    "__inline",
+    "__restrict",
+    "static inline",
+    "0U",
+    "1UL",
+    "0xffffffffu",
+    "(unsigned char)",
+    "__builtin_offsetof",
+    "static int v =",
+    "= { 1, { 2 } }",
+    "typedef int t[];",
+    "(int)",
+    "n",
     "\n#pragma pack(push, 1)\n",
     "\n#pragma pack(pop)\n",
     "\n#pragma pack(2)\n",
@@ -122,6 +155,17 @@ const SEEDS: &[&str] = &[
     "typedef int (*cmp_t)(const void *, const void *); void qsort(void *, size_t, size_t, cmp_t);",
     "struct f { uint32_t n; uint16_t data[]; }; _Alignas(16) extern int aligned_var;",
     "struct o { struct { int a; union { char c; double d; }; }; int m[2][3]; };",
+    "typedef int register_t __attribute__((__mode__(__word__))); typedef int v4 __attribute__((vector_size(16)));",
+    "extern int fscanf(FILE *__restrict s, const char *__restrict f, ...) __asm__(\"\" \"__isoc99_fscanf\");",
+    "static __inline unsigned int bswap(unsigned int x) { return ((x & 0xff000000u) >> 24) | (x << 24); }",
+    "_Static_assert(sizeof(int) == 4, \"int\"); struct s { int a; _Static_assert(1, \"x\"); };",
+    "typedef struct { long long a; long double b; } max_align_t; long double sqrtl(long double);",
+    "_Complex double csqrt(_Complex double); __int128 w(void); int vprintf(const char *, __builtin_va_list);",
+    "struct bits { unsigned a : 1, : 0; int b : 3; }; int regexec(int n, int m[__restrict n]);",
+    "typedef union { int *a; void *b; } arg __attribute__((transparent_union)); int take(arg);",
+    "enum { A = ~0U, B = (unsigned char)-1, C = 1 << 31, D = -1 < 0U, E = (int)((1UL << 7) << 24) };",
+    "struct in { char c; double d[3]; }; enum { O = __builtin_offsetof(struct in, d[2]) };",
+    "static const struct { const char *n; } names[] = { { \"a\" }, { \"b\" } }; typedef int *list_t[];",
 ];
 
 fn check(src: &str) {
@@ -130,6 +174,12 @@ fn check(src: &str) {
         Ok(_) => {
             for f in d.functions() {
                 let _ = f.descriptor.to_string();
+                for i in 0..f.descriptor.argument_layouts().len() {
+                    let _ = d.callback(&f.name, i);
+                }
+            }
+            for name in d.unlinkable_functions() {
+                assert!(d.try_function(name).is_err());
             }
         }
         Err(e) => {
@@ -277,6 +327,14 @@ fn pathological_inputs() {
         "\"".repeat(10_001),
         "__attribute__((".repeat(10_000),
         "#pragma pack(push, 1)\n".repeat(10_000),
+        "static inline int f(void) ".to_string() + &"{".repeat(100_000),
+        "int f(int a[".to_string() + &"n[".repeat(50_000),
+        "int f(int a[".to_string() + &"(".repeat(50_000) + "n",
+        "_Static_assert(".repeat(10_000),
+        "typedef int x __attribute__((mode(".repeat(10_000),
+        "__asm__(\"".to_string() + &"\" \"".repeat(10_000),
+        "void f(".to_string() + &"void (*g)(".repeat(30) + &")".repeat(31) + ";",
+        "enum { A = ".to_string() + &"(unsigned char)".repeat(30_000) + "-1 };",
         (1..5_000)
             .map(|i| format!("typedef t{} t{i}[1];", i - 1))
             .fold("typedef int t0;".to_string(), |a, b| a + &b),

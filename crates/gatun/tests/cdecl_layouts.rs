@@ -1,13 +1,20 @@
 //! gatun::cdecl against gcc: `tests/native/cdecl_layouts.h` is compiled by gcc (through
 //! `cdecl_layouts.c`, which exports sizeof/_Alignof/offsetof of every declaration) and parsed
-//! by `Declarations`; every figure must agree. Covers `__attribute__((packed))`,
+//! by `Declarations`; every figure must agree. Covers `__attribute__((packed))`, `mode(...)`,
+//! `sizeof`/`_Alignof` of types without a gatun layout (vectors, `long double`, ...),
 //! `#pragma pack(push/pop/n/())`, member `packed`/`aligned`, `_Alignas`, enums as array
-//! sizes, anonymous members, flexible arrays and function-pointer members.
+//! sizes, anonymous members, flexible arrays and function-pointer members; bitfields (bit
+//! offsets, widths and signedness from `cdecl_bitfields()`, and structs with bitfields passed
+//! and returned by value).
 #![cfg(all(target_os = "linux", not(miri)))]
 
 use std::ffi::{c_char, CStr};
 
 use gatun::cdecl::Declarations;
+use gatun::layout::MemoryLayout;
+use gatun::linker::SymbolLookup;
+use gatun::memory::{Arena, SegmentAllocator};
+use gatun::Value;
 
 #[repr(C)]
 struct Entry {
@@ -45,10 +52,24 @@ fn cdecl_layouts_match_gcc() {
                 CStr::from_ptr(e.path).to_str().unwrap(),
             )
         };
+        if path == "#const" {
+            let ours = decls
+                .constant(ty)
+                .unwrap_or_else(|| panic!("gatun has no constant `{ty}`"));
+            if ours != e.value as i64 {
+                mismatches.push(format!("{ty}: gcc {} gatun {ours}", e.value));
+            }
+            checked += 1;
+            continue;
+        }
         let layout = decls
             .layout(ty)
             .unwrap_or_else(|| panic!("gatun has no layout for `{ty}`"));
         let ours = match path {
+            "#signed" => match layout {
+                MemoryLayout::Value(v) => usize::from(v.kind().is_signed()),
+                other => panic!("{ty} is not a scalar: {other}"),
+            },
             "#size" => layout.byte_size(),
             "#align" => layout.byte_alignment(),
             p => layout
@@ -65,4 +86,115 @@ fn cdecl_layouts_match_gcc() {
     }
     assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
     assert!(checked >= 80, "only {checked} figures checked");
+}
+
+#[repr(C)]
+struct BitEntry {
+    type_name: *const c_char,
+    field: *const c_char,
+    bit_offset: usize,
+    bit_width: usize,
+    is_signed: i32,
+}
+
+fn natives() -> SymbolLookup {
+    // SAFETY: our own test library, no unsound initialisers.
+    unsafe { SymbolLookup::library(env!("GATUN_TEST_NATIVES")) }.unwrap()
+}
+
+#[test]
+fn bitfields_match_gcc() {
+    let decls = Declarations::parse(include_str!("native/cdecl_layouts.h")).unwrap();
+    // SAFETY: our own test library, no unsound initialisers.
+    let lib = unsafe { libloading::Library::new(env!("GATUN_TEST_NATIVES")) }.unwrap();
+    // SAFETY: `size_t cdecl_bitfields(const struct cdecl_bitfield_entry **)`, whose entry
+    // struct has `BitEntry`'s layout.
+    let f = unsafe {
+        lib.get::<unsafe extern "C" fn(*mut *const BitEntry) -> usize>(b"cdecl_bitfields")
+            .unwrap()
+    };
+    let mut table: *const BitEntry = std::ptr::null();
+    // SAFETY: fills `table` with a pointer to `n` static entries.
+    let n = unsafe { f(&mut table) };
+    assert!(n >= 30, "only {n} bitfields");
+    let mut mismatches = Vec::new();
+    for i in 0..n {
+        // SAFETY: in bounds (i < n), static strings.
+        let (ty, field, e) = unsafe {
+            let e = &*table.add(i);
+            (
+                CStr::from_ptr(e.type_name).to_str().unwrap(),
+                CStr::from_ptr(e.field).to_str().unwrap(),
+                e,
+            )
+        };
+        let Some(b) = decls.bitfield(ty, field) else {
+            mismatches.push(format!("{ty}.{field}: gatun has no such bitfield"));
+            continue;
+        };
+        let ours = (b.bit_offset(), b.bit_width() as usize, b.kind().is_signed());
+        let gcc = (e.bit_offset, e.bit_width, e.is_signed != 0);
+        if ours != gcc {
+            mismatches.push(format!(
+                "{ty}.{field}: gcc (offset, width, signed) {gcc:?}, gatun {ours:?}"
+            ));
+        }
+    }
+    assert!(mismatches.is_empty(), "{}", mismatches.join("\n"));
+}
+
+#[test]
+#[cfg(target_arch = "x86_64")]
+fn bitfield_structs_pass_by_value() {
+    let decls = Declarations::parse(include_str!("native/cdecl_layouts.h")).unwrap();
+    let lib = natives();
+    let layout = decls.layout("struct cl_bf_byval").unwrap().clone();
+    let field = |n: &str| decls.bitfield("struct cl_bf_byval", n).unwrap().clone();
+    let arena = Arena::confined();
+    let s = arena.allocate_layout(&layout).unwrap();
+    field("a").set(&s, 0, &Value::U32(5)).unwrap();
+    field("b").set(&s, 0, &Value::I32(-9)).unwrap();
+    field("c").set(&s, 0, &Value::U32(1_000_000)).unwrap();
+    field("d").set(&s, 0, &Value::I32(-100)).unwrap();
+    let sum = decls.link(&lib, "cl_bf_byval_sum").unwrap();
+    // SAFETY: long long cl_bf_byval_sum(struct cl_bf_byval) with a struct of that layout.
+    let r = unsafe { sum.invoke(&[Value::Segment(s)]) }.unwrap();
+    assert_eq!(r, Value::I64(5 - 9 + 1_000_000 - 100));
+    let make = decls.link(&lib, "cl_bf_byval_make").unwrap();
+    // SAFETY: struct cl_bf_byval cl_bf_byval_make(int, int, int, int).
+    let out = unsafe {
+        make.invoke_into(
+            &arena,
+            &[
+                Value::I32(7),
+                Value::I32(15),
+                Value::I32(0xABCDE),
+                Value::I32(-128),
+            ],
+        )
+    }
+    .unwrap();
+    let out = out.as_segment().expect("a struct");
+    assert_eq!(field("a").get(&out, 0).unwrap(), Value::U32(7));
+    assert_eq!(field("b").get(&out, 0).unwrap(), Value::I32(15));
+    assert_eq!(field("c").get(&out, 0).unwrap(), Value::U32(0xABCDE));
+    assert_eq!(field("d").get(&out, 0).unwrap(), Value::I32(-128));
+    // A float and a bitfield share the first eightbyte: INTEGER class, as gcc passes it.
+    let fl = decls.layout("struct cl_bf_float").unwrap().clone();
+    let s = arena.allocate_layout(&fl).unwrap();
+    s.set(0, 2.0f32).unwrap();
+    let tag = decls.bitfield("struct cl_bf_float", "tag").unwrap();
+    tag.set(&s, 0, &Value::I32(-3)).unwrap();
+    let f = decls.link(&lib, "cl_bf_float_tag").unwrap();
+    // SAFETY: int cl_bf_float_tag(struct cl_bf_float).
+    let r = unsafe { f.invoke(&[Value::Segment(s)]) }.unwrap();
+    assert_eq!(r, Value::I32(-1));
+    // Even an unnamed bitfield's bytes make the eightbyte INTEGER (gcc passes this in rdi).
+    let ul = decls.layout("struct cl_bf_unnamed_float").unwrap().clone();
+    let s = arena.allocate_layout(&ul).unwrap();
+    s.set(0, 6.5f32).unwrap();
+    let f = decls.link(&lib, "cl_bf_unnamed_float_get").unwrap();
+    // SAFETY: float cl_bf_unnamed_float_get(struct cl_bf_unnamed_float).
+    let r = unsafe { f.invoke(&[Value::Segment(s)]) }.unwrap();
+    assert_eq!(r, Value::F32(6.5));
 }

@@ -33,10 +33,50 @@
 //!   (or after the `typedef` name that gives an anonymous one its name).
 //! - `typedef`, `enum` (enumerators are constants usable in array sizes and other constant
 //!   expressions; the enum is `int`, or `unsigned int` / 64-bit if its values need it, as GCC
-//!   does), `sizeof(type)`, `_Alignof(type)`, casts and the usual integer operators in constant
-//!   expressions.
-//! - `const`, `volatile`, `restrict`, storage classes, `inline`, `_Noreturn`, `__extension__`,
-//!   `__asm__("label")` and unknown `__attribute__`s are accepted and ignored.
+//!   does). Constant expressions are typed as in C: integer constants take the type their
+//!   suffix, base and value give (`~0U` is 4294967295), operands undergo the integer
+//!   promotions and usual arithmetic conversions (`-1 < 0U` is 0), casts convert
+//!   (`(unsigned char)-1` is 255), unsigned arithmetic wraps and signed overflow is an error;
+//!   `sizeof(type)`, `_Alignof(type)`, `__builtin_offsetof(type, a.b[2])`, `?:`,
+//!   `__extension__` and every integer operator are understood.
+//! - `const`, `volatile`, `restrict` (and the `__restrict`, `__const`, ... spellings), storage
+//!   classes, `inline`, `_Noreturn`, `__extension__` are accepted and ignored.
+//! - GNU C as system headers use it, after `cc -E -P` ([`Declarations::from_headers`] runs the
+//!   preprocessor): `__attribute__((...))` wherever a declarator allows it; `static`/`inline`
+//!   function definitions (their bodies are skipped and they are not declared: there may be no
+//!   symbol); `_Static_assert` (evaluated: a false one is an error); `__asm__("label")` after a
+//!   prototype, which becomes the [`FunctionDecl::symbol`] to look up (glibc redirects some
+//!   functions this way); variable-length array parameters (`int a[n]`, pointers anyway);
+//!   identical re-declarations and re-typedefs (conflicting ones are errors), and a header's
+//!   own definitions of the predefined typedefs (`typedef struct _IO_FILE FILE;`).
+//! - Attributes that change a type: `packed`, `aligned(n)` (see Packing), `mode(m)` as GCC
+//!   applies it (`QI`/`HI`/`SI`/`DI`/`TI`, `word`, `pointer`, `byte`, `SF`/`DF`/`XF`/`TF`: an
+//!   integer keeps its signedness and takes the mode's width, so `typedef int register_t
+//!   __attribute__((__mode__(__word__)))` is 8 bytes), `vector_size(n)` (a vector type, see
+//!   below). Attributes that change neither layout nor calling convention (`nonnull`,
+//!   `format`, `deprecated`, `visibility`, `nothrow`, `leaf`, `malloc`, `access`, ...) are
+//!   accepted anywhere; any other attribute is a positioned error, never a silently wrong
+//!   size.
+//! - Types gatun cannot pass — `long double`, `_Float64x`, `_Float128`, `__float128`,
+//!   `_Float16`, `__int128` (and `__int128_t`), `_Complex T`, vector types,
+//!   `__builtin_va_list` / `va_list` by value — are *declared*: a header full of them still
+//!   yields every other function. The error comes only when a layout is needed: linking a
+//!   function that takes or returns one ([`Declarations::try_function`] names the function,
+//!   the parameter and the type; [`Declarations::function`] is `None` for it), or asking for
+//!   such a type or a record containing one ([`Declarations::try_layout`] names the member).
+//!   `sizeof` and `_Alignof` of them still give gcc's figures in constant expressions.
+//!   `_Float32` and `_Float64` are `float` and `double`.
+//! - Bitfields, laid out as gcc does on SysV x86-64 and AArch64 (see
+//!   [`BitField`](crate::layout::BitField)): the record is an ordinary struct layout whose
+//!   bitfield bytes are unnamed `u8` runs, so it passes by value like any struct, and
+//!   [`Declarations::bitfield`] gives each bitfield's bit offset, width and type, with typed
+//!   `get`/`set`. An enum without negative values is unsigned in a bitfield, as in GCC.
+//! - Function types: [`Declarations::function_pointer`] gives the descriptor of a
+//!   function-pointer (or function) typedef, [`Declarations::callback`] that of a callback
+//!   parameter, for [`Linker::upcall_stub`](crate::linker::Linker::upcall_stub);
+//!   [`Declarations::link`] and [`Declarations::link_variadic`] link a declared function in
+//!   one step. A `transparent_union` parameter is passed as the union's first member, as GCC
+//!   does.
 //! - The standard typedefs ([`STANDARD_TYPEDEFS`]): `size_t`, `ssize_t`, `ptrdiff_t`,
 //!   `intptr_t`, `uintptr_t`, `intmax_t`, `intN_t`, `uintN_t`, `int_leastN_t`, `bool`, `wchar_t`,
 //!   `char16_t`, `char32_t`, and on Unix `off_t`, `pid_t`, `uid_t`, `gid_t`, `mode_t`, `time_t`,
@@ -51,31 +91,38 @@
 //! linker classifies like any other: a by-value struct with a misaligned scalar is passed in
 //! MEMORY on SysV, SysV AMD64 ABI §3.2.3). `__attribute__((packed))` on a single member lowers
 //! that member only; `__attribute__((aligned(n)))` and `_Alignas(n)` raise a member's or a
-//! record's alignment. The layouts are checked against GCC in `tests/cdecl_layouts.rs`.
+//! record's alignment; on a typedef, `aligned` raises the alignment and keeps `sizeof`, as
+//! GCC does. The layouts are checked against GCC in `tests/cdecl_layouts.rs`, and
+//! `tests/system_headers.rs` checks every constant, size, alignment and member offset of every
+//! `/usr/include/*.h` and `openssl/*.h` against gcc.
 //!
 //! # What is rejected (with a positioned [`CdeclError`])
-//! `long double`, `_Complex` and `__int128` (no gatun scalar: the linker rejects them too),
-//! bitfields (their placement is ABI-specific and gatun layouts are byte-granular), function
-//! definitions, initializers, `#include`/`#define` and other preprocessor directives (`#pragma`s
-//! other than `pack` and GCC line markers are ignored), floating constants in constant
-//! expressions, and recursion deeper than [`MAX_NESTING`].
+//! Non-`static`, non-`inline` function definitions, initializers, `#include`/`#define` and
+//! other preprocessor directives (`#pragma`s other than `pack` and GCC line markers are
+//! ignored), `_Atomic`, `typeof`, decimal floating types, attributes gatun does not know,
+//! floating constants in constant expressions, and recursion deeper than [`MAX_NESTING`].
 //!
 //! # Errors and robustness
 //! Every error carries the line, column and span of the offending token; its `Display`
 //! renders the message, the source line and a caret under the token. No input makes the parser
 //! panic or overflow the stack: it is fuzzed with proptest (random bytes, token soups and
 //! mutated declarations; `tests/cdecl_fuzz.rs`) and a regression corpus lives in
-//! `tests/cdecl_corpus/`.
+//! `tests/cdecl_corpus/`. Parsing is linear in the input: a system header of half a megabyte
+//! after preprocessing (`openssl/ssl.h`, 4,300 functions) parses in well under a second in a
+//! debug build.
 
+mod headers;
 mod lexer;
 mod parser;
 
-use std::collections::{BTreeMap, HashMap};
+pub use headers::{HeaderError, HeaderOptions};
+
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
 use crate::layout::{DataModel, MemoryLayout, ScalarKind, ValueLayout};
-use crate::linker::FunctionDescriptor;
+use crate::linker::{DowncallHandle, FunctionDescriptor, Linker, LinkerOption, SymbolLookup};
 
 /// How deeply declarators, records, parameter lists and constant expressions may nest (each
 /// level is one recursive call; deeper input is an error, not a stack overflow). The same
@@ -104,8 +151,11 @@ impl Span {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct FunctionDecl {
-    /// The function's name (the symbol to look up).
+    /// The function's name as C code calls it.
     pub name: String,
+    /// The symbol to look up: the `__asm__("label")` the prototype gives (glibc redirects
+    /// some functions this way, e.g. `fscanf` to `__isoc99_fscanf`), else the name.
+    pub symbol: String,
     /// Return and fixed-parameter layouts. For a variadic function the variadic arguments of a
     /// particular call are appended with [`FunctionDescriptor::append_argument_layouts`]
     /// (promoted: `float` → `double`, narrow integers → `int`, C11 §6.5.2.2 ¶7).
@@ -115,6 +165,13 @@ pub struct FunctionDecl {
     pub variadic: Option<usize>,
     /// Each fixed parameter's name, if the prototype gave one.
     pub param_names: Vec<Option<String>>,
+}
+
+impl FunctionDecl {
+    /// The symbol to look up for this function: its `__asm__` label, else its name.
+    pub fn symbol(&self) -> &str {
+        &self.symbol
+    }
 }
 
 /// What one declaration declared; [`Declarations::add`] returns these in source order.
@@ -251,12 +308,49 @@ pub(crate) enum Ty {
     Incomplete(String),
     /// A function type.
     Func(Arc<FnTy>),
+    /// A type that is declared but has no gatun layout (`long double`, `__int128`,
+    /// `_Complex`, vectors, `va_list`, records containing one): an error arises only where a
+    /// layout is needed.
+    NoLayout(Arc<NoLayout>),
+}
+
+impl Ty {
+    /// `"struct tag"` / `"union tag"` for a named record type.
+    pub(crate) fn name_of_record(&self) -> Option<String> {
+        match self {
+            Ty::Object(l @ MemoryLayout::Struct(_)) => l.name().map(|n| format!("struct {n}")),
+            Ty::Object(l @ MemoryLayout::Union(_)) => l.name().map(|n| format!("union {n}")),
+            _ => None,
+        }
+    }
+}
+
+/// Why a type has no layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct NoLayout {
+    /// The type as C spells it: `"long double"`, `"struct max_align_t"`.
+    pub(crate) spelling: String,
+    /// Why it has no layout (for a record: the member that has none, and why).
+    pub(crate) reason: String,
+    /// `sizeof` and `_Alignof` in bytes, where gcc's are known (for constant expressions).
+    pub(crate) size_align: Option<(usize, usize)>,
+}
+
+impl NoLayout {
+    pub(crate) fn error(&self) -> crate::Error {
+        crate::Error::Unsupported {
+            type_name: self.spelling.clone(),
+            reason: self.reason.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct FnTy {
     pub(crate) ret: Ty,
     pub(crate) params: Vec<(Option<String>, Ty)>,
+    /// For each parameter that is a pointer to a function, that function's type.
+    pub(crate) callbacks: Vec<Option<Arc<FnTy>>>,
     pub(crate) variadic: bool,
 }
 
@@ -264,6 +358,8 @@ pub(crate) struct FnTy {
 pub(crate) struct Tag {
     kind: TagKind,
     layout: Option<MemoryLayout>,
+    /// Set for a defined record that has no layout (a member of a type without one).
+    no_layout: Option<Arc<NoLayout>>,
 }
 
 /// Everything declared so far (cloned for atomic `add`).
@@ -272,7 +368,30 @@ pub(crate) struct State {
     typedefs: HashMap<String, Ty>,
     tags: HashMap<String, Tag>,
     functions: BTreeMap<String, FunctionDecl>,
+    /// Functions declared with a parameter or return type that has no layout: the error
+    /// linking them gives.
+    unlinkable: BTreeMap<String, crate::Error>,
+    /// Typedef names still holding their predefined meaning ([`STANDARD_TYPEDEFS`],
+    /// [`OPAQUE_TYPEDEFS`]): a header's own definition replaces them.
+    predefined: HashSet<String>,
+    /// For each incomplete tag (`"struct foo"`), the typedefs naming it, to complete them
+    /// when it is defined.
+    pending_typedefs: HashMap<String, Vec<String>>,
     constants: HashMap<String, i128>,
+    /// Typedefs of function pointers and of function types: the function type.
+    fn_typedefs: HashMap<String, Arc<FnTy>>,
+    /// Every declared function's type (for its callback parameters).
+    fn_types: HashMap<String, Arc<FnTy>>,
+    /// `transparent_union` typedef names and `"union tag"`s: their first member.
+    transparent: HashMap<String, MemoryLayout>,
+    /// The bitfields of records with bitfields, by `"struct tag"` / `"union tag"` and by
+    /// typedef name.
+    bitfields: HashMap<String, Arc<[crate::layout::BitField]>>,
+    /// Enum tags (`"enum e"`) and typedef names of enums without negative values.
+    unsigned_enums: HashSet<String>,
+    /// Typedef names of arrays of unknown size (`typedef T list[];`): incomplete types,
+    /// held as zero-length sequences for members and parameters, but without a layout.
+    incomplete_arrays: HashSet<String>,
     pack: Option<usize>,
     pack_stack: Vec<Option<usize>>,
 }
@@ -347,7 +466,9 @@ pub const STANDARD_TYPEDEFS: &[(&str, &str)] = &[
 ];
 
 /// Opaque (incomplete) struct typedefs every [`Declarations`] starts with: usable behind
-/// pointers only (`FILE *`).
+/// pointers only (`FILE *`). Every set also knows `va_list` and `__builtin_va_list` (usable
+/// behind pointers; by value they have no layout) and `__int128_t`, `__uint128_t` (no
+/// layout). A header's own definition of any predefined typedef replaces it.
 pub const OPAQUE_TYPEDEFS: &[&str] = &["FILE", "DIR"];
 
 /// A set of parsed C declarations: functions, tagged types, typedefs and enum constants.
@@ -379,11 +500,29 @@ impl Declarations {
                 Err(_) => continue,
             };
             state.typedefs.insert(name.to_string(), ty);
+            state.predefined.insert(name.to_string());
         }
         for &name in OPAQUE_TYPEDEFS {
             state
                 .typedefs
                 .insert(name.to_string(), Ty::Incomplete(format!("struct {name}")));
+            state.predefined.insert(name.to_string());
+        }
+        for (name, spelling) in [
+            ("__int128_t", "__int128"),
+            ("__uint128_t", "unsigned __int128"),
+        ] {
+            if let Ok(ty) = parser::scalar_ty(spelling) {
+                state.typedefs.insert(name.to_string(), ty);
+            }
+        }
+        for name in ["va_list", "__builtin_va_list"] {
+            state
+                .typedefs
+                .insert(name.to_string(), Ty::NoLayout(Arc::new(parser::va_list())));
+            if name == "va_list" {
+                state.predefined.insert(name.to_string());
+            }
         }
         Declarations { state }
     }
@@ -430,14 +569,164 @@ impl Declarations {
         Ok(layout)
     }
 
-    /// The function declared as `name`.
+    /// The function declared as `name`. `None` if it was not declared, or if its return type
+    /// or a parameter has no gatun layout ([`Declarations::try_function`] says why).
     pub fn function(&self, name: &str) -> Option<&FunctionDecl> {
         self.state.functions.get(name)
     }
 
-    /// Every declared function, by name.
+    /// The function declared as `name`, or why there is none.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`](crate::Error::Unsupported) naming the type and, in the reason,
+    /// the function and the parameter (or the return type) when the prototype uses a type
+    /// gatun cannot pass (`long double`, `__int128`, `_Complex`, vectors, `va_list` by value,
+    /// records containing one); [`Error::NotDeclared`](crate::Error::NotDeclared) if no
+    /// function `name` was declared.
+    pub fn try_function(&self, name: &str) -> Result<&FunctionDecl, crate::Error> {
+        if let Some(f) = self.state.functions.get(name) {
+            return Ok(f);
+        }
+        match self.state.unlinkable.get(name) {
+            Some(e) => Err(e.clone()),
+            None => Err(crate::Error::NotDeclared {
+                kind: "function",
+                name: name.to_string(),
+            }),
+        }
+    }
+
+    /// Links the declared function `name` in one step: finds its [`FunctionDecl::symbol`] in
+    /// `lookup` and makes a downcall handle with its descriptor.
+    ///
+    /// ```
+    /// use gatun::cdecl::Declarations;
+    /// use gatun::linker::SymbolLookup;
+    ///
+    /// let decls = Declarations::parse("size_t strlen(const char *s);").unwrap();
+    /// # #[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+    /// let strlen = decls.link(&SymbolLookup::default_lookup(), "strlen").unwrap();
+    /// ```
+    ///
+    /// # Errors
+    /// Those of [`Declarations::try_function`] (not declared; a type gatun cannot pass);
+    /// [`Error::InvalidDescriptor`](crate::Error::InvalidDescriptor) for a variadic function
+    /// (use [`Declarations::link_variadic`] with the call's extra arguments); those of
+    /// [`SymbolLookup::find`] and [`Linker::downcall`].
+    pub fn link(&self, lookup: &SymbolLookup, name: &str) -> Result<DowncallHandle, crate::Error> {
+        let f = self.try_function(name)?;
+        if f.variadic.is_some() {
+            return Err(crate::Error::InvalidDescriptor {
+                descriptor: f.descriptor.to_string(),
+                reason: format!(
+                    "`{name}` is variadic: link it with `link_variadic` and the layouts of the \
+                     call's variadic arguments"
+                ),
+            });
+        }
+        let symbol = lookup.find(f.symbol())?;
+        Linker::native().downcall(&symbol, &f.descriptor, &[])
+    }
+
+    /// Links the declared variadic function `name` for calls whose variadic arguments have
+    /// the layouts `extra` (appended to its fixed parameters; the linker applies C's default
+    /// argument promotions, so `float` is passed as `double`).
+    ///
+    /// # Errors
+    /// Those of [`Declarations::try_function`];
+    /// [`Error::InvalidDescriptor`](crate::Error::InvalidDescriptor) if `name` is not variadic;
+    /// those of [`SymbolLookup::find`] and [`Linker::downcall`].
+    pub fn link_variadic(
+        &self,
+        lookup: &SymbolLookup,
+        name: &str,
+        extra: &[MemoryLayout],
+    ) -> Result<DowncallHandle, crate::Error> {
+        let f = self.try_function(name)?;
+        let Some(first) = f.variadic else {
+            return Err(crate::Error::InvalidDescriptor {
+                descriptor: f.descriptor.to_string(),
+                reason: format!("`{name}` is not variadic: link it with `link`"),
+            });
+        };
+        let descriptor = f.descriptor.append_argument_layouts(extra.iter().cloned());
+        let symbol = lookup.find(f.symbol())?;
+        Linker::native().downcall(
+            &symbol,
+            &descriptor,
+            &[LinkerOption::FirstVariadicArg(first)],
+        )
+    }
+
+    /// The descriptor of the function type a typedef names — a function-pointer typedef
+    /// (`typedef int (*cmp)(const void *, const void *);`) or a function typedef — for
+    /// [`Linker::upcall_stub`](crate::linker::Linker::upcall_stub).
+    ///
+    /// ```
+    /// use gatun::cdecl::Declarations;
+    /// use gatun::layout::ValueLayout as V;
+    ///
+    /// let d = Declarations::parse("typedef int (*cmp)(const void *, const void *);").unwrap();
+    /// assert_eq!(
+    ///     d.function_pointer("cmp").unwrap(),
+    ///     gatun::FunctionDescriptor::of(V::I32, [V::ADDRESS, V::ADDRESS]),
+    /// );
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::NotDeclared`](crate::Error::NotDeclared) if `typedef` is not a typedef of a
+    /// function or function pointer; [`Error::Unsupported`](crate::Error::Unsupported) if the
+    /// function takes or returns a type gatun cannot pass, or is variadic (an upcall cannot
+    /// be).
+    pub fn function_pointer(&self, typedef: &str) -> Result<FunctionDescriptor, crate::Error> {
+        let f = self.state.fn_typedefs.get(typedef.trim()).ok_or_else(|| {
+            crate::Error::NotDeclared {
+                kind: "function-pointer typedef",
+                name: typedef.trim().to_string(),
+            }
+        })?;
+        upcall_descriptor(&self.state, typedef.trim(), f)
+    }
+
+    /// The descriptor of parameter `index` (from 0) of declared function `function`, when
+    /// that parameter is a function pointer (`qsort`'s `int (*cmp)(const void *, const void
+    /// *)`, or a function-pointer typedef): what an upcall stub passed there must be.
+    ///
+    /// # Errors
+    /// [`Error::NotDeclared`](crate::Error::NotDeclared) if `function` is not declared or
+    /// parameter `index` is not a function pointer; [`Error::Unsupported`](crate::Error::Unsupported)
+    /// as for [`Declarations::function_pointer`].
+    pub fn callback(
+        &self,
+        function: &str,
+        index: usize,
+    ) -> Result<FunctionDescriptor, crate::Error> {
+        let not = || crate::Error::NotDeclared {
+            kind: "function-pointer parameter",
+            name: format!("{function} #{index}"),
+        };
+        let f = self.state.fn_types.get(function).ok_or_else(not)?;
+        let cb = f
+            .callbacks
+            .get(index)
+            .and_then(Option::as_ref)
+            .ok_or_else(not)?;
+        upcall_descriptor(
+            &self.state,
+            &format!("parameter #{index} of `{function}`"),
+            cb,
+        )
+    }
+
+    /// Every declared function that can be linked, by name.
     pub fn functions(&self) -> impl Iterator<Item = &FunctionDecl> {
         self.state.functions.values()
+    }
+
+    /// The names of declared functions that cannot be linked (a parameter or the return type
+    /// has no gatun layout), by name; [`Declarations::try_function`] gives the reason.
+    pub fn unlinkable_functions(&self) -> impl Iterator<Item = &str> {
+        self.state.unlinkable.keys().map(String::as_str)
     }
 
     /// The layout of a defined tag — `"struct point"`, `"union value"`, `"enum color"`
@@ -458,13 +747,88 @@ impl Declarations {
         }
     }
 
+    /// The layout of a tag or typedef name, as [`Declarations::layout`], or why there is none.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`](crate::Error::Unsupported) for a type declared without a gatun
+    /// layout (`long double`, `__int128`, `_Complex`, vectors, `va_list`, and records with a
+    /// member of such a type or a bitfield: the reason names the member);
+    /// [`Error::NotDeclared`](crate::Error::NotDeclared) for unknown names, incomplete tags,
+    /// and typedefs of `void` or of function types.
+    pub fn try_layout(&self, name: &str) -> Result<&MemoryLayout, crate::Error> {
+        let not_declared = || crate::Error::NotDeclared {
+            kind: "type with a layout",
+            name: name.trim().to_string(),
+        };
+        let words: Vec<&str> = name.split_whitespace().collect();
+        let ty_or_tag = match words.as_slice() {
+            [kw @ ("struct" | "union" | "enum"), tag] => {
+                let t = self.state.tags.get(*tag).ok_or_else(not_declared)?;
+                if t.kind.keyword() != *kw {
+                    return Err(not_declared());
+                }
+                if let Some(n) = &t.no_layout {
+                    return Err(n.error());
+                }
+                return t.layout.as_ref().ok_or_else(not_declared);
+            }
+            [one] if self.state.incomplete_arrays.contains(*one) => return Err(not_declared()),
+            [one] => self.state.typedefs.get(*one).ok_or_else(not_declared)?,
+            _ => return Err(not_declared()),
+        };
+        match ty_or_tag {
+            Ty::Object(l) => Ok(l),
+            Ty::NoLayout(n) => Err(n.error()),
+            Ty::Incomplete(tag) => {
+                let t = tag.split_whitespace().last().unwrap_or("");
+                match self.state.tags.get(t) {
+                    Some(Tag {
+                        layout: Some(l), ..
+                    }) => Ok(l),
+                    Some(Tag {
+                        no_layout: Some(n), ..
+                    }) => Err(n.error()),
+                    _ => Err(not_declared()),
+                }
+            }
+            _ => Err(not_declared()),
+        }
+    }
+
     /// The layout a typedef name stands for (`None` if unknown, or if it names `void`, a
     /// function type or an incomplete type).
     pub fn typedef(&self, name: &str) -> Option<&MemoryLayout> {
+        if self.state.incomplete_arrays.contains(name.trim()) {
+            return None;
+        }
         match self.state.typedefs.get(name.trim())? {
             Ty::Object(l) => Some(l),
             _ => None,
         }
+    }
+
+    /// Every enumeration constant whose value fits in `i64`, with its value, in no particular
+    /// order.
+    pub fn constants(&self) -> impl Iterator<Item = (&str, i64)> {
+        self.state
+            .constants
+            .iter()
+            .filter_map(|(k, &v)| Some((k.as_str(), i64::try_from(v).ok()?)))
+    }
+
+    /// The bitfields of a record — `"struct flags"`, `"union u"` or a typedef name — in
+    /// declaration order (those of anonymous record members included, at their offsets in
+    /// this record); empty if it has none or is unknown.
+    pub fn bitfields(&self, record: &str) -> &[crate::layout::BitField] {
+        let key = record.split_whitespace().collect::<Vec<_>>().join(" ");
+        self.state.bitfields.get(&key).map_or(&[], |b| b)
+    }
+
+    /// The bitfield member `field` of `record` (see [`Declarations::bitfields`]), to read and
+    /// write it with [`BitField::get`](crate::layout::BitField::get) and
+    /// [`BitField::set`](crate::layout::BitField::set).
+    pub fn bitfield(&self, record: &str, field: &str) -> Option<&crate::layout::BitField> {
+        self.bitfields(record).iter().find(|b| b.name() == field)
     }
 
     /// The value of an enumeration constant, if it fits in `i64`.
@@ -474,6 +838,27 @@ impl Declarations {
             .get(name)
             .and_then(|&v| i64::try_from(v).ok())
     }
+}
+
+/// The descriptor of function type `f` as an upcall target named `what` in errors.
+fn upcall_descriptor(st: &State, what: &str, f: &FnTy) -> Result<FunctionDescriptor, crate::Error> {
+    let decl = match parser::function_decl(st, what, f, None) {
+        Ok(d) => d,
+        Err(parser::FnError::NoLayout(e)) => return Err(e),
+        Err(parser::FnError::Positioned(m)) => {
+            return Err(crate::Error::Unsupported {
+                type_name: what.to_string(),
+                reason: m,
+            })
+        }
+    };
+    if decl.variadic.is_some() {
+        return Err(crate::Error::Unsupported {
+            type_name: what.to_string(),
+            reason: "a variadic function type cannot be an upcall target".into(),
+        });
+    }
+    Ok(decl.descriptor)
 }
 
 /// The value layout of an enum whose constants span `min..=max` (GCC's rule: `int` if they

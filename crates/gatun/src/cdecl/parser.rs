@@ -10,15 +10,17 @@ use std::sync::Arc;
 
 use super::lexer::{tokenize, Kind, Token};
 use super::{
-    enum_layout, CdeclError, Declared, FnTy, FunctionDecl, Span, State, Tag, TagKind, Ty,
+    enum_layout, CdeclError, Declared, FnTy, FunctionDecl, NoLayout, Span, State, Tag, TagKind, Ty,
     MAX_NESTING,
 };
-use crate::layout::{DataModel, MemoryLayout, ValueLayout};
+use crate::layout::bitfield::{c_record_with_bitfields, RecordField};
+use crate::layout::{BitField, DataModel, MemoryLayout, ValueLayout};
 use crate::linker::FunctionDescriptor;
 
 type PResult<T> = Result<T, CdeclError>;
 
-/// Type qualifiers, storage classes and function specifiers: accepted and ignored.
+/// Type qualifiers, storage classes and function specifiers: accepted and ignored (`inline`
+/// and `static` are noted, for function definitions).
 const IGNORED: &[&str] = &[
     "const",
     "volatile",
@@ -61,36 +63,26 @@ const BUILTIN: &[&str] = &[
     "__signed__",
     "unsigned",
     "_Bool",
+    "_Complex",
+    "__complex__",
+    "__complex",
+    "__int128",
+    "_Float16",
+    "_Float32",
+    "_Float64",
+    "_Float128",
+    "_Float32x",
+    "_Float64x",
+    "_Float128x",
+    "__float128",
+    "__float80",
+    "__ibm128",
+    "__bf16",
 ];
 
-/// Type keywords gatun has no layout for.
+/// Type keywords gatun does not parse at all.
 const UNSUPPORTED: &[(&str, &str)] = &[
-    (
-        "_Complex",
-        "complex types have no gatun layout (the linker rejects them too)",
-    ),
-    (
-        "__complex__",
-        "complex types have no gatun layout (the linker rejects them too)",
-    ),
     ("_Imaginary", "imaginary types have no gatun layout"),
-    (
-        "__int128",
-        "128-bit integers have no gatun layout (the linker rejects them too)",
-    ),
-    (
-        "__int128_t",
-        "128-bit integers have no gatun layout (the linker rejects them too)",
-    ),
-    (
-        "__uint128_t",
-        "128-bit integers have no gatun layout (the linker rejects them too)",
-    ),
-    ("_Float16", "extended floating types have no gatun layout"),
-    ("_Float128", "extended floating types have no gatun layout"),
-    ("__float128", "extended floating types have no gatun layout"),
-    ("__float80", "extended floating types have no gatun layout"),
-    ("__bf16", "extended floating types have no gatun layout"),
     ("_Decimal32", "decimal floating types have no gatun layout"),
     ("_Decimal64", "decimal floating types have no gatun layout"),
     ("_Decimal128", "decimal floating types have no gatun layout"),
@@ -98,15 +90,8 @@ const UNSUPPORTED: &[(&str, &str)] = &[
     ("typeof", "`typeof` is not supported"),
     ("__typeof", "`typeof` is not supported"),
     ("__typeof__", "`typeof` is not supported"),
+    ("typeof_unqual", "`typeof` is not supported"),
     ("__auto_type", "`__auto_type` is not supported"),
-    (
-        "__builtin_va_list",
-        "`va_list` is not supported: pass variadic arguments with `...`",
-    ),
-    (
-        "va_list",
-        "`va_list` is not supported: pass variadic arguments with `...`",
-    ),
 ];
 
 const ATTRIBUTE: &[&str] = &[
@@ -118,14 +103,128 @@ const ATTRIBUTE: &[&str] = &[
     "__declspec",
 ];
 
+/// Attributes that change neither a type's size, alignment or representation nor how a
+/// function is called: accepted (with any arguments) and ignored. Names are compared without
+/// their `__` prefix and suffix.
+const HARMLESS_ATTRIBUTES: &[&str] = &[
+    "access",
+    "alias",
+    "alloc_align",
+    "alloc_size",
+    "always_inline",
+    "artificial",
+    "assume_aligned",
+    "cold",
+    "common",
+    "const",
+    "constructor",
+    "copy",
+    "deprecated",
+    "designated_init",
+    "destructor",
+    "error",
+    "externally_visible",
+    "fallthrough",
+    "fd_arg",
+    "fd_arg_read",
+    "fd_arg_write",
+    "flatten",
+    "format",
+    "format_arg",
+    "gnu_inline",
+    "hot",
+    "ifunc",
+    "leaf",
+    "malloc",
+    "may_alias",
+    "no_instrument_function",
+    "no_reorder",
+    "no_sanitize",
+    "no_sanitize_address",
+    "no_split_stack",
+    "no_stack_protector",
+    "nocommon",
+    "noclone",
+    "noinline",
+    "noipa",
+    "nonnull",
+    "nonstring",
+    "noplt",
+    "noreturn",
+    "nothrow",
+    "null_terminated_string_arg",
+    "optimize",
+    "pure",
+    "retain",
+    "returns_nonnull",
+    "returns_twice",
+    "section",
+    "sentinel",
+    "target",
+    "target_clones",
+    "tls_model",
+    "unavailable",
+    "unused",
+    "used",
+    "visibility",
+    "warn_if_not_aligned",
+    "warn_unused_result",
+    "warning",
+    "weak",
+    "weakref",
+    "zero_call_used_regs",
+    "gcc_struct",
+    "sysv_abi",
+    "cdecl",
+    "regparm",
+];
+
+/// Attributes that change a type or a calling convention in a way gatun does not model:
+/// positioned errors (never a silently wrong layout).
+const REJECTED_ATTRIBUTES: &[(&str, &str)] = &[
+    (
+        "ms_abi",
+        "the Microsoft x64 calling convention is not supported by the cdecl parser",
+    ),
+    ("ms_struct", "the Microsoft struct layout is not supported"),
+    (
+        "scalar_storage_order",
+        "reversed scalar storage order is not supported",
+    ),
+    ("stdcall", "32-bit calling conventions are not supported"),
+    ("fastcall", "32-bit calling conventions are not supported"),
+    ("thiscall", "32-bit calling conventions are not supported"),
+    ("vectorcall", "the vectorcall convention is not supported"),
+    ("interrupt", "interrupt handlers cannot be called"),
+    ("naked", "naked functions cannot be called"),
+];
+
 /// The largest alignment `__attribute__((aligned))` without an argument gives (GCC's
 /// `__BIGGEST_ALIGNMENT__` on x86-64 and AArch64).
 const BIGGEST_ALIGNMENT: usize = 16;
 
-#[derive(Debug, Clone, Copy, Default)]
+/// GCC's `mode` attribute argument: the machine mode a scalar type is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// An integer mode of this many bytes (QI 1, HI 2, SI 4, DI 8, TI 16; `word`, `pointer`,
+    /// `unwind_word` are DI on 64-bit targets, `byte` is QI).
+    Int(usize),
+    /// A floating mode of this many bytes (SF 4, DF 8, XF/TF 16).
+    Float(usize, &'static str),
+}
+
+#[derive(Debug, Clone, Default)]
 struct Attrs {
     packed: bool,
     aligned: Option<usize>,
+    /// `mode(...)` and where it was written.
+    mode: Option<(Mode, Span)>,
+    /// `vector_size(N)` (bytes) and where it was written.
+    vector_size: Option<(usize, Span)>,
+    /// `__asm__("label")`: the symbol name.
+    asm_label: Option<String>,
+    /// `transparent_union`: a parameter of this union type is passed as its first member.
+    transparent_union: bool,
 }
 
 impl Attrs {
@@ -134,6 +233,24 @@ impl Attrs {
         if let Some(a) = other.aligned {
             self.aligned = Some(self.aligned.map_or(a, |b| b.max(a)));
         }
+        if other.mode.is_some() {
+            self.mode = other.mode;
+        }
+        if other.vector_size.is_some() {
+            self.vector_size = other.vector_size;
+        }
+        if other.asm_label.is_some() {
+            self.asm_label = other.asm_label;
+        }
+        self.transparent_union |= other.transparent_union;
+    }
+
+    /// The first attribute that changes the type it applies to, with its position.
+    fn type_changing(&self) -> Option<(&'static str, Span)> {
+        if let Some((_, s)) = self.mode {
+            return Some(("mode", s));
+        }
+        self.vector_size.map(|(_, s)| ("vector_size", s))
     }
 }
 
@@ -141,6 +258,19 @@ impl Attrs {
 struct Spec {
     ty: Ty,
     typedef: bool,
+    /// `inline` or `static` was among the specifiers (a definition's body is then skipped).
+    inline_or_static: bool,
+    /// The function type, when the type is a function-pointer typedef's name.
+    typedef_fn: Option<Arc<FnTy>>,
+    /// For a `transparent_union` type: its first member, which a parameter of the type is
+    /// passed as (GCC).
+    transparent: Option<MemoryLayout>,
+    /// The bitfields of the record type named (empty for other types).
+    bits: Arc<[BitField]>,
+    /// The type is an enum without negative values (unsigned in a bitfield, as GCC has it).
+    enum_unsigned: bool,
+    /// The type is a typedef of an array of unknown size (incomplete: no `sizeof`).
+    incomplete_array: bool,
     attrs: Attrs,
     /// The specifier defined an untagged struct/union (a C11 anonymous member if no
     /// declarator follows inside a record body).
@@ -160,6 +290,10 @@ struct Builtin {
     signed: u8,
     unsigned: u8,
     bool: u8,
+    complex: u8,
+    int128: u8,
+    /// `_FloatN`, `__float128`, ...: the keyword.
+    ext_float: Option<&'static str>,
 }
 
 impl Builtin {
@@ -174,7 +308,10 @@ impl Builtin {
             + self.signed
             + self.unsigned
             + self.bool
+            + self.complex
+            + self.int128
             == 0
+            && self.ext_float.is_none()
     }
 
     fn add(&mut self, word: &str) {
@@ -188,22 +325,44 @@ impl Builtin {
             "double" => &mut self.double,
             "signed" | "__signed" | "__signed__" => &mut self.signed,
             "unsigned" => &mut self.unsigned,
-            _ => &mut self.bool,
+            "_Complex" | "__complex__" | "__complex" => &mut self.complex,
+            "__int128" => &mut self.int128,
+            "_Bool" => &mut self.bool,
+            other => {
+                let kw = BUILTIN.iter().copied().find(|k| *k == other);
+                if self.ext_float.is_some() {
+                    // Two extended float keywords: make `valid` fail.
+                    self.float = self.float.saturating_add(2);
+                }
+                self.ext_float = kw.or(Some("_Float128"));
+                return;
+            }
         };
         *slot = slot.saturating_add(1);
     }
 
     fn valid(&self) -> bool {
         let sign = self.signed + self.unsigned;
-        let kinds = self.void + self.char + self.short + self.float + self.double + self.bool;
-        if sign > 1 || self.int > 1 || self.long > 2 || kinds > 1 {
+        let ext = u8::from(self.ext_float.is_some());
+        let kinds = self.void
+            + self.char
+            + self.short
+            + self.float
+            + self.double
+            + self.bool
+            + self.int128
+            + ext;
+        if sign > 1 || self.int > 1 || self.long > 2 || kinds > 1 || self.complex > 1 {
             return false;
         }
-        if self.void + self.bool + self.float > 0 {
-            return self.long + self.int + sign == 0;
+        if self.void + self.bool + self.float + ext > 0 {
+            return self.long + self.int + sign == 0 && self.void + self.bool + self.complex <= 1;
         }
         if self.double > 0 {
             return self.int + sign == 0 && self.long <= 1;
+        }
+        if self.int128 > 0 {
+            return self.int + self.long == 0;
         }
         if self.char > 0 {
             return self.int + self.long == 0;
@@ -214,10 +373,10 @@ impl Builtin {
         true
     }
 
-    /// The C spelling [`DataModel::layout`] understands, or `None` for `void`.
-    fn name(&self) -> Option<String> {
+    /// The type these specifiers name.
+    fn ty(&self) -> Result<Ty, crate::Error> {
         if self.void > 0 {
-            return None;
+            return Ok(Ty::Void);
         }
         let sign = if self.unsigned > 0 {
             "unsigned "
@@ -226,16 +385,20 @@ impl Builtin {
         } else {
             ""
         };
-        let base = if self.bool > 0 {
+        let real = if self.bool > 0 {
             "_Bool"
         } else if self.float > 0 {
             "float"
+        } else if let Some(f) = self.ext_float {
+            f
         } else if self.double > 0 {
             if self.long > 0 {
                 "long double"
             } else {
                 "double"
             }
+        } else if self.int128 > 0 {
+            "__int128"
         } else if self.char > 0 {
             "char"
         } else if self.short > 0 {
@@ -244,16 +407,89 @@ impl Builtin {
             "long long"
         } else if self.long == 1 {
             "long"
+        } else if self.complex > 0 && sign.is_empty() {
+            // `_Complex` alone is `_Complex double` (GNU).
+            "double"
         } else {
             "int"
         };
-        Some(format!("{sign}{base}"))
+        let real = format!("{sign}{real}");
+        let scalar = scalar_ty(&real)?;
+        if self.complex == 0 {
+            return Ok(scalar);
+        }
+        let (size, align) = match &scalar {
+            Ty::Object(l) => (l.byte_size(), l.byte_alignment()),
+            Ty::NoLayout(n) => n.size_align.unwrap_or((16, 16)),
+            _ => (8, 8),
+        };
+        Ok(Ty::NoLayout(Arc::new(NoLayout {
+            spelling: format!("_Complex {real}"),
+            reason: "complex types have no gatun layout (the linker cannot pass them)".into(),
+            size_align: size.checked_mul(2).map(|s| (s, align)),
+        })))
+    }
+}
+
+/// The type of a builtin scalar spelling (`"unsigned long"`, `"_Float64"`, `"long double"`).
+pub(super) fn scalar_ty(name: &str) -> Result<Ty, crate::Error> {
+    let no_layout = |reason: &str, size: usize| {
+        Ok(Ty::NoLayout(Arc::new(NoLayout {
+            spelling: name.to_string(),
+            reason: reason.to_string(),
+            size_align: Some((size, size)),
+        })))
+    };
+    let base = name.rsplit(' ').next().unwrap_or(name);
+    match base {
+        "_Float32" => return Ok(Ty::Object(ValueLayout::F32.into())),
+        "_Float64" | "_Float32x" => return Ok(Ty::Object(ValueLayout::F64.into())),
+        "__int128" => return no_layout("128-bit integers have no gatun scalar", 16),
+        "_Float16" | "__bf16" => return no_layout("16-bit floating types have no gatun scalar", 2),
+        "_Float128" | "__float128" | "_Float128x" | "__ibm128" => {
+            return no_layout("128-bit floating types have no gatun scalar", 16)
+        }
+        "_Float64x" | "__float80" => {
+            return no_layout("80-bit x87 extended precision has no gatun scalar", 16)
+        }
+        "double" if name == "long double" && DataModel::HOST.long_double_is_double => {
+            return Ok(Ty::Object(ValueLayout::F64.into()))
+        }
+        "double" if name == "long double" => {
+            return no_layout(
+                "`long double` (80-bit x87 extended precision on x86-64, 128-bit on AArch64) has \
+                 no gatun scalar; the linker cannot pass it",
+                16,
+            )
+        }
+        _ => {}
+    }
+    DataModel::HOST
+        .layout(name)
+        .map(|v| Ty::Object(MemoryLayout::Value(v)))
+}
+
+/// The `__builtin_va_list` type (an array of one 24-byte record on x86-64 SysV).
+pub(super) fn va_list() -> NoLayout {
+    NoLayout {
+        spelling: "__builtin_va_list".into(),
+        reason: "a `va_list` cannot be built or passed by gatun: declare the function with `...` \
+                 and pass the variadic arguments directly"
+            .into(),
+        size_align: if cfg!(all(target_arch = "x86_64", not(windows))) {
+            Some((24, 8))
+        } else {
+            None
+        },
     }
 }
 
 #[derive(Debug)]
 enum Suffix {
     Array(Option<usize>, Span),
+    /// An array whose size is not a constant (a variable-length array, allowed only where it
+    /// decays to a pointer: a parameter); the error evaluating the size.
+    Vla(Box<CdeclError>),
     Func(FnTy, Span),
 }
 
@@ -273,12 +509,43 @@ impl Declarator {
         }
     }
 
-    /// `T name[]`: the outermost derivation is an array of unknown size.
-    fn is_flexible(&self) -> bool {
+    /// Whether the declarator derives a pointer, array or function type from the specifiers'.
+    fn derives(&self) -> bool {
+        self.ptrs > 0
+            || !self.suffixes.is_empty()
+            || self.inner.as_ref().is_some_and(|d| d.derives())
+    }
+
+    /// Whether some array size is not a constant.
+    fn has_vla(&self) -> bool {
+        self.suffixes.iter().any(|s| matches!(s, Suffix::Vla(_)))
+            || self.inner.as_ref().is_some_and(|d| d.has_vla())
+    }
+
+    /// The derivation applied last (the outermost one): the innermost declarator level that
+    /// derives anything applies its first suffix last, or else its pointers.
+    fn outermost(&self) -> Option<Option<&Suffix>> {
         match &self.inner {
-            Some(inner) => inner.ptrs == 0 && inner.suffixes.is_empty() && inner.is_flexible(),
-            None => self.ptrs == 0 && matches!(self.suffixes.first(), Some(Suffix::Array(None, _))),
+            Some(inner) if inner.derives() => inner.outermost(),
+            _ => match self.suffixes.first() {
+                Some(s) => Some(Some(s)),
+                None if self.ptrs > 0 => Some(None), // a pointer
+                None => None,
+            },
         }
+    }
+
+    /// The outermost derivation is an array (`T name[N]`, `T *name[]`, `T (name)[N]`).
+    fn outer_is_array(&self) -> bool {
+        matches!(
+            self.outermost(),
+            Some(Some(Suffix::Array(..) | Suffix::Vla(_)))
+        )
+    }
+
+    /// `T name[]`, `T *name[]`: the outermost derivation is an array of unknown size.
+    fn is_flexible(&self) -> bool {
+        matches!(self.outermost(), Some(Some(Suffix::Array(None, _))))
     }
 }
 
@@ -286,6 +553,10 @@ struct Member {
     layout: MemoryLayout,
     attrs: Attrs,
     flexible: Option<Span>,
+    /// For a bitfield: its name (`None` if unnamed) and width; `layout` is its declared type.
+    bits: Option<(Option<String>, u32)>,
+    /// The bitfields of an anonymous record member, relative to that member.
+    inner_bits: Vec<BitField>,
 }
 
 /// One parse of one source over a [`State`].
@@ -296,6 +567,12 @@ pub(super) struct Parser<'s, 'st> {
     st: &'st mut State,
     depth: usize,
     declared: Vec<Declared>,
+    /// The bitfields of the record `tag_spec` built last (for the specifiers using it).
+    last_bits: Arc<[BitField]>,
+    /// Whether the enum `tag_spec` saw last has no negative values.
+    last_enum_unsigned: bool,
+    /// The declarator being parsed declares a name (not a parameter or type name).
+    named_context: bool,
 }
 
 impl<'s, 'st> Parser<'s, 'st> {
@@ -308,6 +585,9 @@ impl<'s, 'st> Parser<'s, 'st> {
             st,
             depth: 0,
             declared: Vec::new(),
+            last_bits: Arc::from(Vec::new()),
+            last_enum_unsigned: false,
+            named_context: false,
         })
     }
 
@@ -485,6 +765,7 @@ impl<'s, 'st> Parser<'s, 'st> {
                 span,
                 "a function type has no layout (a pointer to it is `void *`)",
             )),
+            Ty::NoLayout(n) => Err(self.layout_err(span, n.error())),
         }
     }
 
@@ -499,6 +780,10 @@ impl<'s, 'st> Parser<'s, 'st> {
         if self.eat_punct(";") {
             return Ok(None);
         }
+        if self.is_word(t, &["_Static_assert", "static_assert"]) {
+            self.static_assert()?;
+            return Ok(None);
+        }
         let spec = self.specifiers()?;
         if type_mode && !spec.typedef {
             let ends = self.at_eof() || (self.is_punct(";") && self.peek_at(1).kind == Kind::Eof);
@@ -511,10 +796,12 @@ impl<'s, 'st> Parser<'s, 'st> {
             return Ok(None);
         }
         loop {
-            let d = self.declarator()?;
-            let mut attrs = spec.attrs;
+            let d = self.declarator_in(true)?;
+            let mut attrs = spec.attrs.clone();
             self.attributes(&mut attrs)?;
-            let ty = self.apply(spec.ty.clone(), &d)?;
+            let base = self.type_attrs(spec.ty.clone(), &attrs, Some(&d))?;
+            let base_for_fn = base.clone();
+            let ty = self.apply(base, &d)?;
             let Some((name, name_span)) = d.name().cloned() else {
                 if type_mode && !spec.typedef {
                     self.eat_punct(";");
@@ -536,23 +823,79 @@ impl<'s, 'st> Parser<'s, 'st> {
                     ),
                 ));
             };
-            if spec.typedef {
-                self.define_typedef(name, name_span, ty, attrs)?;
-            } else if let Ty::Func(f) = &ty {
-                self.define_function(name, name_span, f)?;
-            } else {
-                self.declared.push(Declared::Variable(name));
+            if self.is_punct("{") {
+                let t = self.peek();
+                if matches!(ty, Ty::Func(_)) && spec.inline_or_static && !spec.typedef {
+                    // A `static`/`inline` definition (glibc's `static __inline` helpers): its
+                    // body is skipped and it is not declared (there may be no symbol).
+                    self.bump();
+                    self.skip_braces(t)?;
+                    return Ok(None);
+                }
+                return Err(self.err(
+                    t,
+                    "function definitions are not supported: write a prototype ending in `;` \
+                     (only `static` and `inline` definitions are skipped)",
+                ));
             }
             if self.is_punct("=") {
                 let t = self.peek();
-                return Err(self.err(t, "initializers are not supported: declare, don't define"));
-            }
-            if self.is_punct("{") {
-                let t = self.peek();
+                if spec.inline_or_static && !spec.typedef && !matches!(ty, Ty::Func(_)) {
+                    // A `static` object's definition (kernel headers have a few): it has no
+                    // symbol, so it is skipped, initializer and all.
+                    self.bump();
+                    self.skip_initializer(t)?;
+                    if self.eat_punct(",") {
+                        continue;
+                    }
+                    self.expect_punct(";", "after the declaration")?;
+                    return Ok(None);
+                }
                 return Err(self.err(
                     t,
-                    "function definitions are not supported: write a prototype ending in `;`",
+                    "initializers are not supported: declare, don't define (only `static` \
+                     definitions are skipped)",
                 ));
+            }
+            if spec.typedef {
+                match self.pointee_fn(&base_for_fn, &d, spec.typedef_fn.as_ref()) {
+                    Some(f) => {
+                        self.st.fn_typedefs.insert(name.clone(), f);
+                    }
+                    None => {
+                        self.st.fn_typedefs.remove(&name);
+                    }
+                }
+                let transparent = match (&spec.transparent, attrs.transparent_union) {
+                    (Some(t), _) if !d.derives() => Some(t.clone()),
+                    (_, true) if !d.derives() => first_member(&ty),
+                    _ => None,
+                };
+                match transparent {
+                    Some(t) => self.st.transparent.insert(name.clone(), t),
+                    None => self.st.transparent.remove(&name),
+                };
+                if spec.bits.is_empty() || d.derives() {
+                    self.st.bitfields.remove(&name);
+                } else {
+                    self.st.bitfields.insert(name.clone(), spec.bits.clone());
+                }
+                if spec.enum_unsigned && !d.derives() {
+                    self.st.unsigned_enums.insert(name.clone());
+                } else {
+                    self.st.unsigned_enums.remove(&name);
+                }
+                if d.is_flexible() || (spec.incomplete_array && !d.derives()) {
+                    self.st.incomplete_arrays.insert(name.clone());
+                } else {
+                    self.st.incomplete_arrays.remove(&name);
+                }
+                self.define_typedef(name, name_span, ty, attrs)?;
+            } else if let Ty::Func(f) = &ty {
+                self.define_function(name.clone(), name_span, f, attrs.asm_label.clone())?;
+                self.st.fn_types.insert(name, f.clone());
+            } else {
+                self.declared.push(Declared::Variable(name));
             }
             if self.eat_punct(",") {
                 continue;
@@ -570,112 +913,123 @@ impl<'s, 'st> Parser<'s, 'st> {
             Ty::Object(l) => {
                 let mut l = l;
                 if let Some(a) = attrs.aligned {
-                    let a = a.max(l.byte_alignment());
-                    l = l
-                        .with_byte_alignment(a)
-                        .map_err(|e| self.layout_err(span, e))?;
+                    // gcc: `aligned` on a typedef sets the alignment — raising it (a 104-byte
+                    // struct aligned to 16 stays 104 bytes) or lowering it (the kernel's
+                    // `typedef unsigned long __attribute__((aligned(4))) packed_ulong`).
+                    l = l.with_alignment_unchecked(a);
                 }
                 if l.is_group() && l.name().is_none() {
                     l = l.with_name(name.as_str());
                 }
                 Ty::Object(l)
             }
+            // An untagged record without a layout is known by its typedef name.
+            Ty::NoLayout(n) if n.spelling.starts_with("anonymous ") => {
+                Ty::NoLayout(Arc::new(NoLayout {
+                    spelling: name.clone(),
+                    ..(*n).clone()
+                }))
+            }
             other => other,
         };
+        // A header's own definition of a predefined name (`FILE`, `size_t`) replaces it.
+        if self.st.predefined.remove(&name) {
+            self.st.typedefs.remove(&name);
+        }
         if let Some(old) = self.st.typedefs.get(&name) {
-            if *old != ty {
+            if *old != ty && self.complete(old.clone()) != self.complete(ty.clone()) {
                 return Err(self.err_at(
                     span,
                     format!("conflicting typedef `{name}`: it was declared before as another type"),
                 ));
             }
         }
+        if let Ty::Incomplete(tag) = &ty {
+            self.st
+                .pending_typedefs
+                .entry(tag.clone())
+                .or_default()
+                .push(name.clone());
+        }
         self.st.typedefs.insert(name.clone(), ty);
         self.declared.push(Declared::Typedef(name));
         Ok(())
     }
 
-    fn define_function(&mut self, name: String, span: Span, f: &FnTy) -> PResult<()> {
-        let ret = match self.complete(f.ret.clone()) {
-            Ty::Void => None,
-            Ty::Object(l) => Some(l),
-            Ty::Incomplete(n) => {
-                return Err(self.err_at(
-                    span,
-                    format!("`{name}` returns `{n}` by value, which is incomplete"),
-                ))
-            }
-            Ty::Func(_) => {
-                return Err(self.err_at(span, format!("`{name}` cannot return a function")))
-            }
-        };
-        let mut args = Vec::with_capacity(f.params.len());
-        for (i, (pname, ty)) in f.params.iter().enumerate() {
-            match self.complete(ty.clone()) {
-                Ty::Object(l) => args.push(l),
-                Ty::Incomplete(n) => {
-                    let which = pname
-                        .as_ref()
-                        .map_or_else(|| format!("#{}", i + 1), |p| format!("`{p}`"));
+    fn define_function(
+        &mut self,
+        name: String,
+        span: Span,
+        f: &FnTy,
+        label: Option<String>,
+    ) -> PResult<()> {
+        let label = label.or_else(|| self.st.functions.get(&name).map(|o| o.symbol.clone()));
+        match self.function_decl(&name, f, label) {
+            Ok(decl) => {
+                if let Some(old) = self.st.functions.get(&name) {
+                    if old.descriptor != decl.descriptor || old.variadic != decl.variadic {
+                        return Err(self.err_at(
+                            span,
+                            format!(
+                                "conflicting declaration of `{name}`: {}{} before, {}{} now",
+                                old.descriptor,
+                                if old.variadic.is_some() {
+                                    " (variadic)"
+                                } else {
+                                    ""
+                                },
+                                decl.descriptor,
+                                if decl.variadic.is_some() {
+                                    " (variadic)"
+                                } else {
+                                    ""
+                                },
+                            ),
+                        ));
+                    }
+                }
+                if self.st.unlinkable.contains_key(&name) {
                     return Err(self.err_at(
                         span,
-                        format!("parameter {which} of `{name}` has incomplete type `{n}`"),
+                        format!(
+                            "conflicting declaration of `{name}`: its types differ from before"
+                        ),
                     ));
                 }
-                Ty::Void | Ty::Func(_) => {
-                    return Err(self.err_at(span, format!("invalid parameter type in `{name}`")))
+                self.st.functions.insert(name.clone(), decl);
+            }
+            Err(FnError::Positioned(m)) => return Err(self.err_at(span, m)),
+            Err(FnError::NoLayout(e)) => {
+                if self.st.functions.contains_key(&name)
+                    || self.st.unlinkable.get(&name).is_some_and(|old| *old != e)
+                {
+                    return Err(self.err_at(
+                        span,
+                        format!(
+                            "conflicting declaration of `{name}`: its types differ from before"
+                        ),
+                    ));
                 }
+                self.st.unlinkable.insert(name.clone(), e);
             }
         }
-        let descriptor = match ret {
-            Some(r) => FunctionDescriptor::of(r, args),
-            None => FunctionDescriptor::of_void(args),
-        };
-        let decl = FunctionDecl {
-            name: name.clone(),
-            descriptor,
-            variadic: f.variadic.then_some(f.params.len()),
-            param_names: f.params.iter().map(|(n, _)| n.clone()).collect(),
-        };
-        if let Some(old) = self.st.functions.get(&name) {
-            if old.descriptor != decl.descriptor || old.variadic != decl.variadic {
-                return Err(self.err_at(
-                    span,
-                    format!(
-                        "conflicting declaration of `{name}`: {}{} before, {}{} now",
-                        old.descriptor,
-                        if old.variadic.is_some() {
-                            " (variadic)"
-                        } else {
-                            ""
-                        },
-                        decl.descriptor,
-                        if decl.variadic.is_some() {
-                            " (variadic)"
-                        } else {
-                            ""
-                        },
-                    ),
-                ));
-            }
-        }
-        self.st.functions.insert(name.clone(), decl);
         self.declared.push(Declared::Function(name));
         Ok(())
     }
 
+    /// The [`FunctionDecl`] of a function type (also used for function-pointer typedefs).
+    pub(super) fn function_decl(
+        &self,
+        name: &str,
+        f: &FnTy,
+        label: Option<String>,
+    ) -> Result<FunctionDecl, FnError> {
+        function_decl(self.st, name, f, label)
+    }
+
     /// Resolves an incomplete tag that has been defined since.
     fn complete(&self, ty: Ty) -> Ty {
-        if let Ty::Incomplete(n) = &ty {
-            let tag = n.split_whitespace().last().unwrap_or("");
-            if let Some(Tag {
-                layout: Some(l), ..
-            }) = self.st.tags.get(tag)
-            {
-                return Ty::Object(l.clone());
-            }
-        }
-        ty
+        complete(self.st, ty)
     }
 
     // ---- preprocessor lines ----
@@ -786,6 +1140,12 @@ impl<'s, 'st> Parser<'s, 'st> {
         let mut b = Builtin::default();
         let mut ty: Option<Ty> = None;
         let mut typedef = false;
+        let mut inline_or_static = false;
+        let mut typedef_fn = None;
+        let mut transparent = None;
+        let mut bits: Arc<[BitField]> = Arc::from(Vec::new());
+        let mut enum_unsigned = false;
+        let mut incomplete_array = false;
         let mut attrs = Attrs::default();
         let mut anonymous_record = false;
         loop {
@@ -795,6 +1155,7 @@ impl<'s, 'st> Parser<'s, 'st> {
             }
             let w = self.text(t);
             if IGNORED.contains(&w) {
+                inline_or_static |= matches!(w, "static" | "inline" | "__inline" | "__inline__");
                 self.bump();
             } else if w == "typedef" {
                 typedef = true;
@@ -805,8 +1166,8 @@ impl<'s, 'st> Parser<'s, 'st> {
                 self.bump();
                 let a = self.alignas()?;
                 attrs.merge(Attrs {
-                    packed: false,
                     aligned: Some(a),
+                    ..Attrs::default()
                 });
             } else if BUILTIN.contains(&w) {
                 if ty.is_some() {
@@ -832,13 +1193,36 @@ impl<'s, 'st> Parser<'s, 'st> {
                         format!("`{w}` cannot be combined with the previous type specifiers"),
                     ));
                 }
-                let (tt, anon) = self.tag_spec()?;
+                self.last_bits = Arc::from(Vec::new());
+                self.last_enum_unsigned = false;
+                let (tt, anon, transparent_union) = self.tag_spec()?;
                 anonymous_record = anon;
+                enum_unsigned = w == "enum" && self.last_enum_unsigned;
+                bits = if self.last_bits.is_empty() {
+                    match tt.name_of_record() {
+                        Some(full) => self.st.bitfields.get(&full).cloned().unwrap_or(bits),
+                        None => bits,
+                    }
+                } else {
+                    self.last_bits.clone()
+                };
+                if transparent_union {
+                    transparent = first_member(&tt);
+                } else if let Some(tag) = union_tag(&tt) {
+                    transparent = self.st.transparent.get(&format!("union {tag}")).cloned();
+                }
                 ty = Some(tt);
             } else if ty.is_none() && b.is_empty() {
                 match self.st.typedefs.get(w) {
                     Some(tt) => {
                         ty = Some(tt.clone());
+                        typedef_fn = self.st.fn_typedefs.get(w).cloned();
+                        transparent = self.st.transparent.get(w).cloned();
+                        if let Some(b) = self.st.bitfields.get(w) {
+                            bits = b.clone();
+                        }
+                        enum_unsigned = self.st.unsigned_enums.contains(w);
+                        incomplete_array = self.st.incomplete_arrays.contains(w);
                         self.bump();
                     }
                     None => break,
@@ -850,13 +1234,7 @@ impl<'s, 'st> Parser<'s, 'st> {
         let span = self.span_from(start);
         let ty = match ty {
             Some(t) => t,
-            None if !b.is_empty() => match b.name() {
-                None => Ty::Void,
-                Some(name) => match DataModel::HOST.layout(&name) {
-                    Ok(v) => Ty::Object(MemoryLayout::Value(v)),
-                    Err(e) => return Err(self.layout_err(span, e)),
-                },
-            },
+            None if !b.is_empty() => b.ty().map_err(|e| self.layout_err(span, e))?,
             None => {
                 let t = self.peek();
                 return Err(if t.kind == Kind::Ident {
@@ -869,6 +1247,12 @@ impl<'s, 'st> Parser<'s, 'st> {
         Ok(Spec {
             ty,
             typedef,
+            inline_or_static,
+            typedef_fn,
+            transparent,
+            bits,
+            enum_unsigned,
+            incomplete_array,
             attrs,
             anonymous_record,
             span,
@@ -901,7 +1285,9 @@ impl<'s, 'st> Parser<'s, 'st> {
     }
 
     /// `__attribute__((...))`, `__asm__(...)` and `__declspec(...)`, any number in a row.
-    /// `packed` and `aligned(n)` are recorded; everything else is skipped.
+    /// `packed`, `aligned(n)`, `mode(m)`, `vector_size(n)` and `__asm__("label")` are recorded;
+    /// the attributes in [`HARMLESS_ATTRIBUTES`] are skipped; any other attribute is an error
+    /// (it might change a type gatun would then lay out wrongly).
     fn attributes(&mut self, attrs: &mut Attrs) -> PResult<()> {
         loop {
             let t = self.peek();
@@ -910,6 +1296,11 @@ impl<'s, 'st> Parser<'s, 'st> {
             }
             self.bump();
             let w = self.text(t);
+            if w.starts_with("__asm") || w == "asm" {
+                self.expect_punct("(", &format!("after `{w}`"))?;
+                attrs.asm_label = Some(self.asm_label(t)?);
+                continue;
+            }
             if !w.starts_with("__attribute") {
                 self.expect_punct("(", &format!("after `{w}`"))?;
                 self.skip_balanced(t)?;
@@ -932,39 +1323,376 @@ impl<'s, 'st> Parser<'s, 'st> {
                     ));
                 }
                 self.bump();
-                let name = self.text(a).trim_start_matches("__").trim_end_matches("__");
-                match name {
-                    "packed" => attrs.packed = true,
-                    "aligned" => {
-                        let n = if self.eat_punct("(") {
-                            let v = self.const_expr()?;
-                            self.expect_punct(")", "to close `aligned(`")?;
-                            match usize::try_from(v) {
-                                Ok(n) if n.is_power_of_two() => n,
-                                _ => {
-                                    return Err(self.err_at(
-                                        self.span_from(a),
-                                        format!("alignment {v} is not a power of two"),
-                                    ))
-                                }
-                            }
-                        } else {
-                            BIGGEST_ALIGNMENT
-                        };
-                        attrs.merge(Attrs {
-                            packed: false,
-                            aligned: Some(n),
-                        });
-                    }
-                    _ => {
-                        if self.eat_punct("(") {
-                            self.skip_balanced(a)?;
-                        }
-                    }
-                }
+                self.attribute(a, attrs)?;
             }
             self.expect_punct(")", "to close `__attribute__((`")?;
             self.expect_punct(")", "to close `__attribute__(`")?;
+        }
+    }
+
+    /// One attribute inside `__attribute__((...))`, its name `a` already consumed.
+    fn attribute(&mut self, a: Token, attrs: &mut Attrs) -> PResult<()> {
+        let full = self.text(a);
+        let name = full.strip_prefix("__").unwrap_or(full);
+        let name = name.strip_suffix("__").unwrap_or(name);
+        match name {
+            "packed" => attrs.packed = true,
+            "transparent_union" => attrs.transparent_union = true,
+            "aligned" => {
+                let n = if self.eat_punct("(") {
+                    let v = self.const_expr()?;
+                    self.expect_punct(")", "to close `aligned(`")?;
+                    match usize::try_from(v) {
+                        Ok(n) if n.is_power_of_two() => n,
+                        _ => {
+                            return Err(self.err_at(
+                                self.span_from(a),
+                                format!("alignment {v} is not a power of two"),
+                            ))
+                        }
+                    }
+                } else {
+                    BIGGEST_ALIGNMENT
+                };
+                attrs.merge(Attrs {
+                    aligned: Some(n),
+                    ..Attrs::default()
+                });
+            }
+            "mode" => {
+                self.expect_punct("(", "after `mode`")?;
+                let m = self.peek();
+                if m.kind != Kind::Ident {
+                    return Err(self.err(
+                        m,
+                        format!("expected a machine mode name, found {}", self.describe(m)),
+                    ));
+                }
+                self.bump();
+                let mode_text = self.text(m);
+                let mode_name = mode_text.strip_prefix("__").unwrap_or(mode_text);
+                let mode_name = mode_name.strip_suffix("__").unwrap_or(mode_name);
+                let word = std::mem::size_of::<usize>();
+                let mode = match mode_name {
+                    "QI" | "byte" => Mode::Int(1),
+                    "HI" => Mode::Int(2),
+                    "SI" => Mode::Int(4),
+                    "DI" => Mode::Int(8),
+                    "TI" => Mode::Int(16),
+                    "word" | "pointer" | "unwind_word" => Mode::Int(word),
+                    "SF" => Mode::Float(4, "float"),
+                    "DF" => Mode::Float(8, "double"),
+                    "XF" => Mode::Float(16, "__float80"),
+                    "TF" => Mode::Float(16, "__float128"),
+                    _ => {
+                        return Err(self.err(
+                            m,
+                            format!(
+                                "unsupported machine mode `{mode_text}`: gatun knows QI, HI, SI, \
+                                 DI, TI, word, pointer, byte, SF, DF, XF and TF"
+                            ),
+                        ))
+                    }
+                };
+                self.expect_punct(")", "to close `mode(`")?;
+                attrs.mode = Some((mode, self.span_from(a)));
+            }
+            "vector_size" => {
+                self.expect_punct("(", "after `vector_size`")?;
+                let v = self.const_expr()?;
+                self.expect_punct(")", "to close `vector_size(`")?;
+                let span = self.span_from(a);
+                match usize::try_from(v) {
+                    Ok(n) if n.is_power_of_two() => attrs.vector_size = Some((n, span)),
+                    _ => {
+                        return Err(self.err_at(
+                            span,
+                            format!("vector size {v} is not a positive power of two"),
+                        ))
+                    }
+                }
+            }
+            _ => {
+                if let Some((_, why)) = REJECTED_ATTRIBUTES.iter().find(|(k, _)| *k == name) {
+                    return Err(self.err(a, format!("unsupported attribute `{full}`: {why}")));
+                }
+                if !HARMLESS_ATTRIBUTES.contains(&name) {
+                    return Err(self.err(
+                        a,
+                        format!(
+                            "unknown attribute `{full}`: gatun rejects attributes it does not \
+                             know, since they may change a type's layout or calling convention"
+                        ),
+                    ));
+                }
+                if self.eat_punct("(") {
+                    self.skip_balanced(a)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// `__asm__("label" ...)` after the `(`: the label (adjacent string literals joined).
+    fn asm_label(&mut self, kw: Token) -> PResult<String> {
+        let mut label = String::new();
+        loop {
+            let t = self.peek();
+            match t.kind {
+                Kind::Str => {
+                    self.bump();
+                    let text = self.text(t);
+                    let inner = text
+                        .strip_prefix('"')
+                        .and_then(|x| x.strip_suffix('"'))
+                        .unwrap_or("");
+                    if inner.contains('\\') {
+                        return Err(
+                            self.err(t, "escape sequences in `__asm__` labels are not supported")
+                        );
+                    }
+                    label.push_str(inner);
+                }
+                Kind::Punct(")") => {
+                    self.bump();
+                    break;
+                }
+                _ => {
+                    return Err(self.err(
+                        t,
+                        format!(
+                            "expected a string literal in `{}(...)`, found {}",
+                            self.text(kw),
+                            self.describe(t)
+                        ),
+                    ))
+                }
+            }
+        }
+        if label.is_empty() {
+            return Err(self.err(kw, "empty `__asm__` label"));
+        }
+        Ok(label)
+    }
+
+    /// Applies `mode` and `vector_size` to the base type of a declaration. They apply to the
+    /// specifiers' type; on a declarator that derives another type (pointer, array, function)
+    /// they are an error.
+    fn type_attrs(&self, base: Ty, attrs: &Attrs, d: Option<&Declarator>) -> PResult<Ty> {
+        let Some((what, span)) = attrs.type_changing() else {
+            return Ok(base);
+        };
+        if d.is_some_and(|d| d.derives()) {
+            return Err(self.err_at(
+                span,
+                format!(
+                    "`{what}` on a pointer, array or function declarator is not supported: \
+                     apply it to a typedef of the scalar type"
+                ),
+            ));
+        }
+        let mut ty = base;
+        if let Some((mode, span)) = attrs.mode {
+            ty = self.apply_mode(ty, mode, span)?;
+        }
+        if let Some((n, span)) = attrs.vector_size {
+            let (spelling, elem) = match &ty {
+                Ty::Object(MemoryLayout::Value(v))
+                    if v.kind() != crate::layout::ScalarKind::Pointer =>
+                {
+                    (v.kind().name().to_string(), v.byte_size())
+                }
+                Ty::NoLayout(nl) => (nl.spelling.clone(), nl.size_align.map_or(0, |s| s.0)),
+                _ => {
+                    return Err(self.err_at(
+                        span,
+                        "`vector_size` applies to integer and floating types only",
+                    ))
+                }
+            };
+            if elem == 0 || n % elem != 0 {
+                return Err(self.err_at(
+                    span,
+                    format!("vector size {n} is not a multiple of the element size {elem}"),
+                ));
+            }
+            ty = Ty::NoLayout(Arc::new(NoLayout {
+                spelling: format!("{spelling} __attribute__((vector_size({n})))"),
+                reason: "vector types are passed in vector registers and have no gatun layout"
+                    .into(),
+                // gcc aligns a vector to its size, at most `__BIGGEST_ALIGNMENT__` (16 for the
+                // baseline x86-64 and AArch64 targets; -mavx raises it, which gatun does not
+                // model).
+                size_align: Some((n, n.min(BIGGEST_ALIGNMENT))),
+            }));
+        }
+        Ok(ty)
+    }
+
+    /// `mode(m)` on a scalar type, as GCC applies it: an integer type keeps its signedness and
+    /// takes the mode's width; a floating type takes the mode's format.
+    fn apply_mode(&self, ty: Ty, mode: Mode, span: Span) -> PResult<Ty> {
+        use crate::layout::ScalarKind as K;
+        let kind = match &ty {
+            Ty::Object(MemoryLayout::Value(v)) => v.kind(),
+            _ => {
+                return Err(self.err_at(
+                    span,
+                    "`mode` applies to integer and floating scalar types only",
+                ))
+            }
+        };
+        match mode {
+            Mode::Int(bytes) => {
+                if !kind.is_integral() || matches!(kind, K::Bool | K::Pointer) {
+                    return Err(self.err_at(
+                        span,
+                        format!("integer `mode` on a non-integer type `{}`", kind.name()),
+                    ));
+                }
+                let signed = kind.is_signed();
+                let k = match (bytes, signed) {
+                    (1, true) => K::I8,
+                    (1, false) => K::U8,
+                    (2, true) => K::I16,
+                    (2, false) => K::U16,
+                    (4, true) => K::I32,
+                    (4, false) => K::U32,
+                    (8, true) => K::I64,
+                    (8, false) => K::U64,
+                    _ => {
+                        let spelling = if signed {
+                            "__int128"
+                        } else {
+                            "unsigned __int128"
+                        };
+                        return scalar_ty(spelling).map_err(|e| self.layout_err(span, e));
+                    }
+                };
+                Ok(Ty::Object(ValueLayout::new(k).into()))
+            }
+            Mode::Float(bytes, name) => {
+                if !kind.is_float() {
+                    return Err(self.err_at(
+                        span,
+                        format!("floating `mode` on a non-floating type `{}`", kind.name()),
+                    ));
+                }
+                let _ = bytes;
+                scalar_ty(name).map_err(|e| self.layout_err(span, e))
+            }
+        }
+    }
+
+    /// Skips a function body: tokens up to the `}` matching the already consumed `{` at
+    /// `opener` (iteratively).
+    fn skip_braces(&mut self, opener: Token) -> PResult<()> {
+        let mut depth = 1usize;
+        loop {
+            let t = self.bump();
+            match t.kind {
+                Kind::Eof => {
+                    return Err(self.err(
+                        opener,
+                        "unterminated function body: this `{` is never closed",
+                    ))
+                }
+                Kind::Punct("{") => depth += 1,
+                Kind::Punct("}") => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Ok(());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Skips an initializer after its `=` (at `eq`): tokens up to the `,` or `;` outside
+    /// brackets, parentheses and braces (iteratively).
+    fn skip_initializer(&mut self, eq: Token) -> PResult<()> {
+        let mut depth = 0usize;
+        loop {
+            let t = self.peek();
+            match t.kind {
+                Kind::Eof | Kind::Directive => {
+                    return Err(self.err(eq, "unterminated initializer: no `;` after it"))
+                }
+                Kind::Punct("," | ";") if depth == 0 => return Ok(()),
+                Kind::Punct("(" | "[" | "{") => depth += 1,
+                Kind::Punct(")" | "]" | "}") => {
+                    if depth == 0 {
+                        return Err(self.err(
+                            t,
+                            format!("unbalanced {} in an initializer", self.describe(t)),
+                        ));
+                    }
+                    depth -= 1;
+                }
+                _ => {}
+            }
+            self.bump();
+        }
+    }
+
+    /// `_Static_assert(expr, "message");` (C11) or `_Static_assert(expr);` (C23): the
+    /// expression is evaluated, and a false one is an error.
+    fn static_assert(&mut self) -> PResult<()> {
+        let kw = self.bump();
+        self.expect_punct("(", &format!("after `{}`", self.text(kw)))?;
+        let start = self.peek();
+        let v = self.const_expr()?;
+        let span = self.span_from(start);
+        let mut message = String::new();
+        if self.eat_punct(",") {
+            while self.peek().kind == Kind::Str {
+                let t = self.bump();
+                message.push_str(self.text(t));
+            }
+        }
+        self.expect_punct(")", "to close the static assertion")?;
+        self.expect_punct(";", "after the static assertion")?;
+        if v == 0 {
+            return Err(self.err_at(span, format!("static assertion failed {message}")));
+        }
+        Ok(())
+    }
+
+    /// Re-evaluates the constant expression at token `pos` (for its error).
+    fn const_expr_at(&mut self, pos: usize) -> PResult<i128> {
+        self.pos = pos;
+        let depth = self.depth;
+        let r = self.const_expr();
+        self.depth = depth;
+        r
+    }
+
+    /// Skips tokens up to the `]` matching the already consumed `[` at `opener`, over nested
+    /// brackets and parentheses (iteratively).
+    fn skip_to_bracket(&mut self, opener: Token) -> PResult<()> {
+        let mut depth = 1usize;
+        loop {
+            let t = self.bump();
+            match t.kind {
+                Kind::Eof => {
+                    return Err(
+                        self.err(opener, "unterminated array size: this `[` is never closed")
+                    )
+                }
+                Kind::Punct("[" | "(") => depth += 1,
+                Kind::Punct("]" | ")") => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return if matches!(t.kind, Kind::Punct("]")) {
+                            Ok(())
+                        } else {
+                            Err(self.err(t, "unbalanced `)` in an array size"))
+                        };
+                    }
+                }
+                _ => {}
+            }
         }
     }
 
@@ -996,7 +1724,7 @@ impl<'s, 'st> Parser<'s, 'st> {
 
     /// After `struct`/`union`/`enum`; returns the type and whether it was an untagged
     /// struct/union definition.
-    fn tag_spec(&mut self) -> PResult<(Ty, bool)> {
+    fn tag_spec(&mut self) -> PResult<(Ty, bool, bool)> {
         let kw = self.bump();
         self.enter(kw)?;
         let kind = match self.text(kw) {
@@ -1027,28 +1755,58 @@ impl<'s, 'st> Parser<'s, 'st> {
         if kind == TagKind::Enum {
             let r = self.enum_body(tag_tok, tag)?;
             self.leave();
-            return Ok((r, false));
+            return Ok((r, false, false));
         }
         if let (Some(tag), false) = (&tag, self.is_punct("{")) {
             let ty = self.reference_tag(kind, tag, tag_tok)?;
             self.leave();
-            return Ok((ty, false));
+            return Ok((ty, false, false));
         }
         let open = self.peek();
         if let Some(tag) = &tag {
             // Register the tag as incomplete so the body can point to itself.
             self.reference_tag(kind, tag, tag_tok)?;
         }
-        let members = self.members(kind, open)?;
+        let (members, problem) = self.members(kind, open)?;
         self.attributes(&mut attrs)?;
         let span = self.span_from(kw);
-        let mut layout = self.build_record(kind, members, attrs, span)?;
+        if let Some(reason) = problem {
+            // Declared, but without a layout: an error only where one is needed.
+            let spelling = match &tag {
+                Some(t) => format!("{} {t}", kind.keyword()),
+                None => format!("anonymous {}", kind.keyword()),
+            };
+            let nl = Arc::new(NoLayout {
+                spelling,
+                reason,
+                size_align: None,
+            });
+            if let Some(tag) = &tag {
+                self.define_tag(kind, tag, tag_tok, Err(nl.clone()))?;
+            }
+            self.leave();
+            return Ok((Ty::NoLayout(nl), tag.is_none(), false));
+        }
+        let transparent = attrs.transparent_union && kind == TagKind::Union;
+        let (mut layout, bits) = self.build_record(kind, members, attrs, span)?;
+        self.last_bits = bits.clone().into();
         if let Some(tag) = &tag {
             layout = layout.with_name(tag.as_str());
-            self.define_tag(kind, tag, tag_tok, layout.clone())?;
+            self.define_tag(kind, tag, tag_tok, Ok(layout.clone()))?;
+            let full = format!("{} {tag}", kind.keyword());
+            if bits.is_empty() {
+                self.st.bitfields.remove(&full);
+            } else {
+                self.st.bitfields.insert(full, bits.into());
+            }
+            if transparent {
+                if let Some(first) = first_member(&Ty::Object(layout.clone())) {
+                    self.st.transparent.insert(format!("union {tag}"), first);
+                }
+            }
         }
         self.leave();
-        Ok((Ty::Object(layout), tag.is_none()))
+        Ok((Ty::Object(layout), tag.is_none(), transparent))
     }
 
     fn reference_tag(&mut self, kind: TagKind, tag: &str, tok: Token) -> PResult<Ty> {
@@ -1064,11 +1822,19 @@ impl<'s, 'st> Parser<'s, 'st> {
             Some(Tag {
                 layout: Some(l), ..
             }) => Ok(Ty::Object(l.clone())),
+            Some(Tag {
+                no_layout: Some(n), ..
+            }) => Ok(Ty::NoLayout(n.clone())),
             Some(_) => Ok(Ty::Incomplete(format!("{} {tag}", kind.keyword()))),
             None => {
-                self.st
-                    .tags
-                    .insert(tag.to_string(), Tag { kind, layout: None });
+                self.st.tags.insert(
+                    tag.to_string(),
+                    Tag {
+                        kind,
+                        layout: None,
+                        no_layout: None,
+                    },
+                );
                 Ok(Ty::Incomplete(format!("{} {tag}", kind.keyword())))
             }
         }
@@ -1079,7 +1845,7 @@ impl<'s, 'st> Parser<'s, 'st> {
         kind: TagKind,
         tag: &str,
         tok: Token,
-        layout: MemoryLayout,
+        def: Result<MemoryLayout, Arc<NoLayout>>,
     ) -> PResult<()> {
         let full = format!("{} {tag}", kind.keyword());
         match self.st.tags.get(tag) {
@@ -1094,36 +1860,61 @@ impl<'s, 'st> Parser<'s, 'st> {
             }
             Some(Tag {
                 layout: Some(old), ..
-            }) if *old != layout => {
+            }) if def.as_ref().ok() != Some(old) => {
+                let now = match &def {
+                    Ok(l) => l.to_string(),
+                    Err(n) => format!("no layout ({})", n.reason),
+                };
                 return Err(self.err(
                     tok,
                     format!(
-                    "redefinition of `{full}` with a different layout: {old} before, {layout} now"
-                ),
-                ))
+                        "redefinition of `{full}` with a different layout: {old} before, {now} now"
+                    ),
+                ));
+            }
+            Some(Tag {
+                no_layout: Some(old),
+                ..
+            }) if def.as_ref().err() != Some(old) => {
+                return Err(self.err(
+                    tok,
+                    format!("redefinition of `{full}` with different members"),
+                ));
             }
             _ => {}
         }
+        let (layout, no_layout, ty) = match def {
+            Ok(l) => (Some(l.clone()), None, Ty::Object(l)),
+            Err(n) => (None, Some(n.clone()), Ty::NoLayout(n)),
+        };
         self.st.tags.insert(
             tag.to_string(),
             Tag {
                 kind,
-                layout: Some(layout.clone()),
+                layout,
+                no_layout,
             },
         );
         // Typedefs made while the tag was incomplete now name the complete type.
-        for ty in self.st.typedefs.values_mut() {
-            if matches!(ty, Ty::Incomplete(n) if *n == full) {
-                *ty = Ty::Object(layout.clone());
+        if let Some(names) = self.st.pending_typedefs.remove(&full) {
+            for name in names {
+                if let Some(t) = self.st.typedefs.get_mut(&name) {
+                    if matches!(t, Ty::Incomplete(n) if *n == full) {
+                        *t = ty.clone();
+                    }
+                }
             }
         }
         self.declared.push(Declared::Tag(full));
         Ok(())
     }
 
-    fn members(&mut self, kind: TagKind, open: Token) -> PResult<Vec<Member>> {
+    /// A record body after its `{`: the members, and, if some member has no layout (or is a
+    /// bitfield), why the record has none.
+    fn members(&mut self, kind: TagKind, open: Token) -> PResult<(Vec<Member>, Option<String>)> {
         self.bump(); // `{`
         let mut out: Vec<Member> = Vec::new();
+        let mut problem: Option<String> = None;
         loop {
             let t = self.peek();
             match t.kind {
@@ -1152,6 +1943,10 @@ impl<'s, 'st> Parser<'s, 'st> {
                 }
                 _ => {}
             }
+            if self.is_word(t, &["_Static_assert", "static_assert"]) {
+                self.static_assert()?;
+                continue;
+            }
             let spec = self.specifiers()?;
             if spec.typedef {
                 return Err(self.err_at(
@@ -1161,27 +1956,106 @@ impl<'s, 'st> Parser<'s, 'st> {
             }
             if self.eat_punct(";") {
                 if spec.anonymous_record {
-                    if let Ty::Object(l) = spec.ty {
-                        out.push(Member {
+                    match spec.ty {
+                        Ty::Object(l) => out.push(Member {
                             layout: l,
                             attrs: spec.attrs,
                             flexible: None,
-                        });
+                            bits: None,
+                            inner_bits: spec.bits.to_vec(),
+                        }),
+                        Ty::NoLayout(n) => {
+                            problem.get_or_insert_with(|| {
+                                format!("its anonymous member has no layout: {}", n.reason)
+                            });
+                        }
+                        _ => {}
                     }
                 }
                 continue;
             }
             loop {
-                let d = self.declarator()?;
+                let d = if self.is_punct(":") {
+                    Declarator::default() // an unnamed bitfield
+                } else {
+                    self.declarator_in(true)?
+                };
                 if self.is_punct(":") {
-                    let c = self.peek();
-                    return Err(self.err(
-                        c,
-                        "bitfields are not supported: gatun layouts are byte-granular and \
-                         bitfield placement is ABI-specific; declare the containing integer instead",
-                    ));
+                    let colon = self.bump();
+                    let mut attrs = spec.attrs.clone();
+                    let base = self.type_attrs(spec.ty.clone(), &attrs, Some(&d))?;
+                    let wt = self.peek();
+                    let width = self.const_expr()?;
+                    let width_span = self.span_from(wt);
+                    self.attributes(&mut attrs)?;
+                    let name = d.name().map(|(n, _)| n.clone());
+                    let what = match &name {
+                        Some(n) => format!("bitfield `{n}`"),
+                        None => "an unnamed bitfield".to_string(),
+                    };
+                    let kind = match (d.derives(), self.complete(base)) {
+                        (false, Ty::Object(MemoryLayout::Value(v)))
+                            if !v.kind().is_float()
+                                && v.kind() != crate::layout::ScalarKind::Pointer =>
+                        {
+                            if spec.enum_unsigned && v.kind() == crate::layout::ScalarKind::I32 {
+                                Some(ValueLayout::U32)
+                            } else {
+                                Some(v)
+                            }
+                        }
+                        (false, Ty::NoLayout(n)) => {
+                            problem.get_or_insert_with(|| {
+                                format!(
+                                    "{what} has type `{}`, which has no layout: {}",
+                                    n.spelling, n.reason
+                                )
+                            });
+                            None
+                        }
+                        _ => {
+                            return Err(self.err(
+                                colon,
+                                format!("{what} must have an integer, `_Bool` or enum type"),
+                            ))
+                        }
+                    };
+                    if let Some(v) = kind {
+                        let bits = v.byte_size() * 8;
+                        let w = match u32::try_from(width) {
+                            Ok(w) if (w as usize) <= bits && (w > 0 || name.is_none()) => w,
+                            _ => {
+                                let lowest = u8::from(name.is_some());
+                                return Err(self.err_at(
+                                    width_span,
+                                    format!(
+                                        "{what} is {width} bits wide; expected {lowest}..={bits} \
+                                         bits for its type `{}`",
+                                        v.kind().name()
+                                    ),
+                                ));
+                            }
+                        };
+                        if attrs.aligned.is_some() {
+                            return Err(
+                                self.err(colon, format!("`aligned` on {what} is not supported"))
+                            );
+                        }
+                        out.push(Member {
+                            layout: MemoryLayout::Value(v),
+                            attrs,
+                            flexible: None,
+                            bits: Some((name, w)),
+                            inner_bits: Vec::new(),
+                        });
+                    }
+                    if self.eat_punct(",") {
+                        continue;
+                    }
+                    self.expect_punct(";", "after the member declaration")?;
+                    break;
                 }
-                let mut attrs = spec.attrs;
+                let mut attrs = spec.attrs.clone();
                 self.attributes(&mut attrs)?;
                 let Some((name, name_span)) = d.name().cloned() else {
                     let t = self.peek();
@@ -1191,9 +2065,19 @@ impl<'s, 'st> Parser<'s, 'st> {
                     ));
                 };
                 let flexible = d.is_flexible().then_some(name_span);
-                let ty = self.apply(spec.ty.clone(), &d)?;
+                let base = self.type_attrs(spec.ty.clone(), &attrs, Some(&d))?;
+                let ty = self.apply(base, &d)?;
                 let layout = match self.complete(ty) {
-                    Ty::Object(l) => l.with_name(name.as_str()),
+                    Ty::Object(l) => Some(l.with_name(name.as_str())),
+                    Ty::NoLayout(n) => {
+                        problem.get_or_insert_with(|| {
+                            format!(
+                                "member `{name}` has type `{}`, which has no layout: {}",
+                                n.spelling, n.reason
+                            )
+                        });
+                        None
+                    }
                     Ty::Void => {
                         return Err(self.err_at(name_span, format!("member `{name}` has type `void`")))
                     }
@@ -1212,11 +2096,15 @@ impl<'s, 'st> Parser<'s, 'st> {
                         ))
                     }
                 };
-                out.push(Member {
-                    layout,
-                    attrs,
-                    flexible,
-                });
+                if let Some(layout) = layout {
+                    out.push(Member {
+                        layout,
+                        attrs,
+                        flexible,
+                        bits: None,
+                        inner_bits: Vec::new(),
+                    });
+                }
                 if self.eat_punct(",") {
                     continue;
                 }
@@ -1232,54 +2120,109 @@ impl<'s, 'st> Parser<'s, 'st> {
                 );
             }
         }
-        Ok(out)
+        Ok((out, problem))
     }
 
+    /// The record's layout, and its bitfields (with those of anonymous record members).
     fn build_record(
         &self,
         kind: TagKind,
         members: Vec<Member>,
         attrs: Attrs,
         span: Span,
-    ) -> PResult<MemoryLayout> {
+    ) -> PResult<(MemoryLayout, Vec<BitField>)> {
         // GCC: `aligned` raises a member's alignment and survives `packed`; `#pragma pack`
         // caps everything, explicitly aligned members included.
-        let layouts: Vec<MemoryLayout> = members
-            .into_iter()
-            .map(|m| {
-                let natural = m.layout.byte_alignment();
-                let a = if attrs.packed || m.attrs.packed {
-                    m.attrs.aligned.unwrap_or(1)
-                } else {
-                    m.attrs.aligned.map_or(natural, |x| x.max(natural))
-                };
-                m.layout.with_alignment_unchecked(a)
-            })
-            .collect();
-        for l in &layouts {
-            self.check_depth(l, span)?;
-        }
         let pack = self.st.pack;
-        let built = match (kind, pack) {
-            (TagKind::Union, _) => MemoryLayout::union_layout(layouts.into_iter().map(|l| {
-                let a = pack.map_or(l.byte_alignment(), |p| l.byte_alignment().min(p));
-                l.with_alignment_unchecked(a)
-            })),
-            (_, Some(p)) => MemoryLayout::c_struct_packed(layouts, p),
-            (_, None) => MemoryLayout::c_struct(layouts),
+        let effective = |m: &Member| {
+            let natural = m.layout.byte_alignment();
+            if attrs.packed || m.attrs.packed {
+                m.attrs.aligned.unwrap_or(1)
+            } else {
+                m.attrs.aligned.map_or(natural, |x| x.max(natural))
+            }
         };
-        let mut layout = built.map_err(|e| self.layout_err(span, e))?;
-        if let Some(a) = attrs.aligned {
-            let a = a.max(layout.byte_alignment());
-            layout = layout
-                .with_byte_alignment(a)
+        let with_bits = members
+            .iter()
+            .any(|m| m.bits.is_some() || !m.inner_bits.is_empty());
+        let mut layout = if with_bits {
+            let fields = members
+                .into_iter()
+                .map(|m| match m.bits {
+                    Some((name, width)) => {
+                        let k = match &m.layout {
+                            MemoryLayout::Value(v) => v.kind(),
+                            _ => crate::layout::ScalarKind::I32,
+                        };
+                        RecordField::Bits {
+                            name: name.map(Arc::from),
+                            kind: k,
+                            type_alignment: m.layout.byte_alignment(),
+                            width,
+                            packed: attrs.packed || m.attrs.packed,
+                        }
+                    }
+                    None => {
+                        let a = effective(&m);
+                        let a = pack.map_or(a, |p| a.min(p));
+                        RecordField::Ordinary(m.layout.with_alignment_unchecked(a), m.inner_bits)
+                    }
+                })
+                .collect::<Vec<_>>();
+            for f in &fields {
+                if let RecordField::Ordinary(l, _) = f {
+                    self.check_depth(l, span)?;
+                }
+            }
+            let (layout, bits) = c_record_with_bitfields(fields, kind == TagKind::Union, pack)
                 .map_err(|e| self.layout_err(span, e))?;
+            return self.record_aligned(layout, &attrs, span).map(|l| (l, bits));
+        } else {
+            let layouts: Vec<MemoryLayout> = members
+                .into_iter()
+                .map(|m| {
+                    let a = effective(&m);
+                    m.layout.with_alignment_unchecked(a)
+                })
+                .collect();
+            for l in &layouts {
+                self.check_depth(l, span)?;
+            }
+            let built = match (kind, pack) {
+                (TagKind::Union, _) => MemoryLayout::union_layout(layouts.into_iter().map(|l| {
+                    let a = pack.map_or(l.byte_alignment(), |p| l.byte_alignment().min(p));
+                    l.with_alignment_unchecked(a)
+                })),
+                (_, Some(p)) => MemoryLayout::c_struct_packed(layouts, p),
+                (_, None) => MemoryLayout::c_struct(layouts),
+            };
+            built.map_err(|e| self.layout_err(span, e))?
+        };
+        layout = self.record_aligned(layout, &attrs, span)?;
+        Ok((layout, Vec::new()))
+    }
+
+    /// `__attribute__((aligned(n)))` on a record: raises its alignment (and pads its size).
+    fn record_aligned(
+        &self,
+        layout: MemoryLayout,
+        attrs: &Attrs,
+        span: Span,
+    ) -> PResult<MemoryLayout> {
+        match attrs.aligned {
+            Some(a) => {
+                let a = a.max(layout.byte_alignment());
+                layout
+                    .with_byte_alignment(a)
+                    .map_err(|e| self.layout_err(span, e))
+            }
+            None => Ok(layout),
         }
-        Ok(layout)
     }
 
     fn enum_body(&mut self, tag_tok: Token, tag: Option<String>) -> PResult<Ty> {
         if let (Some(tag), false) = (&tag, self.is_punct("{")) {
+            self.last_enum_unsigned = self.st.unsigned_enums.contains(&format!("enum {tag}"));
             return match self.st.tags.get(tag) {
                 Some(t) if t.kind != TagKind::Enum => Err(self.err(
                     tag_tok,
@@ -1364,8 +2307,17 @@ impl<'s, 'st> Parser<'s, 'st> {
         } else {
             enum_layout(min, max).into()
         };
+        // GCC gives an enum without negative values an unsigned compatible type, which
+        // matters for bitfields of it.
+        self.last_enum_unsigned = min >= 0;
         if let Some(tag) = tag {
-            self.define_tag(TagKind::Enum, &tag, tag_tok, layout.clone())?;
+            self.define_tag(TagKind::Enum, &tag, tag_tok, Ok(layout.clone()))?;
+            let full = format!("enum {tag}");
+            if min >= 0 {
+                self.st.unsigned_enums.insert(full);
+            } else {
+                self.st.unsigned_enums.remove(&full);
+            }
         }
         Ok(Ty::Object(layout))
     }
@@ -1377,15 +2329,31 @@ impl<'s, 'st> Parser<'s, 'st> {
         self.enter(start)?;
         let mut d = Declarator::default();
         loop {
-            if self.eat_punct("*") {
+            let t = self.peek();
+            if self.is_word(t, &["__attribute__", "__attribute"]) {
+                // Attributes before a (nested) declarator or after a `*`: only ones that do
+                // not change the type are allowed here.
+                let mut here = Attrs::default();
+                self.attributes(&mut here)?;
+                if let Some((what, span)) = here.type_changing() {
+                    return Err(self.err_at(
+                        span,
+                        format!("`{what}` inside a declarator is not supported"),
+                    ));
+                }
+                if here.aligned.is_some() || here.packed {
+                    return Err(self.err(
+                        t,
+                        "`aligned`/`packed` inside a declarator is not supported: put it after \
+                         the declarator",
+                    ));
+                }
+            } else if self.eat_punct("*") {
                 d.ptrs += 1;
                 loop {
                     let t = self.peek();
                     if self.is_word(t, IGNORED) {
                         self.bump();
-                    } else if self.is_word(t, ATTRIBUTE) {
-                        let mut ignored = Attrs::default();
-                        self.attributes(&mut ignored)?;
                     } else {
                         break;
                     }
@@ -1427,7 +2395,34 @@ impl<'s, 'st> Parser<'s, 'st> {
                     continue;
                 }
                 let et = self.peek();
-                let v = self.const_expr()?;
+                let saved = self.pos;
+                let saved_depth = self.depth;
+                let first = self.const_expr();
+                self.depth = saved_depth;
+                let v = match first {
+                    Ok(v) if self.is_punct("]") => v,
+                    Ok(_) | Err(_) => {
+                        // Not a constant (`int a[n]` in a parameter list): remember why and
+                        // skip to the matching `]`.
+                        let e = match self.const_expr_at(saved) {
+                            Err(e) => e,
+                            Ok(_) => {
+                                let t = self.peek();
+                                self.err(
+                                    t,
+                                    format!(
+                                        "expected `]` to close the array size, found {}",
+                                        self.describe(t)
+                                    ),
+                                )
+                            }
+                        };
+                        self.pos = saved;
+                        self.skip_to_bracket(open)?;
+                        d.suffixes.push(Suffix::Vla(Box::new(e)));
+                        continue;
+                    }
+                };
                 let span = self.span_from(et);
                 self.expect_punct("]", "to close the array size")?;
                 let n = usize::try_from(v).map_err(|_| {
@@ -1457,14 +2452,32 @@ impl<'s, 'st> Parser<'s, 'st> {
         let t = self.peek_at(1);
         match t.kind {
             Kind::Punct("*" | "(" | "[" | "^") => true,
-            Kind::Ident => self.is_word(t, ATTRIBUTE) || !self.is_type_start(t),
+            Kind::Ident => {
+                self.is_word(t, ATTRIBUTE)
+                    || !self.is_type_start(t)
+                    // `typedef int (T)(void);` again: where a name is expected, `(T)` is the
+                    // parenthesized name even when `T` is already a typedef name.
+                    || (self.named_context
+                        && self.st.typedefs.contains_key(self.text(t))
+                        && matches!(self.peek_at(2).kind, Kind::Punct(")")))
+            }
             _ => false,
         }
+    }
+
+    /// A declarator where a name is expected (`named`: declarations and members) or not
+    /// (parameters, type names).
+    fn declarator_in(&mut self, named: bool) -> PResult<Declarator> {
+        let saved = std::mem::replace(&mut self.named_context, named);
+        let r = self.declarator();
+        self.named_context = saved;
+        r
     }
 
     fn params(&mut self, open: Token) -> PResult<FnTy> {
         self.enter(open)?;
         let mut params = Vec::new();
+        let mut callbacks = Vec::new();
         let mut variadic = false;
         let t = self.peek();
         if self.eat_punct(")") {
@@ -1472,6 +2485,7 @@ impl<'s, 'st> Parser<'s, 'st> {
             return Ok(FnTy {
                 ret: Ty::Void,
                 params,
+                callbacks: Vec::new(),
                 variadic,
             });
         }
@@ -1485,6 +2499,7 @@ impl<'s, 'st> Parser<'s, 'st> {
             return Ok(FnTy {
                 ret: Ty::Void,
                 params,
+                callbacks: Vec::new(),
                 variadic,
             });
         }
@@ -1498,11 +2513,26 @@ impl<'s, 'st> Parser<'s, 'st> {
             if spec.typedef {
                 return Err(self.err_at(spec.span, "`typedef` is not allowed in a parameter list"));
             }
-            let d = self.declarator()?;
-            let mut attrs = spec.attrs;
+            let d = self.declarator_in(false)?;
+            let mut attrs = spec.attrs.clone();
             self.attributes(&mut attrs)?;
-            let ty = self.apply(spec.ty.clone(), &d)?;
+            let base = self.type_attrs(spec.ty.clone(), &attrs, Some(&d))?;
             let name = d.name().map(|(n, _)| n.clone());
+            callbacks.push(self.pointee_fn(&base, &d, spec.typedef_fn.as_ref()));
+            let ty = match self.apply(base, &d) {
+                // A variable-length array parameter is a pointer, whatever its sizes.
+                Err(_) if d.has_vla() && d.derives() => Ty::Object(ValueLayout::ADDRESS.into()),
+                // Arrays of types without a layout decay too.
+                Ok(Ty::NoLayout(_)) if d.outer_is_array() => {
+                    Ty::Object(ValueLayout::ADDRESS.into())
+                }
+                r => r?,
+            };
+            let ty = match (&spec.transparent, d.derives()) {
+                // GCC: a `transparent_union` parameter is passed as the union's first member.
+                (Some(first), false) => Ty::Object(first.clone()),
+                _ => ty,
+            };
             let ty = match ty {
                 // C11 §6.7.6.3 ¶7-8: arrays and functions decay to pointers.
                 Ty::Object(MemoryLayout::Sequence(_)) | Ty::Func(_) => {
@@ -1534,14 +2564,58 @@ impl<'s, 'st> Parser<'s, 'st> {
         Ok(FnTy {
             ret: Ty::Void,
             params,
+            callbacks,
             variadic,
         })
     }
 
+    /// The function type a declarator's pointer points to (`int (*cmp)(const void *, const
+    /// void *)`, a function-pointer typedef used without derivation, or a function type that
+    /// decays), if it declares a pointer to a function.
+    fn pointee_fn(
+        &mut self,
+        base: &Ty,
+        d: &Declarator,
+        typedef_fn: Option<&Arc<FnTy>>,
+    ) -> Option<Arc<FnTy>> {
+        if !d.derives() {
+            return match base {
+                Ty::Func(f) => Some(f.clone()),
+                _ => typedef_fn.cloned(),
+            };
+        }
+        let mut leaf = d;
+        while let Some(inner) = &leaf.inner {
+            leaf = inner;
+        }
+        let saved_depth = self.depth;
+        let r = if leaf.ptrs == 1 && leaf.suffixes.is_empty() {
+            self.apply_ex(base.clone(), d, true)
+        } else {
+            self.apply_ex(base.clone(), d, false)
+        };
+        self.depth = saved_depth;
+        match r {
+            Ok(Ty::Func(f)) => Some(f),
+            _ => None,
+        }
+    }
+
     /// Applies a declarator's derivations to the specifiers' type (C11 §6.7.6).
     fn apply(&mut self, base: Ty, d: &Declarator) -> PResult<Ty> {
+        self.apply_ex(base, d, false)
+    }
+
+    /// [`Parser::apply`]; with `skip_leaf_ptr`, without the innermost declarator's last
+    /// pointer (giving what that pointer points to).
+    fn apply_ex(&mut self, base: Ty, d: &Declarator, skip_leaf_ptr: bool) -> PResult<Ty> {
         let mut t = base;
-        for _ in 0..d.ptrs {
+        let ptrs = if skip_leaf_ptr && d.inner.is_none() {
+            d.ptrs.saturating_sub(1)
+        } else {
+            d.ptrs
+        };
+        for _ in 0..ptrs {
             t = Ty::Object(ValueLayout::ADDRESS.into());
         }
         for s in d.suffixes.iter().rev() {
@@ -1554,6 +2628,17 @@ impl<'s, 'st> Parser<'s, 'st> {
                                 .map_err(|e| self.layout_err(*span, e))?,
                         )
                     }
+                    Ty::NoLayout(nl) => Ty::NoLayout(Arc::new(NoLayout {
+                        spelling: format!(
+                            "{}[{}]",
+                            nl.spelling,
+                            n.map_or(String::new(), |n| n.to_string())
+                        ),
+                        reason: nl.reason.clone(),
+                        size_align: nl
+                            .size_align
+                            .and_then(|(s, a)| Some((s.checked_mul(n.unwrap_or(0))?, a))),
+                    })),
                     Ty::Void => return Err(self.err_at(*span, "array of `void`")),
                     Ty::Incomplete(n) => {
                         return Err(self.err_at(*span, format!("array of incomplete type `{n}`")))
@@ -1562,6 +2647,7 @@ impl<'s, 'st> Parser<'s, 'st> {
                         return Err(self.err_at(*span, "array of functions (use function pointers)"))
                     }
                 },
+                Suffix::Vla(e) => return Err((**e).clone()),
                 Suffix::Func(f, span) => match t {
                     Ty::Object(MemoryLayout::Sequence(_)) => {
                         return Err(self.err_at(*span, "a function cannot return an array"))
@@ -1572,13 +2658,14 @@ impl<'s, 'st> Parser<'s, 'st> {
                     ret => Ty::Func(Arc::new(FnTy {
                         ret,
                         params: f.params.clone(),
+                        callbacks: f.callbacks.clone(),
                         variadic: f.variadic,
                     })),
                 },
             };
         }
         if let Some(inner) = &d.inner {
-            t = self.apply(t, inner)?;
+            t = self.apply_ex(t, inner, skip_leaf_ptr)?;
         }
         Ok(t)
     }
@@ -1603,28 +2690,33 @@ impl<'s, 'st> Parser<'s, 'st> {
         if spec.typedef {
             return Err(self.err_at(spec.span, "`typedef` is not allowed in a type name"));
         }
-        let d = self.declarator()?;
+        let d = self.declarator_in(false)?;
         if let Some((n, span)) = d.name() {
             return Err(self.err_at(*span, format!("unexpected name `{n}` in a type name")));
         }
         self.apply(spec.ty, &d)
     }
 
-    // ---- constant expressions (C11 §6.6), evaluated in i128 with overflow checks ----
+    // ---- constant expressions (C11 §6.6): typed integers, evaluated with overflow checks ----
 
+    /// An integer constant expression's value.
     fn const_expr(&mut self) -> PResult<i128> {
+        Ok(self.cond_expr()?.v)
+    }
+
+    /// A conditional expression: `a ? b : c` or a binary expression.
+    fn cond_expr(&mut self) -> PResult<CVal> {
         let t = self.peek();
         self.enter(t)?;
         let c = self.binary(0)?;
         let r = if self.eat_punct("?") {
-            let a = self.const_expr()?;
+            let a = self.cond_expr()?;
             self.expect_punct(":", "in the conditional expression")?;
-            let b = self.const_expr()?;
-            if c != 0 {
-                a
-            } else {
-                b
-            }
+            let b = self.cond_expr()?;
+            // The result has the two branches' common type (C11 §6.5.15 ¶5).
+            let ty = IntTy::common(a.ty, b.ty);
+            let pick = if c.v != 0 { a } else { b };
+            CVal::wrap(pick.v, ty)
         } else {
             c
         };
@@ -1632,7 +2724,7 @@ impl<'s, 'st> Parser<'s, 'st> {
         Ok(r)
     }
 
-    fn binary(&mut self, min_prec: u8) -> PResult<i128> {
+    fn binary(&mut self, min_prec: u8) -> PResult<CVal> {
         let mut lhs = self.unary()?;
         loop {
             let op = self.peek();
@@ -1655,51 +2747,85 @@ impl<'s, 'st> Parser<'s, 'st> {
             }
             self.bump();
             let rhs = self.binary(prec + 1)?;
-            let overflow = || self.err(op, format!("overflow in constant expression at `{p}`"));
-            lhs = match p {
-                "||" => i128::from(lhs != 0 || rhs != 0),
-                "&&" => i128::from(lhs != 0 && rhs != 0),
-                "|" => lhs | rhs,
-                "^" => lhs ^ rhs,
-                "&" => lhs & rhs,
-                "==" => i128::from(lhs == rhs),
-                "!=" => i128::from(lhs != rhs),
-                "<" => i128::from(lhs < rhs),
-                ">" => i128::from(lhs > rhs),
-                "<=" => i128::from(lhs <= rhs),
-                ">=" => i128::from(lhs >= rhs),
-                "<<" | ">>" => {
-                    let sh = u32::try_from(rhs).ok().filter(|&s| s < 64).ok_or_else(|| {
-                        self.err(op, format!("shift count {rhs} out of range 0..64"))
-                    })?;
-                    if p == "<<" {
-                        lhs.checked_mul(1i128 << sh).ok_or_else(overflow)?
-                    } else {
-                        lhs >> sh
-                    }
-                }
-                "+" => lhs.checked_add(rhs).ok_or_else(overflow)?,
-                "-" => lhs.checked_sub(rhs).ok_or_else(overflow)?,
-                "*" => lhs.checked_mul(rhs).ok_or_else(overflow)?,
-                _ => {
-                    if rhs == 0 {
-                        return Err(self.err(op, "division by zero in constant expression"));
-                    }
-                    if p == "/" {
-                        lhs.checked_div(rhs).ok_or_else(overflow)?
-                    } else {
-                        lhs.checked_rem(rhs).ok_or_else(overflow)?
-                    }
-                }
-            };
-            if lhs.unsigned_abs() > u128::from(u64::MAX) {
-                return Err(overflow());
-            }
+            lhs = self.binary_op(op, p, lhs, rhs)?;
         }
         Ok(lhs)
     }
 
-    fn unary(&mut self) -> PResult<i128> {
+    /// `lhs p rhs` with C's conversions: shifts take the promoted left operand's type; other
+    /// arithmetic, bitwise and comparison operators convert both operands to their common
+    /// type (C11 §6.3.1.8); comparisons and logical operators give `int`. Unsigned arithmetic
+    /// wraps; signed overflow is an error.
+    fn binary_op(&self, op: Token, p: &str, lhs: CVal, rhs: CVal) -> PResult<CVal> {
+        let overflow = || self.err(op, format!("overflow in constant expression at `{p}`"));
+        let int = |b: bool| CVal {
+            v: i128::from(b),
+            ty: IntTy::INT,
+        };
+        match p {
+            "||" => return Ok(int(lhs.v != 0 || rhs.v != 0)),
+            "&&" => return Ok(int(lhs.v != 0 && rhs.v != 0)),
+            "<<" | ">>" => {
+                let ty = lhs.ty.promoted();
+                let sh = u32::try_from(rhs.v)
+                    .ok()
+                    .filter(|&s| s < ty.bits)
+                    .ok_or_else(|| {
+                        self.err(
+                            op,
+                            format!("shift count {} out of range 0..{}", rhs.v, ty.bits),
+                        )
+                    })?;
+                let v = if p == "<<" {
+                    if !ty.unsigned && lhs.v < 0 {
+                        return Err(self.err(op, "left shift of a negative value"));
+                    }
+                    // Shifting into (not past) the sign bit gives the wrapped value, as gcc does.
+                    let r = lhs.v.checked_mul(1i128 << sh).ok_or_else(overflow)?;
+                    if !ty.unsigned && r >> (ty.bits - 1) > 1 {
+                        return Err(overflow());
+                    }
+                    r
+                } else {
+                    lhs.v >> sh
+                };
+                return Ok(CVal::wrap(v, ty));
+            }
+            _ => {}
+        }
+        let ty = IntTy::common(lhs.ty, rhs.ty);
+        let (a, b) = (CVal::wrap(lhs.v, ty).v, CVal::wrap(rhs.v, ty).v);
+        let v = match p {
+            "|" => a | b,
+            "^" => a ^ b,
+            "&" => a & b,
+            "==" => return Ok(int(a == b)),
+            "!=" => return Ok(int(a != b)),
+            "<" => return Ok(int(a < b)),
+            ">" => return Ok(int(a > b)),
+            "<=" => return Ok(int(a <= b)),
+            ">=" => return Ok(int(a >= b)),
+            "+" => a.checked_add(b).ok_or_else(overflow)?,
+            "-" => a.checked_sub(b).ok_or_else(overflow)?,
+            "*" => a.checked_mul(b).ok_or_else(overflow)?,
+            _ => {
+                if b == 0 {
+                    return Err(self.err(op, "division by zero in constant expression"));
+                }
+                if p == "/" {
+                    a.checked_div(b).ok_or_else(overflow)?
+                } else {
+                    a.checked_rem(b).ok_or_else(overflow)?
+                }
+            }
+        };
+        if !ty.unsigned && !ty.holds(v) {
+            return Err(overflow());
+        }
+        Ok(CVal::wrap(v, ty))
+    }
+
+    fn unary(&mut self) -> PResult<CVal> {
         let t = self.peek();
         self.enter(t)?;
         let v = self.unary_inner(t)?;
@@ -1707,15 +2833,21 @@ impl<'s, 'st> Parser<'s, 'st> {
         Ok(v)
     }
 
-    fn unary_inner(&mut self, t: Token) -> PResult<i128> {
+    fn unary_inner(&mut self, t: Token) -> PResult<CVal> {
         match t.kind {
             Kind::Int(v) => {
                 self.bump();
-                Ok(i128::from(v))
+                Ok(CVal {
+                    v: i128::from(v),
+                    ty: IntTy::of_constant(self.text(t), v),
+                })
             }
             Kind::Char(v) => {
                 self.bump();
-                Ok(i128::from(v))
+                Ok(CVal {
+                    v: i128::from(v),
+                    ty: IntTy::INT,
+                })
             }
             Kind::Float => Err(self.err(
                 t,
@@ -1723,34 +2855,56 @@ impl<'s, 'st> Parser<'s, 'st> {
             )),
             Kind::Punct("-") => {
                 self.bump();
-                Ok(-self.unary()?)
+                let x = self.unary()?;
+                let ty = x.ty.promoted();
+                if !ty.unsigned && !ty.holds(-x.v) {
+                    return Err(self.err(t, "overflow in constant expression at `-`"));
+                }
+                Ok(CVal::wrap(-x.v, ty))
             }
             Kind::Punct("+") => {
                 self.bump();
-                self.unary()
+                let x = self.unary()?;
+                Ok(CVal::wrap(x.v, x.ty.promoted()))
             }
             Kind::Punct("~") => {
                 self.bump();
-                Ok(!self.unary()?)
+                let x = self.unary()?;
+                Ok(CVal::wrap(!x.v, x.ty.promoted()))
             }
             Kind::Punct("!") => {
                 self.bump();
-                Ok(i128::from(self.unary()? == 0))
+                let x = self.unary()?;
+                Ok(CVal {
+                    v: i128::from(x.v == 0),
+                    ty: IntTy::INT,
+                })
             }
             Kind::Punct("(") => {
                 self.bump();
                 if self.is_type_start(self.peek()) {
-                    // A cast: the value is kept (constant expressions here are integers).
-                    self.type_name()?;
+                    // A cast: the value converted to the type (C11 §6.3.1.3).
+                    let start = self.peek();
+                    let ty = self.type_name()?;
+                    let span = self.span_from(start);
                     self.expect_punct(")", "to close the cast")?;
-                    return self.unary();
+                    let x = self.unary()?;
+                    return self.cast(x, ty, span);
                 }
-                let v = self.const_expr()?;
+                let v = self.cond_expr()?;
                 self.expect_punct(")", "to close the parenthesis")?;
                 Ok(v)
             }
             Kind::Ident => {
                 let w = self.text(t);
+                if w == "__extension__" {
+                    self.bump();
+                    return self.unary();
+                }
+                if matches!(w, "__builtin_offsetof" | "offsetof") {
+                    self.bump();
+                    return self.offsetof(t);
+                }
                 if matches!(
                     w,
                     "sizeof" | "_Alignof" | "alignof" | "__alignof__" | "__alignof"
@@ -1761,21 +2915,43 @@ impl<'s, 'st> Parser<'s, 'st> {
                         &format!("after `{w}` (only `{w}(type)` is supported)"),
                     )?;
                     let start = self.peek();
+                    let incomplete = start.kind == Kind::Ident
+                        && self.st.incomplete_arrays.contains(self.text(start))
+                        && matches!(self.peek_at(1).kind, Kind::Punct(")"));
                     let ty = self.type_name()?;
                     let span = self.span_from(start);
+                    if incomplete {
+                        return Err(self.err_at(
+                            span,
+                            format!(
+                                "`{w}` of `{}`, an array of unknown size (incomplete)",
+                                self.text(start)
+                            ),
+                        ));
+                    }
                     self.expect_punct(")", &format!("to close `{w}(`"))?;
-                    let l = self.object_layout(ty, span)?;
-                    let v = if w == "sizeof" {
-                        l.byte_size()
-                    } else {
-                        l.byte_alignment()
+                    let (size, align) = match self.complete(ty) {
+                        Ty::NoLayout(n) if n.size_align.is_some() => {
+                            n.size_align.unwrap_or_default()
+                        }
+                        ty => {
+                            let l = self.object_layout(ty, span)?;
+                            (l.byte_size(), l.byte_alignment())
+                        }
                     };
-                    return Ok(v as i128);
+                    let v = if w == "sizeof" { size } else { align };
+                    return Ok(CVal {
+                        v: v as i128,
+                        ty: IntTy::SIZE_T,
+                    });
                 }
                 match self.st.constants.get(w) {
                     Some(&v) => {
                         self.bump();
-                        Ok(v)
+                        Ok(CVal {
+                            v,
+                            ty: IntTy::of_enumerator(v),
+                        })
                     }
                     None => Err(self.err(
                         t,
@@ -1789,4 +2965,324 @@ impl<'s, 'st> Parser<'s, 'st> {
             )),
         }
     }
+
+    /// `__builtin_offsetof(type, member-designator)` after the keyword `kw`: the member's byte
+    /// offset (`a.b[2].c` designators; a bitfield has no byte offset).
+    fn offsetof(&mut self, kw: Token) -> PResult<CVal> {
+        self.expect_punct("(", &format!("after `{}`", self.text(kw)))?;
+        let start = self.peek();
+        let ty = self.type_name()?;
+        let span = self.span_from(start);
+        let layout = self.object_layout(ty, span)?;
+        self.expect_punct(",", "after the type in `offsetof`")?;
+        let mut path = String::new();
+        let first = self.peek();
+        loop {
+            let t = self.peek();
+            if t.kind != Kind::Ident {
+                return Err(self.err(
+                    t,
+                    format!(
+                        "expected a member name in `offsetof`, found {}",
+                        self.describe(t)
+                    ),
+                ));
+            }
+            self.bump();
+            path.push_str(self.text(t));
+            while self.eat_punct("[") {
+                let i = self.const_expr()?;
+                self.expect_punct("]", "to close the index in `offsetof`")?;
+                path.push_str(&format!("[{i}]"));
+            }
+            if !self.eat_punct(".") {
+                break;
+            }
+            path.push('.');
+        }
+        let pspan = self.span_from(first);
+        self.expect_punct(")", "to close `offsetof(`")?;
+        let off = layout
+            .byte_offset_of(&path)
+            .map_err(|e| self.layout_err(pspan, e))?;
+        Ok(CVal {
+            v: off as i128,
+            ty: IntTy::SIZE_T,
+        })
+    }
+
+    /// `(ty) x` in a constant expression: integer, enum, `_Bool` and pointer types.
+    fn cast(&self, x: CVal, ty: Ty, span: Span) -> PResult<CVal> {
+        use crate::layout::ScalarKind as K;
+        let kind = match self.complete(ty) {
+            Ty::Object(MemoryLayout::Value(v)) => v.kind(),
+            Ty::Void => return Ok(x),
+            _ => {
+                return Err(self.err_at(
+                    span,
+                    "a cast in a constant expression must be to an integer or pointer type",
+                ))
+            }
+        };
+        if kind == K::Bool {
+            return Ok(CVal {
+                v: i128::from(x.v != 0),
+                ty: IntTy::INT,
+            });
+        }
+        if kind.is_float() {
+            return Err(self.err_at(
+                span,
+                "floating casts are not supported in constant expressions",
+            ));
+        }
+        let ty = IntTy {
+            bits: (kind.byte_size() * 8) as u32,
+            unsigned: !kind.is_signed(),
+        };
+        Ok(CVal::wrap(x.v, ty))
+    }
+}
+
+/// The type of an integer constant expression's value (after the integer promotions: `int`
+/// or wider).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct IntTy {
+    bits: u32,
+    unsigned: bool,
+}
+
+impl IntTy {
+    const INT: IntTy = IntTy {
+        bits: 32,
+        unsigned: false,
+    };
+    const SIZE_T: IntTy = IntTy {
+        bits: usize::BITS,
+        unsigned: true,
+    };
+
+    fn long_bits() -> u32 {
+        (DataModel::HOST.long_size * 8) as u32
+    }
+
+    /// Whether `v` is in range.
+    fn holds(self, v: i128) -> bool {
+        if self.unsigned {
+            v >= 0 && v < (1i128 << self.bits)
+        } else {
+            let half = 1i128 << (self.bits - 1);
+            v >= -half && v < half
+        }
+    }
+
+    /// The integer promotions (C11 §6.3.1.1 ¶2): anything narrower than `int` becomes `int`.
+    fn promoted(self) -> IntTy {
+        if self.bits < 32 {
+            IntTy::INT
+        } else {
+            self
+        }
+    }
+
+    /// The usual arithmetic conversions of two integer types (C11 §6.3.1.8).
+    fn common(a: IntTy, b: IntTy) -> IntTy {
+        let (a, b) = (a.promoted(), b.promoted());
+        if a.bits != b.bits {
+            // The wider type can represent every value of the narrower one.
+            return if a.bits > b.bits { a } else { b };
+        }
+        IntTy {
+            bits: a.bits,
+            unsigned: a.unsigned || b.unsigned,
+        }
+    }
+
+    /// The type of integer constant `text` with value `v` (C11 §6.4.4.1 ¶5): the first of
+    /// the candidate types its suffix and base allow that holds it.
+    fn of_constant(text: &str, v: u64) -> IntTy {
+        let lower = text.to_ascii_lowercase();
+        let body = lower.trim_end_matches(['u', 'l']);
+        let suffix = &lower[body.len()..];
+        let unsigned_suffix = suffix.contains('u');
+        let longs = suffix.matches('l').count();
+        // Octal, hex and binary constants may also take unsigned types.
+        let decimal = !(body.starts_with('0') && body.len() > 1);
+        let long_bits = IntTy::long_bits();
+        let mut candidates: Vec<IntTy> = Vec::with_capacity(6);
+        let widths: &[u32] = match longs {
+            0 => &[32, 0, 64],
+            1 => &[0, 64],
+            _ => &[64],
+        };
+        for &w in widths {
+            let bits = if w == 0 { long_bits } else { w };
+            if !unsigned_suffix {
+                candidates.push(IntTy {
+                    bits,
+                    unsigned: false,
+                });
+            }
+            if unsigned_suffix || !decimal {
+                candidates.push(IntTy {
+                    bits,
+                    unsigned: true,
+                });
+            }
+        }
+        candidates
+            .into_iter()
+            .find(|t| t.holds(i128::from(v)))
+            // Too large for every candidate: gcc makes it `unsigned long long`.
+            .unwrap_or(IntTy {
+                bits: 64,
+                unsigned: true,
+            })
+    }
+
+    /// The type of an enumeration constant with value `v`: `int`, or (GNU) the narrowest of
+    /// `unsigned int`, `long`, `unsigned long` that holds it.
+    fn of_enumerator(v: i128) -> IntTy {
+        [(32, false), (32, true), (64, false), (64, true)]
+            .into_iter()
+            .map(|(bits, unsigned)| IntTy { bits, unsigned })
+            .find(|t| t.holds(v))
+            .unwrap_or(IntTy {
+                bits: 64,
+                unsigned: true,
+            })
+    }
+}
+
+/// A typed integer constant: `v` is in `ty`'s range.
+#[derive(Debug, Clone, Copy)]
+struct CVal {
+    v: i128,
+    ty: IntTy,
+}
+
+impl CVal {
+    /// `v` converted to `ty` (C11 §6.3.1.3: modulo 2^bits; gcc does the same for signed
+    /// targets).
+    fn wrap(v: i128, ty: IntTy) -> CVal {
+        let m = 1i128 << ty.bits;
+        let mut r = v.rem_euclid(m);
+        if !ty.unsigned && r >= m / 2 {
+            r -= m;
+        }
+        CVal { v: r, ty }
+    }
+}
+
+/// The first member of a union type (without its name), for `transparent_union`.
+fn first_member(ty: &Ty) -> Option<MemoryLayout> {
+    match ty {
+        Ty::Object(MemoryLayout::Union(u)) => u.members().first().map(|m| match m {
+            MemoryLayout::Value(v) => MemoryLayout::Value(v.clone().without_name()),
+            other => other.clone(),
+        }),
+        _ => None,
+    }
+}
+
+/// The tag of a named union type.
+fn union_tag(ty: &Ty) -> Option<&str> {
+    match ty {
+        Ty::Object(l @ MemoryLayout::Union(_)) => l.name(),
+        _ => None,
+    }
+}
+
+/// Resolves an incomplete tag that has been defined since.
+pub(super) fn complete(st: &State, ty: Ty) -> Ty {
+    if let Ty::Incomplete(n) = &ty {
+        let tag = n.split_whitespace().last().unwrap_or("");
+        match st.tags.get(tag) {
+            Some(Tag {
+                layout: Some(l), ..
+            }) => return Ty::Object(l.clone()),
+            Some(Tag {
+                no_layout: Some(nl),
+                ..
+            }) => return Ty::NoLayout(nl.clone()),
+            _ => {}
+        }
+    }
+    ty
+}
+
+/// Why a function type gives no [`FunctionDecl`].
+#[derive(Debug)]
+pub(super) enum FnError {
+    /// Not a valid function at all (an error where it is declared).
+    Positioned(String),
+    /// A parameter or the return type has no layout (an error only when it is linked).
+    NoLayout(crate::Error),
+}
+
+/// The [`FunctionDecl`] of function type `f` named `name`.
+pub(super) fn function_decl(
+    st: &State,
+    name: &str,
+    f: &FnTy,
+    label: Option<String>,
+) -> Result<FunctionDecl, FnError> {
+    let no_layout = |n: &NoLayout, what: String| {
+        FnError::NoLayout(crate::Error::Unsupported {
+            type_name: n.spelling.clone(),
+            reason: format!(
+                "{what} of `{name}` has this type, so `{name}` cannot be linked: {}",
+                n.reason
+            ),
+        })
+    };
+    let ret = match complete(st, f.ret.clone()) {
+        Ty::Void => None,
+        Ty::Object(l) => Some(l),
+        Ty::Incomplete(n) => {
+            return Err(FnError::Positioned(format!(
+                "`{name}` returns `{n}` by value, which is incomplete"
+            )))
+        }
+        Ty::Func(_) => {
+            return Err(FnError::Positioned(format!(
+                "`{name}` cannot return a function"
+            )))
+        }
+        Ty::NoLayout(n) => return Err(no_layout(&n, "the return type".into())),
+    };
+    let mut args = Vec::with_capacity(f.params.len());
+    for (i, (pname, ty)) in f.params.iter().enumerate() {
+        let which = || {
+            pname
+                .as_ref()
+                .map_or_else(|| format!("#{}", i + 1), |p| format!("`{p}`"))
+        };
+        match complete(st, ty.clone()) {
+            Ty::Object(l) => args.push(l),
+            Ty::Incomplete(n) => {
+                return Err(FnError::Positioned(format!(
+                    "parameter {} of `{name}` has incomplete type `{n}`",
+                    which()
+                )));
+            }
+            Ty::NoLayout(n) => return Err(no_layout(&n, format!("parameter {}", which()))),
+            Ty::Void | Ty::Func(_) => {
+                return Err(FnError::Positioned(format!(
+                    "invalid parameter type in `{name}`"
+                )))
+            }
+        }
+    }
+    let descriptor = match ret {
+        Some(r) => FunctionDescriptor::of(r, args),
+        None => FunctionDescriptor::of_void(args),
+    };
+    Ok(FunctionDecl {
+        name: name.to_string(),
+        symbol: label.unwrap_or_else(|| name.to_string()),
+        descriptor,
+        variadic: f.variadic.then_some(f.params.len()),
+        param_names: f.params.iter().map(|(n, _)| n.clone()).collect(),
+    })
 }

@@ -20,6 +20,7 @@
 //! at the next offset that is a multiple of its alignment; the struct's alignment is the largest
 //! member alignment; its size is rounded up to that alignment (trailing padding).
 
+pub(crate) mod bitfield;
 mod canonical;
 mod compare;
 mod group;
@@ -27,6 +28,7 @@ mod structure;
 pub(crate) mod text;
 mod value;
 
+pub use bitfield::BitField;
 pub use canonical::{canonical_layouts, DataModel};
 pub(crate) use compare::same_shape;
 pub use group::{PaddingLayout, SequenceLayout, StructLayout, UnionLayout};

@@ -1,0 +1,498 @@
+//! C bitfields: where gcc puts them, and typed access to them in memory.
+//!
+//! gatun layouts are byte-granular, so a record with bitfields is laid out here bit by bit as
+//! gcc does on the SysV x86-64 and AArch64 (AAPCS64) targets, then expressed as an ordinary
+//! struct layout: ordinary members at their offsets, and each run of bytes that holds
+//! bitfields (named or not) as an unnamed `u8` sequence (integer bytes, so the linker
+//! classifies a struct passed by value as gcc does: bitfield bytes, even unnamed ones, are
+//! INTEGER). The bitfields themselves are described
+//! by [`BitField`]s, which read and write them in a segment.
+//!
+//! gcc's rules (`PCC_BITFIELD_TYPE_MATTERS`), checked against gcc in `tests/cdecl_layouts.rs`:
+//! - a bitfield is placed at the next free bit, unless it would cross a boundary of a unit of
+//!   its declared type's size — then it starts at the next multiple of the type's alignment;
+//!   in a packed record (`__attribute__((packed))` on the record or the member) or under
+//!   `#pragma pack` there is no such move;
+//! - a named bitfield raises the record's alignment to its type's (1 when packed, at most
+//!   `n` under `#pragma pack(n)`); unnamed ones do not;
+//! - a zero-width bitfield moves the next member to a multiple of its type's alignment (even
+//!   when packed), and does not raise the record's alignment;
+//! - in a union every member starts at bit 0; a bitfield member occupies whole bytes.
+//!
+//! Little-endian targets only: bits are numbered from the least significant bit of the lowest
+//! byte.
+
+use std::sync::Arc;
+
+use super::{MemoryLayout, ScalarKind, ValueLayout};
+use crate::error::{Error, Result};
+use crate::memory::MemorySegment;
+use crate::value::Value;
+
+/// One bitfield member of a record: its declared integer type, bit offset and width.
+///
+/// Offsets count bits from the start of the record; the value occupies bits `bit_offset() ..
+/// bit_offset() + bit_width()` (little-endian bit numbering: bit 0 is the least significant
+/// bit of byte 0). `Send + Sync`, cheap to clone.
+///
+/// ```
+/// use gatun::cdecl::Declarations;
+/// use gatun::memory::{Arena, SegmentAllocator};
+/// use gatun::Value;
+///
+/// let d = Declarations::parse("struct flags { unsigned ready : 1; int level : 3; };").unwrap();
+/// let level = d.bitfield("struct flags", "level").unwrap();
+/// assert_eq!((level.bit_offset(), level.bit_width()), (1, 3));
+/// let arena = Arena::confined();
+/// let s = arena.allocate_layout(d.layout("struct flags").unwrap()).unwrap();
+/// level.set(&s, 0, &Value::I32(-2)).unwrap();
+/// assert_eq!(level.get(&s, 0).unwrap(), Value::I32(-2));
+/// assert!(level.set(&s, 0, &Value::I32(4)).is_err()); // 3 signed bits hold -4..=3
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct BitField {
+    name: Arc<str>,
+    kind: ScalarKind,
+    bit_offset: usize,
+    bit_width: u32,
+}
+
+impl BitField {
+    /// A bitfield `name` of integer type `kind`, `bit_width` bits at `bit_offset`.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] if `kind` is not an integer or `bool` type, or `bit_width` is 0
+    /// or wider than `kind`.
+    pub fn new(
+        name: impl Into<Arc<str>>,
+        kind: ScalarKind,
+        bit_offset: usize,
+        bit_width: u32,
+    ) -> Result<BitField> {
+        let name = name.into();
+        if kind.is_float() || kind == ScalarKind::Pointer {
+            return Err(Error::Unsupported {
+                type_name: kind.name().into(),
+                reason: format!("bitfield `{name}` must have an integer or bool type"),
+            });
+        }
+        let bits = kind.byte_size() * 8;
+        if bit_width == 0 || bit_width as usize > bits {
+            return Err(Error::Unsupported {
+                type_name: kind.name().into(),
+                reason: format!(
+                    "bitfield `{name}` is {bit_width} bits wide; expected 1..={bits} bits"
+                ),
+            });
+        }
+        Ok(BitField {
+            name,
+            kind,
+            bit_offset,
+            bit_width,
+        })
+    }
+
+    /// The member's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The declared type (`I32` for `int x : 3`; `Bool` for `_Bool`).
+    pub fn kind(&self) -> ScalarKind {
+        self.kind
+    }
+
+    /// Offset of the first bit, in bits from the start of the record.
+    pub fn bit_offset(&self) -> usize {
+        self.bit_offset
+    }
+
+    /// Width, in bits.
+    pub fn bit_width(&self) -> u32 {
+        self.bit_width
+    }
+
+    /// The same bitfield `bytes` bytes further into an enclosing record (for members of
+    /// anonymous nested records).
+    pub(crate) fn shifted(&self, bytes: usize) -> BitField {
+        BitField {
+            bit_offset: self.bit_offset + bytes * 8,
+            ..self.clone()
+        }
+    }
+
+    /// First byte and number of bytes holding the bits, relative to the record.
+    fn byte_span(&self) -> (usize, usize) {
+        let first = self.bit_offset / 8;
+        let end_bit = self.bit_offset % 8 + self.bit_width as usize;
+        (first, end_bit.div_ceil(8))
+    }
+
+    fn mask(&self) -> u128 {
+        (1u128 << self.bit_width) - 1
+    }
+
+    /// Reads the bitfield of the record at byte `offset` in `segment`, as a [`Value`] of its
+    /// declared type (sign-extended for signed types).
+    ///
+    /// # Errors
+    /// [`Error::OutOfBounds`] if the bytes holding it are not inside `segment`.
+    pub fn get(&self, segment: &MemorySegment<'_>, offset: usize) -> Result<Value<'static>> {
+        let (first, n) = self.byte_span();
+        let mut buf = [0u8; 16];
+        segment.copy_to_slice(offset.saturating_add(first), &mut buf[..n])?;
+        let raw = (u128::from_le_bytes(buf) >> (self.bit_offset % 8)) & self.mask();
+        let signed = self.kind.is_signed();
+        let v: i128 = if signed && (raw >> (self.bit_width - 1)) & 1 == 1 {
+            raw as i128 - (1i128 << self.bit_width)
+        } else {
+            raw as i128
+        };
+        // In range of the declared type by construction (the width is at most its bits).
+        Ok(match self.kind {
+            ScalarKind::Bool => Value::Bool(v != 0),
+            ScalarKind::I8 => Value::I8(v as i8),
+            ScalarKind::U8 => Value::U8(v as u8),
+            ScalarKind::I16 => Value::I16(v as i16),
+            ScalarKind::U16 => Value::U16(v as u16),
+            ScalarKind::I32 => Value::I32(v as i32),
+            ScalarKind::U32 => Value::U32(v as u32),
+            ScalarKind::I64 => Value::I64(v as i64),
+            ScalarKind::U64 | ScalarKind::Pointer | ScalarKind::F32 | ScalarKind::F64 => {
+                Value::U64(v as u64)
+            }
+        })
+    }
+
+    /// Writes `value` into the bitfield of the record at byte `offset` in `segment`, leaving
+    /// every other bit as it was. `value` must be of the declared type (`Value::I32` for an
+    /// `int` bitfield) and fit in the width.
+    ///
+    /// # Errors
+    /// [`Error::ValueMismatch`] for a value of another type, or one the width cannot hold
+    /// (3 signed bits hold -4..=3); [`Error::OutOfBounds`] if the bytes are not inside
+    /// `segment`.
+    pub fn set(&self, segment: &MemorySegment<'_>, offset: usize, value: &Value<'_>) -> Result<()> {
+        let v: i128 = match (self.kind, value) {
+            (ScalarKind::Bool, Value::Bool(b)) => i128::from(*b),
+            (ScalarKind::I8, Value::I8(x)) => i128::from(*x),
+            (ScalarKind::U8, Value::U8(x)) => i128::from(*x),
+            (ScalarKind::I16, Value::I16(x)) => i128::from(*x),
+            (ScalarKind::U16, Value::U16(x)) => i128::from(*x),
+            (ScalarKind::I32, Value::I32(x)) => i128::from(*x),
+            (ScalarKind::U32, Value::U32(x)) => i128::from(*x),
+            (ScalarKind::I64, Value::I64(x)) => i128::from(*x),
+            (ScalarKind::U64, Value::U64(x)) => i128::from(*x),
+            (_, other) => {
+                return Err(Error::ValueMismatch {
+                    position: format!("bitfield `{}`", self.name),
+                    expected: self.kind.name().into(),
+                    found: format!("{other:?}"),
+                })
+            }
+        };
+        let (lo, hi) = if self.kind.is_signed() {
+            (
+                -(1i128 << (self.bit_width - 1)),
+                (1i128 << (self.bit_width - 1)) - 1,
+            )
+        } else {
+            (0, (1i128 << self.bit_width) - 1)
+        };
+        if v < lo || v > hi {
+            return Err(Error::ValueMismatch {
+                position: format!("bitfield `{}`", self.name),
+                expected: format!("a value of {} bits ({lo}..={hi})", self.bit_width),
+                found: v.to_string(),
+            });
+        }
+        let (first, n) = self.byte_span();
+        let at = offset.saturating_add(first);
+        let mut buf = [0u8; 16];
+        segment.copy_to_slice(at, &mut buf[..n])?;
+        let shift = self.bit_offset % 8;
+        let mut word = u128::from_le_bytes(buf);
+        word &= !(self.mask() << shift);
+        word |= ((v as u128) & self.mask()) << shift;
+        segment.copy_from_slice(at, &word.to_le_bytes()[..n])
+    }
+}
+
+/// A member of a record with bitfields, for [`c_record_with_bitfields`].
+#[derive(Debug, Clone)]
+pub(crate) enum RecordField {
+    /// An ordinary member, its alignment already what the record gives it (packing and
+    /// `aligned` applied), with the bitfields of an anonymous nested record it is.
+    Ordinary(MemoryLayout, Vec<BitField>),
+    /// A bitfield: name (`None` if unnamed), declared type, width, whether it is packed
+    /// (`packed` on the record or the member).
+    Bits {
+        name: Option<Arc<str>>,
+        kind: ScalarKind,
+        type_alignment: usize,
+        width: u32,
+        packed: bool,
+    },
+}
+
+/// Lays out a struct (or, with `union`, a union) with bitfields as gcc does (see the module
+/// docs); `pack` is the `#pragma pack` in force. Returns the layout and its named bitfields.
+///
+/// # Errors
+/// [`Error::SizeOverflow`] for records too large; layout construction errors.
+pub(crate) fn c_record_with_bitfields(
+    fields: Vec<RecordField>,
+    union: bool,
+    pack: Option<usize>,
+) -> Result<(MemoryLayout, Vec<BitField>)> {
+    let overflow = || Error::SizeOverflow {
+        what: "record with bitfields".into(),
+    };
+    let mut bit: usize = 0; // next free bit (structs)
+    let mut end_bits: usize = 0; // bits used (unions: the largest member)
+    let mut align = 1usize;
+    let mut ordinary: Vec<(usize, MemoryLayout)> = Vec::new();
+    // The bytes of the record's own bitfields, named or not (they become `u8` runs: gcc
+    // classifies even unnamed bitfields' bytes as INTEGER), and the named bitfields in
+    // declaration order (with those of anonymous record members).
+    let mut storage: Vec<(usize, usize)> = Vec::new();
+    let mut bits: Vec<BitField> = Vec::new();
+    for f in fields {
+        match f {
+            RecordField::Ordinary(l, inner) => {
+                let a = l.byte_alignment();
+                let start = if union {
+                    0
+                } else {
+                    align_up(bit.div_ceil(8), a).ok_or_else(overflow)?
+                };
+                let end = start.checked_add(l.byte_size()).ok_or_else(overflow)?;
+                let end = end.checked_mul(8).ok_or_else(overflow)?;
+                bits.extend(inner.iter().map(|b| b.shifted(start)));
+                ordinary.push((start, l));
+                align = align.max(a);
+                if union {
+                    end_bits = end_bits.max(end);
+                } else {
+                    bit = end;
+                }
+            }
+            RecordField::Bits {
+                name,
+                kind,
+                type_alignment,
+                width,
+                packed,
+            } => {
+                let size_bits = kind.byte_size() * 8;
+                let unit = type_alignment * 8;
+                if width == 0 {
+                    if !union {
+                        bit = align_up(bit, unit).ok_or_else(overflow)?;
+                    }
+                    continue;
+                }
+                let mut at = if union { 0 } else { bit };
+                if !packed
+                    && pack.is_none()
+                    && at / size_bits != (at + width as usize - 1) / size_bits
+                {
+                    at = align_up(at, unit).ok_or_else(overflow)?;
+                }
+                let end = at.checked_add(width as usize).ok_or_else(overflow)?;
+                storage.push((at / 8, end.div_ceil(8)));
+                if let Some(n) = name {
+                    let eff = if packed {
+                        1
+                    } else {
+                        pack.map_or(type_alignment, |p| type_alignment.min(p))
+                    };
+                    align = align.max(eff);
+                    bits.push(BitField::new(n, kind, at, width)?);
+                }
+                if union {
+                    end_bits = end_bits.max(end.div_ceil(8) * 8);
+                } else {
+                    bit = end;
+                }
+            }
+        }
+    }
+    let used_bytes = if union { end_bits / 8 } else { bit.div_ceil(8) };
+    let size = align_up(used_bytes, align).ok_or_else(overflow)?;
+    let layout = if union {
+        union_with_bitfields(ordinary, &storage, size, align)?
+    } else {
+        struct_with_bitfields(ordinary, storage, size, align)?
+    };
+    Ok((layout, bits))
+}
+
+fn align_up(v: usize, a: usize) -> Option<usize> {
+    v.checked_add(a - 1).map(|x| x / a * a)
+}
+
+/// The struct: ordinary members at their offsets, the bitfield bytes (`storage`: `start..end`
+/// byte ranges) as `u8` runs, padding between, `size` bytes aligned to `align`.
+fn struct_with_bitfields(
+    ordinary: Vec<(usize, MemoryLayout)>,
+    mut spans: Vec<(usize, usize)>,
+    size: usize,
+    align: usize,
+) -> Result<MemoryLayout> {
+    // The bytes holding bitfields, as sorted disjoint runs.
+    let mut runs: Vec<(usize, usize)> = Vec::new();
+    spans.sort_unstable();
+    for (s, e) in spans {
+        match runs.last_mut() {
+            Some((_, last_end)) if s <= *last_end => *last_end = (*last_end).max(e),
+            _ => runs.push((s, e)),
+        }
+    }
+    let mut items: Vec<(usize, MemoryLayout)> = ordinary;
+    for (s, e) in runs {
+        items.push((s, MemoryLayout::sequence_layout(e - s, ValueLayout::U8)?));
+    }
+    items.sort_by_key(|(off, _)| *off);
+    let mut members: Vec<MemoryLayout> = Vec::with_capacity(items.len() * 2 + 1);
+    let mut at = 0usize;
+    for (off, l) in items {
+        if off < at {
+            // Members never overlap bitfield bytes by construction; refuse rather than
+            // build a layout with wrong offsets.
+            return Err(Error::SizeOverflow {
+                what: format!("record with bitfields: member at byte {off} overlaps byte {at}"),
+            });
+        }
+        if off > at {
+            members.push(MemoryLayout::padding_layout(off - at)?);
+        }
+        at = off + l.byte_size();
+        members.push(l);
+    }
+    if size > at {
+        members.push(MemoryLayout::padding_layout(size - at)?);
+    }
+    let s = MemoryLayout::struct_layout(members)?;
+    let a = align.max(s.byte_alignment());
+    Ok(s.with_alignment_unchecked(a))
+}
+
+/// The union: ordinary members, and one `u8` run per bitfield (`storage`, all at offset 0).
+fn union_with_bitfields(
+    ordinary: Vec<(usize, MemoryLayout)>,
+    storage: &[(usize, usize)],
+    size: usize,
+    align: usize,
+) -> Result<MemoryLayout> {
+    let mut members: Vec<MemoryLayout> = ordinary.into_iter().map(|(_, l)| l).collect();
+    for &(_, end) in storage {
+        members.push(MemoryLayout::sequence_layout(end, ValueLayout::U8)?);
+    }
+    if members.is_empty() || members.iter().all(|m| m.byte_size() < size) {
+        members.push(MemoryLayout::padding_layout(size)?);
+    }
+    let u = MemoryLayout::union_layout(members)?;
+    let a = align.max(u.byte_alignment());
+    let u = u.with_alignment_unchecked(a);
+    if u.byte_size() != size {
+        return Err(Error::SizeOverflow {
+            what: format!(
+                "union with bitfields: {} bytes, expected {size}",
+                u.byte_size()
+            ),
+        });
+    }
+    Ok(u)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn new_checks_kind_and_width() {
+        assert!(BitField::new("f", ScalarKind::F32, 0, 3).is_err());
+        assert!(BitField::new("p", ScalarKind::Pointer, 0, 3).is_err());
+        assert!(BitField::new("z", ScalarKind::I32, 0, 0).is_err());
+        assert!(BitField::new("w", ScalarKind::I8, 0, 9).is_err());
+        assert!(BitField::new("ok", ScalarKind::U64, 3, 64).is_ok());
+    }
+
+    #[test]
+    fn wide_fields_spanning_nine_bytes_round_trip() {
+        let mut bytes = [0xAAu8; 10];
+        let seg = MemorySegment::of_slice(&mut bytes);
+        let u = BitField::new("u", ScalarKind::U64, 7, 64).unwrap();
+        u.set(&seg, 0, &Value::U64(u64::MAX - 1)).unwrap();
+        assert_eq!(u.get(&seg, 0).unwrap(), Value::U64(u64::MAX - 1));
+        // Bits outside the field are untouched: bit 0..7 of byte 0 and bit 7.. of byte 8.
+        assert_eq!(seg.get::<u8>(0).unwrap() & 0x7f, 0xAA & 0x7f);
+        assert_eq!(seg.get::<u8>(8).unwrap() & 0x80, 0xAA & 0x80);
+        assert_eq!(seg.get::<u8>(9).unwrap(), 0xAA);
+        let i = BitField::new("i", ScalarKind::I64, 7, 64).unwrap();
+        i.set(&seg, 0, &Value::I64(i64::MIN)).unwrap();
+        assert_eq!(i.get(&seg, 0).unwrap(), Value::I64(i64::MIN));
+        let s = BitField::new("s", ScalarKind::I8, 13, 3).unwrap();
+        for v in -4..=3 {
+            s.set(&seg, 0, &Value::I8(v)).unwrap();
+            assert_eq!(s.get(&seg, 0).unwrap(), Value::I8(v));
+        }
+        assert!(s.set(&seg, 0, &Value::I8(4)).is_err());
+        assert!(s.set(&seg, 0, &Value::I8(-5)).is_err());
+        let b = BitField::new("b", ScalarKind::Bool, 1, 1).unwrap();
+        b.set(&seg, 0, &Value::Bool(true)).unwrap();
+        assert_eq!(b.get(&seg, 0).unwrap(), Value::Bool(true));
+        // Out of bounds: the record would end past the segment.
+        assert!(u.get(&seg, 2).is_err());
+    }
+
+    #[test]
+    fn records_follow_gccs_rules() {
+        let bits = |name: &str, kind: ScalarKind, width: u32| RecordField::Bits {
+            name: Some(name.into()),
+            kind,
+            type_alignment: kind.natural_alignment(),
+            width,
+            packed: false,
+        };
+        // struct { char c; int x : 30; int y : 4; }: x moves to bit 32, y to bit 64.
+        let (l, b) = c_record_with_bitfields(
+            vec![
+                RecordField::Ordinary(ValueLayout::I8.into(), Vec::new()),
+                bits("x", ScalarKind::I32, 30),
+                bits("y", ScalarKind::I32, 4),
+            ],
+            false,
+            None,
+        )
+        .unwrap();
+        assert_eq!((l.byte_size(), l.byte_alignment()), (12, 4));
+        assert_eq!((b[0].bit_offset(), b[1].bit_offset()), (32, 64));
+        // Under #pragma pack(2) nothing moves: x at bit 8, y at bit 38; 6 bytes.
+        let (l, b) = c_record_with_bitfields(
+            vec![
+                RecordField::Ordinary(ValueLayout::I8.into(), Vec::new()),
+                bits("x", ScalarKind::I32, 30),
+                bits("y", ScalarKind::I32, 4),
+            ],
+            false,
+            Some(2),
+        )
+        .unwrap();
+        assert_eq!((l.byte_size(), l.byte_alignment()), (6, 2));
+        assert_eq!((b[0].bit_offset(), b[1].bit_offset()), (8, 38));
+        // union { char c; int x : 12; }: 4 bytes, aligned to 4.
+        let (l, _) = c_record_with_bitfields(
+            vec![
+                RecordField::Ordinary(ValueLayout::I8.into(), Vec::new()),
+                bits("x", ScalarKind::I32, 12),
+            ],
+            true,
+            None,
+        )
+        .unwrap();
+        assert_eq!((l.byte_size(), l.byte_alignment()), (4, 4));
+    }
+}

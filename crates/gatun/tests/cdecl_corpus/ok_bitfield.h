@@ -1,0 +1,2 @@
+// expect: ok
+struct flags { unsigned a : 1; };

@@ -1,0 +1,2 @@
+// expect: ok
+long double sqrtl(long double);
