@@ -20,6 +20,7 @@ use std::sync::Mutex;
 use gatun::abi::{Location, ReturnPlan};
 use gatun::layout::{MemoryLayout, ScalarKind, ValueLayout as V};
 use gatun::linker::{DowncallHandle, FunctionDescriptor as FD, Linker, LinkerOption, Symbol};
+use gatun::memory::PrefixAllocator;
 use gatun::memory::{MemorySegment, SegmentAllocator, SlicingAllocator};
 use gatun::Value;
 
@@ -252,7 +253,8 @@ fn call(
             vals.insert(0, Value::Segment(seg));
         }
         // SAFETY: as above.
-        let got = unsafe { h.invoke_to_segment(dest, &vals) }.unwrap();
+        let into = PrefixAllocator::new(dest);
+        let got = unsafe { h.invoke_into(&into, &vals) }.unwrap();
         if let Some(MemoryLayout::Value(v)) = &ret_layout {
             assert!(got.scalar_kind() == Some(v.kind()), "{got:?}");
             dest.set_value(v, 0, &got).unwrap();

@@ -32,6 +32,7 @@ pub(crate) fn upcall_code(_context: usize) -> Result<ExecutableCode> {
 }
 
 /// The stub tools' code: [`Error::Unsupported`] (no stub compiler for this target).
+#[cfg(feature = "internals")]
 pub(crate) fn stub_code(
     _plan: &CallPlan,
     _args: &[crate::backend::ArgKind],
@@ -41,6 +42,7 @@ pub(crate) fn stub_code(
 }
 
 /// As [`stub_code`].
+#[cfg(feature = "internals")]
 pub(crate) fn compile_uncached(
     _plan: &CallPlan,
     _args: &[crate::backend::ArgKind],
@@ -87,6 +89,7 @@ impl Executor {
     ) -> Result<Executor> {
         Err(unsupported(Direction::Downcall))
     }
+    #[cfg(feature = "internals")]
     pub(crate) fn interpreted(&self) -> Executor {
         match *self {}
     }

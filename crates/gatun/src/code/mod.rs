@@ -82,9 +82,10 @@ pub const CHUNK_BYTES: usize = 64 << 10;
 /// the code's length rounded up to 16 bytes.
 ///
 /// ```
-/// # #[cfg(all(target_arch = "x86_64", unix))] {
+/// # #[cfg(all(target_arch = "x86_64", unix, feature = "internals"))] {
 /// use gatun::code::ExecutableCode;
-/// let code = ExecutableCode::new(&[0xB8, 42, 0, 0, 0, 0xC3]).unwrap(); // mov eax, 42; ret
+/// // SAFETY: `mov eax, 42; ret`, called below as the `extern "C" fn() -> i32` it is.
+/// let code = unsafe { ExecutableCode::new(&[0xB8, 42, 0, 0, 0, 0xC3]) }.unwrap();
 /// // SAFETY: the bytes are a complete `extern "C" fn() -> i32`.
 /// let f: extern "C" fn() -> i32 = unsafe { std::mem::transmute(code.entry()) };
 /// assert_eq!(f(), 42);
@@ -153,7 +154,13 @@ impl ExecutableCode {
     /// [`Error::InvalidSize`] for empty code; [`Error::SizeOverflow`] for code too large to map;
     /// [`Error::Unsupported`] when the OS refuses the mapping or the protection change (e.g. a
     /// W^X policy that forbids `PROT_EXEC`), or on targets other than Unix.
-    pub fn new(code: &[u8]) -> Result<ExecutableCode> {
+    ///
+    /// # Safety
+    /// `code` must be machine code for this target that is sound to run through
+    /// [`ExecutableCode::entry`] as its callers will call it (the arena only copies and maps the
+    /// bytes; it cannot tell code from data, and any safe caller could otherwise run arbitrary
+    /// bytes).
+    pub unsafe fn new(code: &[u8]) -> Result<ExecutableCode> {
         if code.is_empty() {
             return Err(Error::InvalidSize {
                 size: 0,
@@ -949,7 +956,8 @@ mod tests {
     #[test]
     fn runs_generated_code() {
         // mov eax, 42 ; ret
-        let code = ExecutableCode::new(&[0xB8, 42, 0, 0, 0, 0xC3]).unwrap();
+        // SAFETY: a complete function, called as one below.
+        let code = unsafe { ExecutableCode::new(&[0xB8, 42, 0, 0, 0, 0xC3]) }.unwrap();
         // SAFETY: the bytes are a complete `extern "C" fn() -> i32`.
         let f: extern "C" fn() -> i32 = unsafe { std::mem::transmute(code.entry()) };
         assert_eq!(f(), 42);
@@ -960,7 +968,8 @@ mod tests {
 
     #[test]
     fn mapping_is_not_writable() {
-        let code = ExecutableCode::new(&[0xC3]).unwrap();
+        // SAFETY: `ret`.
+        let code = unsafe { ExecutableCode::new(&[0xC3]) }.unwrap();
         let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
         let addr = code.entry() as usize;
         let line = maps
@@ -981,7 +990,8 @@ mod tests {
     #[test]
     fn neighbours_share_a_chunk_and_survive_each_other() {
         // mov eax, imm32 ; ret
-        let make = |v: u8| ExecutableCode::new(&[0xB8, v, 0, 0, 0, 0xC3]).unwrap();
+        // SAFETY: `mov eax, v; ret`, a complete function.
+        let make = |v: u8| unsafe { ExecutableCode::new(&[0xB8, v, 0, 0, 0, 0xC3]) }.unwrap();
         let call = |c: &ExecutableCode| {
             // SAFETY: the bytes are a complete `extern "C" fn() -> i32`.
             let f: extern "C" fn() -> i32 = unsafe { std::mem::transmute(c.entry()) };
@@ -1018,7 +1028,8 @@ mod tests {
     fn large_code_gets_its_own_chunk() {
         let mut bytes = vec![0x90u8; CHUNK_BYTES + 100]; // nops
         bytes.extend([0xB8, 7, 0, 0, 0, 0xC3]);
-        let code = ExecutableCode::new(&bytes).unwrap();
+        // SAFETY: only mapped and read back, never called.
+        let code = unsafe { ExecutableCode::new(&bytes) }.unwrap();
         // SAFETY: nops followed by `mov eax, 7; ret`.
         let f: extern "C" fn() -> i32 = unsafe { std::mem::transmute(code.entry()) };
         assert_eq!(f(), 7);
@@ -1052,7 +1063,8 @@ mod tests {
     #[test]
     fn empty_code_is_an_error() {
         assert!(matches!(
-            ExecutableCode::new(&[]),
+            // SAFETY: empty: rejected before anything is mapped.
+            unsafe { ExecutableCode::new(&[]) },
             Err(Error::InvalidSize { size: 0, .. })
         ));
     }

@@ -30,7 +30,9 @@ use std::fmt;
 use std::sync::Arc;
 
 use crate::abi::CallPlan;
-use crate::backend::native::{self, Executor, ImageEntry};
+#[cfg(feature = "internals")]
+use crate::backend::native;
+use crate::backend::native::{Executor, ImageEntry};
 use crate::backend::{store_low_bytes, ArgKind, ArgSource, Direction, RetKind};
 use crate::error::{Error, Result};
 use crate::layout::ScalarKind;
@@ -62,7 +64,7 @@ impl Linker {
     ///
     /// # Memory
     /// Each distinct signature (plan, argument kinds, capture) gets one compiled stub of
-    /// machine code — typically 100-400 bytes (`Linker::stub_code`'s length), a few KiB for
+    /// machine code — typically 100-400 bytes , a few KiB for
     /// signatures with many stack arguments — in gatun's code arena ([`crate::code`]): 64 KiB
     /// chunks of 16-byte granules, so a stub takes its size rounded up to 16 bytes. Handles of
     /// the same signature share the stub, whatever their symbol; a capture handle with a scalar
@@ -131,6 +133,8 @@ impl Linker {
     }
 }
 
+/// Test and benchmark hooks (cargo feature `internals`; not part of the stable API).
+#[cfg(feature = "internals")]
 impl Linker {
     /// The machine code of the compiled stub `downcall` would use for this signature (both
     /// entries; x86-64 SysV), generated without the stub cache and without mapping it: for
@@ -139,7 +143,8 @@ impl Linker {
     ///
     /// # Errors
     /// As [`Linker::downcall`] for the descriptor and options (every option check included;
-    /// there is no symbol to check).
+    /// there is no symbol to check); [`Error::Unsupported`] on a target without a stub
+    /// compiler.
     pub fn stub_code(
         &self,
         descriptor: &FunctionDescriptor,
@@ -210,6 +215,7 @@ fn link_inputs(descriptor: &FunctionDescriptor, options: &[LinkerOption]) -> Res
 
 /// Plans a signature for the stub compiler (the link-time checks of `downcall`, without a
 /// symbol).
+#[cfg(feature = "internals")]
 fn stub_inputs(
     descriptor: &FunctionDescriptor,
     options: &[LinkerOption],
@@ -422,16 +428,19 @@ impl DowncallHandle {
         self.inner.captured
     }
 
-    /// Whether invocations run a compiled stub (issue 9; decided at link time). `false` when
+    /// Whether invocations run a compiled stub (decided at link time). Test and benchmark hook
+    /// (cargo feature `internals`). `false` when
     /// the platform or the OS (no executable mappings) does not allow one; the handle then
     /// uses the `global_asm!` trampoline, with identical results.
+    #[cfg(feature = "internals")]
     pub fn uses_compiled_stub(&self) -> bool {
         self.inner.exec.is_compiled()
     }
 
     /// A handle for the same function that always uses the trampoline executor (the portable
-    /// path), never a compiled stub: for differential tests and benchmarks. Allocates one new
-    /// handle (an `Arc`).
+    /// path), never a compiled stub: for differential tests and benchmarks (cargo feature
+    /// `internals`). Allocates one new handle (an `Arc`).
+    #[cfg(feature = "internals")]
     pub fn interpreted(&self) -> DowncallHandle {
         DowncallHandle {
             inner: Arc::new(Inner::new(
@@ -678,38 +687,6 @@ impl DowncallHandle {
         unsafe { self.invoke_values(ret, args) }
     }
 
-    /// As [`DowncallHandle::invoke_into`], writing a struct/union return into the caller's
-    /// segment `dest` (at least the return layout's size, at an address that is a multiple of
-    /// its alignment — the C callee may store a MEMORY-class struct through the hidden pointer
-    /// with aligned vector stores). For scalar and void returns `dest` is unused and the value
-    /// is returned. The same call as `invoke_into(&PrefixAllocator::new(dest), args)` without
-    /// the allocator's bookkeeping, and returning `Value::Void` instead of the segment.
-    ///
-    /// # Errors
-    /// As [`DowncallHandle::invoke`]; [`Error::OutOfBounds`] if `dest` is too small,
-    /// [`Error::MisalignedAccess`] if it is misaligned for the return layout (before the
-    /// call).
-    ///
-    /// # Safety
-    /// As [`DowncallHandle::invoke`].
-    #[inline(always)]
-    pub unsafe fn invoke_to_segment(
-        &self,
-        dest: MemorySegment<'_>,
-        args: &[Value<'_>],
-    ) -> Result<Value<'static>> {
-        match self.inner.ret {
-            RetKind::Group { size, align } => {
-                check_return(&dest, size, align)?;
-                // SAFETY: `dest` has enough bytes and the alignment; the rest is forwarded.
-                unsafe { self.invoke_struct(dest.as_ptr(), args)? };
-                Ok(Value::Void)
-            }
-            // SAFETY: forwarded.
-            _ => unsafe { self.invoke(args) },
-        }
-    }
-
     /// The `Value` path. `ret` is the struct-return destination (return layout's size), or null
     /// for scalar/void returns.
     #[inline(always)]
@@ -724,44 +701,14 @@ impl DowncallHandle {
         unsafe { self.invoke_split(ret, capture, args) }
     }
 
-    /// As [`DowncallHandle::invoke`] for a handle linked with
-    /// [`LinkerOption::CaptureCallState`], with the capture segment passed on its own and `args`
-    /// holding only the descriptor's arguments — so a caller that owns the capture buffer (the
-    /// system-call adapter, [`crate::capture::SystemCall`]) need not build a new argument slice
-    /// with the segment prepended. Same checks, same cost, no allocation.
+    /// [`DowncallHandle::invoke`] for a capture handle with the capture buffer passed on its
+    /// own, one the caller vouches for (the system-call adapter's), and `args` holding only the
+    /// descriptor's arguments: only the capture option and the argument count are checked.
     ///
     /// # Errors
-    /// [`Error::ArgumentCount`] if `args.len()` is not the descriptor's argument count (the
-    /// message counts the capture segment, as [`DowncallHandle::invoke`] does);
-    /// [`Error::ValueMismatch`] if the handle does not capture call state, if `capture` is
-    /// smaller than [`crate::linker::capture_state_layout`] (4 bytes), and as
-    /// [`DowncallHandle::invoke`] for the arguments and a struct return;
-    /// [`Error::MisalignedAccess`] if `capture` is not 4-byte aligned; all before the call.
-    ///
-    /// # Safety
-    /// As [`DowncallHandle::invoke`].
-    pub unsafe fn invoke_captured(
-        &self,
-        capture: MemorySegment<'_>,
-        args: &[Value<'_>],
-    ) -> Result<Value<'static>> {
-        if let RetKind::Group { .. } = self.inner.ret {
-            return Err(Error::ValueMismatch {
-                position: "return".into(),
-                expected: "a scalar or void return (use invoke_into for a struct return)".into(),
-                found: "struct".into(),
-            });
-        }
-        let capture = capture_ptr(&Value::Segment(capture))?;
-        // SAFETY: forwarded; `capture` was validated and the return is not a struct.
-        unsafe { self.invoke_capture_ptr(capture, args) }
-    }
-
-    /// [`DowncallHandle::invoke_captured`] for a capture buffer the caller vouches for (the
-    /// system-call adapter's): only the capture option and the argument count are checked.
-    ///
-    /// # Errors
-    /// As [`DowncallHandle::invoke_captured`], less the capture-segment checks.
+    /// [`Error::ArgumentCount`] (counting the capture segment, as [`DowncallHandle::invoke`]
+    /// does); [`Error::ValueMismatch`] if the handle does not capture call state, and as
+    /// [`DowncallHandle::invoke`] for the arguments; all before the call.
     ///
     /// # Safety
     /// As [`DowncallHandle::invoke`]; `capture` is valid for reads and writes of 4 bytes and
@@ -839,19 +786,20 @@ impl DowncallHandle {
         bits.map(|bits| (bits, errno))
     }
 
-    /// The raw counterpart of [`DowncallHandle::invoke_captured`]: as
-    /// [`DowncallHandle::invoke_raw`] with the capture buffer passed on its own (`capture`: 4
+    /// The raw counterpart of [`DowncallHandle::invoke_capture_ptr`] (the system-call
+    /// adapter's raw path): as [`DowncallHandle::invoke_raw`] with the capture buffer passed on
+    /// its own (`capture`: 4
     /// bytes, 4-byte aligned, its `errno` field read before and written after the call) and
     /// `args` holding only the descriptor's arguments.
     ///
     /// # Errors
-    /// [`Error::ArgumentCount`] as [`DowncallHandle::invoke_captured`];
+    /// [`Error::ArgumentCount`] as [`DowncallHandle::invoke_capture_ptr`];
     /// [`Error::ValueMismatch`] if the handle does not capture call state (before the call).
     ///
     /// # Safety
     /// As [`DowncallHandle::invoke_raw`]; `capture` must be valid for reads and writes of 4
     /// bytes and 4-byte aligned.
-    pub unsafe fn invoke_raw_captured(
+    pub(crate) unsafe fn invoke_raw_captured(
         &self,
         capture: *mut u8,
         args: &[*const u8],

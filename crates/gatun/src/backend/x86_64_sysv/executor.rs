@@ -94,6 +94,7 @@ fn compiled_stub(plan: &CallPlan, args: &[ArgKind], capture: bool) -> Option<Stu
 }
 
 /// The stub's machine code for a signature (both entries), without the cache or a mapping.
+#[cfg(feature = "internals")]
 pub(crate) fn stub_code(plan: &CallPlan, args: &[ArgKind], capture: bool) -> Result<Vec<u8>> {
     let checks: Vec<ArgCheck> = args.iter().map(|a| arg_check(*a)).collect();
     Ok(super::stub::compile(plan, &checks, capture).bytes)
@@ -104,6 +105,7 @@ pub(crate) fn stub_code(plan: &CallPlan, args: &[ArgKind], capture: bool) -> Res
 ///
 /// # Errors
 /// [`crate::Error::Unsupported`] if the OS refuses executable memory.
+#[cfg(feature = "internals")]
 pub(crate) fn compile_uncached(plan: &CallPlan, args: &[ArgKind], capture: bool) -> Result<usize> {
     let checks: Vec<ArgCheck> = args.iter().map(|a| arg_check(*a)).collect();
     Ok(super::stub::build(plan, &checks, capture)?.bytes().len())
@@ -199,6 +201,7 @@ impl Executor {
     }
 
     /// The trampoline executor (the test hook that forces the interpreted path).
+    #[cfg(feature = "internals")]
     pub(crate) fn interpreted(&self) -> Executor {
         Executor::Interpreted
     }

@@ -34,7 +34,9 @@ pub(crate) mod upcall_entry;
 
 pub(crate) use crate::backend::MAX_STACK_SLOTS;
 
-pub(crate) use executor::{compile_uncached, stub_code, Executor};
+pub(crate) use executor::Executor;
+#[cfg(feature = "internals")]
+pub(crate) use executor::{compile_uncached, stub_code};
 pub(crate) use image::ImageEntry;
 
 /// This backend's one classification entry point for its executor: the SysV plan
@@ -69,7 +71,9 @@ pub(crate) fn plan(
 /// [`Error::Unsupported`] if the OS refuses executable memory.
 #[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
 pub(crate) fn upcall_code(context: usize) -> Result<crate::code::ExecutableCode> {
-    crate::code::ExecutableCode::new(&upcall_entry::stub_code(context))
+    // SAFETY: the upcall stub's code (`upcall_entry`): loads `context` into r10 and jumps to
+    // the shared entry, called only as a function of the stub's descriptor type.
+    unsafe { crate::code::ExecutableCode::new(&upcall_entry::stub_code(context)) }
 }
 
 /// The call frame the trampoline consumes (`#[repr(C)]`: the assembly uses these offsets).

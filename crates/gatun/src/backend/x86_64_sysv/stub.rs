@@ -8,7 +8,7 @@
 //! 64-bit return register (rax, or xmm0's bits for a float return). It has two entry points
 //! (three with the image entry) compiled from the same plan, differing in where an argument's
 //! bytes are found and in what comes back:
-//! - **value entry** (`invoke`, `invoke_into`, `invoke_to_segment`, the system-call adapter):
+//! - **value entry** (`invoke`, `invoke_into`, the system-call adapter):
 //!   `args` points to the caller's `&[Value]` (after the capture segment). `Value` is
 //!   `#[repr(C, u8)]`, so argument `i` is at `args + i * size_of::<Value>()`, its tag byte at
 //!   offset 0 and its payload at [`VALUE_PAYLOAD`]. The stub first checks every tag (and every
@@ -24,7 +24,7 @@
 //!   arguments: [`has_image_entry`]): the value entry's checks and the tail body. The target
 //!   returns its rax/rdx/xmm0/xmm1 straight to the stub's caller, which picks the struct's
 //!   eightbytes and stores them itself (`backend::x86_64_sysv::image`, for `invoke_into` and
-//!   `invoke_to_segment`).
+//!   `invoke_raw`).
 //!
 //! After the checks, one of three bodies (no allocation, no classification, no branches):
 //! - **tail** (no capture, no stack arguments, integer or void return — or a float return on
@@ -721,6 +721,7 @@ pub(crate) fn lock_cache_for_fork() -> CacheLock {
 ///
 /// # Errors
 /// [`crate::Error::Unsupported`] when the OS refuses executable memory.
+#[cfg(any(test, feature = "internals"))]
 pub(crate) fn build(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> Result<Stub> {
     build_keyed(plan, checks, capture, None)
 }
@@ -732,7 +733,9 @@ fn build_keyed(
     key: Option<StubKey>,
 ) -> Result<Stub> {
     let code = compile(plan, checks, capture);
-    let exec = ExecutableCode::new(&code.bytes)?;
+    // SAFETY: code emitted by this module's encoder for `plan`; called only through its
+    // entries as the module invariants say.
+    let exec = unsafe { ExecutableCode::new(&code.bytes) }?;
     let checked = |offset: usize| {
         // SAFETY: `offset` is the start of a checked entry emitted above, inside `exec`,
         // which the returned `Stub` owns; code's address is never null.
