@@ -161,6 +161,25 @@ pub enum Error {
         found: String,
     },
 
+    /// A number that the requested scalar kind cannot represent (a checked conversion such as
+    /// [`crate::Value::from_int`]).
+    #[error("{value} is out of range for {kind}: expected {range}")]
+    OutOfRange {
+        /// The rejected number, as text.
+        value: String,
+        /// The kind it was converted to (`u32`, `i8`, ...).
+        kind: String,
+        /// The accepted range, e.g. `0..=4294967295`.
+        range: String,
+    },
+
+    /// A null pointer where memory was to be read (a C string, a pointee).
+    #[error("null pointer: {what}")]
+    NullPointer {
+        /// What was being read through it.
+        what: String,
+    },
+
     /// A BufferStack frame was closed while a frame pushed after it is still open
     /// (JDK: `IllegalStateException("Out of order access: frame not top-of-stack")`).
     #[error("frame not top-of-stack")]

@@ -40,7 +40,7 @@ fn scalars() {
     let h = link("sysv_add6", &FD::of(V::I64, [V::I64; 6]));
     let args: Vec<Value> = (1..=6).map(Value::I64).collect();
     assert_eq!(unsafe { h.invoke(&args) }.unwrap(), Value::I64(91));
-    let h = link("sysv_noop", &FD::of_void::<[V; 0]>([]));
+    let h = link("sysv_noop", &FD::of_void([]));
     assert_eq!(unsafe { h.invoke(&[]) }.unwrap(), Value::Void);
     // `void f(void)` is called as that Rust fn type directly: a stray argument is still an
     // error, before the call.
@@ -708,7 +708,7 @@ fn errno_capture_restores_before_and_saves_after() {
     // restore before: the callee sees the segment's errno
     let g = link_with(
         "sysv_get_errno",
-        &FD::of(V::I32, [V::I32; 0]),
+        &FD::of(V::I32, []),
         &[LinkerOption::CaptureCallState(&["errno"])],
     );
     assert_eq!(g.captured_states(), ["errno"]);
@@ -731,7 +731,7 @@ fn link_time_validation() {
     let s = sym("sysv_noop");
     let l = Linker::native();
     let err = |d: FD, o: &[LinkerOption]| l.downcall(&s, &d, o).unwrap_err();
-    let empty = MemoryLayout::c_struct::<[V; 0]>([]).unwrap();
+    let empty = MemoryLayout::c_struct([V::I32; 0]).unwrap();
     assert!(matches!(
         err(FD::of_void([empty]), &[]),
         Error::InvalidDescriptor { .. }
@@ -768,7 +768,7 @@ fn link_time_validation() {
         &[LinkerOption::CaptureCallState(&["GetLastError"])],
     );
     assert_eq!(e.to_string(), "GetLastError is only available on Windows");
-    let e = err(FD::of_void([V::I64; 300]), &[]);
+    let e = err(FD::of_void(vec![V::I64; 300]), &[]);
     assert!(e.to_string().contains("stack arguments"), "{e}");
     let null = unsafe { gatun::Symbol::from_address(std::ptr::null()) };
     assert!(l.downcall(&null, &FD::of_void([V::I32]), &[]).is_err());
