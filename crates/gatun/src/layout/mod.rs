@@ -20,6 +20,7 @@
 //! at the next offset that is a multiple of its alignment; the struct's alignment is the largest
 //! member alignment; its size is rounded up to that alignment (trailing padding).
 
+mod accessor;
 pub(crate) mod bitfield;
 mod canonical;
 mod compare;
@@ -28,6 +29,7 @@ mod structure;
 pub(crate) mod text;
 mod value;
 
+pub use accessor::{Accessor, TypedAccessor};
 pub use bitfield::BitField;
 pub use canonical::{canonical_layouts, DataModel};
 pub(crate) use compare::same_shape;
