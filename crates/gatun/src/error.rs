@@ -8,6 +8,15 @@
 //! expected.
 //!
 //! `Error` is `Send + Sync + 'static`, `Clone`, and comparable, so tests can assert exact kinds.
+//!
+//! **Argument numbering.** Messages count arguments from 1, in the order they are passed:
+//! `argument 1` is `args[0]` of [`crate::DowncallHandle::invoke`], the first element of a typed
+//! handle's tuple, `args.get(0)` in an upcall, the descriptor's first argument layout at link
+//! time. For a handle that captures call state, `argument 1` is the capture segment and the
+//! descriptor's arguments follow from `argument 2` (also in messages about
+//! [`crate::DowncallHandle::invoke_captured`], whose slice leaves the segment out). Indices that
+//! are API parameters (`FirstVariadicArg(i)`, `insert_argument_layouts(index, ..)`) are called
+//! indices and count from 0.
 
 use std::fmt;
 
@@ -264,11 +273,21 @@ pub enum Error {
         platform: String,
     },
 
-    /// A wrong number of arguments at invocation.
-    #[error("wrong argument count: {descriptor} takes {expected} arguments, {found} given")]
+    /// A wrong number of arguments at invocation (or in a typed view's tuple).
+    #[error(
+        "wrong argument count: {function} {descriptor} takes {expected} argument{}, {found} given{}",
+        plural(*expected),
+        capture_hint(*capture, *expected)
+    )]
     ArgumentCount {
+        /// The function: its symbol name in backquotes (`` `strlen` ``), or `the function at
+        /// 0x...` for a symbol made from an address.
+        function: String,
         /// The descriptor, as text.
         descriptor: String,
+        /// Whether the handle captures call state, so that its first argument is the capture
+        /// segment (counted in `expected` and `found`).
+        capture: bool,
         /// Expected count.
         expected: usize,
         /// Given count.
@@ -283,6 +302,26 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+}
+
+/// `""` for 1, `"s"` otherwise: `format!("{n} argument{}", plural(n))`.
+pub(crate) fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+fn capture_hint(capture: bool, expected: usize) -> String {
+    if capture {
+        format!(
+            " (the first argument is the capture segment, then the descriptor's {})",
+            expected.saturating_sub(1)
+        )
+    } else {
+        String::new()
+    }
 }
 
 fn in_where(library: &Option<String>) -> String {

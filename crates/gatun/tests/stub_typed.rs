@@ -207,7 +207,10 @@ fn types_are_checked_against_the_descriptor() {
         })
     ));
     let e = h.typed::<(i32, i64), i32>().unwrap_err();
-    assert!(e.to_string().contains("argument 1"), "{e}");
+    assert!(
+        e.to_string().contains("value mismatch at argument 2"),
+        "{e}"
+    );
     let e = h.typed::<(i32, i32), u32>().unwrap_err();
     assert!(e.to_string().contains("return"), "{e}");
     assert!(h.typed::<(i32, i32), ()>().is_err());

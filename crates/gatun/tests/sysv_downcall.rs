@@ -801,6 +801,42 @@ fn link_time_validation() {
 }
 
 #[test]
+fn argument_count_errors_name_the_function_with_correct_plurals() {
+    let h = link("sysv_add_i32", &FD::of(V::I32, [V::I32, V::I32]));
+    // SAFETY: rejected before any call.
+    let e = unsafe { h.invoke(&[Value::I32(1)]) }.unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "wrong argument count: `sysv_add_i32` (i32, i32)i32 takes 2 arguments, 1 given"
+    );
+    let h = link("sysv_noop", &FD::of_void([]));
+    // SAFETY: rejected before any call.
+    let e = unsafe { h.invoke(&[Value::I32(1)]) }.unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "wrong argument count: `sysv_noop` ()v takes 0 arguments, 1 given"
+    );
+    // A symbol made from an address has no name: the message gives the address.
+    let s = sym("sysv_add_i32");
+    // SAFETY: the address of a live function of this type.
+    let anon = unsafe { gatun::Symbol::from_address(s.address()) };
+    let one = FD::of(V::I32, [V::I32]);
+    let h = Linker::native().downcall(&anon, &one, &[]).unwrap();
+    // SAFETY: rejected before any call.
+    let e = unsafe { h.invoke(&[]) }.unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "wrong argument count: the function at {:#x} (i32)i32 takes 1 argument, 0 given",
+            s.address() as usize
+        )
+    );
+    // Typed views: the same message for a tuple of the wrong length.
+    let e = h.typed::<(i32, i32), i32>().unwrap_err();
+    assert!(e.to_string().ends_with("takes 1 argument, 2 given"), "{e}");
+}
+
+#[test]
 fn wrong_arguments_are_errors() {
     let h = link("sysv_add_i32", &FD::of(V::I32, [V::I32, V::I32]));
     assert!(matches!(
@@ -840,7 +876,7 @@ fn wrong_arguments_are_errors() {
     let arena = Arena::confined();
     let e = unsafe { h.invoke_into(&arena, &[Value::F32(1.0), Value::I64(1)]) };
     assert!(
-        matches!(&e, Err(Error::ValueMismatch { position, .. }) if position == "argument 1"),
+        matches!(&e, Err(Error::ValueMismatch { position, .. }) if position == "argument 2"),
         "{e:?}"
     );
     let ok = seg(unsafe { h.invoke_into(&arena, &[Value::F32(1.5), Value::I32(7)]) }.unwrap());

@@ -217,14 +217,15 @@ pub(crate) fn check_descriptor(
             return Err(Error::InvalidDescriptor {
                 descriptor: descriptor.to_string(),
                 reason: format!(
-                    "first variadic argument index {i} is out of range: the descriptor has {} arguments",
-                    args.len()
+                    "first variadic argument index {i} is out of range: the descriptor has {} argument{}",
+                    args.len(),
+                    crate::error::plural(args.len())
                 ),
             });
         }
     }
     for (i, a) in args.iter().enumerate() {
-        validate(a, &format!("argument {i}"), descriptor)?;
+        validate(a, &format!("argument {}", i + 1), descriptor)?;
     }
     if let Some(r) = descriptor.return_layout() {
         validate(r, "the return layout", descriptor)?;

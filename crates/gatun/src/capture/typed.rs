@@ -196,8 +196,9 @@ impl<F: SysCallSignature> TypedSystemCall<F> {
         let params = d.argument_layouts();
         if params.len() != F::PARAMETERS.len() {
             return Err(mismatch(format!(
-                "{} parameters in the Rust type, {} in the descriptor",
+                "{} parameter{} in the Rust type, {} in the descriptor",
                 F::PARAMETERS.len(),
+                crate::error::plural(F::PARAMETERS.len()),
                 params.len()
             )));
         }

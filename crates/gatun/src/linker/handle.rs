@@ -453,9 +453,11 @@ impl fmt::Debug for DowncallHandle {
     }
 }
 
+/// A wrong argument value; `i` is its 0-based position among all the values of the call
+/// (capture segment included), numbered from 1 in the message (see `crate::error`).
 fn mismatch(i: usize, expected: impl fmt::Display, found: &Value<'_>) -> Error {
     Error::ValueMismatch {
-        position: format!("argument {i}"),
+        position: format!("argument {}", i + 1),
         expected: expected.to_string(),
         found: match found {
             Value::Segment(s) => format!("a segment of {} bytes", s.byte_size()),
@@ -628,9 +630,19 @@ impl DowncallHandle {
     #[inline(never)]
     fn count_error(&self, found: usize) -> Error {
         Error::ArgumentCount {
+            function: self.function_label(),
             descriptor: self.inner.descriptor.to_string(),
+            capture: self.inner.capture,
             expected: self.arity(),
             found,
+        }
+    }
+
+    /// The function for messages: `` `name` `` (the symbol's name) or `the function at 0x...`.
+    pub(crate) fn function_label(&self) -> String {
+        match self.inner._symbol.name() {
+            Some(n) => format!("`{n}`"),
+            None => format!("the function at {:#x}", self.inner.target),
         }
     }
 
@@ -1038,14 +1050,16 @@ impl DowncallHandle {
     fn captured_mismatch(&self, found: usize) -> Error {
         if !self.inner.capture {
             return Error::ValueMismatch {
-                position: "argument 0".into(),
+                position: "the capture segment".into(),
                 expected: "no capture segment (the handle was linked without CaptureCallState)"
                     .into(),
                 found: "a capture segment".into(),
             };
         }
         Error::ArgumentCount {
+            function: self.function_label(),
             descriptor: self.inner.descriptor.to_string(),
+            capture: true,
             expected: self.arity(),
             found: found + 1,
         }
@@ -1306,11 +1320,11 @@ fn capture_ptr(v: &Value<'_>) -> Result<*mut i32> {
             address: s.address(),
             alignment: 4,
         }),
-        ref v => Err(mismatch(
-            0,
-            "a capture segment (capture_state_layout(): 4 bytes, 4-byte aligned)",
-            v,
-        )),
+        ref v => Err(Error::ValueMismatch {
+            position: "argument 1 (the capture segment)".into(),
+            expected: "a capture segment (capture_state_layout(): 4 bytes, 4-byte aligned)".into(),
+            found: v.kind_name().into(),
+        }),
     }
 }
 

@@ -271,7 +271,9 @@ impl DowncallHandle {
         want.extend(self.descriptor().argument_layouts().iter().cloned());
         if A::COUNT != want.len() {
             return Err(Error::ArgumentCount {
+                function: self.function_label(),
                 descriptor: self.descriptor().to_string(),
+                capture,
                 expected: want.len(),
                 found: A::COUNT,
             });
@@ -279,7 +281,7 @@ impl DowncallHandle {
         for (i, (got, want)) in A::layouts().iter().zip(&want).enumerate() {
             if !same_shape(got, want) {
                 return Err(Error::ValueMismatch {
-                    position: format!("argument {i}"),
+                    position: format!("argument {}", i + 1),
                     expected: want.to_string(),
                     found: got.to_string(),
                 });

@@ -261,7 +261,10 @@ impl<'a> UpcallArgs<'a> {
     #[inline]
     fn value(&self, index: usize) -> Result<&Value<'a>> {
         self.values.get(index).ok_or_else(|| Error::ValueMismatch {
-            position: format!("upcall argument {index}"),
+            position: format!(
+                "upcall argument {} (index {index})",
+                index.saturating_add(1)
+            ),
             expected: format!("an index below {}", self.values.len()),
             found: "no such argument".into(),
         })
@@ -269,7 +272,7 @@ impl<'a> UpcallArgs<'a> {
 
     fn mismatch(&self, index: usize, expected: impl fmt::Display, found: &Value<'_>) -> Error {
         Error::ValueMismatch {
-            position: format!("upcall argument {index}"),
+            position: format!("upcall argument {}", index + 1),
             expected: expected.to_string(),
             found: found.kind_name().into(),
         }
