@@ -24,6 +24,19 @@ use std::fmt;
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong in gatun. Marked `#[non_exhaustive]`: later layers add variants.
+///
+/// ```
+/// use gatun::memory::{Arena, SegmentAllocator};
+/// use gatun::Error;
+/// let arena = Arena::confined();
+/// let seg = arena.allocate(4, 4).unwrap();
+/// let e = seg.get::<u64>(0).unwrap_err();
+/// assert_eq!(e, Error::OutOfBounds { offset: 0, access_size: 8, segment_size: 4 });
+/// assert_eq!(
+///     e.to_string(),
+///     "out of bounds: access of 8 bytes at offset 0 in a segment of 4 bytes"
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {

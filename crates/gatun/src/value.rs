@@ -586,6 +586,19 @@ mod sealed {
 /// A Rust type that is exactly one C scalar: `bool`, `i8`..`i64`, `u8`..`u64`, `isize`,
 /// `usize`, `f32`, `f64`, `*const T`, `*mut T`. Sealed: gatun relies on `KIND`'s size being
 /// `size_of::<Self>()` and on every bit pattern but bool's being valid.
+///
+/// ```
+/// use gatun::memory::{Arena, SegmentAllocator};
+/// use gatun::{Scalar, ScalarKind, Value};
+/// fn describe<T: Scalar>() -> (ScalarKind, usize) {
+///     (T::KIND, T::KIND.byte_size())
+/// }
+/// assert_eq!(describe::<u16>(), (ScalarKind::U16, 2));
+/// assert_eq!(5_i32.into_value(), Value::I32(5));
+/// let arena = Arena::confined();
+/// let seg = arena.allocate_from(1.5_f32).unwrap(); // any Scalar goes into a segment
+/// assert_eq!(seg.get::<f32>(0).unwrap(), 1.5);
+/// ```
 pub trait Scalar: Copy + sealed::Sealed + 'static {
     /// The scalar kind (size, alignment, class) of `Self`.
     const KIND: ScalarKind;

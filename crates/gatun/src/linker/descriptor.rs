@@ -144,6 +144,17 @@ where
 ///
 /// Descriptors are immutable, cheap to clone (`Arc` inside), `Send + Sync`, and compare by
 /// structure (two descriptors of the same shape are equal, which the stub cache relies on).
+///
+/// ```
+/// use gatun::{FunctionDescriptor, MemoryLayout, ValueLayout as V};
+/// // double hypot(double, double) and struct point mid(struct point, struct point).
+/// let hypot = FunctionDescriptor::of(V::F64, [V::F64, V::F64]);
+/// assert_eq!(hypot.to_string(), "(f64, f64)f64");
+/// let point = MemoryLayout::c_struct([V::I32, V::I32]).unwrap();
+/// let mid = FunctionDescriptor::of(point.clone(), [point.clone(), point]);
+/// assert_eq!(mid.argument_layouts().len(), 2);
+/// assert_eq!(FunctionDescriptor::of_void([]).return_layout(), None);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct FunctionDescriptor {
     ret: Option<MemoryLayout>,

@@ -44,6 +44,17 @@ use crate::value::Value;
 /// The native linker (Java's `Linker.nativeLinker()`): links symbols into [`DowncallHandle`]s
 /// for the platform's C calling convention. Executing is supported on x86-64 System V (Linux);
 /// elsewhere [`Linker::downcall`] returns [`Error::Unsupported`].
+///
+/// ```
+/// use gatun::linker::SymbolLookup;
+/// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout};
+/// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
+/// let abs = Linker::native()
+///     .downcall(&abs, &FunctionDescriptor::of(ValueLayout::I32, [ValueLayout::I32]), &[])
+///     .unwrap();
+/// // SAFETY: int abs(int) has no preconditions.
+/// assert_eq!(unsafe { abs.invoke(&[Value::I32(-3)]) }.unwrap(), Value::I32(3));
+/// ```
 #[derive(Debug)]
 pub struct Linker {
     _private: (),
@@ -431,6 +442,21 @@ struct Inner {
 /// With [`LinkerOption::CaptureCallState`] the first argument is the capture segment
 /// (`Value::Segment` of at least [`crate::linker::capture_state_layout`]'s 4 bytes, 4-byte
 /// aligned), as in Java.
+///
+/// ```
+/// use gatun::linker::SymbolLookup;
+/// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
+/// // long labs(long): linked once, called from any thread, never allocating.
+/// let labs = SymbolLookup::default_lookup().find("labs").unwrap();
+/// let h = Linker::native().downcall(&labs, &FunctionDescriptor::of(V::I64, [V::I64]), &[]).unwrap();
+/// assert_eq!((h.arity(), h.captures_call_state()), (1, false));
+/// let h2 = h.clone();
+/// // SAFETY: labs has no preconditions.
+/// let t = std::thread::spawn(move || unsafe { h2.invoke(&[Value::I64(-7)]) }.unwrap().as_i64());
+/// assert_eq!(t.join().unwrap(), Some(7));
+/// // SAFETY: labs has no preconditions; a wrong kind is an error before any call.
+/// assert!(unsafe { h.invoke(&[Value::I32(-7)]) }.is_err());
+/// ```
 #[derive(Clone)]
 pub struct DowncallHandle {
     inner: Arc<Inner>,

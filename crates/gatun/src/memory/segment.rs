@@ -29,6 +29,23 @@ use crate::value::{Scalar, Value};
 ///   a BufferStack frame) and unsynchronised access from two threads would be a data race.
 ///   Share memory between threads through [`crate::memory::SharedArena`] allocation on each
 ///   thread, or through raw addresses under your own synchronisation.
+///
+/// ```
+/// use gatun::memory::{Arena, SegmentAllocator};
+/// use gatun::MemorySegment;
+/// let arena = Arena::confined();
+/// let seg = arena.allocate(16, 8).unwrap(); // zeroed
+/// seg.set::<i32>(4, -1).unwrap();
+/// assert_eq!(seg.get::<u8>(4).unwrap(), 0xff);
+/// let tail = seg.slice(8, 8).unwrap();
+/// tail.set::<f64>(0, 2.5).unwrap();
+/// assert_eq!(seg.get::<f64>(8).unwrap(), 2.5); // slices alias the same bytes
+/// assert!(seg.get::<i64>(12).is_err()); // out of bounds
+/// let mut buf = [0u8; 4];
+/// let over_rust = MemorySegment::of_slice(&mut buf);
+/// over_rust.set_string(0, "abc").unwrap();
+/// assert_eq!(buf, *b"abc\0");
+/// ```
 #[derive(Clone, Copy)]
 pub struct MemorySegment<'a> {
     ptr: NonNull<u8>,
