@@ -344,12 +344,16 @@ fn typed_path() {
     let e = sc
         .typed::<unsafe extern "C" fn(c_long, c_int) -> c_int>()
         .unwrap_err();
-    assert!(e.to_string().contains("parameter 0"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("argument 1 is i32 in the descriptor, i64 in the Rust type"),
+        "{e}"
+    );
     let e = sc
         .typed::<unsafe extern "C" fn(c_int) -> c_int>()
         .unwrap_err();
     assert!(
-        e.to_string().contains("1 parameters in the Rust type, 2"),
+        e.to_string().contains("1 argument in the Rust type, 2"),
         "{e}"
     );
     let e = sc

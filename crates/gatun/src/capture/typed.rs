@@ -229,7 +229,7 @@ impl<F: SysCallSignature> TypedSystemCall<F> {
         let params = d.argument_layouts();
         if params.len() != F::PARAMETERS.len() {
             return Err(mismatch(format!(
-                "{} parameter{} in the Rust type, {} in the descriptor",
+                "{} argument{} in the Rust type, {} in the descriptor",
                 F::PARAMETERS.len(),
                 crate::error::plural(F::PARAMETERS.len()),
                 params.len()
@@ -240,7 +240,8 @@ impl<F: SysCallSignature> TypedSystemCall<F> {
                 MemoryLayout::Value(v) if v.kind() == *k => {}
                 other => {
                     return Err(mismatch(format!(
-                        "parameter {i} is {other} in the descriptor, {k} in the Rust type"
+                        "argument {} is {other} in the descriptor, {k} in the Rust type",
+                        i + 1
                     )))
                 }
             }
