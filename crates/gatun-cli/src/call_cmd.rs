@@ -900,8 +900,8 @@ fn show_out(seg: MemorySegment<'_>, ty: &str, layout: &MemoryLayout) -> (String,
 
 /// A `[N]` buffer after the call: `Ok(text)` when it holds UTF-8 text without control
 /// characters (tab, newline and carriage return allowed) followed only by NUL bytes, so what
-/// is printed is all there is; `Err(hex)` (two lowercase digits per byte, space separated)
-/// otherwise, or always with `hex`.
+/// is printed is all there is; `Err(hex)` (two lowercase digits per byte, space separated, at
+/// most [`MAX_SHOWN`] bytes then `… (N more)`) otherwise, or always with `hex`.
 fn buffer_contents(bytes: &[u8], hex: bool) -> Result<String, String> {
     let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
     let text = std::str::from_utf8(&bytes[..end]).ok().filter(|t| {
@@ -910,11 +910,19 @@ fn buffer_contents(bytes: &[u8], hex: bool) -> Result<String, String> {
     });
     match text {
         Some(t) if !hex && bytes[end..].iter().all(|&b| b == 0) => Ok(t.to_string()),
-        _ => Err(bytes
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<Vec<_>>()
-            .join(" ")),
+        _ => {
+            // Bounded like results: at most MAX_SHOWN bytes, then `… (N more)`.
+            let mut hex = bytes
+                .iter()
+                .take(MAX_SHOWN)
+                .map(|b| format!("{b:02x}"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            if bytes.len() > MAX_SHOWN {
+                hex.push_str(&format!(" … ({} more)", bytes.len() - MAX_SHOWN));
+            }
+            Err(hex)
+        }
     }
 }
 
@@ -1122,6 +1130,13 @@ mod tests {
             Err("04 03 02 01".into())
         );
         assert_eq!(buffer_contents(&[0xff, 0], false), Err("ff 00".into()));
+        let big = buffer_contents(&[1; 5000], false).unwrap_err();
+        assert!(
+            big.ends_with("01 … (4000 more)"),
+            "{}",
+            &big[big.len() - 30..]
+        );
+        assert_eq!(big.len(), 1000 * 3 - 1 + " … (4000 more)".len());
     }
 
     #[test]
