@@ -1,8 +1,12 @@
-//! `gatun call [-l LIB]... [--errno] [--json] 'DECL' ARGS...`: declare a C function with a
+//! `gatun call [-l LIB]... [-i HEADER]... [--errno] [--json] [--hex] 'DECL' ARGS...`: declare a C function with a
 //! prototype, link it with `gatun::Linker` and call it with arguments written as text.
 //!
 //! - `DECL` is parsed by `gatun::cdecl` (a trailing `;` is optional; struct definitions may
-//!   precede the prototype). The symbol is looked up in the `-l` libraries (sonames or paths, in
+//!   precede the prototype). With `-i HEADER` (repeatable) the headers are preprocessed by the
+//!   system C compiler first and their declarations are available; `DECL` may then be just
+//!   the name of a function they declare (`gatun call -l libz.so.1 -i zlib.h crc32 0 hello
+//!   5`). A bare name's `char *` result prints as an address (the declarations keep no C
+//!   return type); write the prototype to get the string. The symbol is looked up in the `-l` libraries (sonames or paths, in
 //!   order), then in the default lookup (the process, libc, libm).
 //! - Arguments: integers (`42`, `-1`, `0x10`), floating point (`1.5`, `1e3`), `true`/`false`,
 //!   `NULL` (a floating-point parameter also takes integers, `0x10` included); any other text given for a pointer parameter is passed as a NUL-terminated string;
@@ -29,7 +33,7 @@
 use std::ffi::{c_void, CStr, OsString};
 
 use clap::Args;
-use gatun::cdecl::{Declarations, Declared};
+use gatun::cdecl::{Declarations, Declared, HeaderOptions};
 use gatun::layout::{MemoryLayout, ScalarKind, ValueLayout};
 use gatun::linker::{capture_state_layout, LinkerOption, SymbolLookup};
 use gatun::memory::{Arena, ConfinedArena, MemorySegment, SegmentAllocator};
@@ -43,6 +47,11 @@ pub struct CallArgs {
     /// Repeatable.
     #[arg(short = 'l', long = "lib", value_name = "LIB")]
     pub libs: Vec<String>,
+    /// A C header whose declarations the call may use (`zlib.h`, `sys/stat.h`), preprocessed
+    /// by the system C compiler (`$CC` or `cc`); the declaration may then be just a function
+    /// name. Repeatable.
+    #[arg(short = 'i', long = "include", value_name = "HEADER")]
+    pub includes: Vec<String>,
     /// Capture `errno` right after the call and print it with its message.
     #[arg(long)]
     pub errno: bool,
@@ -639,20 +648,75 @@ fn returns_char_pointer(decl: &str, name: &str) -> bool {
     head.contains("char") && head.matches('*').count() == 1 && !head.contains('(')
 }
 
+/// The declarations of `headers` (`-i`), preprocessed by the system C compiler; empty when no
+/// header is given.
+pub fn header_declarations(headers: &[String]) -> Result<Declarations, String> {
+    if headers.is_empty() {
+        return Ok(Declarations::new());
+    }
+    Declarations::from_headers(headers, &HeaderOptions::default()).map_err(|e| {
+        // One line for stderr: the preprocessor's own lines joined, at most 500 characters.
+        let text = e.to_string();
+        let mut line = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        if let Some((cut, _)) = line.char_indices().nth(500) {
+            line.truncate(cut);
+            line.push('…');
+        }
+        line
+    })
+}
+
+/// A C identifier: the declaration is then a function name looked up in the headers.
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
 /// Runs `gatun call`; `Err` is one line for stderr (exit status 2).
 pub fn run(args: &CallArgs) -> Result<(), String> {
-    let mut decls = Declarations::new();
+    let mut decls = header_declarations(&args.includes)?;
     let typed = args.decl.trim_end();
+    // With headers, the declaration may be just the name of a function they declare.
+    let bare_name = !args.includes.is_empty() && is_identifier(typed.trim());
     let mut src = typed.to_string();
     if !src.ends_with(';') {
         src.push(';');
     }
-    let declared = match decls.add(&src) {
+    if args.includes.is_empty()
+        && is_identifier(typed.trim())
+        && decls.function(typed.trim()).is_none()
+    {
+        return Err(format!(
+            "`{}` is only a name: give its prototype (`int abs(int)`), or the header that \
+             declares it with -i HEADER",
+            typed.trim()
+        ));
+    }
+    let declared = if bare_name {
+        if decls.function(typed.trim()).is_none() {
+            // The header's reason (a type gatun cannot pass), or "not declared".
+            let e = decls.try_function(typed.trim()).err();
+            return Err(match e {
+                Some(e) => format!("{e} (in {})", args.includes.join(", ")),
+                None => format!("`{}` is not declared", typed.trim()),
+            });
+        }
+        Ok(vec![Declared::Function(typed.trim().to_string())])
+    } else {
+        decls.add(&src)
+    };
+    let declared = match declared {
         Ok(d) => d,
         // The error is at the `;` appended above, which the user never typed: report it
         // against what they typed ("found end of input" right after it).
         Err(e) if src.len() > typed.len() && e.span().start >= typed.len() => {
-            return Err(match Declarations::new().add(typed) {
+            return Err(match header_declarations(&args.includes)?.add(typed) {
                 Err(at_end) => at_end.summary(),
                 Ok(_) => e.summary(),
             });
@@ -943,7 +1007,7 @@ fn flush_c_stdio() -> Result<(), String> {
 }
 
 /// Moves `gatun call`'s options (`--json`, `--errno`, `--hex`, `-l LIB`, `-lLIB`,
-/// `--lib[=]LIB`, `-h`, `--help`) that appear after the declaration to the front, and puts a
+/// `--lib[=]LIB`, `-i HEADER`, `-iHEADER`, `--include[=]HEADER`, `-h`, `--help`) that appear after the declaration to the front, and puts a
 /// `--` before the declaration, so clap reads every remaining word as the declaration or an
 /// argument. Any other word starting with `-` is moved to the front as well, where clap
 /// reports it as an unknown option; negative numbers (`-5`, `-1.5`, `-inf`) are arguments, and
@@ -962,11 +1026,17 @@ pub fn hoist_options(argv: Vec<OsString>) -> Vec<OsString> {
                 break;
             }
             Some("--json" | "--errno" | "--hex" | "-h" | "--help") => options.push(arg),
-            Some("-l" | "--lib") => {
+            Some("-l" | "--lib" | "-i" | "--include") => {
                 options.push(arg);
                 options.extend(rest.next());
             }
-            Some(t) if t.starts_with("--lib=") || (t.starts_with("-l") && t.len() > 2) => {
+            Some(t)
+                if t.starts_with("--lib=")
+                    || t.starts_with("--include=")
+                    || ((t.starts_with("-l") || t.starts_with("-i"))
+                        && t.len() > 2
+                        && !is_number(t)) =>
+            {
                 options.push(arg)
             }
             // Anything else starting with `-` that is not a number (`-5`, `-1.5`, `-inf`) is

@@ -1,9 +1,10 @@
 //! `gatun`: the command line of the gatun FFI library.
 //!
 //! - `gatun bench`: run the benchmark suite and print a JMH-style table.
-//! - `gatun call [-l LIB]... 'DECL' ARGS...`: declare a C function and call it.
-//! - `gatun layout DECL`: size, alignment, field offsets, padding holes and the SysV
-//!   classification of a C type.
+//! - `gatun call [-l LIB]... [-i HEADER]... 'DECL' ARGS...`: declare a C function (or name one
+//!   a header declares) and call it.
+//! - `gatun layout [-i HEADER]... DECL`: size, alignment, field offsets, padding holes and the
+//!   SysV classification of a C type.
 
 mod bench;
 mod call_cmd;
@@ -47,7 +48,10 @@ enum Command {
         zero)\n  \
         variadic arguments: integer -> int (long if it does not fit), floating -> double, \
         anything else -> string\n\n\
-        Options (-l, --errno, --json, --hex) may come before or after the declaration; an \
+        With -i HEADER (repeatable) the header's declarations are available, and the \
+        declaration may be just a function name: gatun call -l libz.so.1 -i zlib.h crc32 0 \
+        hello 5.\n\n\
+        Options (-l, -i, --errno, --json, --hex) may come before or after the declaration; an \
         unknown option is an error anywhere. Negative numbers (-5, -1.5) are arguments; after \
         `--` every word is an argument (to pass text such as `--json` or `-lx` to a `char *` \
         parameter). Floating-point results print in their shortest round-trip form; in \

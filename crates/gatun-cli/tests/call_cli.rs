@@ -416,3 +416,60 @@ fn floats_are_shortest_and_json_spells_nan_and_infinities() {
         serde_json::json!(0.1)
     );
 }
+
+#[test]
+fn headers_declare_what_is_called() {
+    // With -i the declaration may be just the function's name.
+    assert_eq!(
+        call(&[
+            "-l",
+            "libz.so.1",
+            "-i",
+            "zlib.h",
+            "crc32",
+            "0",
+            "hello",
+            "5"
+        ]),
+        "907060870\n"
+    );
+    // Options after the name, and a prototype that uses the header's types.
+    assert_eq!(
+        call(&[
+            "crc32",
+            "0",
+            "hello",
+            "5",
+            "--include=zlib.h",
+            "-llibz.so.1"
+        ]),
+        "907060870\n"
+    );
+    assert_eq!(
+        call(&[
+            "-i",
+            "zlib.h",
+            "-l",
+            "libz.so.1",
+            "uLong adler32(uLong adler, const Bytef *buf, uInt len)",
+            "1",
+            "hello",
+            "5"
+        ]),
+        "103547413\n"
+    );
+    // Header types for out-parameters: stat(2) fills a `struct stat`.
+    let out = call(&["--json", "-i", "sys/stat.h", "stat", "/", "&struct stat"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["result"], 0);
+    assert_eq!(v["out"][0]["type"], "struct stat");
+    let mode = v["out"][0]["value"][3].as_u64().unwrap();
+    assert_eq!(mode & 0o170000, 0o040000, "/ is a directory");
+    // Errors: one line each.
+    let e = call_fails(&["-i", "zlib.h", "gatun_not_in_zlib", "1"]);
+    assert!(e.contains("`gatun_not_in_zlib`"), "{e}");
+    let e = call_fails(&["-i", "gatun_no_such_header.h", "f", "1"]);
+    assert!(e.contains("gatun_no_such_header.h: No such file"), "{e}");
+    let e = call_fails(&["crc32", "0"]);
+    assert!(e.contains("is only a name"), "{e}");
+}
