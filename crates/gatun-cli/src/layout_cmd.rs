@@ -1,8 +1,9 @@
 //! `gatun layout 'struct S { char c; double d; int i[3]; }'`: the layout of a C type as
 //! `gatun::cdecl` computes it — size, alignment, each field's offset and size, the padding
 //! holes (like pahole), and on x86-64 the SysV classification of each eightbyte
-//! (`gatun::abi::sysv_x64::classify`, SysV AMD64 ABI §3.2.3). `--json` prints the same as JSON; `-i HEADER` makes a header's types available
-//! (`gatun layout -i sys/stat.h 'struct stat'`).
+//! (`gatun::abi::sysv_x64::classify`, SysV AMD64 ABI §3.2.3). `--json` prints the same as
+//! JSON; `-i HEADER` makes a header's types available (`gatun layout -i sys/stat.h 'struct
+//! stat'`).
 
 use clap::Args;
 use gatun::abi::sysv_x64::{classify, ArgClass, Classification};
