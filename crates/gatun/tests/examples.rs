@@ -25,4 +25,19 @@ examples! {
         "div(17, 5) = 3 remainder 2\ndiv(-17, 5) = -3 remainder -2\n";
     errno_capture("../examples/errno_capture.rs") =>
         "open = -1, errno 2 (No such file or directory)\n";
+    sqlite("../examples/sqlite.rs") =>
+        "exec: 1 | one\nexec: 2 | two\nid 2: two\nerror 1: no such table: missing\n";
+    zlib("../examples/zlib.rs") => "crc32(\"hello\") = 907060870\n\
+        1000 bytes -> compressed smaller: true -> uncompressed equal: true\n";
+    upcall_from_header("../examples/upcall_from_header.rs") =>
+        "comparator (ptr, ptr)i32, sorted: [-2, 1, 1, 3, 4, 5]\n";
+}
+
+/// The SQLite example stays within what it was written to show: at most 60 lines and
+/// 3 `unsafe` blocks.
+#[test]
+fn sqlite_example_is_short() {
+    let src = include_str!("../examples/sqlite.rs");
+    assert!(src.lines().count() <= 60, "{} lines", src.lines().count());
+    assert!(src.matches("unsafe {").count() <= 3);
 }
