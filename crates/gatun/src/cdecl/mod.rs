@@ -753,7 +753,7 @@ impl Declarations {
     ) -> Result<FunctionDescriptor, crate::Error> {
         let not = || crate::Error::NotDeclared {
             kind: "function-pointer parameter",
-            name: format!("{function} #{index}"),
+            name: format!("parameter index {index} of `{function}`"),
         };
         let f = self.state.fn_types.get(function).ok_or_else(not)?;
         let cb = f
@@ -763,7 +763,7 @@ impl Declarations {
             .ok_or_else(not)?;
         upcall_descriptor(
             &self.state,
-            &format!("parameter #{index} of `{function}`"),
+            &format!("the parameter at index {index} of `{function}`"),
             cb,
         )
     }
