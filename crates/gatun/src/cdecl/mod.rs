@@ -753,7 +753,7 @@ impl Declarations {
     ) -> Result<FunctionDescriptor, crate::Error> {
         let not = || crate::Error::NotDeclared {
             kind: "function-pointer parameter",
-            name: format!("parameter index {index} of `{function}`"),
+            name: format!("{function} (index {index})"),
         };
         let f = self.state.fn_types.get(function).ok_or_else(not)?;
         let cb = f
