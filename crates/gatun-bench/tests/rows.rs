@@ -48,7 +48,7 @@ fn gatun_handles_agree_with_the_natives() {
     // SAFETY: the descriptor matches `long add6(long × 6)`.
     assert_eq!(unsafe { h.invoke(&args) }.unwrap(), Value::I64(21));
 
-    let d = FunctionDescriptor::of::<[V; 0]>(double_point_layout(), []);
+    let d = FunctionDescriptor::of(double_point_layout(), []);
     let h = link(Native::Unit, &d, &[]);
     let mut point = DoublePoint { x: 5.0, y: 5.0 };
     let p: *mut DoublePoint = &mut point;

@@ -1,21 +1,31 @@
-//! `gatun call [-l LIB]... [--errno] [--json] 'DECL' ARGS...`: declare a C function with a
+//! `gatun call [-l LIB]... [-i HEADER]... [--errno] [--json] [--hex] 'DECL' ARGS...`: declare a C function with a
 //! prototype, link it with `gatun::Linker` and call it with arguments written as text.
 //!
 //! - `DECL` is parsed by `gatun::cdecl` (a trailing `;` is optional; struct definitions may
-//!   precede the prototype). The symbol is looked up in the `-l` libraries (sonames or paths, in
+//!   precede the prototype). With `-i HEADER` (repeatable) the headers are preprocessed by the
+//!   system C compiler first and their declarations are available; `DECL` may then be just
+//!   the name of a function they declare (`gatun call -l libz.so.1 -i zlib.h crc32 0 hello
+//!   5`). A bare name's `char *` result prints as an address (the declarations keep no C
+//!   return type); write the prototype to get the string. The symbol is looked up in the `-l` libraries (sonames or paths, in
 //!   order), then in the default lookup (the process, libc, libm).
 //! - Arguments: integers (`42`, `-1`, `0x10`), floating point (`1.5`, `1e3`), `true`/`false`,
 //!   `NULL` (a floating-point parameter also takes integers, `0x10` included); any other text given for a pointer parameter is passed as a NUL-terminated string;
-//!   `[N]` passes a zeroed buffer of N bytes (printed as a string after the call); a struct or
-//!   union by value is a literal in braces (`'{1.5, 2}'`, nested braces for nested members and
-//!   arrays; a union takes its first member, missing members are zero). Variadic arguments get
+//!   `[N]` passes a zeroed buffer of N bytes (printed after the call: as a string when it holds
+//!   text, as hex bytes otherwise or with `--hex`); `&TYPE` (`&int`, `&double`, `&char *`,
+//!   `&struct tm`) passes the address of a zeroed `TYPE`, `&TYPE=VALUE` of an initialized one,
+//!   and prints its value after the call (a `char *` as its string); a struct or union by
+//!   value is a literal in braces (`'{1.5, 2}'`; nested braces for nested members and arrays,
+//!   which may be left out as in C: `{1, 2, 3}` for `struct { int a[2]; int b; }`; a union
+//!   takes its first member, missing members are zero). Variadic arguments get
 //!   their type from their text: integer → `int` (or `long` if it does not fit), floating →
 //!   `double`, anything else → string.
 //! - The result is printed as a number, `true`/`false`, an address (`0x...`, `NULL`), a string
 //!   (for a `char *` return) or a brace literal for a struct; `--errno` captures `errno` and
 //!   prints `-1 (errno 2: No such file or directory)`; `--json` prints one JSON object.
-//! - Options may also follow the declaration or the arguments ([`hoist_options`]); after `--`
-//!   every word is an argument. C's stdio is flushed (`fflush(NULL)`) after the call, so what
+//!   Floating-point results are printed in their shortest round-trip form (`0.1`, `1e300`);
+//!   in JSON, NaN and infinities are the strings `"NaN"`, `"inf"` and `"-inf"`.
+//! - Options may also follow the declaration or the arguments ([`hoist_options`]); an unknown
+//!   option is an error wherever it appears; after `--` every word is an argument. C's stdio is flushed (`fflush(NULL)`) after the call, so what
 //!   the function printed comes before the result.
 //! - Exit status 0 when the call completed; 2 with one line on stderr for any bad input
 //!   (unknown type, missing symbol or library, wrong argument count, non-numeric argument, ...).
@@ -23,7 +33,7 @@
 use std::ffi::{c_void, CStr, OsString};
 
 use clap::Args;
-use gatun::cdecl::{Declarations, Declared};
+use gatun::cdecl::{Declarations, Declared, HeaderOptions};
 use gatun::layout::{MemoryLayout, ScalarKind, ValueLayout};
 use gatun::linker::{capture_state_layout, LinkerOption, SymbolLookup};
 use gatun::memory::{Arena, ConfinedArena, MemorySegment, SegmentAllocator};
@@ -37,12 +47,20 @@ pub struct CallArgs {
     /// Repeatable.
     #[arg(short = 'l', long = "lib", value_name = "LIB")]
     pub libs: Vec<String>,
+    /// A C header whose declarations the call may use (`zlib.h`, `sys/stat.h`), preprocessed
+    /// by the system C compiler (`$CC` or `cc`); the declaration may then be just a function
+    /// name. Repeatable.
+    #[arg(short = 'i', long = "include", value_name = "HEADER")]
+    pub includes: Vec<String>,
     /// Capture `errno` right after the call and print it with its message.
     #[arg(long)]
     pub errno: bool,
     /// Print JSON instead of text.
     #[arg(long)]
     pub json: bool,
+    /// Print every `[N]` buffer as hex bytes (buffers that do not hold text always are).
+    #[arg(long)]
+    pub hex: bool,
     /// The C prototype, e.g. `size_t strlen(const char *)`.
     pub decl: String,
     /// The arguments, one per parameter (more for a variadic function).
@@ -53,7 +71,10 @@ pub struct CallArgs {
 /// A brace literal: `{1.5, {2, 3}, "a, b"}`.
 #[derive(Debug, Clone, PartialEq)]
 enum Lit {
+    /// An unquoted word: a number, `NULL`, `true`, or text.
     Atom(String),
+    /// A quoted string (`"a, b"`).
+    Str(String),
     List(Vec<Lit>),
 }
 
@@ -117,7 +138,7 @@ fn literal_at(c: &[char], pos: &mut usize, depth: usize) -> Result<Lit, String> 
         }
         let s: String = c[start..*pos].iter().collect();
         *pos += 1;
-        return Ok(Lit::Atom(s));
+        return Ok(Lit::Str(s));
     }
     let start = *pos;
     while *pos < c.len() && !matches!(c[*pos], ',' | '{' | '}') {
@@ -158,8 +179,14 @@ fn parse_float(text: &str) -> Option<f64> {
 /// Where an argument's extra memory lives: strings and buffers, allocated from the call arena.
 struct Buffers<'a> {
     arena: &'a ConfinedArena,
+    /// The declarations, for the types of `&TYPE` out-parameters (`type_layout` may define
+    /// a tag, so this is the call's own copy).
+    decls: Declarations,
     /// `(argument index, segment)` of each `[N]` buffer, printed after the call.
     shown: Vec<(usize, MemorySegment<'a>)>,
+    /// `(argument index, type as written, layout, segment)` of each `&TYPE` out-parameter,
+    /// printed after the call.
+    outs: Vec<(usize, String, MemoryLayout, MemorySegment<'a>)>,
 }
 
 fn scalar_value<'a>(
@@ -243,6 +270,9 @@ fn pointer_value<'a>(
             index + 1
         ));
     }
+    if let Some(out) = out_parameter(text, index, bufs)? {
+        return Ok(out);
+    }
     let seg = bufs
         .arena
         .allocate_c_string(text)
@@ -250,7 +280,47 @@ fn pointer_value<'a>(
     Ok(Value::Segment(seg))
 }
 
-/// Writes literal `lit` for `layout` at `offset` of `seg`.
+/// `&TYPE` or `&TYPE=VALUE`: a zeroed (or initialized) `TYPE` whose address is passed and
+/// whose value is printed after the call. `None` when `text` after the `&` is not a type, so
+/// such text is passed as a string.
+fn out_parameter<'a>(
+    text: &str,
+    index: usize,
+    bufs: &mut Buffers<'a>,
+) -> Result<Option<Value<'a>>, String> {
+    let Some(spec) = text.strip_prefix('&') else {
+        return Ok(None);
+    };
+    let (ty, init) = match spec.split_once('=') {
+        Some((t, v)) => (t.trim(), Some(v.trim())),
+        None => (spec.trim(), None),
+    };
+    let Ok(layout) = bufs.decls.type_layout(ty) else {
+        return Ok(None);
+    };
+    if layout.byte_size() == 0 {
+        return Err(format!(
+            "argument {}: `&{ty}` has size 0; an out-parameter needs a complete type",
+            index + 1
+        ));
+    }
+    let seg = bufs
+        .arena
+        .allocate_layout(&layout)
+        .map_err(|e| e.to_string())?;
+    seg.fill(0);
+    if let Some(init) = init {
+        let lit = parse_literal(init).map_err(|e| format!("argument {}: {e}", index + 1))?;
+        fill(seg, 0, &layout, &lit, index, bufs)?;
+    }
+    bufs.outs.push((index, ty.to_string(), layout, seg));
+    Ok(Some(Value::Segment(seg)))
+}
+
+/// Writes literal `lit` for `layout` at `offset` of `seg`. A brace list for a struct, union
+/// or array may leave out inner braces (C brace elision, C11 6.7.9 ¶20-21): `{1, 2, 3.5}`
+/// initializes `struct { int a[2]; double d; }` as `{{1, 2}, 3.5}`; a scalar may be braced
+/// (`{5}`).
 fn fill<'a>(
     seg: MemorySegment<'_>,
     offset: usize,
@@ -261,71 +331,150 @@ fn fill<'a>(
 ) -> Result<(), String> {
     let what = format!("argument {}", index + 1);
     match (layout, lit) {
-        (MemoryLayout::Value(v), Lit::Atom(text)) => {
-            let value = scalar_value(v.kind(), text, &what, index, bufs)?;
+        (MemoryLayout::Value(v), Lit::Atom(text) | Lit::Str(text)) => {
+            let value = match (v.kind(), lit) {
+                (ScalarKind::Pointer, _) => pointer_value(text, index, bufs)?,
+                (_, Lit::Str(_)) => {
+                    return Err(format!(
+                        "{what}: expected a number ({}), found the string \"{text}\"",
+                        v.kind()
+                    ))
+                }
+                _ => scalar_value(v.kind(), text, &what, index, bufs)?,
+            };
             let value = match value {
                 Value::Segment(s) => Value::Address(s.as_address()),
                 other => other,
             };
             seg.set_value(v, offset, &value).map_err(|e| e.to_string())
         }
-        (MemoryLayout::Struct(s), Lit::List(items)) => {
-            if items.len() > s.members().len() {
-                return Err(format!(
-                    "{what}: {} values for a struct of {} members",
-                    items.len(),
-                    s.members().len()
-                ));
-            }
-            for ((off, m), item) in s.fields().zip(items) {
-                fill(seg, offset + off, m, item, index, bufs)?;
-            }
-            Ok(())
-        }
-        (MemoryLayout::Union(u), Lit::List(items)) => match (items.as_slice(), u.members()) {
-            ([], _) => Ok(()),
-            ([item], [first, ..]) => fill(seg, offset, first, item, index, bufs),
+        (MemoryLayout::Value(_), Lit::List(items)) => match items.as_slice() {
+            [] => Ok(()),
+            [one] => fill(seg, offset, layout, one, index, bufs),
             _ => Err(format!(
-                "{what}: a union literal takes one value (its first member)"
+                "{what}: braces around a scalar ({layout}) hold one value, found {}",
+                items.len()
             )),
         },
-        (MemoryLayout::Sequence(s), Lit::List(items)) => {
-            if items.len() > s.count() {
+        (MemoryLayout::Padding(_), _) => Ok(()),
+        (group, Lit::Str(text) | Lit::Atom(text)) if is_char_array(group) => {
+            fill_chars(seg, offset, group, text, &what)
+        }
+        (group, Lit::List(items)) => {
+            let mut pos = 0;
+            fill_aggregate(seg, offset, group, items, &mut pos, index, bufs)?;
+            if pos < items.len() {
+                let kind = match group {
+                    MemoryLayout::Union(_) => "union",
+                    MemoryLayout::Sequence(_) => "array",
+                    _ => "struct",
+                };
                 return Err(format!(
-                    "{what}: {} values for an array of {}",
-                    items.len(),
-                    s.count()
+                    "{what}: too many values in the literal: {} given, the {kind} takes {pos}",
+                    items.len()
                 ));
-            }
-            let stride = s.element().byte_size();
-            for (i, item) in items.iter().enumerate() {
-                fill(seg, offset + i * stride, s.element(), item, index, bufs)?;
             }
             Ok(())
         }
-        (MemoryLayout::Sequence(s), Lit::Atom(text))
-            if matches!(
-                s.element().as_value().map(ValueLayout::kind),
-                Some(ScalarKind::I8 | ScalarKind::U8)
-            ) =>
-        {
-            if text.len() > s.count() {
-                return Err(format!(
-                    "{what}: \"{text}\" does not fit in char[{}]",
-                    s.count()
-                ));
-            }
-            seg.copy_from_slice(offset, text.as_bytes())
-                .map_err(|e| e.to_string())
-        }
-        (MemoryLayout::Padding(_), _) => Ok(()),
-        (_, Lit::Atom(text)) => Err(format!(
+        (_, Lit::Atom(text) | Lit::Str(text)) => Err(format!(
             "{what}: expected a brace literal like {{1, 2}} for {layout}, found `{text}`"
         )),
-        (_, Lit::List(_)) => Err(format!(
-            "{what}: unexpected brace literal for a scalar ({layout})"
-        )),
     }
+}
+
+/// `char[N]` / `unsigned char[N]`.
+fn is_char_array(layout: &MemoryLayout) -> bool {
+    match layout {
+        MemoryLayout::Sequence(s) => matches!(
+            s.element().as_value().map(ValueLayout::kind),
+            Some(ScalarKind::I8 | ScalarKind::U8)
+        ),
+        _ => false,
+    }
+}
+
+/// Copies `text` into the char array `layout` at `offset` (no NUL needed when it fills the
+/// array exactly, as in C).
+fn fill_chars(
+    seg: MemorySegment<'_>,
+    offset: usize,
+    layout: &MemoryLayout,
+    text: &str,
+    what: &str,
+) -> Result<(), String> {
+    let count = layout.byte_size();
+    if text.len() > count {
+        return Err(format!("{what}: \"{text}\" does not fit in char[{count}]"));
+    }
+    seg.copy_from_slice(offset, text.as_bytes())
+        .map_err(|e| e.to_string())
+}
+
+/// Initializes the members (elements) of the struct, union or array `layout` from
+/// `items[*pos..]`, advancing `*pos` past what they use: a scalar or a braced member takes one
+/// item; an aggregate member without braces takes as many as its own members need (brace
+/// elision); a union initializes its first member.
+fn fill_aggregate<'a>(
+    seg: MemorySegment<'_>,
+    offset: usize,
+    layout: &MemoryLayout,
+    items: &[Lit],
+    pos: &mut usize,
+    index: usize,
+    bufs: &mut Buffers<'a>,
+) -> Result<(), String> {
+    let mut member = |off: usize, m: &MemoryLayout, pos: &mut usize| -> Result<(), String> {
+        let item = &items[*pos];
+        let elide = match (m, item) {
+            (MemoryLayout::Padding(_), _) => return Ok(()),
+            (MemoryLayout::Value(_), _) | (_, Lit::List(_)) => false,
+            (m, Lit::Str(_)) if is_char_array(m) => false,
+            // An unquoted word for a char array is its text unless it is a number.
+            (m, Lit::Atom(t)) if is_char_array(m) => parse_int(t).is_some(),
+            _ => true,
+        };
+        if elide {
+            fill_aggregate(seg, offset + off, m, items, pos, index, bufs)
+        } else {
+            *pos += 1;
+            fill(seg, offset + off, m, item, index, bufs)
+        }
+    };
+    match layout {
+        MemoryLayout::Struct(s) => {
+            for (off, m) in s.fields() {
+                if *pos >= items.len() {
+                    break;
+                }
+                member(off, m, pos)?;
+            }
+        }
+        MemoryLayout::Union(u) => {
+            if let (Some(first), true) = (u.members().first(), *pos < items.len()) {
+                member(0, first, pos)?;
+            }
+        }
+        MemoryLayout::Sequence(s) => {
+            let stride = s.element().byte_size();
+            for i in 0..s.count() {
+                let before = *pos;
+                if before >= items.len() {
+                    break;
+                }
+                member(i * stride, s.element(), pos)?;
+                if *pos == before {
+                    // An element that takes no value (an empty struct) takes none in the
+                    // next element either: stop instead of walking a long array.
+                    break;
+                }
+            }
+        }
+        MemoryLayout::Value(_) | MemoryLayout::Padding(_) => {
+            fill(seg, offset, layout, &items[*pos], index, bufs)?;
+            *pos += 1;
+        }
+    }
+    Ok(())
 }
 
 /// The type of a variadic argument, from its text.
@@ -361,6 +510,28 @@ fn variadic_value<'a>(
     Ok((ValueLayout::ADDRESS, pointer_value(text, index, bufs)?))
 }
 
+/// The shorter of a float's two shortest-round-trip renderings (`{}` and `{:e}`): `0.1`,
+/// `1024`, `1e300`, `1.5e-10` (`{}` alone would print 300 zeros for `1e300`).
+fn shortest(plain: String, exponent: String) -> String {
+    if exponent.len() < plain.len() {
+        exponent
+    } else {
+        plain
+    }
+}
+
+/// A float as text and JSON: the JSON number is the text's (so an `f32` 0.1 is `0.1`, not
+/// its binary64 widening); NaN and infinities, which JSON numbers cannot express, are the
+/// strings `"NaN"`, `"inf"`, `"-inf"`.
+fn show_float(x: f64, text: String) -> (String, Json) {
+    let json = if x.is_finite() {
+        text.parse::<f64>().map(|v| json!(v)).unwrap_or(Json::Null)
+    } else {
+        json!(text)
+    };
+    (text, json)
+}
+
 fn show_scalar(v: &Value<'_>) -> (String, Json) {
     match *v {
         Value::Void => (String::new(), Json::Null),
@@ -373,8 +544,8 @@ fn show_scalar(v: &Value<'_>) -> (String, Json) {
         Value::U32(x) => (x.to_string(), json!(x)),
         Value::I64(x) => (x.to_string(), json!(x)),
         Value::U64(x) => (x.to_string(), json!(x)),
-        Value::F32(x) => (x.to_string(), json!(x)),
-        Value::F64(x) => (x.to_string(), json!(x)),
+        Value::F32(x) => show_float(x.into(), shortest(x.to_string(), format!("{x:e}"))),
+        Value::F64(x) => show_float(x, shortest(x.to_string(), format!("{x:e}"))),
         Value::Address(p) => address(p),
         Value::Segment(s) => address(s.as_address()),
     }
@@ -477,20 +648,75 @@ fn returns_char_pointer(decl: &str, name: &str) -> bool {
     head.contains("char") && head.matches('*').count() == 1 && !head.contains('(')
 }
 
+/// The declarations of `headers` (`-i`), preprocessed by the system C compiler; empty when no
+/// header is given.
+pub fn header_declarations(headers: &[String]) -> Result<Declarations, String> {
+    if headers.is_empty() {
+        return Ok(Declarations::new());
+    }
+    Declarations::from_headers(headers, &HeaderOptions::default()).map_err(|e| {
+        // One line for stderr: the preprocessor's own lines joined, at most 500 characters.
+        let text = e.to_string();
+        let mut line = text
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        if let Some((cut, _)) = line.char_indices().nth(500) {
+            line.truncate(cut);
+            line.push('…');
+        }
+        line
+    })
+}
+
+/// A C identifier: the declaration is then a function name looked up in the headers.
+fn is_identifier(s: &str) -> bool {
+    let mut chars = s.chars();
+    matches!(chars.next(), Some(c) if c == '_' || c.is_ascii_alphabetic())
+        && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
+}
+
 /// Runs `gatun call`; `Err` is one line for stderr (exit status 2).
 pub fn run(args: &CallArgs) -> Result<(), String> {
-    let mut decls = Declarations::new();
+    let mut decls = header_declarations(&args.includes)?;
     let typed = args.decl.trim_end();
+    // With headers, the declaration may be just the name of a function they declare.
+    let bare_name = !args.includes.is_empty() && is_identifier(typed.trim());
     let mut src = typed.to_string();
     if !src.ends_with(';') {
         src.push(';');
     }
-    let declared = match decls.add(&src) {
+    if args.includes.is_empty()
+        && is_identifier(typed.trim())
+        && decls.function(typed.trim()).is_none()
+    {
+        return Err(format!(
+            "`{}` is only a name: give its prototype (`int abs(int)`), or the header that \
+             declares it with -i HEADER",
+            typed.trim()
+        ));
+    }
+    let declared = if bare_name {
+        if decls.function(typed.trim()).is_none() {
+            // The header's reason (a type gatun cannot pass), or "not declared".
+            let e = decls.try_function(typed.trim()).err();
+            return Err(match e {
+                Some(e) => format!("{e} (in {})", args.includes.join(", ")),
+                None => format!("`{}` is not declared", typed.trim()),
+            });
+        }
+        Ok(vec![Declared::Function(typed.trim().to_string())])
+    } else {
+        decls.add(&src)
+    };
+    let declared = match declared {
         Ok(d) => d,
         // The error is at the `;` appended above, which the user never typed: report it
         // against what they typed ("found end of input" right after it).
         Err(e) if src.len() > typed.len() && e.span().start >= typed.len() => {
-            return Err(match Declarations::new().add(typed) {
+            return Err(match header_declarations(&args.includes)?.add(typed) {
                 Err(at_end) => at_end.summary(),
                 Ok(_) => e.summary(),
             });
@@ -563,7 +789,9 @@ pub fn run(args: &CallArgs) -> Result<(), String> {
     let arena = Arena::confined();
     let mut bufs = Buffers {
         arena: &arena,
+        decls: decls.clone(),
         shown: Vec::new(),
+        outs: Vec::new(),
     };
     let mut values: Vec<Value<'_>> = Vec::with_capacity(given + 1);
     let mut descriptor: FunctionDescriptor = f.descriptor.clone();
@@ -633,14 +861,17 @@ pub fn run(args: &CallArgs) -> Result<(), String> {
         (v, _) => show_scalar(v),
     };
     let errno = capture.map(|seg| seg.get::<i32>(0).unwrap_or(0));
-    let buffers: Vec<(usize, String)> = bufs
+    // `[N]` buffers: text when they hold text (then NULs), hex otherwise or with `--hex`.
+    let buffers: Vec<(usize, Result<String, String>)> = bufs
         .shown
         .iter()
-        .map(|(i, seg)| {
-            let bytes = seg.to_vec();
-            let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-            (*i, String::from_utf8_lossy(&bytes[..end]).into_owned())
-        })
+        .map(|(i, seg)| (*i, buffer_contents(&seg.to_vec(), args.hex)))
+        .collect();
+    // `&TYPE` out-parameters: their value after the call, shown by type.
+    let outs: Vec<(usize, &str, (String, Json))> = bufs
+        .outs
+        .iter()
+        .map(|(i, ty, layout, seg)| (*i, ty.as_str(), show_out(*seg, ty, layout)))
         .collect();
 
     if args.json {
@@ -657,7 +888,19 @@ pub fn run(args: &CallArgs) -> Result<(), String> {
             out["buffers"] = Json::Array(
                 buffers
                     .iter()
-                    .map(|(i, s)| json!({ "argument": i + 1, "string": s }))
+                    .map(|(i, contents)| match contents {
+                        Ok(s) => json!({ "argument": i + 1, "string": s }),
+                        Err(hex) => json!({ "argument": i + 1, "hex": hex }),
+                    })
+                    .collect(),
+            );
+        }
+        if !outs.is_empty() {
+            out["out"] = Json::Array(
+                outs.iter()
+                    .map(|(i, ty, (_, value))| {
+                        json!({ "argument": i + 1, "type": ty, "value": value })
+                    })
                     .collect(),
             );
         }
@@ -676,10 +919,75 @@ pub fn run(args: &CallArgs) -> Result<(), String> {
     if !line.is_empty() {
         println!("{line}");
     }
-    for (i, s) in buffers {
-        println!("argument {}: {s:?}", i + 1);
+    for (i, contents) in buffers {
+        match contents {
+            Ok(s) => println!("argument {}: {s:?}", i + 1),
+            Err(hex) => println!("argument {}: [{hex}]", i + 1),
+        }
+    }
+    for (i, _, (text, _)) in outs {
+        println!("argument {}: {text}", i + 1);
     }
     Ok(())
+}
+
+/// An out-parameter's value: a `char *` as the string it points to (quoted; `NULL`), a
+/// `char[N]` as a `[N]` buffer (a quoted string, or hex bytes), any other type as
+/// [`show_memory`] shows it.
+fn show_out(seg: MemorySegment<'_>, ty: &str, layout: &MemoryLayout) -> (String, Json) {
+    let words: String = ty
+        .split_whitespace()
+        .filter(|w| *w != "const")
+        .collect::<Vec<_>>()
+        .join("");
+    if matches!(words.as_str(), "char*" | "signedchar*" | "unsignedchar*") {
+        if let Ok(p) = seg.get_address(0) {
+            if p.is_null() {
+                return ("NULL".into(), Json::Null);
+            }
+            // SAFETY: the declaration says the function stores a `char *` here (it was NULL
+            // before the call), i.e. the address of a NUL-terminated string.
+            let s = unsafe { CStr::from_ptr(p.cast()) }
+                .to_string_lossy()
+                .into_owned();
+            return (format!("{s:?}"), json!(s));
+        }
+    }
+    if is_char_array(layout) {
+        return match buffer_contents(&seg.to_vec(), false) {
+            Ok(s) => (format!("{s:?}"), json!(s)),
+            Err(hex) => (format!("[{hex}]"), json!({ "hex": hex })),
+        };
+    }
+    show_memory(seg, 0, layout)
+}
+
+/// A `[N]` buffer after the call: `Ok(text)` when it holds UTF-8 text without control
+/// characters (tab, newline and carriage return allowed) followed only by NUL bytes, so what
+/// is printed is all there is; `Err(hex)` (two lowercase digits per byte, space separated, at
+/// most [`MAX_SHOWN`] bytes then `… (N more)`) otherwise, or always with `hex`.
+fn buffer_contents(bytes: &[u8], hex: bool) -> Result<String, String> {
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    let text = std::str::from_utf8(&bytes[..end]).ok().filter(|t| {
+        t.chars()
+            .all(|c| !c.is_control() || matches!(c, '\t' | '\n' | '\r'))
+    });
+    match text {
+        Some(t) if !hex && bytes[end..].iter().all(|&b| b == 0) => Ok(t.to_string()),
+        _ => {
+            // Bounded like results: at most MAX_SHOWN bytes, then `… (N more)`.
+            let mut hex = bytes
+                .iter()
+                .take(MAX_SHOWN)
+                .map(|b| format!("{b:02x}"))
+                .collect::<Vec<_>>()
+                .join(" ");
+            if bytes.len() > MAX_SHOWN {
+                hex.push_str(&format!(" … ({} more)", bytes.len() - MAX_SHOWN));
+            }
+            Err(hex)
+        }
+    }
 }
 
 /// Flushes every C stdio output stream (`fflush(NULL)`, called through gatun), so output the
@@ -698,11 +1006,12 @@ fn flush_c_stdio() -> Result<(), String> {
     Ok(())
 }
 
-/// Moves `gatun call`'s options (`--json`, `--errno`, `-l LIB`, `-lLIB`, `--lib[=]LIB`, `-h`,
-/// `--help`) that appear after the declaration to the front, and puts a `--` before the
-/// declaration, so clap reads every remaining word as the declaration or an argument. Words
-/// after a `--` the user typed are arguments as they are; so are negative numbers (`-5`,
-/// `-1.5`), which match no option. `argv` is the whole command line (`gatun call ...`); any
+/// Moves `gatun call`'s options (`--json`, `--errno`, `--hex`, `-l LIB`, `-lLIB`,
+/// `--lib[=]LIB`, `-i HEADER`, `-iHEADER`, `--include[=]HEADER`, `-h`, `--help`) that appear after the declaration to the front, and puts a
+/// `--` before the declaration, so clap reads every remaining word as the declaration or an
+/// argument. Any other word starting with `-` is moved to the front as well, where clap
+/// reports it as an unknown option; negative numbers (`-5`, `-1.5`, `-inf`) are arguments, and
+/// so is every word after a `--` the user typed. `argv` is the whole command line (`gatun call ...`); any
 /// other subcommand is returned unchanged.
 pub fn hoist_options(argv: Vec<OsString>) -> Vec<OsString> {
     if argv.get(1).map(|a| a != "call").unwrap_or(true) {
@@ -716,17 +1025,24 @@ pub fn hoist_options(argv: Vec<OsString>) -> Vec<OsString> {
                 literal.extend(rest.by_ref());
                 break;
             }
-            Some("--json" | "--errno" | "-h" | "--help") => options.push(arg),
-            Some("-l" | "--lib") => {
+            Some("--json" | "--errno" | "--hex" | "-h" | "--help") => options.push(arg),
+            Some("-l" | "--lib" | "-i" | "--include") => {
                 options.push(arg);
                 options.extend(rest.next());
             }
-            Some(t) if t.starts_with("--lib=") || (t.starts_with("-l") && t.len() > 2) => {
+            Some(t)
+                if t.starts_with("--lib=")
+                    || t.starts_with("--include=")
+                    || ((t.starts_with("-l") || t.starts_with("-i"))
+                        && t.len() > 2
+                        && !is_number(t)) =>
+            {
                 options.push(arg)
             }
-            // Before the declaration, anything else starting with `-` is left to clap (which
-            // reports an unknown option).
-            Some(t) if words.is_empty() && t.starts_with('-') => options.push(arg),
+            // Anything else starting with `-` that is not a number (`-5`, `-1.5`, `-inf`) is
+            // left to clap, which reports an unknown option, before or after the declaration:
+            // only after `--` is every word an argument.
+            Some(t) if t.len() > 1 && t.starts_with('-') && !is_number(t) => options.push(arg),
             _ => words.push(arg),
         }
     }
@@ -736,6 +1052,11 @@ pub fn hoist_options(argv: Vec<OsString>) -> Vec<OsString> {
     out.extend(words);
     out.extend(literal);
     out
+}
+
+/// `true` for a word that `gatun call` reads as a number (`-5`, `-0x10`, `-1.5e3`, `-inf`).
+fn is_number(word: &str) -> bool {
+    parse_int(word).is_some() || parse_float(word).is_some()
 }
 
 /// `strerror(errno)` without the " (os error N)" suffix std adds.
@@ -758,7 +1079,7 @@ mod tests {
             Lit::List(vec![
                 Lit::Atom("1.5".into()),
                 Lit::List(vec![Lit::Atom("2".into()), Lit::Atom("3".into())]),
-                Lit::Atom("a, b".into()),
+                Lit::Str("a, b".into()),
             ])
         );
         assert!(parse_literal("{1, 2").is_err());
@@ -777,7 +1098,9 @@ mod tests {
         let arena = Arena::confined();
         let mut bufs = Buffers {
             arena: &arena,
+            decls: Declarations::new(),
             shown: Vec::new(),
+            outs: Vec::new(),
         };
         let seg = arena.allocate_layout(&layout).unwrap();
         let lit = parse_literal("{1, {{2, 3}, 4.5}, {7}, \"abc\", NULL}").unwrap();
@@ -805,6 +1128,105 @@ mod tests {
         assert!(fill(seg, 0, &layout, &bad, 0, &mut bufs)
             .unwrap_err()
             .contains("non-numeric"));
+    }
+
+    #[test]
+    fn brace_elision_fills_members_in_order() {
+        let layout = Declarations::new()
+            .type_layout(
+                "struct e { int a[2]; struct { short s; char t[3]; } in; double d; \
+                 union { int i; float f; } u; }",
+            )
+            .unwrap();
+        let arena = Arena::confined();
+        let mut bufs = Buffers {
+            arena: &arena,
+            decls: Declarations::new(),
+            shown: Vec::new(),
+            outs: Vec::new(),
+        };
+        let show = |lit: &str, bufs: &mut Buffers<'_>| -> Result<String, String> {
+            let seg = arena.allocate_layout(&layout).unwrap();
+            fill(seg, 0, &layout, &parse_literal(lit).unwrap(), 0, bufs)?;
+            Ok(show_memory(seg, 0, &layout).0)
+        };
+        let full = "{{1, 2}, {3, {4, 5, 6}}, 7.5, {8}}";
+        let want = "{{1, 2}, {3, {4, 5, 6}}, 7.5, {8}}";
+        assert_eq!(show(full, &mut bufs).unwrap(), want);
+        // Every inner brace left out: C11 6.7.9 ¶20.
+        assert_eq!(show("{1, 2, 3, 4, 5, 6, 7.5, 8}", &mut bufs).unwrap(), want);
+        // Some left out; a quoted string initializes the char array; a braced scalar.
+        assert_eq!(
+            show("{1, 2, {3, \"ab\"}, {7.5}, 8}", &mut bufs).unwrap(),
+            "{{1, 2}, {3, {97, 98, 0}}, 7.5, {8}}"
+        );
+        // Stopping early leaves the rest zero.
+        assert_eq!(
+            show("{1, 2, 3}", &mut bufs).unwrap(),
+            "{{1, 2}, {3, {0, 0, 0}}, 0, {0}}"
+        );
+        let e = show("{1, 2, 3, 4, 5, 6, 7.5, 8, 9}", &mut bufs).unwrap_err();
+        assert_eq!(
+            e,
+            "argument 1: too many values in the literal: 9 given, the struct takes 8"
+        );
+        let e = show("{{1, 2, 3}}", &mut bufs).unwrap_err();
+        assert!(e.contains("3 given, the array takes 2"), "{e}");
+        let e = show("{{{1, 2}}}", &mut bufs).unwrap_err();
+        assert!(e.contains("braces around a scalar"), "{e}");
+        let e = show("{\"x\"}", &mut bufs).unwrap_err();
+        assert!(e.contains("found the string \"x\""), "{e}");
+        // A long array of empty structs takes no time: the first element that takes no value
+        // ends the walk.
+        let empties = Declarations::new()
+            .type_layout("struct { struct {} e[1000000000]; int x; }")
+            .unwrap();
+        let seg = arena.allocate_layout(&empties).unwrap();
+        for lit in ["{{}, 5}", "{5}"] {
+            let lit_value = parse_literal(lit).unwrap();
+            fill(seg, 0, &empties, &lit_value, 0, &mut bufs).unwrap();
+            assert_eq!(seg.get::<i32>(0).unwrap(), 5, "{lit}");
+        }
+    }
+
+    #[test]
+    fn buffers_are_text_or_hex() {
+        assert_eq!(buffer_contents(b"hi\n\0\0", false), Ok("hi\n".into()));
+        assert_eq!(buffer_contents(b"\0\0", false), Ok(String::new()));
+        assert_eq!(buffer_contents(b"hi\0\0", true), Err("68 69 00 00".into()));
+        assert_eq!(buffer_contents(b"hi\0x", false), Err("68 69 00 78".into()));
+        assert_eq!(
+            buffer_contents(&[4, 3, 2, 1], false),
+            Err("04 03 02 01".into())
+        );
+        assert_eq!(buffer_contents(&[0xff, 0], false), Err("ff 00".into()));
+        let big = buffer_contents(&[1; 5000], false).unwrap_err();
+        assert!(
+            big.ends_with("01 … (4000 more)"),
+            "{}",
+            &big[big.len() - 30..]
+        );
+        assert_eq!(big.len(), 1000 * 3 - 1 + " … (4000 more)".len());
+    }
+
+    #[test]
+    fn floats_print_shortest_and_json_spells_non_finite_values() {
+        let f = |x: f64| show_scalar(&Value::F64(x));
+        assert_eq!(f(0.1), ("0.1".into(), json!(0.1)));
+        assert_eq!(f(1e300).0, "1e300");
+        assert_eq!(f(1.5e-10).0, "1.5e-10");
+        assert_eq!(f(1024.0).0, "1024");
+        assert_eq!(f(123456.0).0, "123456");
+        assert_eq!(f(-0.0).0, "-0");
+        assert_eq!(f(f64::NAN), ("NaN".into(), json!("NaN")));
+        assert_eq!(f(f64::INFINITY), ("inf".into(), json!("inf")));
+        assert_eq!(f(f64::NEG_INFINITY), ("-inf".into(), json!("-inf")));
+        for x in [0.1, 1e300, 5e-324, f64::MAX, 1.0 / 3.0, 123456789.125] {
+            assert_eq!(f(x).0.parse::<f64>().unwrap(), x, "round trip of {x}");
+        }
+        // An f32 is shown (and put in JSON) as its own shortest form, not its f64 widening.
+        assert_eq!(show_scalar(&Value::F32(0.1)), ("0.1".into(), json!(0.1)));
+        assert_eq!(show_scalar(&Value::F32(f32::NAN)).1, json!("NaN"));
     }
 
     #[test]
@@ -841,6 +1263,12 @@ mod tests {
         assert_eq!(
             hoist(&["--bogus", "d", "-lz", "--lib=m", "-1.5"]),
             ["gatun", "call", "--bogus", "-lz", "--lib=m", "--", "d", "-1.5"]
+        );
+        // An unknown option after the declaration goes to clap too (which rejects it);
+        // numbers and `-` stay arguments; after `--` anything is an argument.
+        assert_eq!(
+            hoist(&["d", "-inf", "--nope", "-0x10", "-", "--hex", "--", "--nope"]),
+            ["gatun", "call", "--nope", "--hex", "--", "d", "-inf", "-0x10", "-", "--nope"]
         );
         let bench: Vec<OsString> = ["gatun", "bench", "--json", "x"].map(OsString::from).into();
         assert_eq!(hoist_options(bench.clone()), bench);

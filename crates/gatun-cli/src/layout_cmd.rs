@@ -1,11 +1,12 @@
 //! `gatun layout 'struct S { char c; double d; int i[3]; }'`: the layout of a C type as
 //! `gatun::cdecl` computes it — size, alignment, each field's offset and size, the padding
 //! holes (like pahole), and on x86-64 the SysV classification of each eightbyte
-//! (`gatun::abi::sysv_x64::classify`, SysV AMD64 ABI §3.2.3). `--json` prints the same as JSON.
+//! (`gatun::abi::sysv_x64::classify`, SysV AMD64 ABI §3.2.3). `--json` prints the same as
+//! JSON; `-i HEADER` makes a header's types available (`gatun layout -i sys/stat.h 'struct
+//! stat'`).
 
 use clap::Args;
 use gatun::abi::sysv_x64::{classify, ArgClass, Classification};
-use gatun::cdecl::Declarations;
 use gatun::layout::MemoryLayout;
 use serde_json::{json, Value as Json};
 
@@ -19,6 +20,10 @@ pub struct LayoutArgs {
     /// Print JSON instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// A C header whose declarations the type may use (`sys/stat.h` for `struct stat`),
+    /// preprocessed by the system C compiler (`$CC` or `cc`). Repeatable.
+    #[arg(short = 'i', long = "include", value_name = "HEADER")]
+    pub includes: Vec<String>,
 }
 
 /// At most this many fields are listed. Members can be shared (`union U1 { union U0 a, b; }`
@@ -242,7 +247,7 @@ fn sysv(layout: &MemoryLayout) -> Option<(String, Json)> {
 
 /// Runs `gatun layout`; `Err` is one line for stderr (exit status 2).
 pub fn run(args: &LayoutArgs) -> Result<(), String> {
-    let mut decls = Declarations::new();
+    let mut decls = crate::call_cmd::header_declarations(&args.includes)?;
     let layout = decls.type_layout(&args.decl).map_err(|e| e.summary())?;
     let mut budget = MAX_FIELDS;
     let root = node(None, 0, &layout, &mut budget);

@@ -1,9 +1,10 @@
 //! `gatun`: the command line of the gatun FFI library.
 //!
 //! - `gatun bench`: run the benchmark suite and print a JMH-style table.
-//! - `gatun call [-l LIB]... 'DECL' ARGS...`: declare a C function and call it.
-//! - `gatun layout DECL`: size, alignment, field offsets, padding holes and the SysV
-//!   classification of a C type.
+//! - `gatun call [-l LIB]... [-i HEADER]... 'DECL' ARGS...`: declare a C function (or name one
+//!   a header declares) and call it.
+//! - `gatun layout [-i HEADER]... DECL`: size, alignment, field offsets, padding holes and the
+//!   SysV classification of a C type.
 
 mod bench;
 mod call_cmd;
@@ -38,21 +39,64 @@ enum Command {
         integers: 42, -1, 0x10; floating point: 1.5, 1e3 (a floating-point parameter also \
         takes integers); true, false; NULL\n  \
         text for a pointer parameter: passed as a NUL-terminated string\n  \
-        [N]: a zeroed buffer of N bytes, printed as a string after the call\n  \
-        '{1.5, 2}': a struct or union by value (nested braces for nested members and arrays; \
-        a union takes its first member; missing members are zero)\n  \
+        [N]: a zeroed buffer of N bytes, printed after the call (as a string when it holds \
+        text, else as hex bytes; --hex: always hex)\n  \
+        &TYPE, &TYPE=VALUE: the address of a zeroed (initialized) TYPE (&int, &double, \
+        &char *, &struct tm), whose value is printed after the call\n  \
+        '{1.5, 2}': a struct or union by value (nested braces for nested members and arrays, \
+        which may be left out as in C; a union takes its first member; missing members are \
+        zero)\n  \
         variadic arguments: integer -> int (long if it does not fit), floating -> double, \
         anything else -> string\n\n\
-        Options (-l, --errno, --json) may come before or after the declaration. Negative \
-        numbers (-5, -1.5) after the declaration are arguments; after `--` every word is an \
-        argument (to pass text such as `--json` or `-lx` to a `char *` parameter). A \
+        With -i HEADER (repeatable) the header's declarations are available, and the \
+        declaration may be just a function name: gatun call -l libz.so.1 -i zlib.h crc32 0 \
+        hello 5.\n\n\
+        Options (-l, -i, --errno, --json, --hex) may come before or after the declaration; an \
+        unknown option is an error anywhere. Negative numbers (-5, -1.5) are arguments; after \
+        `--` every word is an argument (to pass text such as `--json` or `-lx` to a `char *` \
+        parameter). Floating-point results print in their shortest round-trip form; in \
+        --json, NaN and infinities are the strings \"NaN\", \"inf\", \"-inf\". A \
         declaration must declare exactly one function (struct definitions may precede it)."
     )]
     Call(call_cmd::CallArgs),
 }
 
+/// Help and version go to stdout as clap prints them; a usage error (an unknown option, a
+/// missing declaration) is one `gatun: ...` line on stderr with exit status 2, like every
+/// other bad input.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if matches!(
+        e.kind(),
+        ErrorKind::DisplayHelp
+            | ErrorKind::DisplayVersion
+            | ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand
+    ) {
+        e.exit();
+    }
+    let first = e
+        .render()
+        .to_string()
+        .lines()
+        .next()
+        .unwrap_or("invalid command line")
+        .trim_start_matches("error: ")
+        .to_string();
+    let hint = match (e.kind(), e.get(ContextKind::InvalidArg)) {
+        (ErrorKind::UnknownArgument, Some(ContextValue::String(arg))) => {
+            format!(" (an unknown option; to pass `{arg}` as an argument, put it after `--`)")
+        }
+        _ => String::new(),
+    };
+    eprintln!("gatun: {first}{hint}");
+    ExitCode::from(2)
+}
+
 fn main() -> ExitCode {
-    let cli = Cli::parse_from(call_cmd::hoist_options(std::env::args_os().collect()));
+    let cli = match Cli::try_parse_from(call_cmd::hoist_options(std::env::args_os().collect())) {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
     let result = match cli.command {
         Command::Bench(args) => bench::run(&args),
         Command::Layout(args) => layout_cmd::run(&args),

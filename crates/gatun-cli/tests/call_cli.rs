@@ -185,7 +185,10 @@ fn bad_input_exits_2_with_one_line() {
         "struct in_addr { uint32_t s_addr; }; char *inet_ntoa(struct in_addr in)",
         "{1, 2}",
     ]);
-    assert!(e.contains("2 values for a struct of 1 members"), "{e}");
+    assert!(
+        e.contains("too many values in the literal: 2 given, the struct takes 1"),
+        "{e}"
+    );
     let e = call_fails(&["long double fabsl(long double)", "1"]);
     assert!(e.contains("long double"), "{e}");
 }
@@ -260,4 +263,213 @@ fn c_stdout_is_flushed_before_the_result() {
 fn library_load_error_names_the_path_once() {
     let e = call_fails(&["-l", "/nonexistent/libx.so", "int abs(int)", "1"]);
     assert_eq!(e.matches("/nonexistent/libx.so").count(), 1, "{e}");
+}
+
+#[test]
+fn out_parameters_are_shown_by_type() {
+    assert_eq!(
+        call(&[
+            "int sscanf(const char *, const char *, ...)",
+            "42 1.5 word",
+            "%d %lf %3s",
+            "&int",
+            "&double",
+            "&char[4]",
+        ]),
+        "3\nargument 3: 42\nargument 4: 1.5\nargument 5: \"wor\"\n"
+    );
+    assert_eq!(
+        call(&[
+            "-l",
+            "libm.so.6",
+            "double frexp(double, int *)",
+            "48",
+            "&int"
+        ]),
+        "0.75\nargument 2: 6\n"
+    );
+    // A `char *` out-parameter prints as the string it points to.
+    assert_eq!(
+        call(&["double strtod(const char *, char **)", "2.5rest", "&char *"]),
+        "2.5\nargument 2: \"rest\"\n"
+    );
+    // `&TYPE=VALUE` initializes; a struct out-parameter prints as a brace literal.
+    assert_eq!(
+        call(&[
+            "void *memcpy(void *, const void *, size_t)",
+            "&struct { int a; int b; }",
+            "&struct { int a; int b; }={7, -8}",
+            "8",
+        ])
+        .lines()
+        .skip(1)
+        .collect::<Vec<_>>(),
+        ["argument 1: {7, -8}", "argument 2: {7, -8}"]
+    );
+    let out = call(&[
+        "--json",
+        "-l",
+        "libm.so.6",
+        "double modf(double, double *)",
+        "2.25",
+        "&double",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["result"], 0.25);
+    assert_eq!(
+        v["out"],
+        serde_json::json!([{ "argument": 2, "type": "double", "value": 2.0 }])
+    );
+    // Text after `&` that is not a type is a string.
+    assert_eq!(call(&["size_t strlen(const char *)", "&notatype"]), "9\n");
+}
+
+#[test]
+fn buffers_that_are_not_text_print_as_hex() {
+    assert_eq!(
+        call(&[
+            "void *memcpy(void *, const void *, size_t)",
+            "[4]",
+            "&int=0x01020304",
+            "4"
+        ])
+        .lines()
+        .skip(1)
+        .collect::<Vec<_>>(),
+        ["argument 1: [04 03 02 01]", "argument 2: 16909060"]
+    );
+    assert_eq!(
+        call(&[
+            "--hex",
+            "int snprintf(char *, size_t, const char *, ...)",
+            "[4]",
+            "4",
+            "hi"
+        ]),
+        "2\nargument 1: [68 69 00 00]\n"
+    );
+    let out = call(&[
+        "--json",
+        "void *memset(void *, int, size_t)",
+        "[3]",
+        "255",
+        "3",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["buffers"],
+        serde_json::json!([{ "argument": 1, "hex": "ff ff ff" }])
+    );
+}
+
+#[test]
+fn unknown_options_after_the_declaration_are_errors() {
+    let e = call_fails(&["int abs(int)", "--bogus"]);
+    assert!(e.contains("unexpected argument '--bogus'"), "{e}");
+    assert!(e.contains("after `--`"), "{e}");
+    let e = call_fails(&["int abs(int)", "5", "-x"]);
+    assert!(e.contains("'-x'"), "{e}");
+    let e = call_fails(&["--bogus", "int abs(int)", "5"]);
+    assert!(e.contains("'--bogus'"), "{e}");
+    // After `--` it is an argument (here a string).
+    assert_eq!(
+        call(&["size_t strlen(const char*)", "--", "--bogus"]),
+        "7\n"
+    );
+    // Negative numbers, infinities included, are arguments.
+    assert_eq!(
+        call(&["-l", "libm.so.6", "double fabs(double)", "-inf"]),
+        "inf\n"
+    );
+}
+
+#[test]
+fn struct_literals_may_leave_out_inner_braces() {
+    // `struct w` wraps an in_addr: `{0x0100007f}` initializes w.a.s_addr by brace elision.
+    let decl = "struct in_addr { uint32_t s_addr; }; struct w { struct in_addr a; }; \
+                char *inet_ntoa(struct w)";
+    assert_eq!(call(&[decl, "{0x0100007f}"]), "127.0.0.1\n");
+    assert_eq!(call(&[decl, "{{{0x0100007f}}}"]), "127.0.0.1\n");
+}
+
+#[test]
+fn floats_are_shortest_and_json_spells_nan_and_infinities() {
+    assert_eq!(
+        call(&["-l", "libm.so.6", "double pow(double, double)", "10", "300"]),
+        "1e300\n"
+    );
+    assert_eq!(call(&["double atof(const char *)", "0.1"]), "0.1\n");
+    assert_eq!(
+        call(&["float strtof(const char *, char **)", "0.1", "NULL"]),
+        "0.1\n"
+    );
+    let json = |args: &[&str]| -> serde_json::Value {
+        let mut all = vec!["--json", "-l", "libm.so.6"];
+        all.extend_from_slice(args);
+        serde_json::from_str(&call(&all)).unwrap()
+    };
+    assert_eq!(json(&["double log(double)", "0"])["result"], "-inf");
+    assert_eq!(json(&["double exp(double)", "1000"])["result"], "inf");
+    assert_eq!(json(&["double nan(const char *)", ""])["result"], "NaN");
+    assert_eq!(
+        json(&["float strtof(const char *, char **)", "0.1", "NULL"])["result"],
+        serde_json::json!(0.1)
+    );
+}
+
+#[test]
+fn headers_declare_what_is_called() {
+    // With -i the declaration may be just the function's name.
+    assert_eq!(
+        call(&[
+            "-l",
+            "libz.so.1",
+            "-i",
+            "zlib.h",
+            "crc32",
+            "0",
+            "hello",
+            "5"
+        ]),
+        "907060870\n"
+    );
+    // Options after the name, and a prototype that uses the header's types.
+    assert_eq!(
+        call(&[
+            "crc32",
+            "0",
+            "hello",
+            "5",
+            "--include=zlib.h",
+            "-llibz.so.1"
+        ]),
+        "907060870\n"
+    );
+    assert_eq!(
+        call(&[
+            "-i",
+            "zlib.h",
+            "-l",
+            "libz.so.1",
+            "uLong adler32(uLong adler, const Bytef *buf, uInt len)",
+            "1",
+            "hello",
+            "5"
+        ]),
+        "103547413\n"
+    );
+    // Header types for out-parameters: stat(2) fills a `struct stat`.
+    let out = call(&["--json", "-i", "sys/stat.h", "stat", "/", "&struct stat"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["result"], 0);
+    assert_eq!(v["out"][0]["type"], "struct stat");
+    let mode = v["out"][0]["value"][3].as_u64().unwrap();
+    assert_eq!(mode & 0o170000, 0o040000, "/ is a directory");
+    // Errors: one line each.
+    let e = call_fails(&["-i", "zlib.h", "gatun_not_in_zlib", "1"]);
+    assert!(e.contains("`gatun_not_in_zlib`"), "{e}");
+    let e = call_fails(&["-i", "gatun_no_such_header.h", "f", "1"]);
+    assert!(e.contains("gatun_no_such_header.h: No such file"), "{e}");
+    let e = call_fails(&["crc32", "0"]);
+    assert!(e.contains("is only a name"), "{e}");
 }

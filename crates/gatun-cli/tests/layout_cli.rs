@@ -246,3 +246,22 @@ fn huge_by_value_struct_arguments_are_rejected_before_any_allocation() {
         );
     }
 }
+
+#[test]
+fn types_from_headers() {
+    let out = gatun()
+        .args(["layout", "-i", "sys/stat.h", "struct stat"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.starts_with("struct stat: size 144, alignment 8\n"),
+        "{text}"
+    );
+    assert!(text.contains("st_mode: u32"), "{text}");
+}

@@ -8,6 +8,15 @@
 //! expected.
 //!
 //! `Error` is `Send + Sync + 'static`, `Clone`, and comparable, so tests can assert exact kinds.
+//!
+//! **Argument numbering.** Messages count arguments from 1, in the order they are passed:
+//! `argument 1` is `args[0]` of [`crate::DowncallHandle::invoke`], the first element of a typed
+//! handle's tuple, `args.get(0)` in an upcall, the descriptor's first argument layout at link
+//! time. For a handle that captures call state, `argument 1` is the capture segment and the
+//! descriptor's arguments follow from `argument 2` (also in messages about
+//! [`crate::DowncallHandle::invoke_captured`], whose slice leaves the segment out). Indices that
+//! are API parameters (`FirstVariadicArg(i)`, `insert_argument_layouts(index, ..)`) are called
+//! indices and count from 0.
 
 use std::fmt;
 
@@ -15,6 +24,19 @@ use std::fmt;
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 /// Everything that can go wrong in gatun. Marked `#[non_exhaustive]`: later layers add variants.
+///
+/// ```
+/// use gatun::memory::{Arena, SegmentAllocator};
+/// use gatun::Error;
+/// let arena = Arena::confined();
+/// let seg = arena.allocate(4, 4).unwrap();
+/// let e = seg.get::<u64>(0).unwrap_err();
+/// assert_eq!(e, Error::OutOfBounds { offset: 0, access_size: 8, segment_size: 4 });
+/// assert_eq!(
+///     e.to_string(),
+///     "out of bounds: access of 8 bytes at offset 0 in a segment of 4 bytes"
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -161,6 +183,25 @@ pub enum Error {
         found: String,
     },
 
+    /// A number that the requested scalar kind cannot represent (a checked conversion such as
+    /// [`crate::Value::from_int`]).
+    #[error("{value} is out of range for {kind}: expected {range}")]
+    OutOfRange {
+        /// The rejected number, as text.
+        value: String,
+        /// The kind it was converted to (`u32`, `i8`, ...).
+        kind: String,
+        /// The accepted range, e.g. `0..=4294967295`.
+        range: String,
+    },
+
+    /// A null pointer where memory was to be read (a C string, a pointee).
+    #[error("null pointer: {what}")]
+    NullPointer {
+        /// What was being read through it.
+        what: String,
+    },
+
     /// A BufferStack frame was closed while a frame pushed after it is still open
     /// (JDK: `IllegalStateException("Out of order access: frame not top-of-stack")`).
     #[error("frame not top-of-stack")]
@@ -245,11 +286,21 @@ pub enum Error {
         platform: String,
     },
 
-    /// A wrong number of arguments at invocation.
-    #[error("wrong argument count: {descriptor} takes {expected} arguments, {found} given")]
+    /// A wrong number of arguments at invocation (or in a typed view's tuple).
+    #[error(
+        "wrong argument count: {function} {descriptor} takes {expected} argument{}, {found} given{}",
+        plural(*expected),
+        capture_hint(*capture, *expected)
+    )]
     ArgumentCount {
+        /// The function: its symbol name in backquotes (`` `strlen` ``), or `the function at
+        /// 0x...` for a symbol made from an address.
+        function: String,
         /// The descriptor, as text.
         descriptor: String,
+        /// Whether the handle captures call state, so that its first argument is the capture
+        /// segment (counted in `expected` and `found`).
+        capture: bool,
         /// Expected count.
         expected: usize,
         /// Given count.
@@ -264,6 +315,26 @@ pub enum Error {
         /// Why.
         reason: String,
     },
+}
+
+/// `""` for 1, `"s"` otherwise: `format!("{n} argument{}", plural(n))`.
+pub(crate) fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
+}
+
+fn capture_hint(capture: bool, expected: usize) -> String {
+    if capture {
+        format!(
+            " (the first argument is the capture segment, then the descriptor's {})",
+            expected.saturating_sub(1)
+        )
+    } else {
+        String::new()
+    }
 }
 
 fn in_where(library: &Option<String>) -> String {

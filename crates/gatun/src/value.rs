@@ -1,13 +1,29 @@
 //! Dynamic values ([`Value`]) and the statically typed scalars ([`Scalar`]) that segments read
 //! and write.
 
-use std::ffi::c_void;
+use std::ffi::{c_char, c_void, CStr};
 use std::fmt;
 
+use crate::error::{Error, Result};
 use crate::layout::ScalarKind;
 use crate::memory::MemorySegment;
 
 /// One argument or return value of a dynamic call, or a scalar read from a segment.
+///
+/// Build one with `From` (`Value::from(5_i32)`, `5u64.into()`, a raw pointer, a
+/// [`MemorySegment`]), or with the checked conversions [`Value::from_int`],
+/// [`Value::from_float`] and [`Value::convert_to`] when the kind comes from a layout at run
+/// time; read one back with the `as_*` accessors.
+///
+/// ```
+/// use gatun::{ScalarKind, Value};
+/// let v: Value = 7_u32.into();
+/// assert_eq!(v.as_u32(), Some(7));
+/// assert_eq!(v.as_i64(), Some(7));
+/// // A number whose C type is known only at run time, range-checked once:
+/// assert_eq!(Value::from_int(ScalarKind::U32, 7_i64).unwrap(), v);
+/// assert!(Value::from_int(ScalarKind::U32, -1_i64).is_err());
+/// ```
 ///
 /// `Segment` carries a struct or union by value (its bytes live in the segment) or a memory
 /// region passed by address. `Value` is `Copy`, and `!Send`/`!Sync` like the segments it may hold.
@@ -102,12 +118,443 @@ impl<'a> Value<'a> {
         }
     }
 
+    /// The value as `bool` if it is a `Bool`.
+    pub fn as_bool(&self) -> Option<bool> {
+        match *self {
+            Value::Bool(b) => Some(b),
+            _ => None,
+        }
+    }
+
+    /// The numeric value of an integer kind (`I8` ..= `U64`; not `Bool` or `Address`).
+    fn integer(&self) -> Option<i128> {
+        Some(match *self {
+            Value::I8(v) => v.into(),
+            Value::U8(v) => v.into(),
+            Value::I16(v) => v.into(),
+            Value::U16(v) => v.into(),
+            Value::I32(v) => v.into(),
+            Value::U32(v) => v.into(),
+            Value::I64(v) => v.into(),
+            Value::U64(v) => v.into(),
+            _ => return None,
+        })
+    }
+
+    /// The value as `f32` if it is an `F32` (an `F64` is not narrowed).
+    pub fn as_f32(&self) -> Option<f32> {
+        match *self {
+            Value::F32(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The pointer of an `Address`, or the address of a `Segment`'s first byte (null for
+    /// [`MemorySegment::NULL`]).
+    pub fn as_address(&self) -> Option<*mut c_void> {
+        match *self {
+            Value::Address(p) => Some(p),
+            Value::Segment(s) => Some(s.as_address()),
+            _ => None,
+        }
+    }
+
     /// The segment inside a `Segment` value.
     pub fn as_segment(&self) -> Option<MemorySegment<'a>> {
         match *self {
             Value::Segment(s) => Some(s),
             _ => None,
         }
+    }
+}
+
+macro_rules! integer_accessors {
+    ($($(#[$doc:meta])* $name:ident -> $t:ty;)*) => {
+        impl Value<'_> {
+            $(
+                $(#[$doc])*
+                ///
+                /// Returns `Some` for any integer kind (`I8` ..= `U64`) whose value this type
+                /// represents exactly, `None` otherwise (out of range, a float, a bool, an
+                /// address, a segment, void): `Value::U8(200).as_i16() == Some(200)`,
+                /// `Value::I32(-1).as_u32() == None`.
+                pub fn $name(&self) -> Option<$t> {
+                    self.integer().and_then(|v| <$t>::try_from(v).ok())
+                }
+            )*
+        }
+    };
+}
+
+integer_accessors! {
+    /// The value as `i8`.
+    as_i8 -> i8;
+    /// The value as `u8`.
+    as_u8 -> u8;
+    /// The value as `i16`.
+    as_i16 -> i16;
+    /// The value as `u16`.
+    as_u16 -> u16;
+    /// The value as `i32`.
+    as_i32 -> i32;
+    /// The value as `u32`.
+    as_u32 -> u32;
+    /// The value as `u64`.
+    as_u64 -> u64;
+    /// The value as `isize` (C `ptrdiff_t`, `ssize_t`).
+    as_isize -> isize;
+    /// The value as `usize` (C `size_t`).
+    as_usize -> usize;
+}
+
+/// The range of an integer kind, as `(min, max)`.
+fn integer_range(kind: ScalarKind) -> Option<(i128, i128)> {
+    Some(match kind {
+        ScalarKind::Bool => (0, 1),
+        ScalarKind::I8 => (i8::MIN.into(), i8::MAX.into()),
+        ScalarKind::U8 => (0, u8::MAX.into()),
+        ScalarKind::I16 => (i16::MIN.into(), i16::MAX.into()),
+        ScalarKind::U16 => (0, u16::MAX.into()),
+        ScalarKind::I32 => (i32::MIN.into(), i32::MAX.into()),
+        ScalarKind::U32 => (0, u32::MAX.into()),
+        ScalarKind::I64 => (i64::MIN.into(), i64::MAX.into()),
+        ScalarKind::U64 => (0, u64::MAX.into()),
+        ScalarKind::Pointer => (0, usize::MAX as i128),
+        ScalarKind::F32 | ScalarKind::F64 => return None,
+    })
+}
+
+impl Value<'static> {
+    /// The integer `n` as a value of `kind`, range-checked: the way to turn a number into the
+    /// argument a layout asks for without matching `I32`/`U32`/... by hand.
+    ///
+    /// - Integer kinds take `n` if it lies in the kind's range (`u32`: `0..=4294967295`).
+    /// - `Bool` takes 0 and 1; `Pointer` takes `0..=usize::MAX` as an address (an address
+    ///   made from a number carries no provenance: pass it to C, do not read through it in Rust).
+    /// - `F32` / `F64` take any integer, rounded to the nearest representable value (as C's
+    ///   integer-to-floating conversion does).
+    ///
+    /// ```
+    /// use gatun::{ScalarKind, Value};
+    /// assert_eq!(Value::from_int(ScalarKind::U16, 65535).unwrap(), Value::U16(65535));
+    /// let e = Value::from_int(ScalarKind::I8, 200).unwrap_err();
+    /// assert_eq!(e.to_string(), "200 is out of range for i8: expected -128..=127");
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::OutOfRange`] naming `n`, the kind and its range.
+    pub fn from_int(kind: ScalarKind, n: impl Into<i128>) -> Result<Value<'static>> {
+        let n: i128 = n.into();
+        if let Some((lo, hi)) = integer_range(kind) {
+            if n < lo || n > hi {
+                return Err(Error::OutOfRange {
+                    value: n.to_string(),
+                    kind: kind.name().into(),
+                    range: format!("{lo}..={hi}"),
+                });
+            }
+        }
+        // Each cast below is in range (checked above) and so exact.
+        Ok(match kind {
+            ScalarKind::Bool => Value::Bool(n == 1),
+            ScalarKind::I8 => Value::I8(n as i8),
+            ScalarKind::U8 => Value::U8(n as u8),
+            ScalarKind::I16 => Value::I16(n as i16),
+            ScalarKind::U16 => Value::U16(n as u16),
+            ScalarKind::I32 => Value::I32(n as i32),
+            ScalarKind::U32 => Value::U32(n as u32),
+            ScalarKind::I64 => Value::I64(n as i64),
+            ScalarKind::U64 => Value::U64(n as u64),
+            ScalarKind::Pointer => Value::Address(std::ptr::without_provenance_mut(n as usize)),
+            ScalarKind::F32 => Value::F32(n as f32),
+            ScalarKind::F64 => Value::F64(n as f64),
+        })
+    }
+
+    /// The number `x` as a value of `kind`, checked.
+    ///
+    /// - `F64` takes any `x`; `F32` takes `x` rounded to the nearest `f32`, unless a finite `x`
+    ///   lies beyond `f32`'s range (C leaves that conversion undefined); NaN and infinities
+    ///   pass through.
+    /// - Integer kinds and `Bool` take an `x` with no fractional part that lies in the kind's
+    ///   range (`3.0` → `3`; `2.5` and `NaN` are errors).
+    /// - `Pointer` takes no floating-point number.
+    ///
+    /// ```
+    /// use gatun::{ScalarKind, Value};
+    /// assert_eq!(Value::from_float(ScalarKind::I32, 3.0).unwrap(), Value::I32(3));
+    /// assert!(Value::from_float(ScalarKind::I32, 2.5).is_err());
+    /// assert_eq!(Value::from_float(ScalarKind::F32, 0.5).unwrap(), Value::F32(0.5));
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::OutOfRange`] naming `x`, the kind and what it accepts; [`Error::ValueMismatch`]
+    /// for `Pointer`.
+    pub fn from_float(kind: ScalarKind, x: f64) -> Result<Value<'static>> {
+        let out_of_range = |range: String| Error::OutOfRange {
+            value: x.to_string(),
+            kind: kind.name().into(),
+            range,
+        };
+        match kind {
+            ScalarKind::F64 => Ok(Value::F64(x)),
+            ScalarKind::F32 => {
+                let y = x as f32;
+                if x.is_finite() && !y.is_finite() {
+                    return Err(out_of_range(format!("a magnitude of at most {}", f32::MAX)));
+                }
+                Ok(Value::F32(y))
+            }
+            ScalarKind::Pointer => Err(Error::ValueMismatch {
+                position: format!("conversion of {x}"),
+                expected: "an integer (an address)".into(),
+                found: "f64".into(),
+            }),
+            _ => {
+                let (lo, hi) = integer_range(kind).expect("an integer kind");
+                // Every integer kind's bounds are within ±2^64, where f64 -> i128 is exact for
+                // integral values; the comparison in f64 is exact as well for integral x.
+                if x.fract() != 0.0 || !x.is_finite() || x < lo as f64 || x > hi as f64 {
+                    return Err(out_of_range(format!("an integer in {lo}..={hi}")));
+                }
+                Value::from_int(kind, x as i128)
+            }
+        }
+    }
+}
+
+impl<'a> Value<'a> {
+    /// This value as a value of `kind`, checked: integers by [`Value::from_int`] (so `I64(5)`
+    /// becomes `U32(5)`, `I64(-1)` is an error), floats by [`Value::from_float`], a `Bool` as
+    /// 0 or 1, an `Address` to `Pointer` only, a `Segment` to `Pointer` as its address. A value
+    /// already of `kind` is returned as it is.
+    ///
+    /// ```
+    /// use gatun::{ScalarKind, Value};
+    /// assert_eq!(Value::I64(5).convert_to(ScalarKind::U32).unwrap(), Value::U32(5));
+    /// assert_eq!(Value::U8(2).convert_to(ScalarKind::F64).unwrap(), Value::F64(2.0));
+    /// assert!(Value::I64(-1).convert_to(ScalarKind::U32).is_err());
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::OutOfRange`] as above; [`Error::ValueMismatch`] for `Void`, for an `Address`
+    /// or `Segment` converted to a number, and for a number converted from a `Segment`.
+    pub fn convert_to(&self, kind: ScalarKind) -> Result<Value<'a>> {
+        if self.scalar_kind() == Some(kind) {
+            return Ok(*self);
+        }
+        let mismatch = || Error::ValueMismatch {
+            position: "conversion".into(),
+            expected: format!("a value convertible to {kind}"),
+            found: self.kind_name().into(),
+        };
+        match *self {
+            Value::Bool(b) => Value::from_int(kind, b as i32),
+            Value::F32(x) => Value::from_float(kind, x.into()),
+            Value::F64(x) => Value::from_float(kind, x),
+            Value::Segment(s) if kind == ScalarKind::Pointer => Ok(Value::Address(s.as_address())),
+            _ => match self.integer() {
+                Some(n) => Value::from_int(kind, n),
+                None => Err(mismatch()),
+            },
+        }
+    }
+
+    /// The NUL-terminated string at this address (a `char *` result or out-parameter) as a
+    /// `&CStr`, without copying. For a `Segment` value the string must end within the segment.
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::Value;
+    /// let arena = Arena::confined();
+    /// let s = arena.allocate_c_string("hello").unwrap();
+    /// let p = Value::Address(s.as_address());
+    /// // SAFETY: `p` points to a NUL-terminated string that lives (unchanged) as long as `arena`.
+    /// let c = unsafe { p.as_c_str() }.unwrap();
+    /// assert_eq!(c.to_str(), Ok("hello"));
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::NullPointer`] for a null address; [`Error::ValueMismatch`] for a value that is
+    /// not an `Address` or `Segment`; [`Error::UnterminatedString`] for a segment with no NUL.
+    ///
+    /// # Safety
+    /// For an `Address`: it must point to a NUL-terminated string, readable up to and including
+    /// its NUL and not written, for all of `'s` (the conditions of [`CStr::from_ptr`]). For a
+    /// `Segment`: `'s` must not outlive the segment's owner, and its bytes must not be written
+    /// during `'s`.
+    pub unsafe fn as_c_str<'s>(&self) -> Result<&'s CStr> {
+        match *self {
+            Value::Address(p) if p.is_null() => Err(null_string()),
+            // SAFETY: the caller's promise (a readable, unchanging NUL-terminated string).
+            Value::Address(p) => Ok(unsafe { CStr::from_ptr(p.cast::<c_char>()) }),
+            Value::Segment(s) => {
+                let bytes: &'s [u8] = if s.is_empty() {
+                    &[]
+                } else {
+                    // SAFETY: the segment's bytes are readable (its invariant) and, by the
+                    // caller's promise, allocated and not written during 's.
+                    unsafe { std::slice::from_raw_parts(s.as_ptr(), s.byte_size()) }
+                };
+                CStr::from_bytes_until_nul(bytes).map_err(|_| Error::UnterminatedString {
+                    offset: 0,
+                    segment_size: s.byte_size(),
+                })
+            }
+            _ => Err(not_a_pointer(self)),
+        }
+    }
+
+    /// As [`Value::as_c_str`], but reads at most `max_len` bytes at the address: a string with
+    /// no NUL among them is an error, so a missing terminator costs at most `max_len` bytes of
+    /// reading instead of running off into unrelated memory.
+    ///
+    /// # Errors
+    /// As [`Value::as_c_str`]; [`Error::UnterminatedString`] (with `segment_size` = `max_len`)
+    /// when no NUL lies within `max_len` bytes.
+    ///
+    /// # Safety
+    /// For an `Address`: the bytes from it up to its first NUL, or `max_len` bytes if that
+    /// comes first, must be readable and not written for all of `'s`. For a `Segment`: as
+    /// [`Value::as_c_str`].
+    pub unsafe fn as_c_str_within<'s>(&self, max_len: usize) -> Result<&'s CStr> {
+        match *self {
+            Value::Address(p) if p.is_null() => Err(null_string()),
+            Value::Address(p) => {
+                let p = p.cast::<u8>().cast_const();
+                for i in 0..max_len {
+                    // SAFETY: bytes before the first NUL (and within max_len) are readable by
+                    // the caller's promise; we stop at the first NUL.
+                    if unsafe { p.add(i).read() } == 0 {
+                        // SAFETY: p..=p+i is readable, unchanging for 's and ends in its only NUL.
+                        let bytes = unsafe { std::slice::from_raw_parts(p, i + 1) };
+                        return Ok(CStr::from_bytes_with_nul(bytes).expect("one NUL, at the end"));
+                    }
+                }
+                Err(Error::UnterminatedString {
+                    offset: 0,
+                    segment_size: max_len,
+                })
+            }
+            // SAFETY: forwarded; a segment is bounded by its own size.
+            Value::Segment(s) => unsafe {
+                Value::Segment(s.slice(0, s.byte_size().min(max_len))?).as_c_str()
+            },
+            _ => Err(not_a_pointer(self)),
+        }
+    }
+
+    /// The NUL-terminated UTF-8 string at this address, copied into a `String`: one call for
+    /// a `char *` result.
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::Value;
+    /// let arena = Arena::confined();
+    /// let p = Value::Address(arena.allocate_c_string("héllo").unwrap().as_address());
+    /// // SAFETY: a NUL-terminated string owned by `arena`.
+    /// assert_eq!(unsafe { p.read_c_string() }.unwrap(), "héllo");
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Value::as_c_str`]; [`Error::InvalidUtf8`] if the bytes are not UTF-8.
+    ///
+    /// # Safety
+    /// As [`Value::as_c_str`], for the duration of the call.
+    pub unsafe fn read_c_string(&self) -> Result<String> {
+        // SAFETY: forwarded; the borrow ends inside this call.
+        let c = unsafe { self.as_c_str() }?;
+        c.to_str()
+            .map(str::to_owned)
+            .map_err(|e| Error::InvalidUtf8 {
+                offset: 0,
+                valid_up_to: e.valid_up_to(),
+            })
+    }
+}
+
+fn null_string() -> Error {
+    Error::NullPointer {
+        what: "reading a C string".into(),
+    }
+}
+
+fn not_a_pointer(v: &Value<'_>) -> Error {
+    Error::ValueMismatch {
+        position: "C string".into(),
+        expected: "an address or a segment".into(),
+        found: v.kind_name().into(),
+    }
+}
+
+macro_rules! from_scalar {
+    ($($t:ty => $variant:ident;)*) => {$(
+        impl From<$t> for Value<'_> {
+            #[inline]
+            fn from(v: $t) -> Self {
+                Value::$variant(v as _)
+            }
+        }
+    )*};
+}
+
+from_scalar! {
+    bool => Bool;
+    i8 => I8;
+    u8 => U8;
+    i16 => I16;
+    u16 => U16;
+    i32 => I32;
+    u32 => U32;
+    i64 => I64;
+    u64 => U64;
+    f32 => F32;
+    f64 => F64;
+}
+
+#[cfg(target_pointer_width = "64")]
+from_scalar! {
+    isize => I64;
+    usize => U64;
+}
+
+impl<T> From<*mut T> for Value<'_> {
+    /// `Value::Address`.
+    #[inline]
+    fn from(p: *mut T) -> Self {
+        Value::Address(p.cast())
+    }
+}
+
+impl<T> From<*const T> for Value<'_> {
+    /// `Value::Address`.
+    #[inline]
+    fn from(p: *const T) -> Self {
+        Value::Address(p.cast_mut().cast())
+    }
+}
+
+impl<'a> From<MemorySegment<'a>> for Value<'a> {
+    /// `Value::Segment`: a struct by value, or the segment's address for a pointer parameter.
+    #[inline]
+    fn from(s: MemorySegment<'a>) -> Self {
+        Value::Segment(s)
+    }
+}
+
+impl<'a> From<&MemorySegment<'a>> for Value<'a> {
+    /// `Value::Segment`.
+    #[inline]
+    fn from(s: &MemorySegment<'a>) -> Self {
+        Value::Segment(*s)
+    }
+}
+
+impl From<()> for Value<'_> {
+    /// `Value::Void`.
+    #[inline]
+    fn from(_: ()) -> Self {
+        Value::Void
     }
 }
 
@@ -139,6 +586,19 @@ mod sealed {
 /// A Rust type that is exactly one C scalar: `bool`, `i8`..`i64`, `u8`..`u64`, `isize`,
 /// `usize`, `f32`, `f64`, `*const T`, `*mut T`. Sealed: gatun relies on `KIND`'s size being
 /// `size_of::<Self>()` and on every bit pattern but bool's being valid.
+///
+/// ```
+/// use gatun::memory::{Arena, SegmentAllocator};
+/// use gatun::{Scalar, ScalarKind, Value};
+/// fn describe<T: Scalar>() -> (ScalarKind, usize) {
+///     (T::KIND, T::KIND.byte_size())
+/// }
+/// assert_eq!(describe::<u16>(), (ScalarKind::U16, 2));
+/// assert_eq!(5_i32.into_value(), Value::I32(5));
+/// let arena = Arena::confined();
+/// let seg = arena.allocate_from(1.5_f32).unwrap(); // any Scalar goes into a segment
+/// assert_eq!(seg.get::<f32>(0).unwrap(), 1.5);
+/// ```
 pub trait Scalar: Copy + sealed::Sealed + 'static {
     /// The scalar kind (size, alignment, class) of `Self`.
     const KIND: ScalarKind;
@@ -308,4 +768,232 @@ pub(crate) fn scalar_tag(kind: ScalarKind) -> u8 {
         ScalarKind::F64 => Value::F64(0.0),
         ScalarKind::Pointer => Value::Address(std::ptr::null_mut()),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::{Arena, SegmentAllocator};
+
+    #[test]
+    fn from_impls_pick_the_variant_of_each_rust_type() {
+        assert_eq!(Value::from(true), Value::Bool(true));
+        assert_eq!(Value::from(-1_i8), Value::I8(-1));
+        assert_eq!(Value::from(200_u8), Value::U8(200));
+        assert_eq!(Value::from(-2_i16), Value::I16(-2));
+        assert_eq!(Value::from(60000_u16), Value::U16(60000));
+        assert_eq!(Value::from(-3_i32), Value::I32(-3));
+        assert_eq!(Value::from(3_000_000_000_u32), Value::U32(3_000_000_000));
+        assert_eq!(Value::from(-4_i64), Value::I64(-4));
+        assert_eq!(Value::from(u64::MAX), Value::U64(u64::MAX));
+        assert_eq!(Value::from(-5_isize), Value::I64(-5));
+        assert_eq!(Value::from(5_usize), Value::U64(5));
+        assert_eq!(Value::from(1.5_f32), Value::F32(1.5));
+        assert_eq!(Value::from(2.5_f64), Value::F64(2.5));
+        assert_eq!(Value::from(()), Value::Void);
+        let mut x = 7_i32;
+        let p: *mut i32 = &mut x;
+        assert_eq!(Value::from(p), Value::Address(p.cast()));
+        assert_eq!(Value::from(p.cast_const()), Value::Address(p.cast()));
+        let arena = Arena::confined();
+        let seg = arena.allocate(8, 8).unwrap();
+        assert_eq!(Value::from(seg), Value::Segment(seg));
+        assert_eq!(Value::from(&seg), Value::Segment(seg));
+        assert_eq!(Value::from(seg).as_address(), Some(seg.as_address()));
+    }
+
+    #[test]
+    fn accessors_return_exactly_representable_values_only() {
+        assert_eq!(Value::U8(200).as_i16(), Some(200));
+        assert_eq!(Value::U8(200).as_i8(), None);
+        assert_eq!(Value::I32(-1).as_u32(), None);
+        assert_eq!(Value::I32(-1).as_i8(), Some(-1));
+        assert_eq!(Value::U64(u64::MAX).as_u64(), Some(u64::MAX));
+        assert_eq!(Value::U64(u64::MAX).as_usize(), Some(usize::MAX));
+        assert_eq!(Value::I64(-7).as_isize(), Some(-7));
+        assert_eq!(Value::U32(70000).as_u16(), None);
+        assert_eq!(Value::I16(-3).as_i32(), Some(-3));
+        assert_eq!(Value::U16(3).as_u8(), Some(3));
+        // Floats, bools, addresses and segments are not integers to these accessors.
+        assert_eq!(Value::F64(1.0).as_i32(), None);
+        assert_eq!(Value::Bool(true).as_i32(), None);
+        assert_eq!(Value::Address(std::ptr::null_mut()).as_u64(), None);
+        assert_eq!(Value::Void.as_u8(), None);
+        assert_eq!(Value::Bool(true).as_bool(), Some(true));
+        assert_eq!(Value::I8(1).as_bool(), None);
+        assert_eq!(Value::F32(0.5).as_f32(), Some(0.5));
+        assert_eq!(Value::F64(0.5).as_f32(), None);
+        assert_eq!(Value::F32(0.5).as_f64(), Some(0.5));
+        assert_eq!(Value::I32(0).as_address(), None);
+        // `as_i64` keeps its bit-reinterpreting behaviour for u64 and addresses.
+        assert_eq!(Value::U64(u64::MAX).as_i64(), Some(-1));
+    }
+
+    #[test]
+    fn from_int_checks_the_range_of_every_kind() {
+        for kind in ScalarKind::ALL {
+            if kind.is_float() {
+                continue;
+            }
+            let (lo, hi) = integer_range(kind).unwrap();
+            let at_lo = Value::from_int(kind, lo).unwrap();
+            let at_hi = Value::from_int(kind, hi).unwrap();
+            assert_eq!(at_lo.scalar_kind(), Some(kind));
+            assert_eq!(at_hi.scalar_kind(), Some(kind));
+            if kind != ScalarKind::Pointer && kind != ScalarKind::Bool {
+                assert_eq!(at_lo.integer(), Some(lo), "{kind}");
+                assert_eq!(at_hi.integer(), Some(hi), "{kind}");
+            }
+            for bad in [lo - 1, hi + 1] {
+                let e = Value::from_int(kind, bad).unwrap_err();
+                assert_eq!(
+                    e,
+                    Error::OutOfRange {
+                        value: bad.to_string(),
+                        kind: kind.name().into(),
+                        range: format!("{lo}..={hi}"),
+                    }
+                );
+            }
+        }
+        assert_eq!(
+            Value::from_int(ScalarKind::U32, -1_i64)
+                .unwrap_err()
+                .to_string(),
+            "-1 is out of range for u32: expected 0..=4294967295"
+        );
+        assert_eq!(
+            Value::from_int(ScalarKind::Bool, 1).unwrap(),
+            Value::Bool(true)
+        );
+        assert_eq!(
+            Value::from_int(ScalarKind::F64, u64::MAX).unwrap(),
+            Value::F64(u64::MAX as f64)
+        );
+        assert_eq!(
+            Value::from_int(ScalarKind::Pointer, 0x1000).unwrap(),
+            Value::Address(std::ptr::without_provenance_mut(0x1000))
+        );
+    }
+
+    #[test]
+    fn from_float_rejects_fractions_nan_and_out_of_range() {
+        assert_eq!(
+            Value::from_float(ScalarKind::U8, 255.0).unwrap(),
+            Value::U8(255)
+        );
+        assert!(Value::from_float(ScalarKind::U8, 256.0).is_err());
+        assert!(Value::from_float(ScalarKind::I64, 9.3e18).is_err());
+        assert_eq!(
+            Value::from_float(ScalarKind::I64, i64::MIN as f64).unwrap(),
+            Value::I64(i64::MIN)
+        );
+        assert!(Value::from_float(ScalarKind::I32, 0.5).is_err());
+        assert!(Value::from_float(ScalarKind::I32, f64::NAN).is_err());
+        assert!(Value::from_float(ScalarKind::I32, f64::INFINITY).is_err());
+        let e = Value::from_float(ScalarKind::I8, 2.5).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "2.5 is out of range for i8: expected an integer in -128..=127"
+        );
+        assert!(Value::from_float(ScalarKind::F32, 1e300).is_err());
+        assert!(Value::from_float(ScalarKind::F32, f64::NAN)
+            .unwrap()
+            .as_f32()
+            .unwrap()
+            .is_nan());
+        assert_eq!(
+            Value::from_float(ScalarKind::F32, f64::NEG_INFINITY).unwrap(),
+            Value::F32(f32::NEG_INFINITY)
+        );
+        assert!(matches!(
+            Value::from_float(ScalarKind::Pointer, 1.0),
+            Err(Error::ValueMismatch { .. })
+        ));
+        assert_eq!(
+            Value::from_float(ScalarKind::Bool, 0.0).unwrap(),
+            Value::Bool(false)
+        );
+    }
+
+    #[test]
+    fn convert_to_goes_between_kinds_with_checks() {
+        assert_eq!(
+            Value::I64(5).convert_to(ScalarKind::U32).unwrap(),
+            Value::U32(5)
+        );
+        assert!(Value::I64(-1).convert_to(ScalarKind::U32).is_err());
+        assert_eq!(
+            Value::Bool(true).convert_to(ScalarKind::I32).unwrap(),
+            Value::I32(1)
+        );
+        assert_eq!(
+            Value::F32(2.0).convert_to(ScalarKind::I16).unwrap(),
+            Value::I16(2)
+        );
+        assert_eq!(
+            Value::U64(1).convert_to(ScalarKind::Pointer).unwrap(),
+            Value::Address(std::ptr::without_provenance_mut(1))
+        );
+        let p = Value::Address(std::ptr::null_mut());
+        assert_eq!(p.convert_to(ScalarKind::Pointer).unwrap(), p);
+        assert!(p.convert_to(ScalarKind::U64).is_err());
+        assert!(Value::Void.convert_to(ScalarKind::I32).is_err());
+        let arena = Arena::confined();
+        let seg = arena.allocate(4, 4).unwrap();
+        assert_eq!(
+            Value::Segment(seg).convert_to(ScalarKind::Pointer).unwrap(),
+            Value::Address(seg.as_address())
+        );
+        assert!(Value::Segment(seg).convert_to(ScalarKind::I32).is_err());
+    }
+
+    #[test]
+    fn c_strings_from_addresses_and_segments() {
+        let arena = Arena::confined();
+        let s = arena.allocate_c_string("héllo").unwrap();
+        let p = Value::Address(s.as_address());
+        // SAFETY: `s` is a NUL-terminated string that lives as long as `arena`, unchanged.
+        unsafe {
+            assert_eq!(p.as_c_str().unwrap().to_bytes(), "héllo".as_bytes());
+            assert_eq!(p.read_c_string().unwrap(), "héllo");
+            assert_eq!(p.as_c_str_within(7).unwrap().to_bytes().len(), 6);
+            assert_eq!(
+                p.as_c_str_within(6).unwrap_err(),
+                Error::UnterminatedString {
+                    offset: 0,
+                    segment_size: 6
+                }
+            );
+            assert_eq!(Value::Segment(s).read_c_string().unwrap(), "héllo");
+            let unterminated = arena.allocate_from_bytes(b"abc").unwrap();
+            assert!(matches!(
+                Value::Segment(unterminated).as_c_str(),
+                Err(Error::UnterminatedString { .. })
+            ));
+            assert_eq!(
+                Value::Address(std::ptr::null_mut())
+                    .read_c_string()
+                    .unwrap_err()
+                    .to_string(),
+                "null pointer: reading a C string"
+            );
+            assert!(matches!(
+                Value::I32(3).as_c_str(),
+                Err(Error::ValueMismatch { .. })
+            ));
+            let bad = arena.allocate_from_bytes(b"a\xffb\0").unwrap();
+            assert_eq!(
+                Value::Segment(bad).read_c_string().unwrap_err(),
+                Error::InvalidUtf8 {
+                    offset: 0,
+                    valid_up_to: 1
+                }
+            );
+            assert!(matches!(
+                Value::Segment(MemorySegment::NULL).as_c_str(),
+                Err(Error::UnterminatedString { .. })
+            ));
+        }
+    }
 }

@@ -228,6 +228,25 @@ fn wrong_arguments_are_errors_before_the_call() {
         ),
         "{e:?}"
     );
+    let h = capturing("capture_int", &FD::of(V::I32, [V::I32, V::I32]));
+    let arena = gatun::Arena::confined();
+    let state =
+        gatun::SegmentAllocator::allocate_layout(&arena, &gatun::linker::capture_state_layout())
+            .unwrap();
+    // SAFETY: rejected before any call.
+    let e = unsafe { h.invoke(&[Value::Segment(state), Value::I32(1)]) }.unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "wrong argument count: `capture_int` (i32, i32)i32 takes 3 arguments, 2 given \
+         (the first argument is the capture segment, then the descriptor's 2)"
+    );
+    // SAFETY: rejected before any call.
+    let e = unsafe { h.invoke(&[Value::I32(1), Value::I32(1), Value::I32(0)]) }.unwrap_err();
+    assert!(
+        e.to_string()
+            .starts_with("value mismatch at argument 1 (the capture segment)"),
+        "{e}"
+    );
     // SAFETY: rejected before any call.
     let e = unsafe { sc.invoke(&[Value::I64(1), Value::I32(0)]) }.unwrap_err();
     assert!(matches!(e, Error::ValueMismatch { .. }), "{e:?}");
@@ -325,12 +344,16 @@ fn typed_path() {
     let e = sc
         .typed::<unsafe extern "C" fn(c_long, c_int) -> c_int>()
         .unwrap_err();
-    assert!(e.to_string().contains("parameter 0"), "{e}");
+    assert!(
+        e.to_string()
+            .contains("argument 1 is i32 in the descriptor, i64 in the Rust type"),
+        "{e}"
+    );
     let e = sc
         .typed::<unsafe extern "C" fn(c_int) -> c_int>()
         .unwrap_err();
     assert!(
-        e.to_string().contains("1 parameters in the Rust type, 2"),
+        e.to_string().contains("1 argument in the Rust type, 2"),
         "{e}"
     );
     let e = sc

@@ -41,7 +41,7 @@ fn scalars() {
     let h = link("sysv_add6", &FD::of(V::I64, [V::I64; 6]));
     let args: Vec<Value> = (1..=6).map(Value::I64).collect();
     assert_eq!(unsafe { h.invoke(&args) }.unwrap(), Value::I64(91));
-    let h = link("sysv_noop", &FD::of_void::<[V; 0]>([]));
+    let h = link("sysv_noop", &FD::of_void([]));
     assert_eq!(unsafe { h.invoke(&[]) }.unwrap(), Value::Void);
     // `void f(void)` is called as that Rust fn type directly: a stray argument is still an
     // error, before the call.
@@ -730,7 +730,7 @@ fn errno_capture_restores_before_and_saves_after() {
     // restore before: the callee sees the segment's errno
     let g = link_with(
         "sysv_get_errno",
-        &FD::of(V::I32, [V::I32; 0]),
+        &FD::of(V::I32, []),
         &[LinkerOption::CaptureCallState(&["errno"])],
     );
     assert_eq!(g.captured_states(), ["errno"]);
@@ -753,7 +753,7 @@ fn link_time_validation() {
     let s = sym("sysv_noop");
     let l = Linker::native();
     let err = |d: FD, o: &[LinkerOption]| l.downcall(&s, &d, o).unwrap_err();
-    let empty = MemoryLayout::c_struct::<[V; 0]>([]).unwrap();
+    let empty = MemoryLayout::c_struct([V::I32; 0]).unwrap();
     assert!(matches!(
         err(FD::of_void([empty]), &[]),
         Error::InvalidDescriptor { .. }
@@ -790,7 +790,7 @@ fn link_time_validation() {
         &[LinkerOption::CaptureCallState(&["GetLastError"])],
     );
     assert_eq!(e.to_string(), "GetLastError is only available on Windows");
-    let e = err(FD::of_void([V::I64; 300]), &[]);
+    let e = err(FD::of_void(vec![V::I64; 300]), &[]);
     assert!(e.to_string().contains("stack arguments"), "{e}");
     let null = unsafe { gatun::Symbol::from_address(std::ptr::null()) };
     assert!(l.downcall(&null, &FD::of_void([V::I32]), &[]).is_err());
@@ -820,6 +820,42 @@ fn link_time_validation() {
     assert!(l
         .stub_code(&FD::of_void([V::I32]), &[LinkerOption::Critical])
         .is_ok());
+}
+
+#[test]
+fn argument_count_errors_name_the_function_with_correct_plurals() {
+    let h = link("sysv_add_i32", &FD::of(V::I32, [V::I32, V::I32]));
+    // SAFETY: rejected before any call.
+    let e = unsafe { h.invoke(&[Value::I32(1)]) }.unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "wrong argument count: `sysv_add_i32` (i32, i32)i32 takes 2 arguments, 1 given"
+    );
+    let h = link("sysv_noop", &FD::of_void([]));
+    // SAFETY: rejected before any call.
+    let e = unsafe { h.invoke(&[Value::I32(1)]) }.unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "wrong argument count: `sysv_noop` ()v takes 0 arguments, 1 given"
+    );
+    // A symbol made from an address has no name: the message gives the address.
+    let s = sym("sysv_add_i32");
+    // SAFETY: the address of a live function of this type.
+    let anon = unsafe { gatun::Symbol::from_address(s.address()) };
+    let one = FD::of(V::I32, [V::I32]);
+    let h = Linker::native().downcall(&anon, &one, &[]).unwrap();
+    // SAFETY: rejected before any call.
+    let e = unsafe { h.invoke(&[]) }.unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        format!(
+            "wrong argument count: the function at {:#x} (i32)i32 takes 1 argument, 0 given",
+            s.address() as usize
+        )
+    );
+    // Typed views: the same message for a tuple of the wrong length.
+    let e = h.typed::<(i32, i32), i32>().unwrap_err();
+    assert!(e.to_string().ends_with("takes 1 argument, 2 given"), "{e}");
 }
 
 #[test]
@@ -862,7 +898,7 @@ fn wrong_arguments_are_errors() {
     let arena = Arena::confined();
     let e = unsafe { h.invoke_into(&arena, &[Value::F32(1.0), Value::I64(1)]) };
     assert!(
-        matches!(&e, Err(Error::ValueMismatch { position, .. }) if position == "argument 1"),
+        matches!(&e, Err(Error::ValueMismatch { position, .. }) if position == "argument 2"),
         "{e:?}"
     );
     let ok = seg(unsafe { h.invoke_into(&arena, &[Value::F32(1.5), Value::I32(7)]) }.unwrap());

@@ -31,7 +31,7 @@ fn libc_strlen_getpid_snprintf() {
         Value::U64(12)
     );
 
-    let getpid = link_lib(&c, "getpid", &FD::of(V::I32, [V::I32; 0]), &[]);
+    let getpid = link_lib(&c, "getpid", &FD::of(V::I32, []), &[]);
     assert_eq!(
         unsafe { getpid.invoke(&[]) }.unwrap(),
         Value::I32(std::process::id() as i32)

@@ -494,7 +494,7 @@ fn many_arguments_spill_to_the_stack() {
     let plan = stub.plan();
     assert!(plan.stack_bytes >= 8 * 9, "{plan}");
     let many = link("upcall_many", &FD::of(V::F64, [V::ADDRESS]));
-    let expected = link("upcall_many_expected", &FD::of(V::F64, [V::I32; 0]));
+    let expected = link("upcall_many_expected", &FD::of(V::F64, []));
     let want = unsafe { expected.invoke(&[]) }.unwrap();
     assert_ne!(want, Value::F64(0.0));
     assert_eq!(unsafe { many.invoke(&[stub.as_value()]) }.unwrap(), want);

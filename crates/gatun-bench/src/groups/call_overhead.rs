@@ -45,11 +45,7 @@ pub fn rows() -> Vec<Row> {
 fn gatun_rows() -> Vec<Row> {
     vec![
         Row::new(GROUP, "gatun_noop", || -> Body {
-            let h = link(
-                Native::Noop,
-                &FunctionDescriptor::of_void::<[V; 0]>([]),
-                &[],
-            );
+            let h = link(Native::Noop, &FunctionDescriptor::of_void([]), &[]);
             // SAFETY: the handle describes `void noop(void)`.
             Box::new(move |iters| repeat(iters, || unsafe { h.invoke(&[]) }.unwrap()))
         }),
@@ -114,11 +110,7 @@ fn gatun_rows() -> Vec<Row> {
 fn typed_rows() -> Vec<Row> {
     vec![
         Row::new(GROUP, "gatun_typed_noop", || -> Body {
-            let h = link(
-                Native::Noop,
-                &FunctionDescriptor::of_void::<[V; 0]>([]),
-                &[],
-            );
+            let h = link(Native::Noop, &FunctionDescriptor::of_void([]), &[]);
             let f = h.typed::<(), ()>().expect("typed");
             // SAFETY: `void noop(void)`.
             Box::new(move |iters| repeat(iters, || unsafe { f.call(()) }))

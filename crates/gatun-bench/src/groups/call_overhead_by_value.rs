@@ -54,7 +54,7 @@ pub fn rows() -> Vec<Row> {
         Row::new(GROUP, "by_value", || -> Body {
             let h = link(
                 Native::Unit,
-                &FunctionDescriptor::of::<[V; 0]>(double_point_layout(), []),
+                &FunctionDescriptor::of(double_point_layout(), []),
                 &[],
             );
             let mut point = Box::new(DoublePoint::default());
@@ -73,7 +73,7 @@ pub fn rows() -> Vec<Row> {
         Row::new(GROUP, "gatun_typed_by_value", || -> Body {
             let h = link(
                 Native::Unit,
-                &FunctionDescriptor::of::<[V; 0]>(double_point_layout(), []),
+                &FunctionDescriptor::of(double_point_layout(), []),
                 &[],
             );
             let f = h

@@ -64,7 +64,7 @@ pub fn rows() -> Vec<Row> {
     let point = || MemoryLayout::c_struct([V::F64, V::F64]).expect("point layout");
     vec![
         Row::new(GROUP, "noop", || -> Body {
-            let s = stub(&FD::of_void::<[V; 0]>([]), |_| Ok(Value::Void));
+            let s = stub(&FD::of_void([]), |_| Ok(Value::Void));
             // SAFETY: the stub is a `void (*)(void)`, alive while the body runs.
             Box::new(move |iters| unsafe { upcall_loop_noop(s.address(), iters as c_long) })
         }),

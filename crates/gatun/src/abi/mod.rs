@@ -30,6 +30,15 @@ use crate::layout::MemoryLayout;
 use crate::linker::FunctionDescriptor;
 
 /// Where one eightbyte (or less) of an argument goes.
+///
+/// ```
+/// use gatun::abi::{sysv_x64, Location};
+/// use gatun::{FunctionDescriptor, ValueLayout as V};
+/// // double f(int, double): the int in rdi (integer register 0), the double in xmm0.
+/// let plan = sysv_x64::plan(&FunctionDescriptor::of(V::F64, [V::I32, V::F64]), None).unwrap();
+/// assert_eq!(plan.args[0].moves[0].to, Location::Int(0));
+/// assert_eq!(plan.args[1].moves[0].to, Location::Vector(0));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Location {
     /// The n-th integer argument register (SysV: 0 = rdi, 1 = rsi, 2 = rdx, 3 = rcx, 4 = r8,
@@ -52,6 +61,13 @@ pub enum Location {
 }
 
 /// A register holding (part of) a return value.
+///
+/// ```
+/// use gatun::abi::{sysv_x64, Register, ReturnPlan};
+/// use gatun::{FunctionDescriptor, ValueLayout as V};
+/// let plan = sysv_x64::plan(&FunctionDescriptor::of(V::F64, []), None).unwrap();
+/// assert_eq!(plan.ret, ReturnPlan::Scalar(Register::Vector(0))); // xmm0
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Register {
     /// The n-th integer return register (SysV: 0 = rax, 1 = rdx).
@@ -61,6 +77,14 @@ pub enum Register {
 }
 
 /// How the bytes of a move are turned into the 64-bit register or slot value.
+///
+/// ```
+/// use gatun::abi::{sysv_x64, Conversion};
+/// use gatun::{FunctionDescriptor, ValueLayout as V};
+/// let plan = sysv_x64::plan(&FunctionDescriptor::of_void([V::I16, V::U16, V::BOOL]), None).unwrap();
+/// let convs: Vec<Conversion> = plan.args.iter().map(|a| a.moves[0].conv).collect();
+/// assert_eq!(convs, [Conversion::SignExtend, Conversion::Bytes, Conversion::Bool]);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Conversion {
     /// Copy the bytes; the rest of the 8 bytes is zero.
@@ -75,6 +99,20 @@ pub enum Conversion {
 }
 
 /// One move of an argument's bytes into a register or stack slot.
+///
+/// ```
+/// use gatun::abi::{sysv_x64, ArgMove, Conversion, Location};
+/// use gatun::{FunctionDescriptor, MemoryLayout, ValueLayout as V};
+/// // A 12-byte struct { int a, b, c; } by value: 8 bytes into rdi, then 4 into rsi.
+/// let s = MemoryLayout::c_struct([V::I32, V::I32, V::I32]).unwrap();
+/// let plan = sysv_x64::plan(&FunctionDescriptor::of_void([s]), None).unwrap();
+/// assert_eq!(plan.args[0].moves[1], ArgMove {
+///     offset: 8,
+///     size: 4,
+///     to: Location::Int(1),
+///     conv: Conversion::Bytes,
+/// });
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ArgMove {
     /// Byte offset of the first source byte within the argument's value.
@@ -89,6 +127,15 @@ pub struct ArgMove {
 }
 
 /// The moves of one argument, in order.
+///
+/// ```
+/// use gatun::abi::sysv_x64;
+/// use gatun::{FunctionDescriptor, MemoryLayout, ValueLayout as V};
+/// let s = MemoryLayout::c_struct([V::F64, V::F64]).unwrap(); // two SSE eightbytes
+/// let plan = sysv_x64::plan(&FunctionDescriptor::of_void([s]), None).unwrap();
+/// assert_eq!(plan.args[0].moves.len(), 2);
+/// assert_eq!(plan.args[0].by_reference, None);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ArgPlan {
     /// The moves; a scalar has one, a struct one per eightbyte (registers) or per 8-byte chunk
@@ -104,6 +151,18 @@ pub struct ArgPlan {
 }
 
 /// One move of a return register's low bytes into the return value.
+///
+/// ```
+/// use gatun::abi::{sysv_x64, Register, ReturnMove, ReturnPlan};
+/// use gatun::{FunctionDescriptor, MemoryLayout, ValueLayout as V};
+/// // struct { int quot; int rem; } comes back in rax, both members in its 8 bytes.
+/// let div_t = MemoryLayout::c_struct([V::I32, V::I32]).unwrap();
+/// let plan = sysv_x64::plan(&FunctionDescriptor::of(div_t, [V::I32, V::I32]), None).unwrap();
+/// assert_eq!(
+///     plan.ret,
+///     ReturnPlan::Registers(vec![ReturnMove { from: Register::Int(0), offset: 0, size: 8 }])
+/// );
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ReturnMove {
     /// The source register.
@@ -115,6 +174,16 @@ pub struct ReturnMove {
 }
 
 /// Where the return value is.
+///
+/// ```
+/// use gatun::abi::{sysv_x64, Location, ReturnPlan};
+/// use gatun::{FunctionDescriptor, MemoryLayout, ValueLayout as V};
+/// // A 24-byte struct is returned in memory through a hidden pointer in rdi.
+/// let big = MemoryLayout::c_struct([V::I64, V::I64, V::I64]).unwrap();
+/// let plan = sysv_x64::plan(&FunctionDescriptor::of(big, []), None).unwrap();
+/// assert_eq!(plan.ret, ReturnPlan::InMemory);
+/// assert_eq!(plan.hidden_return_pointer, Some(Location::Int(0)));
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ReturnPlan {
     /// `void`.
@@ -133,6 +202,17 @@ pub enum ReturnPlan {
 }
 
 /// The complete plan of a call: pure data, computed once at link time.
+///
+/// ```
+/// use gatun::abi::sysv_x64;
+/// use gatun::{FunctionDescriptor, ValueLayout as V};
+/// // int printf(const char *, ...) called with one double: variadic from argument index 1.
+/// let d = FunctionDescriptor::of(V::I32, [V::ADDRESS, V::F64]);
+/// let plan = sysv_x64::plan(&d, Some(1)).unwrap();
+/// assert!(plan.is_variadic());
+/// assert_eq!((plan.vector_registers, plan.stack_bytes), (1, 0)); // %al = 1
+/// assert_eq!(plan.to_string(), "(rdi, xmm0) -> rax");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct CallPlan {
     /// One entry per descriptor argument, in order.
@@ -217,14 +297,15 @@ pub(crate) fn check_descriptor(
             return Err(Error::InvalidDescriptor {
                 descriptor: descriptor.to_string(),
                 reason: format!(
-                    "first variadic argument index {i} is out of range: the descriptor has {} arguments",
-                    args.len()
+                    "first variadic argument index {i} is out of range: the descriptor has {} argument{}",
+                    args.len(),
+                    crate::error::plural(args.len())
                 ),
             });
         }
     }
     for (i, a) in args.iter().enumerate() {
-        validate(a, &format!("argument {i}"), descriptor)?;
+        validate(a, &format!("argument {}", i + 1), descriptor)?;
     }
     if let Some(r) = descriptor.return_layout() {
         validate(r, "the return layout", descriptor)?;

@@ -7,6 +7,15 @@ use std::fmt;
 /// `Display` uses the C library's `strerror_r` into a stack buffer (no allocation), e.g.
 /// `errno 2: No such file or directory`. Converts into [`std::io::Error`] with the same raw OS
 /// error code. `Copy`, `Send`, `Sync`.
+///
+/// ```
+/// use gatun::capture::Errno;
+/// let e = Errno(2);
+/// assert_eq!(e.to_string(), "errno 2: No such file or directory");
+/// let mut buf = [0u8; 128];
+/// assert_eq!(e.describe(&mut buf), "No such file or directory");
+/// assert_eq!(std::io::Error::from(e).raw_os_error(), Some(2));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Errno(pub i32);
 

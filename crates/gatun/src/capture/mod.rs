@@ -141,6 +141,23 @@ enum Width {
 ///
 /// `Send + Sync` and cheap to clone (it holds a [`DowncallHandle`]); every thread gets its own
 /// capture buffers (on its stack). No invocation path allocates.
+///
+/// ```
+/// use gatun::capture::{adapt_system_call, Errno};
+/// use gatun::linker::{FunctionDescriptor, Linker, LinkerOption, SymbolLookup};
+/// use gatun::{Value, ValueLayout};
+/// let close = SymbolLookup::default_lookup().find("close").unwrap();
+/// let handle = Linker::native()
+///     .downcall(
+///         &close,
+///         &FunctionDescriptor::of(ValueLayout::I32, [ValueLayout::I32]),
+///         &[LinkerOption::CaptureCallState(&["errno"])],
+///     )
+///     .unwrap();
+/// let close = adapt_system_call(&handle, "errno").unwrap();
+/// // SAFETY: close(int) -> int; -1 is never an open descriptor.
+/// assert_eq!(unsafe { close.call(&[Value::I32(-1)]) }.unwrap(), Err(Errno(9))); // EBADF
+/// ```
 #[derive(Debug, Clone)]
 pub struct SystemCall {
     handle: DowncallHandle,

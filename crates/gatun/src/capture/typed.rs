@@ -23,6 +23,13 @@ mod sealed {
 
 /// The return type of a typed system call: `i32` (C `int`), or `i64` / `isize` (C `long`,
 /// `ssize_t`; both the descriptor's `I64` on LP64). Sealed.
+///
+/// ```
+/// use gatun::capture::SysCallReturn;
+/// fn takes<R: SysCallReturn>() {}
+/// takes::<i32>(); // C int
+/// takes::<isize>(); // ssize_t
+/// ```
 pub trait SysCallReturn: Scalar + sealed::Sealed {
     /// `self < 0`.
     fn is_negative(self) -> bool;
@@ -62,6 +69,13 @@ long_return!(i64, isize);
 /// An `unsafe extern "C" fn(A1, .., An) -> R` type usable with [`SystemCall::typed`]: up to 8
 /// [`Scalar`] parameters, an `i32`, `i64` or `isize` return. Sealed (implemented for exactly those
 /// function pointer types).
+///
+/// ```
+/// use gatun::capture::SysCallSignature;
+/// fn signature<F: SysCallSignature>() {}
+/// signature::<unsafe extern "C" fn(i32) -> i32>(); // int close(int)
+/// signature::<unsafe extern "C" fn(i32, *mut u8, usize) -> isize>(); // ssize_t read(...)
+/// ```
 pub trait SysCallSignature: Copy + Send + Sync + 'static + sealed::Sealed {
     /// The arguments as a tuple, e.g. `(c_int,)`.
     type Args;
@@ -136,6 +150,25 @@ fn errno_location() -> *mut c_int {
 /// argument checks left to do at call time, no allocation, no capture buffer.
 ///
 /// `Send + Sync` and `Clone`; keeps the handle (and so its library) alive.
+///
+/// ```
+/// use gatun::capture::{adapt_system_call, Errno};
+/// use gatun::linker::{FunctionDescriptor, Linker, LinkerOption, SymbolLookup};
+/// use gatun::{Value, ValueLayout};
+/// let close = SymbolLookup::default_lookup().find("close").unwrap();
+/// let handle = Linker::native()
+///     .downcall(
+///         &close,
+///         &FunctionDescriptor::of(ValueLayout::I32, [ValueLayout::I32]),
+///         &[LinkerOption::CaptureCallState(&["errno"])],
+///     )
+///     .unwrap();
+/// let close = adapt_system_call(&handle, "errno").unwrap();
+/// let close = close.typed::<unsafe extern "C" fn(i32) -> i32>().unwrap();
+/// // SAFETY: as for close(2): -1 is never an open descriptor.
+/// assert_eq!(unsafe { close.call((-1,)) }, Err(Errno(9)));
+/// assert_eq!(unsafe { close.invoke((-1,)) }, -9);
+/// ```
 pub struct TypedSystemCall<F: SysCallSignature> {
     f: F,
     handle: DowncallHandle,
@@ -171,8 +204,9 @@ impl<F: SysCallSignature> TypedSystemCall<F> {
         let params = d.argument_layouts();
         if params.len() != F::PARAMETERS.len() {
             return Err(mismatch(format!(
-                "{} parameters in the Rust type, {} in the descriptor",
+                "{} argument{} in the Rust type, {} in the descriptor",
                 F::PARAMETERS.len(),
+                crate::error::plural(F::PARAMETERS.len()),
                 params.len()
             )));
         }
@@ -181,7 +215,8 @@ impl<F: SysCallSignature> TypedSystemCall<F> {
                 MemoryLayout::Value(v) if v.kind() == *k => {}
                 other => {
                     return Err(mismatch(format!(
-                        "parameter {i} is {other} in the descriptor, {k} in the Rust type"
+                        "argument {} is {other} in the descriptor, {k} in the Rust type",
+                        i + 1
                     )))
                 }
             }

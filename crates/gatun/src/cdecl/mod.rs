@@ -131,6 +131,14 @@ use crate::linker::{DowncallHandle, FunctionDescriptor, Linker, LinkerOption, Sy
 pub const MAX_NESTING: usize = crate::layout::MAX_NESTING;
 
 /// A byte range `start..end` in the parsed source.
+///
+/// ```
+/// use gatun::cdecl::Declarations;
+/// let src = "int f(chr c);";
+/// let e = Declarations::parse(src).unwrap_err();
+/// let span = e.span();
+/// assert_eq!(&src[span.start..span.end], "chr"); // the offending token
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Span {
     /// First byte.
@@ -148,6 +156,16 @@ impl Span {
 /// A function declared by a prototype.
 ///
 /// `Send + Sync`, cheap to clone.
+///
+/// ```
+/// use gatun::cdecl::Declarations;
+/// let d = Declarations::parse("int printf(const char *format, ...);").unwrap();
+/// let printf = d.function("printf").unwrap();
+/// assert_eq!((printf.name.as_str(), printf.symbol()), ("printf", "printf"));
+/// assert_eq!(printf.variadic, Some(1)); // one fixed parameter
+/// assert_eq!(printf.param_names, [Some("format".to_string())]);
+/// assert_eq!(printf.descriptor.to_string(), "(ptr)i32");
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct FunctionDecl {
@@ -175,6 +193,20 @@ impl FunctionDecl {
 }
 
 /// What one declaration declared; [`Declarations::add`] returns these in source order.
+///
+/// ```
+/// use gatun::cdecl::{Declarations, Declared};
+/// let mut d = Declarations::new();
+/// let what = d.add("struct point { int x, y; }; typedef struct point point_t; int norm(point_t);").unwrap();
+/// assert_eq!(
+///     what,
+///     [
+///         Declared::Tag("struct point".into()),
+///         Declared::Typedef("point_t".into()),
+///         Declared::Function("norm".into()),
+///     ]
+/// );
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Declared {
     /// A function prototype (its name).
@@ -193,6 +225,13 @@ pub enum Declared {
 /// `Display` renders three lines — `LINE:COLUMN: error: MESSAGE`, the source line, and a caret
 /// (`^^^`) under the offending token. [`CdeclError::summary`] is the first line alone.
 /// Lines and columns count from 1; columns count characters (not bytes).
+///
+/// ```
+/// use gatun::cdecl::Declarations;
+/// let e = Declarations::parse("int x;\nint f(chr c);").unwrap_err();
+/// assert_eq!((e.line(), e.column()), (2, 7)); // at `chr`
+/// assert!(e.summary().starts_with("2:7: error:"), "{}", e.summary());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CdeclError {
     message: String,
@@ -478,6 +517,17 @@ pub const OPAQUE_TYPEDEFS: &[&str] = &["FILE", "DIR"];
 /// atomic: a source that fails to parse leaves the set unchanged.
 ///
 /// `Send + Sync`; cloning copies the tables (layouts inside are shared through `Arc`s).
+///
+/// ```
+/// use gatun::cdecl::Declarations;
+/// let mut d = Declarations::parse("typedef struct { double x, y; } vec2; double dot(vec2, vec2);").unwrap();
+/// assert_eq!(d.layout("vec2").unwrap().byte_size(), 16);
+/// assert_eq!(d.function("dot").unwrap().descriptor.argument_layouts().len(), 2);
+/// // Later declarations may use earlier ones; a failing `add` changes nothing.
+/// d.add("vec2 scale(vec2 v, double k);").unwrap();
+/// assert!(d.add("vec3 bad(void);").is_err());
+/// assert_eq!(d.type_layout("vec2[4]").unwrap().byte_size(), 64);
+/// ```
 #[derive(Debug, Clone)]
 pub struct Declarations {
     state: State,
@@ -703,7 +753,7 @@ impl Declarations {
     ) -> Result<FunctionDescriptor, crate::Error> {
         let not = || crate::Error::NotDeclared {
             kind: "function-pointer parameter",
-            name: format!("{function} #{index}"),
+            name: format!("{function} (index {index})"),
         };
         let f = self.state.fn_types.get(function).ok_or_else(not)?;
         let cb = f
@@ -713,7 +763,7 @@ impl Declarations {
             .ok_or_else(not)?;
         upcall_descriptor(
             &self.state,
-            &format!("parameter #{index} of `{function}`"),
+            &format!("the parameter at index {index} of `{function}`"),
             cb,
         )
     }

@@ -20,6 +20,7 @@
 //! at the next offset that is a multiple of its alignment; the struct's alignment is the largest
 //! member alignment; its size is rounded up to that alignment (trailing padding).
 
+mod accessor;
 pub(crate) mod bitfield;
 mod canonical;
 mod compare;
@@ -28,6 +29,7 @@ mod structure;
 pub(crate) mod text;
 mod value;
 
+pub use accessor::{Accessor, TypedAccessor};
 pub use bitfield::BitField;
 pub use canonical::{canonical_layouts, DataModel};
 pub(crate) use compare::same_shape;
@@ -48,6 +50,21 @@ use structure::{group_shape, Tag};
 /// [`MemoryLayout::sequence_layout`] and [`MemoryLayout::padding_layout`];
 /// [`MemoryLayout::c_struct_packed`] and [`MemoryLayout::union_layout_packed`] give gcc's
 /// `__attribute__((packed))` / `#pragma pack(n)` layouts.
+///
+/// ```
+/// use gatun::{MemoryLayout, ValueLayout};
+/// // struct { char tag; int32_t xs[3]; } with C padding, and a union of it and a double.
+/// let xs = MemoryLayout::sequence_layout(3, ValueLayout::I32).unwrap();
+/// let s = MemoryLayout::c_struct([
+///     MemoryLayout::from(ValueLayout::I8.with_name("tag")),
+///     xs.with_name("xs"),
+/// ])
+/// .unwrap();
+/// assert_eq!((s.byte_size(), s.byte_alignment()), (16, 4));
+/// assert_eq!(s.byte_offset_of("xs[2]").unwrap(), 12);
+/// let u = MemoryLayout::union_layout([s, ValueLayout::F64.into()]).unwrap();
+/// assert_eq!((u.byte_size(), u.byte_alignment()), (16, 8));
+/// ```
 #[derive(Clone)]
 pub enum MemoryLayout {
     /// A scalar.
@@ -82,6 +99,18 @@ impl From<&MemoryLayout> for MemoryLayout {
 
 /// One step of a layout path (Java's `PathElement`): a member by name or a member/element by
 /// index.
+///
+/// ```
+/// use gatun::layout::PathElement;
+/// use gatun::{MemoryLayout, ValueLayout};
+/// let pair = MemoryLayout::c_struct([ValueLayout::I32.with_name("a"), ValueLayout::I64.with_name("b")])
+///     .unwrap();
+/// let pairs = MemoryLayout::sequence_layout(4, pair).unwrap();
+/// // pairs[2].b, as elements: the same as the text path `[2].b`.
+/// let path = [PathElement::Index(2), PathElement::Name("b")];
+/// assert_eq!(pairs.byte_offset(path).unwrap(), 2 * 16 + 8);
+/// assert_eq!(pairs.byte_offset_of("[2].b").unwrap(), 40);
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PathElement<'p> {
     /// A struct or union member by name.

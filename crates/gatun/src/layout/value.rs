@@ -11,6 +11,14 @@ use crate::error::{Error, Result};
 ///
 /// Sizes are fixed (independent of the platform); only `Pointer` is `size_of::<usize>()` bytes
 /// (8 on x86-64 and AArch64).
+///
+/// ```
+/// use gatun::ScalarKind;
+/// assert_eq!(ScalarKind::U16.byte_size(), 2);
+/// assert!(ScalarKind::I32.is_signed() && !ScalarKind::U32.is_signed());
+/// assert!(ScalarKind::F64.is_float());
+/// assert_eq!(ScalarKind::Pointer.name(), "ptr");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum ScalarKind {
     /// C `bool` / `_Bool`: 1 byte holding 0 or 1.
@@ -129,6 +137,16 @@ impl fmt::Display for ScalarKind {
 /// [`ValueLayout::with_byte_alignment`].
 ///
 /// `ValueLayout` is cheap to clone (the target is behind an `Arc`) and `Send + Sync`.
+///
+/// ```
+/// use gatun::{ScalarKind, ValueLayout};
+/// let x = ValueLayout::F64.with_name("x");
+/// assert_eq!((x.byte_size(), x.byte_alignment(), x.name()), (8, 8, Some("x")));
+/// // A member of a packed struct: alignment lowered to 1.
+/// let packed = ValueLayout::I32.with_byte_alignment(1).unwrap();
+/// assert!(!packed.is_naturally_aligned());
+/// assert_eq!(ValueLayout::new(ScalarKind::U8), ValueLayout::U8);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ValueLayout {
     kind: ScalarKind,

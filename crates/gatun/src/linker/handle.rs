@@ -44,6 +44,17 @@ use crate::value::{scalar_tag, value_tag, Value};
 /// The native linker (Java's `Linker.nativeLinker()`): links symbols into [`DowncallHandle`]s
 /// for the platform's C calling convention. Executing is supported on x86-64 System V (Linux);
 /// elsewhere [`Linker::downcall`] returns [`Error::Unsupported`].
+///
+/// ```
+/// use gatun::linker::SymbolLookup;
+/// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout};
+/// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
+/// let abs = Linker::native()
+///     .downcall(&abs, &FunctionDescriptor::of(ValueLayout::I32, [ValueLayout::I32]), &[])
+///     .unwrap();
+/// // SAFETY: int abs(int) has no preconditions.
+/// assert_eq!(unsafe { abs.invoke(&[Value::I32(-3)]) }.unwrap(), Value::I32(3));
+/// ```
 #[derive(Debug)]
 pub struct Linker {
     _private: (),
@@ -285,6 +296,21 @@ impl std::ops::Deref for Inner {
 /// With [`LinkerOption::CaptureCallState`] the first argument is the capture segment
 /// (`Value::Segment` of at least [`crate::linker::capture_state_layout`]'s 4 bytes, 4-byte
 /// aligned), as in Java.
+///
+/// ```
+/// use gatun::linker::SymbolLookup;
+/// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
+/// // long labs(long): linked once, called from any thread, never allocating.
+/// let labs = SymbolLookup::default_lookup().find("labs").unwrap();
+/// let h = Linker::native().downcall(&labs, &FunctionDescriptor::of(V::I64, [V::I64]), &[]).unwrap();
+/// assert_eq!((h.arity(), h.captures_call_state()), (1, false));
+/// let h2 = h.clone();
+/// // SAFETY: labs has no preconditions.
+/// let t = std::thread::spawn(move || unsafe { h2.invoke(&[Value::I64(-7)]) }.unwrap().as_i64());
+/// assert_eq!(t.join().unwrap(), Some(7));
+/// // SAFETY: labs has no preconditions; a wrong kind is an error before any call.
+/// assert!(unsafe { h.invoke(&[Value::I32(-7)]) }.is_err());
+/// ```
 #[derive(Clone)]
 pub struct DowncallHandle {
     inner: Arc<Inner>,
@@ -307,9 +333,11 @@ impl fmt::Debug for DowncallHandle {
     }
 }
 
+/// A wrong argument value; `i` is its 0-based position among all the values of the call
+/// (capture segment included), numbered from 1 in the message (see `crate::error`).
 fn mismatch(i: usize, expected: impl fmt::Display, found: &Value<'_>) -> Error {
     Error::ValueMismatch {
-        position: format!("argument {i}"),
+        position: format!("argument {}", i + 1),
         expected: expected.to_string(),
         found: match found {
             Value::Segment(s) => format!("a segment of {} bytes", s.byte_size()),
@@ -496,9 +524,19 @@ impl DowncallHandle {
     #[inline(never)]
     fn count_error(&self, found: usize) -> Error {
         Error::ArgumentCount {
+            function: self.function_label(),
             descriptor: self.inner.descriptor.to_string(),
+            capture: self.inner.capture,
             expected: self.arity(),
             found,
+        }
+    }
+
+    /// The function for messages: `` `name` `` (the symbol's name) or `the function at 0x...`.
+    pub(crate) fn function_label(&self) -> String {
+        match self.inner._symbol.name() {
+            Some(n) => format!("`{n}`"),
+            None => format!("the function at {:#x}", self.inner.target),
         }
     }
 
@@ -827,14 +865,16 @@ impl DowncallHandle {
     fn captured_mismatch(&self, found: usize) -> Error {
         if !self.inner.capture {
             return Error::ValueMismatch {
-                position: "argument 0".into(),
+                position: "the capture segment".into(),
                 expected: "no capture segment (the handle was linked without CaptureCallState)"
                     .into(),
                 found: "a capture segment".into(),
             };
         }
         Error::ArgumentCount {
+            function: self.function_label(),
             descriptor: self.inner.descriptor.to_string(),
+            capture: true,
             expected: self.arity(),
             found: found + 1,
         }
@@ -1026,11 +1066,11 @@ fn capture_ptr(v: &Value<'_>) -> Result<*mut i32> {
             address: s.address(),
             alignment: 4,
         }),
-        ref v => Err(mismatch(
-            0,
-            "a capture segment (capture_state_layout(): 4 bytes, 4-byte aligned)",
-            v,
-        )),
+        ref v => Err(Error::ValueMismatch {
+            position: "argument 1 (the capture segment)".into(),
+            expected: "a capture segment (capture_state_layout(): 4 bytes, 4-byte aligned)".into(),
+            found: v.kind_name().into(),
+        }),
     }
 }
 

@@ -33,6 +33,15 @@ use crate::error::{Error, Result};
 /// How [`SymbolLookup::library_with`] asks `dlopen(3)` to load a library. The default
 /// (`LoadFlags::default()`, both `false`) is `RTLD_NOW | RTLD_LOCAL`, what
 /// [`SymbolLookup::library`] uses.
+///
+/// ```
+/// use gatun::linker::{LoadFlags, SymbolLookup};
+/// // dlopen("libm.so.6", RTLD_LAZY | RTLD_GLOBAL)
+/// let flags = LoadFlags { global: true, lazy: true };
+/// // SAFETY: loading the C math library runs no initialisers with preconditions.
+/// let libm = unsafe { SymbolLookup::library_with("libm.so.6", flags) }.unwrap();
+/// assert!(libm.find("cos").is_ok());
+/// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct LoadFlags {
     /// `RTLD_GLOBAL`: the library's symbols also resolve references of libraries loaded after it
@@ -135,6 +144,16 @@ impl fmt::Debug for Library {
 /// Cloning is cheap (reference counts). Every library in a lookup stays loaded while the lookup,
 /// a clone of it, or any [`Symbol`] found through it lives; it is closed (`dlclose`) when the
 /// last of them drops. `Send + Sync`: see the module's thread rules.
+///
+/// ```
+/// use gatun::linker::SymbolLookup;
+/// // SAFETY: loading zlib runs no initialisers with preconditions.
+/// let z = unsafe { SymbolLookup::library("libz.so.1") }.unwrap();
+/// let lookup = z.or(SymbolLookup::default_lookup());
+/// assert!(lookup.find("crc32").is_ok()); // from libz
+/// assert!(lookup.find("strlen").is_ok()); // from libc, searched next
+/// assert!(lookup.find("gatun_no_such_symbol").is_err());
+/// ```
 #[derive(Clone)]
 pub struct SymbolLookup {
     /// Searched in order; never empty.
@@ -290,6 +309,13 @@ impl fmt::Debug for SymbolLookup {
 /// never unloaded while the `Symbol`, a clone, or anything holding one (such as a downcall
 /// handle) lives. `Clone + Send + Sync`; the address is plain data and may be used from any
 /// thread.
+///
+/// ```
+/// use gatun::linker::SymbolLookup;
+/// let strlen = SymbolLookup::default_lookup().find("strlen").unwrap();
+/// assert_eq!(strlen.name(), Some("strlen"));
+/// assert!(!strlen.address().is_null());
+/// ```
 #[derive(Clone)]
 pub struct Symbol {
     /// The address (never dereferenced here).

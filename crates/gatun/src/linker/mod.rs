@@ -16,7 +16,7 @@ mod option;
 mod typed;
 
 pub use crate::backend::MAX_STACK_BYTES;
-pub use descriptor::FunctionDescriptor;
+pub use descriptor::{ArgumentLayouts, FunctionDescriptor, Layouts};
 pub(crate) use handle::scalar_value;
 pub use handle::{DowncallHandle, Linker};
 pub use lookup::{LoadFlags, Symbol, SymbolLookup};

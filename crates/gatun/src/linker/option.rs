@@ -4,6 +4,18 @@ use crate::error::{join, Error, Result};
 use crate::layout::{MemoryLayout, ValueLayout};
 
 /// An option of [`crate::linker::Linker::downcall`].
+///
+/// ```
+/// use gatun::linker::{FunctionDescriptor, Linker, LinkerOption, SymbolLookup};
+/// use gatun::ValueLayout as V;
+/// // int printf(const char *fmt, ...) called with one int: variadic from index 1.
+/// let printf = SymbolLookup::default_lookup().find("printf").unwrap();
+/// let d = FunctionDescriptor::of(V::I32, [V::ADDRESS, V::I32]);
+/// let h = Linker::native()
+///     .downcall(&printf, &d, &[LinkerOption::FirstVariadicArg(1)])
+///     .unwrap();
+/// assert!(h.plan().is_variadic());
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum LinkerOption {
     /// The function is variadic and the descriptor's arguments from this index on are its

@@ -215,6 +215,17 @@ args_impl!(12; A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, F 5 f, G 6 g, H 7 h, I 8 i, J 
 
 /// A [`DowncallHandle`] viewed with Rust types (see the module documentation). `Send + Sync`,
 /// cheap to clone; calling never allocates.
+///
+/// ```
+/// use gatun::linker::SymbolLookup;
+/// use gatun::{FunctionDescriptor, Linker, ValueLayout as V};
+/// let labs = SymbolLookup::default_lookup().find("labs").unwrap();
+/// let h = Linker::native().downcall(&labs, &FunctionDescriptor::of(V::I64, [V::I64]), &[]).unwrap();
+/// let labs = h.typed::<(i64,), i64>().unwrap(); // checked once against the descriptor
+/// // SAFETY: labs has no preconditions.
+/// assert_eq!(unsafe { labs.call((-9,)) }, 9);
+/// assert!(h.typed::<(i32,), i64>().is_err());
+/// ```
 pub struct TypedHandle<A, R> {
     handle: DowncallHandle,
     target: *const c_void,
@@ -268,7 +279,9 @@ impl DowncallHandle {
         want.extend(self.descriptor().argument_layouts().iter().cloned());
         if A::COUNT != want.len() {
             return Err(Error::ArgumentCount {
+                function: self.function_label(),
                 descriptor: self.descriptor().to_string(),
+                capture,
                 expected: want.len(),
                 found: A::COUNT,
             });
@@ -276,7 +289,7 @@ impl DowncallHandle {
         for (i, (got, want)) in A::layouts().iter().zip(&want).enumerate() {
             if !same_shape(got, want) {
                 return Err(Error::ValueMismatch {
-                    position: format!("argument {i}"),
+                    position: format!("argument {}", i + 1),
                     expected: want.to_string(),
                     found: got.to_string(),
                 });

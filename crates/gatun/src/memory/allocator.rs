@@ -19,6 +19,19 @@ use crate::value::Scalar;
 /// Every method validates first: an alignment that is not a power of two gives
 /// [`Error::InvalidAlignment`], a size that overflows gives [`Error::SizeOverflow`]; neither
 /// ever panics nor changes the allocator's state.
+///
+/// ```
+/// use gatun::memory::{Arena, SegmentAllocator};
+/// use gatun::ValueLayout;
+/// fn fill_ints<'a, A: SegmentAllocator>(a: &'a A, xs: &[i32]) -> gatun::Result<gatun::MemorySegment<'a>> {
+///     a.allocate_from_slice(xs)
+/// }
+/// let arena = Arena::confined();
+/// let ints = fill_ints(&arena, &[1, 2, 3]).unwrap();
+/// assert_eq!(ints.get::<i32>(8).unwrap(), 3);
+/// let array = arena.allocate_array(&ValueLayout::F64.into(), 4).unwrap();
+/// assert_eq!(array.byte_size(), 32);
+/// ```
 pub trait SegmentAllocator {
     /// A segment of `byte_size` bytes whose address is a multiple of `byte_alignment`.
     ///
@@ -142,6 +155,17 @@ impl<A: SegmentAllocator + ?Sized> SegmentAllocator for &A {
 /// Each allocation starts at the next address (absolute, not offset) that is a multiple of the
 /// requested alignment; padding is consumed. Memory is handed out as it is — **not zeroed** —
 /// since the segment already exists. `!Send`/`!Sync` like its segment.
+///
+/// ```
+/// use gatun::memory::{Arena, SegmentAllocator, SlicingAllocator};
+/// let arena = Arena::confined();
+/// let block = arena.allocate(64, 8).unwrap();
+/// let slicer = SlicingAllocator::new(block);
+/// let a = slicer.allocate(3, 1).unwrap();
+/// let b = slicer.allocate(8, 8).unwrap(); // aligned up: bytes 3..8 are skipped
+/// assert_eq!(b.address() - a.address(), 8);
+/// assert!(slicer.allocate(64, 1).is_err()); // exhausted: an error, not an overrun
+/// ```
 pub struct SlicingAllocator<'a> {
     segment: MemorySegment<'a>,
     offset: Cell<usize>,
@@ -219,6 +243,16 @@ impl SegmentAllocator for SlicingAllocator<'_> {
 /// Always hands out the same prefix of one segment (Java's `SegmentAllocator.prefixAllocator`):
 /// each allocation overwrites the previous one. Useful for a reusable scratch buffer.
 /// Not zeroed. `!Send`/`!Sync` like its segment.
+///
+/// ```
+/// use gatun::memory::{Arena, PrefixAllocator, SegmentAllocator};
+/// let arena = Arena::confined();
+/// let scratch = PrefixAllocator::new(arena.allocate(16, 8).unwrap());
+/// let first = scratch.allocate(8, 8).unwrap();
+/// let second = scratch.allocate(4, 4).unwrap(); // the same bytes again
+/// assert_eq!(first.address(), second.address());
+/// assert!(scratch.allocate(17, 1).is_err());
+/// ```
 pub struct PrefixAllocator<'a> {
     segment: MemorySegment<'a>,
 }

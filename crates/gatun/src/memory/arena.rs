@@ -107,6 +107,17 @@ unsafe fn push_chunk(head: &AtomicPtr<Chunk>, chunk: *mut Chunk) {
 /// | [`Arena::confined`] | one thread: `!Send`, `!Sync` | when dropped |
 /// | [`Arena::shared`] | `Send + Sync`: allocate from any thread | when dropped |
 /// | [`Arena::global`] | `Send + Sync`, `'static` | never |
+///
+/// ```
+/// use gatun::memory::{Arena, SegmentAllocator};
+/// let confined = Arena::confined(); // one thread; frees everything on drop
+/// let shared = Arena::shared(); // any thread may allocate
+/// let forever = Arena::global(); // never frees
+/// let a = confined.allocate(8, 8).unwrap();
+/// let b = shared.allocate(8, 8).unwrap();
+/// let c = forever.allocate(8, 8).unwrap();
+/// assert!(!a.overlaps(&b) && !b.overlaps(&c));
+/// ```
 pub enum Arena {}
 
 impl Arena {
@@ -139,6 +150,14 @@ impl Arena {
 ///
 /// Each allocation is one heap block (no size limit). [`SegmentAllocator::allocate`] zeroes;
 /// [`SegmentAllocator::allocate_uninit`] does not. `!Send` and `!Sync`.
+///
+/// ```
+/// use gatun::memory::{Arena, SegmentAllocator};
+/// let arena = Arena::confined();
+/// let s = arena.allocate_c_string("hi").unwrap();
+/// assert_eq!(s.get_string(0).unwrap(), "hi");
+/// drop(arena); // frees `s`; using `s` after this line would not compile
+/// ```
 pub struct ConfinedArena {
     head: Cell<*mut Chunk>,
     _not_send: PhantomData<*mut ()>,
@@ -201,6 +220,20 @@ impl Drop for ConfinedArena {
 /// Allocation pushes the new block onto a lock-free list (one compare-and-swap). `Send + Sync`.
 /// The segments themselves are `!Send`: each thread uses what it allocated (see
 /// [`MemorySegment`]). [`SegmentAllocator::allocate`] zeroes; `allocate_uninit` does not.
+///
+/// ```
+/// use gatun::memory::{Arena, SegmentAllocator};
+/// let arena = Arena::shared();
+/// std::thread::scope(|s| {
+///     for i in 0..4 {
+///         let arena = &arena;
+///         s.spawn(move || {
+///             let seg = arena.allocate(8, 8).unwrap(); // each thread uses what it allocated
+///             seg.set::<u64>(0, i).unwrap();
+///         });
+///     }
+/// });
+/// ```
 pub struct SharedArena {
     head: AtomicPtr<Chunk>,
 }
@@ -250,6 +283,13 @@ impl Drop for SharedArena {
 ///
 /// Its blocks stay linked in a list reachable from a `static`, so leak checkers (Miri,
 /// Valgrind, LeakSanitizer) see them as still reachable rather than lost.
+///
+/// ```
+/// use gatun::memory::Arena;
+/// let seg: gatun::MemorySegment<'static> = Arena::global().allocate_static(4, 4).unwrap();
+/// seg.set::<i32>(0, 7).unwrap();
+/// assert_eq!(seg.get::<i32>(0).unwrap(), 7);
+/// ```
 pub struct GlobalArena {
     head: AtomicPtr<Chunk>,
 }

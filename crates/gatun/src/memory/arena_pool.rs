@@ -383,6 +383,17 @@ impl fmt::Debug for ArenaPool {
 /// - `!Send` and `!Sync`, and its segments borrow it, so they cannot outlive it.
 ///   Leaking a joined arena (`std::mem::forget`) is safe but stops recycling on this thread:
 ///   later allocations fall back to the heap once the region is used up.
+///
+/// ```
+/// use gatun::memory::{ArenaPool, SegmentAllocator};
+/// let pool = ArenaPool::new(256, 16).unwrap();
+/// {
+///     let arena = pool.take(); // joins this thread's 256-byte region on first use
+///     let a = arena.allocate(64, 8).unwrap();
+///     let big = arena.allocate(1024, 8).unwrap(); // too big for the region: from the heap
+///     assert_eq!((a.byte_size(), big.byte_size()), (64, 1024));
+/// } // the region is recycled once every pooled arena of this thread is dropped
+/// ```
 pub struct PooledArena<'pool> {
     /// Before the arena joins its thread's region: the `&'pool ArenaPool` (bit 0 clear).
     /// After: the `*const Region` with bit 0 set (null | 1 = heap only). Both pointees are

@@ -362,6 +362,16 @@ thread_local! {
 /// - **Cost.** A stack-backed push + allocate + close takes no lock, no atomic read-modify-write
 ///   and no heap allocation.
 /// - `Send + Sync`: the stack is a handle; the memory is per thread. Equality is identity.
+///
+/// ```
+/// use gatun::memory::{BufferStack, SegmentAllocator};
+/// let stack = BufferStack::new(256, 16).unwrap();
+/// let frame = stack.push_frame(64, 8).unwrap(); // LIFO scratch, per thread
+/// let seg = frame.allocate(16, 8).unwrap();
+/// seg.set::<u64>(0, 42).unwrap();
+/// assert!(!frame.is_fallback());
+/// frame.close().unwrap();
+/// ```
 pub struct BufferStack {
     id: u64,
     byte_size: usize,
@@ -607,6 +617,19 @@ impl fmt::Debug for BufferStack {
 ///   frame owns it; the cost is that frames pushed meanwhile may fall back to the heap. A frame
 ///   leaked with `mem::forget` keeps its bytes reserved for good on that thread (like the JDK's
 ///   never-closed frame). Fallback frames take no part in ordering.
+///
+/// ```
+/// use gatun::memory::{linker_stack, SegmentAllocator};
+/// let outer = linker_stack().push_frame(32, 8).unwrap();
+/// let inner = linker_stack().push_frame(16, 8).unwrap();
+/// let x = inner.allocate(8, 8).unwrap();
+/// x.set::<f64>(0, 0.5).unwrap();
+/// assert_eq!(inner.used_bytes(), 8);
+/// // Frames close in LIFO order; closing `outer` first would be `FrameNotTopOfStack`.
+/// let outer = outer.try_close().unwrap_err();
+/// inner.close().unwrap();
+/// outer.close().unwrap();
+/// ```
 pub struct Frame<'s> {
     /// The frame's first byte (invariant 4 for stack frames; from `heap_block` for fallbacks).
     base: *mut u8,

@@ -1,6 +1,7 @@
 //! Native memory: [`MemorySegment`], the [`SegmentAllocator`] trait, heap [`Arena`]s, and the
 //! allocators over existing memory ([`SlicingAllocator`], [`PrefixAllocator`]), and per-thread
-//! LIFO scratch frames ([`BufferStack`], [`linker_stack`]).
+//! LIFO scratch frames ([`BufferStack`], [`linker_stack`]); [`SharedSegment`]s that several
+//! threads use at once.
 //!
 //! Lifetimes do what Java's arena scopes do at run time: a segment borrows its allocator, so
 //! using a segment after its arena is dropped is a compile error, not an
@@ -11,6 +12,7 @@ mod arena;
 pub mod arena_pool;
 pub mod buffer_stack;
 mod segment;
+mod shared_segment;
 
 pub use allocator::{PrefixAllocator, SegmentAllocator, SlicingAllocator};
 pub use arena::{Arena, ConfinedArena, GlobalArena, SharedArena};
@@ -19,6 +21,7 @@ pub use buffer_stack::{linker_stack, BufferStack, Frame};
 pub use segment::MemorySegment;
 #[allow(unused_imports)]
 pub(crate) use segment::{read_kind, write_value};
+pub use shared_segment::SharedSegment;
 
 #[cfg(test)]
 mod tests;

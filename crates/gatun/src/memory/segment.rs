@@ -29,6 +29,23 @@ use crate::value::{Scalar, Value};
 ///   a BufferStack frame) and unsynchronised access from two threads would be a data race.
 ///   Share memory between threads through [`crate::memory::SharedArena`] allocation on each
 ///   thread, or through raw addresses under your own synchronisation.
+///
+/// ```
+/// use gatun::memory::{Arena, SegmentAllocator};
+/// use gatun::MemorySegment;
+/// let arena = Arena::confined();
+/// let seg = arena.allocate(16, 8).unwrap(); // zeroed
+/// seg.set::<i32>(4, -1).unwrap();
+/// assert_eq!(seg.get::<u8>(4).unwrap(), 0xff);
+/// let tail = seg.slice(8, 8).unwrap();
+/// tail.set::<f64>(0, 2.5).unwrap();
+/// assert_eq!(seg.get::<f64>(8).unwrap(), 2.5); // slices alias the same bytes
+/// assert!(seg.get::<i64>(12).is_err()); // out of bounds
+/// let mut buf = [0u8; 4];
+/// let over_rust = MemorySegment::of_slice(&mut buf);
+/// over_rust.set_string(0, "abc").unwrap();
+/// assert_eq!(buf, *b"abc\0");
+/// ```
 #[derive(Clone, Copy)]
 pub struct MemorySegment<'a> {
     ptr: NonNull<u8>,
@@ -397,6 +414,74 @@ impl<'a> MemorySegment<'a> {
             p.add(s.len()).write(0);
         }
         Ok(())
+    }
+
+    /// Reads the pointer stored at `offset` (aligned): the value of a `T *` member or of a
+    /// `T **` out-parameter after the call.
+    ///
+    /// ```
+    /// use std::ffi::c_void;
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// let arena = Arena::confined();
+    /// let out = arena.allocate_from(std::ptr::null_mut::<c_void>()).unwrap(); // a `void **`
+    /// let target = arena.allocate(4, 4).unwrap();
+    /// out.set_address(0, target.as_address()).unwrap(); // what C would do
+    /// assert_eq!(out.get_address(0).unwrap(), target.as_address());
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::OutOfBounds`], [`Error::MisalignedAccess`].
+    #[inline]
+    pub fn get_address(&self, offset: usize) -> Result<*mut c_void> {
+        self.get(offset)
+    }
+
+    /// Writes a pointer at `offset` (aligned).
+    ///
+    /// # Errors
+    /// [`Error::OutOfBounds`], [`Error::MisalignedAccess`].
+    #[inline]
+    pub fn set_address(&self, offset: usize, address: *mut c_void) -> Result<()> {
+        self.set(offset, address)
+    }
+
+    /// The `byte_size` bytes that the pointer stored at `offset` points to, as a segment
+    /// (Java's `get(ADDRESS.withTargetLayout(layout), offset)`): how a `T **` out-parameter is
+    /// read, with no raw pointer arithmetic. A null pointer gives [`MemorySegment::NULL`] when
+    /// `byte_size` is 0 and an error otherwise.
+    ///
+    /// ```
+    /// use std::ffi::c_void;
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// let arena = Arena::confined();
+    /// let value = arena.allocate_from(42_i32).unwrap();
+    /// let out = arena.allocate_from(value.as_ptr().cast::<c_void>()).unwrap(); // an `int **`
+    /// // SAFETY: the pointer at `out` points to 4 bytes owned by `arena`, which outlives `int`.
+    /// let int = unsafe { out.get_pointee(0, 4) }.unwrap();
+    /// assert_eq!(int.get::<i32>(0).unwrap(), 42);
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::OutOfBounds`], [`Error::MisalignedAccess`] for the pointer's own slot;
+    /// [`Error::NullPointer`] for a null pointer with `byte_size > 0`.
+    ///
+    /// # Safety
+    /// As [`MemorySegment::from_raw_parts`] for the pointer read and `byte_size`, for all of `'b`.
+    pub unsafe fn get_pointee<'b>(
+        &self,
+        offset: usize,
+        byte_size: usize,
+    ) -> Result<MemorySegment<'b>> {
+        let p = self.get_address(offset)?;
+        if p.is_null() && byte_size > 0 {
+            return Err(Error::NullPointer {
+                what: format!(
+                    "the pointer at offset {offset} is null; {byte_size} bytes were to be read"
+                ),
+            });
+        }
+        // SAFETY: forwarded to the caller.
+        Ok(unsafe { MemorySegment::from_raw_parts(p.cast(), byte_size) })
     }
 
     /// This segment as a C pointer value (null for [`MemorySegment::NULL`]).

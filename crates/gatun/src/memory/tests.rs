@@ -907,3 +907,28 @@ fn segment_debug_and_equality() {
     assert_ne!(seg.slice(0, 8).unwrap(), seg.slice(8, 8).unwrap());
     assert_eq!(seg.as_address(), seg.as_ptr().cast::<c_void>());
 }
+
+#[test]
+fn out_parameters_through_address_slots() {
+    let arena = Arena::confined();
+    let target = arena.allocate_from_slice(&[1_i32, 2, 3]).unwrap();
+    let out = arena.allocate_from(std::ptr::null_mut::<c_void>()).unwrap();
+    assert_eq!(out.get_address(0).unwrap(), std::ptr::null_mut());
+    // SAFETY: byte_size 0 never reads through the (null) pointer.
+    let null = unsafe { out.get_pointee(0, 0) }.unwrap();
+    assert_eq!(null, MemorySegment::NULL);
+    // SAFETY: as above; the null pointer is rejected before any segment is made.
+    let e = unsafe { out.get_pointee(0, 4) }.unwrap_err();
+    assert!(matches!(e, Error::NullPointer { .. }), "{e}");
+    out.set_address(0, target.as_address()).unwrap();
+    // SAFETY: the stored pointer points to `target`'s 12 bytes, owned by `arena`.
+    let seen = unsafe { out.get_pointee(0, 12) }.unwrap();
+    assert_eq!(seen, target);
+    assert_eq!(seen.get::<i32>(8).unwrap(), 3);
+    assert!(matches!(out.get_address(1), Err(Error::OutOfBounds { .. })));
+    let wide = arena.allocate(16, 8).unwrap();
+    assert!(matches!(
+        wide.get_address(4),
+        Err(Error::MisalignedAccess { .. })
+    ));
+}

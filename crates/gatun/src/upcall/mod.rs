@@ -222,6 +222,23 @@ const INLINE_ARGS: usize = 16;
 /// Everything borrows the upcall: struct argument segments point into a linker-stack frame that
 /// is popped when the closure returns, so they cannot be kept (the `'a` lifetime ends with the
 /// call). `!Send` and `!Sync`, like the segments it holds.
+///
+/// ```
+/// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
+/// use gatun::memory::Arena;
+/// let arena = Arena::confined();
+/// // int add(int, int) as a C function pointer, reading its arguments from `UpcallArgs`.
+/// let add = Linker::native()
+///     .upcall_stub(
+///         &FunctionDescriptor::of(V::I32, [V::I32, V::I32]),
+///         |args| Ok(Value::I32(args.get::<i32>(0)? + args.get::<i32>(1)?)),
+///         &arena,
+///     )
+///     .unwrap();
+/// // SAFETY: the stub is an `int (*)(int, int)` that lives while `add` does.
+/// let f: extern "C" fn(i32, i32) -> i32 = unsafe { std::mem::transmute(add.address()) };
+/// assert_eq!(f(2, 3), 5);
+/// ```
 pub struct UpcallArgs<'a> {
     values: &'a [Value<'a>],
     ret: Option<MemorySegment<'a>>,
@@ -252,7 +269,10 @@ impl<'a> UpcallArgs<'a> {
     #[inline]
     fn value(&self, index: usize) -> Result<&Value<'a>> {
         self.values.get(index).ok_or_else(|| Error::ValueMismatch {
-            position: format!("upcall argument {index}"),
+            position: format!(
+                "upcall argument {} (index {index})",
+                index.saturating_add(1)
+            ),
             expected: format!("an index below {}", self.values.len()),
             found: "no such argument".into(),
         })
@@ -260,7 +280,7 @@ impl<'a> UpcallArgs<'a> {
 
     fn mismatch(&self, index: usize, expected: impl fmt::Display, found: &Value<'_>) -> Error {
         Error::ValueMismatch {
-            position: format!("upcall argument {index}"),
+            position: format!("upcall argument {}", index + 1),
             expected: expected.to_string(),
             found: found.kind_name().into(),
         }
@@ -321,6 +341,24 @@ impl<'a> UpcallArgs<'a> {
 /// closure; dropping it frees both. It borrows the arena it was made for (`'s`), so it never
 /// outlives it. `Send + Sync` (the closure is). See the [module documentation](crate::upcall) for the
 /// argument, return, error, panic and thread rules.
+///
+/// ```
+/// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
+/// use gatun::memory::Arena;
+/// let arena = Arena::confined();
+/// let calls = std::sync::atomic::AtomicUsize::new(0);
+/// let stub = Linker::native()
+///     .upcall_stub(
+///         &FunctionDescriptor::of_void([]),
+///         move |_| {
+///             calls.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+///             Ok(Value::Void)
+///         },
+///         &arena,
+///     )
+///     .unwrap();
+/// assert!(!stub.address().is_null()); // pass `stub.as_value()` to C as a `void (*)(void)`
+/// ```
 pub struct UpcallStub<'s> {
     /// Dropped first: no code refers to the context once it is gone.
     code: ExecutableCode,
@@ -485,6 +523,27 @@ impl<'s> UpcallStub<'s> {
 /// thread aborts the process (`gatun: upcall ...: called on a thread other than the one that
 /// made this confined stub`) before the closure runs. `!Send` and `!Sync`, so it is dropped on
 /// that thread too. Derefs to [`UpcallStub`] for the address and the other accessors.
+///
+/// ```
+/// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
+/// use gatun::memory::Arena;
+/// let arena = Arena::confined();
+/// let seen = std::cell::Cell::new(0); // not Sync: needs a confined stub
+/// let stub = Linker::native()
+///     .upcall_stub_confined(
+///         &FunctionDescriptor::of_void([V::I32]),
+///         |args| {
+///             seen.set(args.get::<i32>(0)?);
+///             Ok(Value::Void)
+///         },
+///         &arena,
+///     )
+///     .unwrap();
+/// // SAFETY: a `void (*)(int)` called on the thread that made it.
+/// let f: extern "C" fn(i32) = unsafe { std::mem::transmute(stub.address()) };
+/// f(9);
+/// assert_eq!(seen.get(), 9);
+/// ```
 pub struct ConfinedUpcallStub<'s> {
     stub: UpcallStub<'s>,
     _not_send: PhantomData<*const ()>,

@@ -151,7 +151,7 @@ fn wrong_return_kinds_and_closure_errors_are_reported() {
     let e = unsafe { dispatch(&ctx, &mut f) }.unwrap_err();
     assert_eq!(
         e.to_string(),
-        "value mismatch at upcall argument 0: expected i64, found i32"
+        "value mismatch at upcall argument 1: expected i64, found i32"
     );
     let ii = st([V::I64, V::I64]);
     let ctx = context(&FD::of(ii, [V::I32]), |_| Ok(Value::I32(0)));

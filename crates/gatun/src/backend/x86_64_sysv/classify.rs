@@ -41,6 +41,13 @@ pub const VECTOR_ARG_REGS: u8 = 8;
 
 /// The class of one eightbyte (ABI §3.2.3; X87, SSEUP and COMPLEX_X87 cannot arise from gatun
 /// layouts, which have no `long double` and no vector types).
+///
+/// ```
+/// use gatun::abi::sysv_x64::{classify, ArgClass, Classification};
+/// use gatun::{MemoryLayout, ValueLayout as V};
+/// let s = MemoryLayout::c_struct([V::I32, V::F32, V::F64]).unwrap();
+/// assert_eq!(classify(&s), Classification::Eightbytes(vec![ArgClass::Integer, ArgClass::Sse]));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ArgClass {
     /// Padding only.
@@ -54,6 +61,13 @@ pub enum ArgClass {
 }
 
 /// The classification of a whole value.
+///
+/// ```
+/// use gatun::abi::sysv_x64::{classify, Classification};
+/// use gatun::{MemoryLayout, ValueLayout as V};
+/// let big = MemoryLayout::c_struct([V::I64, V::I64, V::I64]).unwrap(); // over 16 bytes
+/// assert_eq!(classify(&big), Classification::Memory);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Classification {
     /// Passed/returned in memory (stack copy, or hidden return pointer).

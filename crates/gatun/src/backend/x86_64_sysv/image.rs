@@ -186,7 +186,7 @@ mod tests {
     fn shape_of(fields: &[V]) -> Option<Shape> {
         let l = MemoryLayout::c_struct(fields.iter().cloned()).unwrap();
         let size = l.byte_size();
-        let plan = sysv_x64::plan(&FD::of::<[V; 0]>(l, []), None).unwrap();
+        let plan = sysv_x64::plan(&FD::of(l, []), None).unwrap();
         match &plan.ret {
             ReturnPlan::Registers(m) => shape(m, size),
             _ => None,

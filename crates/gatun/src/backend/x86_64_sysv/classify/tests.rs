@@ -143,13 +143,13 @@ fn return_registers() {
         ),
     ];
     for (fields, regs) in cases {
-        let p = plan(&FD::of(st(&fields), [V::I32; 0]), None).unwrap();
+        let p = plan(&FD::of(st(&fields), []), None).unwrap();
         let ReturnPlan::Registers(r) = p.ret else {
             panic!()
         };
         assert_eq!(r.iter().map(|m| m.from).collect::<Vec<_>>(), regs);
     }
-    let p = plan(&FD::of(V::F32, [V::I32; 0]), None).unwrap();
+    let p = plan(&FD::of(V::F32, []), None).unwrap();
     assert_eq!(p.ret, ReturnPlan::Scalar(Register::Vector(0)));
 }
 

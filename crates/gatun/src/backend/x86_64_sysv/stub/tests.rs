@@ -251,7 +251,7 @@ fn capture_restores_before_and_saves_after() {
 fn struct_returns_and_stack_arguments() {
     // {double, double} returned in xmm0:xmm1, stored through `ret` (saved in the leaf frame)
     let pt = MemoryLayout::c_struct([V::F64, V::F64]).unwrap();
-    let (raw, _) = entries(&FD::of::<[V; 0]>(pt, []), None, false);
+    let (raw, _) = entries(&FD::of(pt, []), None, false);
     assert_eq!(
         raw,
         [
