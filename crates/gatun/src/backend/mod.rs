@@ -102,6 +102,11 @@ impl RetKind {
 
 /// Where the interpreted path reads one argument: the 64-bit little-endian bits of a scalar
 /// (covering any scalar's bytes), or a pointer to the argument's bytes.
+// Read by the executors only (the unsupported backend has none).
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
+    allow(dead_code)
+)]
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum ArgSource {
     /// A scalar's value, its bytes in the low bytes.
@@ -115,6 +120,10 @@ pub(crate) enum ArgSource {
 /// by the ABI's classification.
 pub const MAX_STACK_BYTES: usize = 2048;
 /// [`MAX_STACK_BYTES`] in 8-byte slots.
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
+    allow(dead_code)
+)]
 pub(crate) const MAX_STACK_SLOTS: usize = MAX_STACK_BYTES / 8;
 
 /// Writes the low `size` bytes of `value` to `dst`.

@@ -73,10 +73,13 @@ impl ImageEntry {
     }
 }
 
-/// No executor exists here: [`Executor::link`] fails, so no value of this (uninhabited) type
-/// is ever made and no handle exists. The methods mirror `x86_64_sysv::executor::Executor`.
+/// No executor exists here: [`Executor::link`] fails, so no value of this type is ever made
+/// and no handle exists. The methods mirror `x86_64_sysv::executor::Executor` (every fast path
+/// absent; the interpreted path fails with [`Error::Unsupported`]).
 #[derive(Clone)]
-pub(crate) enum Executor {}
+pub(crate) struct Executor {
+    _private: (),
+}
 
 #[allow(clippy::missing_safety_doc)]
 impl Executor {
@@ -91,29 +94,29 @@ impl Executor {
     }
     #[cfg(feature = "internals")]
     pub(crate) fn interpreted(&self) -> Executor {
-        match *self {}
+        self.clone()
     }
     pub(crate) fn is_compiled(&self) -> bool {
-        match *self {}
+        false
     }
     pub(crate) fn int_arity(&self, _nargs: usize) -> usize {
-        match *self {}
+        usize::MAX
     }
     pub(crate) fn float_arity(&self, _nargs: usize) -> usize {
-        match *self {}
+        usize::MAX
     }
     pub(crate) unsafe fn call_int(&self, _: *const u8, _: *const std::ffi::c_void) -> Option<u64> {
-        match *self {}
+        None
     }
     pub(crate) unsafe fn call_float(
         &self,
         _: *const u8,
         _: *const std::ffi::c_void,
     ) -> Option<u64> {
-        match *self {}
+        None
     }
     pub(crate) fn image(&self) -> Option<ImageEntry> {
-        match *self {}
+        None
     }
     pub(crate) unsafe fn call_struct(
         &self,
@@ -121,7 +124,7 @@ impl Executor {
         _: *mut u8,
         _: *const std::ffi::c_void,
     ) -> bool {
-        match *self {}
+        false
     }
     pub(crate) unsafe fn call_values(
         &self,
@@ -130,7 +133,7 @@ impl Executor {
         _: *mut i32,
         _: *const std::ffi::c_void,
     ) -> Option<u64> {
-        match *self {}
+        None
     }
     pub(crate) unsafe fn call_capture(
         &self,
@@ -138,10 +141,10 @@ impl Executor {
         _: *mut i32,
         _: *const std::ffi::c_void,
     ) -> Option<u64> {
-        match *self {}
+        None
     }
     pub(crate) fn uncaptured(&self) -> Option<Uncaptured<'_>> {
-        match *self {}
+        None
     }
     pub(crate) unsafe fn call_raw(
         &self,
@@ -150,7 +153,7 @@ impl Executor {
         _: *mut i32,
         _: *const std::ffi::c_void,
     ) -> Option<u64> {
-        match *self {}
+        None
     }
     pub(crate) unsafe fn interpret(
         &self,
@@ -160,7 +163,7 @@ impl Executor {
         _ret: *mut u8,
         _arg: impl FnMut(usize) -> Result<crate::backend::ArgSource>,
     ) -> Result<u64> {
-        match *self {}
+        Err(unsupported(Direction::Downcall))
     }
 }
 
@@ -178,4 +181,18 @@ impl Uncaptured<'_> {
             Uncaptured::Never(never, _) => match never {},
         }
     }
+}
+
+/// The stub cache's fork lock: nothing to lock without a stub compiler.
+pub(crate) struct CacheLock;
+
+impl Drop for CacheLock {
+    /// Releases nothing (the native backend's lock releases the stub cache here).
+    fn drop(&mut self) {}
+}
+
+/// As `x86_64_sysv::stub::lock_cache_for_fork`: no cache here.
+#[cfg(target_os = "linux")]
+pub(crate) fn lock_cache_for_fork() -> CacheLock {
+    CacheLock
 }

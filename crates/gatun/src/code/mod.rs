@@ -142,6 +142,7 @@ pub fn chunks_mapped() -> usize {
 /// Registers the fork handlers that protect the code arena and the stub cache (see the module
 /// documentation); idempotent.
 #[cfg(target_os = "linux")]
+#[allow(unused_imports)] // used by the native stub compiler only
 pub(crate) use arena::register_fork_handlers;
 
 static MAPPED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -549,7 +550,7 @@ mod arena {
     struct ForkLocks(
         UnsafeCell<
             Option<(
-                crate::backend::x86_64_sysv::stub::CacheLock,
+                crate::backend::native::CacheLock,
                 MutexGuard<'static, Arena>,
             )>,
         >,
@@ -566,7 +567,7 @@ mod arena {
     /// # Safety
     /// Only between `before_fork` and the release in `after_fork`, on the forking thread.
     unsafe fn fork_locks() -> &'static mut Option<(
-        crate::backend::x86_64_sysv::stub::CacheLock,
+        crate::backend::native::CacheLock,
         MutexGuard<'static, Arena>,
     )> {
         // SAFETY: this thread holds the arena lock (caller), so nothing else accesses the cell.
@@ -575,7 +576,7 @@ mod arena {
 
     unsafe extern "C" fn before_fork() {
         // lock order: stub cache, then arena (as everywhere; nothing else holds both)
-        let cache = crate::backend::x86_64_sysv::stub::lock_cache_for_fork();
+        let cache = crate::backend::native::lock_cache_for_fork();
         let mut a = lock();
         for c in a.chunks.values_mut().filter(|c| !c.retired) {
             c.fork_fd = copy_for_child(c);

@@ -89,7 +89,6 @@ impl ImageEntry {
     /// # Safety
     /// As the value entry: `args` points to one `Value` per descriptor argument, `target` is
     /// a function of the handle's type whose contract the caller meets.
-    #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     pub(crate) unsafe fn call(&self, args: *const u8, target: *const c_void) -> Option<[u64; 2]> {
         let (first, second, r12): (u64, u64, u64);
@@ -123,12 +122,6 @@ impl ImageEntry {
             );
         }
         (r12 != REJECTED).then_some([first, second])
-    }
-
-    /// Stubs exist on x86-64 only: never called elsewhere.
-    #[cfg(not(target_arch = "x86_64"))]
-    pub(crate) unsafe fn call(&self, _args: *const u8, _target: *const c_void) -> Option<[u64; 2]> {
-        unreachable!("compiled stubs exist on x86-64 only")
     }
 
     /// Stores exactly the struct's `size` bytes of `image` at `ret` (unaligned).

@@ -1,233 +1,80 @@
 //! The x86-64 System V backend: classification into a [`CallPlan`](crate::abi::CallPlan)
-//! ([`classify`], compiled on every host), the compiled-stub encoder ([`stub`]) and the calls
+//! ([`classify`], compiled on every host; the rest only on x86-64 Linux, where this is
+//! `backend::native`), the compiled-stub encoder ([`stub`]) and the calls
 //! into its checked entries ([`entry`], [`image`]), the hand-written trampoline
 //! ([`trampoline`]) with the Rust code that fills its call frame (here), and the upcall entry
 //! (`upcall_entry`).
-//!
-//! # Invariants (the unsafe story of this module)
-//! - A [`CallFrame`] is built on the Rust stack by the invoking thread, passed by pointer to
-//!   the trampoline and read back after it returns; nothing else sees it.
-//! - The stack-argument array has [`MAX_STACK_SLOTS`] slots; the linker refuses at link time any
-//!   plan whose `stack_bytes` exceed [`MAX_STACK_BYTES`], so every `Location::Stack(off)` of a
-//!   handle's plan indexes inside it.
-//! - Argument sources are read with exactly `ArgMove::size` bytes at `offset` (never past the
-//!   argument); return moves write exactly `ReturnMove::size` bytes at `offset`. The callers in
-//!   `linker::handle` guarantee the source/destination regions are at least the layout's size.
 
-use std::ffi::c_void;
-use std::mem::MaybeUninit;
-
-use crate::abi::{ArgMove, ArgPlan, CallPlan, Conversion, Location, Register};
-use crate::backend::Direction;
-use crate::error::{Error, Result};
-use crate::linker::FunctionDescriptor;
+/// Items of the executor: compiled only where it runs (this module is then `backend::native`).
+macro_rules! executor_items {
+    ($($item:item)*) => {
+        $(#[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))] $item)*
+    };
+}
 
 pub mod classify;
-pub(crate) mod entry;
-pub(crate) mod executor;
-pub(crate) mod image;
-pub(crate) mod stub;
-#[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
-pub(crate) mod trampoline;
-#[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
-pub(crate) mod upcall_entry;
 
-pub(crate) use crate::backend::MAX_STACK_SLOTS;
+executor_items! {
+    use crate::abi::CallPlan;
+    use crate::backend::Direction;
+    use crate::error::{Error, Result};
+    use crate::linker::FunctionDescriptor;
 
-pub(crate) use executor::Executor;
-#[cfg(feature = "internals")]
+    pub(crate) mod entry;
+    pub(crate) mod executor;
+    mod frame;
+    pub(crate) mod image;
+    pub(crate) mod stub;
+    pub(crate) mod trampoline;
+    pub(crate) mod upcall_entry;
+
+    pub(crate) use executor::Executor;
+    pub(crate) use frame::{CallFrame, StackArgs};
+    pub(crate) use image::ImageEntry;
+    pub(crate) use stub::{lock_cache_for_fork, CacheLock};
+}
+#[cfg(all(
+    target_arch = "x86_64",
+    target_os = "linux",
+    not(miri),
+    feature = "internals"
+))]
 pub(crate) use executor::{compile_uncached, stub_code};
-pub(crate) use image::ImageEntry;
 
-/// This backend's one classification entry point for its executor: the SysV plan
-/// ([`classify::plan`], which checks every size and the stack limit) plus the executor's own
-/// limits, for downcalls and upcalls alike (the same descriptors are accepted both ways).
-///
-/// # Errors
-/// As [`classify::plan`]; [`Error::Unsupported`] for a plan passing a struct by reference
-/// (SysV never does; kept as a check on the plan).
-pub(crate) fn plan(
-    descriptor: &FunctionDescriptor,
-    first_variadic: Option<usize>,
-    direction: Direction,
-) -> Result<CallPlan> {
-    let plan = classify::plan(descriptor, first_variadic)?;
-    if plan.args.iter().any(|a| a.by_reference.is_some()) {
-        return Err(Error::Unsupported {
-            type_name: "by-reference struct argument".into(),
-            reason: format!(
-                "the SysV {} executor passes structs by value only",
-                direction.name()
-            ),
-        });
-    }
-    Ok(plan)
-}
-
-/// The code of an upcall stub whose context is at address `context` (see `upcall_entry`),
-/// placed in the code arena.
-///
-/// # Errors
-/// [`Error::Unsupported`] if the OS refuses executable memory.
-#[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
-pub(crate) fn upcall_code(context: usize) -> Result<crate::code::ExecutableCode> {
-    // SAFETY: the upcall stub's code (`upcall_entry`): loads `context` into r10 and jumps to
-    // the shared entry, called only as a function of the stub's descriptor type.
-    unsafe { crate::code::ExecutableCode::new(&upcall_entry::stub_code(context)) }
-}
-
-/// The call frame the trampoline consumes (`#[repr(C)]`: the assembly uses these offsets).
-#[repr(C)]
-#[derive(Debug)]
-pub(crate) struct CallFrame {
-    /// 0: the function to call.
-    pub target: *const c_void,
-    /// 8: rdi, rsi, rdx, rcx, r8, r9.
-    pub gpr: [u64; 6],
-    /// 56: low 64 bits of xmm0..xmm7.
-    pub xmm: [u64; 8],
-    /// 120: first stack slot (slot k goes to `[rsp + 8k]` at the call).
-    pub stack: *const u64,
-    /// 128: number of stack slots.
-    pub stack_slots: usize,
-    /// 136: value of rax (%al = vector register count for variadic calls).
-    pub al: u64,
-    /// 144: the capture segment's errno slot, or null for no capture.
-    pub errno: *mut i32,
-    /// 152: rax after the call.
-    pub rax: u64,
-    /// 160: rdx after the call.
-    pub rdx: u64,
-    /// 168: low 64 bits of xmm0 after the call.
-    pub xmm0: u64,
-    /// 176: low 64 bits of xmm1 after the call.
-    pub xmm1: u64,
-}
-
-/// The stack-argument area of one invocation (lives on the Rust stack; never zeroed beyond the
-/// slots a call uses).
-pub(crate) struct StackArgs(pub [MaybeUninit<u64>; MAX_STACK_SLOTS]);
-
-impl StackArgs {
-    #[inline(always)]
-    pub fn new() -> StackArgs {
-        StackArgs([const { MaybeUninit::uninit() }; MAX_STACK_SLOTS])
-    }
-}
-
-impl CallFrame {
-    /// A frame for `plan` calling `target`, with the first `plan.stack_bytes / 8` slots of
-    /// `stack` zeroed and `%al` set for variadic calls.
-    #[inline(always)]
-    pub fn new(target: *const c_void, plan: &CallPlan, stack: &mut StackArgs) -> CallFrame {
-        let slots = plan.stack_bytes as usize / 8;
-        debug_assert!(slots <= MAX_STACK_SLOTS);
-        for s in &mut stack.0[..slots] {
-            s.write(0);
-        }
-        CallFrame {
-            target,
-            gpr: [0; 6],
-            xmm: [0; 8],
-            stack: stack.0.as_ptr().cast(),
-            stack_slots: slots,
-            al: if plan.is_variadic() {
-                plan.vector_registers as u64
-            } else {
-                0
-            },
-            errno: std::ptr::null_mut(),
-            rax: 0,
-            rdx: 0,
-            xmm0: 0,
-            xmm1: 0,
-        }
-    }
-
-    /// Stores `value` at `to`.
-    #[inline(always)]
-    pub fn store(&mut self, stack: &mut StackArgs, to: Location, value: u64) {
-        match to {
-            Location::Int(n) => self.gpr[n as usize] = value,
-            Location::Vector(n) => self.xmm[n as usize] = value,
-            Location::Stack(off) => {
-                stack.0[off as usize / 8].write(value);
-            }
-        }
-    }
-
-    /// Carries out an argument's moves from the argument bytes at `src`.
+executor_items! {
+    /// This backend's one classification entry point for its executor: the SysV plan
+    /// ([`classify::plan`], which checks every size and the stack limit) plus the executor's own
+    /// limits, for downcalls and upcalls alike (the same descriptors are accepted both ways).
     ///
-    /// # Safety
-    /// `src` must be readable for every move's `offset + size` bytes (the argument layout's
-    /// size).
-    #[inline(always)]
-    pub unsafe fn load_arg(&mut self, stack: &mut StackArgs, arg: &ArgPlan, src: *const u8) {
-        for m in &arg.moves {
-            // SAFETY: forwarded to the caller.
-            let v = unsafe { load(src, m) };
-            self.store(stack, m.to, v);
+    /// # Errors
+    /// As [`classify::plan`]; [`Error::Unsupported`] for a plan passing a struct by reference
+    /// (SysV never does; kept as a check on the plan).
+    pub(crate) fn plan(
+        descriptor: &FunctionDescriptor,
+        first_variadic: Option<usize>,
+        direction: Direction,
+    ) -> Result<CallPlan> {
+        let plan = classify::plan(descriptor, first_variadic)?;
+        if plan.args.iter().any(|a| a.by_reference.is_some()) {
+            return Err(Error::Unsupported {
+                type_name: "by-reference struct argument".into(),
+                reason: format!(
+                    "the SysV {} executor passes structs by value only",
+                    direction.name()
+                ),
+            });
         }
+        Ok(plan)
     }
 
-    /// The 64-bit value of a return register after the call.
-    #[inline(always)]
-    pub fn returned(&self, r: Register) -> u64 {
-        match r {
-            Register::Int(0) => self.rax,
-            Register::Int(_) => self.rdx,
-            Register::Vector(0) => self.xmm0,
-            Register::Vector(_) => self.xmm1,
-        }
-    }
-
-    /// Calls the target. Unsupported targets never build a frame (the linker refuses them).
+    /// The code of an upcall stub whose context is at address `context` (see `upcall_entry`),
+    /// placed in the code arena.
     ///
-    /// # Safety
-    /// The frame must describe a valid call of `target` (see the module invariants) and the
-    /// target's own contract must hold.
-    #[inline(always)]
-    pub unsafe fn call(&mut self) {
-        #[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
-        // SAFETY: forwarded to the caller.
-        unsafe {
-            trampoline::gatun_sysv_x64_call(self)
-        }
-        #[cfg(not(all(target_arch = "x86_64", target_os = "linux", not(miri))))]
-        unreachable!("the linker refuses to link on targets without an executor");
-    }
-}
-
-/// Reads one move's bytes (exactly `m.size` of them) and converts them.
-///
-/// # Safety
-/// `src + m.offset .. + m.size` must be readable.
-#[inline(always)]
-unsafe fn load(src: *const u8, m: &ArgMove) -> u64 {
-    // SAFETY: the caller guarantees the bytes are readable; unaligned reads of plain integers.
-    let raw = unsafe {
-        let p = src.add(m.offset as usize);
-        match m.size {
-            8 => p.cast::<u64>().read_unaligned(),
-            4 => p.cast::<u32>().read_unaligned() as u64,
-            2 => p.cast::<u16>().read_unaligned() as u64,
-            1 => p.read() as u64,
-            n => {
-                let mut v = 0u64;
-                for k in 0..n as usize {
-                    v |= (p.add(k).read() as u64) << (8 * k);
-                }
-                v
-            }
-        }
-    };
-    match m.conv {
-        Conversion::Bytes => raw,
-        Conversion::SignExtend => {
-            let shift = 64 - 8 * m.size as u32;
-            (((raw << shift) as i64) >> shift) as u64
-        }
-        Conversion::Bool => (raw != 0) as u64,
-        Conversion::FloatToDouble => (f32::from_bits(raw as u32) as f64).to_bits(),
+    /// # Errors
+    /// [`Error::Unsupported`] if the OS refuses executable memory.
+    pub(crate) fn upcall_code(context: usize) -> Result<crate::code::ExecutableCode> {
+        // SAFETY: the upcall stub's code (`upcall_entry`): loads `context` into r10 and jumps to
+        // the shared entry, called only as a function of the stub's descriptor type.
+        unsafe { crate::code::ExecutableCode::new(&upcall_entry::stub_code(context)) }
     }
 }
