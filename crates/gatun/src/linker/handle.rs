@@ -409,25 +409,6 @@ unsafe fn write_scalar(kind: ScalarKind, bits: u64, ret: *mut u8) {
     unsafe { store_low_bytes(ret, bits, kind.byte_size()) }
 }
 
-/// The value of a scalar return: truncated to the declared width, extended by signedness.
-#[inline(always)]
-pub(crate) fn scalar_value(kind: ScalarKind, bits: u64) -> Value<'static> {
-    match kind {
-        ScalarKind::Bool => Value::Bool(bits as u8 != 0),
-        ScalarKind::I8 => Value::I8(bits as i8),
-        ScalarKind::U8 => Value::U8(bits as u8),
-        ScalarKind::I16 => Value::I16(bits as i16),
-        ScalarKind::U16 => Value::U16(bits as u16),
-        ScalarKind::I32 => Value::I32(bits as i32),
-        ScalarKind::U32 => Value::U32(bits as u32),
-        ScalarKind::I64 => Value::I64(bits as i64),
-        ScalarKind::U64 => Value::U64(bits),
-        ScalarKind::F32 => Value::F32(f32::from_bits(bits as u32)),
-        ScalarKind::F64 => Value::F64(f64::from_bits(bits)),
-        ScalarKind::Pointer => Value::Address(bits as usize as *mut c_void),
-    }
-}
-
 impl DowncallHandle {
     /// The descriptor this handle was linked with (without the capture segment).
     pub fn descriptor(&self) -> &FunctionDescriptor {
@@ -947,21 +928,13 @@ impl DowncallHandle {
         let arg = |i: usize| -> Result<ArgSource> {
             let (v, kind) = (args[i], inner.args[i]);
             Ok(match (kind, v) {
-                (ArgKind::Scalar(ScalarKind::Pointer), Value::Address(p)) => {
-                    ArgSource::Bits(p as usize as u64)
-                }
-                (ArgKind::Scalar(ScalarKind::Pointer), Value::Segment(s)) => {
-                    ArgSource::Bits(s.address() as u64)
-                }
-                (ArgKind::Scalar(k), v) if v.scalar_kind() == Some(k) => ArgSource::Bits(match v {
-                    Value::F32(x) => x.to_bits() as u64,
-                    Value::F64(x) => x.to_bits(),
-                    other => other.as_i64().unwrap_or(0) as u64,
-                }),
+                (ArgKind::Scalar(k), v) => match v.scalar_bits(k) {
+                    Some(bits) => ArgSource::Bits(bits),
+                    None => return Err(mismatch(i + pos, k, &v)),
+                },
                 (ArgKind::Group(size), Value::Segment(s)) if s.byte_size() >= size => {
                     ArgSource::Bytes(s.as_ptr() as *const u8)
                 }
-                (ArgKind::Scalar(k), v) => return Err(mismatch(i + pos, k, &v)),
                 (ArgKind::Group(size), v) => {
                     return Err(mismatch(
                         i + pos,
@@ -986,7 +959,7 @@ impl DowncallHandle {
             )
         }?;
         Ok(match inner.ret {
-            RetKind::Scalar(k) => scalar_value(k, bits),
+            RetKind::Scalar(k) => Value::from_scalar_bits(k, bits),
             _ => Value::Void,
         })
     }

@@ -628,29 +628,6 @@ fn stub_code(ctx: &Context<'_>) -> Result<ExecutableCode> {
     crate::backend::native::upcall_code(ctx as *const Context<'_> as usize)
 }
 
-/// The register value of a scalar return: exactly the declared kind, small integers sign- or
-/// zero-extended to 64 bits, a `bool` as 0 or 1, a pointer from `Address` or `Segment`.
-fn return_bits(kind: ScalarKind, v: &Value<'_>) -> Option<u64> {
-    use ScalarKind as K;
-    let (found, bits) = match *v {
-        Value::Bool(b) => (K::Bool, b as u64),
-        Value::I8(x) => (K::I8, x as i64 as u64),
-        Value::U8(x) => (K::U8, x as u64),
-        Value::I16(x) => (K::I16, x as i64 as u64),
-        Value::U16(x) => (K::U16, x as u64),
-        Value::I32(x) => (K::I32, x as i64 as u64),
-        Value::U32(x) => (K::U32, x as u64),
-        Value::I64(x) => (K::I64, x as u64),
-        Value::U64(x) => (K::U64, x),
-        Value::F32(x) => (K::F32, x.to_bits() as u64),
-        Value::F64(x) => (K::F64, x.to_bits()),
-        Value::Address(p) => (K::Pointer, p as usize as u64),
-        Value::Segment(s) => (K::Pointer, s.address() as u64),
-        Value::Void => return None,
-    };
-    (found == kind).then_some(bits)
-}
-
 fn return_mismatch(expected: impl fmt::Display, found: &Value<'_>) -> Error {
     Error::ValueMismatch {
         position: "upcall return".into(),
@@ -676,7 +653,7 @@ unsafe fn dispatch(ctx: &Context<'_>, frame: &mut UpcallFrame) -> Result<()> {
             ArgKind::Scalar(k, loc) => {
                 // SAFETY: the location belongs to the plan of this call (caller's contract).
                 let bits = unsafe { frame.arg(loc) };
-                crate::linker::scalar_value(k, bits)
+                Value::from_scalar_bits(k, bits)
             }
             ArgKind::Group { size, align } => {
                 let copy = copies
@@ -741,7 +718,9 @@ unsafe fn dispatch(ctx: &Context<'_>, frame: &mut UpcallFrame) -> Result<()> {
             }
         }
         (RetKind::Scalar(k, reg), _) => {
-            let bits = return_bits(k, &result).ok_or_else(|| return_mismatch(k, &result))?;
+            let bits = result
+                .scalar_bits(k)
+                .ok_or_else(|| return_mismatch(k, &result))?;
             frame.set_return(reg, bits);
         }
         (RetKind::Group(size), plan) => {
