@@ -302,7 +302,7 @@ fn sixteen_ints_and_sixteen_doubles() {
         want += (k as f64 - 5.0) * (k + 1) as f64 + (k as f64 * 0.5) * (k + 1) as f64 * 1000.0;
     }
     let h = link("sysv_16i_16d", &FD::of(V::F64, layouts));
-    assert_eq!(h.plan().stack_bytes, 18 * 8);
+    assert_eq!(h.plan().stack_bytes(), 18 * 8);
     assert_eq!(f64_of(unsafe { h.invoke(&vals) }.unwrap()), want);
 }
 
@@ -690,7 +690,7 @@ fn variadic_promotions() {
         ],
     );
     let h = link_with("sysv_va_sum", &d, &[LinkerOption::FirstVariadicArg(1)]);
-    assert_eq!(h.plan().vector_registers, 4);
+    assert_eq!(h.plan().vector_registers(), 4);
     assert_eq!(
         h.plan().to_string(),
         "(rdi, xmm0, rsi, xmm1, rdx, rcx, r8, xmm2+xmm3) -> xmm0"

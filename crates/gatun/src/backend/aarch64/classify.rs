@@ -631,7 +631,7 @@ fn return_plan(layout: Option<&MemoryLayout>, flavour: Flavour) -> ReturnPlan {
 /// use gatun::linker::FunctionDescriptor;
 /// let hfa = MemoryLayout::c_struct([ValueLayout::F32; 3]).unwrap();
 /// let p = plan(&FunctionDescriptor::of_void([hfa]), None, Flavour::Linux).unwrap();
-/// let regs: Vec<_> = p.args[0].moves.iter().map(|m| m.to).collect();
+/// let regs: Vec<_> = p.args()[0].moves.iter().map(|m| m.to).collect();
 /// assert_eq!(regs, [Location::Vector(0), Location::Vector(1), Location::Vector(2)]);
 /// ```
 ///
