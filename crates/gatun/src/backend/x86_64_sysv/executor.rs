@@ -481,3 +481,79 @@ impl Uncaptured<'_> {
         unsafe { self.0.values.call_plain(args, target) }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::{MemoryLayout, ValueLayout as V};
+    use crate::linker::FunctionDescriptor as FD;
+
+    extern "C" fn never_called() {}
+
+    /// The executor `link` picks for a descriptor (its variant's name).
+    fn variant(d: &FD, first_variadic: Option<usize>, capture: bool) -> &'static str {
+        let plan = super::super::classify::plan(d, first_variadic).unwrap();
+        let args: Vec<ArgKind> = d.argument_layouts().iter().map(ArgKind::of).collect();
+        let ret = RetKind::of(d.return_layout());
+        let target = never_called as *const c_void;
+        let exec = Executor::link(&plan, &args, ret, capture, target).unwrap();
+        // the test hook is one variant, whatever the fast path was
+        let interpreted = exec.interpreted();
+        assert!(matches!(interpreted, Executor::Interpreted));
+        assert_eq!(
+            (interpreted.int_arity(args.len()), interpreted.float_arity(args.len())),
+            (usize::MAX, usize::MAX)
+        );
+        assert!(interpreted.image().is_none() && interpreted.uncaptured().is_none());
+        // the cached arities follow the variant
+        let n = args.len();
+        assert_eq!(
+            exec.int_arity(n) == n,
+            matches!(exec, Executor::Int(..)),
+            "{d}"
+        );
+        assert_eq!(
+            exec.float_arity(n) == n,
+            matches!(exec, Executor::Float(..)),
+            "{d}"
+        );
+        match exec {
+            Executor::Interpreted => "Interpreted",
+            Executor::Int(..) => "Int",
+            Executor::Float(..) => "Float",
+            Executor::Image(..) => "Image",
+            Executor::Struct(..) => "Struct",
+            Executor::Capture(..) => "Capture",
+            Executor::CaptureUncaptured(..) => "CaptureUncaptured",
+            Executor::Plain(..) => "Plain",
+        }
+    }
+
+    #[test]
+    fn one_fast_path_per_signature() {
+        let st = |m: &[V]| MemoryLayout::c_struct(m.iter().map(|v| MemoryLayout::from(v.clone()))).unwrap();
+        assert_eq!(variant(&FD::of_void([]), None, false), "Int");
+        assert_eq!(variant(&FD::of(V::I32, [V::I32]), None, false), "Int");
+        assert_eq!(variant(&FD::of(V::F64, [V::F64]), None, false), "Float");
+        assert_eq!(variant(&FD::of(V::BOOL, [V::I32]), None, false), "Plain");
+        assert_eq!(
+            variant(&FD::of(st(&[V::I64, V::F64]), [V::I32]), None, false),
+            "Image"
+        );
+        assert_eq!(
+            variant(&FD::of(st(&[V::I64, V::I64, V::I64]), [V::I32]), None, false),
+            "Struct"
+        );
+        assert_eq!(
+            variant(&FD::of(V::I32, [V::I32]), None, true),
+            "CaptureUncaptured"
+        );
+        assert_eq!(variant(&FD::of(V::F64, [V::I32]), None, true), "Capture");
+        assert_eq!(
+            variant(&FD::of(st(&[V::I64, V::I64, V::I64]), [V::I32]), None, true),
+            "Plain"
+        );
+        // variadic: never the target itself, still the integer fast path
+        assert_eq!(variant(&FD::of(V::I32, [V::I32]), Some(0), false), "Int");
+    }
+}
