@@ -209,3 +209,35 @@ fn strtol_and_open_capture_errno() {
     assert_eq!(r, Value::I32(-1));
     assert_eq!(cap.get::<i32>(0).unwrap(), 2);
 }
+
+#[test]
+fn struct_return_errors_report_a_wrong_argument_count_first() {
+    use gatun::layout::MemoryLayout;
+    use gatun::Error;
+    // ldiv_t ldiv(long, long): a struct return, so `invoke` (not `invoke_into`) is wrong too;
+    // with a wrong count as well, the count is the error reported, as on every other path.
+    let ldiv_t = MemoryLayout::c_struct([V::I64, V::I64]).unwrap();
+    let h = link_lib(
+        &lib("libc.so.6"),
+        "ldiv",
+        &FD::of(ldiv_t, [V::I64, V::I64]),
+        &[],
+    );
+    let three = [Value::I64(7), Value::I64(2), Value::I64(0)];
+    // SAFETY: the call is rejected before any foreign code runs.
+    let err = unsafe { h.invoke(&three) }.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::ArgumentCount {
+                expected: 2,
+                found: 3,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    // SAFETY: as above.
+    let err = unsafe { h.invoke(&three[..2]) }.unwrap_err();
+    assert!(err.to_string().contains("invoke_into"), "{err}");
+}

@@ -578,6 +578,8 @@ impl DowncallHandle {
     #[inline(never)]
     unsafe fn invoke_slow(&self, args: &[Value<'_>]) -> Result<Value<'static>> {
         if let RetKind::Group { .. } = self.inner.ret {
+            // A wrong argument count is the first mistake to report, as on every other path.
+            self.check_count(args.len())?;
             return Err(struct_return_error());
         }
         // SAFETY: forwarded; no destination is needed for scalar and void returns.
@@ -1038,6 +1040,11 @@ fn capture_ptr(v: &Value<'_>) -> Result<*mut i32> {
         Value::Segment(s) if s.byte_size() >= 4 => Err(Error::MisalignedAccess {
             address: s.address(),
             alignment: 4,
+        }),
+        Value::Segment(s) => Err(Error::ValueMismatch {
+            position: "argument 1 (the capture segment)".into(),
+            expected: "a capture segment (capture_state_layout(): 4 bytes, 4-byte aligned)".into(),
+            found: format!("a segment of {} bytes", s.byte_size()),
         }),
         ref v => Err(Error::ValueMismatch {
             position: "argument 1 (the capture segment)".into(),
