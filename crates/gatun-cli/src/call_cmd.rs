@@ -5,9 +5,8 @@
 //!   precede the prototype). With `-i HEADER` (repeatable) the headers are preprocessed by the
 //!   system C compiler first and their declarations are available; `DECL` may then be just
 //!   the name of a function they declare (`gatun call -l libz.so.1 -i zlib.h crc32 0 hello
-//!   5`). A bare name's `char *` result prints as an address (the declarations keep no C
-//!   return type); write the prototype to get the string. The symbol is looked up in the `-l` libraries (sonames or paths, in
-//!   order), then in the default lookup (the process, libc, libm).
+//!   5`). The symbol is looked up in the `-l` libraries (sonames or paths, in order), then
+//!   in the default lookup (the process, libc, libm).
 //! - Arguments: integers (`42`, `-1`, `0x10`), floating point (`1.5`, `1e3`), `true`/`false`,
 //!   `NULL` (a floating-point parameter also takes integers, `0x10` included); any other text given for a pointer parameter is passed as a NUL-terminated string;
 //!   `[N]` passes a zeroed buffer of N bytes (printed after the call: as a string when it holds
@@ -20,7 +19,8 @@
 //!   their type from their text: integer → `int` (or `long` if it does not fit), floating →
 //!   `double`, anything else → string.
 //! - The result is printed as a number, `true`/`false`, an address (`0x...`, `NULL`), a string
-//!   (for a `char *` return) or a brace literal for a struct; `--errno` captures `errno` and
+//!   (for a return type written as a pointer to a character type, `char *` or `const
+//!   unsigned char *`, in the prototype or the header) or a brace literal for a struct; `--errno` captures `errno` and
 //!   prints `-1 (errno 2: No such file or directory)`; `--json` prints one JSON object.
 //!   Floating-point results are printed in their shortest round-trip form (`0.1`, `1e300`);
 //!   in JSON, NaN and infinities are the strings `"NaN"`, `"inf"` and `"-inf"`.
@@ -638,16 +638,6 @@ fn show_memory_within(
     }
 }
 
-/// Whether the prototype of `name` in `decl` returns `char *` (printed as a string).
-fn returns_char_pointer(decl: &str, name: &str) -> bool {
-    let Some(at) = decl.rfind(&format!("{name}(")).or_else(|| decl.rfind(name)) else {
-        return false;
-    };
-    let head = &decl[..at];
-    let head = head.rsplit([';', '}']).next().unwrap_or(head);
-    head.contains("char") && head.matches('*').count() == 1 && !head.contains('(')
-}
-
 /// The declarations of `headers` (`-i`), preprocessed by the system C compiler; empty when no
 /// header is given.
 pub fn header_declarations(headers: &[String]) -> Result<Declarations, String> {
@@ -850,9 +840,9 @@ pub fn run(args: &CallArgs) -> Result<(), String> {
 
     let (text, json_result) = match (&result, descriptor.return_layout()) {
         (Value::Segment(seg), Some(layout)) if layout.is_group() => show_memory(*seg, 0, layout),
-        (Value::Address(p), _) if !p.is_null() && returns_char_pointer(&args.decl, &name) => {
-            // SAFETY: the prototype says the function returns a `char *`, i.e. a NUL-terminated
-            // string (or NULL, handled above).
+        (Value::Address(p), _) if !p.is_null() && f.returns_c_string() => {
+            // SAFETY: the prototype (typed or from a header) says the function returns a
+            // `char *`, i.e. a NUL-terminated string (or NULL, handled above).
             let s = unsafe { CStr::from_ptr(p.cast()) }
                 .to_string_lossy()
                 .into_owned();
@@ -1279,10 +1269,5 @@ mod tests {
         assert_eq!(parse_int("-0x10"), Some(-16));
         assert_eq!(parse_int("12a"), None);
         assert_eq!(parse_float("1e3"), Some(1000.0));
-        assert!(returns_char_pointer("char *getenv(const char *)", "getenv"));
-        assert!(!returns_char_pointer(
-            "size_t strlen(const char *)",
-            "strlen"
-        ));
     }
 }

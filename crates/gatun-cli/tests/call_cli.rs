@@ -473,3 +473,37 @@ fn headers_declare_what_is_called() {
     let e = call_fails(&["crc32", "0"]);
     assert!(e.contains("is only a name"), "{e}");
 }
+
+#[test]
+fn header_functions_returning_char_pointers_print_strings() {
+    assert_eq!(
+        call(&["-i", "string.h", "strerror", "2"]),
+        "No such file or directory\n"
+    );
+    let out = gatun()
+        .args([
+            "call",
+            "-i",
+            "stdlib.h",
+            "getenv",
+            "GATUN_CLI_HEADER_TEST",
+            "--json",
+        ])
+        .env("GATUN_CLI_HEADER_TEST", "from the header")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["result"], "from the header");
+    // An explicit prototype through a character typedef, and `const unsigned char *`.
+    assert_eq!(
+        call(&["typedef char gchar; gchar *strerror(int)", "2"]),
+        "No such file or directory\n"
+    );
+    assert_eq!(
+        call(&["const unsigned char *strerror(int)", "2"]),
+        "No such file or directory\n"
+    );
+    // Other pointers still print as addresses.
+    assert!(call(&["void *strerror(int)", "2"]).starts_with("0x"));
+}
