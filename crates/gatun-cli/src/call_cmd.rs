@@ -21,7 +21,8 @@
 //! - The result is printed as a number, `true`/`false`, an address (`0x...`, `NULL`), a string
 //!   (for a return type written as a pointer to a character type, `char *` or `const
 //!   unsigned char *`, in the prototype or the header) or a brace literal for a struct; `--errno` captures `errno` and
-//!   prints `-1 (errno 2: No such file or directory)`; `--json` prints one JSON object.
+//!   prints `-1 (errno 2: No such file or directory)`; `--json` prints one JSON object (and
+//!   an error as `{"error": "MESSAGE"}` on stderr).
 //!   Floating-point results are printed in their shortest round-trip form (`0.1`, `1e300`);
 //!   in JSON, NaN and infinities are the strings `"NaN"`, `"inf"` and `"-inf"`.
 //! - Options may also follow the declaration or the arguments ([`hoist_options`]); an unknown
@@ -55,7 +56,8 @@ pub struct CallArgs {
     /// Capture `errno` right after the call and print it with its message.
     #[arg(long)]
     pub errno: bool,
-    /// Print JSON instead of text.
+    /// Print JSON instead of text. Errors are then one JSON object on stderr,
+    /// `{"error": "MESSAGE"}` (stdout stays empty; exit status 2).
     #[arg(long)]
     pub json: bool,
     /// Print every `[N]` buffer as hex bytes (buffers that do not hold text always are).

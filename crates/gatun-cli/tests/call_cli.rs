@@ -365,7 +365,7 @@ fn buffers_that_are_not_text_print_as_hex() {
 #[test]
 fn unknown_options_after_the_declaration_are_errors() {
     let e = call_fails(&["int abs(int)", "--bogus"]);
-    assert!(e.contains("unexpected argument '--bogus'"), "{e}");
+    assert!(e.contains("unknown option '--bogus'"), "{e}");
     assert!(e.contains("after `--`"), "{e}");
     let e = call_fails(&["int abs(int)", "5", "-x"]);
     assert!(e.contains("'-x'"), "{e}");
@@ -506,4 +506,50 @@ fn header_functions_returning_char_pointers_print_strings() {
     );
     // Other pointers still print as addresses.
     assert!(call(&["void *strerror(int)", "2"]).starts_with("0x"));
+}
+
+#[test]
+fn usage_errors_are_one_complete_line() {
+    let e = call_fails(&[]);
+    assert_eq!(
+        e.trim_end(),
+        "gatun: missing required argument <DECL> (usage: gatun call [OPTIONS] <DECL> [ARGS]...)"
+    );
+    let e = one_line_error(&["layout"]);
+    assert_eq!(
+        e.trim_end(),
+        "gatun: missing required argument <DECL> (usage: gatun layout [OPTIONS] <DECL>)"
+    );
+    // A stray word is an extra argument, not an option.
+    let e = one_line_error(&["layout", "int", "extra"]);
+    assert!(e.contains("unexpected extra argument 'extra'"), "{e}");
+    assert!(!e.contains("option"), "{e}");
+    assert!(e.contains("(usage: gatun layout [OPTIONS] <DECL>)"), "{e}");
+}
+
+#[test]
+fn json_errors_are_a_json_object_on_stderr() {
+    for args in [
+        &["call", "--json", "int abs(int)", "x"][..],
+        &["call", "int abs(int)", "x", "--json"],
+        &["call", "--json"],
+        &["layout", "--json", "struct S { foo x; }"],
+        &["layout", "--json", "int", "extra"],
+    ] {
+        let out = gatun().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        let v: serde_json::Value = serde_json::from_str(&err).unwrap();
+        let message = v["error"].as_str().unwrap();
+        assert!(
+            !message.is_empty() && !message.starts_with("gatun:"),
+            "{err}"
+        );
+        assert_eq!(v.as_object().unwrap().len(), 1, "{err}");
+    }
+    // After `--`, `--json` is an argument, so the error is plain text.
+    let e = call_fails(&["int abs(int)", "--", "--json"]);
+    assert!(e.contains("`--json`"), "{e}");
 }
