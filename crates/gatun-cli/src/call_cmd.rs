@@ -178,6 +178,32 @@ fn parse_float(text: &str) -> Option<f64> {
     t.parse::<f64>().ok()
 }
 
+/// `Err` when `text` (converted to `v`, of type `kind`) is a finite number too large for
+/// `kind` (`1e999` for a double, `1e39` for a float), which would otherwise silently become
+/// an infinity; `inf` and `infinity` (any case, signed) are infinities on purpose.
+fn check_float_range(what: &str, text: &str, v: f64, kind: ScalarKind) -> Result<(), String> {
+    let word = text
+        .trim()
+        .trim_start_matches(['-', '+'])
+        .to_ascii_lowercase();
+    let overflows = match kind {
+        ScalarKind::F32 => (v as f32).is_infinite(),
+        _ => v.is_infinite(),
+    };
+    if overflows && word != "inf" && word != "infinity" {
+        let (name, max) = match kind {
+            ScalarKind::F32 => ("float", f64::from(f32::MAX)),
+            _ => ("double", f64::MAX),
+        };
+        return Err(format!(
+            "{what}: `{}` is out of range for {name} (magnitude at most {max:e}; write `inf` \
+             for an infinity)",
+            text.trim()
+        ));
+    }
+    Ok(())
+}
+
 /// Where an argument's extra memory lives: strings and buffers, allocated from the call arena.
 struct Buffers<'a> {
     arena: &'a ConfinedArena,
@@ -200,7 +226,17 @@ fn scalar_value<'a>(
 ) -> Result<Value<'a>, String> {
     let int = |lo: i128, hi: i128| -> Result<i128, String> {
         let v = parse_int(text).ok_or_else(|| {
-            format!("{what}: expected an integer ({kind}), found `{text}` (non-numeric argument)")
+            if parse_float(text).is_some() {
+                // `1.5`, `1e3`, `inf`: a number, but not an integer.
+                format!(
+                    "{what}: `{}` is not an integer (the type is {kind})",
+                    text.trim()
+                )
+            } else {
+                format!(
+                    "{what}: expected an integer ({kind}), found `{text}` (non-numeric argument)"
+                )
+            }
         })?;
         if v < lo || v > hi {
             return Err(format!(
@@ -233,6 +269,7 @@ fn scalar_value<'a>(
                         "{what}: expected a number ({kind}), found `{text}` (non-numeric argument)"
                     )
                 })?;
+            check_float_range(what, text, v, kind)?;
             if kind == ScalarKind::F32 {
                 Value::F32(v as f32)
             } else {
@@ -501,6 +538,7 @@ fn variadic_value<'a>(
         ));
     }
     if let Some(f) = parse_float(text) {
+        check_float_range(&format!("argument {}", index + 1), text, f, ScalarKind::F64)?;
         return Ok((ValueLayout::F64, Value::F64(f)));
     }
     if text.starts_with('{') {
@@ -1271,5 +1309,13 @@ mod tests {
         assert_eq!(parse_int("-0x10"), Some(-16));
         assert_eq!(parse_int("12a"), None);
         assert_eq!(parse_float("1e3"), Some(1000.0));
+        let f64_kind = ScalarKind::F64;
+        assert!(check_float_range("a", "1e308", 1e308, f64_kind).is_ok());
+        assert!(check_float_range("a", "-Infinity", f64::NEG_INFINITY, f64_kind).is_ok());
+        let e = check_float_range("a", "1e999", f64::INFINITY, f64_kind).unwrap_err();
+        assert!(e.contains("`1e999` is out of range for double"), "{e}");
+        let e = check_float_range("a", "-1e39", -1e39, ScalarKind::F32).unwrap_err();
+        assert!(e.contains("`-1e39` is out of range for float"), "{e}");
+        assert!(check_float_range("a", "1e38", 1e38, ScalarKind::F32).is_ok());
     }
 }

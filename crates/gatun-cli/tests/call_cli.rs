@@ -553,3 +553,38 @@ fn json_errors_are_a_json_object_on_stderr() {
     let e = call_fails(&["int abs(int)", "--", "--json"]);
     assert!(e.contains("`--json`"), "{e}");
 }
+
+#[test]
+fn numbers_that_do_not_fit_the_parameter_say_why() {
+    for (text, shown) in [("1.5", "`1.5`"), ("1e3", "`1e3`"), ("-0.0", "`-0.0`")] {
+        let e = call_fails(&["int abs(int)", text]);
+        assert!(
+            e.contains(&format!(
+                "argument 1: {shown} is not an integer (the type is i32)"
+            )),
+            "{e}"
+        );
+        assert!(!e.contains("non-numeric"), "{e}");
+    }
+    let e = call_fails(&["int abs(int)", "twelve"]);
+    assert!(e.contains("non-numeric"), "{e}");
+    // A finite number too large for the type is an error, not an infinity.
+    let e = call_fails(&["-l", "libm.so.6", "double fabs(double)", "1e999"]);
+    assert!(e.contains("`1e999` is out of range for double"), "{e}");
+    let e = call_fails(&["-l", "libm.so.6", "float fabsf(float)", "1e39"]);
+    assert!(e.contains("`1e39` is out of range for float"), "{e}");
+    let e = call_fails(&["int printf(const char *, ...)", "%f", "-1e999"]);
+    assert!(
+        e.contains("argument 2: `-1e999` is out of range for double"),
+        "{e}"
+    );
+    // Infinities written as such are still passed.
+    assert_eq!(
+        call(&["-l", "libm.so.6", "double fabs(double)", "-Infinity"]),
+        "inf\n"
+    );
+    assert_eq!(
+        call(&["-l", "libm.so.6", "double fabs(double)", "1e308"]),
+        "1e308\n"
+    );
+}
