@@ -212,9 +212,20 @@ struct Buffers<'a> {
     decls: Declarations,
     /// `(argument index, segment)` of each `[N]` buffer, printed after the call.
     shown: Vec<(usize, MemorySegment<'a>)>,
-    /// `(argument index, type as written, layout, segment)` of each `&TYPE` out-parameter,
-    /// printed after the call.
-    outs: Vec<(usize, String, MemoryLayout, MemorySegment<'a>)>,
+    /// Each `&TYPE` out-parameter, printed after the call.
+    outs: Vec<Out<'a>>,
+}
+
+/// A `&TYPE` out-parameter.
+struct Out<'a> {
+    /// Argument index (from 0).
+    index: usize,
+    /// The type as written.
+    ty: String,
+    layout: MemoryLayout,
+    /// Whether `TYPE` is a pointer to a character type (printed as the string it points to).
+    c_string: bool,
+    seg: MemorySegment<'a>,
 }
 
 fn scalar_value<'a>(
@@ -352,8 +363,27 @@ fn out_parameter<'a>(
         let lit = parse_literal(init).map_err(|e| format!("argument {}: {e}", index + 1))?;
         fill(seg, 0, &layout, &lit, index, bufs)?;
     }
-    bufs.outs.push((index, ty.to_string(), layout, seg));
+    let c_string = layout.as_value().map(ValueLayout::kind) == Some(ScalarKind::Pointer)
+        && is_c_string_type(&bufs.decls, ty);
+    bufs.outs.push(Out {
+        index,
+        ty: ty.to_string(),
+        layout,
+        c_string,
+        seg,
+    });
     Ok(Some(Value::Segment(seg)))
+}
+
+/// Whether type `ty` is a pointer to a character type (`char *`, `const unsigned char *`, a
+/// typedef of `char` then `*`). The declarations record that fact for a function's return
+/// type ([`gatun::cdecl::FunctionDecl::returns_c_string`]), so this declares a function
+/// returning `ty` in a copy of `decls` and asks it.
+fn is_c_string_type(decls: &Declarations, ty: &str) -> bool {
+    const PROBE: &str = "__gatun_cli_out_parameter_probe";
+    let mut probe = decls.clone();
+    probe.add(&format!("{ty} {PROBE}(void);")).is_ok()
+        && probe.function(PROBE).is_some_and(|f| f.returns_c_string())
 }
 
 /// Writes literal `lit` for `layout` at `offset` of `seg`. A brace list for a struct, union
@@ -901,7 +931,13 @@ pub fn run(args: &CallArgs) -> Result<(), String> {
     let outs: Vec<(usize, &str, (String, Json))> = bufs
         .outs
         .iter()
-        .map(|(i, ty, layout, seg)| (*i, ty.as_str(), show_out(*seg, ty, layout)))
+        .map(|o| {
+            (
+                o.index,
+                o.ty.as_str(),
+                show_out(o.seg, o.c_string, &o.layout),
+            )
+        })
         .collect();
 
     if args.json {
@@ -961,16 +997,11 @@ pub fn run(args: &CallArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// An out-parameter's value: a `char *` as the string it points to (quoted; `NULL`), a
-/// `char[N]` as a `[N]` buffer (a quoted string, or hex bytes), any other type as
+/// An out-parameter's value: a pointer to a character type (`c_string`: `char *`, `const
+/// unsigned char *`) as the string it points to (quoted; `NULL`), a `char[N]` as a `[N]` buffer (a quoted string, or hex bytes), any other type as
 /// [`show_memory`] shows it.
-fn show_out(seg: MemorySegment<'_>, ty: &str, layout: &MemoryLayout) -> (String, Json) {
-    let words: String = ty
-        .split_whitespace()
-        .filter(|w| *w != "const")
-        .collect::<Vec<_>>()
-        .join("");
-    if matches!(words.as_str(), "char*" | "signedchar*" | "unsignedchar*") {
+fn show_out(seg: MemorySegment<'_>, c_string: bool, layout: &MemoryLayout) -> (String, Json) {
+    if c_string {
         if let Ok(p) = seg.get_address(0) {
             if p.is_null() {
                 return ("NULL".into(), Json::Null);

@@ -320,6 +320,18 @@ fn out_parameters_are_shown_by_type() {
         v["out"],
         serde_json::json!([{ "argument": 2, "type": "double", "value": 2.0 }])
     );
+    // Any pointer to a character type, also through a typedef of `char`; other pointers
+    // print as addresses.
+    let strtod = "typedef char gchar; double strtod(const char *, gchar **)";
+    for ty in ["&gchar *", "&const char*", "&unsigned char *"] {
+        assert_eq!(
+            call(&[strtod, "2.5rest", ty]),
+            "2.5\nargument 2: \"rest\"\n",
+            "{ty}"
+        );
+    }
+    let out = call(&[strtod, "2.5rest", "&void *"]);
+    assert!(out.starts_with("2.5\nargument 2: 0x"), "{out}");
     // Text after `&` that is not a type is a string.
     assert_eq!(call(&["size_t strlen(const char *)", "&notatype"]), "9\n");
 }
