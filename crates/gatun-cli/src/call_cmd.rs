@@ -5,9 +5,8 @@
 //!   precede the prototype). With `-i HEADER` (repeatable) the headers are preprocessed by the
 //!   system C compiler first and their declarations are available; `DECL` may then be just
 //!   the name of a function they declare (`gatun call -l libz.so.1 -i zlib.h crc32 0 hello
-//!   5`). A bare name's `char *` result prints as an address (the declarations keep no C
-//!   return type); write the prototype to get the string. The symbol is looked up in the `-l` libraries (sonames or paths, in
-//!   order), then in the default lookup (the process, libc, libm).
+//!   5`). The symbol is looked up in the `-l` libraries (sonames or paths, in order), then
+//!   in the default lookup (the process, libc, libm).
 //! - Arguments: integers (`42`, `-1`, `0x10`), floating point (`1.5`, `1e3`), `true`/`false`,
 //!   `NULL` (a floating-point parameter also takes integers, `0x10` included); any other text given for a pointer parameter is passed as a NUL-terminated string;
 //!   `[N]` passes a zeroed buffer of N bytes (printed after the call: as a string when it holds
@@ -20,8 +19,10 @@
 //!   their type from their text: integer → `int` (or `long` if it does not fit), floating →
 //!   `double`, anything else → string.
 //! - The result is printed as a number, `true`/`false`, an address (`0x...`, `NULL`), a string
-//!   (for a `char *` return) or a brace literal for a struct; `--errno` captures `errno` and
-//!   prints `-1 (errno 2: No such file or directory)`; `--json` prints one JSON object.
+//!   (for a return type written as a pointer to a character type, `char *` or `const
+//!   unsigned char *`, in the prototype or the header) or a brace literal for a struct; `--errno` captures `errno` and
+//!   prints `-1 (errno 2: No such file or directory)`; `--json` prints one JSON object (and
+//!   an error as `{"error": "MESSAGE"}` on stderr).
 //!   Floating-point results are printed in their shortest round-trip form (`0.1`, `1e300`);
 //!   in JSON, NaN and infinities are the strings `"NaN"`, `"inf"` and `"-inf"`.
 //! - Options may also follow the declaration or the arguments ([`hoist_options`]); an unknown
@@ -55,7 +56,8 @@ pub struct CallArgs {
     /// Capture `errno` right after the call and print it with its message.
     #[arg(long)]
     pub errno: bool,
-    /// Print JSON instead of text.
+    /// Print JSON instead of text. Errors are then one JSON object on stderr,
+    /// `{"error": "MESSAGE"}` (stdout stays empty; exit status 2).
     #[arg(long)]
     pub json: bool,
     /// Print every `[N]` buffer as hex bytes (buffers that do not hold text always are).
@@ -176,6 +178,32 @@ fn parse_float(text: &str) -> Option<f64> {
     t.parse::<f64>().ok()
 }
 
+/// `Err` when `text` (converted to `v`, of type `kind`) is a finite number too large for
+/// `kind` (`1e999` for a double, `1e39` for a float), which would otherwise silently become
+/// an infinity; `inf` and `infinity` (any case, signed) are infinities on purpose.
+fn check_float_range(what: &str, text: &str, v: f64, kind: ScalarKind) -> Result<(), String> {
+    let word = text
+        .trim()
+        .trim_start_matches(['-', '+'])
+        .to_ascii_lowercase();
+    let overflows = match kind {
+        ScalarKind::F32 => (v as f32).is_infinite(),
+        _ => v.is_infinite(),
+    };
+    if overflows && word != "inf" && word != "infinity" {
+        let (name, max) = match kind {
+            ScalarKind::F32 => ("float", f64::from(f32::MAX)),
+            _ => ("double", f64::MAX),
+        };
+        return Err(format!(
+            "{what}: `{}` is out of range for {name} (magnitude at most {max:e}; write `inf` \
+             for an infinity)",
+            text.trim()
+        ));
+    }
+    Ok(())
+}
+
 /// Where an argument's extra memory lives: strings and buffers, allocated from the call arena.
 struct Buffers<'a> {
     arena: &'a ConfinedArena,
@@ -184,9 +212,20 @@ struct Buffers<'a> {
     decls: Declarations,
     /// `(argument index, segment)` of each `[N]` buffer, printed after the call.
     shown: Vec<(usize, MemorySegment<'a>)>,
-    /// `(argument index, type as written, layout, segment)` of each `&TYPE` out-parameter,
-    /// printed after the call.
-    outs: Vec<(usize, String, MemoryLayout, MemorySegment<'a>)>,
+    /// Each `&TYPE` out-parameter, printed after the call.
+    outs: Vec<Out<'a>>,
+}
+
+/// A `&TYPE` out-parameter.
+struct Out<'a> {
+    /// Argument index (from 0).
+    index: usize,
+    /// The type as written.
+    ty: String,
+    layout: MemoryLayout,
+    /// Whether `TYPE` is a pointer to a character type (printed as the string it points to).
+    c_string: bool,
+    seg: MemorySegment<'a>,
 }
 
 fn scalar_value<'a>(
@@ -198,7 +237,17 @@ fn scalar_value<'a>(
 ) -> Result<Value<'a>, String> {
     let int = |lo: i128, hi: i128| -> Result<i128, String> {
         let v = parse_int(text).ok_or_else(|| {
-            format!("{what}: expected an integer ({kind}), found `{text}` (non-numeric argument)")
+            if parse_float(text).is_some() {
+                // `1.5`, `1e3`, `inf`: a number, but not an integer.
+                format!(
+                    "{what}: `{}` is not an integer (the type is {kind})",
+                    text.trim()
+                )
+            } else {
+                format!(
+                    "{what}: expected an integer ({kind}), found `{text}` (non-numeric argument)"
+                )
+            }
         })?;
         if v < lo || v > hi {
             return Err(format!(
@@ -231,6 +280,7 @@ fn scalar_value<'a>(
                         "{what}: expected a number ({kind}), found `{text}` (non-numeric argument)"
                     )
                 })?;
+            check_float_range(what, text, v, kind)?;
             if kind == ScalarKind::F32 {
                 Value::F32(v as f32)
             } else {
@@ -313,8 +363,27 @@ fn out_parameter<'a>(
         let lit = parse_literal(init).map_err(|e| format!("argument {}: {e}", index + 1))?;
         fill(seg, 0, &layout, &lit, index, bufs)?;
     }
-    bufs.outs.push((index, ty.to_string(), layout, seg));
+    let c_string = layout.as_value().map(ValueLayout::kind) == Some(ScalarKind::Pointer)
+        && is_c_string_type(&bufs.decls, ty);
+    bufs.outs.push(Out {
+        index,
+        ty: ty.to_string(),
+        layout,
+        c_string,
+        seg,
+    });
     Ok(Some(Value::Segment(seg)))
+}
+
+/// Whether type `ty` is a pointer to a character type (`char *`, `const unsigned char *`, a
+/// typedef of `char` then `*`). The declarations record that fact for a function's return
+/// type ([`gatun::cdecl::FunctionDecl::returns_c_string`]), so this declares a function
+/// returning `ty` in a copy of `decls` and asks it.
+fn is_c_string_type(decls: &Declarations, ty: &str) -> bool {
+    const PROBE: &str = "__gatun_cli_out_parameter_probe";
+    let mut probe = decls.clone();
+    probe.add(&format!("{ty} {PROBE}(void);")).is_ok()
+        && probe.function(PROBE).is_some_and(|f| f.returns_c_string())
 }
 
 /// Writes literal `lit` for `layout` at `offset` of `seg`. A brace list for a struct, union
@@ -499,6 +568,7 @@ fn variadic_value<'a>(
         ));
     }
     if let Some(f) = parse_float(text) {
+        check_float_range(&format!("argument {}", index + 1), text, f, ScalarKind::F64)?;
         return Ok((ValueLayout::F64, Value::F64(f)));
     }
     if text.starts_with('{') {
@@ -636,16 +706,6 @@ fn show_memory_within(
         }
         MemoryLayout::Padding(_) => (String::new(), Json::Null),
     }
-}
-
-/// Whether the prototype of `name` in `decl` returns `char *` (printed as a string).
-fn returns_char_pointer(decl: &str, name: &str) -> bool {
-    let Some(at) = decl.rfind(&format!("{name}(")).or_else(|| decl.rfind(name)) else {
-        return false;
-    };
-    let head = &decl[..at];
-    let head = head.rsplit([';', '}']).next().unwrap_or(head);
-    head.contains("char") && head.matches('*').count() == 1 && !head.contains('(')
 }
 
 /// The declarations of `headers` (`-i`), preprocessed by the system C compiler; empty when no
@@ -850,9 +910,9 @@ pub fn run(args: &CallArgs) -> Result<(), String> {
 
     let (text, json_result) = match (&result, descriptor.return_layout()) {
         (Value::Segment(seg), Some(layout)) if layout.is_group() => show_memory(*seg, 0, layout),
-        (Value::Address(p), _) if !p.is_null() && returns_char_pointer(&args.decl, &name) => {
-            // SAFETY: the prototype says the function returns a `char *`, i.e. a NUL-terminated
-            // string (or NULL, handled above).
+        (Value::Address(p), _) if !p.is_null() && f.returns_c_string() => {
+            // SAFETY: the prototype (typed or from a header) says the function returns a
+            // `char *`, i.e. a NUL-terminated string (or NULL, handled above).
             let s = unsafe { CStr::from_ptr(p.cast()) }
                 .to_string_lossy()
                 .into_owned();
@@ -871,7 +931,13 @@ pub fn run(args: &CallArgs) -> Result<(), String> {
     let outs: Vec<(usize, &str, (String, Json))> = bufs
         .outs
         .iter()
-        .map(|(i, ty, layout, seg)| (*i, ty.as_str(), show_out(*seg, ty, layout)))
+        .map(|o| {
+            (
+                o.index,
+                o.ty.as_str(),
+                show_out(o.seg, o.c_string, &o.layout),
+            )
+        })
         .collect();
 
     if args.json {
@@ -931,16 +997,11 @@ pub fn run(args: &CallArgs) -> Result<(), String> {
     Ok(())
 }
 
-/// An out-parameter's value: a `char *` as the string it points to (quoted; `NULL`), a
-/// `char[N]` as a `[N]` buffer (a quoted string, or hex bytes), any other type as
+/// An out-parameter's value: a pointer to a character type (`c_string`: `char *`, `const
+/// unsigned char *`) as the string it points to (quoted; `NULL`), a `char[N]` as a `[N]` buffer (a quoted string, or hex bytes), any other type as
 /// [`show_memory`] shows it.
-fn show_out(seg: MemorySegment<'_>, ty: &str, layout: &MemoryLayout) -> (String, Json) {
-    let words: String = ty
-        .split_whitespace()
-        .filter(|w| *w != "const")
-        .collect::<Vec<_>>()
-        .join("");
-    if matches!(words.as_str(), "char*" | "signedchar*" | "unsignedchar*") {
+fn show_out(seg: MemorySegment<'_>, c_string: bool, layout: &MemoryLayout) -> (String, Json) {
+    if c_string {
         if let Ok(p) = seg.get_address(0) {
             if p.is_null() {
                 return ("NULL".into(), Json::Null);
@@ -1279,10 +1340,13 @@ mod tests {
         assert_eq!(parse_int("-0x10"), Some(-16));
         assert_eq!(parse_int("12a"), None);
         assert_eq!(parse_float("1e3"), Some(1000.0));
-        assert!(returns_char_pointer("char *getenv(const char *)", "getenv"));
-        assert!(!returns_char_pointer(
-            "size_t strlen(const char *)",
-            "strlen"
-        ));
+        let f64_kind = ScalarKind::F64;
+        assert!(check_float_range("a", "1e308", 1e308, f64_kind).is_ok());
+        assert!(check_float_range("a", "-Infinity", f64::NEG_INFINITY, f64_kind).is_ok());
+        let e = check_float_range("a", "1e999", f64::INFINITY, f64_kind).unwrap_err();
+        assert!(e.contains("`1e999` is out of range for double"), "{e}");
+        let e = check_float_range("a", "-1e39", -1e39, ScalarKind::F32).unwrap_err();
+        assert!(e.contains("`-1e39` is out of range for float"), "{e}");
+        assert!(check_float_range("a", "1e38", 1e38, ScalarKind::F32).is_ok());
     }
 }

@@ -17,7 +17,8 @@ pub struct LayoutArgs {
     /// `struct S { char c; double d; }`, `struct A { int x; }; struct B { struct A a; char c; }`,
     /// `typedef struct { float x, y; } vec2;`.
     pub decl: String,
-    /// Print JSON instead of a table.
+    /// Print JSON instead of a table. Errors are then one JSON object on stderr,
+    /// `{"error": "MESSAGE"}` (stdout stays empty; exit status 2).
     #[arg(long)]
     pub json: bool,
     /// A C header whose declarations the type may use (`sys/stat.h` for `struct stat`),

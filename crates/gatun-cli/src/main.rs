@@ -10,9 +10,10 @@ mod bench;
 mod call_cmd;
 mod layout_cmd;
 
+use std::ffi::OsString;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 #[global_allocator]
 static ALLOC: gatun_bench::CountingAllocator = gatun_bench::CountingAllocator;
@@ -62,10 +63,10 @@ enum Command {
 }
 
 /// Help and version go to stdout as clap prints them; a usage error (an unknown option, a
-/// missing declaration) is one `gatun: ...` line on stderr with exit status 2, like every
-/// other bad input.
-fn usage_error(e: clap::Error) -> ExitCode {
-    use clap::error::{ContextKind, ContextValue, ErrorKind};
+/// missing declaration, an extra argument) is one error line on stderr with exit status 2,
+/// like every other bad input.
+fn usage_error(e: clap::Error, sub: Option<&str>, json: bool) -> ExitCode {
+    use clap::error::ErrorKind;
     if matches!(
         e.kind(),
         ErrorKind::DisplayHelp
@@ -74,28 +75,94 @@ fn usage_error(e: clap::Error) -> ExitCode {
     ) {
         e.exit();
     }
-    let first = e
-        .render()
-        .to_string()
-        .lines()
-        .next()
-        .unwrap_or("invalid command line")
-        .trim_start_matches("error: ")
-        .to_string();
-    let hint = match (e.kind(), e.get(ContextKind::InvalidArg)) {
-        (ErrorKind::UnknownArgument, Some(ContextValue::String(arg))) => {
-            format!(" (an unknown option; to pass `{arg}` as an argument, put it after `--`)")
-        }
-        _ => String::new(),
+    fail(&usage_message(&e, sub), json)
+}
+
+/// A clap error as one complete line: what is wrong, and the usage when that helps.
+fn usage_message(e: &clap::Error, sub: Option<&str>) -> String {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    // The subcommand's full usage (clap's error context names only the required arguments).
+    let mut cli = Cli::command();
+    cli.build();
+    let usage = match sub.and_then(|s| cli.find_subcommand_mut(s)) {
+        Some(c) => Some(c.render_usage().to_string()),
+        None => match e.get(ContextKind::Usage) {
+            Some(ContextValue::StyledStr(u)) => Some(u.to_string()),
+            _ => None,
+        },
     };
-    eprintln!("gatun: {first}{hint}");
+    let usage = match usage {
+        Some(u) => {
+            let u = u.trim();
+            format!(" (usage: {})", u.strip_prefix("Usage:").unwrap_or(u).trim())
+        }
+        None => String::new(),
+    };
+    let invalid = e.get(ContextKind::InvalidArg);
+    match (e.kind(), invalid) {
+        (ErrorKind::MissingRequiredArgument, Some(ContextValue::Strings(missing))) => {
+            let plural = if missing.len() == 1 { "" } else { "s" };
+            format!(
+                "missing required argument{plural} {}{usage}",
+                missing.join(", ")
+            )
+        }
+        (ErrorKind::UnknownArgument, Some(ContextValue::String(arg)))
+            if !arg.starts_with('-') || arg == "-" =>
+        {
+            format!("unexpected extra argument '{arg}'{usage}")
+        }
+        (ErrorKind::UnknownArgument, Some(ContextValue::String(arg))) => {
+            format!(
+                "unknown option '{arg}' (to pass `{arg}` as an argument, put it after `--`){usage}"
+            )
+        }
+        _ => {
+            // Clap's first line ("error: ..."), then the usage.
+            let rendered = e.render().to_string();
+            let first = rendered
+                .lines()
+                .next()
+                .unwrap_or("invalid command line")
+                .trim_start_matches("error: ")
+                .to_string();
+            format!("{first}{usage}")
+        }
+    }
+}
+
+/// Reports an error: `gatun: MESSAGE` on stderr, or with `--json` the JSON object
+/// `{"error": "MESSAGE"}` on stderr (one line either way, stdout stays empty); exit status 2.
+fn fail(message: &str, json: bool) -> ExitCode {
+    if json {
+        eprintln!("{}", serde_json::json!({ "error": message }));
+    } else {
+        eprintln!("gatun: {message}");
+    }
     ExitCode::from(2)
 }
 
+/// Whether `gatun call` or `gatun layout` has the `--json` flag: before a `--` (after which
+/// every word is an argument; `gatun call` puts its options before one, see
+/// `hoist_options`). `gatun bench --json PATH` names a file, so its errors stay text.
+fn wants_json(argv: &[OsString]) -> bool {
+    matches!(
+        argv.get(1).and_then(|a| a.to_str()),
+        Some("call" | "layout")
+    ) && argv
+        .iter()
+        .skip(2)
+        .take_while(|a| *a != "--")
+        .any(|a| a == "--json")
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse_from(call_cmd::hoist_options(std::env::args_os().collect())) {
+    let argv = call_cmd::hoist_options(std::env::args_os().collect());
+    let json = wants_json(&argv);
+    let sub = argv.get(1).and_then(|a| a.to_str()).map(str::to_string);
+    let cli = match Cli::try_parse_from(argv) {
         Ok(cli) => cli,
-        Err(e) => return usage_error(e),
+        Err(e) => return usage_error(e, sub.as_deref(), json),
     };
     let result = match cli.command {
         Command::Bench(args) => bench::run(&args),
@@ -104,9 +171,6 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(message) => {
-            eprintln!("gatun: {message}");
-            ExitCode::from(2)
-        }
+        Err(message) => fail(&message, json),
     }
 }

@@ -320,6 +320,18 @@ fn out_parameters_are_shown_by_type() {
         v["out"],
         serde_json::json!([{ "argument": 2, "type": "double", "value": 2.0 }])
     );
+    // Any pointer to a character type, also through a typedef of `char`; other pointers
+    // print as addresses.
+    let strtod = "typedef char gchar; double strtod(const char *, gchar **)";
+    for ty in ["&gchar *", "&const char*", "&unsigned char *"] {
+        assert_eq!(
+            call(&[strtod, "2.5rest", ty]),
+            "2.5\nargument 2: \"rest\"\n",
+            "{ty}"
+        );
+    }
+    let out = call(&[strtod, "2.5rest", "&void *"]);
+    assert!(out.starts_with("2.5\nargument 2: 0x"), "{out}");
     // Text after `&` that is not a type is a string.
     assert_eq!(call(&["size_t strlen(const char *)", "&notatype"]), "9\n");
 }
@@ -365,7 +377,7 @@ fn buffers_that_are_not_text_print_as_hex() {
 #[test]
 fn unknown_options_after_the_declaration_are_errors() {
     let e = call_fails(&["int abs(int)", "--bogus"]);
-    assert!(e.contains("unexpected argument '--bogus'"), "{e}");
+    assert!(e.contains("unknown option '--bogus'"), "{e}");
     assert!(e.contains("after `--`"), "{e}");
     let e = call_fails(&["int abs(int)", "5", "-x"]);
     assert!(e.contains("'-x'"), "{e}");
@@ -472,4 +484,119 @@ fn headers_declare_what_is_called() {
     assert!(e.contains("gatun_no_such_header.h: No such file"), "{e}");
     let e = call_fails(&["crc32", "0"]);
     assert!(e.contains("is only a name"), "{e}");
+}
+
+#[test]
+fn header_functions_returning_char_pointers_print_strings() {
+    assert_eq!(
+        call(&["-i", "string.h", "strerror", "2"]),
+        "No such file or directory\n"
+    );
+    let out = gatun()
+        .args([
+            "call",
+            "-i",
+            "stdlib.h",
+            "getenv",
+            "GATUN_CLI_HEADER_TEST",
+            "--json",
+        ])
+        .env("GATUN_CLI_HEADER_TEST", "from the header")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["result"], "from the header");
+    // An explicit prototype through a character typedef, and `const unsigned char *`.
+    assert_eq!(
+        call(&["typedef char gchar; gchar *strerror(int)", "2"]),
+        "No such file or directory\n"
+    );
+    assert_eq!(
+        call(&["const unsigned char *strerror(int)", "2"]),
+        "No such file or directory\n"
+    );
+    // Other pointers still print as addresses.
+    assert!(call(&["void *strerror(int)", "2"]).starts_with("0x"));
+}
+
+#[test]
+fn usage_errors_are_one_complete_line() {
+    let e = call_fails(&[]);
+    assert_eq!(
+        e.trim_end(),
+        "gatun: missing required argument <DECL> (usage: gatun call [OPTIONS] <DECL> [ARGS]...)"
+    );
+    let e = one_line_error(&["layout"]);
+    assert_eq!(
+        e.trim_end(),
+        "gatun: missing required argument <DECL> (usage: gatun layout [OPTIONS] <DECL>)"
+    );
+    // A stray word is an extra argument, not an option.
+    let e = one_line_error(&["layout", "int", "extra"]);
+    assert!(e.contains("unexpected extra argument 'extra'"), "{e}");
+    assert!(!e.contains("option"), "{e}");
+    assert!(e.contains("(usage: gatun layout [OPTIONS] <DECL>)"), "{e}");
+}
+
+#[test]
+fn json_errors_are_a_json_object_on_stderr() {
+    for args in [
+        &["call", "--json", "int abs(int)", "x"][..],
+        &["call", "int abs(int)", "x", "--json"],
+        &["call", "--json"],
+        &["layout", "--json", "struct S { foo x; }"],
+        &["layout", "--json", "int", "extra"],
+    ] {
+        let out = gatun().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        let v: serde_json::Value = serde_json::from_str(&err).unwrap();
+        let message = v["error"].as_str().unwrap();
+        assert!(
+            !message.is_empty() && !message.starts_with("gatun:"),
+            "{err}"
+        );
+        assert_eq!(v.as_object().unwrap().len(), 1, "{err}");
+    }
+    // After `--`, `--json` is an argument, so the error is plain text.
+    let e = call_fails(&["int abs(int)", "--", "--json"]);
+    assert!(e.contains("`--json`"), "{e}");
+}
+
+#[test]
+fn numbers_that_do_not_fit_the_parameter_say_why() {
+    for (text, shown) in [("1.5", "`1.5`"), ("1e3", "`1e3`"), ("-0.0", "`-0.0`")] {
+        let e = call_fails(&["int abs(int)", text]);
+        assert!(
+            e.contains(&format!(
+                "argument 1: {shown} is not an integer (the type is i32)"
+            )),
+            "{e}"
+        );
+        assert!(!e.contains("non-numeric"), "{e}");
+    }
+    let e = call_fails(&["int abs(int)", "twelve"]);
+    assert!(e.contains("non-numeric"), "{e}");
+    // A finite number too large for the type is an error, not an infinity.
+    let e = call_fails(&["-l", "libm.so.6", "double fabs(double)", "1e999"]);
+    assert!(e.contains("`1e999` is out of range for double"), "{e}");
+    let e = call_fails(&["-l", "libm.so.6", "float fabsf(float)", "1e39"]);
+    assert!(e.contains("`1e39` is out of range for float"), "{e}");
+    let e = call_fails(&["int printf(const char *, ...)", "%f", "-1e999"]);
+    assert!(
+        e.contains("argument 2: `-1e999` is out of range for double"),
+        "{e}"
+    );
+    // Infinities written as such are still passed.
+    assert_eq!(
+        call(&["-l", "libm.so.6", "double fabs(double)", "-Infinity"]),
+        "inf\n"
+    );
+    assert_eq!(
+        call(&["-l", "libm.so.6", "double fabs(double)", "1e308"]),
+        "1e308\n"
+    );
 }

@@ -123,6 +123,29 @@ pub enum Error {
         layout: String,
     },
 
+    /// A layout path index past the members of a struct or union, or the elements of a
+    /// sequence, it was applied to.
+    #[error("layout path index {index} out of range 0..{count} in {layout}")]
+    PathIndexOutOfRange {
+        /// The index, as given.
+        index: usize,
+        /// How many members or elements there are (valid indices are `0..count`).
+        count: usize,
+        /// The layout it was applied to, as text.
+        layout: String,
+    },
+
+    /// A layout path written as text (`a.b[2].c`) that cannot be parsed.
+    #[error("malformed layout path `{path}` at byte {position}: {reason}")]
+    MalformedPath {
+        /// The whole path, as given.
+        path: String,
+        /// Byte offset in `path` where the problem is.
+        position: usize,
+        /// What is wrong there (`unclosed \`[\``, `empty member name`, ...).
+        reason: String,
+    },
+
     /// A memory access or slice outside a segment's bounds.
     #[error(
         "out of bounds: access of {access_size} bytes at offset {offset} in a segment of {segment_size} bytes"

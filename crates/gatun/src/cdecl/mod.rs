@@ -183,12 +183,32 @@ pub struct FunctionDecl {
     pub variadic: Option<usize>,
     /// Each fixed parameter's name, if the prototype gave one.
     pub param_names: Vec<Option<String>>,
+    /// See [`FunctionDecl::returns_c_string`].
+    returns_c_string: bool,
 }
 
 impl FunctionDecl {
     /// The symbol to look up for this function: its `__asm__` label, else its name.
     pub fn symbol(&self) -> &str {
         &self.symbol
+    }
+
+    /// Whether the prototype writes the return type as a pointer to a character type
+    /// (`char *`, `const char *`, `unsigned char *`, `signed char *`, or a typedef of one of
+    /// those character types followed by `*`), i.e. the function returns what C code
+    /// usually treats as a NUL-terminated string (or NULL). The [`FunctionDescriptor`]
+    /// returns a plain address either way; this is a hint for printing results. A typedef
+    /// naming the pointer type itself (`typedef char *str; str f(void);`) is not recognised:
+    /// the typedef keeps only the address layout.
+    ///
+    /// ```
+    /// use gatun::cdecl::Declarations;
+    /// let d = Declarations::parse("char *getenv(const char *); void *malloc(unsigned long);").unwrap();
+    /// assert!(d.function("getenv").unwrap().returns_c_string());
+    /// assert!(!d.function("malloc").unwrap().returns_c_string());
+    /// ```
+    pub fn returns_c_string(&self) -> bool {
+        self.returns_c_string
     }
 }
 
@@ -384,14 +404,29 @@ impl NoLayout {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub(crate) struct FnTy {
     pub(crate) ret: Ty,
+    /// Whether the return type was written as a pointer to a character type (`char *`,
+    /// `const unsigned char *`). Not part of the type's identity (`==` ignores it): `ret`
+    /// is the same address layout either way.
+    pub(crate) returns_c_string: bool,
     pub(crate) params: Vec<(Option<String>, Ty)>,
     /// For each parameter that is a pointer to a function, that function's type.
     pub(crate) callbacks: Vec<Option<Arc<FnTy>>>,
     pub(crate) variadic: bool,
 }
+
+impl PartialEq for FnTy {
+    fn eq(&self, other: &FnTy) -> bool {
+        self.ret == other.ret
+            && self.params == other.params
+            && self.callbacks == other.callbacks
+            && self.variadic == other.variadic
+    }
+}
+
+impl Eq for FnTy {}
 
 #[derive(Debug, Clone)]
 pub(crate) struct Tag {

@@ -965,8 +965,10 @@ impl<'s, 'st> Parser<'s, 'st> {
     ) -> PResult<()> {
         let label = label.or_else(|| self.st.functions.get(&name).map(|o| o.symbol.clone()));
         match self.function_decl(&name, f, label) {
-            Ok(decl) => {
+            Ok(mut decl) => {
                 if let Some(old) = self.st.functions.get(&name) {
+                    // One `char *` spelling is enough (a redeclaration may use a typedef).
+                    decl.returns_c_string |= old.returns_c_string;
                     if old.descriptor != decl.descriptor || old.variadic != decl.variadic {
                         return Err(self.err_at(
                             span,
@@ -2484,6 +2486,7 @@ impl<'s, 'st> Parser<'s, 'st> {
             self.leave();
             return Ok(FnTy {
                 ret: Ty::Void,
+                returns_c_string: false,
                 params,
                 callbacks: Vec::new(),
                 variadic,
@@ -2498,6 +2501,7 @@ impl<'s, 'st> Parser<'s, 'st> {
             self.leave();
             return Ok(FnTy {
                 ret: Ty::Void,
+                returns_c_string: false,
                 params,
                 callbacks: Vec::new(),
                 variadic,
@@ -2563,6 +2567,7 @@ impl<'s, 'st> Parser<'s, 'st> {
         self.leave();
         Ok(FnTy {
             ret: Ty::Void,
+            returns_c_string: false,
             params,
             callbacks,
             variadic,
@@ -2615,10 +2620,16 @@ impl<'s, 'st> Parser<'s, 'st> {
         } else {
             d.ptrs
         };
+        // Whether `t` is a pointer to a character type (`char *`, `const unsigned char *`),
+        // recorded in a function type that returns it (`FunctionDecl::returns_c_string`).
+        let mut c_string = ptrs == 1
+            && matches!(&t, Ty::Object(MemoryLayout::Value(v))
+                if matches!(v.kind(), crate::layout::ScalarKind::I8 | crate::layout::ScalarKind::U8));
         for _ in 0..ptrs {
             t = Ty::Object(ValueLayout::ADDRESS.into());
         }
         for s in d.suffixes.iter().rev() {
+            let returns_c_string = std::mem::take(&mut c_string);
             t = match s {
                 Suffix::Array(n, span) => match self.complete(t) {
                     Ty::Object(l) => {
@@ -2657,6 +2668,7 @@ impl<'s, 'st> Parser<'s, 'st> {
                     }
                     ret => Ty::Func(Arc::new(FnTy {
                         ret,
+                        returns_c_string,
                         params: f.params.clone(),
                         callbacks: f.callbacks.clone(),
                         variadic: f.variadic,
@@ -3284,5 +3296,6 @@ pub(super) fn function_decl(
         descriptor,
         variadic: f.variadic.then_some(f.params.len()),
         param_names: f.params.iter().map(|(n, _)| n.clone()).collect(),
+        returns_c_string: f.returns_c_string,
     })
 }

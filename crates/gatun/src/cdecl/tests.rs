@@ -981,3 +981,27 @@ fn long_double_follows_the_data_model() {
         assert!(d.try_function("sqrtl").is_err());
     }
 }
+
+#[test]
+fn returns_c_string_records_a_pointer_to_a_character_type() {
+    let d = parse(
+        "typedef char gchar; typedef char *str; \
+         char *a(void); const char *b(int); unsigned char *c(void); signed char *d(void); \
+         gchar *e(void); char *(f)(void); char (*g(void)); \
+         void *h(void); char **i(void); int *j(void); char k(void); str l(void); \
+         char *(*m(void))(void); void n(char *); \
+         typedef const char *F(void); F o;",
+    );
+    let yes = |n: &str| d.function(n).unwrap().returns_c_string();
+    for n in ["a", "b", "c", "d", "e", "f", "g", "o"] {
+        assert!(yes(n), "{n} returns a C string");
+    }
+    // `l` returns a `char *` through a pointer typedef, which keeps only the address layout.
+    for n in ["h", "i", "j", "k", "l", "m", "n"] {
+        assert!(!yes(n), "{n} does not return a C string");
+    }
+    // The fact is no part of the type: redeclaring through the typedef is compatible.
+    let mut d = parse("typedef char *str; char *p(void);");
+    d.add("str p(void);").unwrap();
+    assert!(d.function("p").unwrap().returns_c_string());
+}

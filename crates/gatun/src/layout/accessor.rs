@@ -57,8 +57,9 @@ impl MemoryLayout {
     /// (names of struct/union members, indices of sequence elements or of members).
     ///
     /// # Errors
-    /// [`Error::PathNotFound`] for a malformed path or an element that does not apply;
-    /// [`Error::ValueMismatch`] if the path ends at a struct, union, sequence or padding
+    /// [`Error::MalformedPath`] for text that is not a path (an unclosed `[`, a bad index, an
+    /// empty name); [`Error::PathIndexOutOfRange`] or [`Error::PathNotFound`] for an element
+    /// that does not apply (as [`MemoryLayout::select`]); [`Error::ValueMismatch`] if the path ends at a struct, union, sequence or padding
     /// rather than a scalar.
     pub fn accessor(&self, path: &str) -> Result<Accessor> {
         let elements = parse_path(path)?;
@@ -387,13 +388,22 @@ mod tests {
         assert_eq!(l.accessor("p").unwrap().offset(), 40);
         assert!(matches!(
             l.accessor("a.b[3].c"),
-            Err(Error::PathNotFound { .. })
+            Err(Error::PathIndexOutOfRange {
+                index: 3,
+                count: 3,
+                ..
+            })
         ));
         assert!(matches!(l.accessor("a.x"), Err(Error::PathNotFound { .. })));
         assert!(matches!(
             l.accessor("a..n"),
-            Err(Error::PathNotFound { .. })
+            Err(Error::MalformedPath { position: 2, .. })
         ));
+        let e = l.accessor("a[").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "malformed layout path `a[` at byte 1: unclosed `[`"
+        );
         assert!(matches!(l.accessor("d.x"), Err(Error::PathNotFound { .. })));
         let e = l.accessor("a.b").unwrap_err();
         assert!(

@@ -541,8 +541,9 @@ impl MemoryLayout {
     /// The member or element selected by `path`, and its byte offset from the start of `self`.
     ///
     /// # Errors
-    /// [`Error::PathNotFound`] naming the first element that does not apply (unknown name,
-    /// index out of range, or a path step into a scalar or padding).
+    /// [`Error::PathIndexOutOfRange`] for an index past a struct's or union's members or a
+    /// sequence's elements; [`Error::PathNotFound`] naming the first other element that does
+    /// not apply (an unknown name, a name on a sequence, a step into a scalar or padding).
     pub fn select<'p, P>(&self, path: P) -> Result<(usize, &MemoryLayout)>
     where
         P: IntoIterator,
@@ -556,6 +557,11 @@ impl MemoryLayout {
                 element: element.to_string(),
                 layout: current.to_string(),
             };
+            let out_of_range = |index: usize, count: usize| Error::PathIndexOutOfRange {
+                index,
+                count,
+                layout: current.to_string(),
+            };
             match (current, element) {
                 (MemoryLayout::Struct(s), PathElement::Name(n)) => {
                     let i = s
@@ -567,7 +573,10 @@ impl MemoryLayout {
                     current = &s.members[i];
                 }
                 (MemoryLayout::Struct(s), PathElement::Index(i)) => {
-                    let m = s.members.get(i).ok_or_else(not_found)?;
+                    let m = s
+                        .members
+                        .get(i)
+                        .ok_or_else(|| out_of_range(i, s.members.len()))?;
                     offset += s.offsets[i];
                     current = m;
                 }
@@ -579,9 +588,15 @@ impl MemoryLayout {
                         .ok_or_else(not_found)?;
                 }
                 (MemoryLayout::Union(u), PathElement::Index(i)) => {
-                    current = u.members.get(i).ok_or_else(not_found)?;
+                    current = u
+                        .members
+                        .get(i)
+                        .ok_or_else(|| out_of_range(i, u.members.len()))?;
                 }
-                (MemoryLayout::Sequence(s), PathElement::Index(i)) if i < s.count => {
+                (MemoryLayout::Sequence(s), PathElement::Index(i)) => {
+                    if i >= s.count {
+                        return Err(out_of_range(i, s.count));
+                    }
                     offset += i * s.element.byte_size();
                     current = &s.element;
                 }
@@ -616,7 +631,8 @@ impl MemoryLayout {
     /// The byte offset of a path written as text: `pos.x`, `points[3].y`, `[2]`.
     ///
     /// # Errors
-    /// [`Error::PathNotFound`] for a malformed path or an element that does not apply.
+    /// [`Error::MalformedPath`] for text that is not a path (an unclosed `[`, a bad index, an
+    /// empty name); otherwise as [`MemoryLayout::select`].
     pub fn byte_offset_of(&self, path: &str) -> Result<usize> {
         let elements = parse_path(path)?;
         self.byte_offset(elements)
@@ -638,17 +654,35 @@ fn pack_members(members: Arc<[MemoryLayout]>, pack: Option<usize>) -> Arc<[Memor
     }
 }
 
+/// Parses a text path (`pos.x`, `points[3].y`, `[2]`) into elements.
+///
+/// # Errors
+/// [`Error::MalformedPath`] with the byte position of the first problem: an unclosed `[`, an
+/// index that is not a non-negative integer fitting in `usize`, an empty member name
+/// (`a..b`, `a.`), or a `]` without its `[`.
 fn parse_path(path: &str) -> Result<Vec<PathElement<'_>>> {
-    let bad = |what: &str| Error::PathNotFound {
-        element: what.to_string(),
-        layout: format!("path `{path}`"),
+    let bad = |rest: &str, reason: String| Error::MalformedPath {
+        path: path.to_string(),
+        position: path.len() - rest.len(),
+        reason,
     };
     let mut out = Vec::new();
     let mut rest = path;
     while !rest.is_empty() {
         if let Some(r) = rest.strip_prefix('[') {
-            let end = r.find(']').ok_or_else(|| bad(rest))?;
-            let index: usize = r[..end].trim().parse().map_err(|_| bad(&r[..end]))?;
+            let Some(end) = r.find(']') else {
+                return Err(bad(rest, "unclosed `[`".into()));
+            };
+            let text = r[..end].trim();
+            let index: usize = text.parse().map_err(|_| {
+                bad(
+                    r,
+                    format!(
+                        "expected an index in `[...]` (an integer 0..={}), found `{text}`",
+                        usize::MAX
+                    ),
+                )
+            })?;
             out.push(PathElement::Index(index));
             rest = &r[end + 1..];
         } else {
@@ -656,7 +690,10 @@ fn parse_path(path: &str) -> Result<Vec<PathElement<'_>>> {
             let end = r.find(['.', '[']).unwrap_or(r.len());
             let name = &r[..end];
             if name.is_empty() {
-                return Err(bad(rest));
+                return Err(bad(r, "empty member name".into()));
+            }
+            if let Some(at) = name.find(']') {
+                return Err(bad(&r[at..], "`]` without a matching `[`".into()));
             }
             out.push(PathElement::Name(name));
             rest = &r[end..];

@@ -799,17 +799,75 @@ fn path_errors_name_the_element() {
         other => panic!("{path}: expected PathNotFound, got {other:?}"),
     };
     assert_eq!(not_found("missing"), ".missing");
-    assert_eq!(not_found("items[4]"), "[4]");
     assert_eq!(not_found("items[0].nope"), ".nope");
     assert_eq!(not_found("n.x"), ".x"); // a step into a scalar
-    assert_eq!(not_found("[3]"), "[3]"); // struct has 3 members: 0..=2
     assert_eq!(not_found("items.tag"), ".tag"); // a name on a sequence
-    assert_eq!(not_found("u[2]"), "[2]");
-    // Malformed text paths.
-    assert_eq!(not_found("items[x]"), "x");
-    assert_eq!(not_found("items[1"), "[1");
-    assert_eq!(not_found("items..v"), "..v"); // the unparsed rest
-    assert_eq!(not_found("n."), ".");
+                                                // Indices past the end name the valid range.
+    let out_of_range = |path: &str| match l.byte_offset_of(path) {
+        Err(e @ Error::PathIndexOutOfRange { .. }) => e,
+        other => panic!("{path}: expected PathIndexOutOfRange, got {other:?}"),
+    };
+    let e = out_of_range("items[4]");
+    assert_eq!(
+        e,
+        Error::PathIndexOutOfRange {
+            index: 4,
+            count: 4,
+            layout: "[4:[i8(tag) x7 f64(v)]](items)".into()
+        }
+    );
+    assert!(
+        e.to_string()
+            .starts_with("layout path index 4 out of range 0..4 in "),
+        "{e}"
+    );
+    let e = out_of_range("items[1099511627776]");
+    assert!(
+        e.to_string()
+            .starts_with("layout path index 1099511627776 out of range 0..4 in "),
+        "{e}"
+    );
+    assert!(matches!(
+        out_of_range("[3]"),
+        Error::PathIndexOutOfRange { count: 3, .. }
+    )); // 3 members
+    assert!(matches!(
+        out_of_range("u[2]"),
+        Error::PathIndexOutOfRange { index: 2, .. }
+    ));
+    // Malformed text paths: the position and what is wrong there.
+    let malformed = |path: &str| match l.byte_offset_of(path) {
+        Err(Error::MalformedPath {
+            path: p,
+            position,
+            reason,
+        }) => {
+            assert_eq!(p, path);
+            (position, reason)
+        }
+        other => panic!("{path}: expected MalformedPath, got {other:?}"),
+    };
+    assert_eq!(malformed("items[1"), (5, "unclosed `[`".to_string()));
+    assert_eq!(malformed("items["), (5, "unclosed `[`".to_string()));
+    let (at, why) = malformed("items[x]");
+    assert_eq!(at, 6);
+    assert!(
+        why.contains("expected an index") && why.ends_with("found `x`"),
+        "{why}"
+    );
+    let (at, why) = malformed("items[99999999999999999999999]");
+    assert_eq!(at, 6);
+    assert!(why.contains("expected an index"), "{why}");
+    assert_eq!(malformed("items..v"), (6, "empty member name".to_string()));
+    assert_eq!(malformed("n."), (2, "empty member name".to_string()));
+    assert_eq!(
+        malformed("items]"),
+        (5, "`]` without a matching `[`".to_string())
+    );
+    assert_eq!(
+        l.byte_offset_of("items[").unwrap_err().to_string(),
+        "malformed layout path `items[` at byte 5: unclosed `[`"
+    );
     // The error names the layout the element was applied to.
     match l.byte_offset(["items", "v"]) {
         Err(Error::PathNotFound { element, layout }) => {
