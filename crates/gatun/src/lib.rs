@@ -22,10 +22,16 @@
 #![warn(unsafe_op_in_unsafe_fn)]
 
 pub mod abi;
-pub(crate) mod call;
+pub(crate) mod backend;
 pub mod capture;
 pub mod cdecl;
+/// The code arena (executable memory for stubs). Public only with the `internals` feature
+/// (test and benchmark hooks).
+#[cfg(feature = "internals")]
 pub mod code;
+#[cfg(not(feature = "internals"))]
+#[allow(dead_code)]
+pub(crate) mod code;
 pub mod error;
 pub mod layout;
 pub mod linker;

@@ -746,6 +746,83 @@ impl<T: 'static> Scalar for *const T {
     }
 }
 
+impl Value<'_> {
+    /// The 64-bit register image of this value as a scalar of `kind` — the one Value → bits
+    /// conversion of the call layer (downcall arguments on the interpreted path, upcall
+    /// returns): small integers sign- or zero-extended to 64 bits by their signedness, a
+    /// `bool` as 0 or 1, an `f32` in the low 32 bits, an `f64` as its bits, a pointer from
+    /// `Address` or `Segment` (its address). `None` if the value is not of that kind (`Void`
+    /// included).
+    #[inline]
+    pub(crate) fn scalar_bits(&self, kind: ScalarKind) -> Option<u64> {
+        use ScalarKind as K;
+        let (found, bits) = match *self {
+            Value::Bool(b) => (K::Bool, b as u64),
+            Value::I8(x) => (K::I8, x as i64 as u64),
+            Value::U8(x) => (K::U8, x as u64),
+            Value::I16(x) => (K::I16, x as i64 as u64),
+            Value::U16(x) => (K::U16, x as u64),
+            Value::I32(x) => (K::I32, x as i64 as u64),
+            Value::U32(x) => (K::U32, x as u64),
+            Value::I64(x) => (K::I64, x as u64),
+            Value::U64(x) => (K::U64, x),
+            Value::F32(x) => (K::F32, x.to_bits() as u64),
+            Value::F64(x) => (K::F64, x.to_bits()),
+            Value::Address(p) => (K::Pointer, p as usize as u64),
+            Value::Segment(s) => (K::Pointer, s.address() as u64),
+            Value::Void => return None,
+        };
+        (found == kind).then_some(bits)
+    }
+}
+
+impl Value<'static> {
+    /// The value of a scalar of `kind` from its 64-bit register image — the one bits → Value
+    /// conversion of the call layer (downcall returns, upcall arguments): truncated to the
+    /// declared width and extended by signedness; a `bool` is `byte != 0`.
+    #[inline(always)]
+    pub(crate) fn from_scalar_bits(kind: ScalarKind, bits: u64) -> Value<'static> {
+        match kind {
+            ScalarKind::Bool => Value::Bool(bits as u8 != 0),
+            ScalarKind::I8 => Value::I8(bits as i8),
+            ScalarKind::U8 => Value::U8(bits as u8),
+            ScalarKind::I16 => Value::I16(bits as i16),
+            ScalarKind::U16 => Value::U16(bits as u16),
+            ScalarKind::I32 => Value::I32(bits as i32),
+            ScalarKind::U32 => Value::U32(bits as u32),
+            ScalarKind::I64 => Value::I64(bits as i64),
+            ScalarKind::U64 => Value::U64(bits),
+            ScalarKind::F32 => Value::F32(f32::from_bits(bits as u32)),
+            ScalarKind::F64 => Value::F64(f64::from_bits(bits)),
+            ScalarKind::Pointer => Value::Address(bits as usize as *mut c_void),
+        }
+    }
+}
+
+/// The tag byte of a `Value` (its `#[repr(C, u8)]` discriminant).
+pub(crate) fn value_tag(v: &Value<'_>) -> u8 {
+    // SAFETY: `Value` is `#[repr(C, u8)]`: its first byte is the discriminant.
+    unsafe { *(v as *const Value<'_>).cast::<u8>() }
+}
+
+/// The `Value` tag a scalar parameter of `kind` expects on the value entry.
+pub(crate) fn scalar_tag(kind: ScalarKind) -> u8 {
+    value_tag(&match kind {
+        ScalarKind::Bool => Value::Bool(false),
+        ScalarKind::I8 => Value::I8(0),
+        ScalarKind::U8 => Value::U8(0),
+        ScalarKind::I16 => Value::I16(0),
+        ScalarKind::U16 => Value::U16(0),
+        ScalarKind::I32 => Value::I32(0),
+        ScalarKind::U32 => Value::U32(0),
+        ScalarKind::I64 => Value::I64(0),
+        ScalarKind::U64 => Value::U64(0),
+        ScalarKind::F32 => Value::F32(0.0),
+        ScalarKind::F64 => Value::F64(0.0),
+        ScalarKind::Pointer => Value::Address(std::ptr::null_mut()),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

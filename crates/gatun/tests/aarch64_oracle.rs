@@ -1228,7 +1228,7 @@ enum Where {
 }
 
 fn plan_byte(p: &CallPlan, k: usize, b: usize) -> Option<Where> {
-    let a = &p.args[k];
+    let a = &p.args()[k];
     if let Some(loc) = a.by_reference {
         return Some(Where::Ref(loc, b as i64));
     }
@@ -1360,7 +1360,7 @@ fn check_caller(
         // Apple: the caller extends integers narrower than 32 bits (in registers; variadic
         // ones are promoted to int by C itself, in registers or slots).
         let variadic = sig.first_variadic.is_some_and(|f| k >= f);
-        if let (Some(v), Some(mv)) = (a.layout.as_value(), p.args[k].moves.first()) {
+        if let (Some(v), Some(mv)) = (a.layout.as_value(), p.args()[k].moves.first()) {
             let size = v.byte_size();
             let in_reg = matches!(mv.to, Location::Int(_));
             if size < 4 && (variadic || (flavour == Flavour::Apple && in_reg)) {
@@ -1400,7 +1400,7 @@ fn check_return(i: usize, sig: &Sig, p: &CallPlan, body: &[Insn], r: &mut Report
             continue;
         }
         let want = Sym::Global(g.clone(), b as i64);
-        let got = match &p.ret {
+        let got = match &p.ret() {
             ReturnPlan::Scalar(Register::Int(0)) => m.bytes(Reg::X(0, 8))[b].clone(),
             ReturnPlan::Scalar(Register::Vector(0)) => m.vec[0][b].clone(),
             ReturnPlan::Registers(moves) => {
@@ -1430,7 +1430,8 @@ fn check_return(i: usize, sig: &Sig, p: &CallPlan, body: &[Insn], r: &mut Report
         if got != want {
             r.fail(format!(
                 "ret{i} `{}` byte {b}: plan {:?}, compiler has {got:?}",
-                ret.spelling, p.ret
+                ret.spelling,
+                p.ret()
             ));
             return;
         }
@@ -1532,7 +1533,7 @@ fn coverage(sigs: &[Sig], flavour: Flavour) -> Vec<(&'static str, usize)> {
         let p = plan(&sig.descriptor(), sig.first_variadic, flavour).unwrap();
         // Only x0..x7 and v0..v7 carry arguments, x8 the result pointer: x18 (reserved on
         // Apple) and the other registers never appear.
-        for a in &p.args {
+        for a in p.args() {
             for l in a.moves.iter().map(|m| m.to).chain(a.by_reference) {
                 assert!(
                     !matches!(l, Location::Int(8..) | Location::Vector(8..)),
@@ -1541,11 +1542,11 @@ fn coverage(sigs: &[Sig], flavour: Flavour) -> Vec<(&'static str, usize)> {
             }
         }
         assert!(matches!(
-            p.hidden_return_pointer,
+            p.hidden_return_pointer(),
             None | Some(Location::Int(8))
         ));
         let used = |f: fn(&Location) -> bool| {
-            p.args
+            p.args()
                 .iter()
                 .flat_map(|a| a.moves.iter().map(|m| m.to).chain(a.by_reference))
                 .filter(f)
@@ -1554,7 +1555,7 @@ fn coverage(sigs: &[Sig], flavour: Flavour) -> Vec<(&'static str, usize)> {
         let gprs_used = used(|l| matches!(l, Location::Int(_)));
         let vregs_used = used(|l| matches!(l, Location::Vector(_)));
         for (k, a) in sig.args.iter().enumerate() {
-            let ap = &p.args[k];
+            let ap = &p.args()[k];
             let on_stack = ap.moves.iter().any(|m| matches!(m.to, Location::Stack(_)))
                 || matches!(ap.by_reference, Some(Location::Stack(_)));
             if matches!(classify(&a.layout, Flavour::Apple), ArgClass::Hfa { .. })
@@ -1635,7 +1636,7 @@ fn coverage(sigs: &[Sig], flavour: Flavour) -> Vec<(&'static str, usize)> {
             }
         }
         match (
-            &p.ret,
+            &p.ret(),
             sig.ret.as_ref().map(|r| classify(&r.layout, flavour)),
         ) {
             (ReturnPlan::InMemory, _) => bump("result in memory (x8)"),

@@ -599,10 +599,10 @@ fn eight_threads_never_see_another_threads_errno() {
     }
 }
 
-// ---- DowncallHandle::{invoke_captured, invoke_raw_captured} ----
+// ---- DowncallHandle::{invoke, invoke_raw} of a capture handle ----
 
 #[test]
-fn handle_invoke_captured() {
+fn handle_invoke_with_capture_segment() {
     use gatun::memory::{Arena, SegmentAllocator};
     let d = FD::of(V::I32, [V::I32, V::I32]);
     let h = capturing("capture_int", &d);
@@ -610,23 +610,26 @@ fn handle_invoke_captured() {
     let state = arena.allocate(4, 4).unwrap();
     // SAFETY: capture_int(int, int) -> int with a 4-byte capture segment.
     unsafe {
-        let r = h.invoke_captured(state, &[Value::I32(-1), Value::I32(21)]);
+        let r = h.invoke(&[Value::Segment(state), Value::I32(-1), Value::I32(21)]);
         assert_eq!(r, Ok(Value::I32(-1)));
         assert_eq!(state.get::<i32>(0), Ok(21));
         let (ret, err) = (3i32, 22i32);
         let mut out = 0i32;
-        h.invoke_raw_captured(
-            state.as_ptr(),
-            &[(&ret as *const i32).cast(), (&err as *const i32).cast()],
+        h.invoke_raw(
+            &[
+                state.as_ptr().cast_const(),
+                (&ret as *const i32).cast(),
+                (&err as *const i32).cast(),
+            ],
             (&mut out as *mut i32).cast(),
         )
         .unwrap();
         assert_eq!((out, state.get::<i32>(0).unwrap()), (3, 22));
         // Errors, before the call: a short segment, a wrong count, no capture option.
         let short = arena.allocate(2, 4).unwrap();
-        let e = h.invoke_captured(short, &[Value::I32(1), Value::I32(0)]);
+        let e = h.invoke(&[Value::Segment(short), Value::I32(1), Value::I32(0)]);
         assert!(matches!(e, Err(Error::ValueMismatch { .. })), "{e:?}");
-        let e = h.invoke_captured(state, &[Value::I32(1)]);
+        let e = h.invoke(&[Value::Segment(state), Value::I32(1)]);
         assert!(
             matches!(
                 e,
@@ -639,10 +642,18 @@ fn handle_invoke_captured() {
             "{e:?}"
         );
         let plain = link("capture_int", &d);
-        let e = plain.invoke_captured(state, &[Value::I32(1), Value::I32(0)]);
-        assert!(matches!(e, Err(Error::ValueMismatch { .. })), "{e:?}");
-        let e = plain.invoke_raw_captured(state.as_ptr(), &[], std::ptr::null_mut());
-        assert!(matches!(e, Err(Error::ValueMismatch { .. })), "{e:?}");
+        let e = plain.invoke(&[Value::Segment(state), Value::I32(1), Value::I32(0)]);
+        assert!(
+            matches!(
+                e,
+                Err(Error::ArgumentCount {
+                    expected: 2,
+                    found: 3,
+                    ..
+                })
+            ),
+            "{e:?}"
+        );
     }
 }
 

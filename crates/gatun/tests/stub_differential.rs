@@ -20,6 +20,7 @@ use std::sync::Mutex;
 use gatun::abi::{Location, ReturnPlan};
 use gatun::layout::{MemoryLayout, ScalarKind, ValueLayout as V};
 use gatun::linker::{DowncallHandle, FunctionDescriptor as FD, Linker, LinkerOption, Symbol};
+use gatun::memory::PrefixAllocator;
 use gatun::memory::{MemorySegment, SegmentAllocator, SlicingAllocator};
 use gatun::Value;
 
@@ -180,7 +181,7 @@ struct Observed {
 fn observe(h: &DowncallHandle, rec: &[u64; REC_SLOTS], ret: Vec<u8>) -> Observed {
     let plan = h.plan();
     let mut locations = Vec::new();
-    for (i, a) in plan.args.iter().enumerate() {
+    for (i, a) in plan.args().iter().enumerate() {
         for m in &a.moves {
             let v = match m.to {
                 Location::Int(n) => rec[n as usize],
@@ -252,7 +253,8 @@ fn call(
             vals.insert(0, Value::Segment(seg));
         }
         // SAFETY: as above.
-        let got = unsafe { h.invoke_to_segment(dest, &vals) }.unwrap();
+        let into = PrefixAllocator::new(dest);
+        let got = unsafe { h.invoke_into(&into, &vals) }.unwrap();
         if let Some(MemoryLayout::Value(v)) = &ret_layout {
             assert!(got.scalar_kind() == Some(v.kind()), "{got:?}");
             dest.set_value(v, 0, &got).unwrap();
@@ -278,7 +280,7 @@ fn random_bytes(r: &mut Rng, n: usize) -> Vec<u8> {
 }
 
 fn set_return_pattern(r: &mut Rng, h: &DowncallHandle, errno_after: i32) {
-    let in_memory = matches!(h.plan().ret, ReturnPlan::InMemory);
+    let in_memory = matches!(h.plan().ret(), ReturnPlan::InMemory);
     let size = h.descriptor().return_layout().map_or(0, |l| l.byte_size());
     // SAFETY: written under LOCK, read by the recorder on this thread.
     unsafe {
@@ -350,8 +352,8 @@ fn run_signatures(seed: u64, count: usize) -> usize {
             a, b,
             "stub vs trampoline differ for {h:?} (raw path: {raw})"
         );
-        stack_used += (h.plan().stack_bytes > 0) as usize;
-        memory_returns += matches!(h.plan().ret, ReturnPlan::InMemory) as usize;
+        stack_used += (h.plan().stack_bytes() > 0) as usize;
+        memory_returns += matches!(h.plan().ret(), ReturnPlan::InMemory) as usize;
         variadic += h.plan().is_variadic() as usize;
         captures += h.captures_call_state() as usize;
         checked += 1;

@@ -448,7 +448,8 @@ fn without_file_descriptors_for_the_copies_pre_fork_chunks_are_retired() {
             // 16-byte code, dropped (at least two chunks held only these, and the first to
             // empty becomes the spare if there is none)
             let pieces: Vec<_> = (0..3 * 4096)
-                .map(|_| gatun::code::ExecutableCode::new(&[0xC3]).unwrap())
+                // SAFETY: `ret`, never called.
+                .map(|_| unsafe { gatun::code::ExecutableCode::new(&[0xC3]) }.unwrap())
                 .collect();
             drop(pieces);
             // the lowest free descriptor becomes the limit: the fork handler's memfd_create

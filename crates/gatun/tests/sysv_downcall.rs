@@ -6,6 +6,7 @@ mod common;
 use common::*;
 use gatun::layout::MemoryLayout;
 use gatun::linker::{capture_state_layout, FunctionDescriptor as FD, Linker, LinkerOption};
+use gatun::memory::PrefixAllocator;
 use gatun::memory::{Arena, MemorySegment, SegmentAllocator};
 use gatun::{Error, Value};
 
@@ -301,7 +302,7 @@ fn sixteen_ints_and_sixteen_doubles() {
         want += (k as f64 - 5.0) * (k + 1) as f64 + (k as f64 * 0.5) * (k + 1) as f64 * 1000.0;
     }
     let h = link("sysv_16i_16d", &FD::of(V::F64, layouts));
-    assert_eq!(h.plan().stack_bytes, 18 * 8);
+    assert_eq!(h.plan().stack_bytes(), 18 * 8);
     assert_eq!(f64_of(unsafe { h.invoke(&vals) }.unwrap()), want);
 }
 
@@ -330,7 +331,13 @@ fn memory_returns_use_the_hidden_pointer() {
     let h = link("sysv_b100_make", &FD::of(&b100, [V::I32, V::F64]));
     let mut buf = [0u8; 100];
     let dest = MemorySegment::of_slice(&mut buf);
-    unsafe { h.invoke_to_segment(dest, &[Value::I32(3), Value::F64(2.0)]) }.unwrap();
+    unsafe {
+        h.invoke_into(
+            &PrefixAllocator::new(dest),
+            &[Value::I32(3), Value::F64(2.0)],
+        )
+    }
+    .unwrap();
     assert!(buf.iter().enumerate().all(|(k, &b)| b == (3 + 2 * k) as u8));
     // and passing 100 bytes by value (on the stack)
     let h = link(
@@ -348,13 +355,23 @@ fn memory_returns_use_the_hidden_pointer() {
     );
     // a too-small destination is an error, not a write past its end
     let mut small = [0u8; 99];
+    let into = PrefixAllocator::new(MemorySegment::of_slice(&mut small));
     let err = unsafe {
-        link("sysv_b100_make", &FD::of(&b100, [V::I32, V::F64])).invoke_to_segment(
-            MemorySegment::of_slice(&mut small),
-            &[Value::I32(3), Value::F64(2.0)],
-        )
+        link("sysv_b100_make", &FD::of(&b100, [V::I32, V::F64]))
+            .invoke_into(&into, &[Value::I32(3), Value::F64(2.0)])
+            .map(|_| ())
     };
-    assert!(matches!(err, Err(Error::OutOfBounds { .. })));
+    assert!(
+        matches!(
+            err,
+            Err(Error::AllocatorExhausted {
+                requested: 100,
+                available: 99,
+                ..
+            })
+        ),
+        "{err:?}"
+    );
 
     let ll = st([V::I64, V::I64]);
     let s = arena.allocate_layout(&ll).unwrap();
@@ -389,8 +406,13 @@ fn odd_sized_structs() {
         let h = link(&format!("sysv_b{n}_inc"), &FD::of(&l, [&l]));
         let mut out = vec![0xEEu8; n + 8];
         let s = MemorySegment::of_slice(&mut src);
-        unsafe { h.invoke_to_segment(MemorySegment::of_slice(&mut out), &[Value::Segment(s)]) }
-            .unwrap();
+        unsafe {
+            h.invoke_into(
+                &PrefixAllocator::new(MemorySegment::of_slice(&mut out)),
+                &[Value::Segment(s)],
+            )
+        }
+        .unwrap();
         for (k, &b) in out.iter().enumerate().take(n) {
             assert_eq!(b, (k * 7 + 2) as u8, "n={n} byte {k}");
         }
@@ -668,7 +690,7 @@ fn variadic_promotions() {
         ],
     );
     let h = link_with("sysv_va_sum", &d, &[LinkerOption::FirstVariadicArg(1)]);
-    assert_eq!(h.plan().vector_registers, 4);
+    assert_eq!(h.plan().vector_registers(), 4);
     assert_eq!(
         h.plan().to_string(),
         "(rdi, xmm0, rsi, xmm1, rdx, rcx, r8, xmm2+xmm3) -> xmm0"

@@ -5,6 +5,7 @@ mod common;
 
 use common::*;
 use gatun::linker::{FunctionDescriptor as FD, LinkerOption};
+use gatun::memory::PrefixAllocator;
 use gatun::memory::{Arena, SegmentAllocator};
 use gatun::Value;
 
@@ -30,8 +31,11 @@ fn one_handle_eight_threads() {
                     let x = t * 1_000_000 + k;
                     // SAFETY: arguments of the C types.
                     unsafe {
-                        make.invoke_to_segment(out, &[Value::I32(x), Value::F64(x as f64 * 0.5)])
-                            .unwrap();
+                        make.invoke_into(
+                            &PrefixAllocator::new(out),
+                            &[Value::I32(x), Value::F64(x as f64 * 0.5)],
+                        )
+                        .unwrap();
                         assert_eq!(out.get::<i32>(0).unwrap(), x);
                         assert_eq!(out.get::<f64>(8).unwrap(), x as f64 * 0.5);
                         let e = 1 + (x % 100);

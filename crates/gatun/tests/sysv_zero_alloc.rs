@@ -7,6 +7,7 @@ mod common;
 
 use common::*;
 use gatun::linker::{FunctionDescriptor as FD, LinkerOption};
+use gatun::memory::PrefixAllocator;
 use gatun::memory::{MemorySegment, SlicingAllocator};
 use gatun::Value;
 
@@ -70,7 +71,7 @@ fn no_allocation_on_any_invocation_path() {
             );
             let s = MemorySegment::of_slice(&mut id_buf);
             id_make
-                .invoke_to_segment(s, &[Value::I32(k), Value::F64(0.5)])
+                .invoke_into(&PrefixAllocator::new(s), &[Value::I32(k), Value::F64(0.5)])
                 .unwrap();
             assert!(matches!(
                 id_sum.invoke(&[Value::Segment(s)]).unwrap(),
@@ -82,8 +83,8 @@ fn no_allocation_on_any_invocation_path() {
                 .unwrap();
             assert_eq!(r.as_segment().unwrap().get::<i32>(0).unwrap(), k);
             l3_make
-                .invoke_to_segment(
-                    MemorySegment::of_slice(&mut out),
+                .invoke_into(
+                    &PrefixAllocator::new(MemorySegment::of_slice(&mut out)),
                     &[Value::I64(1), Value::I64(2), Value::I64(3)],
                 )
                 .unwrap();
@@ -121,7 +122,7 @@ fn no_allocation_on_any_invocation_path() {
                 Value::I32(k + 1)
             );
             id_make_t
-                .invoke_to_segment(s, &[Value::I32(k), Value::F64(0.5)])
+                .invoke_into(&PrefixAllocator::new(s), &[Value::I32(k), Value::F64(0.5)])
                 .unwrap();
             assert_eq!(typed_add.call((k, 3)), k + 3);
             let mut e = 0i32;

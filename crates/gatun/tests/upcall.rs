@@ -492,7 +492,7 @@ fn many_arguments_spill_to_the_stack() {
         )
         .unwrap();
     let plan = stub.plan();
-    assert!(plan.stack_bytes >= 8 * 9, "{plan}");
+    assert!(plan.stack_bytes() >= 8 * 9, "{plan}");
     let many = link("upcall_many", &FD::of(V::F64, [V::ADDRESS]));
     let expected = link("upcall_many_expected", &FD::of(V::F64, []));
     let want = unsafe { expected.invoke(&[]) }.unwrap();

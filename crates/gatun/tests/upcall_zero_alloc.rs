@@ -8,6 +8,7 @@ mod common;
 
 use common::*;
 use gatun::linker::FunctionDescriptor as FD;
+use gatun::memory::PrefixAllocator;
 use gatun::memory::{Arena, MemorySegment};
 use gatun::{Linker, MemoryLayout, Value};
 
@@ -78,8 +79,11 @@ fn no_allocation_per_upcall() {
             for ((call, stub), size) in &cases {
                 let src = MemorySegment::of_slice(&mut input[..*size]);
                 let dst = MemorySegment::of_slice(&mut out[..*size]);
-                call.invoke_to_segment(dst, &[stub.as_value(), Value::Segment(src), Value::I32(k)])
-                    .unwrap();
+                call.invoke_into(
+                    &PrefixAllocator::new(dst),
+                    &[stub.as_value(), Value::Segment(src), Value::I32(k)],
+                )
+                .unwrap();
                 assert_eq!(dst.get::<i64>(0).unwrap(), src.get::<i64>(0).unwrap());
             }
         }

@@ -9,6 +9,7 @@ use std::hint::black_box;
 use gatun::layout::{MemoryLayout, ValueLayout as V};
 use gatun::linker::{CType, DowncallHandle, FunctionDescriptor as FD, Linker, SymbolLookup};
 use gatun::memory::MemorySegment;
+use gatun::memory::PrefixAllocator;
 use gatun::Value;
 
 use crate::{repeat, Body, Row};
@@ -104,7 +105,7 @@ pub fn rows() -> Vec<Row> {
                     let dest = MemorySegment::of_slice(&mut out);
                     let a = [Value::I64(black_box(17)), Value::I64(5)];
                     // SAFETY: ldiv(long, long) -> ldiv_t; `dest` has its 16 bytes.
-                    unsafe { h.invoke_to_segment(dest, &a) }.expect("invoke");
+                    unsafe { h.invoke_into(&PrefixAllocator::new(dest), &a) }.expect("invoke");
                     dest.get::<i64>(8).expect("rem")
                 })
             })
@@ -150,7 +151,7 @@ pub fn rows() -> Vec<Row> {
                     let dest = MemorySegment::of_slice(&mut out);
                     let a = [Value::I64(black_box(17)), Value::I64(5)];
                     // SAFETY: ldiv(long, long) -> ldiv_t; `dest` has its 16 bytes.
-                    unsafe { h.invoke_to_segment(dest, &a) }.expect("invoke");
+                    unsafe { h.invoke_into(&PrefixAllocator::new(dest), &a) }.expect("invoke");
                     dest.get::<i64>(8).expect("rem")
                 })
             })

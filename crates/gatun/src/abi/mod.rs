@@ -20,8 +20,8 @@
 //! - [`aarch64`]: AAPCS64 (Linux) and Apple arm64 (§6.8 stages B and C; classification only:
 //!   no AArch64 executor exists yet).
 
-pub mod aarch64;
-pub mod sysv_x64;
+pub use crate::backend::aarch64::classify as aarch64;
+pub use crate::backend::x86_64_sysv::classify as sysv_x64;
 
 use std::fmt;
 
@@ -36,8 +36,8 @@ use crate::linker::FunctionDescriptor;
 /// use gatun::{FunctionDescriptor, ValueLayout as V};
 /// // double f(int, double): the int in rdi (integer register 0), the double in xmm0.
 /// let plan = sysv_x64::plan(&FunctionDescriptor::of(V::F64, [V::I32, V::F64]), None).unwrap();
-/// assert_eq!(plan.args[0].moves[0].to, Location::Int(0));
-/// assert_eq!(plan.args[1].moves[0].to, Location::Vector(0));
+/// assert_eq!(plan.args()[0].moves[0].to, Location::Int(0));
+/// assert_eq!(plan.args()[1].moves[0].to, Location::Vector(0));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Location {
@@ -66,7 +66,7 @@ pub enum Location {
 /// use gatun::abi::{sysv_x64, Register, ReturnPlan};
 /// use gatun::{FunctionDescriptor, ValueLayout as V};
 /// let plan = sysv_x64::plan(&FunctionDescriptor::of(V::F64, []), None).unwrap();
-/// assert_eq!(plan.ret, ReturnPlan::Scalar(Register::Vector(0))); // xmm0
+/// assert_eq!(*plan.ret(), ReturnPlan::Scalar(Register::Vector(0))); // xmm0
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Register {
@@ -82,7 +82,7 @@ pub enum Register {
 /// use gatun::abi::{sysv_x64, Conversion};
 /// use gatun::{FunctionDescriptor, ValueLayout as V};
 /// let plan = sysv_x64::plan(&FunctionDescriptor::of_void([V::I16, V::U16, V::BOOL]), None).unwrap();
-/// let convs: Vec<Conversion> = plan.args.iter().map(|a| a.moves[0].conv).collect();
+/// let convs: Vec<Conversion> = plan.args().iter().map(|a| a.moves[0].conv).collect();
 /// assert_eq!(convs, [Conversion::SignExtend, Conversion::Bytes, Conversion::Bool]);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -106,7 +106,7 @@ pub enum Conversion {
 /// // A 12-byte struct { int a, b, c; } by value: 8 bytes into rdi, then 4 into rsi.
 /// let s = MemoryLayout::c_struct([V::I32, V::I32, V::I32]).unwrap();
 /// let plan = sysv_x64::plan(&FunctionDescriptor::of_void([s]), None).unwrap();
-/// assert_eq!(plan.args[0].moves[1], ArgMove {
+/// assert_eq!(plan.args()[0].moves[1], ArgMove {
 ///     offset: 8,
 ///     size: 4,
 ///     to: Location::Int(1),
@@ -133,8 +133,8 @@ pub struct ArgMove {
 /// use gatun::{FunctionDescriptor, MemoryLayout, ValueLayout as V};
 /// let s = MemoryLayout::c_struct([V::F64, V::F64]).unwrap(); // two SSE eightbytes
 /// let plan = sysv_x64::plan(&FunctionDescriptor::of_void([s]), None).unwrap();
-/// assert_eq!(plan.args[0].moves.len(), 2);
-/// assert_eq!(plan.args[0].by_reference, None);
+/// assert_eq!(plan.args()[0].moves.len(), 2);
+/// assert_eq!(plan.args()[0].by_reference, None);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ArgPlan {
@@ -159,7 +159,7 @@ pub struct ArgPlan {
 /// let div_t = MemoryLayout::c_struct([V::I32, V::I32]).unwrap();
 /// let plan = sysv_x64::plan(&FunctionDescriptor::of(div_t, [V::I32, V::I32]), None).unwrap();
 /// assert_eq!(
-///     plan.ret,
+///     *plan.ret(),
 ///     ReturnPlan::Registers(vec![ReturnMove { from: Register::Int(0), offset: 0, size: 8 }])
 /// );
 /// ```
@@ -181,8 +181,8 @@ pub struct ReturnMove {
 /// // A 24-byte struct is returned in memory through a hidden pointer in rdi.
 /// let big = MemoryLayout::c_struct([V::I64, V::I64, V::I64]).unwrap();
 /// let plan = sysv_x64::plan(&FunctionDescriptor::of(big, []), None).unwrap();
-/// assert_eq!(plan.ret, ReturnPlan::InMemory);
-/// assert_eq!(plan.hidden_return_pointer, Some(Location::Int(0)));
+/// assert_eq!(*plan.ret(), ReturnPlan::InMemory);
+/// assert_eq!(plan.hidden_return_pointer(), Some(Location::Int(0)));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum ReturnPlan {
@@ -210,27 +210,27 @@ pub enum ReturnPlan {
 /// let d = FunctionDescriptor::of(V::I32, [V::ADDRESS, V::F64]);
 /// let plan = sysv_x64::plan(&d, Some(1)).unwrap();
 /// assert!(plan.is_variadic());
-/// assert_eq!((plan.vector_registers, plan.stack_bytes), (1, 0)); // %al = 1
+/// assert_eq!((plan.vector_registers(), plan.stack_bytes()), (1, 0)); // %al = 1
 /// assert_eq!(plan.to_string(), "(rdi, xmm0) -> rax");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct CallPlan {
     /// One entry per descriptor argument, in order.
-    pub args: Vec<ArgPlan>,
+    pub(crate) args: Vec<ArgPlan>,
     /// The return value's location.
-    pub ret: ReturnPlan,
+    pub(crate) ret: ReturnPlan,
     /// Where the hidden return pointer goes (SysV: `Some(Int(0))` = rdi for MEMORY returns,
     /// which shifts the integer arguments by one register; AArch64: `Some(Int(8))` = x8, which
     /// shifts nothing), else `None`.
-    pub hidden_return_pointer: Option<Location>,
+    pub(crate) hidden_return_pointer: Option<Location>,
     /// Bytes of outgoing stack arguments (a multiple of 8).
-    pub stack_bytes: u32,
+    pub(crate) stack_bytes: u32,
     /// Number of vector registers used by the arguments.
-    pub vector_registers: u8,
+    pub(crate) vector_registers: u8,
     /// `Some(i)` for a variadic call whose variadic arguments start at descriptor argument `i`;
     /// the executor then sets `%al` to [`CallPlan::vector_registers`] (SysV §3.5.7; AArch64
     /// has no such register).
-    pub first_variadic: Option<usize>,
+    pub(crate) first_variadic: Option<usize>,
     /// `true` for Apple arm64 plans: stack moves of *named* arguments write only their own
     /// bytes, at an offset that is a multiple of the value's natural alignment, not whole
     /// 8-byte slots: exactly `size` bytes (the low bytes of the converted value) in a call of a
@@ -238,10 +238,50 @@ pub struct CallPlan {
     /// (clang extends narrow integers to 32 bits and gives them 4-byte slots there). Stack
     /// moves of variadic arguments write whole 8-byte slots. `false` (SysV AMD64, AAPCS64 Linux): every
     /// stack move writes its whole 8-byte slot. [`CallPlan::stack_write_bytes`] applies the rule.
-    pub packed_named_stack: bool,
+    pub(crate) packed_named_stack: bool,
 }
 
 impl CallPlan {
+    /// One entry per descriptor argument, in order (the capture segment is not one).
+    pub fn args(&self) -> &[ArgPlan] {
+        &self.args
+    }
+
+    /// The return value's location.
+    pub fn ret(&self) -> &ReturnPlan {
+        &self.ret
+    }
+
+    /// Where the hidden return pointer goes (SysV: `Some(Int(0))` = rdi for MEMORY returns,
+    /// which shifts the integer arguments by one register; AArch64: `Some(Int(8))` = x8, which
+    /// shifts nothing), else `None`.
+    pub fn hidden_return_pointer(&self) -> Option<Location> {
+        self.hidden_return_pointer
+    }
+
+    /// Bytes of outgoing stack arguments (a multiple of 8; at most
+    /// [`MAX_STACK_BYTES`](crate::linker::MAX_STACK_BYTES)).
+    pub fn stack_bytes(&self) -> u32 {
+        self.stack_bytes
+    }
+
+    /// Number of vector registers used by the arguments (SysV: `%al` of a variadic call).
+    pub fn vector_registers(&self) -> u8 {
+        self.vector_registers
+    }
+
+    /// `Some(i)` for a variadic call whose variadic arguments start at descriptor argument `i`.
+    pub fn first_variadic(&self) -> Option<usize> {
+        self.first_variadic
+    }
+
+    /// Whether stack moves of named arguments are packed at their natural size and alignment
+    /// (Apple arm64; see [`CallPlan::stack_write_bytes`]); `false` for SysV AMD64 and AAPCS64
+    /// Linux, whose stack moves write whole 8-byte slots.
+    pub fn packed_named_stack(&self) -> bool {
+        self.packed_named_stack
+    }
+
     /// Size in bytes of the register image an executor needs to assemble a struct returned in
     /// registers (8 per register move; 0 for scalar, void and in-memory returns). This is the
     /// JDK's `returnBufferSize`.
@@ -268,9 +308,9 @@ impl CallPlan {
     /// use gatun::linker::FunctionDescriptor;
     /// let d = FunctionDescriptor::of_void(vec![ValueLayout::I8; 9]);
     /// let apple = plan(&d, None, Flavour::Apple).unwrap();
-    /// assert_eq!(apple.stack_write_bytes(8, &apple.args[8].moves[0]), 1);
+    /// assert_eq!(apple.stack_write_bytes(8, &apple.args()[8].moves[0]), 1);
     /// let linux = plan(&d, None, Flavour::Linux).unwrap();
-    /// assert_eq!(linux.stack_write_bytes(8, &linux.args[8].moves[0]), 8);
+    /// assert_eq!(linux.stack_write_bytes(8, &linux.args()[8].moves[0]), 8);
     /// ```
     pub fn stack_write_bytes(&self, arg: usize, m: &ArgMove) -> usize {
         match self.first_variadic {
@@ -411,6 +451,3 @@ impl fmt::Display for CallPlan {
         }
     }
 }
-
-#[cfg(test)]
-mod tests;

@@ -333,7 +333,8 @@ impl SystemCall {
     /// buffered path takes it from this thread's capture stack (see the module docs).
     ///
     /// # Errors
-    /// As [`DowncallHandle::invoke_captured`]: [`Error::ArgumentCount`],
+    /// As [`DowncallHandle::invoke`] with the capture segment: [`Error::ArgumentCount`] (its
+    /// counts include the capture segment),
     /// [`Error::ValueMismatch`] (before the call). [`Error::OutOfMemory`] only if a deeply
     /// nested call's heap fallback frame cannot be allocated.
     ///

@@ -142,32 +142,7 @@ signature!(a1 A1, a2 A2, a3 A3, a4 A4, a5 A5, a6 A6, a7 A7, a8 A8);
 #[inline(always)]
 fn errno_location() -> *mut c_int {
     // `__errno_location()`, cached per thread (a TLS load instead of a call into libc).
-    #[cfg(target_os = "linux")]
-    {
-        crate::call::stub::thread_errno()
-    }
-    #[cfg(target_os = "android")]
-    // SAFETY: always safe to call; returns this thread's errno address.
-    unsafe {
-        libc::__errno_location()
-    }
-    #[cfg(any(target_os = "macos", target_os = "ios", target_os = "freebsd"))]
-    // SAFETY: as above.
-    unsafe {
-        libc::__error()
-    }
-    #[cfg(not(any(
-        target_os = "linux",
-        target_os = "android",
-        target_os = "macos",
-        target_os = "ios",
-        target_os = "freebsd"
-    )))]
-    {
-        // No handle can be linked on such a target (the linker returns `Unsupported`), so no
-        // `TypedSystemCall` exists to get here.
-        unreachable!("no downcall executor on this target")
-    }
+    crate::backend::thread_errno()
 }
 
 /// A [`SystemCall`] with its signature fixed at compile time (built by

@@ -82,9 +82,10 @@ pub const CHUNK_BYTES: usize = 64 << 10;
 /// the code's length rounded up to 16 bytes.
 ///
 /// ```
-/// # #[cfg(all(target_arch = "x86_64", unix))] {
+/// # #[cfg(all(target_arch = "x86_64", unix, feature = "internals"))] {
 /// use gatun::code::ExecutableCode;
-/// let code = ExecutableCode::new(&[0xB8, 42, 0, 0, 0, 0xC3]).unwrap(); // mov eax, 42; ret
+/// // SAFETY: `mov eax, 42; ret`, called below as the `extern "C" fn() -> i32` it is.
+/// let code = unsafe { ExecutableCode::new(&[0xB8, 42, 0, 0, 0, 0xC3]) }.unwrap();
 /// // SAFETY: the bytes are a complete `extern "C" fn() -> i32`.
 /// let f: extern "C" fn() -> i32 = unsafe { std::mem::transmute(code.entry()) };
 /// assert_eq!(f(), 42);
@@ -141,6 +142,7 @@ pub fn chunks_mapped() -> usize {
 /// Registers the fork handlers that protect the code arena and the stub cache (see the module
 /// documentation); idempotent.
 #[cfg(target_os = "linux")]
+#[allow(unused_imports)] // used by the native stub compiler only
 pub(crate) use arena::register_fork_handlers;
 
 static MAPPED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
@@ -153,7 +155,13 @@ impl ExecutableCode {
     /// [`Error::InvalidSize`] for empty code; [`Error::SizeOverflow`] for code too large to map;
     /// [`Error::Unsupported`] when the OS refuses the mapping or the protection change (e.g. a
     /// W^X policy that forbids `PROT_EXEC`), or on targets other than Unix.
-    pub fn new(code: &[u8]) -> Result<ExecutableCode> {
+    ///
+    /// # Safety
+    /// `code` must be machine code for this target that is sound to run through
+    /// [`ExecutableCode::entry`] as its callers will call it (the arena only copies and maps the
+    /// bytes; it cannot tell code from data, and any safe caller could otherwise run arbitrary
+    /// bytes).
+    pub unsafe fn new(code: &[u8]) -> Result<ExecutableCode> {
         if code.is_empty() {
             return Err(Error::InvalidSize {
                 size: 0,
@@ -540,7 +548,12 @@ mod arena {
     /// `after_fork_*`. A static rather than a thread-local (which could be gone during thread
     /// teardown): only the thread holding the arena lock touches it.
     struct ForkLocks(
-        UnsafeCell<Option<(crate::call::stub::CacheLock, MutexGuard<'static, Arena>)>>,
+        UnsafeCell<
+            Option<(
+                crate::backend::native::CacheLock,
+                MutexGuard<'static, Arena>,
+            )>,
+        >,
     );
 
     // SAFETY: the cell is only accessed by the thread that holds the arena lock (it is filled
@@ -553,15 +566,17 @@ mod arena {
     ///
     /// # Safety
     /// Only between `before_fork` and the release in `after_fork`, on the forking thread.
-    unsafe fn fork_locks(
-    ) -> &'static mut Option<(crate::call::stub::CacheLock, MutexGuard<'static, Arena>)> {
+    unsafe fn fork_locks() -> &'static mut Option<(
+        crate::backend::native::CacheLock,
+        MutexGuard<'static, Arena>,
+    )> {
         // SAFETY: this thread holds the arena lock (caller), so nothing else accesses the cell.
         unsafe { &mut *FORK_LOCKS.0.get() }
     }
 
     unsafe extern "C" fn before_fork() {
         // lock order: stub cache, then arena (as everywhere; nothing else holds both)
-        let cache = crate::call::stub::lock_cache_for_fork();
+        let cache = crate::backend::native::lock_cache_for_fork();
         let mut a = lock();
         for c in a.chunks.values_mut().filter(|c| !c.retired) {
             c.fork_fd = copy_for_child(c);
@@ -942,7 +957,8 @@ mod tests {
     #[test]
     fn runs_generated_code() {
         // mov eax, 42 ; ret
-        let code = ExecutableCode::new(&[0xB8, 42, 0, 0, 0, 0xC3]).unwrap();
+        // SAFETY: a complete function, called as one below.
+        let code = unsafe { ExecutableCode::new(&[0xB8, 42, 0, 0, 0, 0xC3]) }.unwrap();
         // SAFETY: the bytes are a complete `extern "C" fn() -> i32`.
         let f: extern "C" fn() -> i32 = unsafe { std::mem::transmute(code.entry()) };
         assert_eq!(f(), 42);
@@ -953,7 +969,8 @@ mod tests {
 
     #[test]
     fn mapping_is_not_writable() {
-        let code = ExecutableCode::new(&[0xC3]).unwrap();
+        // SAFETY: `ret`.
+        let code = unsafe { ExecutableCode::new(&[0xC3]) }.unwrap();
         let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
         let addr = code.entry() as usize;
         let line = maps
@@ -974,7 +991,8 @@ mod tests {
     #[test]
     fn neighbours_share_a_chunk_and_survive_each_other() {
         // mov eax, imm32 ; ret
-        let make = |v: u8| ExecutableCode::new(&[0xB8, v, 0, 0, 0, 0xC3]).unwrap();
+        // SAFETY: `mov eax, v; ret`, a complete function.
+        let make = |v: u8| unsafe { ExecutableCode::new(&[0xB8, v, 0, 0, 0, 0xC3]) }.unwrap();
         let call = |c: &ExecutableCode| {
             // SAFETY: the bytes are a complete `extern "C" fn() -> i32`.
             let f: extern "C" fn() -> i32 = unsafe { std::mem::transmute(c.entry()) };
@@ -1011,7 +1029,8 @@ mod tests {
     fn large_code_gets_its_own_chunk() {
         let mut bytes = vec![0x90u8; CHUNK_BYTES + 100]; // nops
         bytes.extend([0xB8, 7, 0, 0, 0, 0xC3]);
-        let code = ExecutableCode::new(&bytes).unwrap();
+        // SAFETY: only mapped and read back, never called.
+        let code = unsafe { ExecutableCode::new(&bytes) }.unwrap();
         // SAFETY: nops followed by `mov eax, 7; ret`.
         let f: extern "C" fn() -> i32 = unsafe { std::mem::transmute(code.entry()) };
         assert_eq!(f(), 7);
@@ -1045,7 +1064,8 @@ mod tests {
     #[test]
     fn empty_code_is_an_error() {
         assert!(matches!(
-            ExecutableCode::new(&[]),
+            // SAFETY: empty: rejected before anything is mapped.
+            unsafe { ExecutableCode::new(&[]) },
             Err(Error::InvalidSize { size: 0, .. })
         ));
     }

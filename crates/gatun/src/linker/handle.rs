@@ -29,17 +29,17 @@ use std::ffi::c_void;
 use std::fmt;
 use std::sync::Arc;
 
-use crate::abi::{CallPlan, ReturnPlan};
-use crate::call::entry::CheckedEntry;
-use crate::call::stub::{ArgCheck, Stub, StubFn};
-use crate::call::{store_low_bytes, CallFrame, StackArgs};
+use crate::abi::CallPlan;
+#[cfg(feature = "internals")]
+use crate::backend::native;
+use crate::backend::native::{Executor, ImageEntry};
+use crate::backend::{store_low_bytes, ArgKind, ArgSource, Direction, RetKind};
 use crate::error::{Error, Result};
-use crate::layout::{MemoryLayout, ScalarKind};
-use crate::linker::image::ImageEntry;
+use crate::layout::ScalarKind;
 use crate::linker::option::check_capture_names;
 use crate::linker::{FunctionDescriptor, LinkerOption, Symbol};
 use crate::memory::{MemorySegment, SegmentAllocator};
-use crate::value::Value;
+use crate::value::{scalar_tag, value_tag, Value};
 
 /// The native linker (Java's `Linker.nativeLinker()`): links symbols into [`DowncallHandle`]s
 /// for the platform's C calling convention. Executing is supported on x86-64 System V (Linux);
@@ -75,7 +75,7 @@ impl Linker {
     ///
     /// # Memory
     /// Each distinct signature (plan, argument kinds, capture) gets one compiled stub of
-    /// machine code — typically 100-400 bytes (`Linker::stub_code`'s length), a few KiB for
+    /// machine code — typically 100-400 bytes , a few KiB for
     /// signatures with many stack arguments — in gatun's code arena ([`crate::code`]): 64 KiB
     /// chunks of 16-byte granules, so a stub takes its size rounded up to 16 bytes. Handles of
     /// the same signature share the stub, whatever their symbol; a capture handle with a scalar
@@ -118,117 +118,34 @@ impl Linker {
             .iter()
             .map(ArgKind::of)
             .collect();
-        let ret = match descriptor.return_layout() {
-            None => RetKind::Void,
-            Some(MemoryLayout::Value(v)) => RetKind::Scalar(v.kind()),
-            Some(g) => RetKind::Group {
-                size: g.byte_size(),
-                align: g.byte_alignment(),
-            },
-        };
-        let stub = compiled_stub(&plan, &args, capture);
+        let ret = RetKind::of(descriptor.return_layout());
+        let exec = Executor::link(&plan, &args, ret, capture, symbol.address())?;
         let ret_tag = match ret {
-            RetKind::Scalar(k) => (
-                u64::from(crate::call::stub::scalar_tag(k)),
-                k == ScalarKind::Bool,
-            ),
-            _ => (u64::from(crate::call::stub::value_tag(&Value::Void)), false),
-        };
-        let ret_in_xmm = matches!(
-            plan.ret,
-            ReturnPlan::Scalar(crate::abi::Register::Vector(_))
-        );
-        // Bool returns (normalised to 0/1 on the way out) take `invoke_slow`, so the fast path
-        // builds the `Value` from the register bits as they are.
-        let fast_values = match (&stub, capture, ret) {
-            (Some(_), false, RetKind::Scalar(ScalarKind::Bool)) => None,
-            // A function of no arguments, not variadic, returning nothing or an integer
-            // register: its stub would only jump to it, so the target *is* the checked entry
-            // (it reads none of the stub parameters, never rejects, and preserves r12 as every
-            // SysV function does; rax is the return register either way).
-            (Some(_), false, RetKind::Void | RetKind::Scalar(_))
-                if args.is_empty()
-                    && !plan.is_variadic()
-                    && matches!(
-                        plan.ret,
-                        ReturnPlan::Void | ReturnPlan::Scalar(crate::abi::Register::Int(_))
-                    ) =>
-            {
-                // SAFETY: the symbol's address is non-null (checked above) and is a function
-                // linked as taking no arguments; see the comment above for the protocol.
-                Some(unsafe {
-                    CheckedEntry::new(std::ptr::NonNull::new_unchecked(
-                        symbol.address().cast_mut().cast(),
-                    ))
-                })
-            }
-            (Some(s), false, RetKind::Void | RetKind::Scalar(_)) if !ret_in_xmm => Some(s.values),
-            _ => None,
-        };
-        // The same for a float result (read from xmm0).
-        let fast_float = match (&stub, capture) {
-            (Some(s), false) if ret_in_xmm => Some(s.values),
-            _ => None,
-        };
-        let fast_struct = match (&stub, capture, ret) {
-            (Some(s), false, RetKind::Group { .. }) => Some(s.values),
-            _ => None,
-        };
-        let fast_image = match (&stub, capture, ret) {
-            (Some(s), false, RetKind::Group { size, align }) => {
-                ImageEntry::new(s.image, &plan.ret, size, align)
-            }
-            _ => None,
-        };
-        let fast_capture = match (&stub, capture, ret) {
-            (Some(s), true, RetKind::Void | RetKind::Scalar(_)) => Some(s.values),
-            _ => None,
-        };
-        // The same signature's stub without capture (shared through the stub cache), for the
-        // system-call adapter, which handles errno itself.
-        // (Integer or void results only: its caller reads rax, and the system-call adapter
-        // takes only `int` and `long` results.)
-        let errno_stub = match (&stub, capture, ret) {
-            (Some(_), true, RetKind::Void | RetKind::Scalar(_)) if !ret_in_xmm => {
-                compiled_stub(&plan, &args, false)
-            }
-            _ => None,
+            RetKind::Scalar(k) => (u64::from(scalar_tag(k)), k == ScalarKind::Bool),
+            _ => (u64::from(value_tag(&Value::Void)), false),
         };
         Ok(DowncallHandle {
-            inner: Arc::new(Inner {
-                fast_arity: if fast_values.is_some() {
-                    args.len()
-                } else {
-                    usize::MAX
+            inner: Arc::new(Inner::new(
+                exec,
+                Common {
+                    target: symbol.address() as usize,
+                    _symbol: symbol.clone(),
+                    descriptor: descriptor.clone(),
+                    plan,
+                    args,
+                    ret,
+                    ret_tag,
+                    capture,
+                    captured,
+                    critical,
                 },
-                fast_values,
-                fast_float_arity: if fast_float.is_some() {
-                    args.len()
-                } else {
-                    usize::MAX
-                },
-                fast_float,
-                ret_in_xmm,
-                fast_struct,
-                fast_image,
-                fast_capture,
-                errno_stub,
-                stub,
-                target: symbol.address() as usize,
-                _symbol: symbol.clone(),
-                descriptor: descriptor.clone(),
-                plan,
-                args,
-                ret,
-                ret_tag,
-                capture,
-                captured,
-                critical,
-            }),
+            )),
         })
     }
 }
 
+/// Test and benchmark hooks (cargo feature `internals`; not part of the stable API).
+#[cfg(feature = "internals")]
 impl Linker {
     /// The machine code of the compiled stub `downcall` would use for this signature (both
     /// entries; x86-64 SysV), generated without the stub cache and without mapping it: for
@@ -237,14 +154,15 @@ impl Linker {
     ///
     /// # Errors
     /// As [`Linker::downcall`] for the descriptor and options (every option check included;
-    /// there is no symbol to check).
+    /// there is no symbol to check); [`Error::Unsupported`] on a target without a stub
+    /// compiler.
     pub fn stub_code(
         &self,
         descriptor: &FunctionDescriptor,
         options: &[LinkerOption],
     ) -> Result<Vec<u8>> {
-        let (plan, checks, capture) = stub_inputs(descriptor, options)?;
-        Ok(crate::call::stub::compile(&plan, &checks, capture).bytes)
+        let (plan, args, capture) = stub_inputs(descriptor, options)?;
+        native::stub_code(&plan, &args, capture)
     }
 
     /// Compiles the stub for this signature and places it in the code arena ([`crate::code`];
@@ -259,9 +177,8 @@ impl Linker {
         descriptor: &FunctionDescriptor,
         options: &[LinkerOption],
     ) -> Result<usize> {
-        let (plan, checks, capture) = stub_inputs(descriptor, options)?;
-        let stub = crate::call::stub::build(&plan, &checks, capture)?;
-        Ok(stub.bytes().len())
+        let (plan, args, capture) = stub_inputs(descriptor, options)?;
+        native::compile_uncached(&plan, &args, capture)
     }
 }
 
@@ -298,19 +215,7 @@ fn link_inputs(descriptor: &FunctionDescriptor, options: &[LinkerOption]) -> Res
             return Err(bad(format!("linker option {o:?} given twice")));
         }
     }
-    if !cfg!(all(target_arch = "x86_64", target_os = "linux", not(miri))) {
-        return Err(Error::Unsupported {
-            type_name: "downcall".into(),
-            reason: "gatun's downcall executor supports x86-64 System V (Linux) only".into(),
-        });
-    }
-    let plan = crate::abi::sysv_x64::plan(descriptor, first_variadic)?;
-    if plan.args.iter().any(|a| a.by_reference.is_some()) {
-        return Err(Error::Unsupported {
-            type_name: "by-reference struct argument".into(),
-            reason: "the SysV trampoline passes structs by value only".into(),
-        });
-    }
+    let plan = crate::backend::native::plan(descriptor, first_variadic, Direction::Downcall)?;
     Ok(Linked {
         plan,
         capture,
@@ -321,104 +226,23 @@ fn link_inputs(descriptor: &FunctionDescriptor, options: &[LinkerOption]) -> Res
 
 /// Plans a signature for the stub compiler (the link-time checks of `downcall`, without a
 /// symbol).
+#[cfg(feature = "internals")]
 fn stub_inputs(
     descriptor: &FunctionDescriptor,
     options: &[LinkerOption],
-) -> Result<(CallPlan, Vec<ArgCheck>, bool)> {
+) -> Result<(CallPlan, Vec<ArgKind>, bool)> {
     let Linked { plan, capture, .. } = link_inputs(descriptor, options)?;
-    let checks = descriptor
+    let args = descriptor
         .argument_layouts()
         .iter()
-        .map(|l| arg_check(ArgKind::of(l)))
+        .map(ArgKind::of)
         .collect();
-    Ok((plan, checks, capture))
+    Ok((plan, args, capture))
 }
 
-fn arg_check(a: ArgKind) -> ArgCheck {
-    match a {
-        ArgKind::Scalar(k) => ArgCheck::Scalar(k),
-        ArgKind::Group(n) => ArgCheck::Group(u32::try_from(n).unwrap_or(u32::MAX)),
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ArgKind {
-    Scalar(ScalarKind),
-    Group(usize),
-}
-
-impl ArgKind {
-    fn of(l: &MemoryLayout) -> ArgKind {
-        match l {
-            MemoryLayout::Value(v) => ArgKind::Scalar(v.kind()),
-            g => ArgKind::Group(g.byte_size()),
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy)]
-enum RetKind {
-    Void,
-    Scalar(ScalarKind),
-    Group { size: usize, align: usize },
-}
-
-/// A handle's compiled stub (issue 9): its entries, and the stub kept alive.
+/// A handle's link-time facts, whatever its executor.
 #[derive(Clone)]
-struct StubEntry {
-    raw: StubFn,
-    values: CheckedEntry,
-    image: Option<CheckedEntry>,
-    _keep: Arc<Stub>,
-}
-
-/// Compiles (or finds in the cache) the stub of a plan; `None` → the trampoline is used.
-#[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
-fn compiled_stub(plan: &CallPlan, args: &[ArgKind], capture: bool) -> Option<StubEntry> {
-    let checks: Vec<ArgCheck> = args.iter().map(|a| arg_check(*a)).collect();
-    let stub = crate::call::stub::stub_for(plan, &checks, capture)?;
-    Some(StubEntry {
-        raw: stub.raw,
-        values: stub.values,
-        image: stub.image,
-        _keep: stub,
-    })
-}
-
-#[cfg(not(all(target_arch = "x86_64", target_os = "linux", not(miri))))]
-fn compiled_stub(_plan: &CallPlan, _args: &[ArgKind], _capture: bool) -> Option<StubEntry> {
-    None
-}
-
-#[derive(Clone)]
-struct Inner {
-    stub: Option<StubEntry>,
-    /// The stub's value entry when `invoke` may call it directly: a stub, no capture, a
-    /// non-bool scalar or void return.
-    fast_values: Option<CheckedEntry>,
-    /// The argument count when `fast_values` is set, else `usize::MAX`. Invariant: anything
-    /// but `usize::MAX` implies `fast_values.is_some()` (both are set together, and cleared
-    /// together by `interpreted`).
-    fast_arity: usize,
-    /// As `fast_values`, for a float result (`F32`/`F64` in xmm0), called through
-    /// `CheckedEntry::call_plain_float`.
-    fast_float: Option<CheckedEntry>,
-    /// As `fast_arity`, for `fast_float` (same invariant).
-    fast_float_arity: usize,
-    /// Whether the result is a float in xmm0 (then a value entry may leave rax undefined).
-    ret_in_xmm: bool,
-    /// The stub's value entry for struct-returning calls without capture.
-    fast_struct: Option<CheckedEntry>,
-    /// The stub's image entry for struct-returning calls without capture whose struct comes
-    /// back in registers and whose arguments allow a tail jump (preferred to `fast_struct`).
-    fast_image: Option<ImageEntry>,
-    /// The stub's value entry when the system-call adapter may call it directly: a stub,
-    /// capture, a scalar or void return.
-    fast_capture: Option<CheckedEntry>,
-    /// For a capture handle with a stub and a scalar or void return: the stub of the same
-    /// signature without capture (the system-call adapter's path, which zeroes and reads the
-    /// thread's errno itself).
-    errno_stub: Option<StubEntry>,
+struct Common {
     target: usize,
     _symbol: Symbol,
     descriptor: FunctionDescriptor,
@@ -430,6 +254,36 @@ struct Inner {
     capture: bool,
     captured: &'static [&'static str],
     critical: bool,
+}
+
+#[derive(Clone)]
+struct Inner {
+    /// [`Executor::int_arity`] of `exec`, cached for `invoke`'s one compare.
+    int_arity: usize,
+    /// [`Executor::float_arity`] of `exec`.
+    float_arity: usize,
+    /// How calls run, chosen once at link time by the native backend.
+    exec: Executor,
+    common: Common,
+}
+
+impl Inner {
+    /// The only constructor: the cached arities are derived from `exec` here.
+    fn new(exec: Executor, common: Common) -> Inner {
+        Inner {
+            int_arity: exec.int_arity(common.args.len()),
+            float_arity: exec.float_arity(common.args.len()),
+            exec,
+            common,
+        }
+    }
+}
+
+impl std::ops::Deref for Inner {
+    type Target = Common;
+    fn deref(&self) -> &Common {
+        &self.common
+    }
 }
 
 /// A linked native function (Java's downcall `MethodHandle`).
@@ -470,7 +324,7 @@ impl fmt::Debug for DowncallHandle {
             self.inner.target,
             self.inner.descriptor,
             self.inner.plan,
-            if self.inner.stub.is_some() {
+            if self.inner.exec.is_compiled() {
                 "compiled stub"
             } else {
                 "trampoline"
@@ -555,25 +409,6 @@ unsafe fn write_scalar(kind: ScalarKind, bits: u64, ret: *mut u8) {
     unsafe { store_low_bytes(ret, bits, kind.byte_size()) }
 }
 
-/// The value of a scalar return: truncated to the declared width, extended by signedness.
-#[inline(always)]
-pub(crate) fn scalar_value(kind: ScalarKind, bits: u64) -> Value<'static> {
-    match kind {
-        ScalarKind::Bool => Value::Bool(bits as u8 != 0),
-        ScalarKind::I8 => Value::I8(bits as i8),
-        ScalarKind::U8 => Value::U8(bits as u8),
-        ScalarKind::I16 => Value::I16(bits as i16),
-        ScalarKind::U16 => Value::U16(bits as u16),
-        ScalarKind::I32 => Value::I32(bits as i32),
-        ScalarKind::U32 => Value::U32(bits as u32),
-        ScalarKind::I64 => Value::I64(bits as i64),
-        ScalarKind::U64 => Value::U64(bits),
-        ScalarKind::F32 => Value::F32(f32::from_bits(bits as u32)),
-        ScalarKind::F64 => Value::F64(f64::from_bits(bits)),
-        ScalarKind::Pointer => Value::Address(bits as usize as *mut c_void),
-    }
-}
-
 impl DowncallHandle {
     /// The descriptor this handle was linked with (without the capture segment).
     pub fn descriptor(&self) -> &FunctionDescriptor {
@@ -602,35 +437,49 @@ impl DowncallHandle {
         self.inner.captured
     }
 
-    /// Whether invocations run a compiled stub (issue 9; decided at link time). `false` when
+    /// Whether invocations run a compiled stub (decided at link time). Test and benchmark hook
+    /// (cargo feature `internals`). `false` when
     /// the platform or the OS (no executable mappings) does not allow one; the handle then
     /// uses the `global_asm!` trampoline, with identical results.
+    #[cfg(feature = "internals")]
     pub fn uses_compiled_stub(&self) -> bool {
-        self.inner.stub.is_some()
+        self.inner.exec.is_compiled()
     }
 
     /// A handle for the same function that always uses the trampoline executor (the portable
-    /// path), never a compiled stub: for differential tests and benchmarks. Allocates one new
-    /// handle (an `Arc`).
+    /// path), never a compiled stub: for differential tests and benchmarks (cargo feature
+    /// `internals`). Allocates one new handle (an `Arc`).
+    #[cfg(feature = "internals")]
     pub fn interpreted(&self) -> DowncallHandle {
-        let mut inner = (*self.inner).clone();
-        inner.stub = None;
-        inner.fast_values = None;
-        inner.fast_arity = usize::MAX;
-        inner.fast_float = None;
-        inner.fast_float_arity = usize::MAX;
-        inner.fast_struct = None;
-        inner.fast_image = None;
-        inner.fast_capture = None;
-        inner.errno_stub = None;
         DowncallHandle {
-            inner: Arc::new(inner),
+            inner: Arc::new(Inner::new(
+                self.inner.exec.interpreted(),
+                self.inner.common.clone(),
+            )),
         }
     }
 
-    /// The compiled stub's raw entry, if any (for typed handles).
-    pub(super) fn raw_stub(&self) -> Option<StubFn> {
-        self.inner.stub.as_ref().map(|s| s.raw)
+    /// The raw path through the compiled stub, if the handle has one (for typed handles):
+    /// `args` the descriptor's arguments only, `capture` null or the capture buffer. `None`
+    /// (nothing called) without a stub.
+    ///
+    /// # Safety
+    /// As [`DowncallHandle::invoke_raw`] (with `args` holding one pointer per descriptor
+    /// argument, count not checked); `capture` null for a handle without capture, else a
+    /// capture buffer (4 bytes, 4-aligned).
+    #[inline(always)]
+    pub(super) unsafe fn call_stub_raw(
+        &self,
+        args: *const *const u8,
+        ret: *mut u8,
+        capture: *mut i32,
+    ) -> Option<u64> {
+        // SAFETY: forwarded to the caller.
+        unsafe {
+            self.inner
+                .exec
+                .call_raw(args, ret, capture, self.inner.target as *const c_void)
+        }
     }
 
     /// Whether it was linked with [`LinkerOption::Critical`].
@@ -693,26 +542,26 @@ impl DowncallHandle {
         let inner = &*self.inner;
         // The common case in one test: a stub, no capture, a scalar or void return, and as
         // many values as descriptor arguments.
-        // One compare decides the fast path: `fast_arity` is the argument count when
-        // `fast_values` is set, else `usize::MAX` (no slice is that long).
-        if args.len() == inner.fast_arity {
-            // SAFETY: `fast_arity != usize::MAX` implies `fast_values` is set (see `Inner`).
-            let values = unsafe { inner.fast_values.unwrap_unchecked() };
-            // SAFETY: one `Value` per descriptor argument; the stub checks every tag and
-            // segment length before anything else; no capture and no return destination (a
-            // scalar or void return); the callee's contract is the caller's.
-            let bits =
-                unsafe { values.call_plain(args.as_ptr().cast(), inner.target as *const c_void) };
+        // One compare decides the fast path: `int_arity` is the argument count when the
+        // executor has the integer fast path, else `usize::MAX` (no slice is that long).
+        if args.len() == inner.int_arity {
+            // SAFETY: `int_arity` is the executor's (`Inner::new`) and not `usize::MAX`; one
+            // `Value` per descriptor argument; the callee's contract is the caller's.
+            let bits = unsafe {
+                inner
+                    .exec
+                    .call_int(args.as_ptr().cast(), inner.target as *const c_void)
+            };
             if let Some(bits) = bits {
-                // `fast_values` is never set for a bool return: no normalisation needed.
+                // The integer fast path never serves a bool return: no normalisation needed.
                 return Ok(self.value_of_bits(bits));
             }
-        } else if args.len() == inner.fast_float_arity {
-            // SAFETY: as above, for `fast_float`.
-            let values = unsafe { inner.fast_float.unwrap_unchecked() };
-            // SAFETY: as above; the result is a float, in xmm0.
+        } else if args.len() == inner.float_arity {
+            // SAFETY: as above, for the float fast path.
             let bits = unsafe {
-                values.call_plain_float(args.as_ptr().cast(), inner.target as *const c_void)
+                inner
+                    .exec
+                    .call_float(args.as_ptr().cast(), inner.target as *const c_void)
             };
             if let Some(bits) = bits {
                 return Ok(self.value_of_bits(bits));
@@ -757,7 +606,7 @@ impl DowncallHandle {
     ) -> Result<Value<'a>> {
         // A register-returned struct with an image entry: tested first, so that this common
         // case does not also test the return kind.
-        if let Some(image) = self.inner.fast_image {
+        if let Some(image) = self.inner.exec.image() {
             let (size, align) = image.size_align();
             let seg = allocator.allocate_uninit(size, align)?;
             check_return(&seg, size, align)?;
@@ -789,7 +638,7 @@ impl DowncallHandle {
     /// the handle has one and does not capture, else the checked path.
     #[inline(always)]
     unsafe fn invoke_struct(&self, ret: *mut u8, args: &[Value<'_>]) -> Result<()> {
-        let Some(image) = self.inner.fast_image else {
+        let Some(image) = self.inner.exec.image() else {
             cold_path();
             // SAFETY: forwarded.
             return unsafe { self.invoke_struct_values(ret, args) };
@@ -827,23 +676,17 @@ impl DowncallHandle {
     #[inline(always)]
     unsafe fn invoke_struct_values(&self, ret: *mut u8, args: &[Value<'_>]) -> Result<()> {
         let inner = &*self.inner;
-        if let Some(values) = inner.fast_struct {
-            if args.len() == inner.args.len() {
-                // SAFETY: one `Value` per descriptor argument, checked by the stub first; `ret`
-                // holds the return layout's size (caller); no capture; the callee's contract
-                // is the caller's.
-                let done = unsafe {
-                    values.call(
-                        args.as_ptr().cast(),
-                        ret,
-                        std::ptr::null_mut(),
-                        inner.target as *const c_void,
-                        std::ptr::null_mut(),
-                    )
-                };
-                if done.is_some() {
-                    return Ok(());
-                }
+        if args.len() == inner.args.len() {
+            // SAFETY: one `Value` per descriptor argument, checked by the stub first; `ret`
+            // holds the return layout's size and alignment (caller); the callee's contract is
+            // the caller's.
+            let done = unsafe {
+                inner
+                    .exec
+                    .call_struct(args.as_ptr().cast(), ret, inner.target as *const c_void)
+            };
+            if done {
+                return Ok(());
             }
         }
         // SAFETY: forwarded.
@@ -863,38 +706,6 @@ impl DowncallHandle {
         unsafe { self.invoke_values(ret, args) }
     }
 
-    /// As [`DowncallHandle::invoke_into`], writing a struct/union return into the caller's
-    /// segment `dest` (at least the return layout's size, at an address that is a multiple of
-    /// its alignment — the C callee may store a MEMORY-class struct through the hidden pointer
-    /// with aligned vector stores). For scalar and void returns `dest` is unused and the value
-    /// is returned. The same call as `invoke_into(&PrefixAllocator::new(dest), args)` without
-    /// the allocator's bookkeeping, and returning `Value::Void` instead of the segment.
-    ///
-    /// # Errors
-    /// As [`DowncallHandle::invoke`]; [`Error::OutOfBounds`] if `dest` is too small,
-    /// [`Error::MisalignedAccess`] if it is misaligned for the return layout (before the
-    /// call).
-    ///
-    /// # Safety
-    /// As [`DowncallHandle::invoke`].
-    #[inline(always)]
-    pub unsafe fn invoke_to_segment(
-        &self,
-        dest: MemorySegment<'_>,
-        args: &[Value<'_>],
-    ) -> Result<Value<'static>> {
-        match self.inner.ret {
-            RetKind::Group { size, align } => {
-                check_return(&dest, size, align)?;
-                // SAFETY: `dest` has enough bytes and the alignment; the rest is forwarded.
-                unsafe { self.invoke_struct(dest.as_ptr(), args)? };
-                Ok(Value::Void)
-            }
-            // SAFETY: forwarded.
-            _ => unsafe { self.invoke(args) },
-        }
-    }
-
     /// The `Value` path. `ret` is the struct-return destination (return layout's size), or null
     /// for scalar/void returns.
     #[inline(always)]
@@ -909,44 +720,14 @@ impl DowncallHandle {
         unsafe { self.invoke_split(ret, capture, args) }
     }
 
-    /// As [`DowncallHandle::invoke`] for a handle linked with
-    /// [`LinkerOption::CaptureCallState`], with the capture segment passed on its own and `args`
-    /// holding only the descriptor's arguments — so a caller that owns the capture buffer (the
-    /// system-call adapter, [`crate::capture::SystemCall`]) need not build a new argument slice
-    /// with the segment prepended. Same checks, same cost, no allocation.
+    /// [`DowncallHandle::invoke`] for a capture handle with the capture buffer passed on its
+    /// own, one the caller vouches for (the system-call adapter's), and `args` holding only the
+    /// descriptor's arguments: only the capture option and the argument count are checked.
     ///
     /// # Errors
-    /// [`Error::ArgumentCount`] if `args.len()` is not the descriptor's argument count (the
-    /// message counts the capture segment, as [`DowncallHandle::invoke`] does);
-    /// [`Error::ValueMismatch`] if the handle does not capture call state, if `capture` is
-    /// smaller than [`crate::linker::capture_state_layout`] (4 bytes), and as
-    /// [`DowncallHandle::invoke`] for the arguments and a struct return;
-    /// [`Error::MisalignedAccess`] if `capture` is not 4-byte aligned; all before the call.
-    ///
-    /// # Safety
-    /// As [`DowncallHandle::invoke`].
-    pub unsafe fn invoke_captured(
-        &self,
-        capture: MemorySegment<'_>,
-        args: &[Value<'_>],
-    ) -> Result<Value<'static>> {
-        if let RetKind::Group { .. } = self.inner.ret {
-            return Err(Error::ValueMismatch {
-                position: "return".into(),
-                expected: "a scalar or void return (use invoke_into for a struct return)".into(),
-                found: "struct".into(),
-            });
-        }
-        let capture = capture_ptr(&Value::Segment(capture))?;
-        // SAFETY: forwarded; `capture` was validated and the return is not a struct.
-        unsafe { self.invoke_capture_ptr(capture, args) }
-    }
-
-    /// [`DowncallHandle::invoke_captured`] for a capture buffer the caller vouches for (the
-    /// system-call adapter's): only the capture option and the argument count are checked.
-    ///
-    /// # Errors
-    /// As [`DowncallHandle::invoke_captured`], less the capture-segment checks.
+    /// [`Error::ArgumentCount`] (counting the capture segment, as [`DowncallHandle::invoke`]
+    /// does); [`Error::ValueMismatch`] if the handle does not capture call state, and as
+    /// [`DowncallHandle::invoke`] for the arguments; all before the call.
     ///
     /// # Safety
     /// As [`DowncallHandle::invoke`]; `capture` is valid for reads and writes of 4 bytes and
@@ -980,26 +761,18 @@ impl DowncallHandle {
         args: &[Value<'_>],
     ) -> Option<u64> {
         let inner = &*self.inner;
-        // `fast_capture` is set only for capture handles with a stub and a scalar or void
-        // return; `args` are the descriptor's arguments (the capture segment is `capture`).
-        let values = inner.fast_capture?;
+        // `args` are the descriptor's arguments (the capture segment is `capture`).
         if args.len() != inner.args.len() {
             return None;
         }
-        // SAFETY: one `Value` per descriptor argument; the stub checks every tag and segment
-        // length before anything else; `capture` is a valid capture buffer and no return
-        // destination is needed (the caller's contract); the callee's contract is the caller's.
-        let regs = unsafe {
-            values.call(
-                args.as_ptr().cast(),
-                std::ptr::null_mut(),
-                capture,
-                inner.target as *const c_void,
-                crate::call::stub::thread_errno(),
-            )
-        };
-        // A capture stub always has the leaf frame, which copies a float result to rax.
-        regs.map(|[rax, _]| rax)
+        // SAFETY: one `Value` per descriptor argument; `capture` is a valid capture buffer and
+        // no return destination is needed (the caller's contract); the callee's contract is
+        // the caller's.
+        unsafe {
+            inner
+                .exec
+                .call_capture(args.as_ptr().cast(), capture, inner.target as *const c_void)
+        }
     }
 
     /// The system-call adapter's fastest path: errno set to 0, the non-capturing stub of this
@@ -1016,39 +789,36 @@ impl DowncallHandle {
     #[inline(always)]
     pub(crate) unsafe fn invoke_errno_bits(&self, args: &[Value<'_>]) -> Option<(u64, *mut i32)> {
         let inner = &*self.inner;
-        let stub = inner.errno_stub.as_ref()?;
+        let stub = inner.exec.uncaptured()?;
         if args.len() != inner.args.len() {
             return None;
         }
-        let errno = crate::call::stub::thread_errno();
+        let errno = crate::backend::thread_errno();
         if errno.is_null() {
             return None;
         }
         // SAFETY: `errno` is this thread's errno address (`__errno_location()`).
         unsafe { errno.write(0) };
-        // SAFETY: one `Value` per descriptor argument; the stub checks every tag and segment
-        // length before anything else; it captures nothing and needs no return destination
-        // (scalar or void return); the callee's contract is the caller's.
-        let bits = unsafe {
-            stub.values
-                .call_plain(args.as_ptr().cast(), inner.target as *const c_void)
-        };
+        // SAFETY: one `Value` per descriptor argument,
+        // checked by the stub first; the callee's contract is the caller's.
+        let bits = unsafe { stub.call(args.as_ptr().cast(), inner.target as *const c_void) };
         bits.map(|bits| (bits, errno))
     }
 
-    /// The raw counterpart of [`DowncallHandle::invoke_captured`]: as
-    /// [`DowncallHandle::invoke_raw`] with the capture buffer passed on its own (`capture`: 4
+    /// The raw counterpart of [`DowncallHandle::invoke_capture_ptr`] (the system-call
+    /// adapter's raw path): as [`DowncallHandle::invoke_raw`] with the capture buffer passed on
+    /// its own (`capture`: 4
     /// bytes, 4-byte aligned, its `errno` field read before and written after the call) and
     /// `args` holding only the descriptor's arguments.
     ///
     /// # Errors
-    /// [`Error::ArgumentCount`] as [`DowncallHandle::invoke_captured`];
+    /// [`Error::ArgumentCount`] as [`DowncallHandle::invoke_capture_ptr`];
     /// [`Error::ValueMismatch`] if the handle does not capture call state (before the call).
     ///
     /// # Safety
     /// As [`DowncallHandle::invoke_raw`]; `capture` must be valid for reads and writes of 4
     /// bytes and 4-byte aligned.
-    pub unsafe fn invoke_raw_captured(
+    pub(crate) unsafe fn invoke_raw_captured(
         &self,
         capture: *mut u8,
         args: &[*const u8],
@@ -1105,24 +875,19 @@ impl DowncallHandle {
         args: &[Value<'_>],
     ) -> Result<Value<'static>> {
         let inner = &*self.inner;
-        if let Some(stub) = &inner.stub {
-            // SAFETY: one `Value` per descriptor argument (count checked by the callers); the
-            // stub checks every tag and struct segment length before anything else; `ret` and
-            // `capture` as this function's contract says; the callee's contract is the caller's.
-            let regs = unsafe {
-                stub.values.call(
-                    args.as_ptr().cast(),
-                    ret,
-                    capture,
-                    inner.target as *const c_void,
-                    errno_location_for(capture),
-                )
-            };
-            if let Some([rax, xmm0]) = regs {
-                // A float result is in xmm0 (the value entry may tail-jump to the target).
-                let bits = if inner.ret_in_xmm { xmm0 } else { rax };
-                return Ok(self.returned_value(bits));
-            }
+        // SAFETY: one `Value` per descriptor argument (count checked by the callers); the
+        // stub checks every tag and struct segment length before anything else; `ret` and
+        // `capture` as this function's contract says; the callee's contract is the caller's.
+        let bits = unsafe {
+            inner.exec.call_values(
+                args.as_ptr().cast(),
+                ret,
+                capture,
+                inner.target as *const c_void,
+            )
+        };
+        if let Some(bits) = bits {
+            return Ok(self.returned_value(bits));
         }
         // SAFETY: forwarded.
         unsafe { self.invoke_split_trampoline(ret, capture, args) }
@@ -1143,32 +908,9 @@ impl DowncallHandle {
     /// payload of the return kind's variant (a bool return normalised to 0/1 by the caller).
     #[inline(always)]
     fn value_of_bits(&self, bits: u64) -> Value<'static> {
-        let inner = &*self.inner;
-        // SAFETY: `Value` is `#[repr(C, u8)]` (24 bytes, `stub::VALUE_STRIDE`): word 0 holds the
-        // tag byte (the rest of the word is padding), word 1 the payload (a scalar variant's
-        // field is its low bytes, the rest padding), word 2 is padding for every scalar variant
-        // and `Void`. `ret_tag` is the tag of `Void` or of the return kind's variant, and the
-        // payload is a valid value of it (bools normalised to 0/1 by the caller; every other scalar
-        // accepts any bits). Building the value from two whole words lets callers copy it
-        // without store-forwarding stalls.
-        // (On x86-64 tag and payload are written by one 16-byte store: a caller copying the
-        // value with 16-byte loads then gets it store-forwarded instead of stalling.)
-        #[cfg(target_arch = "x86_64")]
-        unsafe {
-            use std::arch::x86_64::{_mm_set_epi64x, _mm_storeu_si128};
-            let mut v = std::mem::MaybeUninit::<Value<'static>>::uninit();
-            let p = v.as_mut_ptr().cast::<u64>();
-            _mm_storeu_si128(
-                p.cast(),
-                _mm_set_epi64x(bits as i64, inner.ret_tag.0 as i64),
-            );
-            // Word 2 is padding for every scalar variant and `Void`: left uninitialised.
-            v.assume_init()
-        }
-        #[cfg(not(target_arch = "x86_64"))]
-        unsafe {
-            std::mem::transmute::<[u64; 3], Value<'static>>([inner.ret_tag.0, bits, 0])
-        }
+        // SAFETY: `ret_tag.0` is the tag of `Void` or of the return kind's variant, and `bits`
+        // a valid payload of it (the caller).
+        unsafe { crate::backend::value_of_words(self.inner.ret_tag.0, bits) }
     }
 
     /// The trampoline (`CallFrame`) value path, with full per-argument checks: handles without
@@ -1182,38 +924,17 @@ impl DowncallHandle {
         args: &[Value<'_>],
     ) -> Result<Value<'static>> {
         let inner = &*self.inner;
-        let mut stack = StackArgs::new();
-        let mut frame = CallFrame::new(inner.target as *const c_void, &inner.plan, &mut stack);
-        frame.errno = capture;
         let pos = inner.capture as usize;
-        for (i, ((v, kind), ap)) in args
-            .iter()
-            .zip(inner.args.iter())
-            .zip(inner.plan.args.iter())
-            .enumerate()
-        {
-            let tmp: u64;
-            let src: *const u8 = match (*kind, *v) {
-                (ArgKind::Scalar(ScalarKind::Pointer), Value::Address(p)) => {
-                    tmp = p as usize as u64;
-                    &tmp as *const u64 as *const u8
-                }
-                (ArgKind::Scalar(ScalarKind::Pointer), Value::Segment(s)) => {
-                    tmp = s.address() as u64;
-                    &tmp as *const u64 as *const u8
-                }
-                (ArgKind::Scalar(k), v) if v.scalar_kind() == Some(k) => {
-                    tmp = match v {
-                        Value::F32(x) => x.to_bits() as u64,
-                        Value::F64(x) => x.to_bits(),
-                        other => other.as_i64().unwrap_or(0) as u64,
-                    };
-                    &tmp as *const u64 as *const u8
-                }
+        let arg = |i: usize| -> Result<ArgSource> {
+            let (v, kind) = (args[i], inner.args[i]);
+            Ok(match (kind, v) {
+                (ArgKind::Scalar(k), v) => match v.scalar_bits(k) {
+                    Some(bits) => ArgSource::Bits(bits),
+                    None => return Err(mismatch(i + pos, k, &v)),
+                },
                 (ArgKind::Group(size), Value::Segment(s)) if s.byte_size() >= size => {
-                    s.as_ptr() as *const u8
+                    ArgSource::Bytes(s.as_ptr() as *const u8)
                 }
-                (ArgKind::Scalar(k), v) => return Err(mismatch(i + pos, k, &v)),
                 (ArgKind::Group(size), v) => {
                     return Err(mismatch(
                         i + pos,
@@ -1224,41 +945,23 @@ impl DowncallHandle {
                         &v,
                     ))
                 }
-            };
-            // SAFETY: `src` points to `tmp` (8 bytes, little-endian, covering any scalar) or to
-            // a segment of at least the struct's size.
-            unsafe { frame.load_arg(&mut stack, ap, src) };
-        }
-        // SAFETY: every argument was checked; `ret` is valid per this function's contract.
-        unsafe { self.finish(&mut frame, &mut stack, ret) };
+            })
+        };
+        // SAFETY: every `Bytes` source is a segment of at least the struct's size; `ret` and
+        // `capture` as this function's contract says; the callee's contract is the caller's.
+        let bits = unsafe {
+            inner.exec.interpret(
+                &inner.plan,
+                inner.target as *const c_void,
+                capture,
+                ret,
+                arg,
+            )
+        }?;
         Ok(match inner.ret {
-            RetKind::Scalar(k) => scalar_value(k, frame.returned(scalar_register(&inner.plan))),
+            RetKind::Scalar(k) => Value::from_scalar_bits(k, bits),
             _ => Value::Void,
         })
-    }
-
-    /// Sets the hidden return pointer, calls, and assembles a register-returned struct.
-    #[inline(always)]
-    unsafe fn finish(&self, frame: &mut CallFrame, stack: &mut StackArgs, ret: *mut u8) {
-        let plan = &self.inner.plan;
-        if let Some(loc) = plan.hidden_return_pointer {
-            frame.store(stack, loc, ret as usize as u64);
-        }
-        // SAFETY: the frame follows the handle's validated plan; the caller vouches for the
-        // callee's contract.
-        unsafe { frame.call() };
-        if let ReturnPlan::Registers(moves) = &plan.ret {
-            for m in moves {
-                // SAFETY: `ret` has the return layout's size and every move lies inside it.
-                unsafe {
-                    store_low_bytes(
-                        ret.add(m.offset as usize),
-                        frame.returned(m.from),
-                        m.size as usize,
-                    )
-                };
-            }
-        }
     }
 
     /// The raw path, for interpreters that hold arguments in memory (like libffi's
@@ -1298,38 +1001,28 @@ impl DowncallHandle {
     #[inline(always)]
     unsafe fn invoke_raw_split(&self, capture: *mut i32, args: &[*const u8], ret: *mut u8) {
         let inner = &*self.inner;
-        if let Some(stub) = &inner.stub {
-            // SAFETY: one pointer per descriptor argument (count checked by the callers), each
-            // readable for its layout's size; `ret` writable for the return layout's size;
-            // `capture` null or a valid capture buffer: the caller's contract.
-            let bits = unsafe {
-                (stub.raw)(
-                    args.as_ptr().cast(),
-                    ret,
-                    capture,
-                    inner.target as *const c_void,
-                    std::ptr::null_mut(),
-                    errno_location_for(capture),
-                )
-            };
-            if let RetKind::Scalar(k) = inner.ret {
-                // SAFETY: as above.
-                unsafe { write_scalar(k, bits, ret) };
+        let target = inner.target as *const c_void;
+        // SAFETY: one pointer per descriptor argument (count checked by the callers), each
+        // readable for its layout's size; `ret` writable for the return layout's size;
+        // `capture` null or a valid capture buffer: the caller's contract.
+        let bits = match unsafe { inner.exec.call_raw(args.as_ptr(), ret, capture, target) } {
+            Some(bits) => bits,
+            None => {
+                // SAFETY: as above (the sources are the caller's argument bytes).
+                let r = unsafe {
+                    inner
+                        .exec
+                        .interpret(&inner.plan, target, capture, ret, |i| {
+                            Ok(ArgSource::Bytes(args[i]))
+                        })
+                };
+                // The sources are never checked, so the trampoline cannot fail here.
+                r.unwrap_or(0)
             }
-            return;
-        }
-        let mut stack = StackArgs::new();
-        let mut frame = CallFrame::new(inner.target as *const c_void, &inner.plan, &mut stack);
-        frame.errno = capture;
-        for (src, ap) in args.iter().zip(inner.plan.args.iter()) {
-            // SAFETY: the caller guarantees each argument's bytes are readable.
-            unsafe { frame.load_arg(&mut stack, ap, *src) };
-        }
-        // SAFETY: the caller guarantees `ret` is writable for the return layout's size.
-        unsafe { self.finish(&mut frame, &mut stack, ret) };
+        };
         if let RetKind::Scalar(k) = inner.ret {
             // SAFETY: as above.
-            unsafe { write_scalar(k, frame.returned(scalar_register(&inner.plan)), ret) };
+            unsafe { write_scalar(k, bits, ret) };
         }
     }
 }
@@ -1354,17 +1047,6 @@ fn capture_ptr(v: &Value<'_>) -> Result<*mut i32> {
     }
 }
 
-/// The `errno_location` stub argument: this thread's errno address when a capture buffer is
-/// given, else null (stubs without capture never read it).
-#[inline(always)]
-pub(super) fn errno_location_for(capture: *mut i32) -> *mut i32 {
-    if capture.is_null() {
-        std::ptr::null_mut()
-    } else {
-        crate::call::stub::thread_errno()
-    }
-}
-
 #[cold]
 #[inline(never)]
 fn struct_return_error() -> Error {
@@ -1372,14 +1054,6 @@ fn struct_return_error() -> Error {
         position: "return".into(),
         expected: "a scalar or void return (use invoke_into for a struct return)".into(),
         found: "struct".into(),
-    }
-}
-
-#[inline(always)]
-fn scalar_register(plan: &CallPlan) -> crate::abi::Register {
-    match plan.ret {
-        ReturnPlan::Scalar(r) => r,
-        _ => crate::abi::Register::Int(0),
     }
 }
 

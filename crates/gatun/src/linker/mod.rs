@@ -11,14 +11,12 @@
 
 mod descriptor;
 mod handle;
-mod image;
 mod lookup;
 mod option;
 mod typed;
 
-pub use crate::call::MAX_STACK_BYTES;
+pub use crate::backend::MAX_STACK_BYTES;
 pub use descriptor::{ArgumentLayouts, FunctionDescriptor, Layouts};
-pub(crate) use handle::scalar_value;
 pub use handle::{DowncallHandle, Linker};
 pub use lookup::{LoadFlags, Symbol, SymbolLookup};
 pub(crate) use option::check_capture_names;

@@ -25,7 +25,6 @@ use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 
-use crate::call::stub::StubFn;
 use crate::error::{Error, Result};
 use crate::layout::{same_shape, MemoryLayout, ScalarKind, ValueLayout};
 use crate::linker::DowncallHandle;
@@ -231,7 +230,6 @@ pub struct TypedHandle<A, R> {
     handle: DowncallHandle,
     target: *const c_void,
     direct: bool,
-    stub: Option<StubFn>,
     _types: PhantomData<fn(A) -> R>,
 }
 
@@ -246,7 +244,6 @@ impl<A, R> Clone for TypedHandle<A, R> {
             handle: self.handle.clone(),
             target: self.target,
             direct: self.direct,
-            stub: self.stub,
             _types: PhantomData,
         }
     }
@@ -315,7 +312,6 @@ impl DowncallHandle {
         Ok(TypedHandle {
             target: self.address(),
             direct,
-            stub: self.raw_stub(),
             handle: self.clone(),
             _types: PhantomData,
         })
@@ -380,20 +376,19 @@ impl<A: CArgs, R: CReturn> TypedHandle<A, R> {
         } else {
             (std::ptr::null_mut(), 0)
         };
-        let bits = match self.stub {
-            // SAFETY: one initialised pointer per descriptor argument from `first` on, each to
-            // a value whose layout matches (checked at construction); `ret` has the return
-            // layout's size; the target's contract is the caller's.
-            Some(stub) => unsafe {
-                stub(
-                    ptrs.as_ptr().add(first).cast(),
-                    ret.as_mut_ptr().cast(),
-                    errno,
-                    self.target,
-                    std::ptr::null_mut(),
-                    super::handle::errno_location_for(errno),
-                )
-            },
+        // SAFETY: one initialised pointer per descriptor argument from `first` on, each to a
+        // value whose layout matches (checked at construction); `ret` has the return layout's
+        // size; `errno` null without capture, else the caller's capture buffer; the target's
+        // contract is the caller's.
+        let stub = unsafe {
+            self.handle.call_stub_raw(
+                ptrs.as_ptr().add(first).cast(),
+                ret.as_mut_ptr().cast(),
+                errno,
+            )
+        };
+        let bits = match stub {
+            Some(bits) => bits,
             None => {
                 let n = A::COUNT;
                 if first == 1 {

@@ -81,9 +81,11 @@ fn oob(offset: usize, access_size: usize, segment_size: usize) -> Error {
     }
 }
 
+// Read only by the native stub compiler (absent on targets without an executor).
+#[allow(dead_code)]
 impl MemorySegment<'_> {
     /// Byte offset of the base pointer inside a `MemorySegment` (read by compiled downcall
-    /// stubs, `call::stub`).
+    /// stubs, `backend::x86_64_sysv::stub`).
     pub(crate) const PTR_OFFSET: usize = std::mem::offset_of!(MemorySegment<'static>, ptr);
     /// Byte offset of the length (bytes) inside a `MemorySegment` (read by compiled stubs).
     pub(crate) const LEN_OFFSET: usize = std::mem::offset_of!(MemorySegment<'static>, len);

@@ -53,16 +53,13 @@
 //! # Invariants (the unsafe story of this module)
 //! - A stub's code holds the address of its boxed `Context`, which lives exactly as long as
 //!   the [`UpcallStub`] (fields drop code first, then the context).
-//! - `gatun_upcall_dispatch` is called only by the entry in `entry.rs` with a frame holding the
+//! - `gatun_upcall_dispatch` is called only by the native backend's upcall entry with a frame holding the
 //!   C caller's argument registers and the address of its stack arguments, for a call of the
 //!   stub's descriptor type (the caller's contract): every `Location::Stack(off)` of the plan
 //!   is then readable at `frame.stack + off`, and a MEMORY return's hidden pointer is writable
 //!   for the return layout's size.
 //! - Struct argument copies are written with exactly each move's `size` bytes at its `offset`
 //!   (inside the copy of the layout's size); register-return images are 16 bytes.
-
-#[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
-mod entry;
 
 use std::ffi::c_void;
 use std::fmt;
@@ -73,7 +70,7 @@ use std::ops::Deref;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::abi::{ArgPlan, CallPlan, Location, Register, ReturnPlan};
-use crate::call::store_low_bytes;
+use crate::backend::{store_low_bytes, Direction};
 use crate::code::ExecutableCode;
 use crate::error::{Error, Result};
 use crate::layout::{MemoryLayout, ScalarKind};
@@ -166,15 +163,9 @@ struct Context<'s> {
 }
 
 impl<'s> Context<'s> {
-    /// Classifies `descriptor` (SysV AMD64) and precomputes what a call needs.
+    /// Classifies `descriptor` (the native backend's ABI) and precomputes what a call needs.
     fn new(descriptor: &FunctionDescriptor, closure: Box<Closure<'s>>) -> Result<Context<'s>> {
-        let plan = crate::abi::sysv_x64::plan(descriptor, None)?;
-        if plan.args.iter().any(|a| a.by_reference.is_some()) {
-            return Err(Error::Unsupported {
-                type_name: "by-reference struct argument".into(),
-                reason: "the SysV upcall entry receives structs by value only".into(),
-            });
-        }
+        let plan = crate::backend::native::plan(descriptor, None, Direction::Upcall)?;
         let (mut copy_bytes, mut copy_align) = (0usize, 1usize);
         let args = descriptor
             .argument_layouts()
@@ -632,40 +623,9 @@ impl Linker {
     }
 }
 
-#[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+/// The stub's code for `ctx`, from the native backend (its upcall entry).
 fn stub_code(ctx: &Context<'_>) -> Result<ExecutableCode> {
-    ExecutableCode::new(&entry::stub_code(ctx as *const Context<'_> as usize))
-}
-
-#[cfg(not(all(target_arch = "x86_64", target_os = "linux", not(miri))))]
-fn stub_code(_ctx: &Context<'_>) -> Result<ExecutableCode> {
-    Err(Error::Unsupported {
-        type_name: "upcall".into(),
-        reason: "gatun's upcall entry supports x86-64 System V (Linux) only".into(),
-    })
-}
-
-/// The register value of a scalar return: exactly the declared kind, small integers sign- or
-/// zero-extended to 64 bits, a `bool` as 0 or 1, a pointer from `Address` or `Segment`.
-fn return_bits(kind: ScalarKind, v: &Value<'_>) -> Option<u64> {
-    use ScalarKind as K;
-    let (found, bits) = match *v {
-        Value::Bool(b) => (K::Bool, b as u64),
-        Value::I8(x) => (K::I8, x as i64 as u64),
-        Value::U8(x) => (K::U8, x as u64),
-        Value::I16(x) => (K::I16, x as i64 as u64),
-        Value::U16(x) => (K::U16, x as u64),
-        Value::I32(x) => (K::I32, x as i64 as u64),
-        Value::U32(x) => (K::U32, x as u64),
-        Value::I64(x) => (K::I64, x as u64),
-        Value::U64(x) => (K::U64, x),
-        Value::F32(x) => (K::F32, x.to_bits() as u64),
-        Value::F64(x) => (K::F64, x.to_bits()),
-        Value::Address(p) => (K::Pointer, p as usize as u64),
-        Value::Segment(s) => (K::Pointer, s.address() as u64),
-        Value::Void => return None,
-    };
-    (found == kind).then_some(bits)
+    crate::backend::native::upcall_code(ctx as *const Context<'_> as usize)
 }
 
 fn return_mismatch(expected: impl fmt::Display, found: &Value<'_>) -> Error {
@@ -693,7 +653,7 @@ unsafe fn dispatch(ctx: &Context<'_>, frame: &mut UpcallFrame) -> Result<()> {
             ArgKind::Scalar(k, loc) => {
                 // SAFETY: the location belongs to the plan of this call (caller's contract).
                 let bits = unsafe { frame.arg(loc) };
-                crate::linker::scalar_value(k, bits)
+                Value::from_scalar_bits(k, bits)
             }
             ArgKind::Group { size, align } => {
                 let copy = copies
@@ -758,7 +718,9 @@ unsafe fn dispatch(ctx: &Context<'_>, frame: &mut UpcallFrame) -> Result<()> {
             }
         }
         (RetKind::Scalar(k, reg), _) => {
-            let bits = return_bits(k, &result).ok_or_else(|| return_mismatch(k, &result))?;
+            let bits = result
+                .scalar_bits(k)
+                .ok_or_else(|| return_mismatch(k, &result))?;
             frame.set_return(reg, bits);
         }
         (RetKind::Group(size), plan) => {

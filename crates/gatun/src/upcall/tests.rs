@@ -180,14 +180,3 @@ fn more_than_the_inline_argument_count_works() {
     unsafe { dispatch(&ctx, &mut f) }.unwrap();
     assert_eq!(f.rax, (1..21).sum::<u64>());
 }
-
-#[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
-#[test]
-fn stub_code_loads_the_context_into_r10_and_jumps_to_the_entry() {
-    let code = super::entry::stub_code(0x1122_3344_5566_7788);
-    assert_eq!(code[..6], [0xF3, 0x0F, 0x1E, 0xFA, 0x49, 0xBA]); // endbr64; movabs r10,
-    assert_eq!(code[6..14], 0x1122_3344_5566_7788u64.to_le_bytes());
-    assert_eq!(code[14..16], [0x49, 0xBB]); // movabs r11,
-    assert_ne!(u64::from_le_bytes(code[16..24].try_into().unwrap()), 0);
-    assert_eq!(code[24..], [0x41, 0xFF, 0xE3]); // jmp r11
-}

@@ -1,5 +1,4 @@
-//! Executors of a [`CallPlan`](crate::abi::CallPlan): the portable-in-spirit, hand-written
-//! x86-64 System V trampoline ([`trampoline`]) and the Rust code that fills its call frame.
+//! The trampoline's call frame, filled from a plan by Rust code.
 //!
 //! # Invariants (the unsafe story of this module)
 //! - A [`CallFrame`] is built on the Rust stack by the invoking thread, passed by pointer to
@@ -14,18 +13,9 @@
 use std::ffi::c_void;
 use std::mem::MaybeUninit;
 
+use super::trampoline;
 use crate::abi::{ArgMove, ArgPlan, CallPlan, Conversion, Location, Register};
-
-pub(crate) mod entry;
-pub(crate) mod stub;
-#[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
-pub(crate) mod trampoline;
-
-/// Largest outgoing stack-argument area, in bytes, that the trampoline supports (256 slots of
-/// 8 bytes). A descriptor needing more is rejected at link time.
-pub const MAX_STACK_BYTES: usize = 2048;
-/// [`MAX_STACK_BYTES`] in 8-byte slots.
-pub(crate) const MAX_STACK_SLOTS: usize = MAX_STACK_BYTES / 8;
+use crate::backend::MAX_STACK_SLOTS;
 
 /// The call frame the trampoline consumes (`#[repr(C)]`: the assembly uses these offsets).
 #[repr(C)]
@@ -132,20 +122,15 @@ impl CallFrame {
         }
     }
 
-    /// Calls the target. Unsupported targets never build a frame (the linker refuses them).
+    /// Calls the target.
     ///
     /// # Safety
     /// The frame must describe a valid call of `target` (see the module invariants) and the
     /// target's own contract must hold.
     #[inline(always)]
     pub unsafe fn call(&mut self) {
-        #[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
         // SAFETY: forwarded to the caller.
-        unsafe {
-            trampoline::gatun_sysv_x64_call(self)
-        }
-        #[cfg(not(all(target_arch = "x86_64", target_os = "linux", not(miri))))]
-        unreachable!("the linker refuses to link on targets without an executor");
+        unsafe { trampoline::gatun_sysv_x64_call(self) }
     }
 }
 
@@ -180,28 +165,5 @@ unsafe fn load(src: *const u8, m: &ArgMove) -> u64 {
         }
         Conversion::Bool => (raw != 0) as u64,
         Conversion::FloatToDouble => (f32::from_bits(raw as u32) as f64).to_bits(),
-    }
-}
-
-/// Writes the low `size` bytes of `value` to `dst`.
-///
-/// # Safety
-/// `dst .. + size` must be writable; `size <= 8`.
-#[inline(always)]
-pub(crate) unsafe fn store_low_bytes(dst: *mut u8, value: u64, size: usize) {
-    // SAFETY: forwarded to the caller; unaligned stores of exactly `size` bytes.
-    unsafe {
-        match size {
-            8 => dst.cast::<u64>().write_unaligned(value),
-            4 => dst.cast::<u32>().write_unaligned(value as u32),
-            2 => dst.cast::<u16>().write_unaligned(value as u16),
-            1 => dst.write(value as u8),
-            n => {
-                let bytes = value.to_le_bytes();
-                for (k, b) in bytes.iter().enumerate().take(n) {
-                    dst.add(k).write(*b);
-                }
-            }
-        }
     }
 }

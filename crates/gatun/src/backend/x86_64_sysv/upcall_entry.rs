@@ -22,7 +22,7 @@
 //!
 //! Invariant: the layout of [`UpcallFrame`] (offsets 0..152) matches the constants below.
 
-use super::UpcallFrame;
+use crate::upcall::UpcallFrame;
 
 const _: () = {
     assert!(std::mem::offset_of!(UpcallFrame, gpr) == 0);
@@ -78,7 +78,7 @@ std::arch::global_asm!(
     "ret",
     ".cfi_endproc",
     ".size gatun_upcall_entry, . - gatun_upcall_entry",
-    dispatch = sym super::gatun_upcall_dispatch,
+    dispatch = sym crate::upcall::gatun_upcall_dispatch,
 );
 
 extern "C" {
@@ -100,4 +100,17 @@ pub(crate) fn stub_code(context: usize) -> [u8; STUB_LEN] {
     code[16..24].copy_from_slice(&(entry as u64).to_le_bytes());
     code[24..27].copy_from_slice(&[0x41, 0xFF, 0xE3]); // jmp r11
     code
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn stub_code_loads_the_context_into_r10_and_jumps_to_the_entry() {
+        let code = super::stub_code(0x1122_3344_5566_7788);
+        assert_eq!(code[..6], [0xF3, 0x0F, 0x1E, 0xFA, 0x49, 0xBA]); // endbr64; movabs r10,
+        assert_eq!(code[6..14], 0x1122_3344_5566_7788u64.to_le_bytes());
+        assert_eq!(code[14..16], [0x49, 0xBB]); // movabs r11,
+        assert_ne!(u64::from_le_bytes(code[16..24].try_into().unwrap()), 0);
+        assert_eq!(code[24..], [0x41, 0xFF, 0xE3]); // jmp r11
+    }
 }

@@ -8,7 +8,7 @@
 //! 64-bit return register (rax, or xmm0's bits for a float return). It has two entry points
 //! (three with the image entry) compiled from the same plan, differing in where an argument's
 //! bytes are found and in what comes back:
-//! - **value entry** (`invoke`, `invoke_into`, `invoke_to_segment`, the system-call adapter):
+//! - **value entry** (`invoke`, `invoke_into`, the system-call adapter):
 //!   `args` points to the caller's `&[Value]` (after the capture segment). `Value` is
 //!   `#[repr(C, u8)]`, so argument `i` is at `args + i * size_of::<Value>()`, its tag byte at
 //!   offset 0 and its payload at [`VALUE_PAYLOAD`]. The stub first checks every tag (and every
@@ -23,8 +23,8 @@
 //! - **image entry** (only for a struct/union returned in registers, no capture, no stack
 //!   arguments: [`has_image_entry`]): the value entry's checks and the tail body. The target
 //!   returns its rax/rdx/xmm0/xmm1 straight to the stub's caller, which picks the struct's
-//!   eightbytes and stores them itself (`linker::image`, for `invoke_into` and
-//!   `invoke_to_segment`).
+//!   eightbytes and stores them itself (`backend::x86_64_sysv::image`, for `invoke_into` and
+//!   `invoke_raw`).
 //!
 //! After the checks, one of three bodies (no allocation, no classification, no branches):
 //! - **tail** (no capture, no stack arguments, integer or void return — or a float return on
@@ -49,7 +49,7 @@
 //! (via r11 when not a plain 4- or 8-byte load) or the stack slot.
 //!
 //! # Invariants
-//! - The plan's stack offsets are below [`crate::call::MAX_STACK_BYTES`] (checked by the linker),
+//! - The plan's stack offsets are below [`crate::backend::MAX_STACK_BYTES`] (checked by the linker),
 //!   so every displacement fits in 32 bits.
 //! - Only caller-saved registers other than the argument registers being built are used as
 //!   scratch (rax before `%al` is set, r10, r11, xmm15); callee-saved ones are never touched,
@@ -63,7 +63,7 @@ use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan};
-use crate::call::entry::CheckedEntry;
+use crate::backend::x86_64_sysv::entry::CheckedEntry;
 use crate::code::ExecutableCode;
 use crate::error::Result;
 use crate::layout::ScalarKind;
@@ -89,29 +89,7 @@ pub(crate) const VALUE_STRIDE: i32 = std::mem::size_of::<Value<'static>>() as i3
 
 const _: () = assert!(VALUE_STRIDE == 24);
 
-/// The tag byte of a `Value` (its `#[repr(C, u8)]` discriminant).
-pub(crate) fn value_tag(v: &Value<'_>) -> u8 {
-    // SAFETY: `Value` is `#[repr(C, u8)]`: its first byte is the discriminant.
-    unsafe { *(v as *const Value<'_>).cast::<u8>() }
-}
-
-/// The `Value` tag a scalar parameter of `kind` expects on the value entry.
-pub(crate) fn scalar_tag(kind: ScalarKind) -> u8 {
-    value_tag(&match kind {
-        ScalarKind::Bool => Value::Bool(false),
-        ScalarKind::I8 => Value::I8(0),
-        ScalarKind::U8 => Value::U8(0),
-        ScalarKind::I16 => Value::I16(0),
-        ScalarKind::U16 => Value::U16(0),
-        ScalarKind::I32 => Value::I32(0),
-        ScalarKind::U32 => Value::U32(0),
-        ScalarKind::I64 => Value::I64(0),
-        ScalarKind::U64 => Value::U64(0),
-        ScalarKind::F32 => Value::F32(0.0),
-        ScalarKind::F64 => Value::F64(0.0),
-        ScalarKind::Pointer => Value::Address(std::ptr::null_mut()),
-    })
-}
+pub(crate) use crate::value::{scalar_tag, value_tag};
 
 /// The tag of `Value::Segment`.
 pub(crate) fn segment_tag() -> u8 {
@@ -682,7 +660,7 @@ pub(crate) struct Stub {
     pub values: CheckedEntry,
     /// The image entry ([`has_image_entry`]): as the value entry, but the target's return
     /// registers come back to the caller unchanged and `ret` is not used (called through
-    /// `linker::image`).
+    /// `backend::x86_64_sysv::image`).
     pub image: Option<CheckedEntry>,
 }
 
@@ -739,41 +717,11 @@ pub(crate) fn lock_cache_for_fork() -> CacheLock {
     CacheLock(CACHE.lock().unwrap_or_else(|e| e.into_inner()))
 }
 
-/// This thread's `errno` address (glibc's `__errno_location()`), cached in a thread-local
-/// after the first call, for the `errno_location` parameter of capture stubs: a TLS load
-/// instead of a call into libc per captured call. The address is fixed for a thread's
-/// lifetime. Null where the stubs do not exist (not Linux).
-#[inline(always)]
-pub(crate) fn thread_errno() -> *mut i32 {
-    thread_local! {
-        static ERRNO: std::cell::Cell<*mut i32> = const { std::cell::Cell::new(std::ptr::null_mut()) };
-    }
-    ERRNO.with(|c| {
-        let p = c.get();
-        if p.is_null() {
-            init_thread_errno(c)
-        } else {
-            p
-        }
-    })
-}
-
-#[cold]
-#[inline(never)]
-fn init_thread_errno(c: &std::cell::Cell<*mut i32>) -> *mut i32 {
-    #[cfg(target_os = "linux")]
-    // SAFETY: always safe to call; returns this thread's errno address.
-    let p = unsafe { libc::__errno_location() };
-    #[cfg(not(target_os = "linux"))]
-    let p = std::ptr::null_mut();
-    c.set(p);
-    p
-}
-
 /// Compiles and maps a stub without consulting the cache (for compile-time measurements).
 ///
 /// # Errors
 /// [`crate::Error::Unsupported`] when the OS refuses executable memory.
+#[cfg(any(test, feature = "internals"))]
 pub(crate) fn build(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> Result<Stub> {
     build_keyed(plan, checks, capture, None)
 }
@@ -785,7 +733,9 @@ fn build_keyed(
     key: Option<StubKey>,
 ) -> Result<Stub> {
     let code = compile(plan, checks, capture);
-    let exec = ExecutableCode::new(&code.bytes)?;
+    // SAFETY: code emitted by this module's encoder for `plan`; called only through its
+    // entries as the module invariants say.
+    let exec = unsafe { ExecutableCode::new(&code.bytes) }?;
     let checked = |offset: usize| {
         // SAFETY: `offset` is the start of a checked entry emitted above, inside `exec`,
         // which the returned `Stub` owns; code's address is never null.

@@ -14,13 +14,13 @@
 //! Compared with the value entry writing through `ret`, this saves the stub's frame, one
 //! call/return pair and the reload of `ret` after the call.
 //!
-//! [`has_image_entry`]: crate::call::stub::has_image_entry
+//! [`has_image_entry`]: crate::backend::x86_64_sysv::stub::has_image_entry
 
 use std::ffi::c_void;
 
 use crate::abi::{Register, ReturnMove, ReturnPlan};
-use crate::call::entry::{CheckedEntry, REJECTED};
-use crate::call::store_low_bytes;
+use crate::backend::store_low_bytes;
+use crate::backend::x86_64_sysv::entry::{CheckedEntry, REJECTED};
 
 /// The eightbyte classes of a register-returned struct, as the pair of registers the image
 /// entry's caller reads (first eightbyte, second eightbyte). Bit 0: the first eightbyte is
@@ -89,7 +89,6 @@ impl ImageEntry {
     /// # Safety
     /// As the value entry: `args` points to one `Value` per descriptor argument, `target` is
     /// a function of the handle's type whose contract the caller meets.
-    #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     pub(crate) unsafe fn call(&self, args: *const u8, target: *const c_void) -> Option<[u64; 2]> {
         let (first, second, r12): (u64, u64, u64);
@@ -123,12 +122,6 @@ impl ImageEntry {
             );
         }
         (r12 != REJECTED).then_some([first, second])
-    }
-
-    /// Stubs exist on x86-64 only: never called elsewhere.
-    #[cfg(not(target_arch = "x86_64"))]
-    pub(crate) unsafe fn call(&self, _args: *const u8, _target: *const c_void) -> Option<[u64; 2]> {
-        unreachable!("compiled stubs exist on x86-64 only")
     }
 
     /// Stores exactly the struct's `size` bytes of `image` at `ret` (unaligned).
@@ -179,7 +172,7 @@ fn shape(moves: &[ReturnMove], size: usize) -> Option<Shape> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::abi::sysv_x64;
+    use crate::backend::x86_64_sysv::classify as sysv_x64;
     use crate::layout::{MemoryLayout, ValueLayout as V};
     use crate::linker::FunctionDescriptor as FD;
 

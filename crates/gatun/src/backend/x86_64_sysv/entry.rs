@@ -8,7 +8,7 @@
 //! all ones in r12 and compares afterwards: a failure costs no memory flag (no store before
 //! the call, no load after it). Because this convention breaks the C ABI on the failure path,
 //! a checked entry is never exposed as an `extern "C" fn`: [`CheckedEntry`] can only be called
-//! through the inline-assembly calls in this module (and `linker::image`).
+//! through the inline-assembly calls in this module (and `backend::x86_64_sysv::image`).
 //!
 //! # Invariants
 //! - A `CheckedEntry` is the start of a value or image entry emitted by `call::stub` inside a
@@ -26,7 +26,6 @@ pub(crate) const REJECTED: u64 = u64::MAX;
 /// and `clobber_abi("C")`; evaluates to whether the entry accepted the arguments (r12 came back
 /// as anything but [`REJECTED`]). Must be used inside an `unsafe` context whose caller upholds
 /// the entry's contract.
-#[cfg(target_arch = "x86_64")]
 macro_rules! checked_call {
     ($entry:expr; $($operands:tt)*) => {{
         let r12: u64;
@@ -86,7 +85,6 @@ impl CheckedEntry {
     /// `self` is a value entry; `args` points to one `Value` per argument of the stub's plan;
     /// `ret`, `capture` and `errno_location` are valid as the stub's plan needs them (see
     /// `call::stub`); the target's contract is the caller's.
-    #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     pub(crate) unsafe fn call(
         self,
@@ -112,7 +110,6 @@ impl CheckedEntry {
     ///
     /// # Safety
     /// As [`CheckedEntry::call`], for such a stub.
-    #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     pub(crate) unsafe fn call_plain(self, args: *const u8, target: *const c_void) -> Option<u64> {
         let rax: u64;
@@ -128,7 +125,6 @@ impl CheckedEntry {
     ///
     /// # Safety
     /// As [`CheckedEntry::call`], for such a stub.
-    #[cfg(target_arch = "x86_64")]
     #[inline(always)]
     pub(crate) unsafe fn call_plain_float(
         self,
@@ -143,32 +139,4 @@ impl CheckedEntry {
         accepted.then_some(xmm0.to_bits())
     }
 
-    /// Stubs exist on x86-64 only: never called elsewhere.
-    #[cfg(not(target_arch = "x86_64"))]
-    pub(crate) unsafe fn call(
-        self,
-        _args: *const u8,
-        _ret: *mut u8,
-        _capture: *mut i32,
-        _target: *const c_void,
-        _errno_location: *mut i32,
-    ) -> Option<[u64; 2]> {
-        unreachable!("compiled stubs exist on x86-64 only")
-    }
-
-    /// Stubs exist on x86-64 only: never called elsewhere.
-    #[cfg(not(target_arch = "x86_64"))]
-    pub(crate) unsafe fn call_plain_float(
-        self,
-        _args: *const u8,
-        _target: *const c_void,
-    ) -> Option<u64> {
-        unreachable!("compiled stubs exist on x86-64 only")
-    }
-
-    /// Stubs exist on x86-64 only: never called elsewhere.
-    #[cfg(not(target_arch = "x86_64"))]
-    pub(crate) unsafe fn call_plain(self, _args: *const u8, _target: *const c_void) -> Option<u64> {
-        unreachable!("compiled stubs exist on x86-64 only")
-    }
 }

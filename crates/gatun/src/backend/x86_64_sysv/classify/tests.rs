@@ -1,7 +1,7 @@
 //! CallPlan unit tests: register assignments asserted directly (no native code; Miri-clean).
 
-use super::sysv_x64::{classify, plan, ArgClass, Classification};
-use super::*;
+use super::{classify, plan, ArgClass, Classification, Visited};
+use crate::abi::*;
 use crate::error::Error;
 use crate::layout::{MemoryLayout, ValueLayout as V};
 use crate::linker::FunctionDescriptor as FD;
@@ -213,9 +213,9 @@ fn sixteen_ints_sixteen_doubles_stack_layout() {
 
 /// Runs `classify` and counts the layout nodes it visits.
 fn classify_counting(l: &MemoryLayout) -> (Classification, usize) {
-    sysv_x64::VISITS.with(|v| v.set(0));
+    super::VISITS.with(|v| v.set(0));
     let c = classify(l);
-    (c, sysv_x64::VISITS.with(|v| v.get()))
+    (c, super::VISITS.with(|v| v.get()))
 }
 
 #[test]
@@ -358,4 +358,21 @@ fn the_stack_limit_is_exact() {
     let p = plan(&FD::of_void(args), None).unwrap();
     assert_eq!(p.args[7].moves[0].to, Stack(16));
     assert_eq!(p.stack_bytes, 48);
+}
+
+#[test]
+fn visited_pairs_are_remembered_inline_then_in_a_hash_set() {
+    let mut seen = Visited::new();
+    for i in 0..Visited::INLINE {
+        assert!(seen.insert((i, 8)), "{i}");
+        assert!(!seen.insert((i, 8)), "{i}");
+    }
+    assert!(!seen.is_spilled());
+    assert!(seen.insert((0, 0)), "another base");
+    assert!(seen.is_spilled());
+    for i in 0..Visited::INLINE {
+        assert!(!seen.insert((i, 8)), "{i} was kept when spilling");
+    }
+    assert!(!seen.insert((0, 0)));
+    assert!(seen.insert((Visited::INLINE, 8)));
 }

@@ -4,7 +4,7 @@
 use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
 
 use super::*;
-use crate::abi::sysv_x64::plan;
+use crate::backend::x86_64_sysv::classify::plan;
 use crate::layout::{MemoryLayout, ValueLayout as V};
 use crate::linker::FunctionDescriptor as FD;
 
@@ -63,7 +63,7 @@ fn entries(d: &FD, fv: Option<usize>, capture: bool) -> (Vec<String>, Vec<String
 fn register_struct_returns_get_an_image_entry() {
     // `struct { long a; double b; } f(int, const void *)`: INTEGER+SSE in rax:xmm0. The image
     // entry is the value entry's checks and the tail body: the caller gets the target's
-    // registers back and stores the struct itself (linker::image).
+    // registers back and stores the struct itself (backend::x86_64_sysv::image).
     let ld = MemoryLayout::c_struct([V::I64, V::F64]).unwrap();
     let d = FD::of(ld, [V::I32, V::ADDRESS]);
     let p = plan(&d, None).unwrap();

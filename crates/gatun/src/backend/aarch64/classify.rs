@@ -86,7 +86,7 @@ use std::collections::HashMap;
 use crate::abi::{
     ArgMove, ArgPlan, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan,
 };
-use crate::call::MAX_STACK_BYTES;
+use crate::backend::MAX_STACK_BYTES;
 use crate::error::{Error, Result};
 use crate::layout::{MemoryLayout, ScalarKind};
 use crate::linker::FunctionDescriptor;
@@ -631,7 +631,7 @@ fn return_plan(layout: Option<&MemoryLayout>, flavour: Flavour) -> ReturnPlan {
 /// use gatun::linker::FunctionDescriptor;
 /// let hfa = MemoryLayout::c_struct([ValueLayout::F32; 3]).unwrap();
 /// let p = plan(&FunctionDescriptor::of_void([hfa]), None, Flavour::Linux).unwrap();
-/// let regs: Vec<_> = p.args[0].moves.iter().map(|m| m.to).collect();
+/// let regs: Vec<_> = p.args()[0].moves.iter().map(|m| m.to).collect();
 /// assert_eq!(regs, [Location::Vector(0), Location::Vector(1), Location::Vector(2)]);
 /// ```
 ///
@@ -645,7 +645,7 @@ pub fn plan(
     first_variadic: Option<usize>,
     flavour: Flavour,
 ) -> Result<CallPlan> {
-    super::check_descriptor(descriptor, first_variadic)?;
+    crate::abi::check_descriptor(descriptor, first_variadic)?;
     let ret = return_plan(descriptor.return_layout(), flavour);
     let hidden_return_pointer =
         (ret == ReturnPlan::InMemory).then_some(Location::Int(INDIRECT_RESULT_REG));

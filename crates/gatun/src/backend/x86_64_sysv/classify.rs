@@ -29,7 +29,7 @@ use crate::abi::{
 };
 use std::collections::HashSet;
 
-use crate::call::MAX_STACK_BYTES;
+use crate::backend::MAX_STACK_BYTES;
 use crate::error::{Error, Result};
 use crate::layout::{MemoryLayout, ScalarKind};
 use crate::linker::FunctionDescriptor;
@@ -381,7 +381,7 @@ impl Assigner {
 /// bytes needed).
 pub fn plan(descriptor: &FunctionDescriptor, first_variadic: Option<usize>) -> Result<CallPlan> {
     let args = descriptor.argument_layouts();
-    super::check_descriptor(descriptor, first_variadic)?;
+    crate::abi::check_descriptor(descriptor, first_variadic)?;
     let mut asg = Assigner {
         int: 0,
         vec: 0,
@@ -457,23 +457,4 @@ pub fn plan(descriptor: &FunctionDescriptor, first_variadic: Option<usize>) -> R
 }
 
 #[cfg(test)]
-mod tests {
-    use super::Visited;
-
-    #[test]
-    fn visited_pairs_are_remembered_inline_then_in_a_hash_set() {
-        let mut seen = Visited::new();
-        for i in 0..Visited::INLINE {
-            assert!(seen.insert((i, 8)), "{i}");
-            assert!(!seen.insert((i, 8)), "{i}");
-        }
-        assert!(!seen.is_spilled());
-        assert!(seen.insert((0, 0)), "another base");
-        assert!(seen.is_spilled());
-        for i in 0..Visited::INLINE {
-            assert!(!seen.insert((i, 8)), "{i} was kept when spilling");
-        }
-        assert!(!seen.insert((0, 0)));
-        assert!(seen.insert((Visited::INLINE, 8)));
-    }
-}
+mod tests;

@@ -1,0 +1,221 @@
+//! The call layer's ABI backends, one module per ABI, and the choice of the native one.
+//!
+//! Each backend holds everything that depends on its calling convention: classification of a
+//! descriptor into an ABI-neutral [`CallPlan`](crate::abi::CallPlan), the executor that carries
+//! a plan out (compiled stubs, trampoline), and the upcall entry.
+//!
+//! - [`x86_64_sysv`]: System V AMD64. Classification on every host; the executor on x86-64
+//!   Linux (not under Miri).
+//! - [`aarch64`]: AAPCS64 (Linux) and Apple arm64. Classification only, on every host; linking
+//!   returns [`Error::Unsupported`](crate::Error::Unsupported) until an executor exists.
+//! - `unsupported`: the backend of every other target, whose link returns
+//!   [`Error::Unsupported`](crate::Error::Unsupported).
+//!
+//! [`native`] is the backend gatun runs on, chosen here once at compile time; the layers above
+//! (`linker`, `upcall`, `capture`) use only `native` and contain no `cfg(target_arch)`.
+//!
+//! # Invariants
+//! [`store_low_bytes`] writes exactly `size` bytes; callers guarantee the destination.
+
+use crate::layout::{MemoryLayout, ScalarKind};
+
+pub(crate) mod aarch64;
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux", not(miri))))]
+pub(crate) mod unsupported;
+pub(crate) mod x86_64_sysv;
+
+#[cfg(not(all(target_arch = "x86_64", target_os = "linux", not(miri))))]
+pub(crate) use unsupported as native;
+#[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+pub(crate) use x86_64_sysv as native;
+
+/// Which way a plan is used: the checks of a backend's [`native::plan`] name it in their
+/// messages; downcalls and upcalls otherwise accept the same descriptors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Direction {
+    /// Rust calls C (`Linker::downcall`).
+    Downcall,
+    /// C calls Rust (`Linker::upcall_stub`).
+    Upcall,
+}
+
+impl Direction {
+    /// `"downcall"` or `"upcall"`.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Direction::Downcall => "downcall",
+            Direction::Upcall => "upcall",
+        }
+    }
+}
+
+/// What an argument of a descriptor is, as the executors check it: a scalar of this kind, or
+/// a struct/union of this many bytes (passed as a segment of at least that size).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ArgKind {
+    /// A scalar (`ValueLayout`) of this kind.
+    Scalar(ScalarKind),
+    /// A struct or union of this many bytes.
+    Group(usize),
+}
+
+impl ArgKind {
+    /// The kind of an argument layout.
+    pub(crate) fn of(l: &MemoryLayout) -> ArgKind {
+        match l {
+            MemoryLayout::Value(v) => ArgKind::Scalar(v.kind()),
+            g => ArgKind::Group(g.byte_size()),
+        }
+    }
+}
+
+/// What a descriptor returns: nothing, a scalar, or a struct/union of `size` bytes aligned to
+/// `align` (a power of two).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum RetKind {
+    /// `void`.
+    Void,
+    /// A scalar of this kind.
+    Scalar(ScalarKind),
+    /// A struct or union.
+    Group {
+        /// Size in bytes.
+        size: usize,
+        /// Alignment in bytes.
+        align: usize,
+    },
+}
+
+impl RetKind {
+    /// The kind of a return layout (`None`: void).
+    pub(crate) fn of(l: Option<&MemoryLayout>) -> RetKind {
+        match l {
+            None => RetKind::Void,
+            Some(MemoryLayout::Value(v)) => RetKind::Scalar(v.kind()),
+            Some(g) => RetKind::Group {
+                size: g.byte_size(),
+                align: g.byte_alignment(),
+            },
+        }
+    }
+}
+
+/// Where the interpreted path reads one argument: the 64-bit little-endian bits of a scalar
+/// (covering any scalar's bytes), or a pointer to the argument's bytes.
+// Read by the executors only (the unsupported backend has none).
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
+    allow(dead_code)
+)]
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ArgSource {
+    /// A scalar's value, its bytes in the low bytes.
+    Bits(u64),
+    /// The argument's bytes (readable for its layout's size).
+    Bytes(*const u8),
+}
+
+/// Largest outgoing stack-argument area, in bytes, that the executors support (256 slots of
+/// 8 bytes). A descriptor needing more is rejected at link time (downcalls and upcalls alike)
+/// by the ABI's classification.
+pub const MAX_STACK_BYTES: usize = 2048;
+/// [`MAX_STACK_BYTES`] in 8-byte slots.
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
+    allow(dead_code)
+)]
+pub(crate) const MAX_STACK_SLOTS: usize = MAX_STACK_BYTES / 8;
+
+/// Writes the low `size` bytes of `value` to `dst`.
+///
+/// # Safety
+/// `dst .. + size` must be writable; `size <= 8`.
+#[inline(always)]
+pub(crate) unsafe fn store_low_bytes(dst: *mut u8, value: u64, size: usize) {
+    // SAFETY: forwarded to the caller; unaligned stores of exactly `size` bytes.
+    unsafe {
+        match size {
+            8 => dst.cast::<u64>().write_unaligned(value),
+            4 => dst.cast::<u32>().write_unaligned(value as u32),
+            2 => dst.cast::<u16>().write_unaligned(value as u16),
+            1 => dst.write(value as u8),
+            n => {
+                let bytes = value.to_le_bytes();
+                for (k, b) in bytes.iter().enumerate().take(n) {
+                    dst.add(k).write(*b);
+                }
+            }
+        }
+    }
+}
+
+/// This thread's `errno` address (`__errno_location()` on Linux and Android, `__error()` on
+/// Apple targets and FreeBSD), cached in a thread-local after the first call: a TLS load
+/// instead of a call into libc per captured call (the `errno_location` parameter of capture
+/// stubs, the system-call adapter). The address is fixed for a thread's lifetime. Null on other
+/// targets (which have no executor, so no handle reads it).
+#[inline(always)]
+pub(crate) fn thread_errno() -> *mut i32 {
+    thread_local! {
+        static ERRNO: std::cell::Cell<*mut i32> = const { std::cell::Cell::new(std::ptr::null_mut()) };
+    }
+    ERRNO.with(|c| {
+        let p = c.get();
+        if p.is_null() {
+            init_thread_errno(c)
+        } else {
+            p
+        }
+    })
+}
+
+#[cold]
+#[inline(never)]
+fn init_thread_errno(c: &std::cell::Cell<*mut i32>) -> *mut i32 {
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    // SAFETY: always safe to call; returns this thread's errno address.
+    let p = unsafe { libc::__errno_location() };
+    #[cfg(any(target_os = "macos", target_os = "ios", target_os = "freebsd"))]
+    // SAFETY: as above.
+    let p = unsafe { libc::__error() };
+    #[cfg(not(any(
+        target_os = "linux",
+        target_os = "android",
+        target_os = "macos",
+        target_os = "ios",
+        target_os = "freebsd"
+    )))]
+    let p = std::ptr::null_mut();
+    c.set(p);
+    p
+}
+
+/// The `Value` of a scalar or void return from its tag word and payload word.
+///
+/// # Safety
+/// `tag` is the tag of `Value::Void` or of a scalar variant, and `bits` a valid payload of it
+/// (a bool normalised to 0/1 by the caller; every other scalar accepts any bits).
+#[inline(always)]
+pub(crate) unsafe fn value_of_words(tag: u64, bits: u64) -> crate::value::Value<'static> {
+    // `Value` is `#[repr(C, u8)]` (24 bytes): word 0 holds the tag byte (the rest of the word is
+    // padding), word 1 the payload (a scalar variant's field is its low bytes, the rest
+    // padding), word 2 is padding for every scalar variant and `Void`. Building the value from
+    // two whole words lets callers copy it without store-forwarding stalls.
+    // (On x86-64 tag and payload are written by one 16-byte store: a caller copying the value
+    // with 16-byte loads then gets it store-forwarded instead of stalling.)
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: as above; the caller guarantees tag and payload.
+    unsafe {
+        use std::arch::x86_64::{_mm_set_epi64x, _mm_storeu_si128};
+        let mut v = std::mem::MaybeUninit::<crate::value::Value<'static>>::uninit();
+        let p = v.as_mut_ptr().cast::<u64>();
+        _mm_storeu_si128(p.cast(), _mm_set_epi64x(bits as i64, tag as i64));
+        // Word 2 is padding for every scalar variant and `Void`: left uninitialised.
+        v.assume_init()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: as above.
+    unsafe {
+        std::mem::transmute::<[u64; 3], crate::value::Value<'static>>([tag, bits, 0])
+    }
+}
