@@ -30,7 +30,7 @@ fn cdecl_layouts_match_gcc() {
         Err(e) => panic!("cdecl_layouts.h does not parse:\n{e}"),
     };
     // SAFETY: our own test library, no unsound initialisers.
-    let lib = unsafe { libloading::Library::new(env!("GATUN_TEST_NATIVES")) }.unwrap();
+    let lib = unsafe { libloading::Library::new(gatun_test_natives::PATH) }.unwrap();
     // SAFETY: `cdecl_layouts_table` is an array of `struct cdecl_layouts_entry` (same layout as
     // `Entry`) ended by a NULL type; we take its address only.
     let table: *const Entry = unsafe {
@@ -99,14 +99,14 @@ struct BitEntry {
 
 fn natives() -> SymbolLookup {
     // SAFETY: our own test library, no unsound initialisers.
-    unsafe { SymbolLookup::library(env!("GATUN_TEST_NATIVES")) }.unwrap()
+    unsafe { SymbolLookup::library(gatun_test_natives::PATH) }.unwrap()
 }
 
 #[test]
 fn bitfields_match_gcc() {
     let decls = Declarations::parse(include_str!("native/cdecl_layouts.h")).unwrap();
     // SAFETY: our own test library, no unsound initialisers.
-    let lib = unsafe { libloading::Library::new(env!("GATUN_TEST_NATIVES")) }.unwrap();
+    let lib = unsafe { libloading::Library::new(gatun_test_natives::PATH) }.unwrap();
     // SAFETY: `size_t cdecl_bitfields(const struct cdecl_bitfield_entry **)`, whose entry
     // struct has `BitEntry`'s layout.
     let f = unsafe {

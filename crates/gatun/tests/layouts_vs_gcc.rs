@@ -1,6 +1,6 @@
 //! gatun's C layouts against the C compiler's.
 //!
-//! `tests/native/layouts.c` (compiled by build.rs into the `GATUN_TEST_NATIVES` library)
+//! `tests/native/layouts.c` (compiled into the `gatun_test_natives::PATH` library)
 //! exports `layouts_table`: for 33 structs and unions (nested structs, arrays in structs,
 //! mixed widths, bool/char tails, unions of structs, over-aligned members, `packed` and
 //! `#pragma pack`) it reports `sizeof`, `_Alignof`, and for every field (written as an
@@ -8,8 +8,8 @@
 //! and `__alignof__`. This test builds each type with gatun's `MemoryLayout` and asserts that
 //! every figure is equal, and that every C type has a gatun counterpart and vice versa.
 //!
-//! Calls C through libloading, so it is compiled out under Miri; build.rs builds the natives
-//! library on native Linux hosts only.
+//! Calls C through libloading, so it is compiled out under Miri; `gatun-test-natives` builds the
+//! natives library on native Linux hosts only.
 
 #![cfg(all(not(miri), target_os = "linux"))]
 
@@ -56,7 +56,7 @@ struct CLayout {
 fn gcc_layouts() -> BTreeMap<String, CLayout> {
     // SAFETY: the library is our own test code; loading it runs no initialisers with
     // preconditions.
-    let lib = unsafe { libloading::Library::new(env!("GATUN_TEST_NATIVES")) }
+    let lib = unsafe { libloading::Library::new(gatun_test_natives::PATH) }
         .expect("load the test natives library");
     // SAFETY: the signature matches `layouts_table` in layouts.c.
     let table: libloading::Symbol<unsafe extern "C" fn(*mut usize) -> *const *const CEntry> =

@@ -7,7 +7,7 @@ use std::path::Path;
 use gatun::linker::{LoadFlags, Symbol, SymbolLookup};
 use gatun::Error;
 
-const NATIVES: &str = env!("GATUN_TEST_NATIVES");
+const NATIVES: &str = gatun_test_natives::PATH;
 
 fn natives() -> SymbolLookup {
     // SAFETY: the test natives have no initialisers.

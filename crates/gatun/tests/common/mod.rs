@@ -9,12 +9,12 @@ use gatun::linker::{
 };
 use gatun::Value;
 
-/// The test library built by build.rs, loaded once.
+/// The test library built by the `gatun-test-natives` crate, loaded once.
 pub fn natives() -> &'static SymbolLookup {
     static LIB: OnceLock<SymbolLookup> = OnceLock::new();
     // SAFETY: our own test library has no unsound initialisers.
     LIB.get_or_init(|| {
-        unsafe { SymbolLookup::library(env!("GATUN_TEST_NATIVES")) }.expect("load test natives")
+        unsafe { SymbolLookup::library(gatun_test_natives::PATH) }.expect("load test natives")
     })
 }
 

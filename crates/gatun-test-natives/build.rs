@@ -1,22 +1,26 @@
-//! Builds the C test natives: every `tests/native/*.c` is compiled with the system C compiler
-//! (found through the `cc` crate) into one shared library, `libgatun_test_natives.so`, in
-//! `OUT_DIR`. Tests find it through the compile-time environment variable
-//! `GATUN_TEST_NATIVES` (its absolute path) and load it with `SymbolLookup::library` or
-//! libloading, as a user would load any C library.
+//! Builds gatun's C test natives: every `../gatun/tests/native/*.c`, plus the generated
+//! property-test checkers (`sysv_prop.c`, written from `../gatun/tests/prop/sigs.rs`), is
+//! compiled with the system C compiler (found through the `cc` crate) into one shared library,
+//! `libgatun_test_natives.so`, in `OUT_DIR`. Its absolute path is passed to `src/lib.rs` as the
+//! compile-time environment variable `GATUN_TEST_NATIVES`, which exports it as `PATH`.
+//!
+//! Only native Linux builds compile the library; cross builds and Miri skip it (the path is
+//! still set, so dependents compile, but no file exists there).
 
 use std::path::{Path, PathBuf};
 
-// The random signatures of the downcall property test (tests/sysv_prop.rs).
-include!("tests/prop/sigs.rs");
+// The random signatures of the downcall property test (gatun's tests/sysv_prop.rs).
+include!("../gatun/tests/prop/sigs.rs");
 
 fn main() {
-    let native_dir = Path::new("tests/native");
-    println!("cargo:rerun-if-changed=tests/native");
+    let native_dir = Path::new("../gatun/tests/native");
+    println!("cargo:rerun-if-changed=../gatun/tests/native");
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=tests/prop/sigs.rs");
+    println!("cargo:rerun-if-changed=../gatun/tests/prop/sigs.rs");
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     let target = std::env::var("TARGET").expect("TARGET");
     let host = std::env::var("HOST").expect("HOST");
+    let miri = std::env::var_os("CARGO_CFG_MIRI").is_some();
     let lib = out.join("libgatun_test_natives.so");
 
     let mut sources: Vec<PathBuf> = std::fs::read_dir(native_dir)
@@ -32,7 +36,7 @@ fn main() {
     }
     println!("cargo:rustc-env=GATUN_TEST_NATIVES={}", lib.display());
     // Only native Linux builds get the test library; cross builds and Miri skip it.
-    if sources.is_empty() || target != host || !target.contains("linux") {
+    if sources.is_empty() || target != host || !target.contains("linux") || miri {
         return;
     }
     // Generated C checkers for the property test, compiled into the same library.
@@ -60,6 +64,6 @@ fn main() {
     let status = cmd.status().expect("run the C compiler");
     assert!(
         status.success(),
-        "compiling tests/native/*.c failed: {cmd:?}"
+        "compiling gatun's tests/native/*.c failed: {cmd:?}"
     );
 }
