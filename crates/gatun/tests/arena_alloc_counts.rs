@@ -265,7 +265,9 @@ fn a_one_byte_layout_aligned_to_4_gib_asks_for_a_small_block() {
             confined.allocate_layout(&layout).map(|s| s.address()),
             confined.allocate_uninit(1, 1 << 32).map(|s| s.address()),
             shared.allocate_layout(&layout).map(|s| s.address()),
-            Arena::global().allocate_layout(&layout).map(|s| s.address()),
+            Arena::global()
+                .allocate_layout(&layout)
+                .map(|s| s.address()),
         ]
     });
     // Blocks the confined and shared arenas got (the global arena's are never freed).

@@ -872,7 +872,11 @@ fn a_one_byte_layout_aligned_to_4_gib_allocates_one_small_block() {
     let layout = bool_aligned_4_gib();
     let confined = Arena::confined();
     check_huge_alignment(confined.allocate_layout(&layout));
-    check_huge_alignment(confined.allocate_uninit(1, HUGE_ALIGN).inspect(|s| s.fill(0)));
+    check_huge_alignment(
+        confined
+            .allocate_uninit(1, HUGE_ALIGN)
+            .inspect(|s| s.fill(0)),
+    );
     // Later allocations and the drop still work (the trailer is found from the block).
     assert_eq!(confined.allocate(8, 8).unwrap().to_vec(), vec![0u8; 8]);
     drop(confined);
