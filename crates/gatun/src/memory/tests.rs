@@ -884,6 +884,19 @@ fn a_one_byte_layout_aligned_to_4_gib_allocates_one_small_block() {
     check_huge_alignment(shared.allocate_layout(&layout));
     drop(shared);
     check_huge_alignment(Arena::global().allocate_layout(&layout));
+    // A pool whose region cannot hold it falls back to its confined arena; a pool and a
+    // buffer stack sized for it allocate exactly `layout`'s size from the system.
+    let small_pool = ArenaPool::new(64, 8).unwrap();
+    check_huge_alignment(small_pool.take().allocate_layout(&layout));
+    let pool = ArenaPool::for_layout(&layout).unwrap();
+    check_huge_alignment(pool.take().allocate_layout(&layout));
+    let stack = BufferStack::new(64, 8).unwrap();
+    let frame = stack.push_frame(1, HUGE_ALIGN);
+    match &frame {
+        Ok(frame) => check_huge_alignment(frame.allocate_layout(&layout)),
+        Err(e) => check_huge_alignment(Err(e.clone())),
+    }
+    drop(frame);
 }
 
 #[test]
