@@ -5,6 +5,9 @@
 //!   deallocations and allocated bytes == freed bytes, and each arena allocation is exactly one
 //!   heap block (the arena keeps no other bookkeeping).
 //! - A `SlicingAllocator` or `PrefixAllocator` allocation performs no heap allocation.
+//! - An arena block's size follows the requested size, not the alignment: a 1-byte layout
+//!   aligned to 2^32 asks the global allocator for one small block (so only that many bytes
+//!   are zeroed), not 4 GiB.
 //!
 //! Counting is per thread and only inside an explicit window ([`count`]), so the test harness's
 //! own threads and allocations never disturb the figures.
@@ -22,12 +25,20 @@ struct Counts {
     deallocs: u64,
     bytes_allocated: u64,
     bytes_freed: u64,
+    /// The largest `Layout::size()` requested (allocations and reallocations).
+    largest_request: u64,
 }
 
 thread_local! {
     static ENABLED: Cell<bool> = const { Cell::new(false) };
     static COUNTS: Cell<Counts> = const {
-        Cell::new(Counts { allocs: 0, deallocs: 0, bytes_allocated: 0, bytes_freed: 0 })
+        Cell::new(Counts {
+            allocs: 0,
+            deallocs: 0,
+            bytes_allocated: 0,
+            bytes_freed: 0,
+            largest_request: 0,
+        })
     };
 }
 
@@ -53,6 +64,7 @@ unsafe impl GlobalAlloc for Counting {
         record(|c| {
             c.allocs += 1;
             c.bytes_allocated += layout.size() as u64;
+            c.largest_request = c.largest_request.max(layout.size() as u64);
         });
         // SAFETY: same contract as ours.
         unsafe { System.alloc(layout) }
@@ -61,6 +73,7 @@ unsafe impl GlobalAlloc for Counting {
         record(|c| {
             c.allocs += 1;
             c.bytes_allocated += layout.size() as u64;
+            c.largest_request = c.largest_request.max(layout.size() as u64);
         });
         // SAFETY: same contract as ours.
         unsafe { System.alloc_zeroed(layout) }
@@ -79,6 +92,7 @@ unsafe impl GlobalAlloc for Counting {
             c.bytes_freed += layout.size() as u64;
             c.allocs += 1;
             c.bytes_allocated += new_size as u64;
+            c.largest_request = c.largest_request.max(new_size as u64);
         });
         // SAFETY: same contract as ours.
         unsafe { System.realloc(ptr, layout, new_size) }
@@ -237,4 +251,45 @@ fn prefix_allocator_allocations_do_not_touch_the_heap() {
         Counts::default(),
         "PrefixAllocator touched the heap"
     );
+}
+
+#[test]
+fn a_one_byte_layout_aligned_to_4_gib_asks_for_a_small_block() {
+    let layout = MemoryLayout::from(ValueLayout::BOOL)
+        .with_byte_alignment(1 << 32)
+        .unwrap();
+    let confined = Arena::confined();
+    let shared = Arena::shared();
+    let (results, counts) = count(|| {
+        [
+            confined.allocate_layout(&layout).map(|s| s.address()),
+            confined.allocate_uninit(1, 1 << 32).map(|s| s.address()),
+            shared.allocate_layout(&layout).map(|s| s.address()),
+            Arena::global()
+                .allocate_layout(&layout)
+                .map(|s| s.address()),
+        ]
+    });
+    // Blocks the confined and shared arenas got (the global arena's are never freed).
+    let freeable = results[..3].iter().filter(|r| r.is_ok()).count() as u64;
+    for r in results {
+        match r {
+            Ok(address) => assert_eq!(address % (1 << 32), 0),
+            // The system allocator may refuse to align that far; it must say so, typed.
+            Err(e) => assert_eq!(
+                e,
+                gatun::Error::OutOfMemory {
+                    size: 1,
+                    alignment: 1 << 32
+                }
+            ),
+        }
+    }
+    assert_eq!(counts.allocs, 4, "one block per allocation: {counts:?}");
+    // 1 byte rounded up to 8, plus the arena's 24-byte trailer; never the alignment.
+    assert_eq!(counts.largest_request, 32, "{counts:?}");
+    assert_eq!(counts.bytes_allocated, 4 * 32, "{counts:?}");
+    let ((), freed) = count(|| drop((confined, shared)));
+    assert_eq!(freed.deallocs, freeable, "{freed:?}");
+    assert_eq!(freed.bytes_freed, freeable * 32, "{freed:?}");
 }

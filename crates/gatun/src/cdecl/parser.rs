@@ -559,6 +559,29 @@ struct Member {
     inner_bits: Vec<BitField>,
 }
 
+/// A count of the parser's steps on this thread (tokens consumed plus nesting levels
+/// entered), so tests can check that the work grows with the input's size.
+#[cfg(test)]
+pub(super) mod work {
+    use std::cell::Cell;
+
+    thread_local! {
+        static STEPS: Cell<u64> = const { Cell::new(0) };
+    }
+
+    /// Counts one step.
+    pub(super) fn count() {
+        STEPS.with(|s| s.set(s.get() + 1));
+    }
+
+    /// The steps `f` took on this thread.
+    pub(in crate::cdecl) fn steps<R>(f: impl FnOnce() -> R) -> (R, u64) {
+        let before = STEPS.with(Cell::get);
+        let r = f();
+        (r, STEPS.with(Cell::get) - before)
+    }
+}
+
 /// One parse of one source over a [`State`].
 pub(super) struct Parser<'s, 'st> {
     src: &'s str,
@@ -573,6 +596,11 @@ pub(super) struct Parser<'s, 'st> {
     last_enum_unsigned: bool,
     /// The declarator being parsed declares a name (not a parameter or type name).
     named_context: bool,
+    /// A token position from which [`Parser::skip_to_bracket`] found no closing `]` (it reached
+    /// the end of the tokens), or `usize::MAX`. A skip that started earlier and reaches this
+    /// position still open (depth at least 1) cannot close either, so it stops there at once:
+    /// nested unterminated array sizes are each skipped once, not once per enclosing `[`.
+    unclosed_from: usize,
 }
 
 impl<'s, 'st> Parser<'s, 'st> {
@@ -588,6 +616,7 @@ impl<'s, 'st> Parser<'s, 'st> {
             last_bits: Arc::from(Vec::new()),
             last_enum_unsigned: false,
             named_context: false,
+            unclosed_from: usize::MAX,
         })
     }
 
@@ -609,6 +638,8 @@ impl<'s, 'st> Parser<'s, 'st> {
     }
 
     fn bump(&mut self) -> Token {
+        #[cfg(test)]
+        work::count();
         let t = self.peek();
         if self.pos + 1 < self.toks.len() {
             self.pos += 1;
@@ -677,6 +708,8 @@ impl<'s, 'st> Parser<'s, 'st> {
     }
 
     fn enter(&mut self, t: Token) -> PResult<()> {
+        #[cfg(test)]
+        work::count();
         self.depth += 1;
         if self.depth > MAX_NESTING {
             return Err(self.err(
@@ -1041,9 +1074,11 @@ impl<'s, 'st> Parser<'s, 'st> {
         let sub = tokenize(self.src, t.span.start + 1, t.span.end)?;
         let saved_toks = std::mem::replace(&mut self.toks, sub);
         let saved_pos = std::mem::replace(&mut self.pos, 0);
+        let saved_unclosed = std::mem::replace(&mut self.unclosed_from, usize::MAX);
         let r = self.directive_body(t);
         self.toks = saved_toks;
         self.pos = saved_pos;
+        self.unclosed_from = saved_unclosed;
         r
     }
 
@@ -1661,26 +1696,30 @@ impl<'s, 'st> Parser<'s, 'st> {
         Ok(())
     }
 
-    /// Re-evaluates the constant expression at token `pos` (for its error).
-    fn const_expr_at(&mut self, pos: usize) -> PResult<i128> {
-        self.pos = pos;
-        let depth = self.depth;
-        let r = self.const_expr();
-        self.depth = depth;
-        r
-    }
-
     /// Skips tokens up to the `]` matching the already consumed `[` at `opener`, over nested
     /// brackets and parentheses (iteratively).
     fn skip_to_bracket(&mut self, opener: Token) -> PResult<()> {
+        let start = self.pos;
         let mut depth = 1usize;
         loop {
-            let t = self.bump();
+            // At `unclosed_from` with depth >= 1: the tokens from there never bring the depth
+            // below 1 again (a skip from there, starting at depth 1, met no closer), so this
+            // `[` is never closed either.
+            let unclosed = self.pos == self.unclosed_from;
+            let t = if unclosed { self.peek() } else { self.bump() };
             match t.kind {
-                Kind::Eof => {
+                // Unclosed from `start` too: remembered, so an enclosing skip stops there.
+                _ if unclosed => {
+                    self.unclosed_from = start;
                     return Err(
                         self.err(opener, "unterminated array size: this `[` is never closed")
-                    )
+                    );
+                }
+                Kind::Eof => {
+                    self.unclosed_from = self.unclosed_from.min(start);
+                    return Err(
+                        self.err(opener, "unterminated array size: this `[` is never closed")
+                    );
                 }
                 Kind::Punct("[" | "(") => depth += 1,
                 Kind::Punct("]" | ")") => {
@@ -2405,8 +2444,10 @@ impl<'s, 'st> Parser<'s, 'st> {
                     Ok(v) if self.is_punct("]") => v,
                     Ok(_) | Err(_) => {
                         // Not a constant (`int a[n]` in a parameter list): remember why and
-                        // skip to the matching `]`.
-                        let e = match self.const_expr_at(saved) {
+                        // skip to the matching `]`. The one parse's own error (or where it
+                        // stopped) says why: parsing the size again would double the work at
+                        // every nested `[(`, exponential in the nesting.
+                        let e = match first {
                             Err(e) => e,
                             Ok(_) => {
                                 let t = self.peek();

@@ -1005,3 +1005,60 @@ fn returns_c_string_records_a_pointer_to_a_character_type() {
     d.add("str p(void);").unwrap();
     assert!(d.function("p").unwrap().returns_c_string());
 }
+
+/// Parses `src` and returns the error and the parser's steps (tokens consumed plus nesting
+/// levels entered).
+fn err_and_steps(src: &str) -> (CdeclError, u64) {
+    let (r, steps) = parser::work::steps(|| Declarations::parse(src));
+    match r {
+        Ok(_) => panic!("expected an error for {src:?}"),
+        Err(e) => (e, steps),
+    }
+}
+
+#[test]
+fn nested_unterminated_array_sizes_take_linear_work() {
+    // `int x[(` repeated, never closed (found by the fuzzer): each `[(` opens a cast whose type
+    // name has an array size again. The work once doubled with every level (each array size
+    // was parsed a second time for its error, and each enclosing `[` re-skipped the rest).
+    let many = if cfg!(miri) { 40 } else { 200 };
+    for levels in [1usize, 2, 17, 18, 40, many] {
+        let src = "int x[(".repeat(levels);
+        let tokens = 4 * levels as u64 + 1; // `int` `x` `[` `(` per level, then the end
+        let (e, steps) = err_and_steps(&src);
+        assert_eq!((e.line(), e.column()), (1, 6), "{levels} levels: {e}");
+        assert!(
+            e.message().contains("unterminated array size"),
+            "{levels} levels: {e}"
+        );
+        // A few steps per token: 11 per level (2.75 per token) while below the nesting limit.
+        assert!(
+            steps <= 3 * tokens,
+            "{levels} levels, {tokens} tokens: {steps} steps"
+        );
+    }
+    let (_, s17) = err_and_steps(&"int x[(".repeat(17));
+    let (_, s18) = err_and_steps(&"int x[(".repeat(18));
+    assert_eq!(s18 - s17, s17 / 17, "the same work for every level");
+    // The fuzzer's 2 KB input: unions whose array sizes open `sizeof(` and a comment swallows
+    // the rest of each line.
+    let src = include_str!("../../tests/cdecl_corpus/err_nested_sizeof_in_unions.h");
+    let (e, steps) = err_and_steps(src);
+    assert_eq!((e.line(), e.column()), (3, 43), "{e}");
+    assert!(
+        steps <= src.len() as u64,
+        "{} bytes: {steps} steps",
+        src.len()
+    );
+}
+
+#[test]
+fn unterminated_array_size_inside_a_closed_one_is_still_reported() {
+    // The skip that stops early at a known-unclosed position must not misreport a `[` that
+    // does close: here the inner `[` is closed and the outer one is not.
+    let (e, _) = err_and_steps("int x[(int y[2]");
+    assert_eq!((e.line(), e.column()), (1, 6), "{e}");
+    assert!(e.message().contains("unterminated array size"), "{e}");
+    // A size that is not a constant in a parameter is a VLA (skipped to its `]`).
+    parse("void f(int n, int a[n + (1)]);");
+}

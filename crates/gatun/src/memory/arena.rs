@@ -1,13 +1,28 @@
 //! Heap arenas (Java's `Arena.ofConfined()`, `Arena.ofShared()`, `Arena.global()`).
 //!
 //! Each allocation is one call to Rust's global allocator (like the JDK's arenas, which call
-//! malloc per allocation); the block starts with a small [`Chunk`] header that links it into the
+//! malloc per allocation); the block ends with a small [`Chunk`] trailer that links it into the
 //! arena's list, so the arena itself never allocates bookkeeping. Dropping the arena walks the
 //! list and frees every block.
 //!
+//! A block for `byte_size` bytes aligned to `byte_alignment` is laid out as
+//!
+//! ```text
+//! base                                   base + round_up(byte_size, align_of::<Chunk>())
+//! |<-- user bytes (byte_size) -->|pad|<-- Chunk -->|
+//! ```
+//!
+//! and allocated with size `round_up(byte_size, align_of::<Chunk>()) + size_of::<Chunk>()` and
+//! alignment `max(byte_alignment, align_of::<Chunk>())`. The block's size therefore depends on
+//! the requested size only, never on the alignment: a 1-byte segment aligned to 2^32 bytes is
+//! a 32-byte block (the system allocator may reserve address space to align it, but gatun
+//! neither touches nor zeroes any of that; zeroing covers the block's own bytes).
+//!
 //! # Invariants
-//! - Every pointer in a list was returned by [`alloc_chunk`] and is freed exactly once, by the
-//!   list's owner on drop (the global arena's list is never freed).
+//! - Every pointer in a list is the trailer of a live block returned by [`alloc_chunk`], and is
+//!   freed exactly once, by the list's owner on drop (the global arena's list is never freed).
+//! - A trailer's `layout` is the block's allocation layout; the block starts
+//!   `layout.size() - size_of::<Chunk>()` bytes before the trailer (see [`block_base`]).
 //! - A segment handed out borrows the arena, so it cannot outlive the block it points into.
 
 use std::alloc::Layout;
@@ -19,31 +34,39 @@ use std::sync::atomic::{AtomicPtr, Ordering};
 use crate::error::{check_size_align, Error, Result};
 use crate::memory::{MemorySegment, SegmentAllocator};
 
-/// Header at the start of every heap block.
-struct Chunk {
+/// Trailer at the end of every heap block (after the user's bytes).
+pub(super) struct Chunk {
     next: *mut Chunk,
     layout: Layout,
 }
 
+/// The block layout for `byte_size` bytes aligned to `byte_alignment` (a power of two), and
+/// the offset in bytes of the [`Chunk`] trailer from the block's start.
+pub(super) fn block_layout(byte_size: usize, byte_alignment: usize) -> Result<(Layout, usize)> {
+    let overflow = || Error::SizeOverflow {
+        what: format!("arena block for {byte_size} bytes aligned to {byte_alignment}"),
+    };
+    let trailer = byte_size
+        .checked_next_multiple_of(std::mem::align_of::<Chunk>())
+        .ok_or_else(overflow)?;
+    let total = trailer
+        .checked_add(std::mem::size_of::<Chunk>())
+        .ok_or_else(overflow)?;
+    let align = byte_alignment.max(std::mem::align_of::<Chunk>());
+    let layout = Layout::from_size_align(total, align).map_err(|_| overflow())?;
+    Ok((layout, trailer))
+}
+
 /// Allocates a block for `byte_size` bytes aligned to `byte_alignment` (already validated),
-/// returning the block's header and the data pointer.
+/// returning the block's trailer and the data pointer (the block's start).
 #[inline]
 fn alloc_chunk(
     byte_size: usize,
     byte_alignment: usize,
     zeroed: bool,
 ) -> Result<(*mut Chunk, *mut u8)> {
-    let align = byte_alignment.max(std::mem::align_of::<Chunk>());
-    let header = std::mem::size_of::<Chunk>().next_multiple_of(byte_alignment);
-    let total = header
-        .checked_add(byte_size)
-        .ok_or_else(|| Error::SizeOverflow {
-            what: format!("arena block for {byte_size} bytes"),
-        })?;
-    let layout = Layout::from_size_align(total, align).map_err(|_| Error::SizeOverflow {
-        what: format!("arena block for {byte_size} bytes aligned to {byte_alignment}"),
-    })?;
-    // SAFETY: `layout` has a non-zero size (the header is never empty).
+    let (layout, trailer) = block_layout(byte_size, byte_alignment)?;
+    // SAFETY: `layout` has a non-zero size (it holds at least the trailer).
     let base = unsafe {
         if zeroed {
             std::alloc::alloc_zeroed(layout)
@@ -57,15 +80,34 @@ fn alloc_chunk(
             alignment: byte_alignment,
         });
     }
-    let chunk = base.cast::<Chunk>();
-    // SAFETY: `base` is a fresh block of `total >= size_of::<Chunk>()` bytes aligned to at least
-    // align_of::<Chunk>(); the data starts `header` bytes in, within the block.
+    // SAFETY: `base` is a fresh block of `trailer + size_of::<Chunk>()` bytes, so the trailer
+    // lies within it; `base` is aligned to at least align_of::<Chunk>() and `trailer` is a
+    // multiple of it, so the trailer is aligned. The user's `byte_size <= trailer` bytes start
+    // at `base` and do not overlap it.
     unsafe {
+        let chunk = base.add(trailer).cast::<Chunk>();
         chunk.write(Chunk {
             next: ptr::null_mut(),
             layout,
         });
-        Ok((chunk, base.add(header)))
+        Ok((chunk, base))
+    }
+}
+
+/// The start of the block whose trailer is `chunk`, and the block's layout.
+///
+/// # Safety
+/// `chunk` must be the trailer of a live block from [`alloc_chunk`].
+unsafe fn block_base(chunk: *mut Chunk) -> (*mut u8, Layout) {
+    // SAFETY: by the contract the trailer is live and initialised; it sits
+    // `layout.size() - size_of::<Chunk>()` bytes after the block's start (see alloc_chunk), so
+    // stepping back stays within the block, with the block's provenance.
+    unsafe {
+        let layout = (*chunk).layout;
+        let base = chunk
+            .cast::<u8>()
+            .sub(layout.size() - std::mem::size_of::<Chunk>());
+        (base, layout)
     }
 }
 
@@ -75,10 +117,12 @@ fn alloc_chunk(
 /// `head` must start a list of blocks from [`alloc_chunk`] that nothing else frees or uses.
 unsafe fn free_list(mut head: *mut Chunk) {
     while !head.is_null() {
-        // SAFETY: by the contract, `head` is a live block we own.
+        // SAFETY: by the contract, `head` is the trailer of a live block we own; the block
+        // was allocated with `layout` at `base`, and `next` is read before it is freed.
         unsafe {
-            let Chunk { next, layout } = head.read();
-            std::alloc::dealloc(head.cast(), layout);
+            let next = (*head).next;
+            let (base, layout) = block_base(head);
+            std::alloc::dealloc(base, layout);
             head = next;
         }
     }

@@ -822,6 +822,83 @@ fn arena_out_of_memory_is_an_error() {
     );
 }
 
+/// The huge alignment of the tests below: 2^32 bytes, as the layout fuzzer found it; 2^29
+/// under Miri, which supports no larger allocation alignment (rustc's maximum).
+const HUGE_ALIGN: usize = if cfg!(miri) { 1 << 29 } else { 1 << 32 };
+
+/// A 1-byte layout aligned to [`HUGE_ALIGN`] bytes.
+fn bool_aligned_4_gib() -> MemoryLayout {
+    MemoryLayout::from(ValueLayout::BOOL)
+        .with_byte_alignment(HUGE_ALIGN)
+        .unwrap()
+}
+
+/// Checks one allocation of [`bool_aligned_4_gib`]: aligned, 1 byte, zeroed, writable; or the
+/// typed error if the system allocator cannot align that far.
+fn check_huge_alignment(result: crate::error::Result<MemorySegment<'_>>) {
+    match result {
+        Ok(s) => {
+            assert_eq!((s.byte_size(), s.address() % HUGE_ALIGN), (1, 0));
+            assert_eq!(s.get::<u8>(0).unwrap(), 0);
+            s.set::<u8>(0, 1).unwrap();
+            assert_eq!(s.get::<u8>(0).unwrap(), 1);
+        }
+        Err(e) => assert_eq!(
+            e,
+            Error::OutOfMemory {
+                size: 1,
+                alignment: HUGE_ALIGN
+            }
+        ),
+    }
+}
+
+#[test]
+fn block_size_depends_on_the_size_not_the_alignment() {
+    let trailer = std::mem::size_of::<arena::Chunk>();
+    for align in [1usize, 8, 4096, 1 << 32, 1 << 62] {
+        let (layout, at) = arena::block_layout(1, align).unwrap();
+        assert_eq!((layout.size(), at), (8 + trailer, 8), "align {align}");
+        assert_eq!(layout.align(), align.max(8));
+        let (layout, at) = arena::block_layout(0, align).unwrap();
+        assert_eq!((layout.size(), at), (trailer, 0), "align {align}");
+        let (layout, at) = arena::block_layout(100, align).unwrap();
+        assert_eq!((layout.size(), at), (104 + trailer, 104), "align {align}");
+    }
+}
+
+#[test]
+fn a_one_byte_layout_aligned_to_4_gib_allocates_one_small_block() {
+    let layout = bool_aligned_4_gib();
+    let confined = Arena::confined();
+    check_huge_alignment(confined.allocate_layout(&layout));
+    check_huge_alignment(
+        confined
+            .allocate_uninit(1, HUGE_ALIGN)
+            .inspect(|s| s.fill(0)),
+    );
+    // Later allocations and the drop still work (the trailer is found from the block).
+    assert_eq!(confined.allocate(8, 8).unwrap().to_vec(), vec![0u8; 8]);
+    drop(confined);
+    let shared = Arena::shared();
+    check_huge_alignment(shared.allocate_layout(&layout));
+    drop(shared);
+    check_huge_alignment(Arena::global().allocate_layout(&layout));
+    // A pool whose region cannot hold it falls back to its confined arena; a pool and a
+    // buffer stack sized for it allocate exactly `layout`'s size from the system.
+    let small_pool = ArenaPool::new(64, 8).unwrap();
+    check_huge_alignment(small_pool.take().allocate_layout(&layout));
+    let pool = ArenaPool::for_layout(&layout).unwrap();
+    check_huge_alignment(pool.take().allocate_layout(&layout));
+    let stack = BufferStack::new(64, 8).unwrap();
+    let frame = stack.push_frame(1, HUGE_ALIGN);
+    match &frame {
+        Ok(frame) => check_huge_alignment(frame.allocate_layout(&layout)),
+        Err(e) => check_huge_alignment(Err(e.clone())),
+    }
+    drop(frame);
+}
+
 #[test]
 fn global_arena_segments_are_static() {
     fn keep(seg: MemorySegment<'static>) -> MemorySegment<'static> {

@@ -1,0 +1,2 @@
+// expect: error 2:6 unterminated array size: this `[` is never closed
+int x[(int x[(int x[(int x[(int x[(int x[(int x[(int x[(int x[(int x[(int x[(int x[(int x[(int x[(int x[(int x[(int x[(int x[(
