@@ -1,0 +1,2 @@
+// expect: error 2:7 cannot return an array
+int (f(void))[3];

@@ -1,0 +1,2 @@
+// expect: error 2:10 unterminated comment
+int x(); /* no end

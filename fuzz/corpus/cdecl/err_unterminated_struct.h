@@ -1,0 +1,2 @@
+// expect: error 2:10 never closed
+struct S { char c; double d;

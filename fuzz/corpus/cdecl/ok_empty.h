@@ -1,0 +1,5 @@
+// expect: ok
+;;;
+/* only comments */
+# 1 "<stdin>"
+#

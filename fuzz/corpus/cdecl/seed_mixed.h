@@ -1,0 +1,10 @@
+typedef struct { float x, y; } vec2;
+typedef unsigned long size_t2;
+enum color { RED, GREEN = 5, BLUE = GREEN << 2 };
+struct node { struct node *next; int (*cmp)(const void *, const void *); char name[16]; };
+union value { int i; double d; char bytes[sizeof(double)]; };
+struct rec { char tag; union { int a; float b; } u; struct { short s[3]; } inner; enum color c; };
+int printf(const char *fmt, ...);
+vec2 add(vec2 a, vec2 b);
+struct rec make(int, double, union value);
+void qsort(void *base, size_t nmemb, size_t size, int (*compar)(const void *, const void *));
