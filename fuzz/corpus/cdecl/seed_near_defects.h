@@ -1,0 +1,10 @@
+struct big { char a[100]; };
+void by_value(struct big);
+struct big ret_big(struct big, struct big);
+union U0 { int x; };
+union U1 { union U0 a; union U0 b; };
+union U2 { union U1 a; union U1 b; };
+union U3 { union U2 a; union U2 b; };
+struct E {};
+struct Z { struct E e[10]; int n; };
+struct Z zret(struct Z);
