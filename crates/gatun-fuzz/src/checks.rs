@@ -50,10 +50,8 @@ fn shape_at(layout: &MemoryLayout, budget: &mut usize) {
         align.is_power_of_two(),
         "alignment {align} of a layout is not a power of two"
     );
-    // Every constructor but `padding_layout` (infallible, any usize) rejects sizes beyond
-    // isize::MAX; padding is exempt here so that the fuzzer looks past it.
     assert!(
-        size <= isize::MAX as usize || matches!(layout, MemoryLayout::Padding(_)),
+        size <= isize::MAX as usize,
         "a layout of {size} bytes is larger than isize::MAX"
     );
     match layout {

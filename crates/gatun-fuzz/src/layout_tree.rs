@@ -204,11 +204,16 @@ impl Builder {
                     ),
                 }
             }
-            Wrap::Pointer => MemoryLayout::c_struct(
-                members
+            Wrap::Pointer => {
+                let pointers = members
                     .into_iter()
-                    .map(|m| MemoryLayout::from(ValueLayout::pointer_to(m))),
-            ),
+                    .map(|m| ValueLayout::pointer_to(m).map(MemoryLayout::from))
+                    .collect::<gatun::Result<Vec<_>>>();
+                match pointers {
+                    Ok(p) => MemoryLayout::c_struct(p),
+                    Err(e) => Err(e),
+                }
+            }
         };
         self.ok(r)
     }
@@ -220,7 +225,7 @@ impl Builder {
         let pack = |n: u8| 1usize << (n % 5);
         match step {
             Step::Scalar(k) => Some(ValueLayout::new(ScalarKind::ALL[usize::from(*k) % 12]).into()),
-            Step::Pointer(r) => Some(ValueLayout::pointer_to(self.get(*r)).into()),
+            Step::Pointer(r) => self.ok(ValueLayout::pointer_to(self.get(*r)).map(Into::into)),
             Step::Struct(m) => self.ok(MemoryLayout::c_struct(self.members(m))),
             Step::StructPacked(m, p) => {
                 self.ok(MemoryLayout::c_struct_packed(self.members(m), pack(*p)))
@@ -231,7 +236,7 @@ impl Builder {
                 self.ok(MemoryLayout::union_layout_packed(self.members(m), pack(*p)))
             }
             Step::Sequence(c, r) => self.ok(MemoryLayout::sequence_layout(c.value(), self.get(*r))),
-            Step::Padding(c) => Some(MemoryLayout::padding_layout(c.value())),
+            Step::Padding(c) => self.ok(MemoryLayout::padding_layout(c.value())),
             Step::Named(r, n) => Some(self.get(*r).with_name(n.text())),
             Step::Aligned(r, a) => self.ok(self
                 .get(*r)

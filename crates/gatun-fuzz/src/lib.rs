@@ -51,11 +51,12 @@ pub use layout_tree::{check_layout, describe_layout_input};
 /// a smaller `-max_len`, and replayed corpus files are smaller still.
 pub const MAX_INPUT_BYTES: usize = 64 * 1024;
 
-/// The longest error message (in bytes) accepted for an input of `input_len` bytes: 2 KiB
-/// plus 64 bytes per input byte. Messages quote offending values (a name, a layout, a line of
-/// source), so they may grow with the input, but not faster than that.
+/// The longest error message (in bytes) accepted for an input of `input_len` bytes: 8 KiB
+/// plus 64 bytes per input byte. Messages quote offending values (a layout or descriptor,
+/// whose text gatun cuts at 2 KiB, a name, a line of source), so they may grow with the input,
+/// but not faster than that.
 pub fn message_limit(input_len: usize) -> usize {
-    2048 + 64 * input_len
+    8192 + 64 * input_len
 }
 
 /// A check function: takes one input, panics when an invariant does not hold.

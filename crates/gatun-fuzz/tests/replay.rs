@@ -20,31 +20,6 @@ const WATCHDOG: Duration = Duration::from_secs(10);
 /// The stack of the thread each input runs on: the main-thread stack libFuzzer runs inputs on.
 const STACK_BYTES: usize = 8 << 20;
 
-/// Regression inputs that fail until the library fixes they check are merged (paths relative
-/// to `fuzz/`). They are skipped by `replay` and run by the ignored `replay_pending`; once a
-/// fix is in, its inputs are removed from this list.
-const PENDING: &[&str] = &[
-    // Huge by-value aggregates: a 2^61-byte struct argument, 2^62-byte struct arguments and
-    // return; `plan` aborts (a 2^62-byte allocation).
-    "regressions/cdecl/huge_by_value_struct.h",
-    // A union aligned to 2^61 bytes, passed and returned by value: `plan` aborts.
-    "regressions/layout/union_aligned_2_61_by_value",
-    // Shared sub-layouts: exponential time and memory in parsing, formatting, hashing and
-    // classification.
-    "regressions/cdecl/shared_union_40_levels.h",
-    "regressions/cli_args/shared_union_28_levels_by_value",
-    "regressions/layout/share_struct_34_levels",
-    "regressions/layout/share_message_327766_bytes",
-    // Zero-size elements: classification walks 10^18 (or 2^62) elements.
-    "regressions/cdecl/zero_size_elements.h",
-    "regressions/cdecl/zero_size_typedef_arrays.h",
-    // Unbounded builder nesting: 22604 nested structs overflow the stack (drop, Display);
-    // 60254 nested arrays take time quadratic in the depth (each level's byte_size walks
-    // the levels below) and then overflow the stack.
-    "regressions/layout/nest_struct_22604_levels",
-    "regressions/layout/nest_array_60254_levels",
-];
-
 fn fuzz_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz")
 }
@@ -106,10 +81,10 @@ fn replay_one(relative: &str, check: gatun_fuzz::Check) -> Result<(), String> {
     }
 }
 
-fn replay_all(filter: impl Fn(&str) -> bool) -> usize {
+fn replay_all() -> usize {
     let mut failures = Vec::new();
     let mut count = 0;
-    for (relative, check) in inputs().into_iter().filter(|(r, _)| filter(r)) {
+    for (relative, check) in inputs() {
         count += 1;
         if let Err(e) = replay_one(&relative, check) {
             let timed_out = e.contains("not finished after");
@@ -140,17 +115,6 @@ fn replay() {
             corpus.display()
         );
     }
-    let replayed = replay_all(|r| !PENDING.contains(&r));
+    let replayed = replay_all();
     assert!(replayed > 0);
-}
-
-#[test]
-#[ignore = "inputs of defects whose fixes are not merged yet (PENDING)"]
-fn replay_pending() {
-    let replayed = replay_all(|r| PENDING.contains(&r));
-    assert_eq!(
-        replayed,
-        PENDING.len(),
-        "a PENDING input is missing: {PENDING:?}"
-    );
 }
