@@ -13,6 +13,9 @@ use crate::checks;
 /// Declared names looked at per input, at most (each costs a few formatting and
 /// classification passes).
 const MAX_NAMES: usize = 256;
+/// Declared layouts rendered as `gatun layout` renders them, per input, at most (a rendering
+/// lists up to `layout_cmd::MAX_FIELDS` fields, as a table and as JSON: milliseconds each).
+const MAX_RENDERED: usize = 4;
 
 /// Parses `data` (if it is UTF-8 of at most [`crate::MAX_INPUT_BYTES`] bytes) as C
 /// declarations with `Declarations::parse`, then for every declared name:
@@ -21,8 +24,8 @@ const MAX_NAMES: usize = 256;
 ///   call planned (SysV x86-64, with the declaration's variadic index) and its stub's machine
 ///   code generated with `Linker::stub_code` (not mapped, not called);
 /// - a tag or typedef with a layout: its shape checked (members within the size, powers of two),
-///   formatted, hashed, compared with its clone, classified, and rendered as `gatun layout`
-///   renders it (table and JSON).
+///   formatted, hashed, compared with its clone, classified, and (the first few) rendered as
+///   `gatun layout` renders them (table and JSON).
 ///
 /// An error must have a position inside the source and a bounded message. The same source is
 /// also given to `Declarations::type_layout` (the `gatun layout` path).
@@ -51,7 +54,7 @@ pub fn check_cdecl(data: &[u8]) {
         }
     }
     match Declarations::new().type_layout(src) {
-        Ok(layout) => check_type(&layout),
+        Ok(layout) => check_type(&layout, true),
         Err(e) => check_error(&e, src),
     }
 }
@@ -82,6 +85,11 @@ fn check_error(e: &CdeclError, src: &str) {
 
 fn check_declared(decls: &Declarations, declared: &[Declared], input_len: usize) {
     let mut functions = BTreeSet::new();
+    let mut rendered = 0;
+    let mut render = || {
+        rendered += 1;
+        rendered <= MAX_RENDERED
+    };
     for d in declared.iter().take(MAX_NAMES) {
         match d {
             Declared::Function(name) => {
@@ -106,7 +114,7 @@ fn check_declared(decls: &Declarations, declared: &[Declared], input_len: usize)
             }
             Declared::Tag(tag) => {
                 if let Some(layout) = decls.layout(tag) {
-                    check_type(layout);
+                    check_type(layout, render());
                 }
             }
             Declared::Typedef(name) => {
@@ -116,7 +124,7 @@ fn check_declared(decls: &Declarations, declared: &[Declared], input_len: usize)
                         Some(layout),
                         "typedef `{name}` by layout()"
                     );
-                    check_type(layout);
+                    check_type(layout, render());
                 }
             }
             Declared::Variable(_) => {}
@@ -134,10 +142,13 @@ fn check_declared(decls: &Declarations, declared: &[Declared], input_len: usize)
 }
 
 /// A layout from the parser: shape, identity, classification, and `gatun layout`'s rendering.
-fn check_type(layout: &MemoryLayout) {
+fn check_type(layout: &MemoryLayout, render: bool) {
     checks::layout_shape(layout);
     checks::layout_identity(layout);
     checks::classification(layout);
+    if !render {
+        return;
+    }
     for json in [false, true] {
         let out = layout_cmd::render_layout(layout, json)
             .unwrap_or_else(|e| panic!("`gatun layout` rendering failed: {e}"));

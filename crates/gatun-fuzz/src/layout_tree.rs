@@ -25,8 +25,18 @@ const MAX_ARGS: usize = 16;
 /// Paths selected per input, at most, and their length.
 const MAX_PATHS: usize = 16;
 const MAX_PATH_LEN: usize = 16;
-/// Layouts up to this size (bytes) are allocated and read at their selected paths.
+/// Layouts whose size plus alignment (bytes) is at most this are allocated and read at their
+/// selected paths. (The alignment counts because an arena block costs about the alignment in
+/// zeroed memory: its header is rounded up to it.)
 const MAX_ALLOCATED: usize = 64 * 1024;
+
+/// Whether `layout` is small enough to allocate (see [`MAX_ALLOCATED`]).
+fn allocatable(layout: &MemoryLayout) -> bool {
+    layout
+        .byte_size()
+        .checked_add(layout.byte_alignment())
+        .is_some_and(|n| n <= MAX_ALLOCATED)
+}
 
 /// A reference to an earlier result: 0 is the latest, counting back (modulo the count).
 #[derive(Arbitrary, Debug, Clone, Copy)]
@@ -288,7 +298,8 @@ impl Builder {
 /// - shape (members within the size, powers of two), format, hash, compare (with a clone and
 ///   with the previous result), classify (SysV x86-64);
 /// - select the described paths (an offset plus the selected size stays within the layout),
-///   and for layouts up to 64 KiB allocate a segment and read/write the selected scalars;
+///   and for layouts up to 64 KiB (size plus alignment) allocate a segment and read/write the
+///   selected scalars;
 /// - for the described calls: format the descriptor, plan it, link it as a downcall to a no-op
 ///   function with the described options (the handle is never called) and, when asked, make an
 ///   upcall stub for it (its closure is never called).
@@ -349,7 +360,7 @@ fn examine(layout: &MemoryLayout, input_len: usize) {
     checks::layout_shape(layout);
     checks::layout_identity(layout);
     checks::classification(layout);
-    if layout.byte_size() <= MAX_ALLOCATED {
+    if allocatable(layout) {
         let arena = Arena::confined();
         match arena.allocate_layout(layout) {
             Ok(seg) => assert_eq!(seg.byte_size(), layout.byte_size(), "segment size"),
@@ -393,7 +404,7 @@ fn select(layout: &MemoryLayout, steps: &[Step2]) {
     let Some(v) = selected.as_value() else {
         return;
     };
-    if layout.byte_size() > MAX_ALLOCATED {
+    if !allocatable(layout) {
         return;
     }
     let arena = Arena::confined();
