@@ -12,7 +12,7 @@ use gatun::FunctionDescriptor;
 
 /// How many layout nodes [`layout_shape`] visits at most (shared sub-layouts are visited once
 /// per path to them, so the walk is cut off rather than made exponential by the check itself).
-pub const SHAPE_VISITS: usize = 20_000;
+pub const SHAPE_VISITS: usize = 2_000;
 
 /// `text`'s length is within [`crate::message_limit`] of an input of `input_len` bytes.
 pub fn bounded_message(what: &str, text: &str, input_len: usize) {

@@ -1,2 +1,0 @@
-// expect: error 2:5 unexpected character
-int  x;

@@ -1,2 +1,0 @@
-// expect: error 2:1 #include
-#include <stdio.h>

@@ -1,2 +1,0 @@
-// expect: error 2:1 long double
-long double sqrtl(long double);

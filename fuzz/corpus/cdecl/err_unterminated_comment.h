@@ -1,2 +1,0 @@
-// expect: error 2:10 unterminated comment
-int x(); /* no end

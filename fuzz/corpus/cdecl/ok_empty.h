@@ -1,5 +1,0 @@
-// expect: ok
-;;;
-/* only comments */
-# 1 "<stdin>"
-#
