@@ -27,7 +27,8 @@ const MAX_BUFFER: usize = 1 << 20;
 ///   (`call_cmd::parse_prototype`), then the argument words built into values and segments
 ///   (`call_cmd::prepare_call`: one value per word, plus the `errno` segment for `--errno`)
 ///   and the resulting descriptor planned (SysV x86-64). No library is loaded, nothing is
-///   linked or called.
+///   linked or called, and command lines with headers (`-i`, which would run the system C
+///   compiler) are skipped.
 /// - `layout ...`: clap's parse of `LayoutArgs` and `layout_cmd::render` (table or JSON).
 ///
 /// Other first words are ignored. Every error message is bounded by [`crate::message_limit`].
@@ -83,8 +84,12 @@ fn call(argv: Vec<OsString>, input_len: usize) {
             return;
         }
     };
-    let f = match call_cmd::parse_prototype(&args.decl) {
-        Ok(f) => f,
+    if !args.includes.is_empty() {
+        // `-i HEADER` runs the system C compiler: not from a fuzz target.
+        return;
+    }
+    let (decls, f) = match call_cmd::parse_prototype(&args.decl, &args.includes) {
+        Ok(parsed) => parsed,
         Err(e) => {
             checks::bounded_message("prototype error", &e, input_len);
             return;
@@ -100,7 +105,7 @@ fn call(argv: Vec<OsString>, input_len: usize) {
         return;
     }
     let arena = Arena::confined();
-    let prepared = match call_cmd::prepare_call(&f, &args.args, args.errno, &arena) {
+    let prepared = match call_cmd::prepare_call(&decls, &f, &args.args, args.errno, &arena) {
         Ok(p) => p,
         Err(e) => {
             checks::bounded_message("argument error", &e, input_len);
@@ -148,6 +153,10 @@ fn layout(argv: &[OsString], input_len: usize) {
             return;
         }
     };
+    if !args.includes.is_empty() {
+        // `-i HEADER` runs the system C compiler: not from a fuzz target.
+        return;
+    }
     match layout_cmd::render(&args) {
         Ok(out) => assert!(
             out.ends_with('\n'),
