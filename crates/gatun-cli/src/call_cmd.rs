@@ -308,7 +308,7 @@ fn pointer_value<'a>(
             .trim()
             .parse()
             .ok()
-            .filter(|&n| n <= 1 << 30)
+            .filter(|&n| n <= MAX_BUFFER_BYTES)
             .ok_or_else(|| format!("bad buffer size in `{text}` (expected `[N]`, N <= 2^30)"))?;
         let seg = bufs
             .arena
@@ -334,6 +334,10 @@ fn pointer_value<'a>(
     Ok(Value::Segment(seg))
 }
 
+/// The largest `[N]` buffer and `&TYPE` out-parameter, in bytes (2^30): both are allocated
+/// and zeroed before the call.
+const MAX_BUFFER_BYTES: usize = 1 << 30;
+
 /// `&TYPE` or `&TYPE=VALUE`: a zeroed (or initialized) `TYPE` whose address is passed and
 /// whose value is printed after the call. `None` when `text` after the `&` is not a type, so
 /// such text is passed as a string.
@@ -356,6 +360,14 @@ fn out_parameter<'a>(
         return Err(format!(
             "argument {}: `&{ty}` has size 0; an out-parameter needs a complete type",
             index + 1
+        ));
+    }
+    if layout.byte_size() > MAX_BUFFER_BYTES {
+        // Allocated and zeroed before the call: bounded as a `[N]` buffer is.
+        return Err(format!(
+            "argument {}: `&{ty}` is {} bytes; an out-parameter may be at most 2^30 bytes",
+            index + 1,
+            layout.byte_size()
         ));
     }
     let seg = bufs
@@ -854,8 +866,8 @@ pub struct PreparedCall<'a> {
 /// # Errors
 /// One line for stderr: a wrong argument count, a descriptor the SysV classification rejects
 /// (e.g. a by-value struct beyond the stack-argument limit), a non-numeric or out-of-range
-/// argument, a malformed struct literal or out-parameter type, a buffer over 2^30 bytes, or an
-/// allocation failure.
+/// argument, a malformed struct literal or out-parameter type, a buffer or out-parameter over
+/// 2^30 bytes, or an allocation failure.
 pub fn prepare_call<'a>(
     decls: &Declarations,
     f: &FunctionDecl,
