@@ -179,27 +179,28 @@ pub fn classification(layout: &MemoryLayout) -> Classification {
 pub fn call_plan(plan: &CallPlan, descriptor: &FunctionDescriptor, first_variadic: Option<usize>) {
     let args = descriptor.argument_layouts();
     assert_eq!(
-        plan.args.len(),
+        plan.args().len(),
         args.len(),
         "a plan of {} arguments for {descriptor}",
-        plan.args.len()
+        plan.args().len()
     );
     assert_eq!(
-        plan.first_variadic, first_variadic,
+        plan.first_variadic(),
+        first_variadic,
         "variadic index of the plan"
     );
     assert_eq!(
-        plan.stack_bytes % 8,
+        plan.stack_bytes() % 8,
         0,
         "stack bytes {} not a multiple of 8",
-        plan.stack_bytes
+        plan.stack_bytes()
     );
     assert!(
-        usize::from(plan.vector_registers) <= usize::from(sysv_x64::VECTOR_ARG_REGS),
+        usize::from(plan.vector_registers()) <= usize::from(sysv_x64::VECTOR_ARG_REGS),
         "{} vector registers used",
-        plan.vector_registers
+        plan.vector_registers()
     );
-    for (i, (a, layout)) in plan.args.iter().zip(args).enumerate() {
+    for (i, (a, layout)) in plan.args().iter().zip(args).enumerate() {
         let mut covered = 0usize;
         for m in &a.moves {
             assert!(
@@ -228,9 +229,9 @@ pub fn call_plan(plan: &CallPlan, descriptor: &FunctionDescriptor, first_variadi
                 Location::Stack(off) => {
                     assert_eq!(off % 8, 0, "argument {i}: stack offset {off}");
                     assert!(
-                        off + 8 <= plan.stack_bytes,
+                        off + 8 <= plan.stack_bytes(),
                         "argument {i}: stack slot {off} beyond {} stack bytes",
-                        plan.stack_bytes
+                        plan.stack_bytes()
                     );
                 }
             }
@@ -241,7 +242,7 @@ pub fn call_plan(plan: &CallPlan, descriptor: &FunctionDescriptor, first_variadi
             layout.byte_size()
         );
     }
-    match (&plan.ret, descriptor.return_layout()) {
+    match (&plan.ret(), descriptor.return_layout()) {
         (ReturnPlan::Void, None) | (ReturnPlan::Scalar(_), Some(MemoryLayout::Value(_))) => {}
         (ReturnPlan::Registers(moves), Some(r)) => {
             for m in moves {
@@ -260,7 +261,7 @@ pub fn call_plan(plan: &CallPlan, descriptor: &FunctionDescriptor, first_variadi
         (ReturnPlan::InMemory, Some(r)) => {
             assert!(r.is_group(), "a scalar returned in memory");
             assert!(
-                plan.hidden_return_pointer.is_some(),
+                plan.hidden_return_pointer().is_some(),
                 "an in-memory return without a pointer"
             );
         }
