@@ -13,27 +13,6 @@ use crate::checks;
 /// Declared names looked at per input, at most (each costs a few formatting and
 /// classification passes).
 const MAX_NAMES: usize = 256;
-/// Sources whose `(` and `[` nest deeper than this are skipped: the parser takes time
-/// exponential in the nesting of `[(` (see `fuzz/pending/README.md`); until that is fixed,
-/// deeper inputs would only find it again.
-const MAX_BRACKET_DEPTH: usize = 12;
-
-/// The deepest nesting of `(` and `[` in `src` (closing brackets counted loosely).
-fn bracket_depth(src: &str) -> usize {
-    let (mut depth, mut max) = (0usize, 0usize);
-    for b in src.bytes() {
-        match b {
-            b'(' | b'[' => {
-                depth += 1;
-                max = max.max(depth);
-            }
-            b')' | b']' => depth = depth.saturating_sub(1),
-            _ => {}
-        }
-    }
-    max
-}
-
 /// Declared layouts rendered as `gatun layout` renders them, per input, at most (a rendering
 /// lists up to `layout_cmd::MAX_FIELDS` fields, as a table and as JSON: milliseconds each).
 const MAX_RENDERED: usize = 4;
@@ -60,9 +39,6 @@ pub fn check_cdecl(data: &[u8]) {
     let Ok(src) = std::str::from_utf8(data) else {
         return;
     };
-    if bracket_depth(src) > MAX_BRACKET_DEPTH {
-        return;
-    }
     let mut decls = Declarations::new();
     match decls.add(src) {
         Ok(declared) => {

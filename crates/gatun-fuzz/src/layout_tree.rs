@@ -25,17 +25,12 @@ const MAX_ARGS: usize = 16;
 /// Paths selected per input, at most, and their length.
 const MAX_PATHS: usize = 16;
 const MAX_PATH_LEN: usize = 16;
-/// Layouts whose size plus alignment (bytes) is at most this are allocated and read at their
-/// selected paths. (The alignment counts because an arena block costs about the alignment in
-/// zeroed memory: its header is rounded up to it.)
+/// Layouts up to this size (bytes) are allocated and read at their selected paths.
 const MAX_ALLOCATED: usize = 64 * 1024;
 
 /// Whether `layout` is small enough to allocate (see [`MAX_ALLOCATED`]).
 fn allocatable(layout: &MemoryLayout) -> bool {
-    layout
-        .byte_size()
-        .checked_add(layout.byte_alignment())
-        .is_some_and(|n| n <= MAX_ALLOCATED)
+    layout.byte_size() <= MAX_ALLOCATED
 }
 
 /// A reference to an earlier result: 0 is the latest, counting back (modulo the count).
@@ -298,8 +293,7 @@ impl Builder {
 /// - shape (members within the size, powers of two), format, hash, compare (with a clone and
 ///   with the previous result), classify (SysV x86-64);
 /// - select the described paths (an offset plus the selected size stays within the layout),
-///   and for layouts up to 64 KiB (size plus alignment) allocate a segment and read/write the
-///   selected scalars;
+///   and for layouts up to 64 KiB allocate a segment and read/write the selected scalars;
 /// - for the described calls: format the descriptor, plan it, link it as a downcall to a no-op
 ///   function with the described options (the handle is never called) and, when asked, make an
 ///   upcall stub for it (its closure is never called).
