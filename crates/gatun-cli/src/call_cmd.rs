@@ -34,7 +34,7 @@
 use std::ffi::{c_void, CStr, OsString};
 
 use clap::Args;
-use gatun::cdecl::{Declarations, Declared, HeaderOptions};
+use gatun::cdecl::{Declarations, Declared, FunctionDecl, HeaderOptions};
 use gatun::layout::{MemoryLayout, ScalarKind, ValueLayout};
 use gatun::linker::{capture_state_layout, LinkerOption, SymbolLookup};
 use gatun::memory::{Arena, ConfinedArena, MemorySegment, SegmentAllocator};
@@ -216,16 +216,20 @@ struct Buffers<'a> {
     outs: Vec<Out<'a>>,
 }
 
-/// A `&TYPE` out-parameter.
-struct Out<'a> {
+/// A `&TYPE` out-parameter: a zeroed (or initialized) `TYPE` in the call's arena whose
+/// address is passed, printed after the call.
+#[derive(Debug)]
+pub struct Out<'a> {
     /// Argument index (from 0).
-    index: usize,
+    pub index: usize,
     /// The type as written.
-    ty: String,
-    layout: MemoryLayout,
+    pub ty: String,
+    /// The type's layout (size at most 2^30 bytes, never 0).
+    pub layout: MemoryLayout,
     /// Whether `TYPE` is a pointer to a character type (printed as the string it points to).
-    c_string: bool,
-    seg: MemorySegment<'a>,
+    pub c_string: bool,
+    /// The out-parameter's memory: `layout`'s size and alignment.
+    pub seg: MemorySegment<'a>,
 }
 
 fn scalar_value<'a>(
@@ -304,7 +308,7 @@ fn pointer_value<'a>(
             .trim()
             .parse()
             .ok()
-            .filter(|&n| n <= 1 << 30)
+            .filter(|&n| n <= MAX_BUFFER_BYTES)
             .ok_or_else(|| format!("bad buffer size in `{text}` (expected `[N]`, N <= 2^30)"))?;
         let seg = bufs
             .arena
@@ -330,6 +334,10 @@ fn pointer_value<'a>(
     Ok(Value::Segment(seg))
 }
 
+/// The largest `[N]` buffer and `&TYPE` out-parameter, in bytes (2^30): both are allocated
+/// and zeroed before the call.
+const MAX_BUFFER_BYTES: usize = 1 << 30;
+
 /// `&TYPE` or `&TYPE=VALUE`: a zeroed (or initialized) `TYPE` whose address is passed and
 /// whose value is printed after the call. `None` when `text` after the `&` is not a type, so
 /// such text is passed as a string.
@@ -352,6 +360,14 @@ fn out_parameter<'a>(
         return Err(format!(
             "argument {}: `&{ty}` has size 0; an out-parameter needs a complete type",
             index + 1
+        ));
+    }
+    if layout.byte_size() > MAX_BUFFER_BYTES {
+        // Allocated and zeroed before the call: bounded as a `[N]` buffer is.
+        return Err(format!(
+            "argument {}: `&{ty}` is {} bytes; an out-parameter may be at most 2^30 bytes",
+            index + 1,
+            layout.byte_size()
         ));
     }
     let seg = bufs
@@ -738,19 +754,28 @@ fn is_identifier(s: &str) -> bool {
         && chars.all(|c| c == '_' || c.is_ascii_alphanumeric())
 }
 
-/// Runs `gatun call`; `Err` is one line for stderr (exit status 2).
-pub fn run(args: &CallArgs) -> Result<(), String> {
-    let mut decls = header_declarations(&args.includes)?;
-    let typed = args.decl.trim_end();
+/// Parses `decl` as `gatun call` does: any number of declarations (a trailing `;` is
+/// optional) declaring exactly one function, or with `includes` (headers, preprocessed by the
+/// system C compiler) just the name of a function they declare. Returns the declarations and
+/// the function's declaration.
+///
+/// # Errors
+/// One line for stderr: a header that does not preprocess or parse, the parse error of `decl`
+/// (positioned as typed), a bare name without headers, "declares no function", "declares N
+/// functions" naming them, or a function whose type gatun cannot pass.
+pub fn parse_prototype(
+    decl: &str,
+    includes: &[String],
+) -> Result<(Declarations, FunctionDecl), String> {
+    let mut decls = header_declarations(includes)?;
+    let typed = decl.trim_end();
     // With headers, the declaration may be just the name of a function they declare.
-    let bare_name = !args.includes.is_empty() && is_identifier(typed.trim());
+    let bare_name = !includes.is_empty() && is_identifier(typed.trim());
     let mut src = typed.to_string();
     if !src.ends_with(';') {
         src.push(';');
     }
-    if args.includes.is_empty()
-        && is_identifier(typed.trim())
-        && decls.function(typed.trim()).is_none()
+    if includes.is_empty() && is_identifier(typed.trim()) && decls.function(typed.trim()).is_none()
     {
         return Err(format!(
             "`{}` is only a name: give its prototype (`int abs(int)`), or the header that \
@@ -763,7 +788,7 @@ pub fn run(args: &CallArgs) -> Result<(), String> {
             // The header's reason (a type gatun cannot pass), or "not declared".
             let e = decls.try_function(typed.trim()).err();
             return Err(match e {
-                Some(e) => format!("{e} (in {})", args.includes.join(", ")),
+                Some(e) => format!("{e} (in {})", includes.join(", ")),
                 None => format!("`{}` is not declared", typed.trim()),
             });
         }
@@ -776,7 +801,7 @@ pub fn run(args: &CallArgs) -> Result<(), String> {
         // The error is at the `;` appended above, which the user never typed: report it
         // against what they typed ("found end of input" right after it).
         Err(e) if src.len() > typed.len() && e.span().start >= typed.len() => {
-            return Err(match header_declarations(&args.includes)?.add(typed) {
+            return Err(match header_declarations(includes)?.add(typed) {
                 Err(at_end) => at_end.summary(),
                 Ok(_) => e.summary(),
             });
@@ -791,12 +816,11 @@ pub fn run(args: &CallArgs) -> Result<(), String> {
         })
         .collect();
     let name = match functions.as_slice() {
-        [] => return Err(format!("`{}` declares no function", args.decl)),
+        [] => return Err(format!("`{decl}` declares no function")),
         [one] => one.to_string(),
         many => {
             return Err(format!(
-                "`{}` declares {} functions ({}); give exactly one prototype to call",
-                args.decl,
+                "`{decl}` declares {} functions ({}); give exactly one prototype to call",
                 many.len(),
                 many.iter()
                     .map(|n| format!("`{n}`"))
@@ -809,25 +833,52 @@ pub fn run(args: &CallArgs) -> Result<(), String> {
         .try_function(&name)
         .map_err(|e| e.to_string())?
         .clone();
+    Ok((decls, f))
+}
 
-    let mut lookup: Option<SymbolLookup> = None;
-    for lib in &args.libs {
-        // SAFETY: loading runs the library's initialisers; naming a library on the command line
-        // asserts that this is sound, as with any C program that links it.
-        let l = unsafe { SymbolLookup::library(lib) }.map_err(|e| e.to_string())?;
-        lookup = Some(match lookup {
-            Some(prev) => prev.or(l),
-            None => l,
-        });
-    }
-    let lookup = match lookup {
-        Some(l) => l.or(SymbolLookup::default_lookup()),
-        None => SymbolLookup::default_lookup(),
-    };
-    let symbol = lookup.find(f.symbol()).map_err(|e| e.to_string())?;
+/// A call of `gatun call` ready to link and invoke: what [`prepare_call`] built from the
+/// argument words. The segments live in the arena given to [`prepare_call`].
+#[derive(Debug)]
+pub struct PreparedCall<'a> {
+    /// The function's descriptor, with the layouts of the variadic arguments of this call
+    /// appended.
+    pub descriptor: FunctionDescriptor,
+    /// The argument values in order (the `errno` capture segment first when asked for).
+    pub values: Vec<Value<'a>>,
+    /// The linker options: `FirstVariadicArg` for a variadic function, `CaptureCallState`
+    /// for `--errno`.
+    pub options: Vec<LinkerOption>,
+    /// The `errno` capture segment (4 bytes, alignment 4), when asked for.
+    pub capture: Option<MemorySegment<'a>>,
+    /// `(argument index, segment)` of each `[N]` buffer argument (N bytes, zeroed), printed
+    /// after the call.
+    pub buffers: Vec<(usize, MemorySegment<'a>)>,
+    /// Each `&TYPE` out-parameter, printed after the call.
+    pub outs: Vec<Out<'a>>,
+}
+
+/// Builds the values of a call of `f` (declared in `decls`, which also give the types of
+/// `&TYPE` out-parameters) from the argument words `args` as `gatun call` does (see the
+/// module documentation for the literal syntax), allocating strings, buffers, out-parameters
+/// and by-value structs in `arena`. The fixed arguments are planned first (on x86-64), so a
+/// descriptor the linker would reject allocates nothing. Nothing is linked or called.
+///
+/// # Errors
+/// One line for stderr: a wrong argument count, a descriptor the SysV classification rejects
+/// (e.g. a by-value struct beyond the stack-argument limit), a non-numeric or out-of-range
+/// argument, a malformed struct literal or out-parameter type, a buffer or out-parameter over
+/// 2^30 bytes, or an allocation failure.
+pub fn prepare_call<'a>(
+    decls: &Declarations,
+    f: &FunctionDecl,
+    args: &[String],
+    errno: bool,
+    arena: &'a ConfinedArena,
+) -> Result<PreparedCall<'a>, String> {
+    let name = &f.name;
 
     let fixed = f.descriptor.argument_layouts().len();
-    let given = args.args.len();
+    let given = args.len();
     if given < fixed || (f.variadic.is_none() && given > fixed) {
         let plural = if fixed == 1 { "" } else { "s" };
         let at_least = if f.variadic.is_some() {
@@ -846,21 +897,15 @@ pub fn run(args: &CallArgs) -> Result<(), String> {
         gatun::abi::sysv_x64::plan(&f.descriptor, f.variadic).map_err(|e| e.to_string())?;
     }
 
-    let arena = Arena::confined();
     let mut bufs = Buffers {
-        arena: &arena,
+        arena,
         decls: decls.clone(),
         shown: Vec::new(),
         outs: Vec::new(),
     };
-    let mut values: Vec<Value<'_>> = Vec::with_capacity(given + 1);
+    let mut values: Vec<Value<'a>> = Vec::with_capacity(given + 1);
     let mut descriptor: FunctionDescriptor = f.descriptor.clone();
-    for (i, (text, layout)) in args
-        .args
-        .iter()
-        .zip(f.descriptor.argument_layouts())
-        .enumerate()
-    {
+    for (i, (text, layout)) in args.iter().zip(f.descriptor.argument_layouts()).enumerate() {
         let what = format!("argument {}", i + 1);
         let v = match layout {
             MemoryLayout::Value(v) => scalar_value(v.kind(), text, &what, i, &mut bufs)?,
@@ -875,7 +920,7 @@ pub fn run(args: &CallArgs) -> Result<(), String> {
         values.push(v);
     }
     let mut extra = Vec::new();
-    for (i, text) in args.args.iter().enumerate().skip(fixed) {
+    for (i, text) in args.iter().enumerate().skip(fixed) {
         let (layout, v) = variadic_value(text, i, &mut bufs)?;
         extra.push(layout);
         values.push(v);
@@ -887,7 +932,7 @@ pub fn run(args: &CallArgs) -> Result<(), String> {
     if let Some(n) = f.variadic {
         options.push(LinkerOption::FirstVariadicArg(n));
     }
-    let capture = if args.errno {
+    let capture = if errno {
         options.push(LinkerOption::CaptureCallState(&["errno"]));
         let seg = arena
             .allocate_layout(&capture_state_layout())
@@ -898,6 +943,46 @@ pub fn run(args: &CallArgs) -> Result<(), String> {
     } else {
         None
     };
+    Ok(PreparedCall {
+        descriptor,
+        values,
+        options,
+        capture,
+        buffers: bufs.shown,
+        outs: bufs.outs,
+    })
+}
+
+/// Runs `gatun call`; `Err` is one line for stderr (exit status 2).
+pub fn run(args: &CallArgs) -> Result<(), String> {
+    let (decls, f) = parse_prototype(&args.decl, &args.includes)?;
+    let name = f.name.clone();
+
+    let mut lookup: Option<SymbolLookup> = None;
+    for lib in &args.libs {
+        // SAFETY: loading runs the library's initialisers; naming a library on the command line
+        // asserts that this is sound, as with any C program that links it.
+        let l = unsafe { SymbolLookup::library(lib) }.map_err(|e| e.to_string())?;
+        lookup = Some(match lookup {
+            Some(prev) => prev.or(l),
+            None => l,
+        });
+    }
+    let lookup = match lookup {
+        Some(l) => l.or(SymbolLookup::default_lookup()),
+        None => SymbolLookup::default_lookup(),
+    };
+    let symbol = lookup.find(f.symbol()).map_err(|e| e.to_string())?;
+
+    let arena = Arena::confined();
+    let PreparedCall {
+        descriptor,
+        values,
+        options,
+        capture,
+        buffers,
+        outs,
+    } = prepare_call(&decls, &f, &args.args, args.errno, &arena)?;
     let handle = Linker::native()
         .downcall(&symbol, &descriptor, &options)
         .map_err(|e| e.to_string())?;
@@ -922,14 +1007,12 @@ pub fn run(args: &CallArgs) -> Result<(), String> {
     };
     let errno = capture.map(|seg| seg.get::<i32>(0).unwrap_or(0));
     // `[N]` buffers: text when they hold text (then NULs), hex otherwise or with `--hex`.
-    let buffers: Vec<(usize, Result<String, String>)> = bufs
-        .shown
+    let buffers: Vec<(usize, Result<String, String>)> = buffers
         .iter()
         .map(|(i, seg)| (*i, buffer_contents(&seg.to_vec(), args.hex)))
         .collect();
     // `&TYPE` out-parameters: their value after the call, shown by type.
-    let outs: Vec<(usize, &str, (String, Json))> = bufs
-        .outs
+    let outs: Vec<(usize, &str, (String, Json))> = outs
         .iter()
         .map(|o| {
             (

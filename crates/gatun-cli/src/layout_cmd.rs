@@ -29,7 +29,7 @@ pub struct LayoutArgs {
 
 /// At most this many fields are listed. Members can be shared (`union U1 { union U0 a, b; }`
 /// … `U40` is 2^40 fields when expanded), so the listing stops there and says so.
-const MAX_FIELDS: usize = 2000;
+pub const MAX_FIELDS: usize = 2000;
 
 /// One field (or the whole type), with absolute offsets.
 struct Node {
@@ -248,23 +248,42 @@ fn sysv(layout: &MemoryLayout) -> Option<(String, Json)> {
 
 /// Runs `gatun layout`; `Err` is one line for stderr (exit status 2).
 pub fn run(args: &LayoutArgs) -> Result<(), String> {
+    print!("{}", render(args)?);
+    Ok(())
+}
+
+/// What `gatun layout` prints for `args`: the table (or with `args.json`, the JSON document),
+/// ending in a newline. Headers given (`args.includes`) are preprocessed by the system C
+/// compiler first.
+///
+/// # Errors
+/// One line for stderr: a header that does not preprocess or parse, the parse error of
+/// `args.decl` (positioned), or a declaration that is not a type with a layout.
+pub fn render(args: &LayoutArgs) -> Result<String, String> {
     let mut decls = crate::call_cmd::header_declarations(&args.includes)?;
     let layout = decls.type_layout(&args.decl).map_err(|e| e.summary())?;
+    render_layout(&layout, args.json)
+}
+
+/// What `gatun layout` prints for a type of `layout` (as a table, or with `json` as a JSON
+/// document), ending in a newline. At most [`MAX_FIELDS`] fields are listed.
+///
+/// # Errors
+/// Only if JSON serialisation fails (it does not for these documents).
+pub fn render_layout(layout: &MemoryLayout, json: bool) -> Result<String, String> {
     let mut budget = MAX_FIELDS;
-    let root = node(None, 0, &layout, &mut budget);
-    let sysv = sysv(&layout);
-    if args.json {
+    let root = node(None, 0, layout, &mut budget);
+    let sysv = sysv(layout);
+    if json {
         let mut v = node_json(&root);
         v["sysv_x86_64"] = sysv.map_or(Json::Null, |s| s.1);
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?
-        );
-        return Ok(());
+        let mut out = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
+        out.push('\n');
+        return Ok(out);
     }
     let mut out = format!(
         "{}: size {}, alignment {}\n",
-        type_label(&layout),
+        type_label(layout),
         layout.byte_size(),
         layout.byte_alignment()
     );
@@ -287,6 +306,5 @@ pub fn run(args: &LayoutArgs) -> Result<(), String> {
         out.push_str(&text);
         out.push('\n');
     }
-    print!("{out}");
-    Ok(())
+    Ok(out)
 }

@@ -7,13 +7,12 @@
 //!   SysV classification of a C type.
 
 mod bench;
-mod call_cmd;
-mod layout_cmd;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
+use gatun_cli::{call_cmd, layout_cmd};
 
 #[global_allocator]
 static ALLOC: gatun_bench::CountingAllocator = gatun_bench::CountingAllocator;

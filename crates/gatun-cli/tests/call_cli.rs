@@ -288,6 +288,13 @@ fn out_parameters_are_shown_by_type() {
         ]),
         "0.75\nargument 2: 6\n"
     );
+    // An out-parameter is allocated and zeroed before the call: at most 2^30 bytes, as a
+    // `[N]` buffer.
+    let e = call_fails(&["size_t strlen(const char *)", "&char[8589934592]"]);
+    assert!(
+        e.contains("argument 1: `&char[8589934592]` is 8589934592 bytes; an out-parameter may be at most 2^30 bytes"),
+        "{e}"
+    );
     // A `char *` out-parameter prints as the string it points to.
     assert_eq!(
         call(&["double strtod(const char *, char **)", "2.5rest", "&char *"]),

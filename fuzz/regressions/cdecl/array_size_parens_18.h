@@ -1,0 +1,1 @@
+int x[(int x[(int x[(int x[(int x[(int x[(int x[(int x[(int x[(int x[(int x[(int x[(int x[(int x[(int x[(int x[(int x[(int x[(
