@@ -14,13 +14,13 @@
 //! Compared with the value entry writing through `ret`, this saves the stub's frame, one
 //! call/return pair and the reload of `ret` after the call.
 //!
-//! [`has_image_entry`]: crate::super::stub::has_image_entry
+//! [`has_image_entry`]: crate::backend::x86_64_sysv::stub::has_image_entry
 
 use std::ffi::c_void;
 
 use crate::abi::{Register, ReturnMove, ReturnPlan};
 use crate::backend::store_low_bytes;
-use crate::super::entry::{CheckedEntry, REJECTED};
+use crate::backend::x86_64_sysv::entry::{CheckedEntry, REJECTED};
 
 /// The eightbyte classes of a register-returned struct, as the pair of registers the image
 /// entry's caller reads (first eightbyte, second eightbyte). Bit 0: the first eightbyte is

@@ -63,7 +63,7 @@ use std::ptr::NonNull;
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan};
-use crate::super::entry::CheckedEntry;
+use crate::backend::x86_64_sysv::entry::CheckedEntry;
 use crate::code::ExecutableCode;
 use crate::error::Result;
 use crate::layout::ScalarKind;
