@@ -1,8 +1,7 @@
 //! The seed tables' figures (ns/op, JMH `avgt`, the "Score" column), keyed by our row names, so
-//! `gatun bench` can print the seed's ratio beside ours. Sources are the files in
-//! `shared/reference/seeds/` (named by their number, e.g. "seed 000") and the tables of
-//! `shared/reference/jdk-ffm-internals.md` §5; `thread` is the platform-thread row, `task` the
-//! `OfVirtual` (virtual-thread) row. The seeds were measured on Apple M1/M3 machines with the
+//! `gatun bench` can print the seed's ratio beside ours. Each figure's `source` names the seed
+//! (by number, e.g. "seed 000") and the JMH row it comes from; `thread` is the platform-thread
+//! row, `task` the `OfVirtual` (virtual-thread) row. The seeds were measured on Apple M1/M3 machines with the
 //! JDK, so only ratios are comparable with ours, never the absolute figures.
 
 /// One seed figure.

@@ -13,9 +13,9 @@
 //! `argument 1` is `args[0]` of [`crate::DowncallHandle::invoke`], the first element of a typed
 //! handle's tuple, `args.get(0)` in an upcall, the descriptor's first argument layout at link
 //! time. For a handle that captures call state, `argument 1` is the capture segment and the
-//! descriptor's arguments follow from `argument 2` (also in messages about
-//! [`crate::DowncallHandle::invoke_captured`], whose slice leaves the segment out). Indices that
-//! are API parameters (`FirstVariadicArg(i)`, `insert_argument_layouts(index, ..)`) are called
+//! descriptor's arguments follow from `argument 2` (also in messages about the system-call
+//! adapter's `SystemCall::invoke`, whose slice leaves the segment out). Indices that are API
+//! parameters (`FirstVariadicArg(i)`, `insert_argument_layouts(index, ..)`) are called
 //! indices and count from 0.
 
 use std::fmt;

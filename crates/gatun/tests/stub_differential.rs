@@ -1,4 +1,4 @@
-//! Differential test of the compiled downcall stubs (issue 9) against the trampoline executor:
+//! Differential test of the compiled downcall stubs against the trampoline executor:
 //! 10,000+ random signatures (every scalar kind, structs of up to 4 fields, nested structs,
 //! arrays inside structs, unions, packed structs, up to 16 arguments so the stack is used,
 //! variadic calls, scalar / register-struct / in-memory-struct returns) are called through both

@@ -1,4 +1,4 @@
-//! Typed downcalls (`DowncallHandle::typed`, issue 9): the direct path for scalar signatures
+//! Typed downcalls (`DowncallHandle::typed`): the direct path for scalar signatures
 //! (the target itself, called as a typed `extern "C" fn`), the stub path for structs by value,
 //! struct returns (registers and memory), variadic calls and errno capture, and the checks
 //! against the descriptor.

@@ -53,7 +53,7 @@ fn leaf_offsets(l: &MemoryLayout, t: &PropTy, base: usize, out: &mut Vec<(usize,
 }
 
 struct Case {
-    /// Linked normally: a compiled stub (issue 9).
+    /// Linked normally: a compiled stub.
     handle: DowncallHandle,
     /// The same function through the trampoline executor.
     interp: DowncallHandle,

@@ -1,4 +1,4 @@
-//! Upcalls (issue 10): Rust closures called from C through `Linker::upcall_stub`, against
+//! Upcalls: Rust closures called from C through `Linker::upcall_stub`, against
 //! `tests/native/upcall.c` and libc's `qsort`.
 #![cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
 

@@ -5,7 +5,7 @@
 //! - `libffi_*`: libffi-rs `Cif::call` with a prepared `Cif` (what Rust users use today).
 //! - `gatun_*`: a gatun [`DowncallHandle`](gatun::DowncallHandle) linked once, called through
 //!   the dynamic `invoke(&[Value])` path (arguments checked against the descriptor each call),
-//!   which runs the handle's compiled stub (issue 9).
+//!   which runs the handle's compiled stub.
 //! - `image_add6`: the floor of any dynamic path for `add6`: the six arguments stored into an
 //!   untagged array of 64-bit slots (as JNI's `jvalue[]`), then a C thunk that loads them into
 //!   the argument registers and tail-jumps to `add6` (native `image_add6`) — six stores and six

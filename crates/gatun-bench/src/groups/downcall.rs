@@ -42,7 +42,7 @@ fn handle(lib: &str, name: &str, d: &FD) -> DowncallHandle {
 }
 
 /// `downcall/{gatun,gatun_typed,trampoline,direct}_{abs,fma,ldiv}` and `downcall/gatun_raw_abs`:
-/// `gatun_*` run the compiled stub (issue 9), `trampoline_*` the same handle's
+/// `gatun_*` run the compiled stub, `trampoline_*` the same handle's
 /// [`DowncallHandle::interpreted`] twin, `gatun_typed_*` a [`gatun::linker::TypedHandle`] (the
 /// target itself for `abs`/`fma`, the stub for `ldiv`'s struct return).
 pub fn rows() -> Vec<Row> {

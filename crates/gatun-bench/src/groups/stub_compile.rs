@@ -1,4 +1,4 @@
-//! `stub_compile/*`: what compiling one downcall stub costs (issue 9's ≤ 20 µs target), per
+//! `stub_compile/*`: what compiling one downcall stub costs, per
 //! signature:
 //! - `codegen_<sig>`: classification (the `CallPlan`) plus machine-code generation of both stub
 //!   entries (`Linker::stub_code`);

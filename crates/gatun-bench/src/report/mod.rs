@@ -37,7 +37,7 @@ const fn r(
     }
 }
 
-/// The ratio families of the issue (gatun / direct, gatun / libffi, pooled / confined,
+/// The ratio families (gatun / direct, gatun / libffi, pooled / confined,
 /// buffer / confined, adapted / explicit) plus by_value / by_ptr, adapted / plain, and the
 /// memory-image floor of a dynamic add6 (image / direct, gatun / image); the
 /// task / thread family is computed separately ([`ratios`]).

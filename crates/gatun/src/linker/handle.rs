@@ -16,14 +16,14 @@
 //!   checks to its caller (`# Safety`).
 //! - No invocation path allocates: the call frame, the stack-argument area and the register
 //!   image all live on the Rust stack of the invoking thread.
-//! - A handle's compiled stub (issue 9, `call::stub`) was compiled from the handle's own plan
-//!   and argument kinds and is kept alive by the handle (`StubEntry` holds an `Arc`; the stub
-//!   cache only a `Weak`, so the code is freed with the last handle). On the `Value` paths the
-//!   stub performs the kind and segment-size checks itself before anything else and reports a
-//!   mismatch by returning with r12 all ones without calling (`call::entry`); the handle then
-//!   takes the checked trampoline path, so the same values are accepted or rejected with or
-//!   without a stub. The capture segment and the return segment's alignment are validated in
-//!   Rust before the stub is called.
+//! - A handle's compiled stub (`backend::x86_64_sysv::stub`) was compiled from the handle's
+//!   own plan and argument kinds and is kept alive by the handle (`StubEntry` holds an `Arc`;
+//!   the stub cache only a `Weak`, so the code is freed with the last handle). On the `Value`
+//!   paths the stub performs the kind and segment-size checks itself before anything else and
+//!   reports a mismatch by returning with r12 all ones without calling
+//!   (`backend::x86_64_sysv::entry`); the handle then takes the checked trampoline path, so
+//!   the same values are accepted or rejected with or without a stub. The capture segment and
+//!   the return segment's alignment are validated in Rust before the stub is called.
 
 use std::ffi::c_void;
 use std::fmt;

@@ -1,4 +1,4 @@
-//! Typed downcalls (issue 9): [`DowncallHandle::typed`] checks Rust argument and return types
+//! Typed downcalls: [`DowncallHandle::typed`] checks Rust argument and return types
 //! against the handle's descriptor once and returns a [`TypedHandle`] whose
 //! [`call`](TypedHandle::call) takes the arguments as a Rust tuple and returns a Rust value.
 //!

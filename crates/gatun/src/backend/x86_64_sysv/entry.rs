@@ -1,5 +1,5 @@
 //! Calling a compiled stub's **checked** entries (the value entry and the image entry, see
-//! `call::stub`) from Rust.
+//! `super::stub`) from Rust.
 //!
 //! A checked entry rejects an argument by returning at once with r12 set to all ones
 //! (`or r12, -1; ret`), before anything else happened. r12 is callee-saved in the SysV AMD64
@@ -11,7 +11,7 @@
 //! through the inline-assembly calls in this module (and `backend::x86_64_sysv::image`).
 //!
 //! # Invariants
-//! - A `CheckedEntry` is the start of a value or image entry emitted by `call::stub` inside a
+//! - A `CheckedEntry` is the start of a value or image entry emitted by `super::stub` inside a
 //!   read-execute mapping that lives as long as the stub (kept alive by its owner).
 //! - Calls are made from `asm!` blocks without `nostack` (the stack pointer is call-aligned and
 //!   the red zone is free) and with `clobber_abi("C")`, r12 declared as an in-out operand.
@@ -62,7 +62,7 @@ impl CheckedEntry {
     /// Wraps the address of a checked entry.
     ///
     /// # Safety
-    /// `code` is the start of a value or image entry emitted by `call::stub`, or a C function
+    /// `code` is the start of a value or image entry emitted by `super::stub`, or a C function
     /// that takes no arguments (it reads no stub parameter and never rejects), mapped
     /// read-execute for as long as this value is called.
     pub(crate) unsafe fn new(code: NonNull<u8>) -> Self {
@@ -84,7 +84,7 @@ impl CheckedEntry {
     /// # Safety
     /// `self` is a value entry; `args` points to one `Value` per argument of the stub's plan;
     /// `ret`, `capture` and `errno_location` are valid as the stub's plan needs them (see
-    /// `call::stub`); the target's contract is the caller's.
+    /// `super::stub`); the target's contract is the caller's.
     #[inline(always)]
     pub(crate) unsafe fn call(
         self,

@@ -1,10 +1,10 @@
-//! The register-image return path of the compiled stubs (issue 9): a struct or union that the
+//! The register-image return path of the compiled stubs: a struct or union that the
 //! SysV AMD64 ABI returns in registers (§3.2.3: at most two eightbytes, each in the next free
 //! register of its class: rax then rdx for INTEGER, xmm0 then xmm1 for SSE) comes back from the
 //! stub's **image entry** unchanged, and the Rust caller stores its bytes into the destination
 //! segment.
 //!
-//! The image entry tail-jumps to the target (see `call::stub`, [`has_image_entry`]), so the
+//! The image entry tail-jumps to the target (see `super::stub`, [`has_image_entry`]), so the
 //! target returns straight to the Rust caller: a `call` in inline assembly followed by
 //! branch-free selects of the struct's two eightbytes from rax, rdx, xmm0 and xmm1 by its shape
 //! (INTEGER+INTEGER: rax, rdx; SSE+SSE: xmm0, xmm1; INTEGER+SSE: rax, xmm0; SSE+INTEGER:
@@ -79,7 +79,7 @@ impl ImageEntry {
 
     /// Calls the image entry with a `&[Value]` (the value entry's `args`) and returns the
     /// register image — the struct's first and second eightbyte — or `None` if the stub
-    /// rejected an argument (`call::entry`'s protocol; nothing was called).
+    /// rejected an argument (`super::entry`'s protocol; nothing was called).
     ///
     /// One call site for every shape: the call is made from inline assembly, and the two
     /// eightbytes are picked from rax, rdx, xmm0 and xmm1 by conditional moves on the shape
@@ -92,7 +92,7 @@ impl ImageEntry {
     #[inline(always)]
     pub(crate) unsafe fn call(&self, args: *const u8, target: *const c_void) -> Option<[u64; 2]> {
         let (first, second, r12): (u64, u64, u64);
-        // SAFETY: see `call::entry`: the image entry is a checked entry with the stub
+        // SAFETY: see `super::entry`: the image entry is a checked entry with the stub
         // parameters (rdi = args, rcx = target; it reads no other) that tail-jumps to the
         // target, so it returns the target's rax, rdx, xmm0 and xmm1 and clobbers only what the
         // C ABI lets a callee clobber (`clobber_abi("C")`); r12 comes back unchanged unless an

@@ -1,5 +1,5 @@
 //! Compiled downcall stubs for x86-64 System V: per-signature machine code generated from a
-//! [`CallPlan`] at link time (issue 9), hand-encoded (see ARCHITECTURE.md, "Compiled stubs").
+//! [`CallPlan`] at link time, hand-encoded (see ARCHITECTURE.md, "Compiled downcall stubs").
 //!
 //! A stub takes the parameters `(args: *const u8, ret: *mut u8, errno: *mut i32, target:
 //! *const c_void, _unused: *mut u8, errno_location: *mut i32)` in the SysV registers (rdi, rsi,
@@ -13,7 +13,7 @@
 //!   `#[repr(C, u8)]`, so argument `i` is at `args + i * size_of::<Value>()`, its tag byte at
 //!   offset 0 and its payload at [`VALUE_PAYLOAD`]. The stub first checks every tag (and every
 //!   struct segment's length); on a mismatch it returns at once with r12 set to all ones
-//!   (`call::entry`'s rejection protocol — which is why a checked entry is only called from
+//!   (`super::entry`'s rejection protocol — which is why a checked entry is only called from
 //!   inline assembly, [`CheckedEntry`]), and the caller falls back to the checked trampoline
 //!   path (which either accepts the value, e.g. a `Segment` for a pointer parameter, or reports
 //!   the exact error).
@@ -456,7 +456,7 @@ fn emit_args(
 }
 
 /// Patches the checked entries' failure jumps to `or r12, -1; ret`: the rejection protocol of
-/// `call::entry` (r12 is callee-saved, so on every other path the caller gets its own value
+/// `super::entry` (r12 is callee-saved, so on every other path the caller gets its own value
 /// back). The checks come before anything else, so nothing has been written or called.
 fn emit_fail_path(a: &mut Asm, fails: Vec<usize>) {
     if fails.is_empty() {
@@ -466,7 +466,7 @@ fn emit_fail_path(a: &mut Asm, fails: Vec<usize>) {
     for f in fails {
         a.patch(f, fail);
     }
-    // or r12, -1; ret (see `call::entry`: r12 = all ones reports the rejection)
+    // or r12, -1; ret (see `super::entry`: r12 = all ones reports the rejection)
     a.bytes(&[0x49, 0x83, 0xCC, 0xFF, 0xC3]);
 }
 
@@ -582,7 +582,7 @@ fn compile_entry(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], capture: boo
         Mode::Raw => Vec::new(),
     };
     // The value entry also tail-jumps for a float return (its callers read xmm0, see
-    // `call::entry`); the raw entry's callers read rax, so it keeps the leaf's `movq rax, xmm0`.
+    // `super::entry`); the raw entry's callers read rax, so it keeps the leaf's `movq rax, xmm0`.
     let float_tail = mode == Mode::Values
         && matches!(plan.ret, ReturnPlan::Scalar(Register::Vector(_)))
         && tail_arguments(plan);

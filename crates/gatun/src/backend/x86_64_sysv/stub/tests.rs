@@ -141,7 +141,7 @@ fn integer_signature_tail_jumps() {
 
 #[test]
 fn value_entry_checks_first_then_tail_jumps_for_a_float_result() {
-    // a float result: the value entry tail-jumps (its callers read xmm0, call::entry); the
+    // a float result: the value entry tail-jumps (its callers read xmm0, see `entry`); the
     // raw entry keeps the leaf frame with `movq rax, xmm0` after the call
     let d = FD::of(V::F64, [V::F64, V::F32, V::I32]);
     let (raw, val) = entries(&d, None, false);
@@ -163,7 +163,7 @@ fn value_entry_checks_first_then_tail_jumps_for_a_float_result() {
             "movd xmm1, dword ptr [rdi+0x20]",
             "movsxd rdi, dword ptr [rdi+0x38]",
             "jmp r11",
-            // the rejection path (call::entry): r12 = all ones, nothing called
+            // the rejection path (see `entry`): r12 = all ones, nothing called
             "or r12, 0xffffffffffffffff",
             "ret",
         ]
