@@ -76,7 +76,7 @@ impl Linker {
     /// # Memory
     /// Each distinct signature (plan, argument kinds, capture) gets one compiled stub of
     /// machine code — typically 100-400 bytes , a few KiB for
-    /// signatures with many stack arguments — in gatun's code arena ([`crate::code`]): 64 KiB
+    /// signatures with many stack arguments — in gatun's code arena: 64 KiB
     /// chunks of 16-byte granules, so a stub takes its size rounded up to 16 bytes. Handles of
     /// the same signature share the stub, whatever their symbol; a capture handle with a scalar
     /// or void return also holds the stub of its signature without capture (for the

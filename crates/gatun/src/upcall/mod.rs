@@ -337,7 +337,7 @@ impl<'a> UpcallArgs<'a> {
 /// A C function pointer that calls a Rust closure (Java's upcall stub segment), made by
 /// [`Linker::upcall_stub`].
 ///
-/// Owns the generated code (32 bytes of the shared code arena, see [`crate::code`]) and the
+/// Owns the generated code (32 bytes of the shared code arena) and the
 /// closure; dropping it frees both. It borrows the arena it was made for (`'s`), so it never
 /// outlives it. `Send + Sync` (the closure is). See the [module documentation](crate::upcall) for the
 /// argument, return, error, panic and thread rules.

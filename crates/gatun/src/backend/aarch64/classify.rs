@@ -78,7 +78,7 @@
 //! - Everything else the oracle generates (HFAs, by-reference copies, C.8 on Linux, C.11,
 //!   stack alignment, results, variadics) agrees with the specification on both compilers.
 //!
-//! Sizes and limits are checked as in [`super::sysv_x64::plan`]: one stack-limit check against
+//! Sizes and limits are checked as in [`crate::abi::sysv_x64::plan`]: one stack-limit check against
 //! [`MAX_STACK_BYTES`], and work linear in the distinct sub-layouts (see [`classify`]).
 
 use std::collections::HashMap;
