@@ -26,7 +26,7 @@ pub use crate::backend::x86_64_sysv::classify as sysv_x64;
 use std::fmt;
 
 use crate::error::{Error, Result};
-use crate::layout::MemoryLayout;
+use crate::layout::{MemoryLayout, ScalarKind};
 use crate::linker::FunctionDescriptor;
 
 /// Where one eightbyte (or less) of an argument goes.
@@ -96,6 +96,20 @@ pub enum Conversion {
     /// A `float` widened to a `double` (the default argument promotion for a variadic `float`,
     /// C11 §6.5.2.2 ¶7). `size` is 4 (the source); 8 bytes are written.
     FloatToDouble,
+}
+
+impl Conversion {
+    /// How a scalar argument of `kind` is widened into its register or slot, the same on every
+    /// ABI gatun classifies: bools normalised, a variadic `float` promoted to `double`, narrower
+    /// signed integers sign-extended, everything else copied (zero-extended).
+    pub(crate) fn for_scalar(kind: ScalarKind, variadic: bool) -> Conversion {
+        match kind {
+            ScalarKind::Bool => Conversion::Bool,
+            ScalarKind::F32 if variadic => Conversion::FloatToDouble,
+            k if k.is_signed() && k.byte_size() < 8 => Conversion::SignExtend,
+            _ => Conversion::Bytes,
+        }
+    }
 }
 
 /// One move of an argument's bytes into a register or stack slot.

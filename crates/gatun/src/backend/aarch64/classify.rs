@@ -406,15 +406,6 @@ pub fn classify(layout: &MemoryLayout, flavour: Flavour) -> ArgClass {
     }
 }
 
-fn scalar_conv(kind: ScalarKind, variadic: bool) -> Conversion {
-    match kind {
-        ScalarKind::Bool => Conversion::Bool,
-        ScalarKind::F32 if variadic => Conversion::FloatToDouble,
-        k if k.is_signed() && k.byte_size() < 8 => Conversion::SignExtend,
-        _ => Conversion::Bytes,
-    }
-}
-
 /// Register and stack assignment, left to right (stage C).
 ///
 /// `stack` is the NSAA in bytes, in `usize` with checked arithmetic (`None` once it
@@ -511,7 +502,7 @@ impl Assigner {
                     offset: 0,
                     size: kind.byte_size() as u8,
                     to,
-                    conv: scalar_conv(kind, variadic),
+                    conv: Conversion::for_scalar(kind, variadic),
                 }])
             }
             ArgClass::Hfa { kind, count } => {

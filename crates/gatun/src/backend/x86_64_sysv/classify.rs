@@ -238,15 +238,6 @@ pub fn classify(layout: &MemoryLayout) -> Classification {
     Classification::Eightbytes(classes[..n].to_vec())
 }
 
-fn scalar_conv(kind: ScalarKind, variadic: bool) -> Conversion {
-    match kind {
-        ScalarKind::Bool => Conversion::Bool,
-        ScalarKind::F32 if variadic => Conversion::FloatToDouble,
-        k if k.is_signed() && k.byte_size() < 8 => Conversion::SignExtend,
-        _ => Conversion::Bytes,
-    }
-}
-
 /// Register and stack assignment, left to right.
 ///
 /// `stack` is the end of the outgoing stack area so far, in bytes, computed in `usize` with
@@ -294,7 +285,7 @@ impl Assigner {
     fn arg(&mut self, layout: &MemoryLayout, variadic: bool) -> ArgPlan {
         if let MemoryLayout::Value(v) = layout {
             let kind = v.kind();
-            let conv = scalar_conv(kind, variadic);
+            let conv = Conversion::for_scalar(kind, variadic);
             let to = if kind.is_float() && self.vec < VECTOR_ARG_REGS {
                 self.vec += 1;
                 Location::Vector(self.vec - 1)
