@@ -166,6 +166,16 @@ impl<'s> Context<'s> {
     /// Classifies `descriptor` (the native backend's ABI) and precomputes what a call needs.
     fn new(descriptor: &FunctionDescriptor, closure: Box<Closure<'s>>) -> Result<Context<'s>> {
         let plan = crate::backend::native::plan(descriptor, None, Direction::Upcall)?;
+        Self::with_plan(descriptor, plan, closure)
+    }
+
+    /// As [`Context::new`], with the plan already made (the dispatcher's unit tests give it
+    /// the SysV plan on every host, so they run under Miri too).
+    fn with_plan(
+        descriptor: &FunctionDescriptor,
+        plan: crate::abi::CallPlan,
+        closure: Box<Closure<'s>>,
+    ) -> Result<Context<'s>> {
         let (mut copy_bytes, mut copy_align) = (0usize, 1usize);
         let args = descriptor
             .argument_layouts()

@@ -10,7 +10,9 @@ fn context(
     d: &FunctionDescriptor,
     f: impl for<'a> Fn(&UpcallArgs<'a>) -> Result<Value<'a>> + Send + Sync + 'static,
 ) -> Context<'static> {
-    Context::new(d, Box::new(f)).unwrap()
+    // The SysV plan on every host: the dispatcher decodes SysV register frames.
+    let plan = crate::backend::x86_64_sysv::classify::plan(d, None).unwrap();
+    Context::with_plan(d, plan, Box::new(f)).unwrap()
 }
 
 fn frame(stack: &[u64]) -> UpcallFrame {
