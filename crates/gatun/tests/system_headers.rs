@@ -25,23 +25,42 @@ static BITFIELDS_CHECKED: AtomicUsize = AtomicUsize::new(0);
 use gatun::cdecl::{Declarations, Declared};
 use gatun::layout::MemoryLayout;
 
+/// Runs `gcc FLAGS ARGS` with `input` on its standard input; stdout is captured when
+/// `capture_stdout`, stderr always (and discarded by callers that do not need it).
+fn gcc_with_input(
+    flags: &[&str],
+    args: &[&std::ffi::OsStr],
+    input: &str,
+    capture_stdout: bool,
+) -> std::io::Result<std::process::Output> {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = Command::new("gcc")
+        .args(flags)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(if capture_stdout {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let mut stdin = child.stdin.take().expect("piped stdin");
+    stdin.write_all(input.as_bytes())?;
+    drop(stdin);
+    child.wait_with_output()
+}
+
 /// `gcc -E -P` of `#include <name>`, or `None` if gcc rejects the header on its own.
 fn preprocess(name: &str, flags: &[&str]) -> Option<String> {
-    let out = Command::new("gcc")
-        .args(flags)
-        .args(["-E", "-P", "-x", "c", "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .and_then(|mut child| {
-            use std::io::Write;
-            let mut stdin = child.stdin.take().expect("piped stdin");
-            writeln!(stdin, "#include <{name}>")?;
-            drop(stdin);
-            child.wait_with_output()
-        })
-        .ok()?;
+    let out = gcc_with_input(
+        flags,
+        &["-E", "-P", "-x", "c", "-"].map(std::ffi::OsStr::new),
+        &format!("#include <{name}>\n"),
+        true,
+    )
+    .ok()?;
     if !out.status.success() {
         return None;
     }
@@ -51,21 +70,13 @@ fn preprocess(name: &str, flags: &[&str]) -> Option<String> {
 /// Whether gcc compiles `#include <name>` alone (`-fsyntax-only`): some headers preprocess but
 /// are not C on their own (they need another header first).
 fn compiles_alone(name: &str, flags: &[&str]) -> bool {
-    Command::new("gcc")
-        .args(flags)
-        .args(["-fsyntax-only", "-x", "c", "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .and_then(|mut child| {
-            use std::io::Write;
-            let mut stdin = child.stdin.take().expect("piped stdin");
-            writeln!(stdin, "#include <{name}>")?;
-            drop(stdin);
-            child.wait()
-        })
-        .is_ok_and(|s| s.success())
+    gcc_with_input(
+        flags,
+        &["-fsyntax-only", "-x", "c", "-"].map(std::ffi::OsStr::new),
+        &format!("#include <{name}>\n"),
+        false,
+    )
+    .is_ok_and(|o| o.status.success())
 }
 
 /// gcc's verdict on what `Declarations` made of header `name`: every enumeration constant's
@@ -139,20 +150,12 @@ fn check_against_gcc(
             }
         }
     }
-    let out = Command::new("gcc")
-        .args(flags)
-        .args(["-fsyntax-only", "-w", "-x", "c", "-"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut child| {
-            use std::io::Write;
-            let mut stdin = child.stdin.take().expect("piped stdin");
-            stdin.write_all(checks.as_bytes())?;
-            drop(stdin);
-            child.wait_with_output()
-        });
+    let out = gcc_with_input(
+        flags,
+        &["-fsyntax-only", "-w", "-x", "c", "-"].map(std::ffi::OsStr::new),
+        &checks,
+        false,
+    );
     let out = match out {
         Ok(o) => o,
         Err(e) => return vec![format!("running gcc: {e}")],
@@ -242,22 +245,12 @@ fn check_bitfields(
     ));
     let _ = std::fs::create_dir_all(&dir);
     let exe = dir.join("check");
-    let compiled = Command::new("gcc")
-        .args(flags)
-        .args(["-w", "-x", "c", "-o"])
-        .arg(&exe)
-        .arg("-")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .and_then(|mut child| {
-            use std::io::Write;
-            let mut stdin = child.stdin.take().expect("piped stdin");
-            stdin.write_all(program.as_bytes())?;
-            drop(stdin);
-            child.wait_with_output()
-        });
+    let args = ["-w", "-x", "c", "-o"]
+        .map(std::ffi::OsStr::new)
+        .into_iter()
+        .chain([exe.as_os_str(), std::ffi::OsStr::new("-")])
+        .collect::<Vec<_>>();
+    let compiled = gcc_with_input(flags, &args, &program, false);
     let result = match compiled {
         Ok(o) if o.status.success() => match Command::new(&exe).output() {
             Ok(run) => String::from_utf8_lossy(&run.stdout)
