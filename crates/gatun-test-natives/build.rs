@@ -1,5 +1,5 @@
 //! Builds gatun's C test natives: every `../gatun/tests/native/*.c`, plus the generated
-//! property-test checkers (`sysv_prop.c`, written from `../gatun/tests/prop/sigs.rs`), is
+//! property-test checkers (`downcall_prop.c`, written from `../gatun/tests/prop/sigs.rs`), is
 //! compiled with the system C compiler (found through the `cc` crate) into one shared library,
 //! `libgatun_test_natives.so`, in `OUT_DIR`. Its absolute path is passed to `src/lib.rs` as the
 //! compile-time environment variable `GATUN_TEST_NATIVES`, which exports it as `PATH`.
@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-// The random signatures of the downcall property test (gatun's tests/sysv_prop.rs).
+// The random signatures of the downcall property test (gatun's tests/downcall_prop.rs).
 include!("../gatun/tests/prop/sigs.rs");
 
 fn main() {
@@ -40,8 +40,8 @@ fn main() {
         return;
     }
     // Generated C checkers for the property test, compiled into the same library.
-    let prop_c = out.join("sysv_prop.c");
-    std::fs::write(&prop_c, prop_c_source()).expect("write sysv_prop.c");
+    let prop_c = out.join("downcall_prop.c");
+    std::fs::write(&prop_c, prop_c_source()).expect("write downcall_prop.c");
     sources.push(prop_c);
     let compiler = cc::Build::new()
         .cargo_metadata(false)

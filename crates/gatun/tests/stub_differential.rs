@@ -9,7 +9,7 @@
 //! that `%al` is the same for variadic calls, and that both return the same bytes — on the
 //! `Value` path and on the raw path. A quarter of the handles capture errno: the recorder
 //! also records the errno it sees (restore before) and sets a new one (save after). (The trampoline itself is checked against real C
-//! functions in sysv_prop.rs and sysv_downcall.rs; those tests now also run through stubs.)
+//! functions in downcall_prop.rs and sysv_downcall.rs; those tests now also run through stubs.)
 #![cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
 
 mod common;
