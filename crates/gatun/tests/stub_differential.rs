@@ -653,3 +653,142 @@ fn fallback_paths_agree() {
     let e = unsafe { h.invoke(&[Value::Segment(MemorySegment::of_slice(&mut small))]) };
     assert!(e.is_err());
 }
+
+/// Integer argument registers of the ABI (the rest of the ten go on the stack).
+#[cfg(target_arch = "x86_64")]
+const INT_ARGS: usize = 6;
+#[cfg(target_arch = "aarch64")]
+const INT_ARGS: usize = 8;
+
+#[repr(C)]
+#[derive(Debug, PartialEq, Clone, Copy)]
+struct Pair(u64, u64);
+#[repr(C)]
+#[derive(Debug, PartialEq, Clone, Copy)]
+struct Triple(u64, u64, u64);
+
+type TenAndTen = unsafe extern "C" fn(
+    u64,
+    u64,
+    u64,
+    u64,
+    u64,
+    u64,
+    u64,
+    u64,
+    u64,
+    u64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+) -> Pair;
+
+/// The recorder itself, called directly from Rust (no gatun executor involved): it records
+/// the registers and stack slots the compiler uses, returns the chosen values, and writes an
+/// in-memory return through the hidden pointer.
+#[test]
+fn recorder_sees_a_direct_call() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    BYREF_PLAN.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    // SAFETY: written under LOCK, read by the recorder on this thread.
+    unsafe {
+        let p = std::ptr::addr_of_mut!(STUBDIFF_RET).cast::<u64>();
+        p.write(11);
+        p.add(1).write(22);
+        p.add(6).write(0);
+    }
+    // SAFETY: the recorder follows the C convention for any argument list and returns its
+    // chosen integer registers, which is how a two-`u64` struct comes back.
+    let f: TenAndTen = unsafe { std::mem::transmute(stubdiff_record as unsafe extern "C" fn()) };
+    let d = |k: u64| k as f64 + 0.5;
+    // SAFETY: as above.
+    let r = unsafe {
+        f(
+            1,
+            2,
+            3,
+            4,
+            5,
+            6,
+            7,
+            8,
+            9,
+            10,
+            d(1),
+            d(2),
+            d(3),
+            d(4),
+            d(5),
+            d(6),
+            d(7),
+            d(8),
+            d(9),
+            d(10),
+        )
+    };
+    assert_eq!(r, Pair(11, 22));
+    let rec = record();
+    for k in 0..INT_ARGS {
+        assert_eq!(rec[slot(Location::Int(k as u8))], k as u64 + 1);
+    }
+    for k in 0..8 {
+        assert_eq!(
+            rec[slot(Location::Vector(k as u8))],
+            d(k as u64 + 1).to_bits()
+        );
+    }
+    // The stack: the integers past the registers, then the last two doubles.
+    let mut off = 0;
+    for k in INT_ARGS..10 {
+        assert_eq!(rec[slot(Location::Stack(off))], k as u64 + 1);
+        off += 8;
+    }
+    for k in 8..10 {
+        assert_eq!(rec[slot(Location::Stack(off))], d(k + 1).to_bits());
+        off += 8;
+    }
+
+    // An in-memory return: the pattern's first 24 bytes.
+    // SAFETY: as above.
+    unsafe {
+        let p = std::ptr::addr_of_mut!(STUBDIFF_RET).cast::<u64>();
+        p.add(6).write(24);
+        for k in 0..3 {
+            p.add(7 + k).write(0x1111 * (k as u64 + 1));
+        }
+    }
+    type Big = unsafe extern "C" fn(u64) -> Triple;
+    // SAFETY: as above; a 24-byte struct is returned through the hidden pointer.
+    let g: Big = unsafe { std::mem::transmute(stubdiff_record as unsafe extern "C" fn()) };
+    // SAFETY: as above.
+    assert_eq!(unsafe { g(5) }, Triple(0x1111, 0x2222, 0x3333));
+
+    // AArch64: the hook copies the bytes behind a by-reference address.
+    #[cfg(target_arch = "aarch64")]
+    {
+        let data: [u8; 24] = std::array::from_fn(|i| i as u8 * 3);
+        *BYREF_PLAN.lock().unwrap() = vec![(Location::Int(0), 24)];
+        type One = unsafe extern "C" fn(*const u8) -> Triple;
+        // SAFETY: as above.
+        let h: One = unsafe { std::mem::transmute(stubdiff_record as unsafe extern "C" fn()) };
+        // SAFETY: as above; `data` outlives the call.
+        unsafe { h(data.as_ptr()) };
+        BYREF_PLAN.lock().unwrap().clear();
+        let seen = std::mem::take(&mut *BYREF_SEEN.lock().unwrap());
+        assert_eq!(seen, vec![data.to_vec()]);
+    }
+    // SAFETY: as above.
+    unsafe {
+        std::ptr::addr_of_mut!(STUBDIFF_RET)
+            .cast::<u64>()
+            .add(6)
+            .write(0)
+    };
+}
