@@ -1,15 +1,17 @@
 //! Builds gatun's C test natives: every `../gatun/tests/native/*.c`, plus the generated
-//! property-test checkers (`downcall_prop.c`, written from `../gatun/tests/prop/sigs.rs`), is
-//! compiled with the system C compiler (found through the `cc` crate) into one shared library,
-//! `libgatun_test_natives.so`, in `OUT_DIR`. Its absolute path is passed to `src/lib.rs` as the
-//! compile-time environment variable `GATUN_TEST_NATIVES`, which exports it as `PATH`.
+//! property-test checkers (`prop_checkers.c`, downcall and upcall checkers written from
+//! `../gatun/tests/prop/sigs.rs`), is compiled with the system C compiler (found through the
+//! `cc` crate) into one shared library, `libgatun_test_natives.so`, in `OUT_DIR`. Its absolute
+//! path is passed to `src/lib.rs` as the compile-time environment variable
+//! `GATUN_TEST_NATIVES`, which exports it as `PATH`.
 //!
 //! Only native Linux builds compile the library; cross builds and Miri skip it (the path is
 //! still set, so dependents compile, but no file exists there).
 
 use std::path::{Path, PathBuf};
 
-// The random signatures of the downcall property test (gatun's tests/downcall_prop.rs).
+// The random signatures of the property tests (gatun's tests/downcall_prop.rs and
+// tests/upcall_prop.rs).
 include!("../gatun/tests/prop/sigs.rs");
 
 fn main() {
@@ -39,9 +41,9 @@ fn main() {
     if sources.is_empty() || target != host || !target.contains("linux") || miri {
         return;
     }
-    // Generated C checkers for the property test, compiled into the same library.
-    let prop_c = out.join("downcall_prop.c");
-    std::fs::write(&prop_c, prop_c_source()).expect("write downcall_prop.c");
+    // Generated C checkers for the property tests, compiled into the same library.
+    let prop_c = out.join("prop_checkers.c");
+    std::fs::write(&prop_c, prop_c_source() + &prop_cb_c_source()).expect("write prop_checkers.c");
     sources.push(prop_c);
     let compiler = cc::Build::new()
         .cargo_metadata(false)

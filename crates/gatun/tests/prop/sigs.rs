@@ -500,3 +500,122 @@ pub fn prop_c_source() -> String {
     }
     s
 }
+
+/// Number of signatures (the first of [`prop_signatures`]) with an upcall checker.
+#[allow(dead_code)]
+pub const PROP_CB_SIGNATURES: usize = 1000;
+
+/// The base of the constants `call_cb_<i>` passes: argument leaf n (counted across all
+/// arguments in order) gets `v = base + n * 0x9e3779b97f4a7c15`, encoded as for a return leaf
+/// of [`prop_c_source`].
+#[allow(dead_code)]
+pub fn prop_cb_arg_base(i: usize) -> u64 {
+    0x5eed_c0de_0000_0001u64 ^ (i as u64).wrapping_mul(0x0100_0000_01b3)
+}
+
+/// The base of the values the callback of `call_cb_<i>` returns (the same encoding).
+#[allow(dead_code)]
+pub fn prop_cb_ret_base(i: usize) -> u64 {
+    prop_cb_arg_base(i).rotate_left(29) ^ 0xa5a5_a5a5
+}
+
+/// The C source of the upcall checkers: `int32_t call_cb_<i>(R (*cb)(A0, A1, ..))` (every
+/// argument named, also those of a variadic downcall signature) builds its arguments from
+/// the constants of [`prop_cb_arg_base`], calls `cb` once, and returns 0 if every leaf of the
+/// result equals the encoding of [`prop_cb_ret_base`], else 1 + the index of the first leaf
+/// that does not. Appended to [`prop_c_source`]'s file (it uses its includes).
+#[allow(dead_code)]
+pub fn prop_cb_c_source() -> String {
+    fn decl(t: &PropTy, sig: usize, next: &mut usize, out: &mut String) -> String {
+        match t {
+            PropTy::Scalar(k) => PROP_C_TYPES[*k].to_string(),
+            PropTy::Struct(fields, a16) => {
+                let mut members = String::new();
+                for (i, f) in fields.iter().enumerate() {
+                    let m = match f {
+                        PropTy::Array(e, n) => format!("{} f{i}[{n}]; ", decl(e, sig, next, out)),
+                        _ => format!("{} f{i}; ", decl(f, sig, next, out)),
+                    };
+                    members.push_str(&m);
+                }
+                let name = format!("prop_cs{sig}_{}", *next);
+                *next += 1;
+                let attr = if *a16 { "__attribute__((aligned(16))) " } else { "" };
+                out.push_str(&format!("typedef struct {attr}{{ {members}}} {name};\n"));
+                name
+            }
+            PropTy::Array(..) => unreachable!("arrays are only struct members"),
+        }
+    }
+    fn paths(t: &PropTy, prefix: String, out: &mut Vec<(String, usize)>) {
+        match t {
+            PropTy::Scalar(k) => out.push((prefix, *k)),
+            PropTy::Struct(f, _) => {
+                for (i, x) in f.iter().enumerate() {
+                    paths(x, format!("{prefix}.f{i}"), out)
+                }
+            }
+            PropTy::Array(e, n) => {
+                for i in 0..*n {
+                    paths(e, format!("{prefix}[{i}]"), out)
+                }
+            }
+        }
+    }
+    fn value(base: &str, idx: usize, k: usize) -> String {
+        let v = format!("({base} + {idx}ULL * 0x9e3779b97f4a7c15ULL)");
+        match k {
+            PROP_F32 => format!("(float)(int32_t)({v} >> 40)"),
+            PROP_F64 => format!("(double)(int64_t)({v} >> 12)"),
+            PROP_PTR => format!("(void *)(uintptr_t){v}"),
+            PROP_BOOL => format!("(bool)({v} & 1)"),
+            _ => format!("({}){v}", PROP_C_TYPES[k]),
+        }
+    }
+    let mut s = String::from("/* upcall property-test checkers */\n");
+    for (i, sig) in prop_signatures().iter().take(PROP_CB_SIGNATURES).enumerate() {
+        let mut next = 0;
+        let arg_types: Vec<String> = sig.args.iter().map(|a| decl(a, i, &mut next, &mut s)).collect();
+        let ret_type = match &sig.ret {
+            Some(t) => decl(t, i, &mut next, &mut s),
+            None => "void".to_string(),
+        };
+        let params = if arg_types.is_empty() { "void".to_string() } else { arg_types.join(", ") };
+        s.push_str(&format!(
+            "int32_t call_cb_{i}({ret_type} (*cb)({params})) {{\n  const uint64_t ha = {:#x}ULL, hr = {:#x}ULL;\n  (void)ha; (void)hr;\n",
+            prop_cb_arg_base(i),
+            prop_cb_ret_base(i)
+        ));
+        let mut n = 0;
+        for (j, (a, t)) in sig.args.iter().zip(&arg_types).enumerate() {
+            s.push_str(&format!("  {t} a{j};\n  memset(&a{j}, 0, sizeof a{j});\n"));
+            let mut p = Vec::new();
+            paths(a, format!("a{j}"), &mut p);
+            for (path, k) in p {
+                s.push_str(&format!("  {path} = {};\n", value("ha", n, k)));
+                n += 1;
+            }
+        }
+        let call_args: Vec<String> = (0..sig.args.len()).map(|j| format!("a{j}")).collect();
+        let call = format!("cb({})", call_args.join(", "));
+        match &sig.ret {
+            None => s.push_str(&format!("  {call};\n  return 0;\n}}\n")),
+            Some(ret) => {
+                s.push_str(&format!("  {ret_type} r = {call};\n"));
+                let mut p = Vec::new();
+                paths(ret, "r".to_string(), &mut p);
+                for (idx, (path, k)) in p.iter().enumerate() {
+                    let want = value("hr", idx, *k);
+                    let cond = match *k {
+                        // compare bits: a float that C computes must round-trip exactly
+                        PROP_F32 | PROP_F64 => format!("memcmp(&(__typeof__({path})){{{want}}}, &{path}, sizeof {path}) != 0"),
+                        _ => format!("{path} != {want}"),
+                    };
+                    s.push_str(&format!("  if ({cond}) return {};\n", idx + 1));
+                }
+                s.push_str("  return 0;\n}\n");
+            }
+        }
+    }
+    s
+}
