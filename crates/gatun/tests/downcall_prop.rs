@@ -1,4 +1,4 @@
-//! Property test of downcalls against C: 2,000 random signatures from a fixed-seed generator
+//! Property test of downcalls against C: 1,000 random signatures from a fixed-seed generator
 //! (tests/prop/sigs.rs) whose C checkers are generated at build time into the test-native
 //! library. The mixture leans on the cases where calling conventions differ: HFAs of 1 to 4
 //! `float`s or `double`s through nested structs and arrays, near-HFAs, 9-16-byte and larger
@@ -293,7 +293,7 @@ fn every_category_is_generated() {
     assert_eq!(sigs.len(), PROP_SIGNATURES);
     for (bit, name) in PROP_TAGS.iter().enumerate() {
         let n = sigs.iter().filter(|s| s.tags & (1 << bit) != 0).count();
-        assert!(n >= 80, "{name}: {n} signatures of {PROP_SIGNATURES}");
+        assert!(n >= 60, "{name}: {n} signatures of {PROP_SIGNATURES}");
     }
     // HFAs of each member type and count, each return scalar kind
     for k in [PROP_F32, PROP_F64] {

@@ -1,4 +1,4 @@
-//! Property test of upcalls against C: the first 1,000 signatures of the downcall property
+//! Property test of upcalls against C: the 1,000 signatures of the downcall property
 //! test's generator (tests/prop/sigs.rs; HFAs, near-HFAs, small, large and 16-byte-aligned
 //! composites, bools, up to 24 arguments, every return class) become Rust closures behind
 //! upcall stubs. For each, a C checker generated at build time, `call_cb_<i>(cb)`, builds

@@ -30,7 +30,7 @@ pub const PROP_PTR: usize = 10;
 pub const PROP_BOOL: usize = 11;
 /// Number of generated signatures.
 #[allow(dead_code)]
-pub const PROP_SIGNATURES: usize = 2000;
+pub const PROP_SIGNATURES: usize = 1000;
 
 /// A generated type.
 #[allow(dead_code)]
