@@ -19,7 +19,8 @@
 //! - On x86-64 Macs `pthread_jit_write_protect_supported_np()` is false: `MAP_JIT` pages are
 //!   writable and executable at once and nothing is toggled. (`pthread_jit_write_protect_np`
 //!   exists from macOS 11, older than every arm64 Mac but newer than the oldest macOS the
-//!   x86-64 target supports, so it is not called there at all.)
+//!   x86-64 target supports, so it is not called there at all.) `MAP_JIT` itself exists from
+//!   macOS 10.14 (Darwin 18); the caller maps without it on older kernels (`kernel_release`).
 //!
 //! Freed code is unmapped (`munmap`) without being overwritten first, so freeing needs no
 //! write window.
@@ -105,4 +106,25 @@ pub(super) fn invalidate_icache(start: *const u8, len: usize) {
     // SAFETY: the range is mapped (the code just written); the call performs cache maintenance
     // only and writes no memory.
     unsafe { sys_icache_invalidate(start as *mut std::ffi::c_void, len) };
+}
+
+/// The running kernel's release (`uname -r`, e.g. `23.4.0`), without its NUL; `None` if
+/// `uname` fails. Read on x86-64 Macs, where `MAP_JIT` depends on the macOS version.
+#[cfg(not(target_arch = "aarch64"))]
+pub(super) fn kernel_release() -> Option<Vec<u8>> {
+    let mut names = std::mem::MaybeUninit::<libc::utsname>::zeroed();
+    // SAFETY: uname only writes the struct it is given.
+    if unsafe { libc::uname(names.as_mut_ptr()) } != 0 {
+        return None;
+    }
+    // SAFETY: zero-initialised, then filled by a successful uname.
+    let names = unsafe { names.assume_init() };
+    Some(
+        names
+            .release
+            .iter()
+            .take_while(|&&c| c != 0)
+            .map(|&c| c as u8)
+            .collect(),
+    )
 }

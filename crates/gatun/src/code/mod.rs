@@ -24,7 +24,8 @@
 //! `pthread_jit_write_protect_np` bracketing the copy), the way Apple documents for JIT
 //! compilers; see the `jit` module. It takes whole pages (16 KiB on Apple silicon) per piece
 //! of code. Where `MAP_JIT` is refused (a Hardened Runtime without the `allow-jit`
-//! entitlement), the read-write then read-execute mapping above is tried instead. `OwnMapping`
+//! entitlement), the read-write then read-execute mapping above is tried instead; x86-64 Macs
+//! older than macOS 10.14, which lack `MAP_JIT`, take that mapping directly. `OwnMapping`
 //! names the way each target takes. This path is compiled for `aarch64-apple-darwin` and
 //! `x86_64-apple-darwin` but not executed by gatun's tests, which run on Linux.
 //!
@@ -202,7 +203,7 @@ impl ExecutableCode {
                     what: format!("code mapping for {} bytes", code.len()),
                 })?;
         #[cfg(target_vendor = "apple")]
-        if let way @ OwnMapping::Jit { toggle } = OwnMapping::NATIVE {
+        if let way @ OwnMapping::Jit { toggle } = OwnMapping::native() {
             let (prot, flags) = (way.map_prot(), way.map_flags());
             return match jit::map(code, map_len, prot, flags, toggle) {
                 Ok(ptr) => Ok(Self::own(ptr, code.len(), map_len)),
@@ -316,16 +317,54 @@ const APPLE_MAP_JIT: i32 = 0x0800;
 #[cfg(target_vendor = "apple")]
 const _: () = assert!(APPLE_MAP_JIT == libc::MAP_JIT);
 
+/// The first Darwin kernel major version with `MAP_JIT`: 18, macOS 10.14 (Mojave), which
+/// introduced the flag with the Hardened Runtime. JIT compilers that pass it on older kernels
+/// report crashes there, so x86-64 Macs before 10.14 (which Rust's `x86_64-apple-darwin`
+/// still targets) map read-write then read-execute instead.
+const MAP_JIT_DARWIN_MAJOR: u32 = 18;
+
+/// The major version in a kernel release string (`uname -r`, e.g. `18.7.0`): its leading
+/// decimal digits (at most 4), followed by `.` or the end. `None` for anything else.
+#[cfg(any(all(target_vendor = "apple", not(target_arch = "aarch64")), test))]
+fn darwin_major(release: &[u8]) -> Option<u32> {
+    let digits = release.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 || digits > 4 || !matches!(release.get(digits), None | Some(b'.')) {
+        return None;
+    }
+    release[..digits]
+        .iter()
+        .try_fold(0u32, |n, &b| Some(n * 10 + u32::from(b - b'0')))
+}
+
 #[cfg(unix)]
 impl OwnMapping {
-    /// The way of the target gatun is compiled for.
-    const NATIVE: OwnMapping =
-        OwnMapping::for_target(cfg!(target_vendor = "apple"), cfg!(target_arch = "aarch64"));
+    /// The way of the running system (Apple x86-64: asks the kernel's version once).
+    fn native() -> OwnMapping {
+        #[cfg(all(target_vendor = "apple", not(target_arch = "aarch64")))]
+        let major = {
+            static MAJOR: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+            *MAJOR.get_or_init(|| jit::kernel_release().and_then(|r| darwin_major(&r)))
+        };
+        #[cfg(not(all(target_vendor = "apple", not(target_arch = "aarch64"))))]
+        let major = None;
+        OwnMapping::for_target(
+            cfg!(target_vendor = "apple"),
+            cfg!(target_arch = "aarch64"),
+            major,
+        )
+    }
 
     /// The way of a target: `Jit` on Apple targets (`target_vendor = "apple"`), toggling on
-    /// AArch64 (Apple silicon); `WriteThenProtect` elsewhere.
-    const fn for_target(apple: bool, aarch64: bool) -> OwnMapping {
-        if apple {
+    /// AArch64 (Apple silicon, macOS 11 and later); on x86-64 Macs only from Darwin
+    /// [`MAP_JIT_DARWIN_MAJOR`] (macOS 10.14), when `darwin_major` (the kernel's release) is
+    /// known; `WriteThenProtect` elsewhere.
+    const fn for_target(apple: bool, aarch64: bool, darwin_major: Option<u32>) -> OwnMapping {
+        let map_jit = aarch64
+            || match darwin_major {
+                Some(major) => major >= MAP_JIT_DARWIN_MAJOR,
+                None => false,
+            };
+        if apple && map_jit {
             OwnMapping::Jit { toggle: aarch64 }
         } else {
             OwnMapping::WriteThenProtect
@@ -1082,21 +1121,56 @@ mod own_mapping_tests {
     #[test]
     fn apple_targets_map_jit_and_toggle_on_arm64_only() {
         assert_eq!(
-            OwnMapping::for_target(true, true),
+            OwnMapping::for_target(true, true, None),
             OwnMapping::Jit { toggle: true }
         );
-        assert_eq!(
-            OwnMapping::for_target(true, false),
-            OwnMapping::Jit { toggle: false }
-        );
-        for aarch64 in [false, true] {
+        for major in [18, 19, 24, 25] {
             assert_eq!(
-                OwnMapping::for_target(false, aarch64),
+                OwnMapping::for_target(true, false, Some(major)),
+                OwnMapping::Jit { toggle: false }
+            );
+        }
+        // x86-64 Macs before 10.14 (Darwin 18), or of unknown version: no MAP_JIT
+        for major in [None, Some(16), Some(17)] {
+            assert_eq!(
+                OwnMapping::for_target(true, false, major),
                 OwnMapping::WriteThenProtect
             );
         }
+        for aarch64 in [false, true] {
+            for major in [None, Some(5), Some(24)] {
+                assert_eq!(
+                    OwnMapping::for_target(false, aarch64, major),
+                    OwnMapping::WriteThenProtect
+                );
+            }
+        }
         #[cfg(target_os = "linux")]
-        assert_eq!(OwnMapping::NATIVE, OwnMapping::WriteThenProtect);
+        assert_eq!(OwnMapping::native(), OwnMapping::WriteThenProtect);
+    }
+
+    #[test]
+    fn darwin_major_reads_the_leading_number_only() {
+        assert_eq!(darwin_major(b"18.7.0"), Some(18));
+        assert_eq!(darwin_major(b"24.1.0"), Some(24));
+        assert_eq!(darwin_major(b"9"), Some(9));
+        assert_eq!(darwin_major(b"0009.1"), Some(9));
+        for bad in [
+            &b""[..],
+            b".1",
+            b"x18",
+            b"18x",
+            b"18-rc",
+            b"12345.0",
+            b" 18.0",
+        ] {
+            assert_eq!(
+                darwin_major(bad),
+                None,
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
     }
 
     #[test]
