@@ -19,15 +19,16 @@
 //! again; a failure that will not go away (the kernel or a security policy refusing the memfd
 //! or its executable mapping) is remembered, so later code goes straight to its own mapping.
 //!
-//! **Apple targets** (macOS, iOS) have no arena: each piece of code gets its own `MAP_JIT`
-//! mapping (read-write-execute; on Apple silicon writable or executable per thread, with
-//! `pthread_jit_write_protect_np` bracketing the copy), the way Apple documents for JIT
-//! compilers; see the `jit` module. It takes whole pages (16 KiB on Apple silicon) per piece
-//! of code. Where `MAP_JIT` is refused (a Hardened Runtime without the `allow-jit`
-//! entitlement), the read-write then read-execute mapping above is tried instead; x86-64 Macs
-//! older than macOS 10.14, which lack `MAP_JIT`, take that mapping directly. `OwnMapping`
-//! names the way each target takes. This path is compiled for `aarch64-apple-darwin` and
-//! `x86_64-apple-darwin` but not executed by gatun's tests, which run on Linux.
+//! **Apple targets** (`target_vendor = "apple"`; checked for macOS) have no arena: each piece
+//! of code gets its own `MAP_JIT` mapping (read-write-execute; on Apple silicon writable or
+//! executable per thread, with `pthread_jit_write_protect_np` bracketing the copy), the way
+//! Apple documents for JIT compilers; see the `jit` module. It takes whole pages (16 KiB on
+//! Apple silicon) per piece of code. Where `MAP_JIT` is refused (a Hardened Runtime without the
+//! `allow-jit` entitlement), the read-write then read-execute mapping above is tried instead;
+//! x86-64 Macs older than macOS 10.14, which lack `MAP_JIT`, take that mapping directly.
+//! `OwnMapping` names the way each target takes. This path is compiled for
+//! `aarch64-apple-darwin` and `x86_64-apple-darwin` but not executed by gatun's tests, which
+//! run on Linux.
 //!
 //! The arena's bookkeeping (one bitmap per chunk) is behind one mutex, held for the bitmap work
 //! and for the `int3` fill of freed granules (so that a fork sees a granule either live or
