@@ -33,6 +33,9 @@
 //!   was just created and whose address has not been handed out yet; the copies call no code
 //!   in `MAP_JIT` memory, so this thread executes none while its pages are writable. The
 //!   window closes (`pthread_jit_write_protect_np(1)`) when the guard drops, on every path.
+//!   Not covered: a signal handler that interrupts the copy and calls code in `MAP_JIT` memory
+//!   (an upcall stub, another JIT's code) faults, as it would under any JIT on Apple silicon;
+//!   the window spans one `memcpy`.
 //! - [`map`] returns a whole mapping of `map_len` bytes that nothing else refers to; the caller
 //!   owns it and unmaps it with `munmap`.
 
@@ -85,7 +88,8 @@ impl Drop for WriteWindow {
     /// `pthread_jit_write_protect_np(1)`: this thread's `MAP_JIT` pages executable again.
     fn drop(&mut self) {
         #[cfg(target_arch = "aarch64")]
-        // SAFETY: restores the executable state this thread had before the window opened.
+        // SAFETY: makes this thread's MAP_JIT pages executable again, the state threads start
+        // in and the one every user of the window leaves behind.
         unsafe {
             libc::pthread_jit_write_protect_np(1)
         };
