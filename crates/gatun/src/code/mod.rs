@@ -203,26 +203,44 @@ impl ExecutableCode {
                 .ok_or_else(|| Error::SizeOverflow {
                     what: format!("code mapping for {} bytes", code.len()),
                 })?;
-        #[cfg(target_vendor = "apple")]
-        if let way @ OwnMapping::Jit { toggle } = OwnMapping::native() {
-            let (prot, flags) = (way.map_prot(), way.map_flags());
-            return match jit::map(code, map_len, prot, flags, toggle) {
-                Ok(ptr) => Ok(Self::own(ptr, code.len(), map_len)),
-                // MAP_JIT refused (a Hardened Runtime without the allow-jit entitlement): try
-                // the read-write then read-execute mapping, and report both if it fails too.
-                Err(jit_error) => Self::map_write_then_protect(code, map_len).map_err(|e| {
-                    let then = match e {
-                        Error::Unsupported { reason, .. } => reason,
-                        other => other.to_string(),
-                    };
-                    Error::Unsupported {
-                        type_name: "executable memory".into(),
-                        reason: format!("mmap(MAP_JIT) failed: {jit_error}; then {then}"),
-                    }
-                }),
-            };
+        match OwnMapping::native() {
+            OwnMapping::WriteThenProtect => Self::map_write_then_protect(code, map_len),
+            way @ OwnMapping::Jit { toggle } => Self::map_jit(code, map_len, way, toggle),
         }
-        Self::map_write_then_protect(code, map_len)
+    }
+
+    /// The `OwnMapping::Jit` way (see the `jit` module), falling back to
+    /// `OwnMapping::WriteThenProtect` when `MAP_JIT` is refused (a Hardened Runtime without the
+    /// allow-jit entitlement); the error reports both failures.
+    #[cfg(target_vendor = "apple")]
+    fn map_jit(
+        code: &[u8],
+        map_len: usize,
+        way: OwnMapping,
+        toggle: bool,
+    ) -> Result<ExecutableCode> {
+        match jit::map(code, map_len, way.map_prot(), way.map_flags(), toggle) {
+            Ok(ptr) => Ok(Self::own(ptr, code.len(), map_len)),
+            Err(jit_error) => Self::map_write_then_protect(code, map_len).map_err(|e| {
+                let then = match e {
+                    Error::Unsupported { reason, .. } => reason,
+                    other => other.to_string(),
+                };
+                Error::Unsupported {
+                    type_name: "executable memory".into(),
+                    reason: format!("mmap(MAP_JIT) failed: {jit_error}; then {then}"),
+                }
+            }),
+        }
+    }
+
+    /// `MAP_JIT` is Apple's: never chosen elsewhere (`OwnMapping::for_target`).
+    #[cfg(all(unix, not(target_vendor = "apple")))]
+    fn map_jit(_: &[u8], _: usize, way: OwnMapping, _: bool) -> Result<ExecutableCode> {
+        Err(Error::Unsupported {
+            type_name: "executable memory".into(),
+            reason: format!("{way:?} (MAP_JIT) exists on Apple targets only"),
+        })
     }
 
     /// The `OwnMapping::WriteThenProtect` way: `map_len` bytes mapped read-write, filled, then
@@ -1057,8 +1075,8 @@ mod arena {
         }
     }
 
-    /// Number of chunks mapped (for tests).
-    #[cfg(test)]
+    /// Number of chunks mapped (for the x86-64 tests, which run code).
+    #[cfg(all(test, target_arch = "x86_64"))]
     pub(super) fn chunks() -> usize {
         lock().chunks.len()
     }
