@@ -367,9 +367,13 @@ mod run {
         CALLS.with(|c| c.get())
     }
 
-    fn place(d: &FD, fv: Option<usize>, capture: bool) -> (CallPlan, Stub) {
+    /// The plan and a placed stub of `d`. The stubs are never freed: under `qemu-aarch64` a
+    /// code-arena granule reused for new code can run the old code's stale translation (qemu
+    /// user mode notices neither the write through the arena's separate read-write view nor
+    /// `__clear_cache`), so each test stub keeps its own address for the process's lifetime.
+    fn place(d: &FD, fv: Option<usize>, capture: bool) -> (CallPlan, &'static Stub) {
         let p = linux(d, fv);
-        let stub = build(&p, &checks_of(d), capture).unwrap();
+        let stub = Box::leak(Box::new(build(&p, &checks_of(d), capture).unwrap()));
         (p, stub)
     }
 
@@ -686,6 +690,84 @@ mod run {
             std::ptr::null_mut(),
         );
         assert_eq!(r.map(f64::from_bits), Some(106.5));
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    extern "C" fn hfa_spill(
+        d0: f64,
+        d1: f64,
+        d2: f64,
+        d3: f64,
+        d4: f64,
+        d5: f64,
+        d6: f64,
+        x0: u64,
+        x1: u64,
+        x2: u64,
+        x3: u64,
+        x4: u64,
+        x5: u64,
+        x6: u64,
+        x7: u64,
+        s0: u64,
+        s1: u64,
+        s2: u64,
+    ) -> f64 {
+        record(&[x0, x7, s0, s1, s2]);
+        let _ = (x1, x2, x3, x4, x5, x6);
+        d0 + d1 + d2 + d3 + d4 + d5 + d6
+    }
+
+    extern "C" fn hfa2(a0: f64, a1: f64, b0: f32, b1: f32, b2: f32, b3: f32) -> f64 {
+        a0 + a1 + f64::from(b0 + b1 + b2 + b3)
+    }
+
+    #[test]
+    fn hfas_of_two_and_four_members_and_an_hfa_spilled_whole_with_nsrn_8() {
+        let d = FD::of(V::F64, [s(&[V::F64; 2]), s(&[V::F32; 4])]);
+        let (a, b) = ([1.0f64, 2.0], [0.25f32, 0.5, 0.75, 1.5]);
+        let r = call_raw(
+            &d,
+            None,
+            hfa2 as *const c_void,
+            &[p(&a), p(&b)],
+            std::ptr::null_mut(),
+        );
+        assert_eq!(f64::from_bits(r), 6.0);
+        // 7 doubles in d0..d6; a two-double HFA does not fit d7: the whole HFA goes to
+        // sp+0..16 and NSRN becomes 8, so the next double goes to sp+16 (C.3); 8 ints in x0..x7
+        let mut layouts: Vec<MemoryLayout> = vec![V::F64.into(); 7];
+        layouts.push(s(&[V::F64; 2]));
+        layouts.push(V::F64.into());
+        layouts.extend(vec![MemoryLayout::from(V::I64); 8]);
+        let d = FD::of(V::F64, layouts);
+        let pl = linux(&d, None);
+        assert_eq!(pl.stack_bytes(), 24);
+        let ds: Vec<f64> = (1..=7).map(f64::from).collect();
+        let hfa = [0.5f64, 0.25];
+        let after = 8.0f64;
+        let ints: Vec<u64> = (100..108).collect();
+        let mut args: Vec<*const u8> = ds.iter().map(p).collect();
+        args.extend([p(&hfa), p(&after)]);
+        args.extend(ints.iter().map(p));
+        let r = call_raw(
+            &d,
+            None,
+            hfa_spill as *const c_void,
+            &args,
+            std::ptr::null_mut(),
+        );
+        assert_eq!(f64::from_bits(r), 28.0);
+        assert_eq!(
+            seen(),
+            [
+                100,
+                107,
+                0.5f64.to_bits(),
+                0.25f64.to_bits(),
+                8.0f64.to_bits()
+            ]
+        );
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -1163,7 +1245,7 @@ mod run {
 
     #[test]
     fn values_entry_rejects_wrong_tags_and_short_segments_without_calling() {
-        let d = FD::of(V::I64, [V::I32, s(&[V::I64, V::I64]), V::F64]);
+        let d = FD::of(V::I64, [V::I32.into(), s(&[V::I64, V::I64]), V::F64.into()]);
         let mut pair = [1u64, 2];
         let good_seg = MemorySegment::of_slice(bytemuck_pair(&mut pair));
         let before = calls();
@@ -1218,5 +1300,7 @@ mod run {
         assert!(Arc::ptr_eq(&a, &b));
         let c = stub_for(&pl, &checks_of(&d), true).unwrap();
         assert!(!Arc::ptr_eq(&a, &c));
+        // kept alive, as `place` keeps its stubs (a freed granule reused under qemu)
+        std::mem::forget((a, b, c));
     }
 }
