@@ -24,11 +24,11 @@
 //! [`VALUE_STRIDE`]) against the scalar kind's variant ([`ArgCheck::Scalar`]), or against
 //! `Value::Segment` and the segment's length (payload at [`VALUE_PAYLOAD`]) against the
 //! struct's size ([`ArgCheck::Group`]) — by-reference arguments included (the executor checks
-//! them before making the copies; the stub checks them again, which costs four instructions
+//! them before making the copies; the stub checks them again, which costs six instructions
 //! each and keeps the entry safe on its own). On a mismatch it returns at once with **`x9` = 1**:
 //! nothing has been read beyond the `Value`s, nothing written or called. On the normal path it
 //! returns with `x9` = 0. (`x9` is a caller-saved temporary, so only inline assembly can read
-//! the flag: [`ValuesEntry::call`].) A scalar's bytes are read from the payload (its low
+//! the flag: `ValuesEntry::call` (AArch64 only).) A scalar's bytes are read from the payload (its low
 //! bytes), a struct's from the segment's pointer.
 //!
 //! # The code
@@ -550,7 +550,7 @@ pub(crate) fn path_lengths(plan: &CallPlan, checks: &[ArgCheck], capture: bool) 
 }
 
 /// The values entry of a placed stub (see the module documentation): called only through
-/// [`ValuesEntry::call`], which reads the rejection flag in `x9`.
+/// `ValuesEntry::call` (AArch64 only), which reads the rejection flag in `x9`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ValuesEntry(NonNull<u8>);
 
