@@ -69,6 +69,32 @@ impl ArgKind {
     }
 }
 
+/// What a compiled stub's value entry checks for one argument before anything else (shared by
+/// the x86-64 and AArch64 stub compilers).
+// Read by the stub compilers only (on targets without an executor, by their tests).
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
+    allow(dead_code)
+)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum ArgCheck {
+    /// A scalar: the `Value` must have this kind's variant.
+    Scalar(ScalarKind),
+    /// A struct/union of this many bytes: a `Value::Segment` at least this long.
+    Group(u32),
+}
+
+/// The tag byte of `Value::Segment` (what a value entry compares a struct argument's tag with).
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
+    allow(dead_code)
+)]
+pub(crate) fn segment_tag() -> u8 {
+    crate::value::value_tag(&crate::value::Value::Segment(
+        crate::memory::MemorySegment::NULL,
+    ))
+}
+
 /// What a descriptor returns: nothing, a scalar, or a struct/union of `size` bytes aligned to
 /// `align` (a power of two).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

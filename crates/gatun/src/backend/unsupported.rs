@@ -184,8 +184,10 @@ impl Uncaptured<'_> {
 }
 
 /// The stub cache's fork lock: nothing to lock without a stub compiler.
+#[cfg(target_os = "linux")]
 pub(crate) struct CacheLock;
 
+#[cfg(target_os = "linux")]
 impl Drop for CacheLock {
     /// Releases nothing (the native backend's lock releases the stub cache here).
     fn drop(&mut self) {}

@@ -19,6 +19,17 @@
 //! again; a failure that will not go away (the kernel or a security policy refusing the memfd
 //! or its executable mapping) is remembered, so later code goes straight to its own mapping.
 //!
+//! **Apple targets** (`target_vendor = "apple"`; checked for macOS) have no arena: each piece
+//! of code gets its own `MAP_JIT` mapping (read-write-execute; on Apple silicon writable or
+//! executable per thread, with `pthread_jit_write_protect_np` bracketing the copy), the way
+//! Apple documents for JIT compilers; see the `jit` module. It takes whole pages (16 KiB on
+//! Apple silicon) per piece of code. Where `MAP_JIT` is refused (a Hardened Runtime without the
+//! `allow-jit` entitlement), the read-write then read-execute mapping above is tried instead;
+//! x86-64 Macs older than macOS 10.14, which lack `MAP_JIT`, take that mapping directly.
+//! `OwnMapping` names the way each target takes. This path is compiled for
+//! `aarch64-apple-darwin` and `x86_64-apple-darwin` but not executed by gatun's tests, which
+//! run on Linux.
+//!
 //! The arena's bookkeeping (one bitmap per chunk) is behind one mutex, held for the bitmap work
 //! and for the `int3` fill of freed granules (so that a fork sees a granule either live or
 //! filled, never half-filled): chunks are mapped and unmapped, and new code is copied, outside
@@ -27,8 +38,9 @@
 //! **Instruction caches.** Code is written through the read-write view (or before the
 //! protection change of an own mapping) and then executed through another address. x86-64
 //! keeps instruction fetch coherent with such stores; on other architectures every write of
-//! new code is followed by `__clear_cache` over its read-execute range before the address is
-//! handed out (`flush_icache`).
+//! new code is followed by a cache flush over its read-execute range before the address is
+//! handed out (`flush_icache`): `sys_icache_invalidate` on Apple targets, `__clear_cache`
+//! elsewhere.
 //!
 //! **fork.** A chunk is shared memory, so after `fork` parent and child would see each other's
 //! writes to it (a free in one process filling with `int3` code the other still runs). A
@@ -60,6 +72,10 @@
 //!   when that owner drops (nothing may call it any more), or (all of it) by the fork handler
 //!   in the child, with the same bytes.
 //! - A chunk is unmapped only when no granule is owned, i.e. no `ExecutableCode` points into it.
+//! - An own mapping (`Backing::Own`) is a whole mapping of `map_len` bytes owned by its
+//!   `ExecutableCode`, written only before its address is handed out: through a read-write
+//!   mapping later made read-execute, or (Apple) a `MAP_JIT` mapping inside the `jit` module's
+//!   write window. It is unmapped without being written again.
 //! - An `ExecutableCode`'s first `len` bytes at `ptr` are the code it was given, readable and
 //!   executable for as long as it lives; on targets other than x86, the instruction cache has
 //!   been cleared over them before `ptr` is handed out.
@@ -67,6 +83,9 @@
 //!   written again.
 
 use crate::error::{Error, Result};
+
+#[cfg(target_vendor = "apple")]
+mod jit;
 
 /// Allocation unit of the code arena, in bytes (and the alignment of every piece of code).
 pub const GRANULE: usize = 16;
@@ -184,32 +203,82 @@ impl ExecutableCode {
                 .ok_or_else(|| Error::SizeOverflow {
                     what: format!("code mapping for {} bytes", code.len()),
                 })?;
-        let ptr = map_near_text(
-            map_len,
-            libc::PROT_READ | libc::PROT_WRITE,
-            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
-            -1,
-        );
+        match OwnMapping::native() {
+            OwnMapping::WriteThenProtect => Self::map_write_then_protect(code, map_len),
+            way @ OwnMapping::Jit { toggle } => Self::map_jit(code, map_len, way, toggle),
+        }
+    }
+
+    /// The `OwnMapping::Jit` way (see the `jit` module), falling back to
+    /// `OwnMapping::WriteThenProtect` when `MAP_JIT` is refused (a Hardened Runtime without the
+    /// allow-jit entitlement); the error reports both failures.
+    #[cfg(target_vendor = "apple")]
+    fn map_jit(
+        code: &[u8],
+        map_len: usize,
+        way: OwnMapping,
+        toggle: bool,
+    ) -> Result<ExecutableCode> {
+        match jit::map(code, map_len, way.map_prot(), way.map_flags(), toggle) {
+            Ok(ptr) => Ok(Self::own(ptr, code.len(), map_len)),
+            Err(jit_error) => Self::map_write_then_protect(code, map_len).map_err(|e| {
+                let then = match e {
+                    Error::Unsupported { reason, .. } => reason,
+                    other => other.to_string(),
+                };
+                Error::Unsupported {
+                    type_name: "executable memory".into(),
+                    reason: format!("mmap(MAP_JIT) failed: {jit_error}; then {then}"),
+                }
+            }),
+        }
+    }
+
+    /// `MAP_JIT` is Apple's: never chosen elsewhere (`OwnMapping::for_target`).
+    #[cfg(all(unix, not(target_vendor = "apple")))]
+    fn map_jit(_: &[u8], _: usize, way: OwnMapping, _: bool) -> Result<ExecutableCode> {
+        Err(Error::Unsupported {
+            type_name: "executable memory".into(),
+            reason: format!("{way:?} (MAP_JIT) exists on Apple targets only"),
+        })
+    }
+
+    /// The `OwnMapping::WriteThenProtect` way: `map_len` bytes mapped read-write, filled, then
+    /// switched to read-execute.
+    #[cfg(unix)]
+    fn map_write_then_protect(code: &[u8], map_len: usize) -> Result<ExecutableCode> {
+        let way = OwnMapping::WriteThenProtect;
+        let ptr = map_near_text(map_len, way.map_prot(), way.map_flags(), -1);
         if ptr == libc::MAP_FAILED {
             return Err(os_error("mmap"));
         }
         let ptr = ptr.cast::<u8>();
         // SAFETY: the mapping is map_len >= code.len() bytes, read-write, and ours alone.
         unsafe { std::ptr::copy_nonoverlapping(code.as_ptr(), ptr, code.len()) };
+        let exec = way
+            .final_prot()
+            .unwrap_or(libc::PROT_READ | libc::PROT_EXEC);
         // SAFETY: ptr/map_len describe the mapping created above.
-        if unsafe { libc::mprotect(ptr.cast(), map_len, libc::PROT_READ | libc::PROT_EXEC) } != 0 {
+        if unsafe { libc::mprotect(ptr.cast(), map_len, exec) } != 0 {
             let err = os_error("mprotect(PROT_READ|PROT_EXEC)");
             // SAFETY: unmapping the mapping we created; nothing else refers to it.
             unsafe { libc::munmap(ptr.cast(), map_len) };
             return Err(err);
         }
-        flush_icache(ptr, code.len());
+        Ok(Self::own(ptr, code.len(), map_len))
+    }
+
+    /// Takes ownership of a mapping of its own, `map_len` bytes at `ptr` with `code_len` bytes
+    /// of code just written: flushes the instruction cache over them and counts the mapping.
+    #[cfg(unix)]
+    fn own(ptr: *mut u8, code_len: usize, map_len: usize) -> ExecutableCode {
+        flush_icache(ptr, code_len);
         MAPPED.fetch_add(map_len, std::sync::atomic::Ordering::Relaxed);
-        Ok(ExecutableCode {
+        ExecutableCode {
             ptr,
-            code_len: code.len(),
+            code_len,
             backing: Backing::Own { map_len },
-        })
+        }
     }
 
     #[cfg(not(unix))]
@@ -239,6 +308,111 @@ impl ExecutableCode {
     pub fn bytes(&self) -> Vec<u8> {
         // SAFETY: the code is readable for code_len bytes and not written while self lives.
         unsafe { std::slice::from_raw_parts(self.ptr, self.code_len).to_vec() }
+    }
+}
+
+/// How a piece of code that gets a mapping of its own (see the module documentation) is made
+/// executable on a target.
+#[cfg(unix)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum OwnMapping {
+    /// Mapped `PROT_READ | PROT_WRITE`, filled, then `mprotect`ed to `PROT_READ | PROT_EXEC`
+    /// and never writable again (Linux and every other non-Apple Unix).
+    WriteThenProtect,
+    /// Apple: mapped `PROT_READ | PROT_WRITE | PROT_EXEC` with `MAP_JIT`; with `toggle` (Apple
+    /// silicon) the copy is bracketed by `pthread_jit_write_protect_np(0)` / `(1)`, without it
+    /// (x86-64 Macs) the pages are writable and executable at once. Falls back to
+    /// [`OwnMapping::WriteThenProtect`] when `MAP_JIT` is refused.
+    Jit {
+        /// Whether writes toggle the calling thread's `MAP_JIT` write protection.
+        toggle: bool,
+    },
+}
+
+/// `MAP_JIT` from Apple's `<sys/mman.h>` (checked against the libc crate's value when compiled
+/// for Apple).
+#[cfg(unix)]
+const APPLE_MAP_JIT: i32 = 0x0800;
+#[cfg(target_vendor = "apple")]
+const _: () = assert!(APPLE_MAP_JIT == libc::MAP_JIT);
+
+/// The first Darwin kernel major version with `MAP_JIT`: 18, macOS 10.14 (Mojave), which
+/// introduced the flag with the Hardened Runtime. JIT compilers that pass it on older kernels
+/// report crashes there, so x86-64 Macs before 10.14 (which Rust's `x86_64-apple-darwin`
+/// still targets) map read-write then read-execute instead.
+const MAP_JIT_DARWIN_MAJOR: u32 = 18;
+
+/// The major version in a kernel release string (`uname -r`, e.g. `18.7.0`): its leading
+/// decimal digits (at most 4), followed by `.` or the end. `None` for anything else.
+#[cfg(any(all(target_vendor = "apple", not(target_arch = "aarch64")), test))]
+fn darwin_major(release: &[u8]) -> Option<u32> {
+    let digits = release.iter().take_while(|b| b.is_ascii_digit()).count();
+    if digits == 0 || digits > 4 || !matches!(release.get(digits), None | Some(b'.')) {
+        return None;
+    }
+    release[..digits]
+        .iter()
+        .try_fold(0u32, |n, &b| Some(n * 10 + u32::from(b - b'0')))
+}
+
+#[cfg(unix)]
+impl OwnMapping {
+    /// The way of the running system (Apple x86-64: asks the kernel's version once).
+    fn native() -> OwnMapping {
+        #[cfg(all(target_vendor = "apple", not(target_arch = "aarch64")))]
+        let major = {
+            static MAJOR: std::sync::OnceLock<Option<u32>> = std::sync::OnceLock::new();
+            *MAJOR.get_or_init(|| jit::kernel_release().and_then(|r| darwin_major(&r)))
+        };
+        #[cfg(not(all(target_vendor = "apple", not(target_arch = "aarch64"))))]
+        let major = None;
+        OwnMapping::for_target(
+            cfg!(target_vendor = "apple"),
+            cfg!(target_arch = "aarch64"),
+            major,
+        )
+    }
+
+    /// The way of a target: `Jit` on Apple targets (`target_vendor = "apple"`), toggling on
+    /// AArch64 (Apple silicon, macOS 11 and later); on x86-64 Macs only from Darwin
+    /// [`MAP_JIT_DARWIN_MAJOR`] (macOS 10.14), when `darwin_major` (the kernel's release) is
+    /// known; `WriteThenProtect` elsewhere.
+    const fn for_target(apple: bool, aarch64: bool, darwin_major: Option<u32>) -> OwnMapping {
+        let map_jit = aarch64
+            || match darwin_major {
+                Some(major) => major >= MAP_JIT_DARWIN_MAJOR,
+                None => false,
+            };
+        if apple && map_jit {
+            OwnMapping::Jit { toggle: aarch64 }
+        } else {
+            OwnMapping::WriteThenProtect
+        }
+    }
+
+    /// The `mmap` protection (`PROT_*` bits) the mapping is created with.
+    fn map_prot(self) -> i32 {
+        match self {
+            OwnMapping::WriteThenProtect => libc::PROT_READ | libc::PROT_WRITE,
+            OwnMapping::Jit { .. } => libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC,
+        }
+    }
+
+    /// The `mmap` flags (`MAP_*` bits) the mapping is created with.
+    fn map_flags(self) -> i32 {
+        let private_anon = libc::MAP_PRIVATE | libc::MAP_ANONYMOUS;
+        match self {
+            OwnMapping::WriteThenProtect => private_anon,
+            OwnMapping::Jit { .. } => private_anon | APPLE_MAP_JIT,
+        }
+    }
+
+    /// The protection the mapping is switched to after the copy (`mprotect`), if any.
+    fn final_prot(self) -> Option<i32> {
+        match self {
+            OwnMapping::WriteThenProtect => Some(libc::PROT_READ | libc::PROT_EXEC),
+            OwnMapping::Jit { .. } => None,
+        }
     }
 }
 
@@ -381,14 +555,20 @@ fn take_freed_near(map_len: usize, page: usize) -> Option<usize> {
 }
 
 /// Makes code just written at `start..start + len` (its executable address) visible to
-/// instruction fetch. Nothing to do on x86/x86-64 (coherent instruction caches); elsewhere
+/// instruction fetch. Nothing to do on x86/x86-64 (coherent instruction caches); on Apple
+/// targets `sys_icache_invalidate` (libSystem, as Apple documents for JIT compilers); elsewhere
 /// `__clear_cache` (libgcc / compiler-rt), which cleans the data cache to the point of
 /// unification and invalidates the instruction cache over the range (`dc cvau` / `ic ivau` on
 /// AArch64).
 #[cfg(unix)]
 #[inline]
 fn flush_icache(start: *const u8, len: usize) {
-    #[cfg(not(any(target_arch = "x86_64", target_arch = "x86")))]
+    #[cfg(all(
+        target_vendor = "apple",
+        not(any(target_arch = "x86_64", target_arch = "x86"))
+    ))]
+    jit::invalidate_icache(start, len);
+    #[cfg(not(any(target_vendor = "apple", target_arch = "x86_64", target_arch = "x86")))]
     {
         extern "C" {
             fn __clear_cache(start: *mut libc::c_char, end: *mut libc::c_char);
@@ -413,9 +593,10 @@ impl Drop for ExecutableCode {
             Backing::Arena { rw, granules } => arena::free(self.ptr, rw, granules),
             #[cfg(unix)]
             Backing::Own { map_len } => {
-                // SAFETY: the mapping is ours (invariant), made by map_near_text, and nobody may
-                // call into it any more: the owner of this value guarantees callers keep it
-                // alive while the code can run.
+                // SAFETY: the mapping is ours (invariant), a whole mapping made by map_near_text
+                // or jit::map (unmap_near_text unmaps it and at most keeps its range as a
+                // hint), and nobody may call into it any more: the owner of this value
+                // guarantees callers keep it alive while the code can run.
                 unsafe { unmap_near_text(self.ptr, map_len) };
                 MAPPED.fetch_sub(map_len, std::sync::atomic::Ordering::Relaxed);
             }
@@ -427,6 +608,7 @@ impl Drop for ExecutableCode {
 
 /// First-fit search for `n` consecutive clear bits in `bits` (bit `i` is `bits[i / 64] >> (i %
 /// 64) & 1`); returns the index of the first bit of the run.
+#[cfg(any(target_os = "linux", test))]
 fn find_clear_run(bits: &[u64], n: usize) -> Option<usize> {
     let total = bits.len() * 64;
     let mut i = 0;
@@ -464,6 +646,7 @@ fn find_clear_run(bits: &[u64], n: usize) -> Option<usize> {
 }
 
 /// Sets (`on`) or clears bits `start..start + n`.
+#[cfg(any(target_os = "linux", test))]
 fn set_bits(bits: &mut [u64], start: usize, n: usize, on: bool) {
     for i in start..start + n {
         let (w, m) = (i / 64, 1u64 << (i % 64));
@@ -892,8 +1075,8 @@ mod arena {
         }
     }
 
-    /// Number of chunks mapped (for tests).
-    #[cfg(test)]
+    /// Number of chunks mapped (for the x86-64 tests, which run code).
+    #[cfg(all(test, target_arch = "x86_64"))]
     pub(super) fn chunks() -> usize {
         lock().chunks.len()
     }
@@ -950,9 +1133,126 @@ mod bitmap_tests {
     }
 }
 
+#[cfg(all(test, unix))]
+mod own_mapping_tests {
+    use super::*;
+
+    #[test]
+    fn apple_targets_map_jit_and_toggle_on_arm64_only() {
+        assert_eq!(
+            OwnMapping::for_target(true, true, None),
+            OwnMapping::Jit { toggle: true }
+        );
+        for major in [18, 19, 24, 25] {
+            assert_eq!(
+                OwnMapping::for_target(true, false, Some(major)),
+                OwnMapping::Jit { toggle: false }
+            );
+        }
+        // x86-64 Macs before 10.14 (Darwin 18), or of unknown version: no MAP_JIT
+        for major in [None, Some(16), Some(17)] {
+            assert_eq!(
+                OwnMapping::for_target(true, false, major),
+                OwnMapping::WriteThenProtect
+            );
+        }
+        for aarch64 in [false, true] {
+            for major in [None, Some(5), Some(24)] {
+                assert_eq!(
+                    OwnMapping::for_target(false, aarch64, major),
+                    OwnMapping::WriteThenProtect
+                );
+            }
+        }
+        #[cfg(target_os = "linux")]
+        assert_eq!(OwnMapping::native(), OwnMapping::WriteThenProtect);
+    }
+
+    #[test]
+    fn darwin_major_reads_the_leading_number_only() {
+        assert_eq!(darwin_major(b"18.7.0"), Some(18));
+        assert_eq!(darwin_major(b"24.1.0"), Some(24));
+        assert_eq!(darwin_major(b"9"), Some(9));
+        assert_eq!(darwin_major(b"0009.1"), Some(9));
+        for bad in [
+            &b""[..],
+            b".1",
+            b"x18",
+            b"18x",
+            b"18-rc",
+            b"12345.0",
+            b" 18.0",
+        ] {
+            assert_eq!(
+                darwin_major(bad),
+                None,
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    #[test]
+    fn write_then_protect_is_never_writable_and_executable() {
+        let way = OwnMapping::WriteThenProtect;
+        assert_eq!(way.map_prot(), libc::PROT_READ | libc::PROT_WRITE);
+        assert_eq!(way.map_flags(), libc::MAP_PRIVATE | libc::MAP_ANONYMOUS);
+        assert_eq!(way.final_prot(), Some(libc::PROT_READ | libc::PROT_EXEC));
+    }
+
+    #[test]
+    fn jit_maps_private_anonymous_rwx_with_map_jit_and_no_protection_change() {
+        for toggle in [false, true] {
+            let way = OwnMapping::Jit { toggle };
+            assert_eq!(
+                way.map_prot(),
+                libc::PROT_READ | libc::PROT_WRITE | libc::PROT_EXEC
+            );
+            assert_eq!(
+                way.map_flags(),
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | APPLE_MAP_JIT
+            );
+            assert_eq!(way.map_flags() & libc::MAP_SHARED, 0);
+            assert_eq!(way.final_prot(), None);
+        }
+        assert_eq!(APPLE_MAP_JIT, 0x0800);
+    }
+}
+
 #[cfg(all(test, not(miri), unix, target_arch = "x86_64"))]
 mod tests {
     use super::*;
+
+    /// The `/proc/self/maps` line of the mapping holding `addr`.
+    #[cfg(target_os = "linux")]
+    fn maps_line(addr: usize) -> String {
+        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
+        maps.lines()
+            .find(|l| {
+                let (range, _) = l.split_once(' ').unwrap();
+                let (s, e) = range.split_once('-').unwrap();
+                let (s, e) = (
+                    usize::from_str_radix(s, 16).unwrap(),
+                    usize::from_str_radix(e, 16).unwrap(),
+                );
+                (s..e).contains(&addr)
+            })
+            .unwrap()
+            .to_owned()
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn own_mapping_runs_and_ends_read_execute() {
+        // mov eax, 9 ; ret
+        let code = ExecutableCode::map_own(&[0xB8, 9, 0, 0, 0, 0xC3]).unwrap();
+        assert!(matches!(code.backing, Backing::Own { map_len } if map_len == page_size()));
+        // SAFETY: the bytes are a complete `extern "C" fn() -> i32`.
+        let f: extern "C" fn() -> i32 = unsafe { std::mem::transmute(code.entry()) };
+        assert_eq!(f(), 9);
+        let line = maps_line(code.entry() as usize);
+        assert!(line.contains(" r-xp "), "{line}");
+    }
 
     #[test]
     fn runs_generated_code() {
@@ -967,24 +1267,12 @@ mod tests {
         assert_eq!(code.entry() as usize % GRANULE, 0);
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn mapping_is_not_writable() {
         // SAFETY: `ret`.
         let code = unsafe { ExecutableCode::new(&[0xC3]) }.unwrap();
-        let maps = std::fs::read_to_string("/proc/self/maps").unwrap();
-        let addr = code.entry() as usize;
-        let line = maps
-            .lines()
-            .find(|l| {
-                let (range, _) = l.split_once(' ').unwrap();
-                let (s, e) = range.split_once('-').unwrap();
-                let (s, e) = (
-                    usize::from_str_radix(s, 16).unwrap(),
-                    usize::from_str_radix(e, 16).unwrap(),
-                );
-                (s..e).contains(&addr)
-            })
-            .unwrap();
+        let line = maps_line(code.entry() as usize);
         assert!(line.contains(" r-xs ") || line.contains(" r-xp "), "{line}");
     }
 

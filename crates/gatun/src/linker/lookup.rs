@@ -11,7 +11,8 @@
 //!
 //! # Thread rules
 //! [`SymbolLookup`] and [`Symbol`] are `Clone + Send + Sync`: lookups may run from any number of
-//! threads at once (glibc and musl serialise `dlopen`/`dlsym`/`dlclose` with the loader lock).
+//! threads at once (glibc, musl and Apple's dyld serialise `dlopen`/`dlsym`/`dlclose` with
+//! the loader lock).
 //!
 //! # Unsafe invariants
 //! - `Library::handle` is the handle `dlopen` returned for `Library::owner`, which owns it:
@@ -36,10 +37,11 @@ use crate::error::{Error, Result};
 ///
 /// ```
 /// use gatun::linker::{LoadFlags, SymbolLookup};
-/// // dlopen("libm.so.6", RTLD_LAZY | RTLD_GLOBAL)
+/// // dlopen("libm.so.6", RTLD_LAZY | RTLD_GLOBAL); on Apple targets libm is part of libSystem
+/// let name = if cfg!(target_vendor = "apple") { "libm.dylib" } else { "libm.so.6" };
 /// let flags = LoadFlags { global: true, lazy: true };
 /// // SAFETY: loading the C math library runs no initialisers with preconditions.
-/// let libm = unsafe { SymbolLookup::library_with("libm.so.6", flags) }.unwrap();
+/// let libm = unsafe { SymbolLookup::library_with(name, flags) }.unwrap();
 /// assert!(libm.find("cos").is_ok());
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -147,8 +149,9 @@ impl fmt::Debug for Library {
 ///
 /// ```
 /// use gatun::linker::SymbolLookup;
+/// let name = if cfg!(target_vendor = "apple") { "libz.1.dylib" } else { "libz.so.1" };
 /// // SAFETY: loading zlib runs no initialisers with preconditions.
-/// let z = unsafe { SymbolLookup::library("libz.so.1") }.unwrap();
+/// let z = unsafe { SymbolLookup::library(name) }.unwrap();
 /// let lookup = z.or(SymbolLookup::default_lookup());
 /// assert!(lookup.find("crc32").is_ok()); // from libz
 /// assert!(lookup.find("strlen").is_ok()); // from libc, searched next
@@ -163,7 +166,11 @@ pub struct SymbolLookup {
 impl SymbolLookup {
     /// Loads a shared library by soname (`"libm.so.6"`, searched the `dlopen(3)` way:
     /// `LD_LIBRARY_PATH`, the `ld.so` cache, the default directories) or by path (any name with a
-    /// `/`), with `RTLD_NOW | RTLD_LOCAL` (JDK `SymbolLookup.libraryLookup`).
+    /// `/`), with `RTLD_NOW | RTLD_LOCAL` (JDK `SymbolLookup.libraryLookup`). On Apple targets
+    /// the library is a `.dylib` (`"libz.1.dylib"`, `"/usr/lib/libz.1.dylib"`), found by dyld:
+    /// a name without `/` is searched in `DYLD_LIBRARY_PATH` and the fallback directories
+    /// (`/usr/local/lib`, `/usr/lib`), and system libraries come from the dyld shared cache
+    /// even though their files are absent from disk (macOS 11 and later).
     ///
     /// # Errors
     /// [`Error::LibraryLoad`] with the loader's message. When the file is a GNU ld script (as
@@ -201,11 +208,18 @@ impl SymbolLookup {
     ///
     /// Searched in order: the process's global scope (`dlopen(NULL)`: the executable, the
     /// libraries it was linked against and those loaded `RTLD_GLOBAL`, as a C call would bind),
-    /// then the libc this process runs on (found with `dladdr` on a libc function) and, on glibc,
-    /// `libm.so.6`, the libraries JDK's `libsyslookup.so` links. libc is always mapped already;
-    /// libm is taken with `RTLD_NOLOAD` when the process has it mapped, and loaded (`dlopen`,
-    /// running its initialisers) only when it has not. Created once per process and cloned
-    /// after; never fails (a libc or libm that cannot be opened is left out).
+    /// then the C libraries, the ones JDK's `libsyslookup` links:
+    /// - on Linux and other Unix targets, the libc this process runs on (found with `dladdr`
+    ///   on a libc function) and, on glibc, `libm.so.6`;
+    /// - on Apple targets, `/usr/lib/libSystem.B.dylib`, which re-exports the C library, libm,
+    ///   libpthread and the other `/usr/lib/system` libraries (there `dladdr` on a libc
+    ///   function names one of those parts, `libsystem_kernel.dylib` for `getpid`, which lacks
+    ///   most of libc).
+    ///
+    /// A C library the process has mapped (libc and libSystem always are) is taken with
+    /// `RTLD_NOLOAD`; one it has not (glibc's libm, when nothing linked it) is loaded (`dlopen`,
+    /// running its initialisers). Created once per process and cloned after; never fails (a
+    /// library that cannot be opened is left out).
     pub fn default_lookup() -> SymbolLookup {
         static DEFAULT: OnceLock<SymbolLookup> = OnceLock::new();
         DEFAULT
@@ -217,20 +231,25 @@ impl SymbolLookup {
                     // runs no initialiser.
                     let loaded =
                         unsafe { Library::open(name, RTLD_NOW | RTLD_LOCAL | libc::RTLD_NOLOAD) };
-                    // SAFETY: not yet mapped (libm, when nothing in the process uses it): load it,
-                    // which runs its initialisers and IFUNC resolvers. Both are glibc's own
-                    // (libm is part of glibc) and run no user code: what linking `-lm` does.
+                    // SAFETY: not yet mapped (glibc's libm, when nothing in the process uses it;
+                    // libc and libSystem always are): load it, which runs its initialisers and
+                    // IFUNC resolvers. Both are the C library's own (libm is part of glibc) and
+                    // run no user code: what linking `-lm` does.
                     let lib =
                         loaded.or_else(|_| unsafe { Library::open(name, RTLD_NOW | RTLD_LOCAL) });
                     if let Ok(lib) = lib {
                         libraries.push(lib);
                     }
                 };
-                if let Some(libc_path) = libc_path() {
-                    add(&libc_path);
+                let system = SystemLibraries::NATIVE;
+                if system.libc_by_dladdr() {
+                    if let Some(libc_path) = libc_path() {
+                        add(&libc_path);
+                    }
                 }
-                #[cfg(all(target_os = "linux", target_env = "gnu"))]
-                add(OsStr::new("libm.so.6"));
+                for name in system.named() {
+                    add(OsStr::new(name));
+                }
                 SymbolLookup { libraries }
             })
             .clone()
@@ -393,6 +412,51 @@ fn c_string(s: &str) -> Result<CString> {
     CString::new(s).map_err(|e| Error::InteriorNul {
         index: e.nul_position(),
     })
+}
+
+/// The C libraries [`SymbolLookup::default_lookup`] searches after the process, by target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SystemLibraries {
+    /// Apple targets: libSystem, which re-exports libc, libm and libpthread.
+    LibSystem,
+    /// glibc: the libc found by `dladdr`, then `libm.so.6` (a library of its own there).
+    GlibcAndLibm,
+    /// Other Unix C libraries (musl, the BSDs): the libc found by `dladdr`, which holds libm's
+    /// functions too (musl) or is all that is known to be mapped.
+    Libc,
+}
+
+impl SystemLibraries {
+    /// The libraries of the target gatun is compiled for.
+    const NATIVE: SystemLibraries = SystemLibraries::for_target(
+        cfg!(target_vendor = "apple"),
+        cfg!(all(target_os = "linux", target_env = "gnu")),
+    );
+
+    /// The libraries of an Apple (`target_vendor = "apple"`) or glibc target, or of another.
+    const fn for_target(apple: bool, glibc: bool) -> SystemLibraries {
+        if apple {
+            SystemLibraries::LibSystem
+        } else if glibc {
+            SystemLibraries::GlibcAndLibm
+        } else {
+            SystemLibraries::Libc
+        }
+    }
+
+    /// Whether the libc found by `dladdr` ([`libc_path`]) comes first.
+    fn libc_by_dladdr(self) -> bool {
+        !matches!(self, SystemLibraries::LibSystem)
+    }
+
+    /// The libraries opened by name, after that libc.
+    fn named(self) -> &'static [&'static str] {
+        match self {
+            SystemLibraries::LibSystem => &["/usr/lib/libSystem.B.dylib"],
+            SystemLibraries::GlibcAndLibm => &["libm.so.6"],
+            SystemLibraries::Libc => &[],
+        }
+    }
 }
 
 /// The path of the libc this process runs on: the object `dladdr` says defines `getpid`.

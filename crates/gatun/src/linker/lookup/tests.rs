@@ -104,9 +104,12 @@ fn default_lookup_is_the_process_then_libc_then_libm() {
     let lookup = SymbolLookup::default_lookup();
     let names: Vec<&str> = lookup.libraries.iter().map(|l| l.name.as_str()).collect();
     assert_eq!(names[0], "the process");
+    #[cfg(not(target_vendor = "apple"))]
     assert!(names[1].contains("libc"), "{names:?}");
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    assert_eq!(names[2], "libm.so.6");
+    assert_eq!(names[2..], ["libm.so.6"]);
+    #[cfg(target_vendor = "apple")]
+    assert_eq!(names[1..], ["/usr/lib/libSystem.B.dylib"]);
     // Cached: every call shares the same handles.
     let again = SymbolLookup::default_lookup();
     assert!(Arc::ptr_eq(&lookup.libraries[0], &again.libraries[0]));
@@ -119,4 +122,22 @@ fn found_symbol_prints_name_address_and_library() {
     let text = symbol.to_string();
     assert!(text.starts_with("getpid at 0x"), "{text}");
     assert!(text.ends_with(" in the process"), "{text}");
+}
+
+#[test]
+fn system_libraries_by_target() {
+    let apple = SystemLibraries::for_target(true, false);
+    assert_eq!(apple, SystemLibraries::LibSystem);
+    assert!(!apple.libc_by_dladdr());
+    assert_eq!(apple.named(), ["/usr/lib/libSystem.B.dylib"]);
+    let glibc = SystemLibraries::for_target(false, true);
+    assert_eq!(glibc, SystemLibraries::GlibcAndLibm);
+    assert!(glibc.libc_by_dladdr());
+    assert_eq!(glibc.named(), ["libm.so.6"]);
+    let other = SystemLibraries::for_target(false, false);
+    assert_eq!(other, SystemLibraries::Libc);
+    assert!(other.libc_by_dladdr());
+    assert!(other.named().is_empty());
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    assert_eq!(SystemLibraries::NATIVE, SystemLibraries::GlibcAndLibm);
 }
