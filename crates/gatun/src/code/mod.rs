@@ -79,16 +79,16 @@
 //! fork (arena lock held, so no code is being freed) it copies each chunk into a new memfd; in
 //! the child it maps that memfd over both of the chunk's views (`MAP_FIXED`, same addresses,
 //! same contents), and the parent closes it (where chunks keep their memfd open, the child
-//! keeps the copy's as its chunk's memfd and closes the parent's). Both processes then go on allocating from and
-//! freeing into all their chunks: repeated forks neither retire nor add chunks. The cost is
-//! paid per `fork` (not by `posix_spawn`/`vfork`, which run no handlers): in the parent one
-//! memfd and a copy per chunk (64 KiB for most), in the child two `mmap`s per chunk. Where the
-//! copy cannot be made (out of file descriptors or memory), that chunk is *retired* in both
-//! processes instead: never allocated from nor written again (an empty retired chunk is
-//! unmapped at the next allocation), and only new chunks serve new code. In the child, a
-//! failure of the `MAP_FIXED` mappings (which replace mappings of the same size, so only a
-//! kernel out of memory fails them) retires the chunk there; the parent, which cannot know,
-//! keeps using it, so freed code in it may then change under the child.
+//! keeps the copy's as its chunk's memfd and closes the parent's). Both processes then go on
+//! allocating from and freeing into all their chunks: repeated forks neither retire nor add
+//! chunks. The cost is paid per `fork` (not by `posix_spawn`/`vfork`, which run no handlers):
+//! in the parent one memfd and a copy per chunk (64 KiB for most), in the child two `mmap`s
+//! per chunk. Where the copy cannot be made (out of file descriptors or memory), that chunk is
+//! *retired* in both processes instead: never allocated from nor written again (an empty
+//! retired chunk is unmapped at the next allocation), and only new chunks serve new code. In
+//! the child, a failure of the `MAP_FIXED` mappings (which replace mappings of the same size,
+//! so only a kernel out of memory fails them) retires the chunk there; the parent, which
+//! cannot know, keeps using it, so freed code in it may then change under the child.
 //! The handler takes the stub cache's lock and then the arena lock around the fork (the same
 //! order as everywhere else; no code path holds both otherwise), so the child inherits neither
 //! locked. Not covered: a `fork` from a signal handler that interrupted this thread inside an
