@@ -1,5 +1,6 @@
 //! The backend of targets without an executor: every link returns [`Error::Unsupported`].
-//! (An AArch64 host uses this backend too: `backend::aarch64` classifies, but has no executor.)
+//! (Apple arm64 uses this backend too: `backend::aarch64` classifies for it, but its executor
+//! runs on AArch64 Linux only.)
 
 use crate::abi::CallPlan;
 use crate::backend::Direction;
@@ -7,11 +8,15 @@ use crate::code::ExecutableCode;
 use crate::error::{Error, Result};
 use crate::linker::FunctionDescriptor;
 
+#[cfg(target_os = "linux")]
+pub(crate) use super::absent::lock_cache_for_fork;
+pub(crate) use super::absent::{CacheLock, ImageEntry, Uncaptured};
+
 fn unsupported(direction: Direction) -> Error {
     Error::Unsupported {
         type_name: direction.name().into(),
         reason: format!(
-            "gatun's {} executor supports x86-64 System V (Linux) only",
+            "gatun's {} executor supports x86-64 System V and AArch64 (AAPCS64) on Linux only",
             direction.name()
         ),
     }
@@ -49,28 +54,6 @@ pub(crate) fn compile_uncached(
     _capture: bool,
 ) -> Result<usize> {
     Err(unsupported(Direction::Downcall))
-}
-
-/// No image entries exist here (uninhabited).
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum ImageEntry {}
-
-impl ImageEntry {
-    pub(crate) fn size_align(&self) -> (usize, usize) {
-        match *self {}
-    }
-
-    pub(crate) unsafe fn call(
-        &self,
-        _args: *const u8,
-        _target: *const std::ffi::c_void,
-    ) -> Option<[u64; 2]> {
-        match *self {}
-    }
-
-    pub(crate) unsafe fn store(&self, _ret: *mut u8, _image: [u64; 2]) {
-        match *self {}
-    }
 }
 
 /// No executor exists here: [`Executor::link`] fails, so no value of this type is ever made
@@ -165,34 +148,4 @@ impl Executor {
     ) -> Result<u64> {
         Err(unsupported(Direction::Downcall))
     }
-}
-
-/// No uncaptured entries exist here (uninhabited).
-#[derive(Clone, Copy)]
-pub(crate) enum Uncaptured<'a> {
-    #[allow(dead_code)]
-    Never(std::convert::Infallible, std::marker::PhantomData<&'a ()>),
-}
-
-#[allow(clippy::missing_safety_doc)]
-impl Uncaptured<'_> {
-    pub(crate) unsafe fn call(self, _: *const u8, _: *const std::ffi::c_void) -> Option<u64> {
-        match self {
-            Uncaptured::Never(never, _) => match never {},
-        }
-    }
-}
-
-/// The stub cache's fork lock: nothing to lock without a stub compiler.
-pub(crate) struct CacheLock;
-
-impl Drop for CacheLock {
-    /// Releases nothing (the native backend's lock releases the stub cache here).
-    fn drop(&mut self) {}
-}
-
-/// As `x86_64_sysv::stub::lock_cache_for_fork`: no cache here.
-#[cfg(target_os = "linux")]
-pub(crate) fn lock_cache_for_fork() -> CacheLock {
-    CacheLock
 }

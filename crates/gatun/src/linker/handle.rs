@@ -934,10 +934,10 @@ impl DowncallHandle {
                     Some(bits) => ArgSource::Bits(bits),
                     None => return Err(mismatch(i + pos, k, &v)),
                 },
-                (ArgKind::Group(size), Value::Segment(s)) if s.byte_size() >= size => {
+                (ArgKind::Group { size, .. }, Value::Segment(s)) if s.byte_size() >= size => {
                     ArgSource::Bytes(s.as_ptr() as *const u8)
                 }
-                (ArgKind::Group(size), v) => {
+                (ArgKind::Group { size, .. }, v) => {
                     return Err(mismatch(
                         i + pos,
                         format_args!(

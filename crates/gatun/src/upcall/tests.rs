@@ -17,13 +17,11 @@ fn context(
 
 fn frame(stack: &[u64]) -> UpcallFrame {
     UpcallFrame {
-        gpr: [0; 6],
-        xmm: [0; 8],
+        gpr: [0; 9],
+        vector: [0; 8],
         stack: stack.as_ptr().cast(),
-        rax: 0,
-        rdx: 0,
-        xmm0: 0,
-        xmm1: 0,
+        ret_int: [0; 2],
+        ret_vector: [0; 4],
     }
 }
 
@@ -44,16 +42,16 @@ fn scalars_are_truncated_to_their_width_and_returns_extended() {
     );
     let mut f = frame(&[]);
     // Upper bits are garbage, as C leaves them.
-    f.gpr = [0xdead_beef_0000_00ff, 0x1234_ffff, 0xff00, 0xabcd, 0, 0];
-    f.xmm[0] = 0xffff_ffff_0000_0000 | 1.5f32.to_bits() as u64;
-    f.xmm[1] = (-0.25f64).to_bits();
+    f.gpr[..6].copy_from_slice(&[0xdead_beef_0000_00ff, 0x1234_ffff, 0xff00, 0xabcd, 0, 0]);
+    f.vector[0] = 0xffff_ffff_0000_0000 | 1.5f32.to_bits() as u64;
+    f.vector[1] = (-0.25f64).to_bits();
     // SAFETY: no stack arguments; the frame matches the descriptor.
     unsafe { dispatch(&ctx, &mut f) }.unwrap();
     assert_eq!(
         *seen.lock().unwrap(),
         ["-1", "65535", "false", "1.5", "-0.25", "0xabcd"]
     );
-    assert_eq!(f.rax, (-2i64) as u64);
+    assert_eq!(f.ret_int[0], (-2i64) as u64);
 }
 
 type FD = FunctionDescriptor;
@@ -74,15 +72,15 @@ fn struct_arguments_are_copied_from_registers_and_stack_into_a_linker_stack_fram
             sum + 1000 * s.get::<i64>(0)? + s.get::<f64>(8)? as i64 + a.get::<i32>(2)? as i64,
         ))
     });
-    assert_eq!(ctx.copy_bytes, 40);
+    assert_eq!(ctx.copies.bytes, 40);
     let stack = [1u64, 2, 3];
     let mut f = frame(&stack);
     f.gpr[0] = 4;
-    f.xmm[0] = 5000.0f64.to_bits();
+    f.vector[0] = 5000.0f64.to_bits();
     f.gpr[1] = 60000;
     // SAFETY: three stack slots for the MEMORY struct; registers as planned.
     unsafe { dispatch(&ctx, &mut f) }.unwrap();
-    assert_eq!(f.rax, (1 + 20 + 300 + 4000 + 5000 + 60000) as u64);
+    assert_eq!(f.ret_int[0], (1 + 20 + 300 + 4000 + 5000 + 60000) as u64);
     assert!(linker_stack().thread_blocks() >= before);
     // The frame was popped: a full-size frame still fits on the stack.
     let size = linker_stack().byte_size();
@@ -104,7 +102,10 @@ fn register_struct_returns_fill_rax_rdx_xmm0_xmm1_per_the_plan() {
     f.gpr[0] = 7;
     // SAFETY: registers only.
     unsafe { dispatch(&ctx, &mut f) }.unwrap();
-    assert_eq!((f.xmm0, f.rax as u32), (2.5f64.to_bits(), 21));
+    assert_eq!(
+        (f.ret_vector[0], f.ret_int[0] as u32),
+        (2.5f64.to_bits(), 21)
+    );
 
     // {long; long} -> rax + rdx, returned as a copy of an argument segment.
     let ii = st([V::I64, V::I64]);
@@ -114,7 +115,7 @@ fn register_struct_returns_fill_rax_rdx_xmm0_xmm1_per_the_plan() {
     f.gpr[1] = 22;
     // SAFETY: registers only.
     unsafe { dispatch(&ctx, &mut f) }.unwrap();
-    assert_eq!((f.rax, f.rdx), (11, 22));
+    assert_eq!((f.ret_int[0], f.ret_int[1]), (11, 22));
 }
 
 #[test]
@@ -135,7 +136,7 @@ fn memory_returns_write_through_the_hidden_pointer_and_return_it_in_rax() {
                    // SAFETY: the hidden pointer is a writable 24-byte buffer.
     unsafe { dispatch(&ctx, &mut f) }.unwrap();
     assert_eq!(out, [40, 41, 42]);
-    assert_eq!(f.rax, out.as_ptr() as u64);
+    assert_eq!(f.ret_int[0], out.as_ptr() as u64);
 }
 
 #[test]
@@ -177,8 +178,8 @@ fn more_than_the_inline_argument_count_works() {
     });
     let stack: Vec<u64> = (7..21).collect();
     let mut f = frame(&stack);
-    f.gpr = [1, 2, 3, 4, 5, 6];
+    f.gpr[..6].copy_from_slice(&[1, 2, 3, 4, 5, 6]);
     // SAFETY: 14 stack slots for arguments 6..20.
     unsafe { dispatch(&ctx, &mut f) }.unwrap();
-    assert_eq!(f.rax, (1..21).sum::<u64>());
+    assert_eq!(f.ret_int[0], (1..21).sum::<u64>());
 }

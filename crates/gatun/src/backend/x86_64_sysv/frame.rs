@@ -11,11 +11,10 @@
 //!   `linker::handle` guarantee the source/destination regions are at least the layout's size.
 
 use std::ffi::c_void;
-use std::mem::MaybeUninit;
 
 use super::trampoline;
-use crate::abi::{ArgMove, ArgPlan, CallPlan, Conversion, Location, Register};
-use crate::backend::MAX_STACK_SLOTS;
+use crate::abi::{ArgPlan, CallPlan, Location, Register};
+use crate::backend::{StackArgs, MAX_STACK_SLOTS};
 
 /// The call frame the trampoline consumes (`#[repr(C)]`: the assembly uses these offsets).
 #[repr(C)]
@@ -43,17 +42,6 @@ pub(crate) struct CallFrame {
     pub xmm0: u64,
     /// 176: low 64 bits of xmm1 after the call.
     pub xmm1: u64,
-}
-
-/// The stack-argument area of one invocation (lives on the Rust stack; never zeroed beyond the
-/// slots a call uses).
-pub(crate) struct StackArgs(pub [MaybeUninit<u64>; MAX_STACK_SLOTS]);
-
-impl StackArgs {
-    #[inline(always)]
-    pub fn new() -> StackArgs {
-        StackArgs([const { MaybeUninit::uninit() }; MAX_STACK_SLOTS])
-    }
 }
 
 impl CallFrame {
@@ -106,7 +94,7 @@ impl CallFrame {
     pub unsafe fn load_arg(&mut self, stack: &mut StackArgs, arg: &ArgPlan, src: *const u8) {
         for m in &arg.moves {
             // SAFETY: forwarded to the caller.
-            let v = unsafe { load(src, m) };
+            let v = unsafe { crate::backend::load_move(src, m) };
             self.store(stack, m.to, v);
         }
     }
@@ -131,39 +119,5 @@ impl CallFrame {
     pub unsafe fn call(&mut self) {
         // SAFETY: forwarded to the caller.
         unsafe { trampoline::gatun_sysv_x64_call(self) }
-    }
-}
-
-/// Reads one move's bytes (exactly `m.size` of them) and converts them.
-///
-/// # Safety
-/// `src + m.offset .. + m.size` must be readable.
-#[inline(always)]
-unsafe fn load(src: *const u8, m: &ArgMove) -> u64 {
-    // SAFETY: the caller guarantees the bytes are readable; unaligned reads of plain integers.
-    let raw = unsafe {
-        let p = src.add(m.offset as usize);
-        match m.size {
-            8 => p.cast::<u64>().read_unaligned(),
-            4 => p.cast::<u32>().read_unaligned() as u64,
-            2 => p.cast::<u16>().read_unaligned() as u64,
-            1 => p.read() as u64,
-            n => {
-                let mut v = 0u64;
-                for k in 0..n as usize {
-                    v |= (p.add(k).read() as u64) << (8 * k);
-                }
-                v
-            }
-        }
-    };
-    match m.conv {
-        Conversion::Bytes => raw,
-        Conversion::SignExtend => {
-            let shift = 64 - 8 * m.size as u32;
-            (((raw << shift) as i64) >> shift) as u64
-        }
-        Conversion::Bool => (raw != 0) as u64,
-        Conversion::FloatToDouble => (f32::from_bits(raw as u32) as f64).to_bits(),
     }
 }
