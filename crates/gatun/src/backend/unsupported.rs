@@ -75,69 +75,8 @@ impl Executor {
     ) -> Result<Executor> {
         Err(unsupported(Direction::Downcall))
     }
-    #[cfg(feature = "internals")]
-    pub(crate) fn interpreted(&self) -> Executor {
-        self.clone()
-    }
-    pub(crate) fn is_compiled(&self) -> bool {
-        false
-    }
-    pub(crate) fn int_arity(&self, _nargs: usize) -> usize {
-        usize::MAX
-    }
-    pub(crate) fn float_arity(&self, _nargs: usize) -> usize {
-        usize::MAX
-    }
-    pub(crate) unsafe fn call_int(&self, _: *const u8, _: *const std::ffi::c_void) -> Option<u64> {
-        None
-    }
-    pub(crate) unsafe fn call_float(
-        &self,
-        _: *const u8,
-        _: *const std::ffi::c_void,
-    ) -> Option<u64> {
-        None
-    }
-    pub(crate) fn image(&self) -> Option<ImageEntry> {
-        None
-    }
-    pub(crate) unsafe fn call_struct(
-        &self,
-        _: *const u8,
-        _: *mut u8,
-        _: *const std::ffi::c_void,
-    ) -> bool {
-        false
-    }
-    pub(crate) unsafe fn call_values(
-        &self,
-        _: *const u8,
-        _: *mut u8,
-        _: *mut i32,
-        _: *const std::ffi::c_void,
-    ) -> Option<u64> {
-        None
-    }
-    pub(crate) unsafe fn call_capture(
-        &self,
-        _: *const u8,
-        _: *mut i32,
-        _: *const std::ffi::c_void,
-    ) -> Option<u64> {
-        None
-    }
-    pub(crate) fn uncaptured(&self) -> Option<Uncaptured<'_>> {
-        None
-    }
-    pub(crate) unsafe fn call_raw(
-        &self,
-        _: *const *const u8,
-        _: *mut u8,
-        _: *mut i32,
-        _: *const std::ffi::c_void,
-    ) -> Option<u64> {
-        None
-    }
+    super::absent::no_fast_paths!();
+
     pub(crate) unsafe fn interpret(
         &self,
         _plan: &CallPlan,

@@ -101,6 +101,16 @@ pub(crate) struct UpcallFrame {
     pub ret_vector: [u64; 4],
 }
 
+// The offsets the entries' assembly uses.
+const _: () = {
+    assert!(std::mem::offset_of!(UpcallFrame, gpr) == 0);
+    assert!(std::mem::offset_of!(UpcallFrame, vector) == 72);
+    assert!(std::mem::offset_of!(UpcallFrame, stack) == 136);
+    assert!(std::mem::offset_of!(UpcallFrame, ret_int) == 144);
+    assert!(std::mem::offset_of!(UpcallFrame, ret_vector) == 160);
+    assert!(std::mem::size_of::<UpcallFrame>() == 192);
+};
+
 impl UpcallFrame {
     /// The 64-bit value of an argument location.
     ///

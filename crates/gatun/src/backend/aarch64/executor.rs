@@ -24,7 +24,7 @@
 
 use std::ffi::c_void;
 
-use super::{CallFrame, ImageEntry, StackArgs, Uncaptured};
+use super::{CallFrame, StackArgs};
 use crate::abi::CallPlan;
 use crate::backend::{ArgKind, ArgSource, CopyArea, RetKind};
 use crate::error::Result;
@@ -105,83 +105,8 @@ impl Executor {
         Ok(Executor::Interpreted(Copies { area, each }))
     }
 
-    /// The trampoline executor (the test hook that forces the interpreted path).
-    #[cfg(feature = "internals")]
-    pub(crate) fn interpreted(&self) -> Executor {
-        self.clone()
-    }
-
-    /// Whether calls run a compiled stub (never, yet).
-    pub(crate) fn is_compiled(&self) -> bool {
-        false
-    }
-
-    /// `usize::MAX`: no integer fast path.
-    pub(crate) fn int_arity(&self, _nargs: usize) -> usize {
-        usize::MAX
-    }
-
-    /// `usize::MAX`: no float fast path.
-    pub(crate) fn float_arity(&self, _nargs: usize) -> usize {
-        usize::MAX
-    }
-
-    /// Never called (`int_arity` is `usize::MAX`): `None`.
-    pub(crate) unsafe fn call_int(&self, _: *const u8, _: *const c_void) -> Option<u64> {
-        None
-    }
-
-    /// Never called (`float_arity` is `usize::MAX`): `None`.
-    pub(crate) unsafe fn call_float(&self, _: *const u8, _: *const c_void) -> Option<u64> {
-        None
-    }
-
-    /// No image entry.
-    pub(crate) fn image(&self) -> Option<ImageEntry> {
-        None
-    }
-
-    /// No stub: `false` (the handle interprets).
-    pub(crate) unsafe fn call_struct(&self, _: *const u8, _: *mut u8, _: *const c_void) -> bool {
-        false
-    }
-
-    /// No stub: `None` (the handle interprets).
-    pub(crate) unsafe fn call_values(
-        &self,
-        _: *const u8,
-        _: *mut u8,
-        _: *mut i32,
-        _: *const c_void,
-    ) -> Option<u64> {
-        None
-    }
-
-    /// No stub: `None` (the system-call adapter interprets).
-    pub(crate) unsafe fn call_capture(
-        &self,
-        _: *const u8,
-        _: *mut i32,
-        _: *const c_void,
-    ) -> Option<u64> {
-        None
-    }
-
-    /// No stub without capture.
-    pub(crate) fn uncaptured(&self) -> Option<Uncaptured<'_>> {
-        None
-    }
-
-    /// No stub: `None` (the raw path interprets).
-    pub(crate) unsafe fn call_raw(
-        &self,
-        _: *const *const u8,
-        _: *mut u8,
-        _: *mut i32,
-        _: *const c_void,
-    ) -> Option<u64> {
-        None
-    }
+    // The compiled-stub variants replace these with their fast paths.
+    super::super::absent::no_fast_paths!();
 
     /// The trampoline path: argument `i`'s source comes from `arg(i)` for `i` in
     /// `0..plan.args.len()` (its first error is returned before anything is called); a
@@ -231,7 +156,9 @@ impl Executor {
             } else {
                 // SAFETY: the source is 8 bytes covering any scalar, or the argument's bytes
                 // (caller).
-                src.with_bytes(|p| unsafe { frame.load_arg(&mut stack, ap, p) });
+                src.with_bytes(|p| unsafe {
+                    crate::backend::load_arg(ap, p, |to, v| frame.store(&mut stack, to, v))
+                });
             }
         }
         if let Some(loc) = plan.hidden_return_pointer {

@@ -33,7 +33,7 @@ executor_items! {
     pub(crate) use executor::Executor;
     pub(crate) use crate::backend::StackArgs;
     pub(crate) use frame::CallFrame;
-    pub(crate) use super::absent::{lock_cache_for_fork, CacheLock, ImageEntry, Uncaptured};
+    pub(crate) use super::absent::{lock_cache_for_fork, CacheLock, ImageEntry};
 
     /// This backend's one classification entry point for its executor: the AAPCS64 (Linux)
     /// plan ([`classify::plan`] with [`classify::Flavour::Linux`], which checks every size and

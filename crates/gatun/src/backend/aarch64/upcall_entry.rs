@@ -16,7 +16,7 @@
 //! carry no argument, so the caller's argument registers (x0..x7, x8, v0..v7) and stack reach
 //! the entry untouched, and `br x16` to the entry's `bti c` is a valid branch where branch
 //! target identification is enforced. The entry is shared by every stub. It:
-//! 1. starts with `bti c`, pushes the frame record x29/x30 and reserves an [`UpcallFrame`]
+//! 1. starts with `bti c`, pushes the frame record x29/x30 and reserves an [`crate::upcall::UpcallFrame`]
 //!    (sp stays 16-byte aligned);
 //! 2. stores x0..x7 and x8 (`gpr`), d0..d7 (`vector`: the low 64 bits of v0..v7) and the
 //!    address of the caller's first stack argument (sp at entry = `x29 + 16`, §6.8.2 C.12ff.)
@@ -28,18 +28,8 @@
 //!
 //! Neither piece reads or writes x18 (the platform register).
 //!
-//! Invariant: the layout of [`UpcallFrame`] (offsets 0..192) matches the constants below.
-
-use crate::upcall::UpcallFrame;
-
-const _: () = {
-    assert!(std::mem::offset_of!(UpcallFrame, gpr) == 0);
-    assert!(std::mem::offset_of!(UpcallFrame, vector) == 72);
-    assert!(std::mem::offset_of!(UpcallFrame, stack) == 136);
-    assert!(std::mem::offset_of!(UpcallFrame, ret_int) == 144);
-    assert!(std::mem::offset_of!(UpcallFrame, ret_vector) == 160);
-    assert!(std::mem::size_of::<UpcallFrame>() == 192);
-};
+//! Invariant: the offsets used below are those of [`crate::upcall::UpcallFrame`] (0..192),
+//! asserted next to its definition.
 
 std::arch::global_asm!(
     ".text",

@@ -422,7 +422,9 @@ impl Executor {
         for (i, ap) in plan.args.iter().enumerate() {
             // SAFETY: the source is 8 bytes covering any scalar, or the argument's bytes
             // (caller).
-            arg(i)?.with_bytes(|src| unsafe { frame.load_arg(&mut stack, ap, src) });
+            arg(i)?.with_bytes(|src| unsafe {
+                crate::backend::load_arg(ap, src, |to, v| frame.store(&mut stack, to, v))
+            });
         }
         if let Some(loc) = plan.hidden_return_pointer {
             frame.store(&mut stack, loc, ret as usize as u64);

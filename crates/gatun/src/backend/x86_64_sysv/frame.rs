@@ -3,8 +3,8 @@
 //! # Invariants (the unsafe story of this module)
 //! - A [`CallFrame`] is built on the Rust stack by the invoking thread, passed by pointer to
 //!   the trampoline and read back after it returns; nothing else sees it.
-//! - The stack-argument array has [`MAX_STACK_SLOTS`] slots; the linker refuses at link time any
-//!   plan whose `stack_bytes` exceed [`MAX_STACK_BYTES`], so every `Location::Stack(off)` of a
+//! - The stack-argument array has [`crate::backend::MAX_STACK_SLOTS`] slots; the linker refuses at link time any
+//!   plan whose `stack_bytes` exceed [`crate::backend::MAX_STACK_BYTES`], so every `Location::Stack(off)` of a
 //!   handle's plan indexes inside it.
 //! - Argument sources are read with exactly `ArgMove::size` bytes at `offset` (never past the
 //!   argument); return moves write exactly `ReturnMove::size` bytes at `offset`. The callers in
@@ -13,8 +13,8 @@
 use std::ffi::c_void;
 
 use super::trampoline;
-use crate::abi::{ArgPlan, CallPlan, Location, Register};
-use crate::backend::{StackArgs, MAX_STACK_SLOTS};
+use crate::abi::{CallPlan, Location, Register};
+use crate::backend::StackArgs;
 
 /// The call frame the trampoline consumes (`#[repr(C)]`: the assembly uses these offsets).
 #[repr(C)]
@@ -50,15 +50,11 @@ impl CallFrame {
     #[inline(always)]
     pub fn new(target: *const c_void, plan: &CallPlan, stack: &mut StackArgs) -> CallFrame {
         let slots = plan.stack_bytes as usize / 8;
-        debug_assert!(slots <= MAX_STACK_SLOTS);
-        for s in &mut stack.0[..slots] {
-            s.write(0);
-        }
         CallFrame {
             target,
             gpr: [0; 6],
             xmm: [0; 8],
-            stack: stack.0.as_ptr().cast(),
+            stack: stack.zeroed_prefix(slots),
             stack_slots: slots,
             al: if plan.is_variadic() {
                 plan.vector_registers as u64
@@ -79,23 +75,7 @@ impl CallFrame {
         match to {
             Location::Int(n) => self.gpr[n as usize] = value,
             Location::Vector(n) => self.xmm[n as usize] = value,
-            Location::Stack(off) => {
-                stack.0[off as usize / 8].write(value);
-            }
-        }
-    }
-
-    /// Carries out an argument's moves from the argument bytes at `src`.
-    ///
-    /// # Safety
-    /// `src` must be readable for every move's `offset + size` bytes (the argument layout's
-    /// size).
-    #[inline(always)]
-    pub unsafe fn load_arg(&mut self, stack: &mut StackArgs, arg: &ArgPlan, src: *const u8) {
-        for m in &arg.moves {
-            // SAFETY: forwarded to the caller.
-            let v = unsafe { crate::backend::load_move(src, m) };
-            self.store(stack, m.to, v);
+            Location::Stack(off) => stack.set(off, value),
         }
     }
 
