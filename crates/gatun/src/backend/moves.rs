@@ -199,7 +199,7 @@ pub(crate) unsafe fn load_low_bytes(src: *const u8, size: usize) -> u64 {
 /// context (struct arguments) and the AArch64 executor (by-reference copies).
 ///
 /// ```text
-/// CopyArea::default().with(24, 8).with(16, 16)  ->  bytes 40, align 16
+/// CopyArea::default().with(24, 8)?.with(16, 16)?  ->  bytes 40, align 16
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct CopyArea {
@@ -216,12 +216,28 @@ impl Default for CopyArea {
 }
 
 impl CopyArea {
-    /// The area with one more copy of `size` bytes aligned to `align` (a power of two; a
-    /// layout's size and alignment, so the sum cannot overflow for a descriptor that exists).
-    pub(crate) fn with(self, size: usize, align: usize) -> CopyArea {
-        CopyArea {
-            bytes: self.bytes.next_multiple_of(align) + size,
+    /// The area with one more copy of `size` bytes aligned to `align` (a power of two: a
+    /// layout's size and alignment), or `None` when the total would exceed `isize::MAX` bytes
+    /// (several huge by-reference arguments), which no frame can hold.
+    pub(crate) fn with(self, size: usize, align: usize) -> Option<CopyArea> {
+        let bytes = self
+            .bytes
+            .checked_next_multiple_of(align)?
+            .checked_add(size)
+            .filter(|&b| b <= isize::MAX as usize)?;
+        Some(CopyArea {
+            bytes,
             align: self.align.max(align),
+        })
+    }
+
+    /// The error of copies that do not fit in one area ([`CopyArea::with`] gave `None`).
+    pub(crate) fn too_large() -> crate::Error {
+        crate::Error::SizeOverflow {
+            what: format!(
+                "the copies of a call's struct arguments take more than {} bytes in all",
+                isize::MAX
+            ),
         }
     }
 }

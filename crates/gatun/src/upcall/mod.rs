@@ -191,19 +191,21 @@ impl<'s> Context<'s> {
             .argument_layouts()
             .iter()
             .zip(&plan.args)
-            .map(|(l, ap)| match l {
-                MemoryLayout::Value(v) => ArgKind::Scalar(v.kind(), ap.moves[0].to),
-                g if ap.by_reference.is_some() => ArgKind::ByReference {
-                    size: g.byte_size(),
-                    at: ap.by_reference.unwrap_or(Location::Int(0)),
-                },
-                g => {
-                    let (size, align) = (g.byte_size(), g.byte_alignment());
-                    copies = copies.with(size, align);
-                    ArgKind::Group { size, align }
-                }
+            .map(|(l, ap)| -> Result<ArgKind> {
+                Ok(match (l, ap.by_reference) {
+                    (MemoryLayout::Value(v), _) => ArgKind::Scalar(v.kind(), ap.moves[0].to),
+                    (g, Some(at)) => ArgKind::ByReference {
+                        size: g.byte_size(),
+                        at,
+                    },
+                    (g, None) => {
+                        let (size, align) = (g.byte_size(), g.byte_alignment());
+                        copies = copies.with(size, align).ok_or_else(CopyArea::too_large)?;
+                        ArgKind::Group { size, align }
+                    }
+                })
             })
-            .collect();
+            .collect::<Result<_>>()?;
         let ret = match descriptor.return_layout() {
             None => RetKind::Void,
             Some(MemoryLayout::Value(v)) => RetKind::Scalar(

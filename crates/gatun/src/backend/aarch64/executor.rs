@@ -80,7 +80,8 @@ impl Executor {
     /// by-reference copy area computed here once.
     ///
     /// # Errors
-    /// None on this backend (the `Result` is the backend interface: `unsupported` fails here).
+    /// [`crate::Error::SizeOverflow`] when the by-reference copies together exceed `isize::MAX`
+    /// bytes (no frame can hold them).
     pub(crate) fn link(
         plan: &CallPlan,
         args: &[ArgKind],
@@ -101,7 +102,8 @@ impl Executor {
             .collect();
         let area = each
             .iter()
-            .fold(CopyArea::default(), |a, &(size, align)| a.with(size, align));
+            .try_fold(CopyArea::default(), |a, &(size, align)| a.with(size, align))
+            .ok_or_else(CopyArea::too_large)?;
         Ok(Executor::Interpreted(Copies { area, each }))
     }
 
