@@ -539,3 +539,53 @@ fn c_function_pointers_of_upcall_stubs_are_called_by_rust_code_as_c() {
     let g: extern "C" fn(f32) -> F3 = unsafe { std::mem::transmute(stub.address()) };
     assert_eq!(g(1.5), F3 { a: 1.5, b: 2.5, c: 3.5 });
 }
+
+/// `f(depth, big)` through a C function pointer: the Rust "C library" between the levels.
+extern "C" fn call_back(f: extern "C" fn(i32, Big) -> i64, depth: i32, big: Big) -> i64 {
+    f(depth, big) + big.d as i64
+}
+
+#[test]
+fn deep_reentrancy_with_by_reference_copies_at_every_level() {
+    // downcall call_back(stub, n, big) -> upcall closure(n, big) -> downcall call_back(stub,
+    // n - 1, big') -> ... : every level passes a 28-byte struct by reference both ways, so the
+    // downcall copies and the upcall segments nest on the linker stack.
+    let big = st([V::I64, V::I64, V::I64, V::I32]);
+    let cb = link(
+        call_back as *const c_void,
+        &FD::of(V::I64, [V::ADDRESS.into(), V::I32.into(), big.clone()]),
+    );
+    let a = arena();
+    let stub_addr = AtomicUsize::new(0);
+    let stub = Linker::native()
+        .upcall_stub(
+            &FD::of(V::I64, [V::I32.into(), big.clone()]),
+            |u| {
+                let (depth, b) = (u.get::<i32>(0)?, u.segment(1)?);
+                let v: Big = read(&b);
+                assert_eq!((v.a, v.d), (depth as i64, depth));
+                if depth == 0 {
+                    return Ok(Value::I64(0));
+                }
+                let inner = arena();
+                let next = seg_of(&inner, Big { a: (depth - 1) as i64, b: 0, c: 0, d: depth - 1 });
+                let stub = Value::Address(stub_addr.load(Ordering::Relaxed) as *mut c_void);
+                // SAFETY: call_back's type; the stub lives for the whole test.
+                let r = unsafe { cb.invoke(&[stub, Value::I32(depth - 1), Value::Segment(next)]) }?;
+                assert_eq!(read::<Big>(&next).a, (depth - 1) as i64, "copied, not shared");
+                Ok(Value::I64(r.as_i64().unwrap() + 1))
+            },
+            &a,
+        )
+        .unwrap();
+    stub_addr.store(stub.address() as usize, Ordering::Relaxed);
+    let depth = 40;
+    let top = seg_of(&a, Big { a: depth as i64, b: 0, c: 0, d: depth });
+    // SAFETY: call_back's type; the stub lives.
+    let r = unsafe { cb.invoke(&[stub.as_value(), Value::I32(depth), Value::Segment(top)]) }.unwrap();
+    // each level adds 1 (the closure) plus its d (call_back): 40 + (40 + 39 + ... + 0)
+    assert_eq!(r, Value::I64(40 + (0..=40).sum::<i64>()));
+    // every linker-stack frame was closed: a frame of the whole block fits again
+    let f = crate::memory::linker_stack().push_frame(crate::memory::linker_stack().byte_size(), 16).unwrap();
+    assert!(!f.is_fallback());
+}
