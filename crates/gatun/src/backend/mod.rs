@@ -39,8 +39,7 @@ mod moves;
 pub(crate) mod x86_64_sysv;
 
 pub(crate) use moves::{
-    load_arg, load_low_bytes, scalar_register, store_low_bytes, store_return, ArgSource, CopyArea,
-    StackArgs,
+    load_arg, scalar_register, store_low_bytes, store_return, ArgSource, CopyArea, StackArgs,
 };
 
 native_backend! {

@@ -73,7 +73,7 @@ use std::ops::Deref;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::abi::{ArgPlan, CallPlan, Location, Register, ReturnPlan};
-use crate::backend::{load_low_bytes, store_low_bytes, CopyArea, Direction};
+use crate::backend::{store_low_bytes, CopyArea, Direction};
 use crate::code::ExecutableCode;
 use crate::error::{Error, Result};
 use crate::layout::{MemoryLayout, ScalarKind};
@@ -130,9 +130,12 @@ impl UpcallFrame {
 
     #[inline(always)]
     fn set_return(&mut self, r: Register, bits: u64) {
+        // Plans name x0/x1 (rax/rdx) and v0..v3 only (no bounds checks on the hot path).
         match r {
-            Register::Int(n) => self.ret_int[n as usize] = bits,
-            Register::Vector(n) => self.ret_vector[n as usize] = bits,
+            Register::Int(0) => self.ret_int[0] = bits,
+            Register::Int(_) => self.ret_int[1] = bits,
+            Register::Vector(0) => self.ret_vector[0] = bits,
+            Register::Vector(n) => self.ret_vector[n as usize & 3] = bits,
         }
     }
 }
@@ -723,7 +726,8 @@ unsafe fn dispatch(ctx: &Context<'_>, frame: &mut UpcallFrame) -> Result<()> {
         &heap
     };
     // The largest register-returned struct: an HFA of four doubles in v0..v3 (AAPCS64).
-    let mut image = [0u64; 4];
+    // Zeroed only for a register-returned struct (the one case that reads it).
+    let mut image = MaybeUninit::<[u64; 4]>::uninit();
     let image_ptr = image.as_mut_ptr().cast::<u8>();
     let ret = match (ctx.ret, ctx.plan.hidden_return_pointer) {
         // SAFETY: the hidden pointer is writable for the return layout's size (caller's
@@ -731,11 +735,13 @@ unsafe fn dispatch(ctx: &Context<'_>, frame: &mut UpcallFrame) -> Result<()> {
         (RetKind::Group(size), Some(loc)) => {
             Some(unsafe { MemorySegment::from_raw_parts(frame.arg(loc) as usize as *mut u8, size) })
         }
-        // SAFETY: a register-returned struct has at most 32 bytes; `image` outlives the
-        // segment, which the closure cannot keep, and is read below only through `image_ptr`.
-        (RetKind::Group(size), None) => {
-            Some(unsafe { MemorySegment::from_raw_parts(image_ptr, size.min(32)) })
-        }
+        // SAFETY: a register-returned struct has at most 32 bytes; `image` (32 bytes, zeroed
+        // here) outlives the segment, which the closure cannot keep, and is read below only
+        // through `image_ptr`.
+        (RetKind::Group(size), None) => unsafe {
+            image_ptr.write_bytes(0, 32);
+            Some(MemorySegment::from_raw_parts(image_ptr, size.min(32)))
+        },
         _ => None,
     };
     let args = UpcallArgs {
@@ -777,9 +783,16 @@ unsafe fn dispatch(ctx: &Context<'_>, frame: &mut UpcallFrame) -> Result<()> {
             match plan {
                 ReturnPlan::Registers(moves) => {
                     for m in moves {
-                        // SAFETY: every move lies inside the struct, inside the 32-byte image.
+                        // SAFETY: a register move starts at offset 24 at the most (the last
+                        // double of a 32-byte HFA), so 8 bytes lie inside the 32-byte image,
+                        // zeroed above for this return kind;
+                        // bytes past the move's are the struct's next member or zero, and the
+                        // caller reads only the move's low bytes of the register.
                         let bits = unsafe {
-                            load_low_bytes(image_ptr.add(m.offset as usize), m.size as usize)
+                            image_ptr
+                                .add(m.offset as usize)
+                                .cast::<u64>()
+                                .read_unaligned()
                         };
                         frame.set_return(m.from, bits);
                     }
