@@ -38,6 +38,13 @@ mod absent;
 mod moves;
 pub(crate) mod x86_64_sysv;
 
+#[cfg_attr(
+    not(any(
+        all(target_arch = "x86_64", target_os = "linux", not(miri)),
+        all(target_arch = "aarch64", target_os = "linux", not(miri))
+    )),
+    allow(unused_imports)
+)]
 pub(crate) use moves::{
     load_arg, scalar_register, store_low_bytes, store_return, ArgSource, CopyArea, StackArgs,
 };

@@ -10,7 +10,7 @@ use crate::linker::FunctionDescriptor;
 
 #[cfg(target_os = "linux")]
 pub(crate) use super::absent::lock_cache_for_fork;
-pub(crate) use super::absent::{CacheLock, ImageEntry, Uncaptured};
+pub(crate) use super::absent::{CacheLock, ImageEntry};
 
 fn unsupported(direction: Direction) -> Error {
     Error::Unsupported {

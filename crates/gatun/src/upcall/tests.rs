@@ -183,3 +183,78 @@ fn more_than_the_inline_argument_count_works() {
     unsafe { dispatch(&ctx, &mut f) }.unwrap();
     assert_eq!(f.ret_int[0], (1..21).sum::<u64>());
 }
+
+/// A context with the AAPCS64 (Linux) plan (on every host, like [`context`]).
+fn aapcs64_context(
+    d: &FunctionDescriptor,
+    f: impl for<'a> Fn(&UpcallArgs<'a>) -> Result<Value<'a>> + Send + Sync + 'static,
+) -> Context<'static> {
+    use crate::backend::aarch64::classify::{plan, Flavour};
+    Context::with_plan(d, plan(d, None, Flavour::Linux).unwrap(), Box::new(f)).unwrap()
+}
+
+#[test]
+fn aapcs64_by_reference_arguments_are_the_callers_copy_and_hfas_return_in_v0_to_v3() {
+    // D4 f(int, Big, Big): each 32-byte Big by reference (x1, x2), an HFA of four doubles
+    // returned in v0..v3.
+    let big = st([V::I64, V::I64, V::I64, V::I32]);
+    let d4 = st([V::F64; 4]);
+    let d = FD::of(&d4, [V::I32.into(), big.clone(), big]);
+    let ctx = aapcs64_context(&d, |a| {
+        let (x, y) = (a.segment(1)?, a.segment(2)?);
+        assert_eq!((x.byte_size(), y.byte_size()), (32, 32));
+        x.set::<i64>(0, 99)?; // the caller's copy: writable
+        let r = a.return_segment().unwrap();
+        for k in 0..4 {
+            r.set::<f64>(
+                8 * k,
+                (a.get::<i32>(0)? as i64 + x.get::<i64>(8 * k.min(2))? + y.get::<i32>(24)? as i64)
+                    as f64,
+            )?;
+        }
+        Ok(Value::Void)
+    });
+    assert_eq!(
+        ctx.copies.bytes, 0,
+        "by-reference arguments are not copied again"
+    );
+    let mut c1 = [1i64, 2, 3, 4];
+    let c2 = [0i64, 0, 0, 7];
+    let mut f = frame(&[]);
+    f.gpr[0] = 5;
+    f.gpr[1] = c1.as_mut_ptr() as u64;
+    f.gpr[2] = c2.as_ptr() as u64;
+    // SAFETY: registers only; x1 and x2 point to 32 readable (and for x1 writable) bytes.
+    unsafe { dispatch(&ctx, &mut f) }.unwrap();
+    assert_eq!(c1[0], 99);
+    let got: Vec<f64> = f.ret_vector.iter().map(|b| f64::from_bits(*b)).collect();
+    assert_eq!(
+        got,
+        [
+            5.0 + 99.0 + 7.0,
+            5.0 + 2.0 + 7.0,
+            5.0 + 3.0 + 7.0,
+            5.0 + 3.0 + 7.0
+        ]
+    );
+}
+
+#[test]
+fn aapcs64_float_hfa_returns_load_each_member_into_its_own_register() {
+    let f3 = st([V::F32; 3]);
+    let ctx = aapcs64_context(&FD::of(&f3, []), |a| {
+        let r = a.return_segment().unwrap();
+        for k in 0..3 {
+            r.set::<f32>(4 * k, 1.5 + k as f32)?;
+        }
+        Ok(Value::Void)
+    });
+    let mut f = frame(&[]);
+    // SAFETY: no arguments.
+    unsafe { dispatch(&ctx, &mut f) }.unwrap();
+    let low: Vec<f32> = f.ret_vector[..3]
+        .iter()
+        .map(|b| f32::from_bits(*b as u32))
+        .collect();
+    assert_eq!(low, [1.5, 2.5, 3.5]);
+}
