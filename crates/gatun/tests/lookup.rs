@@ -1,7 +1,7 @@
 //! SymbolLookup against real libraries: libc, libm, the test natives, an ld script.
 #![cfg(not(miri))]
 
-use std::ffi::{c_char, c_int, c_void, CString};
+use std::ffi::{c_int, c_void, CString};
 use std::path::Path;
 
 use gatun::linker::{LoadFlags, Symbol, SymbolLookup};
@@ -145,8 +145,10 @@ fn find_versioned_realpath_versions_differ() {
     // realpath@GLIBC_2.3 allocates the result when given a null buffer.
     // SAFETY: `char *realpath(const char *, char *)`; the result is freed with free().
     unsafe {
-        let realpath: extern "C" fn(*const c_char, *mut c_char) -> *mut c_char =
-            std::mem::transmute(new.address());
+        let realpath: extern "C" fn(
+            *const std::ffi::c_char,
+            *mut std::ffi::c_char,
+        ) -> *mut std::ffi::c_char = std::mem::transmute(new.address());
         let resolved = realpath(c"/".as_ptr(), std::ptr::null_mut());
         assert!(!resolved.is_null());
         assert_eq!(std::ffi::CStr::from_ptr(resolved).to_bytes(), b"/");

@@ -892,8 +892,10 @@ mod arena {
         }
     }
 
-    /// Number of chunks mapped (for tests).
-    #[cfg(test)]
+    /// Number of chunks mapped (for tests; the tests that run generated code are x86-64 only:
+    /// qemu-user, which runs the AArch64 tests here, does not see code written through the
+    /// read-write alias, so different code placed at a reused address runs stale).
+    #[cfg(all(test, target_arch = "x86_64"))]
     pub(super) fn chunks() -> usize {
         lock().chunks.len()
     }

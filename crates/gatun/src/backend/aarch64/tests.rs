@@ -526,7 +526,7 @@ fn c_function_pointers_of_upcall_stubs_are_called_by_rust_code_as_c() {
     let f: extern "C" fn(i32, Big, i32) -> i64 = unsafe { std::mem::transmute(stub.address()) };
     assert_eq!(f(5, Big { a: 1, b: 2, c: 3, d: 4 }, 6), by_ref(5, Big { a: 1, b: 2, c: 3, d: 4 }, 6));
     let stub = Linker::native()
-        .upcall_stub(&FD::of(&st([V::F32; 3]), [V::F32]), |u| {
+        .upcall_stub(&FD::of(st([V::F32; 3]), [V::F32]), |u| {
             let x = u.get::<f32>(0)?;
             let r = u.return_segment().unwrap();
             for k in 0..3 {
