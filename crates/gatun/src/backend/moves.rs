@@ -78,7 +78,7 @@ pub(crate) unsafe fn store_return(
     }
 }
 
-/// [`MAX_STACK_BYTES`] in 8-byte slots.
+/// [`MAX_STACK_BYTES`](super::MAX_STACK_BYTES) in 8-byte slots.
 pub(crate) const MAX_STACK_SLOTS: usize = super::MAX_STACK_BYTES / 8;
 
 /// The outgoing stack-argument area of one interpreted call, [`MAX_STACK_SLOTS`] 8-byte slots

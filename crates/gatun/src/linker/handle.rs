@@ -94,7 +94,8 @@ impl Linker {
     ///   cannot be expressed as layouts at all.)
     /// - [`Error::UnknownCaptureState`] (listing the valid names) and
     ///   [`Error::CaptureStateUnavailable`] ("GetLastError is only available on Windows").
-    /// - [`Error::Unsupported`] on a platform without an executor (anything but x86-64 Linux).
+    /// - [`Error::Unsupported`] on a platform without an executor (anything but x86-64 and AArch64
+    ///   Linux).
     pub fn downcall(
         &self,
         symbol: &Symbol,

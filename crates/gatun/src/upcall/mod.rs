@@ -507,11 +507,11 @@ impl Linker {
     /// # Errors
     /// - [`Error::InvalidDescriptor`] for a padding, sequence or zero-sized argument or return,
     ///   or a group whose size is not a multiple of its alignment (as for downcalls).
-    /// - [`Error::Unsupported`] on targets other than x86-64 and AArch64 Linux, and when the OS refuses an
-    ///   executable mapping.
+    /// - [`Error::Unsupported`] on targets other than x86-64 and AArch64 Linux, and when the OS
+    ///   refuses an executable mapping.
     /// - [`Error::InvalidDescriptor`] also when the arguments passed on the stack (those that
-    ///   do not fit in registers, by the native ABI's rules) take more than 2048 bytes, the most gatun's
-    ///   executor supports; the message gives the bytes needed.
+    ///   do not fit in registers, by the native ABI's rules) take more than 2048 bytes, the most
+    ///   gatun's executor supports; the message gives the bytes needed.
     pub fn upcall_stub<'s, A, F>(
         &self,
         descriptor: &FunctionDescriptor,

@@ -62,7 +62,11 @@ pub(crate) fn stub_code(_plan: &CallPlan, _args: &[ArgKind], _capture: bool) -> 
 /// # Errors
 /// Always [`crate::Error::Unsupported`].
 #[cfg(feature = "internals")]
-pub(crate) fn compile_uncached(_plan: &CallPlan, _args: &[ArgKind], _capture: bool) -> Result<usize> {
+pub(crate) fn compile_uncached(
+    _plan: &CallPlan,
+    _args: &[ArgKind],
+    _capture: bool,
+) -> Result<usize> {
     Err(no_stubs())
 }
 
@@ -153,7 +157,9 @@ impl Executor {
                 let copy = f.allocate_uninit(size, align)?;
                 // SAFETY: the source is readable for the layout's size (caller) and `copy` is a
                 // fresh region of that size in this call's frame: no overlap.
-                src.with_bytes(|p| unsafe { std::ptr::copy_nonoverlapping(p, copy.as_ptr(), size) });
+                src.with_bytes(|p| unsafe {
+                    std::ptr::copy_nonoverlapping(p, copy.as_ptr(), size)
+                });
                 frame.store(&mut stack, loc, copy.as_ptr() as usize as u64);
             } else {
                 // SAFETY: the source is 8 bytes covering any scalar, or the argument's bytes

@@ -3,12 +3,12 @@
 //! # Invariants (the unsafe story of this module)
 //! - A [`CallFrame`] is built on the Rust stack by the invoking thread, passed by pointer to
 //!   the trampoline and read back after it returns; nothing else sees it.
-//! - The stack-argument array has [`crate::backend::MAX_STACK_SLOTS`] slots; the linker refuses at link time any
-//!   plan whose `stack_bytes` exceed [`crate::backend::MAX_STACK_BYTES`], so every
-//!   `Location::Stack(off)` of a handle's plan (Linux: whole 8-byte slots, AAPCS64 §6.8.2
-//!   C.12–C.16) indexes inside it.
+//! - The stack-argument array has [`crate::backend::moves::MAX_STACK_SLOTS`] slots; the linker
+//!   refuses at link time any plan whose `stack_bytes` exceed
+//!   [`crate::backend::MAX_STACK_BYTES`], so every `Location::Stack(off)` of a handle's plan
+//!   (Linux: whole 8-byte slots, AAPCS64 §6.8.2 C.12–C.16) indexes inside it.
 //! - Argument sources are read with exactly `ArgMove::size` bytes at `offset`
-//!   ([`crate::backend::load_move`]); the callers in `linker::handle` guarantee the source
+//!   ([`crate::backend::moves::load_move`]); the callers in `linker::handle` guarantee the source
 //!   regions are at least the layout's size.
 //! - A vector move's value is stored zero-extended to 64 bits and loaded with `ldr dN`: a
 //!   4-byte move therefore leaves `sN` holding the float and the rest of `vN` zero.

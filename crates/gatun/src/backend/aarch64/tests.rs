@@ -50,7 +50,18 @@ fn arena() -> Arena {
     crate::memory::Arena::confined()
 }
 
-extern "C" fn ints10(a: i64, b: i64, c: i64, d: i64, e: i64, f: i64, g: i64, h: i64, i: i64, j: i32) -> i64 {
+extern "C" fn ints10(
+    a: i64,
+    b: i64,
+    c: i64,
+    d: i64,
+    e: i64,
+    f: i64,
+    g: i64,
+    h: i64,
+    i: i64,
+    j: i32,
+) -> i64 {
     [a, b, c, d, e, f, g, h, i, j as i64]
         .iter()
         .enumerate()
@@ -60,7 +71,21 @@ extern "C" fn ints10(a: i64, b: i64, c: i64, d: i64, e: i64, f: i64, g: i64, h: 
 
 #[test]
 fn integers_fill_x0_to_x7_then_the_stack() {
-    let d = FD::of(V::I64, [V::I64, V::I64, V::I64, V::I64, V::I64, V::I64, V::I64, V::I64, V::I64, V::I32]);
+    let d = FD::of(
+        V::I64,
+        [
+            V::I64,
+            V::I64,
+            V::I64,
+            V::I64,
+            V::I64,
+            V::I64,
+            V::I64,
+            V::I64,
+            V::I64,
+            V::I32,
+        ],
+    );
     let h = link(ints10 as *const c_void, &d);
     assert_eq!(h.plan().stack_bytes(), 16);
     let args: Vec<Value> = (1..=9).map(Value::I64).chain([Value::I32(-1)]).collect();
@@ -69,8 +94,28 @@ fn integers_fill_x0_to_x7_then_the_stack() {
     assert_eq!(r, Value::I64(ints10(1, 2, 3, 4, 5, 6, 7, 8, 9, -1)));
 }
 
-extern "C" fn floats10(a: f32, b: f64, c: f32, d: f64, e: f32, f: f64, g: f32, h: f64, i: f32, j: f64) -> f64 {
-    a as f64 + 2.0 * b + 3.0 * c as f64 + 4.0 * d + 5.0 * e as f64 + 6.0 * f + 7.0 * g as f64 + 8.0 * h + 9.0 * i as f64 + 10.0 * j
+extern "C" fn floats10(
+    a: f32,
+    b: f64,
+    c: f32,
+    d: f64,
+    e: f32,
+    f: f64,
+    g: f32,
+    h: f64,
+    i: f32,
+    j: f64,
+) -> f64 {
+    a as f64
+        + 2.0 * b
+        + 3.0 * c as f64
+        + 4.0 * d
+        + 5.0 * e as f64
+        + 6.0 * f
+        + 7.0 * g as f64
+        + 8.0 * h
+        + 9.0 * i as f64
+        + 10.0 * j
 }
 
 extern "C" fn half(x: f32) -> f32 {
@@ -79,11 +124,31 @@ extern "C" fn half(x: f32) -> f32 {
 
 #[test]
 fn floats_and_doubles_go_in_s_and_d_registers_then_the_stack() {
-    let d = FD::of(V::F64, [V::F32, V::F64, V::F32, V::F64, V::F32, V::F64, V::F32, V::F64, V::F32, V::F64]);
+    let d = FD::of(
+        V::F64,
+        [
+            V::F32,
+            V::F64,
+            V::F32,
+            V::F64,
+            V::F32,
+            V::F64,
+            V::F32,
+            V::F64,
+            V::F32,
+            V::F64,
+        ],
+    );
     let h = link(floats10 as *const c_void, &d);
     assert_eq!(h.plan().stack_bytes(), 16);
     let args: Vec<Value> = (1..=10)
-        .map(|k| if k % 2 == 1 { Value::F32(k as f32 + 0.5) } else { Value::F64(k as f64 + 0.25) })
+        .map(|k| {
+            if k % 2 == 1 {
+                Value::F32(k as f32 + 0.5)
+            } else {
+                Value::F64(k as f64 + 0.25)
+            }
+        })
         .collect();
     // SAFETY: floats10 has this type.
     let r = unsafe { h.invoke(&args) }.unwrap();
@@ -91,7 +156,10 @@ fn floats_and_doubles_go_in_s_and_d_registers_then_the_stack() {
     assert_eq!(r, Value::F64(want));
     let h = link(half as *const c_void, &FD::of(V::F32, [V::F32]));
     // SAFETY: half has this type.
-    assert_eq!(unsafe { h.invoke(&[Value::F32(-3.0)]) }.unwrap(), Value::F32(-1.5));
+    assert_eq!(
+        unsafe { h.invoke(&[Value::F32(-3.0)]) }.unwrap(),
+        Value::F32(-1.5)
+    );
 }
 
 #[repr(C)]
@@ -127,7 +195,12 @@ extern "C" fn hfa_mix(x: F3, y: D4, z: F2) -> F3 {
 }
 
 extern "C" fn hfa_d4(s: f64) -> D4 {
-    D4 { a: s, b: 2.0 * s, c: 3.0 * s, d: 4.0 * s }
+    D4 {
+        a: s,
+        b: 2.0 * s,
+        c: 3.0 * s,
+        d: 4.0 * s,
+    }
 }
 
 #[test]
@@ -138,18 +211,31 @@ fn hfas_of_floats_and_doubles_in_vector_registers_both_ways() {
     // 3 + 4 registers, then the F2 no longer fits (C.3): on the stack.
     assert_eq!(h.plan().stack_bytes(), 8);
     let a = arena();
-    let x = F3 { a: 1.0, b: 2.0, c: 3.0 };
-    let y = D4 { a: 10.0, b: 20.0, c: 30.0, d: 40.0 };
+    let x = F3 {
+        a: 1.0,
+        b: 2.0,
+        c: 3.0,
+    };
+    let y = D4 {
+        a: 10.0,
+        b: 20.0,
+        c: 30.0,
+        d: 40.0,
+    };
     let z = F2 { a: 0.5, b: 0.25 };
     let args = [seg_of(&a, x), seg_of(&a, y), seg_of(&a, z)].map(Value::Segment);
     // SAFETY: hfa_mix has this type.
     let r = unsafe { h.invoke_into(&a, &args) }.unwrap();
-    let Value::Segment(r) = r else { panic!("{r:?}") };
+    let Value::Segment(r) = r else {
+        panic!("{r:?}")
+    };
     assert_eq!(read::<F3>(&r), hfa_mix(x, y, z));
 
     let h = link(hfa_d4 as *const c_void, &FD::of(&d4, [V::F64]));
     // SAFETY: hfa_d4 has this type.
-    let Value::Segment(r) = unsafe { h.invoke_into(&a, &[Value::F64(1.5)]) }.unwrap() else { panic!() };
+    let Value::Segment(r) = unsafe { h.invoke_into(&a, &[Value::F64(1.5)]) }.unwrap() else {
+        panic!()
+    };
     assert_eq!(read::<D4>(&r), hfa_d4(1.5));
 }
 
@@ -161,7 +247,18 @@ struct I3 {
     c: i32,
 }
 
-extern "C" fn pair_and_spill(a: i64, b: i64, c: i64, d: i64, e: i64, f: i64, g: I3, h: i64, s: I3, t: i64) -> I3 {
+extern "C" fn pair_and_spill(
+    a: i64,
+    b: i64,
+    c: i64,
+    d: i64,
+    e: i64,
+    f: i64,
+    g: I3,
+    h: i64,
+    s: I3,
+    t: i64,
+) -> I3 {
     I3 {
         a: g.a + s.a + (a + b + c) as i32,
         b: g.b + s.b + (d + e + f) as i32,
@@ -181,11 +278,25 @@ fn composites_of_9_to_16_bytes_take_an_x_pair_or_go_whole_to_the_stack() {
     assert_eq!(p.args()[8].moves[0].to, Location::Stack(8));
     assert_eq!(p.args()[9].moves[0].to, Location::Stack(24));
     let a = arena();
-    let (g, s) = (I3 { a: 1, b: 2, c: 3 }, I3 { a: 10, b: 20, c: 30 });
+    let (g, s) = (
+        I3 { a: 1, b: 2, c: 3 },
+        I3 {
+            a: 10,
+            b: 20,
+            c: 30,
+        },
+    );
     let mut args: Vec<Value> = (1..=6).map(Value::I64).collect();
-    args.extend([Value::Segment(seg_of(&a, g)), Value::I64(7), Value::Segment(seg_of(&a, s)), Value::I64(9)]);
+    args.extend([
+        Value::Segment(seg_of(&a, g)),
+        Value::I64(7),
+        Value::Segment(seg_of(&a, s)),
+        Value::I64(9),
+    ]);
     // SAFETY: pair_and_spill has this type.
-    let Value::Segment(r) = unsafe { h.invoke_into(&a, &args) }.unwrap() else { panic!() };
+    let Value::Segment(r) = unsafe { h.invoke_into(&a, &args) }.unwrap() else {
+        panic!()
+    };
     assert_eq!(read::<I3>(&r), pair_and_spill(1, 2, 3, 4, 5, 6, g, 7, s, 9));
 }
 
@@ -210,10 +321,15 @@ fn a_16_byte_aligned_composite_starts_at_an_even_gpr() {
     assert_eq!(regs, [Location::Int(2), Location::Int(3)]); // x1 skipped (C.8)
     assert_eq!(h.plan().args()[2].moves[0].to, Location::Int(4));
     let ar = arena();
-    let x = A16 { v: 0x1111_2222_3333_4444_5555_6666_7777_8888 };
+    let x = A16 {
+        v: 0x1111_2222_3333_4444_5555_6666_7777_8888,
+    };
     let args = [Value::I64(3), Value::Segment(seg_of(&ar, x)), Value::I64(5)];
     // SAFETY: even_pair has this type.
-    assert_eq!(unsafe { h.invoke(&args) }.unwrap(), Value::U64(even_pair(3, x, 5)));
+    assert_eq!(
+        unsafe { h.invoke(&args) }.unwrap(),
+        Value::U64(even_pair(3, x, 5))
+    );
 }
 
 #[repr(C)]
@@ -243,17 +359,29 @@ fn composites_over_16_bytes_are_passed_as_a_pointer_to_a_copy() {
     let h = link(by_ref as *const c_void, &d);
     assert_eq!(h.plan().args()[1].by_reference, Some(Location::Int(1)));
     let a = arena();
-    let v = Big { a: 1, b: 2, c: 3, d: 4 };
+    let v = Big {
+        a: 1,
+        b: 2,
+        c: 3,
+        d: 4,
+    };
     let s = seg_of(&a, v);
     let args = [Value::I32(5), Value::Segment(s), Value::I32(6)];
     for h in [&h, &h.interpreted()] {
         // SAFETY: by_ref has this type.
-        assert_eq!(unsafe { h.invoke(&args) }.unwrap(), Value::I64(110_000 + 4321));
+        assert_eq!(
+            unsafe { h.invoke(&args) }.unwrap(),
+            Value::I64(110_000 + 4321)
+        );
         assert_eq!(read::<Big>(&s), v, "the caller's segment is unchanged");
         assert_ne!(SEEN_AT.load(Ordering::Relaxed), s.address());
         // the raw path copies too
         let (x, y) = (5i32, 6i32);
-        let ptrs = [&x as *const i32 as *const u8, s.as_ptr() as *const u8, &y as *const i32 as *const u8];
+        let ptrs = [
+            &x as *const i32 as *const u8,
+            s.as_ptr() as *const u8,
+            &y as *const i32 as *const u8,
+        ];
         let mut out = 0i64;
         // SAFETY: each pointer covers its argument; `out` holds the i64 result.
         unsafe { h.invoke_raw(&ptrs, (&mut out as *mut i64).cast()) }.unwrap();
@@ -261,8 +389,22 @@ fn composites_over_16_bytes_are_passed_as_a_pointer_to_a_copy() {
     }
 }
 
-extern "C" fn many_by_ref(a: Big, b: Big, c: Big, d: Big, e: Big, f: Big, g: Big, h: Big, i: Big, j: Big) -> i64 {
-    [a, b, c, d, e, f, g, h, i, j].iter().map(|x| x.a + x.d as i64).sum()
+extern "C" fn many_by_ref(
+    a: Big,
+    b: Big,
+    c: Big,
+    d: Big,
+    e: Big,
+    f: Big,
+    g: Big,
+    h: Big,
+    i: Big,
+    j: Big,
+) -> i64 {
+    [a, b, c, d, e, f, g, h, i, j]
+        .iter()
+        .map(|x| x.a + x.d as i64)
+        .sum()
 }
 
 #[test]
@@ -273,14 +415,31 @@ fn by_reference_pointers_past_x7_go_in_stack_slots_and_large_frames_fall_back_to
     let h = link(many_by_ref as *const c_void, &d);
     assert_eq!(h.plan().args()[9].by_reference, Some(Location::Stack(8)));
     let a = arena();
-    let segs: Vec<_> = (0..10).map(|k| seg_of(&a, Big { a: k, b: 0, c: 0, d: 100 })).collect();
+    let segs: Vec<_> = (0..10)
+        .map(|k| {
+            seg_of(
+                &a,
+                Big {
+                    a: k,
+                    b: 0,
+                    c: 0,
+                    d: 100,
+                },
+            )
+        })
+        .collect();
     let args: Vec<Value> = segs.iter().copied().map(Value::Segment).collect();
     // SAFETY: many_by_ref has this type.
     assert_eq!(unsafe { h.invoke(&args) }.unwrap(), Value::I64(45 + 1000));
 }
 
 extern "C" fn make_big(a: i64, d: i32) -> Big {
-    Big { a, b: a + 1, c: a + 2, d }
+    Big {
+        a,
+        b: a + 1,
+        c: a + 2,
+        d,
+    }
 }
 
 #[test]
@@ -292,7 +451,10 @@ fn large_results_are_written_through_x8() {
     assert_eq!(h.plan().args()[0].moves[0].to, Location::Int(0));
     let a = arena();
     // SAFETY: make_big has this type.
-    let Value::Segment(r) = unsafe { h.invoke_into(&a, &[Value::I64(7), Value::I32(-3)]) }.unwrap() else { panic!() };
+    let Value::Segment(r) = unsafe { h.invoke_into(&a, &[Value::I64(7), Value::I32(-3)]) }.unwrap()
+    else {
+        panic!()
+    };
     assert_eq!(read::<Big>(&r), make_big(7, -3));
 }
 
@@ -310,7 +472,11 @@ extern "C" fn get_errno() -> i32 {
 #[test]
 fn errno_is_captured_after_and_restored_before_the_call() {
     let opts = [LinkerOption::CaptureCallState(&["errno"])];
-    let set = link_with(set_errno as *const c_void, &FD::of(V::I32, [V::I32, V::I32]), &opts);
+    let set = link_with(
+        set_errno as *const c_void,
+        &FD::of(V::I32, [V::I32, V::I32]),
+        &opts,
+    );
     let get = link_with(get_errno as *const c_void, &FD::of(V::I32, []), &opts);
     let a = arena();
     let cap = a.allocate(4, 4).unwrap();
@@ -338,16 +504,33 @@ extern "C" fn bool_ret(k: i32) -> bool {
 
 #[test]
 fn bools_and_narrow_integers_are_converted_both_ways() {
-    let h = link(narrow as *const c_void, &FD::of(V::I32, [V::BOOL, V::I8, V::U16, V::I16]));
-    let args = [Value::Bool(true), Value::I8(-5), Value::U16(65_535), Value::I16(-2)];
+    let h = link(
+        narrow as *const c_void,
+        &FD::of(V::I32, [V::BOOL, V::I8, V::U16, V::I16]),
+    );
+    let args = [
+        Value::Bool(true),
+        Value::I8(-5),
+        Value::U16(65_535),
+        Value::I16(-2),
+    ];
     // SAFETY: narrow has this type.
-    assert_eq!(unsafe { h.invoke(&args) }.unwrap(), Value::I32(narrow(true, -5, 65_535, -2)));
+    assert_eq!(
+        unsafe { h.invoke(&args) }.unwrap(),
+        Value::I32(narrow(true, -5, 65_535, -2))
+    );
     let h = link(narrow_ret as *const c_void, &FD::of(V::I8, [V::I32]));
     // SAFETY: narrow_ret has this type.
-    assert_eq!(unsafe { h.invoke(&[Value::I32(0x1ff)]) }.unwrap(), Value::I8(-1));
+    assert_eq!(
+        unsafe { h.invoke(&[Value::I32(0x1ff)]) }.unwrap(),
+        Value::I8(-1)
+    );
     let h = link(bool_ret as *const c_void, &FD::of(V::BOOL, [V::I32]));
     // SAFETY: bool_ret has this type.
-    assert_eq!(unsafe { h.invoke(&[Value::I32(9)]) }.unwrap(), Value::Bool(true));
+    assert_eq!(
+        unsafe { h.invoke(&[Value::I32(9)]) }.unwrap(),
+        Value::Bool(true)
+    );
 }
 
 extern "C" fn named_like_variadic(n: i32, x: f64, y: i64, z: f64) -> f64 {
@@ -357,20 +540,46 @@ extern "C" fn named_like_variadic(n: i32, x: f64, y: i64, z: f64) -> f64 {
 #[test]
 fn variadic_arguments_are_passed_as_named_ones_and_floats_promoted() {
     let d = FD::of(V::F64, [V::I32, V::F32, V::I64, V::F64]);
-    let h = link_with(named_like_variadic as *const c_void, &d, &[LinkerOption::FirstVariadicArg(1)]);
-    let args = [Value::I32(1), Value::F32(0.5), Value::I64(3), Value::F64(0.25)];
+    let h = link_with(
+        named_like_variadic as *const c_void,
+        &d,
+        &[LinkerOption::FirstVariadicArg(1)],
+    );
+    let args = [
+        Value::I32(1),
+        Value::F32(0.5),
+        Value::I64(3),
+        Value::F64(0.25),
+    ];
     // SAFETY: under AAPCS64 (Linux) a variadic call passes arguments as this named function
     // takes them, the float promoted to double.
-    assert_eq!(unsafe { h.invoke(&args) }.unwrap(), Value::F64(1.0 + 5.0 + 300.0 + 250.0));
+    assert_eq!(
+        unsafe { h.invoke(&args) }.unwrap(),
+        Value::F64(1.0 + 5.0 + 300.0 + 250.0)
+    );
     // a real variadic function of the C library
-    let snprintf = crate::linker::SymbolLookup::default_lookup().find("snprintf").unwrap();
-    let d = FD::of(V::I32, [V::ADDRESS, V::U64, V::ADDRESS, V::I32, V::F64, V::ADDRESS]);
-    let h = Linker::native().downcall(&snprintf, &d, &[LinkerOption::FirstVariadicArg(3)]).unwrap();
+    let snprintf = crate::linker::SymbolLookup::default_lookup()
+        .find("snprintf")
+        .unwrap();
+    let d = FD::of(
+        V::I32,
+        [V::ADDRESS, V::U64, V::ADDRESS, V::I32, V::F64, V::ADDRESS],
+    );
+    let h = Linker::native()
+        .downcall(&snprintf, &d, &[LinkerOption::FirstVariadicArg(3)])
+        .unwrap();
     let a = arena();
     let buf = a.allocate(64, 1).unwrap();
     let fmt = seg_of(&a, *b"%d %.2f %s\0");
     let word = seg_of(&a, *b"ok\0");
-    let args = [Value::Segment(buf), Value::U64(64), Value::Segment(fmt), Value::I32(-7), Value::F64(2.5), Value::Segment(word)];
+    let args = [
+        Value::Segment(buf),
+        Value::U64(64),
+        Value::Segment(fmt),
+        Value::I32(-7),
+        Value::F64(2.5),
+        Value::Segment(word),
+    ];
     // SAFETY: snprintf(char *, size_t, const char *, ...) with a matching format.
     assert_eq!(unsafe { h.invoke(&args) }.unwrap(), Value::I32(10));
     let mut out = [0u8; 10];
@@ -391,7 +600,18 @@ fn through(stub: &crate::upcall::UpcallStub<'_>) -> DowncallHandle {
 fn upcalls_receive_integers_floats_and_stack_arguments() {
     let a = arena();
     let mut args_d = vec![V::I64; 9];
-    args_d.extend([V::F32, V::F64, V::F64, V::F64, V::F64, V::F64, V::F64, V::F64, V::F64, V::I8]);
+    args_d.extend([
+        V::F32,
+        V::F64,
+        V::F64,
+        V::F64,
+        V::F64,
+        V::F64,
+        V::F64,
+        V::F64,
+        V::F64,
+        V::I8,
+    ]);
     let d = FD::of(V::F64, args_d);
     let stub = Linker::native()
         .upcall_stub(
@@ -451,17 +671,46 @@ fn upcalls_take_and_return_hfas_pairs_and_by_reference_structs() {
         .unwrap();
     let h = through(&stub);
     assert_eq!(h.plan().args()[3].by_reference, Some(Location::Int(2)));
-    let bv = Big { a: 1, b: 2, c: 3, d: 40 };
+    let bv = Big {
+        a: 1,
+        b: 2,
+        c: 3,
+        d: 40,
+    };
     let bs = seg_of(&a, bv);
     let args = [
-        Value::Segment(seg_of(&a, F3 { a: 1.0, b: 2.0, c: 3.0 })),
-        Value::Segment(seg_of(&a, D4 { a: 0.0, b: 0.0, c: 0.0, d: 100.0 })),
+        Value::Segment(seg_of(
+            &a,
+            F3 {
+                a: 1.0,
+                b: 2.0,
+                c: 3.0,
+            },
+        )),
+        Value::Segment(seg_of(
+            &a,
+            D4 {
+                a: 0.0,
+                b: 0.0,
+                c: 0.0,
+                d: 100.0,
+            },
+        )),
         Value::Segment(seg_of(&a, I3 { a: 0, b: 20, c: 0 })),
         Value::Segment(bs),
     ];
     // SAFETY: the stub has this type and lives.
-    let Value::Segment(r) = unsafe { h.invoke_into(&a, &args) }.unwrap() else { panic!() };
-    assert_eq!(read::<F3>(&r), F3 { a: 101.0, b: 22.0, c: 43.0 });
+    let Value::Segment(r) = unsafe { h.invoke_into(&a, &args) }.unwrap() else {
+        panic!()
+    };
+    assert_eq!(
+        read::<F3>(&r),
+        F3 {
+            a: 101.0,
+            b: 22.0,
+            c: 43.0
+        }
+    );
     assert_eq!(read::<Big>(&bs), bv);
     assert_ne!(caller_copy.get(), bs.address());
 
@@ -481,7 +730,10 @@ fn upcalls_take_and_return_hfas_pairs_and_by_reference_structs() {
         )
         .unwrap();
     // SAFETY: the stub has this type and lives.
-    let Value::Segment(r) = unsafe { through(&stub).invoke_into(&a, &[Value::F64(0.5)]) }.unwrap() else { panic!() };
+    let Value::Segment(r) = unsafe { through(&stub).invoke_into(&a, &[Value::F64(0.5)]) }.unwrap()
+    else {
+        panic!()
+    };
     assert_eq!(read::<D4>(&r), hfa_d4(0.5));
     let stub = Linker::native()
         .upcall_stub(
@@ -499,8 +751,19 @@ fn upcalls_take_and_return_hfas_pairs_and_by_reference_structs() {
         )
         .unwrap();
     // SAFETY: the stub has this type and lives.
-    let Value::Segment(r) = unsafe { through(&stub).invoke_into(&a, &[Value::I64(5)]) }.unwrap() else { panic!() };
-    assert_eq!(read::<Big>(&r), Big { a: 5, b: 6, c: 7, d: 77 });
+    let Value::Segment(r) = unsafe { through(&stub).invoke_into(&a, &[Value::I64(5)]) }.unwrap()
+    else {
+        panic!()
+    };
+    assert_eq!(
+        read::<Big>(&r),
+        Big {
+            a: 5,
+            b: 6,
+            c: 7,
+            d: 77
+        }
+    );
 }
 
 #[test]
@@ -514,7 +777,9 @@ fn c_function_pointers_of_upcall_stubs_are_called_by_rust_code_as_c() {
             |u| {
                 let b = u.segment(1)?;
                 Ok(Value::I64(
-                    b.get::<i64>(0)? + 10 * b.get::<i64>(8)? + 100 * b.get::<i64>(16)?
+                    b.get::<i64>(0)?
+                        + 10 * b.get::<i64>(8)?
+                        + 100 * b.get::<i64>(16)?
                         + 1000 * b.get::<i32>(24)? as i64
                         + 10_000 * (u.get::<i32>(0)? + u.get::<i32>(2)?) as i64,
                 ))
@@ -524,20 +789,52 @@ fn c_function_pointers_of_upcall_stubs_are_called_by_rust_code_as_c() {
         .unwrap();
     // SAFETY: the stub is an `int64_t (*)(int, struct Big, int)`.
     let f: extern "C" fn(i32, Big, i32) -> i64 = unsafe { std::mem::transmute(stub.address()) };
-    assert_eq!(f(5, Big { a: 1, b: 2, c: 3, d: 4 }, 6), by_ref(5, Big { a: 1, b: 2, c: 3, d: 4 }, 6));
+    assert_eq!(
+        f(
+            5,
+            Big {
+                a: 1,
+                b: 2,
+                c: 3,
+                d: 4
+            },
+            6
+        ),
+        by_ref(
+            5,
+            Big {
+                a: 1,
+                b: 2,
+                c: 3,
+                d: 4
+            },
+            6
+        )
+    );
     let stub = Linker::native()
-        .upcall_stub(&FD::of(st([V::F32; 3]), [V::F32]), |u| {
-            let x = u.get::<f32>(0)?;
-            let r = u.return_segment().unwrap();
-            for k in 0..3 {
-                r.set::<f32>(4 * k, x + k as f32)?;
-            }
-            Ok(Value::Void)
-        }, &a)
+        .upcall_stub(
+            &FD::of(st([V::F32; 3]), [V::F32]),
+            |u| {
+                let x = u.get::<f32>(0)?;
+                let r = u.return_segment().unwrap();
+                for k in 0..3 {
+                    r.set::<f32>(4 * k, x + k as f32)?;
+                }
+                Ok(Value::Void)
+            },
+            &a,
+        )
         .unwrap();
     // SAFETY: the stub is an `F3 (*)(float)`.
     let g: extern "C" fn(f32) -> F3 = unsafe { std::mem::transmute(stub.address()) };
-    assert_eq!(g(1.5), F3 { a: 1.5, b: 2.5, c: 3.5 });
+    assert_eq!(
+        g(1.5),
+        F3 {
+            a: 1.5,
+            b: 2.5,
+            c: 3.5
+        }
+    );
 }
 
 /// `f(depth, big)` through a C function pointer: the Rust "C library" between the levels.
@@ -568,11 +865,23 @@ fn deep_reentrancy_with_by_reference_copies_at_every_level() {
                     return Ok(Value::I64(0));
                 }
                 let inner = arena();
-                let next = seg_of(&inner, Big { a: (depth - 1) as i64, b: 0, c: 0, d: depth - 1 });
+                let next = seg_of(
+                    &inner,
+                    Big {
+                        a: (depth - 1) as i64,
+                        b: 0,
+                        c: 0,
+                        d: depth - 1,
+                    },
+                );
                 let stub = Value::Address(stub_addr.load(Ordering::Relaxed) as *mut c_void);
                 // SAFETY: call_back's type; the stub lives for the whole test.
                 let r = unsafe { cb.invoke(&[stub, Value::I32(depth - 1), Value::Segment(next)]) }?;
-                assert_eq!(read::<Big>(&next).a, (depth - 1) as i64, "copied, not shared");
+                assert_eq!(
+                    read::<Big>(&next).a,
+                    (depth - 1) as i64,
+                    "copied, not shared"
+                );
                 Ok(Value::I64(r.as_i64().unwrap() + 1))
             },
             &a,
@@ -580,12 +889,23 @@ fn deep_reentrancy_with_by_reference_copies_at_every_level() {
         .unwrap();
     stub_addr.store(stub.address() as usize, Ordering::Relaxed);
     let depth = 40;
-    let top = seg_of(&a, Big { a: depth as i64, b: 0, c: 0, d: depth });
+    let top = seg_of(
+        &a,
+        Big {
+            a: depth as i64,
+            b: 0,
+            c: 0,
+            d: depth,
+        },
+    );
     // SAFETY: call_back's type; the stub lives.
-    let r = unsafe { cb.invoke(&[stub.as_value(), Value::I32(depth), Value::Segment(top)]) }.unwrap();
+    let r =
+        unsafe { cb.invoke(&[stub.as_value(), Value::I32(depth), Value::Segment(top)]) }.unwrap();
     // each level adds 1 (the closure) plus its d (call_back): 40 + (40 + 39 + ... + 0)
     assert_eq!(r, Value::I64(40 + (0..=40).sum::<i64>()));
     // every linker-stack frame was closed: a frame of the whole block fits again
-    let f = crate::memory::linker_stack().push_frame(crate::memory::linker_stack().byte_size(), 16).unwrap();
+    let f = crate::memory::linker_stack()
+        .push_frame(crate::memory::linker_stack().byte_size(), 16)
+        .unwrap();
     assert!(!f.is_fallback());
 }

@@ -16,8 +16,8 @@
 //! carry no argument, so the caller's argument registers (x0..x7, x8, v0..v7) and stack reach
 //! the entry untouched, and `br x16` to the entry's `bti c` is a valid branch where branch
 //! target identification is enforced. The entry is shared by every stub. It:
-//! 1. starts with `bti c`, pushes the frame record x29/x30 and reserves an [`crate::upcall::UpcallFrame`]
-//!    (sp stays 16-byte aligned);
+//! 1. starts with `bti c`, pushes the frame record x29/x30 and reserves an
+//!    [`crate::upcall::UpcallFrame`] (sp stays 16-byte aligned);
 //! 2. stores x0..x7 and x8 (`gpr`), d0..d7 (`vector`: the low 64 bits of v0..v7) and the
 //!    address of the caller's first stack argument (sp at entry = `x29 + 16`, §6.8.2 C.12ff.)
 //!    into the frame;

@@ -3,9 +3,10 @@
 //! # Invariants (the unsafe story of this module)
 //! - A [`CallFrame`] is built on the Rust stack by the invoking thread, passed by pointer to
 //!   the trampoline and read back after it returns; nothing else sees it.
-//! - The stack-argument array has [`crate::backend::MAX_STACK_SLOTS`] slots; the linker refuses at link time any
-//!   plan whose `stack_bytes` exceed [`crate::backend::MAX_STACK_BYTES`], so every `Location::Stack(off)` of a
-//!   handle's plan indexes inside it.
+//! - The stack-argument array has [`crate::backend::moves::MAX_STACK_SLOTS`] slots; the linker
+//!   refuses at link time any plan whose `stack_bytes` exceed
+//!   [`crate::backend::MAX_STACK_BYTES`], so every `Location::Stack(off)` of a handle's plan
+//!   indexes inside it.
 //! - Argument sources are read with exactly `ArgMove::size` bytes at `offset` (never past the
 //!   argument); return moves write exactly `ReturnMove::size` bytes at `offset`. The callers in
 //!   `linker::handle` guarantee the source/destination regions are at least the layout's size.

@@ -12,7 +12,8 @@
 //! r10 and r11 are scratch registers that carry no argument (SysV §3.2.3), so the caller's
 //! argument registers and stack reach `gatun_upcall_entry` untouched. The entry is shared by
 //! every stub. It:
-//! 1. pushes rbp (the stack is then 16-byte aligned) and reserves an [`crate::upcall::UpcallFrame`];
+//! 1. pushes rbp (the stack is then 16-byte aligned) and reserves an
+//!    [`crate::upcall::UpcallFrame`];
 //! 2. stores rdi..r9, the low 64 bits of xmm0..xmm7 and the address of the caller's first
 //!    stack argument (`rbp + 16`) into the frame;
 //! 3. calls the Rust dispatcher `dispatch(context = r10, frame = rsp)`;
@@ -20,8 +21,8 @@
 //!    the C caller. Callee-saved registers (rbx, r12..r15) are preserved by the dispatcher,
 //!    which is an ordinary `extern "C"` function.
 //!
-//! The frame is the backend-neutral [`crate::upcall::UpcallFrame`]: rdi..r9 fill `gpr[0..6]`, xmm0..xmm7
-//! `vector`, and rax, rdx, xmm0, xmm1 come from `ret_int` and `ret_vector[0..2]`.
+//! The frame is the backend-neutral [`crate::upcall::UpcallFrame`]: rdi..r9 fill `gpr[0..6]`,
+//! xmm0..xmm7 `vector`, and rax, rdx, xmm0, xmm1 come from `ret_int` and `ret_vector[0..2]`.
 //!
 //! Invariant: the offsets used below are those of [`crate::upcall::UpcallFrame`] (0..192),
 //! asserted next to its definition.
