@@ -17,8 +17,8 @@
 //! `v0..v3`, the indirect-result register `x8`).
 //!
 //! - [`sysv_x64`]: System V AMD64 (ABI §3.2.3).
-//! - [`aarch64`]: AAPCS64 (Linux) and Apple arm64 (§6.8 stages B and C; classification only:
-//!   no AArch64 executor exists yet).
+//! - [`aarch64`]: AAPCS64 (Linux) and Apple arm64 (§6.8 stages B and C; executed on AArch64
+//!   Linux, Apple plans are classification only).
 
 pub use crate::backend::aarch64::classify as aarch64;
 pub use crate::backend::x86_64_sysv::classify as sysv_x64;

@@ -94,7 +94,8 @@ impl Linker {
     ///   cannot be expressed as layouts at all.)
     /// - [`Error::UnknownCaptureState`] (listing the valid names) and
     ///   [`Error::CaptureStateUnavailable`] ("GetLastError is only available on Windows").
-    /// - [`Error::Unsupported`] on a platform without an executor (anything but x86-64 Linux).
+    /// - [`Error::Unsupported`] on a platform without an executor (anything but x86-64 and AArch64
+    ///   Linux).
     pub fn downcall(
         &self,
         symbol: &Symbol,
@@ -934,10 +935,10 @@ impl DowncallHandle {
                     Some(bits) => ArgSource::Bits(bits),
                     None => return Err(mismatch(i + pos, k, &v)),
                 },
-                (ArgKind::Group(size), Value::Segment(s)) if s.byte_size() >= size => {
+                (ArgKind::Group { size, .. }, Value::Segment(s)) if s.byte_size() >= size => {
                     ArgSource::Bytes(s.as_ptr() as *const u8)
                 }
-                (ArgKind::Group(size), v) => {
+                (ArgKind::Group { size, .. }, v) => {
                     return Err(mismatch(
                         i + pos,
                         format_args!(
