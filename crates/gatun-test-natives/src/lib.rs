@@ -1,7 +1,8 @@
 //! gatun's C test natives, for gatun's own tests and examples (this crate is not published).
 //!
-//! The build script compiles every `crates/gatun/tests/native/*.c`, plus C checkers generated
-//! from `crates/gatun/tests/prop/sigs.rs`, with the target's C compiler into one shared library.
+//! The build script compiles every `crates/gatun/tests/native/*.c`, plus the downcall and
+//! upcall property-test checkers generated from `crates/gatun/tests/prop/sigs.rs`, with the
+//! target's C compiler into one shared library.
 //! Depending on this crate (as gatun does, in `[dev-dependencies]` only) is what makes a C
 //! compiler necessary for the tests; the gatun library itself builds without one.
 //!
