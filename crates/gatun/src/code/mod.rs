@@ -427,6 +427,8 @@ impl Drop for ExecutableCode {
 
 /// First-fit search for `n` consecutive clear bits in `bits` (bit `i` is `bits[i / 64] >> (i %
 /// 64) & 1`); returns the index of the first bit of the run.
+// Used by the Linux code arena (and its tests).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn find_clear_run(bits: &[u64], n: usize) -> Option<usize> {
     let total = bits.len() * 64;
     let mut i = 0;
@@ -464,6 +466,7 @@ fn find_clear_run(bits: &[u64], n: usize) -> Option<usize> {
 }
 
 /// Sets (`on`) or clears bits `start..start + n`.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn set_bits(bits: &mut [u64], start: usize, n: usize, on: bool) {
     for i in start..start + n {
         let (w, m) = (i / 64, 1u64 << (i % 64));
