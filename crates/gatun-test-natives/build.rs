@@ -9,6 +9,13 @@
 //!
 //! Every Linux target builds the library, native or cross; non-Linux targets and Miri skip it
 //! (the path is still set, so dependents compile, but no file exists there).
+//!
+//! Two more compile-time variables serve tests that use the C compiler or start target
+//! programs: `GATUN_TEST_CC`, the compiler the library is built with (`cc` where none is
+//! built), and `GATUN_TEST_RUNNER`, the command that runs a target program on the build host:
+//! empty for a native build; for a Linux cross build to another architecture
+//! `$CARGO_TARGET_<TRIPLE>_RUNNER` if set, else `qemu-<arch> -L /` (the runner
+//! `.cargo/config.toml` gives cargo for `aarch64-unknown-linux-gnu`).
 
 use std::path::{Path, PathBuf};
 
@@ -25,6 +32,24 @@ fn main() {
     let target_os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let miri = std::env::var_os("CARGO_CFG_MIRI").is_some();
     let lib = out.join("libgatun_test_natives.so");
+    let target = std::env::var("TARGET").expect("TARGET");
+    let host = std::env::var("HOST").expect("HOST");
+    let target_arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+    let host_arch = host.split('-').next().unwrap_or_default();
+    let runner_var = format!(
+        "CARGO_TARGET_{}_RUNNER",
+        target.to_uppercase().replace(['-', '.'], "_")
+    );
+    println!("cargo:rerun-if-env-changed={runner_var}");
+    let runner = if target_os != "linux" || target_arch == host_arch {
+        String::new()
+    } else {
+        std::env::var(&runner_var)
+            .ok()
+            .filter(|r| !r.trim().is_empty())
+            .unwrap_or_else(|| format!("qemu-{target_arch} -L /"))
+    };
+    println!("cargo:rustc-env=GATUN_TEST_RUNNER={runner}");
 
     let mut sources: Vec<PathBuf> = std::fs::read_dir(native_dir)
         .map(|rd| {
@@ -40,6 +65,7 @@ fn main() {
     println!("cargo:rustc-env=GATUN_TEST_NATIVES={}", lib.display());
     // Linux targets (native or cross) get the test library; other targets and Miri skip it.
     if sources.is_empty() || target_os != "linux" || miri {
+        println!("cargo:rustc-env=GATUN_TEST_CC=cc");
         return;
     }
     // The `cc` crate reads TARGET/HOST from the build-script environment, so for a cross build
@@ -52,6 +78,10 @@ fn main() {
         .cargo_metadata(false)
         .opt_level(2)
         .get_compiler();
+    println!(
+        "cargo:rustc-env=GATUN_TEST_CC={}",
+        compiler.path().display()
+    );
     let mut cmd = compiler.to_command();
     cmd.args([
         "-shared",

@@ -1,5 +1,8 @@
 //! The `upcall/*` rows exist, run on a thread and in a tokio task, and allocate nothing per
 //! callback (figures are meaningless at `Config::TINY`; allocation counts are not).
+//!
+//! The rows call upcall stubs: compiled only where gatun's upcall executor runs (x86-64 Linux).
+#![cfg(all(target_arch = "x86_64", target_os = "linux"))]
 
 use gatun_bench::{measure, Config, CountingAllocator, ThreadKind};
 

@@ -2,7 +2,10 @@
 //! timings, which mean nothing with tiny iteration counts).
 #![cfg(not(miri))]
 
-use std::process::Command;
+/// The built `gatun` binary (through the cross runner on a cross build).
+fn gatun() -> std::process::Command {
+    gatun_test_natives::target_command(env!("CARGO_BIN_EXE_gatun"))
+}
 
 use serde_json::Value;
 
@@ -11,7 +14,7 @@ fn run_bench(filter: &str, name: &str) -> (Vec<Value>, String) {
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("rows.json");
     let svg = dir.join("ratios.svg");
-    let out = Command::new(env!("CARGO_BIN_EXE_gatun"))
+    let out = gatun()
         .args(["bench", "--tiny", "--filter", filter, "--json"])
         .arg(&json)
         .arg("--svg")
@@ -100,6 +103,8 @@ fn buffer_stack_json_rows_have_the_documented_shape() {
     }
 }
 
+// The call rows run downcalls: they need gatun's downcall executor (x86-64 Linux).
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 #[test]
 fn call_rows_and_ratios_appear_and_calls_do_not_allocate() {
     let (rows, stdout) = run_bench("call_overhead", "call_overhead");
@@ -129,6 +134,8 @@ fn call_rows_and_ratios_appear_and_calls_do_not_allocate() {
     }
 }
 
+// The capture rows run downcalls: they need gatun's downcall executor (x86-64 Linux).
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 #[test]
 fn capture_rows_allocate_only_for_the_explicit_arena() {
     let (rows, _) = run_bench("capture_state_util", "capture_state_util");
@@ -146,7 +153,7 @@ fn capture_rows_allocate_only_for_the_explicit_arena() {
 
 #[test]
 fn an_unmatched_filter_is_an_error() {
-    let out = Command::new(env!("CARGO_BIN_EXE_gatun"))
+    let out = gatun()
         .args(["bench", "--tiny", "--filter", "no-such-row"])
         .output()
         .unwrap();
@@ -156,7 +163,7 @@ fn an_unmatched_filter_is_an_error() {
 
 #[test]
 fn list_prints_row_ids_without_measuring() {
-    let out = Command::new(env!("CARGO_BIN_EXE_gatun"))
+    let out = gatun()
         .args(["bench", "--list", "--filter", "call_overhead/direct_"])
         .output()
         .unwrap();

@@ -18,9 +18,70 @@
 //! assert!(std::path::Path::new(gatun_test_natives::PATH).is_file());
 //! ```
 
+use std::ffi::OsStr;
+use std::process::Command;
+
 /// The absolute path of `libgatun_test_natives.so` (in this crate's build-script output
 /// directory), fixed at compile time.
 ///
 /// On Linux targets the file exists once this crate is built; on other targets and under Miri
 /// the path is set but nothing is built there.
 pub const PATH: &str = env!("GATUN_TEST_NATIVES");
+
+/// The C compiler [`PATH`] is built with: the target's compiler (`cc` for a native build,
+/// `aarch64-linux-gnu-gcc` for an `aarch64-unknown-linux-gnu` cross build, or what
+/// `CC_<target>`/`CC` named), fixed at compile time; `cc` where no library is built.
+///
+/// Tests that check gatun against the C compiler use this one, so that a cross-built test run
+/// under emulation checks the target's ABI and not the host's.
+///
+/// # Example
+///
+/// ```
+/// # #[cfg(all(target_os = "linux", not(miri)))]
+/// # {
+/// let out = std::process::Command::new(gatun_test_natives::CC)
+///     .arg("--version")
+///     .output()
+///     .unwrap();
+/// assert!(out.status.success());
+/// # }
+/// ```
+pub const CC: &str = env!("GATUN_TEST_CC");
+
+/// The command (program and arguments, separated by spaces) that runs a program of the target
+/// on the build host: empty for a native build; for a Linux cross build to another
+/// architecture `$CARGO_TARGET_<TRIPLE>_RUNNER` as it was at build time, else
+/// `qemu-<arch> -L /`. Fixed at compile time.
+///
+/// Under qemu-user a test cannot start another target program directly (the host kernel
+/// cannot execute it); [`target_command`] puts this runner in front.
+pub const RUNNER: &str = env!("GATUN_TEST_RUNNER");
+
+/// A [`Command`] that runs `program`, a program built for the target (a compiled check, a
+/// binary of the workspace), through [`RUNNER`] when there is one.
+///
+/// # Panics
+/// Never.
+///
+/// # Example
+///
+/// ```
+/// let cmd = gatun_test_natives::target_command("/bin/true");
+/// if gatun_test_natives::RUNNER.is_empty() {
+///     assert_eq!(cmd.get_program(), "/bin/true");
+/// } else {
+///     assert_eq!(cmd.get_args().last().unwrap(), "/bin/true");
+/// }
+/// ```
+pub fn target_command(program: impl AsRef<OsStr>) -> Command {
+    let mut words = RUNNER.split_whitespace();
+    match words.next() {
+        Some(runner) => {
+            let mut cmd = Command::new(runner);
+            cmd.args(words).arg(program);
+            cmd
+        }
+        None => Command::new(program),
+    }
+}

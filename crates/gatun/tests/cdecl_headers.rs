@@ -15,9 +15,16 @@ use gatun::linker::{FunctionDescriptor as FD, Linker, SymbolLookup};
 use gatun::memory::{Arena, SegmentAllocator};
 use gatun::{Error, Value};
 
+/// The target's C compiler (the one the test natives are built with).
+fn options() -> HeaderOptions {
+    HeaderOptions {
+        compiler: Some(gatun_test_natives::CC.into()),
+        ..HeaderOptions::default()
+    }
+}
+
 fn headers(names: &[&str]) -> Declarations {
-    Declarations::from_headers(names, &HeaderOptions::default())
-        .unwrap_or_else(|e| panic!("{names:?}: {e}"))
+    Declarations::from_headers(names, &options()).unwrap_or_else(|e| panic!("{names:?}: {e}"))
 }
 
 fn libc() -> SymbolLookup {
@@ -113,7 +120,7 @@ fn types_gatun_cannot_pass_fail_only_at_link_time() {
         ["math.h", "stdlib.h", "stddef.h", "sys/socket.h"],
         &HeaderOptions {
             defines: vec![("_GNU_SOURCE".into(), None)],
-            ..HeaderOptions::default()
+            ..options()
         },
     )
     .unwrap();
@@ -215,7 +222,7 @@ fn include_dirs_defines_and_errors() {
         ["gatun_test_api.h"],
         &HeaderOptions {
             include_dirs: vec![dir.clone()],
-            ..HeaderOptions::default()
+            ..options()
         },
     )
     .unwrap();
@@ -225,8 +232,8 @@ fn include_dirs_defines_and_errors() {
         &HeaderOptions {
             include_dirs: vec![dir.clone()],
             defines: vec![("GATUN_WIDE".into(), None)],
-            compiler: Some("cc".into()),
-            ..HeaderOptions::default()
+            compiler: Some(gatun_test_natives::CC.into()),
+            ..options()
         },
     )
     .unwrap();
@@ -237,25 +244,23 @@ fn include_dirs_defines_and_errors() {
     );
     // A path to a file works without include directories.
     let by_path = dir.join("gatun_test_api.h");
-    let p =
-        Declarations::from_headers([by_path.to_str().unwrap()], &HeaderOptions::default()).unwrap();
+    let p = Declarations::from_headers([by_path.to_str().unwrap()], &options()).unwrap();
     assert!(p.function("gt_twice").is_some());
     // Headers add to an existing set; a conflicting redeclaration is a parse error.
     let mut both = Declarations::parse("int before(void);").unwrap();
     let declared = both
-        .add_headers([by_path.to_str().unwrap()], &HeaderOptions::default())
+        .add_headers([by_path.to_str().unwrap()], &options())
         .unwrap();
     assert!(declared.contains(&Declared::Function("gt_twice".into())));
     assert!(both.function("before").is_some() && both.function("gt_twice").is_some());
     let mut conflicting = Declarations::parse("long gt_twice(long x);").unwrap();
     let e = conflicting
-        .add_headers([by_path.to_str().unwrap()], &HeaderOptions::default())
+        .add_headers([by_path.to_str().unwrap()], &options())
         .unwrap_err();
     assert!(matches!(e, HeaderError::Parse { .. }), "{e}");
     assert!(conflicting.function("gt_twice").is_some()); // unchanged
                                                          // A missing header is the preprocessor's error, with its message.
-    let e = Declarations::from_headers(["gatun_no_such_header.h"], &HeaderOptions::default())
-        .unwrap_err();
+    let e = Declarations::from_headers(["gatun_no_such_header.h"], &options()).unwrap_err();
     assert!(matches!(e, HeaderError::Preprocessor { .. }), "{e}");
     assert!(e.to_string().contains("gatun_no_such_header.h"), "{e}");
     // A header that does not parse names itself and the position.
@@ -264,7 +269,7 @@ fn include_dirs_defines_and_errors() {
         ["gatun_bad.h"],
         &HeaderOptions {
             include_dirs: vec![dir.clone()],
-            ..HeaderOptions::default()
+            ..options()
         },
     )
     .unwrap_err();

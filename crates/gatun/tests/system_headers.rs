@@ -25,7 +25,8 @@ static BITFIELDS_CHECKED: AtomicUsize = AtomicUsize::new(0);
 use gatun::cdecl::{Declarations, Declared};
 use gatun::layout::MemoryLayout;
 
-/// Runs `gcc FLAGS ARGS` with `input` on its standard input; stdout is captured when
+/// Runs the target's gcc (`gatun_test_natives::CC`: under qemu the host's gcc would check
+/// the host's ABI) as `gcc FLAGS ARGS` with `input` on its standard input; stdout is captured when
 /// `capture_stdout`, stderr always (and discarded by callers that do not need it).
 fn gcc_with_input(
     flags: &[&str],
@@ -35,7 +36,7 @@ fn gcc_with_input(
 ) -> std::io::Result<std::process::Output> {
     use std::io::Write;
     use std::process::Stdio;
-    let mut child = Command::new("gcc")
+    let mut child = Command::new(gatun_test_natives::CC)
         .args(flags)
         .args(args)
         .stdin(Stdio::piped())
@@ -252,7 +253,7 @@ fn check_bitfields(
         .collect::<Vec<_>>();
     let compiled = gcc_with_input(flags, &args, &program, false);
     let result = match compiled {
-        Ok(o) if o.status.success() => match Command::new(&exe).output() {
+        Ok(o) if o.status.success() => match gatun_test_natives::target_command(&exe).output() {
             Ok(run) => String::from_utf8_lossy(&run.stdout)
                 .lines()
                 .map(|l| format!("  bitfield {l}"))
@@ -270,7 +271,7 @@ fn check_bitfields(
 }
 
 fn gcc_available() -> bool {
-    Command::new("gcc")
+    Command::new(gatun_test_natives::CC)
         .arg("--version")
         .output()
         .is_ok_and(|o| o.status.success())

@@ -3,10 +3,14 @@
 
 use assert_cmd::Command;
 
-/// The built `gatun` binary, with backtraces on (so a panic would show in stderr).
+/// The built `gatun` binary (through the cross runner on a cross build), with backtraces on
+/// (so a panic would show in stderr) and `$CC` set to the target's C compiler (for `-i`).
 pub fn gatun() -> Command {
-    let mut c = Command::cargo_bin("gatun").unwrap();
-    c.env("RUST_BACKTRACE", "1");
+    let mut c = Command::from_std(gatun_test_natives::target_command(env!(
+        "CARGO_BIN_EXE_gatun"
+    )));
+    c.env("RUST_BACKTRACE", "1")
+        .env("CC", gatun_test_natives::CC);
     c
 }
 

@@ -143,6 +143,7 @@ enum Width {
 /// capture buffers (on its stack). No invocation path allocates.
 ///
 /// ```
+/// # if !cfg!(all(target_arch = "x86_64", target_os = "linux")) { return; } // calls C
 /// use gatun::capture::{adapt_system_call, Errno};
 /// use gatun::linker::{FunctionDescriptor, Linker, LinkerOption, SymbolLookup};
 /// use gatun::{Value, ValueLayout};

@@ -58,7 +58,8 @@ pub struct HeaderOptions {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum HeaderError {
-    /// The preprocessor could not be started (typically: no C compiler is installed).
+    /// The preprocessor could not be started (typically: no C compiler is installed), or it
+    /// exited with status 127 (command not found) without output.
     #[error(
         "cannot run the C preprocessor `{compiler}`: {reason} (install a C compiler, or set \
          $CC or HeaderOptions::compiler)"
@@ -210,6 +211,28 @@ where
             status: "could not be waited for".into(),
             stderr: e.to_string(),
         })?;
+    // Exit status 127 with no output is "command not found": what a shell wrapper reports,
+    // and what a spawn whose exec failed looks like where the failure cannot be reported to
+    // the parent (under qemu-user emulation, for instance).
+    if out.status.code() == Some(127) && out.stdout.is_empty() {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stderr = stderr.trim();
+        return Err(HeaderError::NoCompiler {
+            compiler: args[0].clone(),
+            reason: if stderr.is_empty() {
+                "it exited with status 127 (command not found) and no output".into()
+            } else {
+                let mut cut = stderr.len().min(HeaderError::MAX_STDERR);
+                while !stderr.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                format!(
+                    "it exited with status 127 (command not found): {}",
+                    &stderr[..cut]
+                )
+            },
+        });
+    }
     if !out.status.success() || matches!(written, Some(Err(_))) {
         let mut stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         if stderr.len() > HeaderError::MAX_STDERR {

@@ -469,7 +469,9 @@ pub(super) fn scalar_ty(name: &str) -> Result<Ty, crate::Error> {
         .map(|v| Ty::Object(MemoryLayout::Value(v)))
 }
 
-/// The `__builtin_va_list` type (an array of one 24-byte record on x86-64 SysV).
+/// The `__builtin_va_list` type of this build's target: an array of one 24-byte record
+/// (alignment 8) on x86-64 System V, a 32-byte record (alignment 8) on AAPCS64 Linux, a
+/// `char *` on Apple arm64; its size is unknown elsewhere.
 pub(super) fn va_list() -> NoLayout {
     NoLayout {
         spelling: "__builtin_va_list".into(),
@@ -478,6 +480,10 @@ pub(super) fn va_list() -> NoLayout {
             .into(),
         size_align: if cfg!(all(target_arch = "x86_64", not(windows))) {
             Some((24, 8))
+        } else if cfg!(all(target_arch = "aarch64", target_vendor = "apple")) {
+            Some((8, 8))
+        } else if cfg!(all(target_arch = "aarch64", not(windows))) {
+            Some((32, 8))
         } else {
             None
         },

@@ -14,9 +14,11 @@
 //!   in a packed record (`__attribute__((packed))` on the record or the member) or under
 //!   `#pragma pack` there is no such move;
 //! - a named bitfield raises the record's alignment to its type's (1 when packed, at most
-//!   `n` under `#pragma pack(n)`); unnamed ones do not;
+//!   `n` under `#pragma pack(n)`); unnamed ones do so only on AAPCS64 targets other than
+//!   Apple's (gcc's `TARGET_ALIGN_ANON_BITFIELD`; see [`ANON_BITFIELDS_ALIGN`]);
 //! - a zero-width bitfield moves the next member to a multiple of its type's alignment (even
-//!   when packed), and does not raise the record's alignment;
+//!   when packed); on x86-64 and Apple arm64 it does not raise the record's alignment, on the
+//!   other AAPCS64 targets it raises it to its type's alignment, whatever the packing;
 //! - in a union every member starts at bit 0; a bitfield member occupies whole bytes.
 //!
 //! Little-endian targets only: bits are numbered from the least significant bit of the lowest
@@ -219,6 +221,11 @@ impl BitField {
     }
 }
 
+/// Whether unnamed bitfields (zero-width ones included) raise the alignment of the record
+/// holding them, as gcc's `TARGET_ALIGN_ANON_BITFIELD` has it for this build's target: true on
+/// AArch64 (AAPCS64) except Apple's arm64, false on x86-64 System V and Apple arm64.
+const ANON_BITFIELDS_ALIGN: bool = cfg!(all(target_arch = "aarch64", not(target_vendor = "apple")));
+
 /// A member of a record with bitfields, for [`c_record_with_bitfields`].
 #[derive(Debug, Clone)]
 pub(crate) enum RecordField {
@@ -245,6 +252,17 @@ pub(crate) fn c_record_with_bitfields(
     fields: Vec<RecordField>,
     union: bool,
     pack: Option<usize>,
+) -> Result<(MemoryLayout, Vec<BitField>)> {
+    record_with_bitfields(fields, union, pack, ANON_BITFIELDS_ALIGN)
+}
+
+/// [`c_record_with_bitfields`] with the target's rule for unnamed bitfields given:
+/// `anon_align` is [`ANON_BITFIELDS_ALIGN`] for the target laid out for.
+fn record_with_bitfields(
+    fields: Vec<RecordField>,
+    union: bool,
+    pack: Option<usize>,
+    anon_align: bool,
 ) -> Result<(MemoryLayout, Vec<BitField>)> {
     let overflow = || Error::SizeOverflow {
         what: "record with bitfields".into(),
@@ -288,6 +306,10 @@ pub(crate) fn c_record_with_bitfields(
                 let size_bits = kind.byte_size() * 8;
                 let unit = type_alignment * 8;
                 if width == 0 {
+                    // Packing does not lower a zero-width bitfield's alignment.
+                    if anon_align {
+                        align = align.max(type_alignment);
+                    }
                     if !union {
                         bit = align_up(bit, unit).ok_or_else(overflow)?;
                     }
@@ -302,13 +324,15 @@ pub(crate) fn c_record_with_bitfields(
                 }
                 let end = at.checked_add(width as usize).ok_or_else(overflow)?;
                 storage.push((at / 8, end.div_ceil(8)));
-                if let Some(n) = name {
+                if name.is_some() || anon_align {
                     let eff = if packed {
                         1
                     } else {
                         pack.map_or(type_alignment, |p| type_alignment.min(p))
                     };
                     align = align.max(eff);
+                }
+                if let Some(n) = name {
                     bits.push(BitField::new(n, kind, at, width)?);
                 }
                 if union {
@@ -494,5 +518,116 @@ mod tests {
         )
         .unwrap();
         assert_eq!((l.byte_size(), l.byte_alignment()), (4, 4));
+    }
+
+    #[test]
+    fn unnamed_bitfields_align_the_record_only_where_the_target_says() {
+        let char_field = || RecordField::Ordinary(ValueLayout::I8.into(), Vec::new());
+        let unnamed = |kind: ScalarKind, width: u32, packed: bool| RecordField::Bits {
+            name: None,
+            kind,
+            type_alignment: kind.natural_alignment(),
+            width,
+            packed,
+        };
+        // (fields, union, pack) -> (size, alignment) without / with the AAPCS64 rule; the
+        // figures are x86-64 gcc's and aarch64-linux-gnu-gcc's.
+        type Case = (
+            Vec<RecordField>,
+            bool,
+            Option<usize>,
+            (usize, usize),
+            (usize, usize),
+        );
+        let cases: Vec<Case> = vec![
+            // struct { char c; int :0; char d; }
+            (
+                vec![
+                    char_field(),
+                    unnamed(ScalarKind::I32, 0, false),
+                    char_field(),
+                ],
+                false,
+                None,
+                (5, 1),
+                (8, 4),
+            ),
+            // struct { char c; int :3; char d; }
+            (
+                vec![
+                    char_field(),
+                    unnamed(ScalarKind::I32, 3, false),
+                    char_field(),
+                ],
+                false,
+                None,
+                (3, 1),
+                (4, 4),
+            ),
+            // #pragma pack(2) struct { char c; int :0; char d; }: packing does not cap it
+            (
+                vec![
+                    char_field(),
+                    unnamed(ScalarKind::I32, 0, false),
+                    char_field(),
+                ],
+                false,
+                Some(2),
+                (5, 1),
+                (8, 4),
+            ),
+            // #pragma pack(2) struct { char c; long long :3; char d; }
+            (
+                vec![
+                    char_field(),
+                    unnamed(ScalarKind::I64, 3, false),
+                    char_field(),
+                ],
+                false,
+                Some(2),
+                (3, 1),
+                (4, 2),
+            ),
+            // struct __attribute__((packed)) { char c; int :3; char d; }
+            (
+                vec![
+                    char_field(),
+                    unnamed(ScalarKind::I32, 3, true),
+                    char_field(),
+                ],
+                false,
+                None,
+                (3, 1),
+                (3, 1),
+            ),
+            // union { char c; long long :0; }
+            (
+                vec![char_field(), unnamed(ScalarKind::I64, 0, false)],
+                true,
+                None,
+                (1, 1),
+                (8, 8),
+            ),
+            // union { char c; int :3; }
+            (
+                vec![char_field(), unnamed(ScalarKind::I32, 3, false)],
+                true,
+                None,
+                (1, 1),
+                (4, 4),
+            ),
+        ];
+        for (i, (fields, union, pack, sysv, aapcs)) in cases.into_iter().enumerate() {
+            for (anon_align, want) in [(false, sysv), (true, aapcs)] {
+                let (l, b) = record_with_bitfields(fields.clone(), union, pack, anon_align)
+                    .unwrap_or_else(|e| panic!("case {i}: {e}"));
+                assert_eq!(
+                    (l.byte_size(), l.byte_alignment()),
+                    want,
+                    "case {i}, anon_align {anon_align}"
+                );
+                assert!(b.is_empty());
+            }
+        }
     }
 }

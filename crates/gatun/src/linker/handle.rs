@@ -46,6 +46,7 @@ use crate::value::{scalar_tag, value_tag, Value};
 /// elsewhere [`Linker::downcall`] returns [`Error::Unsupported`].
 ///
 /// ```
+/// # if !cfg!(all(target_arch = "x86_64", target_os = "linux")) { return; } // calls C
 /// use gatun::linker::SymbolLookup;
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout};
 /// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
@@ -299,6 +300,7 @@ impl std::ops::Deref for Inner {
 /// aligned), as in Java.
 ///
 /// ```
+/// # if !cfg!(all(target_arch = "x86_64", target_os = "linux")) { return; } // calls C
 /// use gatun::linker::SymbolLookup;
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
 /// // long labs(long): linked once, called from any thread, never allocating.

@@ -6,6 +6,7 @@ use crate::layout::{MemoryLayout, ValueLayout};
 /// An option of [`crate::linker::Linker::downcall`].
 ///
 /// ```
+/// # if !cfg!(all(target_arch = "x86_64", target_os = "linux")) { return; } // calls C
 /// use gatun::linker::{FunctionDescriptor, Linker, LinkerOption, SymbolLookup};
 /// use gatun::ValueLayout as V;
 /// // int printf(const char *fmt, ...) called with one int: variadic from index 1.

@@ -251,6 +251,7 @@ const INLINE_ARGS: usize = 16;
 /// call). `!Send` and `!Sync`, like the segments it holds.
 ///
 /// ```
+/// # if !cfg!(all(target_arch = "x86_64", target_os = "linux")) { return; } // calls C
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
 /// use gatun::memory::Arena;
 /// let arena = Arena::confined();
@@ -370,6 +371,7 @@ impl<'a> UpcallArgs<'a> {
 /// argument, return, error, panic and thread rules.
 ///
 /// ```
+/// # if !cfg!(all(target_arch = "x86_64", target_os = "linux")) { return; } // calls C
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
 /// use gatun::memory::Arena;
 /// let arena = Arena::confined();
@@ -552,6 +554,7 @@ impl<'s> UpcallStub<'s> {
 /// that thread too. Derefs to [`UpcallStub`] for the address and the other accessors.
 ///
 /// ```
+/// # if !cfg!(all(target_arch = "x86_64", target_os = "linux")) { return; } // calls C
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
 /// use gatun::memory::Arena;
 /// let arena = Arena::confined();
