@@ -469,7 +469,8 @@ pub(super) fn scalar_ty(name: &str) -> Result<Ty, crate::Error> {
         .map(|v| Ty::Object(MemoryLayout::Value(v)))
 }
 
-/// The `__builtin_va_list` type (an array of one 24-byte record on x86-64 SysV).
+/// The `__builtin_va_list` type (an array of one 24-byte record on x86-64 SysV, a `char *` on
+/// 64-bit Windows).
 pub(super) fn va_list() -> NoLayout {
     NoLayout {
         spelling: "__builtin_va_list".into(),
@@ -478,6 +479,8 @@ pub(super) fn va_list() -> NoLayout {
             .into(),
         size_align: if cfg!(all(target_arch = "x86_64", not(windows))) {
             Some((24, 8))
+        } else if cfg!(all(target_arch = "x86_64", windows)) {
+            Some((8, 8))
         } else {
             None
         },
