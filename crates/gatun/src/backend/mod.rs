@@ -8,6 +8,8 @@
 //!   Linux (not under Miri).
 //! - [`aarch64`]: AAPCS64 (Linux) and Apple arm64. Classification only, on every host; linking
 //!   returns [`Error::Unsupported`](crate::Error::Unsupported) until an executor exists.
+//! - [`win64`]: the Microsoft x64 convention. Classification only, on every host; Windows
+//!   links through `unsupported` until an executor exists.
 //! - `unsupported`: the backend of every other target, whose link returns
 //!   [`Error::Unsupported`](crate::Error::Unsupported).
 //!
@@ -22,6 +24,7 @@ use crate::layout::{MemoryLayout, ScalarKind};
 pub(crate) mod aarch64;
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux", not(miri))))]
 pub(crate) mod unsupported;
+pub(crate) mod win64;
 pub(crate) mod x86_64_sysv;
 
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux", not(miri))))]

@@ -370,7 +370,10 @@ const MAP_JIT_DARWIN_MAJOR: u32 = 18;
 
 /// The major version in a kernel release string (`uname -r`, e.g. `18.7.0`): its leading
 /// decimal digits (at most 4), followed by `.` or the end. `None` for anything else.
-#[cfg(any(all(target_vendor = "apple", not(target_arch = "aarch64")), all(test, unix)))]
+#[cfg(any(
+    all(target_vendor = "apple", not(target_arch = "aarch64")),
+    all(test, unix)
+))]
 fn darwin_major(release: &[u8]) -> Option<u32> {
     let digits = release.iter().take_while(|b| b.is_ascii_digit()).count();
     if digits == 0 || digits > 4 || !matches!(release.get(digits), None | Some(b'.')) {

@@ -45,7 +45,10 @@ fn found_symbol_prints_name_address_and_library() {
     #[cfg(unix)]
     assert!(text.ends_with(" in the process"), "{text}");
     #[cfg(windows)]
-    assert!(text.ends_with(&format!(" in {}", windows::C_RUNTIME)), "{text}");
+    assert!(
+        text.ends_with(&format!(" in {}", windows::C_RUNTIME)),
+        "{text}"
+    );
 }
 
 #[test]

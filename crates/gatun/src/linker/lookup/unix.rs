@@ -117,8 +117,7 @@ pub(super) fn default_libraries() -> Vec<(String, Native)> {
     let mut add = |name: &OsStr| {
         // SAFETY: with RTLD_NOLOAD, dlopen only takes a reference to a library that is already
         // mapped (libc always is, libm when something linked it) and runs no initialiser.
-        let loaded =
-            unsafe { Native::open_mode(name, RTLD_NOW | RTLD_LOCAL | libc::RTLD_NOLOAD) };
+        let loaded = unsafe { Native::open_mode(name, RTLD_NOW | RTLD_LOCAL | libc::RTLD_NOLOAD) };
         // SAFETY: not yet mapped (glibc's libm, when nothing in the process uses it; libc and
         // libSystem always are): load it, which runs its initialisers and IFUNC resolvers. Both
         // are the C library's own (libm is part of glibc) and run no user code: what linking
