@@ -5,6 +5,8 @@
 //! `sysv_a16x4_make`'s result with `movaps`), so a misaligned buffer would fault. Struct
 //! *argument* segments may have any alignment: their bytes are copied (loads of at most 8
 //! bytes) into registers or an aligned stack slot.
+// Calls foreign code: only where the executor runs.
+#![cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
 
 mod common;
 
