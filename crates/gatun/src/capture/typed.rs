@@ -152,6 +152,7 @@ fn errno_location() -> *mut c_int {
 /// `Send + Sync` and `Clone`; keeps the handle (and so its library) alive.
 ///
 /// ```
+/// # #[cfg(all(target_arch = "x86_64", target_os = "linux"))] { // calls: the executor's target
 /// use gatun::capture::{adapt_system_call, Errno};
 /// use gatun::linker::{FunctionDescriptor, Linker, LinkerOption, SymbolLookup};
 /// use gatun::{Value, ValueLayout};
@@ -168,6 +169,7 @@ fn errno_location() -> *mut c_int {
 /// // SAFETY: as for close(2): -1 is never an open descriptor.
 /// assert_eq!(unsafe { close.call((-1,)) }, Err(Errno(9)));
 /// assert_eq!(unsafe { close.invoke((-1,)) }, -9);
+/// # }
 /// ```
 pub struct TypedSystemCall<F: SysCallSignature> {
     f: F,

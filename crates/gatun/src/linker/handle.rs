@@ -46,6 +46,7 @@ use crate::value::{scalar_tag, value_tag, Value};
 /// elsewhere [`Linker::downcall`] returns [`Error::Unsupported`].
 ///
 /// ```
+/// # #[cfg(all(target_arch = "x86_64", target_os = "linux"))] { // calls: the executor's target
 /// use gatun::linker::SymbolLookup;
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout};
 /// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
@@ -54,6 +55,7 @@ use crate::value::{scalar_tag, value_tag, Value};
 ///     .unwrap();
 /// // SAFETY: int abs(int) has no preconditions.
 /// assert_eq!(unsafe { abs.invoke(&[Value::I32(-3)]) }.unwrap(), Value::I32(3));
+/// # }
 /// ```
 #[derive(Debug)]
 pub struct Linker {
@@ -298,6 +300,7 @@ impl std::ops::Deref for Inner {
 /// aligned), as in Java.
 ///
 /// ```
+/// # #[cfg(all(target_arch = "x86_64", target_os = "linux"))] { // calls: the executor's target
 /// use gatun::linker::SymbolLookup;
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
 /// // long labs(long): linked once, called from any thread, never allocating.
@@ -310,6 +313,7 @@ impl std::ops::Deref for Inner {
 /// assert_eq!(t.join().unwrap(), Some(7));
 /// // SAFETY: labs has no preconditions; a wrong kind is an error before any call.
 /// assert!(unsafe { h.invoke(&[Value::I32(-7)]) }.is_err());
+/// # }
 /// ```
 #[derive(Clone)]
 pub struct DowncallHandle {

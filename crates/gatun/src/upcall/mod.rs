@@ -234,6 +234,7 @@ const INLINE_ARGS: usize = 16;
 /// call). `!Send` and `!Sync`, like the segments it holds.
 ///
 /// ```
+/// # #[cfg(all(target_arch = "x86_64", target_os = "linux"))] { // calls: the executor's target
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
 /// use gatun::memory::Arena;
 /// let arena = Arena::confined();
@@ -248,6 +249,7 @@ const INLINE_ARGS: usize = 16;
 /// // SAFETY: the stub is an `int (*)(int, int)` that lives while `add` does.
 /// let f: extern "C" fn(i32, i32) -> i32 = unsafe { std::mem::transmute(add.address()) };
 /// assert_eq!(f(2, 3), 5);
+/// # }
 /// ```
 pub struct UpcallArgs<'a> {
     values: &'a [Value<'a>],
@@ -353,6 +355,7 @@ impl<'a> UpcallArgs<'a> {
 /// argument, return, error, panic and thread rules.
 ///
 /// ```
+/// # #[cfg(all(target_arch = "x86_64", target_os = "linux"))] { // calls: the executor's target
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
 /// use gatun::memory::Arena;
 /// let arena = Arena::confined();
@@ -368,6 +371,7 @@ impl<'a> UpcallArgs<'a> {
 ///     )
 ///     .unwrap();
 /// assert!(!stub.address().is_null()); // pass `stub.as_value()` to C as a `void (*)(void)`
+/// # }
 /// ```
 pub struct UpcallStub<'s> {
     /// Dropped first: no code refers to the context once it is gone.
@@ -535,6 +539,7 @@ impl<'s> UpcallStub<'s> {
 /// that thread too. Derefs to [`UpcallStub`] for the address and the other accessors.
 ///
 /// ```
+/// # #[cfg(all(target_arch = "x86_64", target_os = "linux"))] { // calls: the executor's target
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
 /// use gatun::memory::Arena;
 /// let arena = Arena::confined();
@@ -553,6 +558,7 @@ impl<'s> UpcallStub<'s> {
 /// let f: extern "C" fn(i32) = unsafe { std::mem::transmute(stub.address()) };
 /// f(9);
 /// assert_eq!(seen.get(), 9);
+/// # }
 /// ```
 pub struct ConfinedUpcallStub<'s> {
     stub: UpcallStub<'s>,
