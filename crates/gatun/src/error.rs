@@ -388,6 +388,8 @@ pub(crate) fn check_size_align(byte_size: usize, byte_alignment: usize) -> Resul
             alignment: byte_alignment,
         });
     }
+    // Always false off Windows, where the limit is usize::MAX.
+    #[allow(clippy::absurd_extreme_comparisons)]
     if byte_alignment > MAX_ALLOCATION_ALIGNMENT {
         return Err(Error::OutOfMemory {
             size: byte_size,

@@ -50,8 +50,9 @@
 //!   to 0/1 ([`Conversion::for_scalar`](crate::abi::Conversion)); Microsoft leaves the upper
 //!   bits unspecified, so this is merely stronger.
 //!
-//! `long double` is not a [`ScalarKind`]: it cannot appear in a descriptor (MSVC's is `double`;
-//! mingw-w64 gcc's is the 80-bit x87 type, passed by reference like a 16-byte aggregate).
+//! `long double` is not a [`ScalarKind`](crate::layout::ScalarKind): it cannot appear in a
+//! descriptor (MSVC's is `double`; mingw-w64 gcc's is the 80-bit x87 type in 16 bytes, passed
+//! by reference like a 16-byte aggregate).
 //! Sizes and limits are checked as in [`crate::abi::sysv_x64::plan`]: a descriptor needing more
 //! than [`MAX_STACK_BYTES`] bytes of stack area (shadow space included) is rejected.
 
