@@ -2,7 +2,11 @@
 //! `tests/native/capture.c`, real system calls through the default lookup, reentrancy through a
 //! C callback, every invocation path, and 8 threads that must never see another thread's (or a
 //! stale) errno.
-#![cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+#![cfg(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    target_os = "linux",
+    not(miri)
+))]
 
 mod common;
 

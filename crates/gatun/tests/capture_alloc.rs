@@ -1,7 +1,11 @@
 //! Zero heap allocations per adapted system call, on success and on failure, on every path
 //! (`invoke`, `call`, `invoke_raw`, typed) and for calls nested up to `CAPTURE_NESTING` deep.
 //! Allocations are counted per thread (the calls all run on the test's thread).
-#![cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+#![cfg(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    target_os = "linux",
+    not(miri)
+))]
 
 mod common;
 

@@ -144,7 +144,7 @@ fn bitfields_match_gcc() {
 }
 
 #[test]
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 fn bitfield_structs_pass_by_value() {
     let decls = Declarations::parse(include_str!("native/cdecl_layouts.h")).unwrap();
     let lib = natives();
@@ -179,7 +179,8 @@ fn bitfield_structs_pass_by_value() {
     assert_eq!(field("b").get(&out, 0).unwrap(), Value::I32(15));
     assert_eq!(field("c").get(&out, 0).unwrap(), Value::U32(0xABCDE));
     assert_eq!(field("d").get(&out, 0).unwrap(), Value::I32(-128));
-    // A float and a bitfield share the first eightbyte: INTEGER class, as gcc passes it.
+    // A float and a bitfield share the first eightbyte: INTEGER class, as gcc passes it
+    // (AArch64: not an HFA, so in x0).
     let fl = decls.layout("struct cl_bf_float").unwrap().clone();
     let s = arena.allocate_layout(&fl).unwrap();
     s.set(0, 2.0f32).unwrap();

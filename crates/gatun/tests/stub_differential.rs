@@ -1,23 +1,35 @@
 //! Differential test of the compiled downcall stubs against the trampoline executor:
 //! 10,000+ random signatures (every scalar kind, structs of up to 4 fields, nested structs,
-//! arrays inside structs, unions, packed structs, up to 16 arguments so the stack is used,
+//! arrays inside structs, unions, packed structs, HFAs of 1 to 4 `float`s or `double`s,
+//! structs over 16 bytes, 16-byte-aligned structs, up to 16 arguments so the stack is used,
 //! variadic calls, scalar / register-struct / in-memory-struct returns) are called through both
-//! executors against a *recording* target written in assembly. The recorder saves rdi..r9,
-//! rax (%al), xmm0..xmm7 and the outgoing stack area, writes a chosen pattern through the hidden
-//! return pointer (if any) and returns chosen rax/rdx/xmm0/xmm1. The test asserts that every
-//! register and stack slot the plan names holds the same 64-bit value under both executors,
-//! that `%al` is the same for variadic calls, and that both return the same bytes — on the
-//! `Value` path and on the raw path. A quarter of the handles capture errno: the recorder
-//! also records the errno it sees (restore before) and sets a new one (save after). (The trampoline itself is checked against real C
-//! functions in sysv_prop.rs and sysv_downcall.rs; those tests now also run through stubs.)
-#![cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+//! executors against a *recording* target written in assembly (one per ABI: x86-64 SysV and
+//! AArch64). The recorder saves the integer argument registers (rdi..r9 and rax for `%al`;
+//! x0..x8), the low 64 bits of the vector argument registers (xmm0..7; v0..7), the outgoing
+//! stack area and the errno it sees; on AArch64 it also copies the bytes behind each
+//! by-reference argument's address while the caller's copy is alive. It then writes a chosen
+//! pattern through the hidden return pointer (if any; x8 on AArch64) or returns chosen values
+//! in the two integer and the first vector return registers. The test asserts that every
+//! register and stack slot the plan names holds the same value under both executors (AArch64:
+//! the bytes of the value's size, the rest being unspecified there), that `%al` is the same
+//! for variadic SysV calls, that by-reference copies hold the argument's bytes, and that both
+//! return the same bytes — on the `Value` path and on the raw path. A quarter of the handles
+//! capture errno: the recorder also records the errno it sees (restore before) and sets a new
+//! one (save after). On a backend without compiled stubs yet, both handles are trampoline
+//! handles. (The executors are checked against real C functions in downcall_prop.rs and
+//! sysv_downcall.rs.)
+#![cfg(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    target_os = "linux",
+    not(miri)
+))]
 
 mod common;
 
 use std::ffi::c_void;
 use std::sync::Mutex;
 
-use gatun::abi::{Location, ReturnPlan};
+use gatun::abi::{Location, Register, ReturnPlan};
 use gatun::layout::{MemoryLayout, ScalarKind, ValueLayout as V};
 use gatun::linker::{DowncallHandle, FunctionDescriptor as FD, Linker, LinkerOption, Symbol};
 use gatun::memory::PrefixAllocator;
@@ -26,18 +38,37 @@ use gatun::Value;
 
 use common::value_from_bits;
 
-/// Recorded registers: 0..6 rdi,rsi,rdx,rcx,r8,r9; 6 rax; 7..15 xmm0..7; 15.. stack slots.
-const REC_SLOTS: usize = 15 + 200;
+/// Where the recorder keeps what it saw: `INT_BASE + n` the integer argument register n,
+/// `VEC_BASE + n` the low 64 bits of vector register n, `STACK_BASE + k` the caller's stack slot
+/// k (8 bytes at the entry stack pointer + 8k, past the return address on x86-64).
+/// x86-64: rdi, rsi, rdx, rcx, r8, r9 at 0..6, rax (`%al`) at 6, xmm0..7 at 7..15.
+#[cfg(target_arch = "x86_64")]
+mod slots {
+    pub const INT_BASE: usize = 0;
+    pub const VEC_BASE: usize = 7;
+    pub const STACK_BASE: usize = 15;
+}
+/// AArch64: x0..x8 at 0..9 (x8 the indirect-result register), d0..d7 at 9..17.
+#[cfg(target_arch = "aarch64")]
+mod slots {
+    pub const INT_BASE: usize = 0;
+    pub const VEC_BASE: usize = 9;
+    pub const STACK_BASE: usize = 17;
+}
+use slots::*;
+const REC_SLOTS: usize = STACK_BASE + 200;
 #[no_mangle]
 static mut STUBDIFF_REC: [u64; REC_SLOTS] = [0; REC_SLOTS];
-/// What the recorder returns: rax, rdx, xmm0, xmm1, then the in-memory return size and up to
-/// 256 pattern bytes.
+/// What the recorder returns: integer registers 0 and 1 (rax, rdx / x0, x1), vector registers
+/// 0..4 (xmm0, xmm1 / v0..v3), then the in-memory return size (bytes written through the
+/// hidden pointer instead) and up to 256 pattern bytes.
 #[no_mangle]
-static mut STUBDIFF_RET: [u64; 5 + 32] = [0; 5 + 32];
+static mut STUBDIFF_RET: [u64; 7 + 32] = [0; 7 + 32];
 /// [0]: the errno the recorder saw; [1]: the errno it leaves behind.
 #[no_mangle]
 static mut STUBDIFF_ERRNO: [i32; 2] = [0; 2];
 
+#[cfg(target_arch = "x86_64")]
 std::arch::global_asm!(
     ".text",
     ".p2align 4",
@@ -77,10 +108,10 @@ std::arch::global_asm!(
     "lea r11, [rip + {rec}]",
     "mov rdi, [r11]",
     "lea r10, [rip + {ret}]",
-    "mov rcx, [r10 + 32]",
+    "mov rcx, [r10 + 48]",
     "test rcx, rcx",
     "jz 3f",
-    "lea rsi, [r10 + 40]",
+    "lea rsi, [r10 + 56]",
     "rep movsb",
     "mov rax, [r11]",
     "ret",
@@ -95,8 +126,103 @@ std::arch::global_asm!(
     errno = sym STUBDIFF_ERRNO,
 );
 
+// The AArch64 recorder: the same record, plus a call of `stubdiff_deref` (which copies the
+// caller-made copies of by-reference arguments while they are alive); an in-memory return is
+// written through x8.
+#[cfg(target_arch = "aarch64")]
+std::arch::global_asm!(
+    ".text",
+    ".p2align 4",
+    ".globl stubdiff_record",
+    "stubdiff_record:",
+    "adrp x9, {rec}",
+    "add x9, x9, :lo12:{rec}",
+    "stp x0, x1, [x9]",
+    "stp x2, x3, [x9, #16]",
+    "stp x4, x5, [x9, #32]",
+    "stp x6, x7, [x9, #48]",
+    "str x8, [x9, #64]",
+    "stp d0, d1, [x9, #72]",
+    "stp d2, d3, [x9, #88]",
+    "stp d4, d5, [x9, #104]",
+    "stp d6, d7, [x9, #120]",
+    "mov x10, #0",
+    "add x11, x9, #136",
+    "2:",
+    "ldr x12, [sp, x10, lsl #3]",
+    "str x12, [x11, x10, lsl #3]",
+    "add x10, x10, #1",
+    "cmp x10, #200",
+    "b.lo 2b",
+    "stp x29, x30, [sp, #-16]!",
+    "mov x29, sp",
+    "bl __errno_location",
+    "adrp x10, {errno}",
+    "add x10, x10, :lo12:{errno}",
+    "ldr w11, [x0]",
+    "str w11, [x10]",
+    "ldr w11, [x10, #4]",
+    "str w11, [x0]",
+    "bl {deref}",
+    "ldp x29, x30, [sp], #16",
+    "adrp x9, {rec}",
+    "add x9, x9, :lo12:{rec}",
+    "ldr x8, [x9, #64]",
+    "adrp x10, {ret}",
+    "add x10, x10, :lo12:{ret}",
+    "ldr x11, [x10, #48]",
+    "cbz x11, 3f",
+    "add x12, x10, #56",
+    "4:",
+    "ldrb w13, [x12], #1",
+    "strb w13, [x8], #1",
+    "subs x11, x11, #1",
+    "b.ne 4b",
+    "ret",
+    "3:",
+    "ldp x0, x1, [x10]",
+    "ldp d0, d1, [x10, #16]",
+    "ldp d2, d3, [x10, #32]",
+    "ret",
+    rec = sym STUBDIFF_REC,
+    ret = sym STUBDIFF_RET,
+    errno = sym STUBDIFF_ERRNO,
+    deref = sym stubdiff_deref,
+);
+
 extern "C" {
     fn stubdiff_record();
+}
+
+/// The by-reference arguments of the call being made: where the plan puts the copy's address,
+/// and the argument's size in bytes. Set before each call (under LOCK).
+static BYREF_PLAN: Mutex<Vec<(Location, usize)>> = Mutex::new(Vec::new());
+/// The bytes `stubdiff_deref` found behind each by-reference address, in BYREF_PLAN's order.
+static BYREF_SEEN: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
+
+/// Called by the recorder (on the calling thread, inside the call): copies the bytes behind
+/// every by-reference argument's address, since the caller's copy is freed after the call.
+#[cfg(target_arch = "aarch64")]
+extern "C" fn stubdiff_deref() {
+    let rec = record();
+    let plan = BYREF_PLAN.lock().unwrap_or_else(|e| e.into_inner());
+    let mut seen = BYREF_SEEN.lock().unwrap_or_else(|e| e.into_inner());
+    seen.clear();
+    for &(loc, size) in plan.iter() {
+        let addr = rec[slot(loc)] as *const u8;
+        // SAFETY: the executor passes the address of a live copy of `size` bytes (the argument
+        // layout's size) for the duration of the call, which has not returned yet.
+        seen.push(unsafe { std::slice::from_raw_parts(addr, size) }.to_vec());
+    }
+}
+
+/// The record index of a location.
+fn slot(loc: Location) -> usize {
+    match loc {
+        Location::Int(n) => INT_BASE + n as usize,
+        Location::Vector(n) => VEC_BASE + n as usize,
+        Location::Stack(off) => STACK_BASE + off as usize / 8,
+    }
 }
 
 /// The recorder's statics are process-global: one test at a time touches them.
@@ -118,7 +244,73 @@ impl Rng {
     fn scalar(&mut self) -> ScalarKind {
         ScalarKind::ALL[self.below(ScalarKind::ALL.len() as u64) as usize]
     }
+    /// An HFA (on AArch64; a float/double struct elsewhere): 1 to 4 `float`s or `double`s,
+    /// flat, as an array, nested, or as an array of one-member structs.
+    fn hfa(&mut self) -> MemoryLayout {
+        let k = V::new(if self.below(2) == 0 {
+            ScalarKind::F32
+        } else {
+            ScalarKind::F64
+        });
+        let n = 1 + self.below(4) as usize;
+        match self.below(4) {
+            0 => MemoryLayout::c_struct(vec![k; n]).unwrap(),
+            1 => MemoryLayout::c_struct([MemoryLayout::sequence_layout(n, k).unwrap()]).unwrap(),
+            2 => {
+                let inner = MemoryLayout::c_struct(vec![k.clone(); n.div_ceil(2)]).unwrap();
+                let mut f = vec![inner];
+                f.extend(std::iter::repeat_n(MemoryLayout::from(k), n / 2));
+                MemoryLayout::c_struct(f).unwrap()
+            }
+            _ => {
+                let one = MemoryLayout::c_struct([k]).unwrap();
+                MemoryLayout::c_struct([MemoryLayout::sequence_layout(n, one).unwrap()]).unwrap()
+            }
+        }
+    }
+    /// A struct of 17 to 256 bytes (by reference on AArch64, in memory on SysV).
+    fn big(&mut self) -> MemoryLayout {
+        loop {
+            let n = 2 + self.below(5) as usize;
+            let f: Vec<MemoryLayout> = (0..n)
+                .map(|_| {
+                    let k = V::new(self.scalar());
+                    if self.below(2) == 0 {
+                        k.into()
+                    } else {
+                        MemoryLayout::sequence_layout(1 + self.below(6) as usize, k).unwrap()
+                    }
+                })
+                .collect();
+            let s = MemoryLayout::c_struct(f).unwrap();
+            if (17..=256).contains(&s.byte_size()) {
+                return s;
+            }
+        }
+    }
+    /// A struct of natural alignment 16 (through a 16-byte-aligned member).
+    fn aligned16(&mut self) -> MemoryLayout {
+        let n = 1 + self.below(3) as usize;
+        let inner =
+            MemoryLayout::c_struct((0..n).map(|_| V::new(self.scalar())).collect::<Vec<_>>())
+                .unwrap()
+                .with_byte_alignment(16)
+                .unwrap();
+        let mut f = vec![inner];
+        if self.below(2) == 0 {
+            f.insert(0, V::new(self.scalar()).into());
+        }
+        MemoryLayout::c_struct(f).unwrap()
+    }
     fn ty(&mut self, depth: u32) -> MemoryLayout {
+        if depth <= 1 {
+            match self.below(100) {
+                0..=11 => return self.hfa(),
+                12..=19 => return self.big(),
+                20..=24 => return self.aligned16(),
+                _ => {}
+            }
+        }
         let p = self.below(100);
         if depth >= 2 || p < 50 {
             return V::new(self.scalar()).into();
@@ -171,10 +363,12 @@ fn record() -> [u64; REC_SLOTS] {
     unsafe { std::ptr::addr_of!(STUBDIFF_REC).read() }
 }
 
-/// What one call observed: the recorded locations and the returned bytes.
+/// What one call observed: the recorded locations, the bytes behind by-reference arguments'
+/// addresses, and the returned bytes.
 #[derive(Debug, PartialEq)]
 struct Observed {
     locations: Vec<(String, u64)>,
+    by_reference: Vec<Vec<u8>>,
     ret: Vec<u8>,
 }
 
@@ -183,18 +377,28 @@ fn observe(h: &DowncallHandle, rec: &[u64; REC_SLOTS], ret: Vec<u8>) -> Observed
     let mut locations = Vec::new();
     for (i, a) in plan.args().iter().enumerate() {
         for m in &a.moves {
-            let v = match m.to {
-                Location::Int(n) => rec[n as usize],
-                Location::Vector(n) => rec[7 + n as usize],
-                Location::Stack(off) => rec[15 + off as usize / 8],
+            let v = rec[slot(m.to)];
+            // AAPCS64 leaves the bits of a register or slot above the value's size unspecified
+            // (SysV: the stub and the trampoline write whole registers and slots alike).
+            #[cfg(target_arch = "aarch64")]
+            let v = if m.size < 8 && !matches!(m.conv, gatun::abi::Conversion::FloatToDouble) {
+                v & ((1u64 << (8 * m.size)) - 1)
+            } else {
+                v
             };
             locations.push((format!("arg {i} -> {}", m.to), v));
         }
     }
+    #[cfg(target_arch = "x86_64")]
     if plan.is_variadic() {
         locations.push(("al".into(), rec[6] & 0xff));
     }
-    Observed { locations, ret }
+    let by_reference = std::mem::take(&mut *BYREF_SEEN.lock().unwrap_or_else(|e| e.into_inner()));
+    Observed {
+        locations,
+        by_reference,
+        ret,
+    }
 }
 
 /// Calls `h` once on the `Value` path (`raw == false`) or the raw path with the argument bytes
@@ -226,6 +430,18 @@ fn call(
         .collect();
     let dest = alloc.allocate(ret_size.max(8), 16).unwrap();
     dest.fill(0);
+    let byref: Vec<(usize, Location)> = h
+        .plan()
+        .args()
+        .iter()
+        .enumerate()
+        .filter_map(|(i, a)| a.by_reference.map(|loc| (i, loc)))
+        .collect();
+    *BYREF_PLAN.lock().unwrap_or_else(|e| e.into_inner()) = byref
+        .iter()
+        .map(|&(i, loc)| (loc, args[i].byte_size()))
+        .collect();
+    BYREF_SEEN.lock().unwrap_or_else(|e| e.into_inner()).clear();
     if raw {
         let mut ptrs: Vec<*const u8> = segs.iter().map(|s| s.as_ptr() as *const u8).collect();
         if h.captures_call_state() {
@@ -261,7 +477,18 @@ fn call(
         }
     }
     let rec = record();
+    // No stale plan for a later call of the recorder outside `call`.
+    BYREF_PLAN.lock().unwrap_or_else(|e| e.into_inner()).clear();
     let mut o = observe(h, &rec, dest.to_vec()[..ret_size].to_vec());
+    // The callee saw a copy of each by-reference argument's bytes.
+    assert_eq!(o.by_reference.len(), byref.len(), "{h:?}");
+    for (seen, &(i, _)) in o.by_reference.iter().zip(&byref) {
+        assert_eq!(
+            seen[..],
+            bytes[i][..args[i].byte_size()],
+            "{h:?}: argument {i}"
+        );
+    }
     if h.captures_call_state() {
         // SAFETY: read under LOCK after the recorder ran on this thread.
         let seen = unsafe { std::ptr::addr_of!(STUBDIFF_ERRNO).read() };
@@ -285,10 +512,10 @@ fn set_return_pattern(r: &mut Rng, h: &DowncallHandle, errno_after: i32) {
     // SAFETY: written under LOCK, read by the recorder on this thread.
     unsafe {
         let p = std::ptr::addr_of_mut!(STUBDIFF_RET).cast::<u64>();
-        for k in 0..37 {
+        for k in 0..39 {
             p.add(k).write(r.next());
         }
-        p.add(4)
+        p.add(6)
             .write(if in_memory { size.min(256) as u64 } else { 0 });
         std::ptr::addr_of_mut!(STUBDIFF_ERRNO)
             .cast::<i32>()
@@ -311,6 +538,8 @@ fn run_signatures(seed: u64, count: usize) -> usize {
     let mut memory_returns = 0;
     let mut variadic = 0;
     let mut captures = 0;
+    let mut vector_returns = 0;
+    let mut by_reference = 0;
     while checked < count {
         let sig = signature(&mut r);
         if sig
@@ -333,6 +562,9 @@ fn run_signatures(seed: u64, count: usize) -> usize {
             // e.g. a union whose size is not a multiple of its alignment: skip the signature
             Err(_) => continue,
         };
+        // Every SysV handle has a stub; a backend without stubs yet compares two trampoline
+        // handles (which still checks the recorder's view of every plan).
+        #[cfg(target_arch = "x86_64")]
         assert!(h.uses_compiled_stub(), "{h:?}");
         let t = h.interpreted();
         assert!(!t.uses_compiled_stub());
@@ -356,8 +588,23 @@ fn run_signatures(seed: u64, count: usize) -> usize {
         memory_returns += matches!(h.plan().ret(), ReturnPlan::InMemory) as usize;
         variadic += h.plan().is_variadic() as usize;
         captures += h.captures_call_state() as usize;
+        vector_returns += matches!(h.plan().ret(), ReturnPlan::Registers(m)
+            if m.iter().any(|m| matches!(m.from, Register::Vector(_))))
+            as usize;
+        by_reference += h.plan().args().iter().any(|a| a.by_reference.is_some()) as usize;
         checked += 1;
     }
+    assert!(
+        vector_returns > count / 20,
+        "structs returned in vector registers: {vector_returns}"
+    );
+    #[cfg(target_arch = "aarch64")]
+    assert!(
+        by_reference > count / 10,
+        "by-reference arguments: {by_reference}"
+    );
+    #[cfg(target_arch = "x86_64")]
+    assert_eq!(by_reference, 0);
     assert!(stack_used > count / 10, "stack arguments: {stack_used}");
     assert!(
         memory_returns > count / 20,
@@ -405,4 +652,143 @@ fn fallback_paths_agree() {
     // SAFETY: as above.
     let e = unsafe { h.invoke(&[Value::Segment(MemorySegment::of_slice(&mut small))]) };
     assert!(e.is_err());
+}
+
+/// Integer argument registers of the ABI (the rest of the ten go on the stack).
+#[cfg(target_arch = "x86_64")]
+const INT_ARGS: usize = 6;
+#[cfg(target_arch = "aarch64")]
+const INT_ARGS: usize = 8;
+
+#[repr(C)]
+#[derive(Debug, PartialEq, Clone, Copy)]
+struct Pair(u64, u64);
+#[repr(C)]
+#[derive(Debug, PartialEq, Clone, Copy)]
+struct Triple(u64, u64, u64);
+
+type TenAndTen = unsafe extern "C" fn(
+    u64,
+    u64,
+    u64,
+    u64,
+    u64,
+    u64,
+    u64,
+    u64,
+    u64,
+    u64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+    f64,
+) -> Pair;
+
+/// The recorder itself, called directly from Rust (no gatun executor involved): it records
+/// the registers and stack slots the compiler uses, returns the chosen values, and writes an
+/// in-memory return through the hidden pointer.
+#[test]
+fn recorder_sees_a_direct_call() {
+    let _g = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    BYREF_PLAN.lock().unwrap_or_else(|e| e.into_inner()).clear();
+    // SAFETY: written under LOCK, read by the recorder on this thread.
+    unsafe {
+        let p = std::ptr::addr_of_mut!(STUBDIFF_RET).cast::<u64>();
+        p.write(11);
+        p.add(1).write(22);
+        p.add(6).write(0);
+    }
+    // SAFETY: the recorder follows the C convention for any argument list and returns its
+    // chosen integer registers, which is how a two-`u64` struct comes back.
+    let f: TenAndTen = unsafe { std::mem::transmute(stubdiff_record as unsafe extern "C" fn()) };
+    let d = |k: u64| k as f64 + 0.5;
+    // SAFETY: as above.
+    let r = unsafe {
+        f(
+            1,
+            2,
+            3,
+            4,
+            5,
+            6,
+            7,
+            8,
+            9,
+            10,
+            d(1),
+            d(2),
+            d(3),
+            d(4),
+            d(5),
+            d(6),
+            d(7),
+            d(8),
+            d(9),
+            d(10),
+        )
+    };
+    assert_eq!(r, Pair(11, 22));
+    let rec = record();
+    for k in 0..INT_ARGS {
+        assert_eq!(rec[slot(Location::Int(k as u8))], k as u64 + 1);
+    }
+    for k in 0..8 {
+        assert_eq!(
+            rec[slot(Location::Vector(k as u8))],
+            d(k as u64 + 1).to_bits()
+        );
+    }
+    // The stack: the integers past the registers, then the last two doubles.
+    let mut off = 0;
+    for k in INT_ARGS..10 {
+        assert_eq!(rec[slot(Location::Stack(off))], k as u64 + 1);
+        off += 8;
+    }
+    for k in 8..10 {
+        assert_eq!(rec[slot(Location::Stack(off))], d(k + 1).to_bits());
+        off += 8;
+    }
+
+    // An in-memory return: the pattern's first 24 bytes.
+    // SAFETY: as above.
+    unsafe {
+        let p = std::ptr::addr_of_mut!(STUBDIFF_RET).cast::<u64>();
+        p.add(6).write(24);
+        for k in 0..3 {
+            p.add(7 + k).write(0x1111 * (k as u64 + 1));
+        }
+    }
+    type Big = unsafe extern "C" fn(u64) -> Triple;
+    // SAFETY: as above; a 24-byte struct is returned through the hidden pointer.
+    let g: Big = unsafe { std::mem::transmute(stubdiff_record as unsafe extern "C" fn()) };
+    // SAFETY: as above.
+    assert_eq!(unsafe { g(5) }, Triple(0x1111, 0x2222, 0x3333));
+
+    // AArch64: the hook copies the bytes behind a by-reference address.
+    #[cfg(target_arch = "aarch64")]
+    {
+        let data: [u8; 24] = std::array::from_fn(|i| i as u8 * 3);
+        *BYREF_PLAN.lock().unwrap() = vec![(Location::Int(0), 24)];
+        type One = unsafe extern "C" fn(*const u8) -> Triple;
+        // SAFETY: as above.
+        let h: One = unsafe { std::mem::transmute(stubdiff_record as unsafe extern "C" fn()) };
+        // SAFETY: as above; `data` outlives the call.
+        unsafe { h(data.as_ptr()) };
+        BYREF_PLAN.lock().unwrap().clear();
+        let seen = std::mem::take(&mut *BYREF_SEEN.lock().unwrap());
+        assert_eq!(seen, vec![data.to_vec()]);
+    }
+    // SAFETY: as above.
+    unsafe {
+        std::ptr::addr_of_mut!(STUBDIFF_RET)
+            .cast::<u64>()
+            .add(6)
+            .write(0)
+    };
 }

@@ -2,7 +2,11 @@
 //! (the target itself, called as a typed `extern "C" fn`), the stub path for structs by value,
 //! struct returns (registers and memory), variadic calls and errno capture, and the checks
 //! against the descriptor.
-#![cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+#![cfg(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    target_os = "linux",
+    not(miri)
+))]
 
 mod common;
 

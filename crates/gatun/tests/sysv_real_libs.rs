@@ -1,5 +1,9 @@
 //! Downcalls into real system libraries: libc, libm, libz (zlib1g).
-#![cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+#![cfg(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    target_os = "linux",
+    not(miri)
+))]
 
 mod common;
 
@@ -91,7 +95,12 @@ fn libm_pow_frexp() {
 
 #[test]
 fn libz_crc32_and_round_trip() {
-    let z = lib("libz.so.1");
+    // SAFETY: zlib has sound initialisers.
+    let Ok(z) = (unsafe { SymbolLookup::library("libz.so.1") }) else {
+        // a cross build run under qemu may have no zlib of the target
+        eprintln!("libz.so.1 of this target is not installed: skipped");
+        return;
+    };
     let arena = Arena::confined();
     let crc32 = link_lib(
         &z,

@@ -1,5 +1,9 @@
 //! One DowncallHandle called from 8 threads at once with different arguments.
-#![cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+#![cfg(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    target_os = "linux",
+    not(miri)
+))]
 
 mod common;
 

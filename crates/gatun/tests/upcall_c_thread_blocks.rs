@@ -1,7 +1,11 @@
 //! Threads created in C get a linker-stack block on their first upcall with a struct argument
 //! and free it when they exit (Rust's thread-local destructors run at pthread exit). One test
 //! only, so no other test thread creates or frees blocks while we count.
-#![cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+#![cfg(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    target_os = "linux",
+    not(miri)
+))]
 
 mod common;
 

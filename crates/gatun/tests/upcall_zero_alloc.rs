@@ -2,7 +2,11 @@
 //! arguments and returns, struct arguments in registers and on the stack (copied into a
 //! linker-stack frame), register and MEMORY struct returns. One test only, so no other test
 //! thread allocates while we count.
-#![cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+#![cfg(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    target_os = "linux",
+    not(miri)
+))]
 
 mod common;
 

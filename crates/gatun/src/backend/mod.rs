@@ -6,8 +6,8 @@
 //!
 //! - [`x86_64_sysv`]: System V AMD64. Classification on every host; the executor on x86-64
 //!   Linux (not under Miri).
-//! - [`aarch64`]: AAPCS64 (Linux) and Apple arm64. Classification only, on every host; linking
-//!   returns [`Error::Unsupported`](crate::Error::Unsupported) until an executor exists.
+//! - [`aarch64`]: AAPCS64 (Linux) and Apple arm64. Classification on every host; the executor
+//!   (trampoline, by-reference copies, upcall entry) on AArch64 Linux (not under Miri).
 //! - [`win64`]: the Microsoft x64 convention. Classification only, on every host; Windows
 //!   links through `unsupported` until an executor exists.
 //! - `unsupported`: the backend of every other target, whose link returns
@@ -16,21 +16,46 @@
 //! [`native`] is the backend gatun runs on, chosen here once at compile time; the layers above
 //! (`linker`, `upcall`, `capture`) use only `native` and contain no `cfg(target_arch)`.
 //!
-//! # Invariants
-//! [`store_low_bytes`] writes exactly `size` bytes; callers guarantee the destination.
-
 use crate::layout::{MemoryLayout, ScalarKind};
+
+// The one place the native backend is chosen: each arm is the `cfg` predicate of a target
+// with an executor and its backend module; every other target gets `unsupported`. (A macOS
+// arm64 executor is one more arm.)
+macro_rules! native_backend {
+    ($(($pred:meta) => $module:ident,)*) => {
+        $(
+            #[cfg($pred)]
+            pub(crate) use $module as native;
+        )*
+        #[cfg(not(any($($pred),*)))]
+        pub(crate) mod unsupported;
+        #[cfg(not(any($($pred),*)))]
+        pub(crate) use unsupported as native;
+    };
+}
 
 pub(crate) mod aarch64;
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux", not(miri))))]
-pub(crate) mod unsupported;
+mod absent;
+mod moves;
 pub(crate) mod win64;
 pub(crate) mod x86_64_sysv;
 
-#[cfg(not(all(target_arch = "x86_64", target_os = "linux", not(miri))))]
-pub(crate) use unsupported as native;
-#[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
-pub(crate) use x86_64_sysv as native;
+#[cfg_attr(
+    not(any(
+        all(target_arch = "x86_64", target_os = "linux", not(miri)),
+        all(target_arch = "aarch64", target_os = "linux", not(miri))
+    )),
+    allow(unused_imports)
+)]
+pub(crate) use moves::{
+    load_arg, scalar_register, store_low_bytes, store_return, ArgSource, CopyArea, StackArgs,
+};
+
+native_backend! {
+    (all(target_arch = "x86_64", target_os = "linux", not(miri))) => x86_64_sysv,
+    (all(target_arch = "aarch64", target_os = "linux", not(miri))) => aarch64,
+}
 
 /// Which way a plan is used: the checks of a backend's [`native::plan`] name it in their
 /// messages; downcalls and upcalls otherwise accept the same descriptors.
@@ -44,6 +69,10 @@ pub(crate) enum Direction {
 
 impl Direction {
     /// `"downcall"` or `"upcall"`.
+    #[cfg_attr(
+        all(target_arch = "aarch64", target_os = "linux", not(miri)),
+        allow(dead_code)
+    )]
     pub(crate) fn name(self) -> &'static str {
         match self {
             Direction::Downcall => "downcall",
@@ -53,13 +82,18 @@ impl Direction {
 }
 
 /// What an argument of a descriptor is, as the executors check it: a scalar of this kind, or
-/// a struct/union of this many bytes (passed as a segment of at least that size).
+/// a struct/union of this size and alignment (passed as a segment of at least that size).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ArgKind {
     /// A scalar (`ValueLayout`) of this kind.
     Scalar(ScalarKind),
-    /// A struct or union of this many bytes.
-    Group(usize),
+    /// A struct or union.
+    Group {
+        /// Size in bytes.
+        size: usize,
+        /// Alignment in bytes (a power of two).
+        align: usize,
+    },
 }
 
 impl ArgKind {
@@ -67,9 +101,38 @@ impl ArgKind {
     pub(crate) fn of(l: &MemoryLayout) -> ArgKind {
         match l {
             MemoryLayout::Value(v) => ArgKind::Scalar(v.kind()),
-            g => ArgKind::Group(g.byte_size()),
+            g => ArgKind::Group {
+                size: g.byte_size(),
+                align: g.byte_alignment(),
+            },
         }
     }
+}
+
+/// What a compiled stub's value entry checks for one argument before anything else (shared by
+/// the x86-64 and AArch64 stub compilers).
+// Read by the stub compilers only (on targets without an executor, by their tests).
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
+    allow(dead_code)
+)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) enum ArgCheck {
+    /// A scalar: the `Value` must have this kind's variant.
+    Scalar(ScalarKind),
+    /// A struct/union of this many bytes: a `Value::Segment` at least this long.
+    Group(u32),
+}
+
+/// The tag byte of `Value::Segment` (what a value entry compares a struct argument's tag with).
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
+    allow(dead_code)
+)]
+pub(crate) fn segment_tag() -> u8 {
+    crate::value::value_tag(&crate::value::Value::Segment(
+        crate::memory::MemorySegment::NULL,
+    ))
 }
 
 /// What a descriptor returns: nothing, a scalar, or a struct/union of `size` bytes aligned to
@@ -103,54 +166,10 @@ impl RetKind {
     }
 }
 
-/// Where the interpreted path reads one argument: the 64-bit little-endian bits of a scalar
-/// (covering any scalar's bytes), or a pointer to the argument's bytes.
-// Read by the executors only (the unsupported backend has none).
-#[cfg_attr(
-    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
-    allow(dead_code)
-)]
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum ArgSource {
-    /// A scalar's value, its bytes in the low bytes.
-    Bits(u64),
-    /// The argument's bytes (readable for its layout's size).
-    Bytes(*const u8),
-}
-
 /// Largest outgoing stack-argument area, in bytes, that the executors support (256 slots of
 /// 8 bytes). A descriptor needing more is rejected at link time (downcalls and upcalls alike)
 /// by the ABI's classification.
 pub const MAX_STACK_BYTES: usize = 2048;
-/// [`MAX_STACK_BYTES`] in 8-byte slots.
-#[cfg_attr(
-    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
-    allow(dead_code)
-)]
-pub(crate) const MAX_STACK_SLOTS: usize = MAX_STACK_BYTES / 8;
-
-/// Writes the low `size` bytes of `value` to `dst`.
-///
-/// # Safety
-/// `dst .. + size` must be writable; `size <= 8`.
-#[inline(always)]
-pub(crate) unsafe fn store_low_bytes(dst: *mut u8, value: u64, size: usize) {
-    // SAFETY: forwarded to the caller; unaligned stores of exactly `size` bytes.
-    unsafe {
-        match size {
-            8 => dst.cast::<u64>().write_unaligned(value),
-            4 => dst.cast::<u32>().write_unaligned(value as u32),
-            2 => dst.cast::<u16>().write_unaligned(value as u16),
-            1 => dst.write(value as u8),
-            n => {
-                let bytes = value.to_le_bytes();
-                for (k, b) in bytes.iter().enumerate().take(n) {
-                    dst.add(k).write(*b);
-                }
-            }
-        }
-    }
-}
 
 /// This thread's `errno` address (`__errno_location()` on Linux and Android, `__error()` on
 /// Apple targets and FreeBSD, the C runtime's `_errno()` on Windows), cached in a thread-local after the first call: a TLS load

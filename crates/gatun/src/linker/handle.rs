@@ -46,7 +46,7 @@ use crate::value::{scalar_tag, value_tag, Value};
 /// elsewhere [`Linker::downcall`] returns [`Error::Unsupported`].
 ///
 /// ```
-/// # #[cfg(all(target_arch = "x86_64", target_os = "linux"))] { // calls: the executor's target
+/// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
 /// use gatun::linker::SymbolLookup;
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout};
 /// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
@@ -96,7 +96,8 @@ impl Linker {
     ///   cannot be expressed as layouts at all.)
     /// - [`Error::UnknownCaptureState`] (listing the valid names) and
     ///   [`Error::CaptureStateUnavailable`] ("GetLastError is only available on Windows").
-    /// - [`Error::Unsupported`] on a platform without an executor (anything but x86-64 Linux).
+    /// - [`Error::Unsupported`] on a platform without an executor (anything but x86-64 and AArch64
+    ///   Linux).
     pub fn downcall(
         &self,
         symbol: &Symbol,
@@ -300,7 +301,7 @@ impl std::ops::Deref for Inner {
 /// aligned), as in Java.
 ///
 /// ```
-/// # #[cfg(all(target_arch = "x86_64", target_os = "linux"))] { // calls: the executor's target
+/// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
 /// use gatun::linker::SymbolLookup;
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
 /// // long labs(long): linked once, called from any thread, never allocating.
@@ -938,10 +939,10 @@ impl DowncallHandle {
                     Some(bits) => ArgSource::Bits(bits),
                     None => return Err(mismatch(i + pos, k, &v)),
                 },
-                (ArgKind::Group(size), Value::Segment(s)) if s.byte_size() >= size => {
+                (ArgKind::Group { size, .. }, Value::Segment(s)) if s.byte_size() >= size => {
                     ArgSource::Bytes(s.as_ptr() as *const u8)
                 }
-                (ArgKind::Group(size), v) => {
+                (ArgKind::Group { size, .. }, v) => {
                     return Err(mismatch(
                         i + pos,
                         format_args!(

@@ -2,9 +2,9 @@
 //!
 //! [`Linker::upcall_stub`]`(descriptor, closure, &arena)` returns an [`UpcallStub`]: a C function
 //! pointer of the descriptor's type that, when C calls it, decodes the arguments with the
-//! descriptor's SysV [`CallPlan`] (the same plan a downcall uses, read in reverse: where each
-//! argument *is*), calls the closure with them as [`Value`]s, and encodes its result where the
-//! caller expects it.
+//! descriptor's [`CallPlan`] of the native ABI (SysV AMD64 or AAPCS64: the same plan a downcall
+//! uses, read in reverse: where each argument *is*), calls the closure with them as [`Value`]s,
+//! and encodes its result where the caller expects it.
 //!
 //! - **Arguments.** Scalars arrive as their `Value` variants, truncated to their declared width
 //!   (a `bool` is `byte != 0`). A struct or union by value — in registers or, for MEMORY-class
@@ -12,15 +12,18 @@
 //!   [`linker_stack`] (the JDK's `Allocate` binding from the upcall's context arena) and
 //!   arrives as a [`Value::Segment`] that lives for the duration of the upcall only (the
 //!   lifetime of [`UpcallArgs`] makes keeping it longer a compile error). Upcalls without
-//!   struct arguments push no frame.
+//!   struct arguments push no frame. A struct the caller passes by reference (AAPCS64 §6.8.2
+//!   B.3: over 16 bytes and not an HFA) is not copied: its segment is the caller's own copy,
+//!   which the closure may also write.
 //! - **Returns.** The closure returns `Ok(value)`: [`Value::Void`] for `void`, the scalar of
 //!   exactly the declared kind (a pointer as `Value::Address` or `Value::Segment`), or, for a
 //!   struct return, either a `Value::Segment` of at least the layout's size whose bytes are
 //!   copied, or `Value::Void` after writing the result into [`UpcallArgs::return_segment`]
-//!   (no copy). For a MEMORY-class return the return segment *is* the caller's buffer behind
-//!   the hidden pointer (rdi), which is then returned in rax; for a register-returned struct it
-//!   is a 16-byte image on the Rust stack whose eightbytes are loaded into rax/rdx/xmm0/xmm1 per
-//!   the plan's [`ReturnPlan`]. Small integer returns are sign- or zero-extended to 64 bits.
+//!   (no copy). For an in-memory return the return segment *is* the caller's buffer behind
+//!   the hidden pointer (SysV rdi, which is then returned in rax; AArch64 x8); for a
+//!   register-returned struct it is a 32-byte image on the Rust stack whose parts are loaded
+//!   into the return registers per the plan's [`ReturnPlan`] (SysV rax/rdx/xmm0/xmm1, AArch64
+//!   x0/x1 or v0..v3). Small integer returns are sign- or zero-extended to 64 bits.
 //! - **Errors and panics: abort.** An upcall has nowhere to report an error: C expects a value.
 //!   If the closure returns `Err`, returns a value of the wrong kind, or panics, gatun prints
 //!   `gatun: upcall <descriptor>: ...` on stderr and aborts the process
@@ -59,7 +62,7 @@
 //!   is then readable at `frame.stack + off`, and a MEMORY return's hidden pointer is writable
 //!   for the return layout's size.
 //! - Struct argument copies are written with exactly each move's `size` bytes at its `offset`
-//!   (inside the copy of the layout's size); register-return images are 16 bytes.
+//!   (inside the copy of the layout's size); register-return images are 32 bytes.
 
 use std::ffi::c_void;
 use std::fmt;
@@ -70,7 +73,7 @@ use std::ops::Deref;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::abi::{ArgPlan, CallPlan, Location, Register, ReturnPlan};
-use crate::backend::{store_low_bytes, Direction};
+use crate::backend::{store_low_bytes, CopyArea, Direction};
 use crate::code::ExecutableCode;
 use crate::error::{Error, Result};
 use crate::layout::{MemoryLayout, ScalarKind};
@@ -78,25 +81,35 @@ use crate::linker::{FunctionDescriptor, Linker};
 use crate::memory::{linker_stack, MemorySegment, SegmentAllocator};
 use crate::value::{Scalar, Value};
 
-/// The register image the entry builds (`#[repr(C)]`: the assembly uses these offsets).
+/// The register image a native backend's upcall entry builds, the same on every backend
+/// (`#[repr(C)]`: the entries' assembly uses these offsets; 192 bytes).
 #[repr(C)]
 #[derive(Debug)]
 pub(crate) struct UpcallFrame {
-    /// 0: rdi, rsi, rdx, rcx, r8, r9 as received.
-    pub gpr: [u64; 6],
-    /// 48: low 64 bits of xmm0..xmm7 as received.
-    pub xmm: [u64; 8],
-    /// 112: the caller's first stack argument (`Location::Stack(0)`).
+    /// 0: the integer argument registers as received: SysV rdi, rsi, rdx, rcx, r8, r9 in 0..6;
+    /// AArch64 x0..x7, and x8 (the indirect-result register) at 8.
+    pub gpr: [u64; 9],
+    /// 72: the low 64 bits of the vector argument registers as received (SysV xmm0..xmm7,
+    /// AArch64 v0..v7).
+    pub vector: [u64; 8],
+    /// 136: the caller's first stack argument (`Location::Stack(0)`).
     pub stack: *const u8,
-    /// 120: rax to return.
-    pub rax: u64,
-    /// 128: rdx to return.
-    pub rdx: u64,
-    /// 136: low 64 bits of xmm0 to return.
-    pub xmm0: u64,
-    /// 144: low 64 bits of xmm1 to return.
-    pub xmm1: u64,
+    /// 144: the integer return registers to return (SysV rax, rdx; AArch64 x0, x1).
+    pub ret_int: [u64; 2],
+    /// 160: the low 64 bits of the vector return registers to return (SysV xmm0, xmm1 in 0..2;
+    /// AArch64 v0..v3).
+    pub ret_vector: [u64; 4],
 }
+
+// The offsets the entries' assembly uses.
+const _: () = {
+    assert!(std::mem::offset_of!(UpcallFrame, gpr) == 0);
+    assert!(std::mem::offset_of!(UpcallFrame, vector) == 72);
+    assert!(std::mem::offset_of!(UpcallFrame, stack) == 136);
+    assert!(std::mem::offset_of!(UpcallFrame, ret_int) == 144);
+    assert!(std::mem::offset_of!(UpcallFrame, ret_vector) == 160);
+    assert!(std::mem::size_of::<UpcallFrame>() == 192);
+};
 
 impl UpcallFrame {
     /// The 64-bit value of an argument location.
@@ -107,7 +120,7 @@ impl UpcallFrame {
     unsafe fn arg(&self, loc: Location) -> u64 {
         match loc {
             Location::Int(n) => self.gpr[n as usize],
-            Location::Vector(n) => self.xmm[n as usize],
+            Location::Vector(n) => self.vector[n as usize],
             // SAFETY: forwarded to the caller.
             Location::Stack(off) => unsafe {
                 self.stack.add(off as usize).cast::<u64>().read_unaligned()
@@ -117,11 +130,12 @@ impl UpcallFrame {
 
     #[inline(always)]
     fn set_return(&mut self, r: Register, bits: u64) {
+        // Plans name x0/x1 (rax/rdx) and v0..v3 only (no bounds checks on the hot path).
         match r {
-            Register::Int(0) => self.rax = bits,
-            Register::Int(_) => self.rdx = bits,
-            Register::Vector(0) => self.xmm0 = bits,
-            Register::Vector(_) => self.xmm1 = bits,
+            Register::Int(0) => self.ret_int[0] = bits,
+            Register::Int(_) => self.ret_int[1] = bits,
+            Register::Vector(0) => self.ret_vector[0] = bits,
+            Register::Vector(n) => self.ret_vector[n as usize & 3] = bits,
         }
     }
 }
@@ -133,10 +147,11 @@ type Closure<'s> = dyn for<'a> Fn(&UpcallArgs<'a>) -> Result<Value<'a>> + Send +
 enum ArgKind {
     /// A scalar and its register or stack slot (precomputed from the plan's single move).
     Scalar(ScalarKind, Location),
-    Group {
-        size: usize,
-        align: usize,
-    },
+    /// A struct or union by value: copied from its moves.
+    Group { size: usize, align: usize },
+    /// A struct or union the caller passes as a pointer to its own copy (AAPCS64 §6.8.2 B.3):
+    /// the pointer is at `at`; the closure gets a segment over the caller's copy.
+    ByReference { size: usize, at: Location },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -153,10 +168,8 @@ struct Context<'s> {
     plan: CallPlan,
     args: Box<[ArgKind]>,
     ret: RetKind,
-    /// Bytes of the linker-stack frame holding the struct argument copies (0: no frame).
-    copy_bytes: usize,
-    /// Its alignment (the largest struct argument alignment).
-    copy_align: usize,
+    /// The linker-stack frame holding the by-value struct argument copies (0 bytes: no frame).
+    copies: CopyArea,
     closure: Box<Closure<'s>>,
     /// For a confined stub, [`thread_mark`] of the thread that made it; 0 for any thread.
     owner: usize,
@@ -176,21 +189,26 @@ impl<'s> Context<'s> {
         plan: crate::abi::CallPlan,
         closure: Box<Closure<'s>>,
     ) -> Result<Context<'s>> {
-        let (mut copy_bytes, mut copy_align) = (0usize, 1usize);
+        let mut copies = CopyArea::default();
         let args = descriptor
             .argument_layouts()
             .iter()
             .zip(&plan.args)
-            .map(|(l, ap)| match l {
-                MemoryLayout::Value(v) => ArgKind::Scalar(v.kind(), ap.moves[0].to),
-                g => {
-                    let (size, align) = (g.byte_size(), g.byte_alignment());
-                    copy_bytes = copy_bytes.next_multiple_of(align) + size;
-                    copy_align = copy_align.max(align);
-                    ArgKind::Group { size, align }
-                }
+            .map(|(l, ap)| -> Result<ArgKind> {
+                Ok(match (l, ap.by_reference) {
+                    (MemoryLayout::Value(v), _) => ArgKind::Scalar(v.kind(), ap.moves[0].to),
+                    (g, Some(at)) => ArgKind::ByReference {
+                        size: g.byte_size(),
+                        at,
+                    },
+                    (g, None) => {
+                        let (size, align) = (g.byte_size(), g.byte_alignment());
+                        copies = copies.with(size, align).ok_or_else(CopyArea::too_large)?;
+                        ArgKind::Group { size, align }
+                    }
+                })
             })
-            .collect();
+            .collect::<Result<_>>()?;
         let ret = match descriptor.return_layout() {
             None => RetKind::Void,
             Some(MemoryLayout::Value(v)) => RetKind::Scalar(
@@ -208,8 +226,7 @@ impl<'s> Context<'s> {
             plan,
             args,
             ret,
-            copy_bytes,
-            copy_align,
+            copies,
             closure,
         })
     }
@@ -234,7 +251,7 @@ const INLINE_ARGS: usize = 16;
 /// call). `!Send` and `!Sync`, like the segments it holds.
 ///
 /// ```
-/// # #[cfg(all(target_arch = "x86_64", target_os = "linux"))] { // calls: the executor's target
+/// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
 /// use gatun::memory::Arena;
 /// let arena = Arena::confined();
@@ -334,7 +351,7 @@ impl<'a> UpcallArgs<'a> {
     /// Where a struct/union return value goes (exactly the return layout's size), or `None`
     /// for scalar and `void` returns. Write the result here and return `Ok(Value::Void)` to
     /// avoid a copy. For a MEMORY-class return this is the C caller's own buffer (the hidden
-    /// return pointer), for a register-returned struct a zeroed 16-byte image on the stack.
+    /// return pointer), for a register-returned struct a zeroed 32-byte image on the stack.
     /// Its contents are unspecified before the closure writes them.
     pub fn return_segment(&self) -> Option<MemorySegment<'a>> {
         self.ret
@@ -355,7 +372,7 @@ impl<'a> UpcallArgs<'a> {
 /// argument, return, error, panic and thread rules.
 ///
 /// ```
-/// # #[cfg(all(target_arch = "x86_64", target_os = "linux"))] { // calls: the executor's target
+/// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
 /// use gatun::memory::Arena;
 /// let arena = Arena::confined();
@@ -416,7 +433,7 @@ impl<'s> UpcallStub<'s> {
         &self.ctx.descriptor
     }
 
-    /// The SysV call plan the stub decodes its arguments with.
+    /// The native ABI's call plan the stub decodes its arguments with.
     pub fn plan(&self) -> &CallPlan {
         &self.ctx.plan
     }
@@ -445,14 +462,14 @@ impl Linker {
     /// when the arena does.
     ///
     /// Sorting five C `int`s with the C library's `qsort` and a Rust comparator (the example
-    /// runs on x86-64 Linux, the only target where calls execute):
+    /// runs on x86-64 and AArch64 Linux, the targets where calls execute):
     ///
     /// ```
     /// use gatun::linker::{FunctionDescriptor, Linker, SymbolLookup};
     /// use gatun::memory::{Arena, SegmentAllocator};
     /// use gatun::{Value, ValueLayout};
     ///
-    /// # #[cfg(all(target_os = "linux", target_arch = "x86_64"))] {
+    /// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
     /// let arena = Arena::confined();
     /// // int cmp(const void *a, const void *b), comparing two ints.
     /// let cmp = Linker::native().upcall_stub(
@@ -494,11 +511,11 @@ impl Linker {
     /// # Errors
     /// - [`Error::InvalidDescriptor`] for a padding, sequence or zero-sized argument or return,
     ///   or a group whose size is not a multiple of its alignment (as for downcalls).
-    /// - [`Error::Unsupported`] on targets other than x86-64 Linux, and when the OS refuses an
-    ///   executable mapping.
+    /// - [`Error::Unsupported`] on targets other than x86-64 and AArch64 Linux, and when the OS
+    ///   refuses an executable mapping.
     /// - [`Error::InvalidDescriptor`] also when the arguments passed on the stack (those that
-    ///   do not fit in registers, by the SysV rules) take more than 2048 bytes, the most gatun's
-    ///   executor supports; the message gives the bytes needed.
+    ///   do not fit in registers, by the native ABI's rules) take more than 2048 bytes, the most
+    ///   gatun's executor supports; the message gives the bytes needed.
     pub fn upcall_stub<'s, A, F>(
         &self,
         descriptor: &FunctionDescriptor,
@@ -539,7 +556,7 @@ impl<'s> UpcallStub<'s> {
 /// that thread too. Derefs to [`UpcallStub`] for the address and the other accessors.
 ///
 /// ```
-/// # #[cfg(all(target_arch = "x86_64", target_os = "linux"))] { // calls: the executor's target
+/// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
 /// use gatun::memory::Arena;
 /// let arena = Arena::confined();
@@ -658,8 +675,8 @@ fn return_mismatch(expected: impl fmt::Display, found: &Value<'_>) -> Error {
 /// `frame` holds the registers and stack-argument address of a C call of `ctx`'s descriptor
 /// type (module invariants).
 unsafe fn dispatch(ctx: &Context<'_>, frame: &mut UpcallFrame) -> Result<()> {
-    let copies = if ctx.copy_bytes > 0 {
-        Some(linker_stack().push_frame(ctx.copy_bytes, ctx.copy_align)?)
+    let copies = if ctx.copies.bytes > 0 {
+        Some(linker_stack().push_frame(ctx.copies.bytes, ctx.copies.align)?)
     } else {
         None
     };
@@ -688,6 +705,14 @@ unsafe fn dispatch(ctx: &Context<'_>, frame: &mut UpcallFrame) -> Result<()> {
                 }
                 Value::Segment(copy)
             }
+            ArgKind::ByReference { size, at } => {
+                // SAFETY: the location holds the address of the caller's copy of the argument,
+                // readable and writable for its size during the call (caller's contract); the
+                // segment cannot outlive the upcall (`UpcallArgs`).
+                let p = unsafe { frame.arg(at) } as usize as *mut u8;
+                // SAFETY: as above.
+                Value::Segment(unsafe { MemorySegment::from_raw_parts(p, size) })
+            }
         })
     };
     let kinds = ctx.args.iter().zip(&ctx.plan.args);
@@ -706,7 +731,9 @@ unsafe fn dispatch(ctx: &Context<'_>, frame: &mut UpcallFrame) -> Result<()> {
         heap = kinds.map(decode).collect::<Result<_>>()?;
         &heap
     };
-    let mut image = [0u64; 2];
+    // The largest register-returned struct: an HFA of four doubles in v0..v3 (AAPCS64).
+    // Zeroed only for a register-returned struct (the one case that reads it).
+    let mut image = MaybeUninit::<[u64; 4]>::uninit();
     let image_ptr = image.as_mut_ptr().cast::<u8>();
     let ret = match (ctx.ret, ctx.plan.hidden_return_pointer) {
         // SAFETY: the hidden pointer is writable for the return layout's size (caller's
@@ -714,11 +741,13 @@ unsafe fn dispatch(ctx: &Context<'_>, frame: &mut UpcallFrame) -> Result<()> {
         (RetKind::Group(size), Some(loc)) => {
             Some(unsafe { MemorySegment::from_raw_parts(frame.arg(loc) as usize as *mut u8, size) })
         }
-        // SAFETY: a register-returned struct has at most 16 bytes; `image` outlives the
-        // segment, which the closure cannot keep, and is read below only through `image_ptr`.
-        (RetKind::Group(size), None) => {
-            Some(unsafe { MemorySegment::from_raw_parts(image_ptr, size.min(16)) })
-        }
+        // SAFETY: a register-returned struct has at most 32 bytes; `image` (32 bytes, zeroed
+        // here) outlives the segment, which the closure cannot keep, and is read below only
+        // through `image_ptr`.
+        (RetKind::Group(size), None) => unsafe {
+            image_ptr.write_bytes(0, 32);
+            Some(MemorySegment::from_raw_parts(image_ptr, size.min(32)))
+        },
         _ => None,
     };
     let args = UpcallArgs {
@@ -760,13 +789,23 @@ unsafe fn dispatch(ctx: &Context<'_>, frame: &mut UpcallFrame) -> Result<()> {
             match plan {
                 ReturnPlan::Registers(moves) => {
                     for m in moves {
-                        // SAFETY: offsets are 0 or 8 in the 16-byte image; bytes past the
-                        // struct's end stayed zero.
-                        let bits = unsafe { image_ptr.add(m.offset as usize).cast::<u64>().read() };
+                        // SAFETY: a register move starts at offset 24 at the most (the last
+                        // double of a 32-byte HFA), so 8 bytes lie inside the 32-byte image,
+                        // zeroed above for this return kind;
+                        // bytes past the move's are the struct's next member or zero, and the
+                        // caller reads only the move's low bytes of the register.
+                        let bits = unsafe {
+                            image_ptr
+                                .add(m.offset as usize)
+                                .cast::<u64>()
+                                .read_unaligned()
+                        };
                         frame.set_return(m.from, bits);
                     }
                 }
-                _ => frame.rax = dst.address() as u64,
+                // SysV returns the hidden pointer in rax; AArch64 need not return it in x0
+                // (AAPCS64 §6.9), where the same store is harmless.
+                _ => frame.ret_int[0] = dst.address() as u64,
             }
         }
     }
@@ -792,7 +831,10 @@ fn abort_upcall(descriptor: &FunctionDescriptor, what: fmt::Arguments<'_>) -> ! 
 /// Called only by the entry assembly, with the context address from the stub's code and a
 /// frame as described in the module invariants.
 #[cfg_attr(
-    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
+    not(any(
+        all(target_arch = "x86_64", target_os = "linux", not(miri)),
+        all(target_arch = "aarch64", target_os = "linux", not(miri))
+    )),
     allow(dead_code)
 )]
 pub(crate) unsafe extern "C" fn gatun_upcall_dispatch(ctx: *const c_void, frame: *mut UpcallFrame) {

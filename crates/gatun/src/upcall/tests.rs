@@ -17,13 +17,11 @@ fn context(
 
 fn frame(stack: &[u64]) -> UpcallFrame {
     UpcallFrame {
-        gpr: [0; 6],
-        xmm: [0; 8],
+        gpr: [0; 9],
+        vector: [0; 8],
         stack: stack.as_ptr().cast(),
-        rax: 0,
-        rdx: 0,
-        xmm0: 0,
-        xmm1: 0,
+        ret_int: [0; 2],
+        ret_vector: [0; 4],
     }
 }
 
@@ -44,16 +42,16 @@ fn scalars_are_truncated_to_their_width_and_returns_extended() {
     );
     let mut f = frame(&[]);
     // Upper bits are garbage, as C leaves them.
-    f.gpr = [0xdead_beef_0000_00ff, 0x1234_ffff, 0xff00, 0xabcd, 0, 0];
-    f.xmm[0] = 0xffff_ffff_0000_0000 | 1.5f32.to_bits() as u64;
-    f.xmm[1] = (-0.25f64).to_bits();
+    f.gpr[..6].copy_from_slice(&[0xdead_beef_0000_00ff, 0x1234_ffff, 0xff00, 0xabcd, 0, 0]);
+    f.vector[0] = 0xffff_ffff_0000_0000 | 1.5f32.to_bits() as u64;
+    f.vector[1] = (-0.25f64).to_bits();
     // SAFETY: no stack arguments; the frame matches the descriptor.
     unsafe { dispatch(&ctx, &mut f) }.unwrap();
     assert_eq!(
         *seen.lock().unwrap(),
         ["-1", "65535", "false", "1.5", "-0.25", "0xabcd"]
     );
-    assert_eq!(f.rax, (-2i64) as u64);
+    assert_eq!(f.ret_int[0], (-2i64) as u64);
 }
 
 type FD = FunctionDescriptor;
@@ -74,15 +72,15 @@ fn struct_arguments_are_copied_from_registers_and_stack_into_a_linker_stack_fram
             sum + 1000 * s.get::<i64>(0)? + s.get::<f64>(8)? as i64 + a.get::<i32>(2)? as i64,
         ))
     });
-    assert_eq!(ctx.copy_bytes, 40);
+    assert_eq!(ctx.copies.bytes, 40);
     let stack = [1u64, 2, 3];
     let mut f = frame(&stack);
     f.gpr[0] = 4;
-    f.xmm[0] = 5000.0f64.to_bits();
+    f.vector[0] = 5000.0f64.to_bits();
     f.gpr[1] = 60000;
     // SAFETY: three stack slots for the MEMORY struct; registers as planned.
     unsafe { dispatch(&ctx, &mut f) }.unwrap();
-    assert_eq!(f.rax, (1 + 20 + 300 + 4000 + 5000 + 60000) as u64);
+    assert_eq!(f.ret_int[0], (1 + 20 + 300 + 4000 + 5000 + 60000) as u64);
     assert!(linker_stack().thread_blocks() >= before);
     // The frame was popped: a full-size frame still fits on the stack.
     let size = linker_stack().byte_size();
@@ -104,7 +102,10 @@ fn register_struct_returns_fill_rax_rdx_xmm0_xmm1_per_the_plan() {
     f.gpr[0] = 7;
     // SAFETY: registers only.
     unsafe { dispatch(&ctx, &mut f) }.unwrap();
-    assert_eq!((f.xmm0, f.rax as u32), (2.5f64.to_bits(), 21));
+    assert_eq!(
+        (f.ret_vector[0], f.ret_int[0] as u32),
+        (2.5f64.to_bits(), 21)
+    );
 
     // {long; long} -> rax + rdx, returned as a copy of an argument segment.
     let ii = st([V::I64, V::I64]);
@@ -114,7 +115,7 @@ fn register_struct_returns_fill_rax_rdx_xmm0_xmm1_per_the_plan() {
     f.gpr[1] = 22;
     // SAFETY: registers only.
     unsafe { dispatch(&ctx, &mut f) }.unwrap();
-    assert_eq!((f.rax, f.rdx), (11, 22));
+    assert_eq!((f.ret_int[0], f.ret_int[1]), (11, 22));
 }
 
 #[test]
@@ -135,7 +136,7 @@ fn memory_returns_write_through_the_hidden_pointer_and_return_it_in_rax() {
                    // SAFETY: the hidden pointer is a writable 24-byte buffer.
     unsafe { dispatch(&ctx, &mut f) }.unwrap();
     assert_eq!(out, [40, 41, 42]);
-    assert_eq!(f.rax, out.as_ptr() as u64);
+    assert_eq!(f.ret_int[0], out.as_ptr() as u64);
 }
 
 #[test]
@@ -177,8 +178,83 @@ fn more_than_the_inline_argument_count_works() {
     });
     let stack: Vec<u64> = (7..21).collect();
     let mut f = frame(&stack);
-    f.gpr = [1, 2, 3, 4, 5, 6];
+    f.gpr[..6].copy_from_slice(&[1, 2, 3, 4, 5, 6]);
     // SAFETY: 14 stack slots for arguments 6..20.
     unsafe { dispatch(&ctx, &mut f) }.unwrap();
-    assert_eq!(f.rax, (1..21).sum::<u64>());
+    assert_eq!(f.ret_int[0], (1..21).sum::<u64>());
+}
+
+/// A context with the AAPCS64 (Linux) plan (on every host, like [`context`]).
+fn aapcs64_context(
+    d: &FunctionDescriptor,
+    f: impl for<'a> Fn(&UpcallArgs<'a>) -> Result<Value<'a>> + Send + Sync + 'static,
+) -> Context<'static> {
+    use crate::backend::aarch64::classify::{plan, Flavour};
+    Context::with_plan(d, plan(d, None, Flavour::Linux).unwrap(), Box::new(f)).unwrap()
+}
+
+#[test]
+fn aapcs64_by_reference_arguments_are_the_callers_copy_and_hfas_return_in_v0_to_v3() {
+    // D4 f(int, Big, Big): each 32-byte Big by reference (x1, x2), an HFA of four doubles
+    // returned in v0..v3.
+    let big = st([V::I64, V::I64, V::I64, V::I32]);
+    let d4 = st([V::F64; 4]);
+    let d = FD::of(&d4, [V::I32.into(), big.clone(), big]);
+    let ctx = aapcs64_context(&d, |a| {
+        let (x, y) = (a.segment(1)?, a.segment(2)?);
+        assert_eq!((x.byte_size(), y.byte_size()), (32, 32));
+        x.set::<i64>(0, 99)?; // the caller's copy: writable
+        let r = a.return_segment().unwrap();
+        for k in 0..4 {
+            r.set::<f64>(
+                8 * k,
+                (a.get::<i32>(0)? as i64 + x.get::<i64>(8 * k.min(2))? + y.get::<i32>(24)? as i64)
+                    as f64,
+            )?;
+        }
+        Ok(Value::Void)
+    });
+    assert_eq!(
+        ctx.copies.bytes, 0,
+        "by-reference arguments are not copied again"
+    );
+    let mut c1 = [1i64, 2, 3, 4];
+    let c2 = [0i64, 0, 0, 7];
+    let mut f = frame(&[]);
+    f.gpr[0] = 5;
+    f.gpr[1] = c1.as_mut_ptr() as u64;
+    f.gpr[2] = c2.as_ptr() as u64;
+    // SAFETY: registers only; x1 and x2 point to 32 readable (and for x1 writable) bytes.
+    unsafe { dispatch(&ctx, &mut f) }.unwrap();
+    assert_eq!(c1[0], 99);
+    let got: Vec<f64> = f.ret_vector.iter().map(|b| f64::from_bits(*b)).collect();
+    assert_eq!(
+        got,
+        [
+            5.0 + 99.0 + 7.0,
+            5.0 + 2.0 + 7.0,
+            5.0 + 3.0 + 7.0,
+            5.0 + 3.0 + 7.0
+        ]
+    );
+}
+
+#[test]
+fn aapcs64_float_hfa_returns_load_each_member_into_its_own_register() {
+    let f3 = st([V::F32; 3]);
+    let ctx = aapcs64_context(&FD::of(&f3, []), |a| {
+        let r = a.return_segment().unwrap();
+        for k in 0..3 {
+            r.set::<f32>(4 * k, 1.5 + k as f32)?;
+        }
+        Ok(Value::Void)
+    });
+    let mut f = frame(&[]);
+    // SAFETY: no arguments.
+    unsafe { dispatch(&ctx, &mut f) }.unwrap();
+    let low: Vec<f32> = f.ret_vector[..3]
+        .iter()
+        .map(|b| f32::from_bits(*b as u32))
+        .collect();
+    assert_eq!(low, [1.5, 2.5, 3.5]);
 }

@@ -1,39 +1,141 @@
 // Random C signatures for the downcall property test, shared through `include!` by
 // crates/gatun-test-natives/build.rs (which writes a C checker per signature) and
-// tests/sysv_prop.rs (which calls them).
+// tests/downcall_prop.rs (which calls them). No dependency on gatun: build.rs includes it too.
 // Deterministic: a fixed-seed xorshift generator, so both sides see the same signatures.
+//
+// The mixture is weighted toward the cases where calling conventions differ: homogeneous
+// floating-point aggregates (HFAs, 1 to 4 `float` or `double` found through nested structs
+// and arrays) and near-HFAs (mixed types, 5 members, a padding hole), 9-16-byte and
+// over-16-byte composites, 16-byte-aligned composites, narrow integers and bools, long
+// argument lists that use up the registers, variadic calls, and every return class. All of
+// it is plain C for both x86-64 SysV and AAPCS64 (pointers are 8 bytes on both).
 
 /// C scalar types used: index = kind id.
 #[allow(dead_code)]
-pub const PROP_C_TYPES: [&str; 11] = [
+pub const PROP_C_TYPES: [&str; 12] = [
     "int8_t", "int16_t", "int32_t", "int64_t", "uint8_t", "uint16_t", "uint32_t", "uint64_t",
-    "float", "double", "void *",
+    "float", "double", "void *", "bool",
 ];
+/// Kind id of `float`.
+#[allow(dead_code)]
+pub const PROP_F32: usize = 8;
+/// Kind id of `double`.
+#[allow(dead_code)]
+pub const PROP_F64: usize = 9;
+/// Kind id of `void *`.
+#[allow(dead_code)]
+pub const PROP_PTR: usize = 10;
+/// Kind id of `bool`.
+#[allow(dead_code)]
+pub const PROP_BOOL: usize = 11;
 /// Number of generated signatures.
 #[allow(dead_code)]
 pub const PROP_SIGNATURES: usize = 1000;
 
-/// A generated type: a scalar kind id or a struct of fields.
+/// A generated type.
 #[allow(dead_code)]
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub enum PropTy {
+    /// A scalar of kind id `.0` (an index into [`PROP_C_TYPES`]).
     Scalar(usize),
-    Struct(Vec<PropTy>),
+    /// A struct of these members; `true`: `__attribute__((aligned(16)))` on the struct.
+    Struct(Vec<PropTy>, bool),
+    /// `T m[n]` (only as a struct member).
+    Array(Box<PropTy>, usize),
 }
+
+/// What a signature exercises (bits of [`PropSig::tags`]), as the generator chose it.
+#[allow(dead_code)]
+pub const PROP_TAGS: [&str; 16] = [
+    "HFA argument",
+    "near-HFA argument",
+    "9-16-byte composite argument",
+    "over-16-byte composite argument",
+    "16-byte-aligned composite argument",
+    "narrow integer or bool argument",
+    "array member in an argument",
+    "more than 8 arguments",
+    "variadic",
+    "void return",
+    "scalar return",
+    "HFA return",
+    "near-HFA return",
+    "composite return of at most 16 bytes (not an HFA)",
+    "composite return over 16 bytes",
+    "16-byte-aligned composite return",
+];
 
 /// A generated signature.
 #[allow(dead_code)]
 #[derive(Debug, Clone)]
 pub struct PropSig {
-    pub ret: PropTy,
+    /// `None`: `void`.
+    pub ret: Option<PropTy>,
     pub args: Vec<PropTy>,
     /// `Some(i)`: a variadic function `f(a0, .., a(i-1), ...)` called with the rest as its
-    /// variadic arguments (read with the default promotions).
+    /// variadic arguments (scalars only, read with the default promotions).
     pub first_variadic: Option<usize>,
+    /// Bit i set: the signature exercises `PROP_TAGS[i]`.
+    pub tags: u32,
+}
+
+/// Size and alignment in bytes of `t` by the C rules (LP64: pointers take 8 bytes).
+#[allow(dead_code)]
+pub fn prop_size_align(t: &PropTy) -> (usize, usize) {
+    match t {
+        PropTy::Scalar(k) => {
+            let n = [1, 2, 4, 8, 1, 2, 4, 8, 4, 8, 8, 1][*k];
+            (n, n)
+        }
+        PropTy::Array(e, n) => {
+            let (s, a) = prop_size_align(e);
+            (s * n, a)
+        }
+        PropTy::Struct(f, a16) => {
+            let mut off = 0usize;
+            let mut align: usize = if *a16 { 16 } else { 1 };
+            for m in f {
+                let (s, a) = prop_size_align(m);
+                off = off.next_multiple_of(a) + s;
+                align = align.max(a);
+            }
+            (off.next_multiple_of(align), align)
+        }
+    }
+}
+
+/// The scalar leaf kinds of a type, in declaration order (arrays expanded).
+#[allow(dead_code)]
+pub fn prop_leaves(t: &PropTy, out: &mut Vec<usize>) {
+    match t {
+        PropTy::Scalar(k) => out.push(*k),
+        PropTy::Struct(f, _) => f.iter().for_each(|x| prop_leaves(x, out)),
+        PropTy::Array(e, n) => (0..*n).for_each(|_| prop_leaves(e, out)),
+    }
+}
+
+fn prop_has_array(t: &PropTy) -> bool {
+    match t {
+        PropTy::Scalar(_) => false,
+        PropTy::Struct(f, _) => f.iter().any(prop_has_array),
+        PropTy::Array(..) => true,
+    }
 }
 
 #[allow(dead_code)]
 struct PropRng(u64);
+
+/// The kinds of composite the generator draws, for tags.
+#[allow(dead_code)]
+#[derive(Clone, Copy, PartialEq)]
+enum PropShape {
+    Hfa,
+    NearHfa,
+    Mid,
+    Big,
+    Aligned16,
+    Other,
+}
 
 #[allow(dead_code)]
 impl PropRng {
@@ -48,17 +150,152 @@ impl PropRng {
     fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
-    fn ty(&mut self, depth: u32) -> PropTy {
-        if depth > 1 || self.below(10) < 7 {
-            PropTy::Scalar(self.below(11) as usize)
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+    fn scalar(&mut self) -> PropTy {
+        PropTy::Scalar(self.below(12) as usize)
+    }
+    fn float_kind(&mut self) -> usize {
+        if self.chance(50) {
+            PROP_F32
         } else {
-            let n = 1 + self.below(4) as usize;
-            PropTy::Struct((0..n).map(|_| self.ty(depth + 1)).collect())
+            PROP_F64
         }
     }
-    fn struct_ty(&mut self) -> PropTy {
-        let n = 1 + self.below(4) as usize;
-        PropTy::Struct((0..n).map(|_| self.ty(1)).collect())
+    /// Members holding exactly `count` leaves of kind `k` and nothing else, in a random shape:
+    /// scalars, arrays, nested structs, arrays of structs.
+    fn hfa_members(&mut self, k: usize, count: usize, depth: u32) -> Vec<PropTy> {
+        let mut out = Vec::new();
+        let mut left = count;
+        while left > 0 {
+            let m = 1 + self.below(left as u64) as usize;
+            left -= m;
+            let pick = if depth >= 3 { 0 } else { self.below(4) };
+            out.push(match (pick, m) {
+                (0, 1) => PropTy::Scalar(k),
+                (0, _) | (1, _) => PropTy::Array(Box::new(PropTy::Scalar(k)), m),
+                (2, _) => PropTy::Struct(self.hfa_members(k, m, depth + 1), false),
+                _ => {
+                    // an array of `d` structs of `m / d` leaves each
+                    let d = if m % 2 == 0 && self.chance(50) { 2 } else { m };
+                    let e = PropTy::Struct(self.hfa_members(k, m / d, depth + 1), false);
+                    PropTy::Array(Box::new(e), d)
+                }
+            });
+        }
+        out
+    }
+    /// An HFA of 1 to 4 `float`s or `double`s (16-byte aligned when that adds no padding).
+    fn hfa(&mut self) -> PropTy {
+        let k = self.float_kind();
+        let count = 1 + self.below(4) as usize;
+        let full16 = (k == PROP_F64 && count % 2 == 0) || (k == PROP_F32 && count == 4);
+        let a16 = full16 && self.chance(25);
+        PropTy::Struct(self.hfa_members(k, count, 1), a16)
+    }
+    /// Almost an HFA: mixed `float`/`double`, 5 members, a padding hole, or an integer member.
+    fn near_hfa(&mut self) -> PropTy {
+        let k = self.float_kind();
+        match self.below(4) {
+            0 => {
+                let count = 1 + self.below(3) as usize;
+                let mut f = self.hfa_members(k, count, 1);
+                let other = if k == PROP_F32 { PROP_F64 } else { PROP_F32 };
+                let at = self.below(f.len() as u64 + 1) as usize;
+                f.insert(at, PropTy::Scalar(other));
+                PropTy::Struct(f, false)
+            }
+            1 => PropTy::Struct(self.hfa_members(k, 5, 1), false),
+            2 => {
+                // 1-3 floats or 1 double in a 16-byte-aligned struct: a padding hole
+                let count = if k == PROP_F32 { 1 + self.below(3) as usize } else { 1 };
+                PropTy::Struct(self.hfa_members(k, count, 1), true)
+            }
+            _ => {
+                let count = 1 + self.below(3) as usize;
+                let mut f = self.hfa_members(k, count, 1);
+                let at = self.below(f.len() as u64 + 1) as usize;
+                f.insert(at, PropTy::Scalar(self.below(8) as usize));
+                PropTy::Struct(f, false)
+            }
+        }
+    }
+    /// A struct of random scalars, small arrays and small structs, 16-byte aligned or not.
+    fn mixed(&mut self, depth: u32, a16: bool) -> PropTy {
+        let n = 1 + self.below(5) as usize;
+        let f = (0..n)
+            .map(|_| match self.below(10) {
+                0..=5 => self.scalar(),
+                6 | 7 => {
+                    let e = self.scalar();
+                    PropTy::Array(Box::new(e), 1 + self.below(4) as usize)
+                }
+                _ if depth < 2 => self.mixed(depth + 1, false),
+                _ => self.scalar(),
+            })
+            .collect();
+        PropTy::Struct(f, a16)
+    }
+    /// A struct whose size is in `lo..=hi` bytes (rejection sampling).
+    fn sized(&mut self, lo: usize, hi: usize) -> PropTy {
+        loop {
+            let t = self.mixed(1, false);
+            if (lo..=hi).contains(&prop_size_align(&t).0) {
+                return t;
+            }
+        }
+    }
+    /// A composite of natural alignment 16: the attribute on the struct itself, or on a
+    /// member (then the outer struct is 16-aligned through its member).
+    fn aligned16(&mut self) -> PropTy {
+        let inner = if self.chance(30) { self.hfa() } else { self.mixed(1, false) };
+        let inner = match inner {
+            PropTy::Struct(f, _) => PropTy::Struct(f, true),
+            t => t,
+        };
+        if self.chance(50) {
+            inner
+        } else {
+            let mut f = vec![inner];
+            if self.chance(50) {
+                f.insert(0, self.scalar());
+            }
+            PropTy::Struct(f, false)
+        }
+    }
+    /// A composite of a chosen shape.
+    fn composite(&mut self, shape: PropShape) -> PropTy {
+        match shape {
+            PropShape::Hfa => self.hfa(),
+            PropShape::NearHfa => self.near_hfa(),
+            PropShape::Mid => self.sized(9, 16),
+            PropShape::Big => self.sized(17, 72),
+            PropShape::Aligned16 => self.aligned16(),
+            PropShape::Other => self.sized(1, 8),
+        }
+    }
+    /// An argument type (`float_heavy`: mostly floats and HFAs) and the shape drawn.
+    fn arg(&mut self, float_heavy: bool) -> (PropTy, Option<PropShape>) {
+        let p = self.below(100);
+        if float_heavy {
+            return match p {
+                0..=54 => (PropTy::Scalar(self.float_kind()), None),
+                55..=84 => (self.hfa(), Some(PropShape::Hfa)),
+                85..=89 => (self.near_hfa(), Some(PropShape::NearHfa)),
+                _ => (self.scalar(), None),
+            };
+        }
+        let shape = match p {
+            0..=39 => return (self.scalar(), None),
+            40..=52 => PropShape::Hfa,
+            53..=61 => PropShape::NearHfa,
+            62..=72 => PropShape::Mid,
+            73..=81 => PropShape::Big,
+            82..=89 => PropShape::Aligned16,
+            _ => PropShape::Other,
+        };
+        (self.composite(shape), Some(shape))
     }
 }
 
@@ -68,73 +305,140 @@ pub fn prop_signatures() -> Vec<PropSig> {
     let mut r = PropRng(0x9e37_79b9_7f4a_7c15);
     (0..PROP_SIGNATURES)
         .map(|_| {
-            let nargs = r.below(17) as usize;
-            let args = (0..nargs).map(|_| r.ty(0)).collect();
-            let ret = if r.below(2) == 0 { PropTy::Scalar(r.below(11) as usize) } else { r.struct_ty() };
-            let first_variadic = if nargs >= 1 && r.below(4) == 0 {
+            let mut tags = 0u32;
+            // 0-1: many floats/HFAs, 2: many integers and small composites, else a mixture
+            let mode = r.below(10);
+            let nargs = match mode {
+                0..=2 => 9 + r.below(16) as usize,
+                _ => r.below(17) as usize,
+            };
+            let first_variadic = if nargs >= 1 && r.chance(25) {
                 Some(1 + r.below(nargs as u64) as usize)
             } else {
                 None
             };
-            PropSig { ret, args, first_variadic }
+            let args: Vec<PropTy> = (0..nargs)
+                .map(|j| {
+                    if first_variadic.is_some_and(|f| j >= f) {
+                        // variadic part: integers, bools, floats, doubles, pointers
+                        return r.scalar();
+                    }
+                    let (t, shape) = match mode {
+                        0 | 1 => r.arg(true),
+                        2 => match r.below(10) {
+                            0..=6 => (r.scalar(), None),
+                            7 | 8 => (r.composite(PropShape::Mid), Some(PropShape::Mid)),
+                            _ => (r.composite(PropShape::Other), Some(PropShape::Other)),
+                        },
+                        _ => r.arg(false),
+                    };
+                    tags |= match shape {
+                        Some(PropShape::Hfa) => 1 << 0,
+                        Some(PropShape::NearHfa) => 1 << 1,
+                        Some(PropShape::Mid) => 1 << 2,
+                        Some(PropShape::Big) => 1 << 3,
+                        Some(PropShape::Aligned16) => 1 << 4,
+                        _ => 0,
+                    };
+                    t
+                })
+                .collect();
+            for a in &args {
+                let mut l = Vec::new();
+                prop_leaves(a, &mut l);
+                if l.iter().any(|&k| matches!(k, 0 | 1 | 4 | 5 | PROP_BOOL)) {
+                    tags |= 1 << 5;
+                }
+                if prop_has_array(a) {
+                    tags |= 1 << 6;
+                }
+            }
+            if nargs > 8 {
+                tags |= 1 << 7;
+            }
+            if first_variadic.is_some() {
+                tags |= 1 << 8;
+            }
+            let (ret, bit) = match r.below(20) {
+                0 | 1 => (None, 9),
+                2..=6 => (Some(r.scalar()), 10),
+                7..=9 => (Some(r.hfa()), 11),
+                10 | 11 => (Some(r.near_hfa()), 12),
+                12..=14 => {
+                    let shape = if r.chance(60) { PropShape::Mid } else { PropShape::Other };
+                    (Some(r.composite(shape)), 13)
+                }
+                15..=17 => (Some(r.composite(PropShape::Big)), 14),
+                _ => (Some(r.aligned16()), 15),
+            };
+            tags |= 1 << bit;
+            PropSig { ret, args, first_variadic, tags }
         })
         .collect()
 }
 
-/// The scalar leaves of a type, in declaration order.
-#[allow(dead_code)]
-pub fn prop_leaves(t: &PropTy, out: &mut Vec<usize>) {
-    match t {
-        PropTy::Scalar(k) => out.push(*k),
-        PropTy::Struct(f) => f.iter().for_each(|x| prop_leaves(x, out)),
-    }
-}
-
 /// The C source of all checkers. `prop_<i>` folds every scalar leaf of its arguments into an
-/// FNV-style hash `h` (integers as their 64-bit sign/zero extension, floats as their bits,
-/// pointers as their address) and returns a value derived from `h`: leaf k of the return gets
-/// `v = h + k * 0x9e3779b97f4a7c15`, as `(T)v` for integers and pointers, `(float)(int32_t)(v >> 40)`
-/// and `(double)(int64_t)(v >> 12)` for floats.
+/// FNV-style hash `h` (integers and bools as their 64-bit sign/zero extension, floats as their
+/// bits, pointers as their address), stores `h` where `prop_last_hash()` (this thread's last
+/// hash) finds it, and returns a value derived from `h`: leaf k of the return gets
+/// `v = h + k * 0x9e3779b97f4a7c15`, as `(T)v` for integers and pointers, `(bool)(v & 1)`,
+/// `(float)(int32_t)(v >> 40)` and `(double)(int64_t)(v >> 12)` for floats.
 #[allow(dead_code)]
 pub fn prop_c_source() -> String {
+    // The C spelling of a type (declaring the typedefs it needs into `out`).
     fn decl(t: &PropTy, sig: usize, next: &mut usize, out: &mut String) -> String {
         match t {
             PropTy::Scalar(k) => PROP_C_TYPES[*k].to_string(),
-            PropTy::Struct(fields) => {
-                let names: Vec<String> = fields.iter().map(|f| decl(f, sig, next, out)).collect();
+            PropTy::Struct(fields, a16) => {
+                let mut members = String::new();
+                for (i, f) in fields.iter().enumerate() {
+                    let m = match f {
+                        PropTy::Array(e, n) => format!("{} f{i}[{n}]; ", decl(e, sig, next, out)),
+                        _ => format!("{} f{i}; ", decl(f, sig, next, out)),
+                    };
+                    members.push_str(&m);
+                }
                 let name = format!("prop_s{sig}_{}", *next);
                 *next += 1;
-                out.push_str("typedef struct { ");
-                for (i, n) in names.iter().enumerate() {
-                    out.push_str(&format!("{n} f{i}; "));
-                }
-                out.push_str(&format!("}} {name};\n"));
+                let attr = if *a16 { "__attribute__((aligned(16))) " } else { "" };
+                out.push_str(&format!("typedef struct {attr}{{ {members}}} {name};\n"));
                 name
             }
+            PropTy::Array(..) => unreachable!("arrays are only struct members"),
         }
     }
     fn paths(t: &PropTy, prefix: String, out: &mut Vec<(String, usize)>) {
         match t {
             PropTy::Scalar(k) => out.push((prefix, *k)),
-            PropTy::Struct(f) => {
+            PropTy::Struct(f, _) => {
                 for (i, x) in f.iter().enumerate() {
                     paths(x, format!("{prefix}.f{i}"), out)
+                }
+            }
+            PropTy::Array(e, n) => {
+                for i in 0..*n {
+                    paths(e, format!("{prefix}[{i}]"), out)
                 }
             }
         }
     }
     let mut s = String::from(
         "/* generated by gatun-test-natives' build.rs from tests/prop/sigs.rs: downcall property-test checkers */\n\
-         #include <stdarg.h>\n#include <stdint.h>\n#include <string.h>\n\
+         #include <stdarg.h>\n#include <stdbool.h>\n#include <stdint.h>\n#include <string.h>\n\
          #define MIXI(x) h = (h ^ (uint64_t)(x)) * 0x100000001b3ULL\n\
          #define MIXF(x) do { uint32_t b_; float f_ = (x); memcpy(&b_, &f_, 4); h = (h ^ b_) * 0x100000001b3ULL; } while (0)\n\
          #define MIXD(x) do { uint64_t b_; double d_ = (x); memcpy(&b_, &d_, 8); h = (h ^ b_) * 0x100000001b3ULL; } while (0)\n\
-         #define MIXP(x) h = (h ^ (uint64_t)(uintptr_t)(x)) * 0x100000001b3ULL\n",
+         #define MIXP(x) h = (h ^ (uint64_t)(uintptr_t)(x)) * 0x100000001b3ULL\n\
+         static _Thread_local uint64_t prop_h;\n\
+         uint64_t prop_last_hash(void) { return prop_h; }\n",
     );
     for (i, sig) in prop_signatures().iter().enumerate() {
         let mut next = 0;
         let arg_types: Vec<String> = sig.args.iter().map(|a| decl(a, i, &mut next, &mut s)).collect();
-        let ret_type = decl(&sig.ret, i, &mut next, &mut s);
+        let ret_type = match &sig.ret {
+            Some(t) => decl(t, i, &mut next, &mut s),
+            None => "void".to_string(),
+        };
         let fixed = sig.first_variadic.unwrap_or(arg_types.len());
         let mut params: Vec<String> =
             arg_types[..fixed].iter().enumerate().map(|(j, t)| format!("{t} a{j}")).collect();
@@ -146,10 +450,13 @@ pub fn prop_c_source() -> String {
         if sig.first_variadic.is_some() {
             s.push_str(&format!("  va_list ap;\n  va_start(ap, a{});\n", fixed - 1));
             for (j, t) in arg_types.iter().enumerate().skip(fixed) {
-                // default argument promotions: small integers arrive as int, float as double
+                // default argument promotions: small integers and bools arrive as int, float
+                // as double
                 let line = match &sig.args[j] {
-                    PropTy::Scalar(0 | 1 | 4 | 5) => format!("  {t} a{j} = ({t})va_arg(ap, int);\n"),
-                    PropTy::Scalar(8) => format!("  double a{j} = va_arg(ap, double);\n"),
+                    PropTy::Scalar(0 | 1 | 4 | 5 | PROP_BOOL) => {
+                        format!("  {t} a{j} = ({t})va_arg(ap, int);\n")
+                    }
+                    PropTy::Scalar(PROP_F32) => format!("  double a{j} = va_arg(ap, double);\n"),
                     _ => format!("  {t} a{j} = va_arg(ap, {t});\n"),
                 };
                 s.push_str(&line);
@@ -162,29 +469,153 @@ pub fn prop_c_source() -> String {
             for (path, k) in p {
                 // a variadic float is hashed as the double it was promoted to
                 let m = match k {
-                    8 if j >= fixed && matches!(a, PropTy::Scalar(_)) => "MIXD",
-                    8 => "MIXF",
-                    9 => "MIXD",
-                    10 => "MIXP",
+                    PROP_F32 if j >= fixed => "MIXD",
+                    PROP_F32 => "MIXF",
+                    PROP_F64 => "MIXD",
+                    PROP_PTR => "MIXP",
                     _ => "MIXI",
                 };
                 s.push_str(&format!("  {m}({path});\n"));
             }
         }
-        let mut p = Vec::new();
-        paths(&sig.ret, "r".to_string(), &mut p);
-        s.push_str(&format!("  {ret_type} r;\n"));
-        for (idx, (path, k)) in p.iter().enumerate() {
-            let v = format!("(h + {idx}ULL * 0x9e3779b97f4a7c15ULL)");
-            let e = match k {
-                8 => format!("(float)(int32_t)({v} >> 40)"),
-                9 => format!("(double)(int64_t)({v} >> 12)"),
-                10 => format!("(void *)(uintptr_t){v}"),
-                _ => format!("({}){v}", PROP_C_TYPES[*k]),
-            };
-            s.push_str(&format!("  {path} = {e};\n"));
+        s.push_str("  prop_h = h;\n");
+        if let Some(ret) = &sig.ret {
+            let mut p = Vec::new();
+            paths(ret, "r".to_string(), &mut p);
+            s.push_str(&format!("  {ret_type} r;\n  memset(&r, 0, sizeof r);\n"));
+            for (idx, (path, k)) in p.iter().enumerate() {
+                let v = format!("(h + {idx}ULL * 0x9e3779b97f4a7c15ULL)");
+                let e = match *k {
+                    PROP_F32 => format!("(float)(int32_t)({v} >> 40)"),
+                    PROP_F64 => format!("(double)(int64_t)({v} >> 12)"),
+                    PROP_PTR => format!("(void *)(uintptr_t){v}"),
+                    PROP_BOOL => format!("(bool)({v} & 1)"),
+                    _ => format!("({}){v}", PROP_C_TYPES[*k]),
+                };
+                s.push_str(&format!("  {path} = {e};\n"));
+            }
+            s.push_str("  return r;\n");
         }
-        s.push_str("  return r;\n}\n");
+        s.push_str("}\n");
+    }
+    s
+}
+
+/// Number of signatures (the first of [`prop_signatures`]) with an upcall checker.
+#[allow(dead_code)]
+pub const PROP_CB_SIGNATURES: usize = 1000;
+
+/// The base of the constants `call_cb_<i>` passes: argument leaf n (counted across all
+/// arguments in order) gets `v = base + n * 0x9e3779b97f4a7c15`, encoded as for a return leaf
+/// of [`prop_c_source`].
+#[allow(dead_code)]
+pub fn prop_cb_arg_base(i: usize) -> u64 {
+    0x5eed_c0de_0000_0001u64 ^ (i as u64).wrapping_mul(0x0100_0000_01b3)
+}
+
+/// The base of the values the callback of `call_cb_<i>` returns (the same encoding).
+#[allow(dead_code)]
+pub fn prop_cb_ret_base(i: usize) -> u64 {
+    prop_cb_arg_base(i).rotate_left(29) ^ 0xa5a5_a5a5
+}
+
+/// The C source of the upcall checkers: `int32_t call_cb_<i>(R (*cb)(A0, A1, ..))` (every
+/// argument named, also those of a variadic downcall signature) builds its arguments from
+/// the constants of [`prop_cb_arg_base`], calls `cb` once, and returns 0 if every leaf of the
+/// result equals the encoding of [`prop_cb_ret_base`], else 1 + the index of the first leaf
+/// that does not. Appended to [`prop_c_source`]'s file (it uses its includes).
+#[allow(dead_code)]
+pub fn prop_cb_c_source() -> String {
+    fn decl(t: &PropTy, sig: usize, next: &mut usize, out: &mut String) -> String {
+        match t {
+            PropTy::Scalar(k) => PROP_C_TYPES[*k].to_string(),
+            PropTy::Struct(fields, a16) => {
+                let mut members = String::new();
+                for (i, f) in fields.iter().enumerate() {
+                    let m = match f {
+                        PropTy::Array(e, n) => format!("{} f{i}[{n}]; ", decl(e, sig, next, out)),
+                        _ => format!("{} f{i}; ", decl(f, sig, next, out)),
+                    };
+                    members.push_str(&m);
+                }
+                let name = format!("prop_cs{sig}_{}", *next);
+                *next += 1;
+                let attr = if *a16 { "__attribute__((aligned(16))) " } else { "" };
+                out.push_str(&format!("typedef struct {attr}{{ {members}}} {name};\n"));
+                name
+            }
+            PropTy::Array(..) => unreachable!("arrays are only struct members"),
+        }
+    }
+    fn paths(t: &PropTy, prefix: String, out: &mut Vec<(String, usize)>) {
+        match t {
+            PropTy::Scalar(k) => out.push((prefix, *k)),
+            PropTy::Struct(f, _) => {
+                for (i, x) in f.iter().enumerate() {
+                    paths(x, format!("{prefix}.f{i}"), out)
+                }
+            }
+            PropTy::Array(e, n) => {
+                for i in 0..*n {
+                    paths(e, format!("{prefix}[{i}]"), out)
+                }
+            }
+        }
+    }
+    fn value(base: &str, idx: usize, k: usize) -> String {
+        let v = format!("({base} + {idx}ULL * 0x9e3779b97f4a7c15ULL)");
+        match k {
+            PROP_F32 => format!("(float)(int32_t)({v} >> 40)"),
+            PROP_F64 => format!("(double)(int64_t)({v} >> 12)"),
+            PROP_PTR => format!("(void *)(uintptr_t){v}"),
+            PROP_BOOL => format!("(bool)({v} & 1)"),
+            _ => format!("({}){v}", PROP_C_TYPES[k]),
+        }
+    }
+    let mut s = String::from("/* upcall property-test checkers */\n");
+    for (i, sig) in prop_signatures().iter().take(PROP_CB_SIGNATURES).enumerate() {
+        let mut next = 0;
+        let arg_types: Vec<String> = sig.args.iter().map(|a| decl(a, i, &mut next, &mut s)).collect();
+        let ret_type = match &sig.ret {
+            Some(t) => decl(t, i, &mut next, &mut s),
+            None => "void".to_string(),
+        };
+        let params = if arg_types.is_empty() { "void".to_string() } else { arg_types.join(", ") };
+        s.push_str(&format!(
+            "int32_t call_cb_{i}({ret_type} (*cb)({params})) {{\n  const uint64_t ha = {:#x}ULL, hr = {:#x}ULL;\n  (void)ha; (void)hr;\n",
+            prop_cb_arg_base(i),
+            prop_cb_ret_base(i)
+        ));
+        let mut n = 0;
+        for (j, (a, t)) in sig.args.iter().zip(&arg_types).enumerate() {
+            s.push_str(&format!("  {t} a{j};\n  memset(&a{j}, 0, sizeof a{j});\n"));
+            let mut p = Vec::new();
+            paths(a, format!("a{j}"), &mut p);
+            for (path, k) in p {
+                s.push_str(&format!("  {path} = {};\n", value("ha", n, k)));
+                n += 1;
+            }
+        }
+        let call_args: Vec<String> = (0..sig.args.len()).map(|j| format!("a{j}")).collect();
+        let call = format!("cb({})", call_args.join(", "));
+        match &sig.ret {
+            None => s.push_str(&format!("  {call};\n  return 0;\n}}\n")),
+            Some(ret) => {
+                s.push_str(&format!("  {ret_type} r = {call};\n"));
+                let mut p = Vec::new();
+                paths(ret, "r".to_string(), &mut p);
+                for (idx, (path, k)) in p.iter().enumerate() {
+                    let want = value("hr", idx, *k);
+                    let cond = match *k {
+                        // compare bits: a float that C computes must round-trip exactly
+                        PROP_F32 | PROP_F64 => format!("memcmp(&(__typeof__({path})){{{want}}}, &{path}, sizeof {path}) != 0"),
+                        _ => format!("{path} != {want}"),
+                    };
+                    s.push_str(&format!("  if ({cond}) return {};\n", idx + 1));
+                }
+                s.push_str("  return 0;\n}\n");
+            }
+        }
     }
     s
 }

@@ -1,7 +1,8 @@
 //! AArch64 classification: the Procedure Call Standard for the Arm 64-bit Architecture
 //! (AAPCS64, §6.8 "Parameter passing", stages B and C; §6.9 "Result return") as used on Linux,
 //! and Apple's arm64 variant of it. Pure data: this module compiles and is tested on every host
-//! (no `cfg(target_arch)`); no AArch64 executor exists yet, so nothing here runs AArch64 code.
+//! (no `cfg(target_arch)`); on AArch64 Linux the executor of `backend::aarch64` carries the
+//! Linux plans out.
 //!
 //! Registers in the [`CallPlan`]: `Location::Int(n)` = `xn` (n < 8; `Int(8)` = `x8`, only as the
 //! indirect-result register), `Location::Vector(n)` = `vn` written as `sn` (4-byte move) or

@@ -24,7 +24,7 @@ use super::image::ImageEntry;
 use super::stub::{ArgCheck, Stub, StubFn};
 use super::{CallFrame, StackArgs};
 use crate::abi::{CallPlan, Register, ReturnPlan};
-use crate::backend::{store_low_bytes, ArgKind, ArgSource, RetKind};
+use crate::backend::{ArgKind, ArgSource, RetKind};
 use crate::error::Result;
 use crate::layout::ScalarKind;
 
@@ -77,7 +77,7 @@ pub(crate) struct Compiled {
 fn arg_check(a: ArgKind) -> ArgCheck {
     match a {
         ArgKind::Scalar(k) => ArgCheck::Scalar(k),
-        ArgKind::Group(n) => ArgCheck::Group(u32::try_from(n).unwrap_or(u32::MAX)),
+        ArgKind::Group { size, .. } => ArgCheck::Group(u32::try_from(size).unwrap_or(u32::MAX)),
     }
 }
 
@@ -109,15 +109,6 @@ pub(crate) fn stub_code(plan: &CallPlan, args: &[ArgKind], capture: bool) -> Res
 pub(crate) fn compile_uncached(plan: &CallPlan, args: &[ArgKind], capture: bool) -> Result<usize> {
     let checks: Vec<ArgCheck> = args.iter().map(|a| arg_check(*a)).collect();
     Ok(super::stub::build(plan, &checks, capture)?.bytes().len())
-}
-
-/// The 64-bit register holding a scalar result.
-#[inline(always)]
-fn scalar_register(plan: &CallPlan) -> Register {
-    match plan.ret {
-        ReturnPlan::Scalar(r) => r,
-        _ => Register::Int(0),
-    }
 }
 
 impl Executor {
@@ -429,17 +420,11 @@ impl Executor {
         let mut frame = CallFrame::new(target, plan, &mut stack);
         frame.errno = capture;
         for (i, ap) in plan.args.iter().enumerate() {
-            let tmp: u64;
-            let src = match arg(i)? {
-                ArgSource::Bits(b) => {
-                    tmp = b;
-                    &tmp as *const u64 as *const u8
-                }
-                ArgSource::Bytes(p) => p,
-            };
-            // SAFETY: `src` points to `tmp` (8 bytes, little-endian, covering any scalar) or
-            // to the argument's bytes (caller).
-            unsafe { frame.load_arg(&mut stack, ap, src) };
+            // SAFETY: the source is 8 bytes covering any scalar, or the argument's bytes
+            // (caller).
+            arg(i)?.with_bytes(|src| unsafe {
+                crate::backend::load_arg(ap, src, |to, v| frame.store(&mut stack, to, v))
+            });
         }
         if let Some(loc) = plan.hidden_return_pointer {
             frame.store(&mut stack, loc, ret as usize as u64);
@@ -447,19 +432,9 @@ impl Executor {
         // SAFETY: the frame follows the handle's validated plan; the caller vouches for the
         // callee's contract.
         unsafe { frame.call() };
-        if let ReturnPlan::Registers(moves) = &plan.ret {
-            for m in moves {
-                // SAFETY: `ret` has the return layout's size and every move lies inside it.
-                unsafe {
-                    store_low_bytes(
-                        ret.add(m.offset as usize),
-                        frame.returned(m.from),
-                        m.size as usize,
-                    )
-                };
-            }
-        }
-        Ok(frame.returned(scalar_register(plan)))
+        // SAFETY: `ret` has the return layout's size for a register-returned struct (caller).
+        unsafe { crate::backend::store_return(plan, ret, |r| frame.returned(r)) };
+        Ok(frame.returned(crate::backend::scalar_register(plan)))
     }
 }
 

@@ -3,19 +3,19 @@
 //! # Invariants (the unsafe story of this module)
 //! - A [`CallFrame`] is built on the Rust stack by the invoking thread, passed by pointer to
 //!   the trampoline and read back after it returns; nothing else sees it.
-//! - The stack-argument array has [`MAX_STACK_SLOTS`] slots; the linker refuses at link time any
-//!   plan whose `stack_bytes` exceed [`MAX_STACK_BYTES`], so every `Location::Stack(off)` of a
-//!   handle's plan indexes inside it.
+//! - The stack-argument array has [`crate::backend::moves::MAX_STACK_SLOTS`] slots; the linker
+//!   refuses at link time any plan whose `stack_bytes` exceed
+//!   [`crate::backend::MAX_STACK_BYTES`], so every `Location::Stack(off)` of a handle's plan
+//!   indexes inside it.
 //! - Argument sources are read with exactly `ArgMove::size` bytes at `offset` (never past the
 //!   argument); return moves write exactly `ReturnMove::size` bytes at `offset`. The callers in
 //!   `linker::handle` guarantee the source/destination regions are at least the layout's size.
 
 use std::ffi::c_void;
-use std::mem::MaybeUninit;
 
 use super::trampoline;
-use crate::abi::{ArgMove, ArgPlan, CallPlan, Conversion, Location, Register};
-use crate::backend::MAX_STACK_SLOTS;
+use crate::abi::{CallPlan, Location, Register};
+use crate::backend::StackArgs;
 
 /// The call frame the trampoline consumes (`#[repr(C)]`: the assembly uses these offsets).
 #[repr(C)]
@@ -45,32 +45,17 @@ pub(crate) struct CallFrame {
     pub xmm1: u64,
 }
 
-/// The stack-argument area of one invocation (lives on the Rust stack; never zeroed beyond the
-/// slots a call uses).
-pub(crate) struct StackArgs(pub [MaybeUninit<u64>; MAX_STACK_SLOTS]);
-
-impl StackArgs {
-    #[inline(always)]
-    pub fn new() -> StackArgs {
-        StackArgs([const { MaybeUninit::uninit() }; MAX_STACK_SLOTS])
-    }
-}
-
 impl CallFrame {
     /// A frame for `plan` calling `target`, with the first `plan.stack_bytes / 8` slots of
     /// `stack` zeroed and `%al` set for variadic calls.
     #[inline(always)]
     pub fn new(target: *const c_void, plan: &CallPlan, stack: &mut StackArgs) -> CallFrame {
         let slots = plan.stack_bytes as usize / 8;
-        debug_assert!(slots <= MAX_STACK_SLOTS);
-        for s in &mut stack.0[..slots] {
-            s.write(0);
-        }
         CallFrame {
             target,
             gpr: [0; 6],
             xmm: [0; 8],
-            stack: stack.0.as_ptr().cast(),
+            stack: stack.zeroed_prefix(slots),
             stack_slots: slots,
             al: if plan.is_variadic() {
                 plan.vector_registers as u64
@@ -91,23 +76,7 @@ impl CallFrame {
         match to {
             Location::Int(n) => self.gpr[n as usize] = value,
             Location::Vector(n) => self.xmm[n as usize] = value,
-            Location::Stack(off) => {
-                stack.0[off as usize / 8].write(value);
-            }
-        }
-    }
-
-    /// Carries out an argument's moves from the argument bytes at `src`.
-    ///
-    /// # Safety
-    /// `src` must be readable for every move's `offset + size` bytes (the argument layout's
-    /// size).
-    #[inline(always)]
-    pub unsafe fn load_arg(&mut self, stack: &mut StackArgs, arg: &ArgPlan, src: *const u8) {
-        for m in &arg.moves {
-            // SAFETY: forwarded to the caller.
-            let v = unsafe { load(src, m) };
-            self.store(stack, m.to, v);
+            Location::Stack(off) => stack.set(off, value),
         }
     }
 
@@ -131,39 +100,5 @@ impl CallFrame {
     pub unsafe fn call(&mut self) {
         // SAFETY: forwarded to the caller.
         unsafe { trampoline::gatun_sysv_x64_call(self) }
-    }
-}
-
-/// Reads one move's bytes (exactly `m.size` of them) and converts them.
-///
-/// # Safety
-/// `src + m.offset .. + m.size` must be readable.
-#[inline(always)]
-unsafe fn load(src: *const u8, m: &ArgMove) -> u64 {
-    // SAFETY: the caller guarantees the bytes are readable; unaligned reads of plain integers.
-    let raw = unsafe {
-        let p = src.add(m.offset as usize);
-        match m.size {
-            8 => p.cast::<u64>().read_unaligned(),
-            4 => p.cast::<u32>().read_unaligned() as u64,
-            2 => p.cast::<u16>().read_unaligned() as u64,
-            1 => p.read() as u64,
-            n => {
-                let mut v = 0u64;
-                for k in 0..n as usize {
-                    v |= (p.add(k).read() as u64) << (8 * k);
-                }
-                v
-            }
-        }
-    };
-    match m.conv {
-        Conversion::Bytes => raw,
-        Conversion::SignExtend => {
-            let shift = 64 - 8 * m.size as u32;
-            (((raw << shift) as i64) >> shift) as u64
-        }
-        Conversion::Bool => (raw != 0) as u64,
-        Conversion::FloatToDouble => (f32::from_bits(raw as u32) as f64).to_bits(),
     }
 }

@@ -29,7 +29,8 @@ executor_items! {
     pub(crate) mod upcall_entry;
 
     pub(crate) use executor::Executor;
-    pub(crate) use frame::{CallFrame, StackArgs};
+    pub(crate) use crate::backend::StackArgs;
+    pub(crate) use frame::CallFrame;
     pub(crate) use image::ImageEntry;
     pub(crate) use stub::{lock_cache_for_fork, CacheLock};
 }

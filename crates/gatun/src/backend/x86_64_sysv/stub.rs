@@ -66,7 +66,6 @@ use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnMove, 
 use crate::backend::x86_64_sysv::entry::CheckedEntry;
 use crate::code::ExecutableCode;
 use crate::error::Result;
-use crate::layout::ScalarKind;
 use crate::value::Value;
 
 /// The signature of the raw entry (see the module documentation): an ordinary SysV function
@@ -89,21 +88,9 @@ pub(crate) const VALUE_STRIDE: i32 = std::mem::size_of::<Value<'static>>() as i3
 
 const _: () = assert!(VALUE_STRIDE == 24);
 
-pub(crate) use crate::value::{scalar_tag, value_tag};
+pub(crate) use crate::value::scalar_tag;
 
-/// The tag of `Value::Segment`.
-pub(crate) fn segment_tag() -> u8 {
-    value_tag(&Value::Segment(crate::memory::MemorySegment::NULL))
-}
-
-/// What the value entry checks for one argument.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum ArgCheck {
-    /// A scalar: the `Value` must have this kind's variant.
-    Scalar(ScalarKind),
-    /// A struct/union of this many bytes: a `Value::Segment` at least this long.
-    Group(u32),
-}
+pub(crate) use crate::backend::{segment_tag, ArgCheck};
 
 /// How an entry finds argument bytes.
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -12,7 +12,8 @@
 //! r10 and r11 are scratch registers that carry no argument (SysV §3.2.3), so the caller's
 //! argument registers and stack reach `gatun_upcall_entry` untouched. The entry is shared by
 //! every stub. It:
-//! 1. pushes rbp (the stack is then 16-byte aligned) and reserves an [`UpcallFrame`];
+//! 1. pushes rbp (the stack is then 16-byte aligned) and reserves an
+//!    [`crate::upcall::UpcallFrame`];
 //! 2. stores rdi..r9, the low 64 bits of xmm0..xmm7 and the address of the caller's first
 //!    stack argument (`rbp + 16`) into the frame;
 //! 3. calls the Rust dispatcher `dispatch(context = r10, frame = rsp)`;
@@ -20,20 +21,11 @@
 //!    the C caller. Callee-saved registers (rbx, r12..r15) are preserved by the dispatcher,
 //!    which is an ordinary `extern "C"` function.
 //!
-//! Invariant: the layout of [`UpcallFrame`] (offsets 0..152) matches the constants below.
-
-use crate::upcall::UpcallFrame;
-
-const _: () = {
-    assert!(std::mem::offset_of!(UpcallFrame, gpr) == 0);
-    assert!(std::mem::offset_of!(UpcallFrame, xmm) == 48);
-    assert!(std::mem::offset_of!(UpcallFrame, stack) == 112);
-    assert!(std::mem::offset_of!(UpcallFrame, rax) == 120);
-    assert!(std::mem::offset_of!(UpcallFrame, rdx) == 128);
-    assert!(std::mem::offset_of!(UpcallFrame, xmm0) == 136);
-    assert!(std::mem::offset_of!(UpcallFrame, xmm1) == 144);
-    assert!(std::mem::size_of::<UpcallFrame>() <= 160);
-};
+//! The frame is the backend-neutral [`crate::upcall::UpcallFrame`]: rdi..r9 fill `gpr[0..6]`,
+//! xmm0..xmm7 `vector`, and rax, rdx, xmm0, xmm1 come from `ret_int` and `ret_vector[0..2]`.
+//!
+//! Invariant: the offsets used below are those of [`crate::upcall::UpcallFrame`] (0..192),
+//! asserted next to its definition.
 
 std::arch::global_asm!(
     ".text",
@@ -49,30 +41,30 @@ std::arch::global_asm!(
     ".cfi_offset rbp, -16",
     "mov rbp, rsp",
     ".cfi_def_cfa_register rbp",
-    "sub rsp, 160",
+    "sub rsp, 192",
     "mov qword ptr [rsp], rdi",
     "mov qword ptr [rsp + 8], rsi",
     "mov qword ptr [rsp + 16], rdx",
     "mov qword ptr [rsp + 24], rcx",
     "mov qword ptr [rsp + 32], r8",
     "mov qword ptr [rsp + 40], r9",
-    "movq qword ptr [rsp + 48], xmm0",
-    "movq qword ptr [rsp + 56], xmm1",
-    "movq qword ptr [rsp + 64], xmm2",
-    "movq qword ptr [rsp + 72], xmm3",
-    "movq qword ptr [rsp + 80], xmm4",
-    "movq qword ptr [rsp + 88], xmm5",
-    "movq qword ptr [rsp + 96], xmm6",
-    "movq qword ptr [rsp + 104], xmm7",
+    "movq qword ptr [rsp + 72], xmm0",
+    "movq qword ptr [rsp + 80], xmm1",
+    "movq qword ptr [rsp + 88], xmm2",
+    "movq qword ptr [rsp + 96], xmm3",
+    "movq qword ptr [rsp + 104], xmm4",
+    "movq qword ptr [rsp + 112], xmm5",
+    "movq qword ptr [rsp + 120], xmm6",
+    "movq qword ptr [rsp + 128], xmm7",
     "lea rax, [rbp + 16]",
-    "mov qword ptr [rsp + 112], rax",
+    "mov qword ptr [rsp + 136], rax",
     "mov rdi, r10",
     "mov rsi, rsp",
     "call {dispatch}",
-    "mov rax, qword ptr [rsp + 120]",
-    "mov rdx, qword ptr [rsp + 128]",
-    "movq xmm0, qword ptr [rsp + 136]",
-    "movq xmm1, qword ptr [rsp + 144]",
+    "mov rax, qword ptr [rsp + 144]",
+    "mov rdx, qword ptr [rsp + 152]",
+    "movq xmm0, qword ptr [rsp + 160]",
+    "movq xmm1, qword ptr [rsp + 168]",
     "leave",
     ".cfi_def_cfa rsp, 8",
     "ret",

@@ -1,0 +1,93 @@
+//! The AArch64 trampoline's call frame, filled from a plan by Rust code.
+//!
+//! # Invariants (the unsafe story of this module)
+//! - A [`CallFrame`] is built on the Rust stack by the invoking thread, passed by pointer to
+//!   the trampoline and read back after it returns; nothing else sees it.
+//! - The stack-argument array has [`crate::backend::moves::MAX_STACK_SLOTS`] slots; the linker
+//!   refuses at link time any plan whose `stack_bytes` exceed
+//!   [`crate::backend::MAX_STACK_BYTES`], so every `Location::Stack(off)` of a handle's plan
+//!   (Linux: whole 8-byte slots, AAPCS64 §6.8.2 C.12–C.16) indexes inside it.
+//! - Argument sources are read with exactly `ArgMove::size` bytes at `offset`
+//!   ([`crate::backend::moves::load_move`]); the callers in `linker::handle` guarantee the source
+//!   regions are at least the layout's size.
+//! - A vector move's value is stored zero-extended to 64 bits and loaded with `ldr dN`: a
+//!   4-byte move therefore leaves `sN` holding the float and the rest of `vN` zero.
+
+use std::ffi::c_void;
+
+use super::trampoline;
+use crate::abi::{CallPlan, Location, Register};
+use crate::backend::StackArgs;
+
+/// The call frame the trampoline consumes (`#[repr(C)]`: the assembly uses these offsets).
+#[repr(C)]
+#[derive(Debug)]
+pub(crate) struct CallFrame {
+    /// 0: the function to call.
+    pub target: *const c_void,
+    /// 8: x0..x7, then x8 (the indirect-result register, AAPCS64 §6.9).
+    pub gpr: [u64; 9],
+    /// 80: the low 64 bits of v0..v7 (loaded as d0..d7).
+    pub vector: [u64; 8],
+    /// 144: first stack slot (slot k goes to `[sp + 8k]` at the call).
+    pub stack: *const u64,
+    /// 152: number of stack slots.
+    pub stack_slots: usize,
+    /// 160: the capture segment's errno slot, or null for no capture.
+    pub errno: *mut i32,
+    /// 168: x0, x1 after the call.
+    pub ret_int: [u64; 2],
+    /// 184: the low 64 bits of v0..v3 after the call (d0..d3).
+    pub ret_vector: [u64; 4],
+}
+
+impl CallFrame {
+    /// A frame for `plan` calling `target`, with the first `plan.stack_bytes / 8` slots of
+    /// `stack` zeroed.
+    #[inline(always)]
+    pub fn new(target: *const c_void, plan: &CallPlan, stack: &mut StackArgs) -> CallFrame {
+        let slots = plan.stack_bytes as usize / 8;
+        CallFrame {
+            target,
+            gpr: [0; 9],
+            vector: [0; 8],
+            stack: stack.zeroed_prefix(slots),
+            stack_slots: slots,
+            errno: std::ptr::null_mut(),
+            ret_int: [0; 2],
+            ret_vector: [0; 4],
+        }
+    }
+
+    /// Stores `value` at `to`: `Int(0..=8)` is x0..x8, `Vector(0..8)` v0..v7 (its low 64 bits),
+    /// `Stack(off)` the 8-byte slot at `off`.
+    #[inline(always)]
+    pub fn store(&mut self, stack: &mut StackArgs, to: Location, value: u64) {
+        match to {
+            Location::Int(n) => self.gpr[n as usize] = value,
+            Location::Vector(n) => self.vector[n as usize] = value,
+            Location::Stack(off) => stack.set(off, value),
+        }
+    }
+
+    /// The 64-bit value of a return register after the call: `Int(0)`/`Int(1)` are x0/x1,
+    /// `Vector(0..4)` the low 64 bits of v0..v3.
+    #[inline(always)]
+    pub fn returned(&self, r: Register) -> u64 {
+        match r {
+            Register::Int(n) => self.ret_int[n as usize],
+            Register::Vector(n) => self.ret_vector[n as usize],
+        }
+    }
+
+    /// Calls the target.
+    ///
+    /// # Safety
+    /// The frame must describe a valid call of `target` (see the module invariants) and the
+    /// target's own contract must hold.
+    #[inline(always)]
+    pub unsafe fn call(&mut self) {
+        // SAFETY: forwarded to the caller.
+        unsafe { trampoline::gatun_aapcs64_call(self) }
+    }
+}

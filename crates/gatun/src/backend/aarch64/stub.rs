@@ -1,0 +1,735 @@
+//! Compiled downcall stubs for AArch64 (AAPCS64, Linux): per-signature machine code generated
+//! from a [`CallPlan`] of [`super::classify`] at link time, encoded by [`super::encode`].
+//!
+//! A stub has two entries compiled from the same plan, both ordinary AAPCS64 functions taking
+//! the same six parameters:
+//!
+//! | register | raw entry | values entry |
+//! |---|---|---|
+//! | `x0` | `args: *const *const u8`, argument `i`'s bytes at `args[i]` | `*const Value`: the arguments' `&[Value]` |
+//! | `x1` | `ret: *mut u8`: where a struct returned in registers is stored, and the indirect-result address (`x8`) of a plan with [`CallPlan::hidden_return_pointer`] `Some(Int(8))` | the same |
+//! | `x2` | `capture: *mut i32`: the capture segment's errno slot (read only by capture stubs) | the same |
+//! | `x3` | the target function | the same |
+//! | `x4` | `copies: *const *const u8`: the caller-made copies of the by-reference arguments ([`ArgPlan::by_reference`](crate::abi::ArgPlan::by_reference)), one pointer each in argument order | the same |
+//! | `x5` | the thread's `errno` address ([`crate::backend::thread_errno`]; capture stubs only) | the same |
+//!
+//! Both return the scalar result's bits in `x0` (a `float`/`double` result: `fmov x0, d0`, the
+//! bits of `d0`; the upper bits of a narrow integer are whatever the callee left, as for any
+//! AAPCS64 result). A struct returned in registers (§6.9: an HFA in `v0..v3`, another
+//! composite of at most 16 bytes in `x0`, `x1`) is stored at `ret` by the plan's
+//! [`ReturnMove`]s, exactly `size` bytes each. A struct returned in memory is written by the
+//! callee through `x8` = `ret`.
+//!
+//! The values entry first checks every argument: the tag byte of `Value` `i` (offset `24 i`,
+//! [`VALUE_STRIDE`]) against the scalar kind's variant ([`ArgCheck::Scalar`]), or against
+//! `Value::Segment` and the segment's length (payload at [`VALUE_PAYLOAD`]) against the
+//! struct's size ([`ArgCheck::Group`]) — by-reference arguments included (the executor checks
+//! them before making the copies; the stub checks them again, which costs six instructions
+//! each and keeps the entry safe on its own). On a mismatch it returns at once with **`x9` = 1**:
+//! nothing has been read beyond the `Value`s, nothing written or called. On the normal path it
+//! returns with `x9` = 0. (`x9` is a caller-saved temporary, so only inline assembly can read
+//! the flag: `ValuesEntry::call` (AArch64 only).) A scalar's bytes are read from the payload (its low
+//! bytes), a struct's from the segment's pointer.
+//!
+//! # The code
+//! Each entry starts with `bti c` (so it can be called from BTI-guarded code). Then, unless the
+//! raw entry can jump straight to the target (below): a frame record (`stp x29, x30, [sp,
+//! #-16]!; mov x29, sp`), `sp` lowered by the outgoing stack area rounded up to 16 bytes
+//! ([`CallPlan::stack_bytes`], at most [`MAX_STACK_BYTES`](crate::backend::MAX_STACK_BYTES))
+//! plus the stub's own slots below `x29` (`capture` and the errno address for a capture
+//! stub, `ret` for a struct returned in registers); the argument moves; `blr` the target;
+//! the return moves; the frame popped; `ret`. `sp` is 16-byte aligned at the call.
+//!
+//! The **tail** form (raw entry only: no capture, no stack arguments, a void, integer or
+//! in-memory result, so nothing is left to do after the call) has no frame: the argument
+//! moves, then `br x16` with the target in `x16` (a `bti c` landing pad accepts `br` only from
+//! `x16`/`x17`). The target returns straight to the stub's caller.
+//!
+//! Argument moves (AAPCS64 §6.8.2, as planned by the classifier): every [`ArgMove`] loads
+//! **exactly** `size` bytes — 3, 5, 6 and 7 bytes are assembled from 4-, 2- and 1-byte loads
+//! with `orr ..., lsl`, so no load reads past the argument's bytes. [`Conversion::SignExtend`]
+//! uses `ldrsb/ldrsh/ldrsw`, [`Conversion::Bool`] `cmp` + `cset` (0 or 1),
+//! [`Conversion::FloatToDouble`] `fcvt`; a 4-byte vector move is `ldr s`, an 8-byte one
+//! `ldr d` (the rest of the register zeroed). Stack moves write whole 8-byte slots (Linux,
+//! C.12–C.16; an Apple plan's [`CallPlan::stack_write_bytes`] is honoured too). A
+//! by-reference argument's location receives `copies[j]`. The moves into `x0` (which holds
+//! `args`) are emitted last.
+//!
+//! Capture (as the trampoline): the capture slot's value is stored to `errno` right before the
+//! `blr` (after every argument is in place, so nothing can change `errno` in between) and
+//! `errno` is stored back to the capture slot right after it, before anything else.
+//!
+//! [`path_lengths`] gives the number of instructions each entry executes on its normal path
+//! (the code is straight-line apart from the values entry's checks, whose branches are not
+//! taken on that path).
+//!
+//! # Invariants
+//! - The stub reads only `args[..n]` (raw) or the `n` `Value`s (values), the argument bytes
+//!   the plan names (exactly), `copies[..by-reference arguments]`, `*capture` and `*errno`
+//!   (capture stubs), and its own frame; it writes only the argument registers, its frame and
+//!   outgoing stack area, the return layout's bytes at `ret` (exactly each move's size),
+//!   `*errno` and `*capture` (capture stubs). `x18` is never named.
+//! - Scratch registers are caller-saved temporaries: `x9`–`x17` and `v16`. The only
+//!   callee-saved registers touched are `x29`/`x30`, saved and restored by the frame record;
+//!   the values entry's rejection path runs before anything else.
+//! - Offsets come from a plan the classifier accepted: the stack area is at most
+//!   [`MAX_STACK_BYTES`](crate::backend::MAX_STACK_BYTES) bytes, so `sub sp, sp, #frame`
+//!   takes one 12-bit immediate; a displacement that does not fit a load/store's scaled
+//!   12-bit field is put in `x15` and used as a register offset.
+
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::ptr::NonNull;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use super::encode::{self as e, Asm, Cond, MemOp, PairMode, Width, FP, LR, SP};
+use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan};
+use crate::backend::segment_tag;
+pub(crate) use crate::backend::ArgCheck;
+use crate::code::ExecutableCode;
+use crate::error::Result;
+use crate::memory::MemorySegment;
+use crate::value::{scalar_tag, Value};
+
+/// Byte offset of a `Value`'s payload (the `#[repr(C, u8)]` tag is byte 0; the payload union
+/// is 8-aligned).
+pub(crate) const VALUE_PAYLOAD: u32 = 8;
+/// Bytes between consecutive `Value`s of a `&[Value]`.
+pub(crate) const VALUE_STRIDE: u32 = std::mem::size_of::<Value<'static>>() as u32;
+
+const _: () = assert!(VALUE_STRIDE == 24);
+
+/// The raw entry's signature (see the module documentation).
+pub(crate) type RawFn = unsafe extern "C" fn(
+    args: *const *const u8,
+    ret: *mut u8,
+    capture: *mut i32,
+    target: *const c_void,
+    copies: *const *const u8,
+    errno_location: *mut i32,
+) -> u64;
+
+// Scratch registers (caller-saved temporaries).
+/// The rejection flag of the values entry, and the checks' scratch.
+const FLAG: u8 = 9;
+/// `copies` when `x4` is an argument register of the plan.
+const COPIES: u8 = 10;
+/// The pointer to the current argument's bytes.
+const ARG: u8 = 11;
+/// Pieces of odd-size loads; the capture slot's address around the call; `ret` after it.
+const PIECE: u8 = 12;
+/// The errno address around the call.
+const ERRNO: u8 = 13;
+/// A converted value on its way to a stack slot or vector register.
+const VAL: u8 = 14;
+/// Displacements too large for a load/store's immediate field.
+const ADDR: u8 = 15;
+/// The target when `x3` is an argument register (and always in the tail form).
+const TARGET: u8 = 16;
+/// The floating-point scratch register `v16`.
+const VSCRATCH: u8 = 16;
+/// The indirect-result register.
+const X8: u8 = 8;
+
+/// How an entry finds argument bytes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Mode {
+    Values,
+    Raw,
+}
+
+/// A load or store of `w` at `[base + disp]`: the scaled 12-bit immediate form when `disp`
+/// fits it, else `disp` in [`ADDR`] and the register-offset form.
+fn mem(a: &mut Asm, op: MemOp, w: Width, rt: u8, base: u8, disp: u32) {
+    if disp % w.bytes() == 0 && disp / w.bytes() < 4096 {
+        a.emit(e::mem_imm(op, w, rt, base, disp));
+    } else {
+        load_imm(a, ADDR, u64::from(disp));
+        a.emit(e::mem_reg(op, w, rt, base, ADDR));
+    }
+}
+
+/// `rd = imm` with `movz` + `movk`s (only the non-zero 16-bit pieces after the first).
+fn load_imm(a: &mut Asm, rd: u8, imm: u64) {
+    a.emit(e::movz(rd, imm as u16, 0));
+    for hw in 1..4u8 {
+        let piece = (imm >> (16 * hw)) as u16;
+        if piece != 0 {
+            a.emit(e::movk(rd, piece, hw));
+        }
+    }
+}
+
+/// The pieces (4, 2, 1 bytes) an odd size is assembled from: `(offset, width)`.
+fn pieces(size: u8) -> impl Iterator<Item = (u8, u8)> {
+    let mut done = 0u8;
+    std::iter::from_fn(move || {
+        if done >= size {
+            return None;
+        }
+        let p = [4u8, 2, 1].into_iter().find(|&p| p <= size - done)?;
+        let at = done;
+        done += p;
+        Some((at, p))
+    })
+}
+
+/// Loads exactly `size` bytes at `[base + disp]` into `xd`, zero-extended (3, 5, 6, 7 bytes
+/// in pieces through [`PIECE`]).
+fn load_bytes(a: &mut Asm, rd: u8, base: u8, disp: u32, size: u8) {
+    if matches!(size, 1 | 2 | 4 | 8) {
+        return mem(a, MemOp::Load, Width::of(size), rd, base, disp);
+    }
+    for (at, p) in pieces(size) {
+        if at == 0 {
+            mem(a, MemOp::Load, Width::of(p), rd, base, disp);
+        } else {
+            mem(
+                a,
+                MemOp::Load,
+                Width::of(p),
+                PIECE,
+                base,
+                disp + u32::from(at),
+            );
+            a.emit(e::orr_lsl(rd, rd, PIECE, 8 * at));
+        }
+    }
+}
+
+/// Stores exactly the low `size` bytes of `xs` at `[base + disp]` (3, 5, 6, 7 bytes in pieces;
+/// `xs` is then shifted, so clobbered).
+fn store_bytes(a: &mut Asm, rs: u8, base: u8, disp: u32, size: u8) {
+    if matches!(size, 1 | 2 | 4 | 8) {
+        return mem(a, MemOp::Store, Width::of(size), rs, base, disp);
+    }
+    let mut last = 0u8;
+    for (at, p) in pieces(size) {
+        if at > last {
+            a.emit(e::lsr(rs, rs, 8 * (at - last)));
+            last = at;
+        }
+        mem(
+            a,
+            MemOp::Store,
+            Width::of(p),
+            rs,
+            base,
+            disp + u32::from(at),
+        );
+    }
+}
+
+/// Converts and loads one move's source at `[base + disp]` into the 64-bit register `xd`.
+fn load_gpr(a: &mut Asm, rd: u8, base: u8, disp: u32, m: &ArgMove) {
+    match m.conv {
+        Conversion::Bytes => load_bytes(a, rd, base, disp, m.size),
+        Conversion::SignExtend => mem(a, MemOp::LoadSigned, Width::of(m.size), rd, base, disp),
+        Conversion::Bool => {
+            mem(a, MemOp::Load, Width::B, rd, base, disp);
+            a.emit(e::cmp_imm(false, rd, 0));
+            a.emit(e::cset(rd, Cond::Ne));
+        }
+        Conversion::FloatToDouble => {
+            mem(a, MemOp::LoadFp, Width::W, VSCRATCH, base, disp);
+            a.emit(e::fcvt_d_s(VSCRATCH, VSCRATCH));
+            a.emit(e::fmov_x_d(rd, VSCRATCH));
+        }
+    }
+}
+
+/// Carries out one move of argument `arg` from `[base + disp + m.offset]`.
+fn emit_move(a: &mut Asm, plan: &CallPlan, arg: usize, base: u8, disp: u32, m: &ArgMove) {
+    let disp = disp + m.offset;
+    match m.to {
+        Location::Int(n) => load_gpr(a, n, base, disp, m),
+        Location::Vector(n) => match (m.conv, m.size) {
+            (Conversion::Bytes, 4 | 8) => mem(a, MemOp::LoadFp, Width::of(m.size), n, base, disp),
+            (Conversion::FloatToDouble, _) => {
+                mem(a, MemOp::LoadFp, Width::W, n, base, disp);
+                a.emit(e::fcvt_d_s(n, n));
+            }
+            _ => {
+                load_gpr(a, VAL, base, disp, m);
+                a.emit(e::fmov_d_x(n, VAL));
+            }
+        },
+        Location::Stack(off) => {
+            let bytes = plan.stack_write_bytes(arg, m) as u8;
+            if m.conv == Conversion::FloatToDouble && bytes == 8 {
+                mem(a, MemOp::LoadFp, Width::W, VSCRATCH, base, disp);
+                a.emit(e::fcvt_d_s(VSCRATCH, VSCRATCH));
+                mem(a, MemOp::StoreFp, Width::X, VSCRATCH, SP, off);
+            } else {
+                load_gpr(a, VAL, base, disp, m);
+                store_bytes(a, VAL, SP, off, bytes);
+            }
+        }
+    }
+}
+
+/// Where argument `i`'s bytes are: `(base register, displacement)`, loading the argument's
+/// pointer into [`ARG`] where needed. `args` holds the entry's `x0`.
+fn arg_source(a: &mut Asm, mode: Mode, args: u8, i: usize, check: ArgCheck) -> (u8, u32) {
+    match mode {
+        Mode::Raw => {
+            mem(a, MemOp::Load, Width::X, ARG, args, 8 * i as u32);
+            (ARG, 0)
+        }
+        Mode::Values => {
+            let payload = VALUE_STRIDE * i as u32 + VALUE_PAYLOAD;
+            match check {
+                ArgCheck::Scalar(_) => (args, payload),
+                ArgCheck::Group(_) => {
+                    let ptr = payload + MemorySegment::PTR_OFFSET as u32;
+                    mem(a, MemOp::Load, Width::X, ARG, args, ptr);
+                    (ARG, 0)
+                }
+            }
+        }
+    }
+}
+
+/// Whether any argument move or by-reference pointer of `plan` writes `x{n}`.
+fn writes_int(plan: &CallPlan, n: u8) -> bool {
+    plan.args.iter().any(|ap| {
+        ap.by_reference == Some(Location::Int(n))
+            || ap.moves.iter().any(|m| m.to == Location::Int(n))
+    })
+}
+
+/// Emits every argument move and by-reference pointer. The argument with a move into `x0`
+/// (which holds `args` until then) comes last, and its `x0` move last within it, so its
+/// source is found once. `copies` holds the entry's `x4`.
+fn emit_args(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], mode: Mode, copies: u8) {
+    const X0: Location = Location::Int(0);
+    let into_x0 = |i: usize| {
+        let ap = &plan.args[i];
+        ap.by_reference == Some(X0) || ap.moves.iter().any(|m| m.to == X0)
+    };
+    let last = (0..plan.args.len()).find(|&i| into_x0(i));
+    let order = (0..plan.args.len())
+        .filter(|&i| Some(i) != last)
+        .chain(last);
+    for i in order {
+        let ap = &plan.args[i];
+        if let Some(to) = ap.by_reference {
+            // copies[j]: j counts the by-reference arguments before this one
+            let j = plan.args[..i]
+                .iter()
+                .filter(|x| x.by_reference.is_some())
+                .count() as u32;
+            match to {
+                Location::Int(n) => mem(a, MemOp::Load, Width::X, n, copies, 8 * j),
+                Location::Stack(off) => {
+                    mem(a, MemOp::Load, Width::X, VAL, copies, 8 * j);
+                    mem(a, MemOp::Store, Width::X, VAL, SP, off);
+                }
+                // The classifier passes copies' addresses in GPRs or stack slots only.
+                Location::Vector(_) => {}
+            }
+            continue;
+        }
+        if ap.moves.is_empty() {
+            continue;
+        }
+        let (base, disp) = arg_source(a, mode, 0, i, checks[i]);
+        let moves = ap.moves.iter().filter(|m| m.to != X0);
+        for m in moves.chain(ap.moves.iter().filter(|m| m.to == X0)) {
+            emit_move(a, plan, i, base, disp, m);
+        }
+    }
+}
+
+/// The values entry's checks (right after `bti c`, before anything is written): each
+/// argument's tag byte, and each struct segment's length. Branches to `fail` on a mismatch.
+fn emit_checks(a: &mut Asm, checks: &[ArgCheck], fail: e::Label) {
+    for (i, check) in checks.iter().enumerate() {
+        let slot = VALUE_STRIDE * i as u32;
+        let tag = match check {
+            ArgCheck::Scalar(k) => scalar_tag(*k),
+            ArgCheck::Group(_) => segment_tag(),
+        };
+        mem(a, MemOp::Load, Width::B, FLAG, 0, slot);
+        a.emit(e::cmp_imm(false, FLAG, u32::from(tag)));
+        a.b_cond(Cond::Ne, fail);
+        if let ArgCheck::Group(size) = *check {
+            let len = slot + VALUE_PAYLOAD + MemorySegment::LEN_OFFSET as u32;
+            mem(a, MemOp::Load, Width::X, FLAG, 0, len);
+            if size < 4096 {
+                a.emit(e::cmp_imm(true, FLAG, size));
+            } else {
+                load_imm(a, ADDR, u64::from(size));
+                a.emit(e::cmp_reg(true, FLAG, ADDR));
+            }
+            a.b_cond(Cond::Lo, fail);
+        }
+    }
+}
+
+/// Whether the raw entry can jump straight to the target (see the module documentation).
+fn is_tail(plan: &CallPlan, capture: bool) -> bool {
+    !capture
+        && plan.stack_bytes == 0
+        && matches!(
+            plan.ret,
+            ReturnPlan::Void | ReturnPlan::Scalar(Register::Int(_)) | ReturnPlan::InMemory
+        )
+}
+
+/// Stores one return move from its register into `[base + offset]`.
+fn emit_return_move(a: &mut Asm, base: u8, m: &ReturnMove) {
+    match (m.from, m.size) {
+        (Register::Int(n), 1 | 2 | 4 | 8) => store_bytes(a, n, base, m.offset, m.size),
+        (Register::Vector(n), 4 | 8) => {
+            mem(a, MemOp::StoreFp, Width::of(m.size), n, base, m.offset)
+        }
+        (from, size) => {
+            match from {
+                Register::Int(n) => a.emit(e::mov(VAL, n)),
+                Register::Vector(n) => a.emit(e::fmov_x_d(VAL, n)),
+            }
+            store_bytes(a, VAL, base, m.offset, size);
+        }
+    }
+}
+
+/// Compiles one entry; returns the word index where its rejection path starts (values entry)
+/// or its end (raw entry), so the normal path is the words before it.
+fn compile_entry(
+    a: &mut Asm,
+    plan: &CallPlan,
+    checks: &[ArgCheck],
+    capture: bool,
+    mode: Mode,
+) -> usize {
+    a.emit(e::bti_c());
+    let fail = a.label();
+    if mode == Mode::Values {
+        emit_checks(a, checks, fail);
+    }
+    let by_ref = plan.args.iter().any(|ap| ap.by_reference.is_some());
+    let copies = if by_ref && writes_int(plan, 4) {
+        COPIES
+    } else {
+        4
+    };
+    let hidden = plan.hidden_return_pointer == Some(Location::Int(X8));
+    if mode == Mode::Raw && is_tail(plan, capture) {
+        a.emit(e::mov(TARGET, 3));
+        if hidden {
+            a.emit(e::mov(X8, 1));
+        }
+        if copies == COPIES {
+            a.emit(e::mov(COPIES, 4));
+        }
+        emit_args(a, plan, checks, mode, copies);
+        a.emit(e::br(TARGET));
+        return a.len();
+    }
+    let needs_ret = matches!(plan.ret, ReturnPlan::Registers(_));
+    let area = plan.stack_bytes.next_multiple_of(16);
+    let own = (16 * capture as u32 + 8 * needs_ret as u32).next_multiple_of(16);
+    let frame = area + own;
+    let ret_slot = -(16 * capture as i32) - 8;
+    a.emit(e::stp(PairMode::Pre, FP, LR, SP, -16));
+    a.emit(e::add_imm(FP, SP, 0, false));
+    if frame > 0 {
+        a.emit(e::sub_imm(SP, SP, frame, false));
+    }
+    if capture {
+        a.emit(e::stp(PairMode::Offset, 2, 5, FP, -16));
+    }
+    if needs_ret {
+        a.emit(e::mem_unscaled(MemOp::Store, Width::X, 1, FP, ret_slot));
+    }
+    if hidden {
+        a.emit(e::mov(X8, 1));
+    }
+    let target = if writes_int(plan, 3) {
+        a.emit(e::mov(TARGET, 3));
+        TARGET
+    } else {
+        3
+    };
+    if copies == COPIES {
+        a.emit(e::mov(COPIES, 4));
+    }
+    emit_args(a, plan, checks, mode, copies);
+    if capture {
+        // errno <- capture, right before the call
+        a.emit(e::ldp(PairMode::Offset, PIECE, ERRNO, FP, -16));
+        a.emit(e::mem_imm(MemOp::Load, Width::W, VAL, PIECE, 0));
+        a.emit(e::mem_imm(MemOp::Store, Width::W, VAL, ERRNO, 0));
+    }
+    a.emit(e::blr(target));
+    if capture {
+        // capture <- errno, right after the call (x0, x1, v0..v3 untouched)
+        a.emit(e::ldp(PairMode::Offset, PIECE, ERRNO, FP, -16));
+        a.emit(e::mem_imm(MemOp::Load, Width::W, VAL, ERRNO, 0));
+        a.emit(e::mem_imm(MemOp::Store, Width::W, VAL, PIECE, 0));
+    }
+    match &plan.ret {
+        ReturnPlan::Registers(moves) => {
+            a.emit(e::mem_unscaled(MemOp::Load, Width::X, PIECE, FP, ret_slot));
+            moves.iter().for_each(|m| emit_return_move(a, PIECE, m));
+        }
+        ReturnPlan::Scalar(Register::Vector(n)) => a.emit(e::fmov_x_d(0, *n)),
+        _ => {}
+    }
+    if mode == Mode::Values {
+        a.emit(e::movz(FLAG, 0, 0));
+    }
+    if frame > 0 {
+        a.emit(e::add_imm(SP, FP, 0, false));
+    }
+    a.emit(e::ldp(PairMode::Post, FP, LR, SP, 16));
+    a.emit(e::ret());
+    let end = a.len();
+    if mode == Mode::Values && !checks.is_empty() {
+        a.bind(fail);
+        a.emit(e::movz(FLAG, 1, 0));
+        a.emit(e::ret());
+    }
+    end
+}
+
+/// The machine code of a stub: both entries (byte offsets into `bytes`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StubCode {
+    /// The code bytes (little-endian instruction words).
+    pub bytes: Vec<u8>,
+    /// Byte offset of the raw entry (0).
+    pub raw: usize,
+    /// Byte offset of the values entry (16-byte aligned).
+    pub values: usize,
+    /// Instructions executed by each entry on its normal path ([`path_lengths`]).
+    pub paths: PathLengths,
+}
+
+/// The number of instructions a stub executes per call on each entry's normal path, the
+/// target's own instructions not counted (the values entry's checks all pass; its rejection
+/// path is not counted).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PathLengths {
+    /// Raw entry.
+    pub raw: usize,
+    /// Values entry.
+    pub values: usize,
+}
+
+/// `udf #0`: the padding between the entries (never executed).
+const PADDING: u32 = 0;
+
+/// Compiles the stub of `plan` (`checks[i]` describes argument `i` for the values entry's
+/// checks; `checks.len() == plan.args().len()`).
+pub(crate) fn compile(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> StubCode {
+    debug_assert_eq!(checks.len(), plan.args.len());
+    let mut a = Asm::default();
+    let raw_end = compile_entry(&mut a, plan, checks, capture, Mode::Raw);
+    while a.len() % 4 != 0 {
+        a.emit(PADDING);
+    }
+    let values = a.len();
+    let values_end = compile_entry(&mut a, plan, checks, capture, Mode::Values);
+    let words = a.finish();
+    StubCode {
+        bytes: words.iter().flat_map(|w| w.to_le_bytes()).collect(),
+        raw: 0,
+        values: 4 * values,
+        paths: PathLengths {
+            raw: raw_end,
+            values: values_end - values,
+        },
+    }
+}
+
+/// The per-call instruction counts of the stub of `plan` (see [`PathLengths`]).
+pub(crate) fn path_lengths(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> PathLengths {
+    compile(plan, checks, capture).paths
+}
+
+/// The values entry of a placed stub (see the module documentation): called only through
+/// `ValuesEntry::call` (AArch64 only), which reads the rejection flag in `x9`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ValuesEntry(NonNull<u8>);
+
+// SAFETY: the entry is the address of immutable code; calling it is as thread-safe as the
+// arguments passed.
+unsafe impl Send for ValuesEntry {}
+// SAFETY: as above.
+unsafe impl Sync for ValuesEntry {}
+
+impl ValuesEntry {
+    /// The entry's address.
+    pub(crate) fn address(self) -> *const u8 {
+        self.0.as_ptr()
+    }
+
+    /// Calls the values entry: `Some(x0)` when the arguments passed the checks and the target
+    /// was called, `None` when they were rejected (nothing called or written).
+    ///
+    /// # Safety
+    /// As the raw entry's call: `values` points to the stub's `n` arguments, `ret`, `capture`,
+    /// `copies` and `errno_location` are what the module documentation says the plan needs,
+    /// and calling `target` with the converted arguments is sound.
+    #[cfg(all(target_arch = "aarch64", not(miri)))]
+    pub(crate) unsafe fn call(
+        self,
+        values: *const Value<'_>,
+        ret: *mut u8,
+        capture: *mut i32,
+        target: *const c_void,
+        copies: *const *const u8,
+        errno_location: *mut i32,
+    ) -> Option<u64> {
+        let (x0, flag): (u64, u64);
+        // SAFETY: the entry is an AAPCS64 function of these six arguments (see the caller's
+        // contract); it returns with x9 = 0 or 1 and clobbers only caller-saved registers.
+        unsafe {
+            std::arch::asm!(
+                "blr {entry}",
+                entry = in(reg) self.0.as_ptr(),
+                inlateout("x0") values => x0,
+                in("x1") ret,
+                in("x2") capture,
+                in("x3") target,
+                in("x4") copies,
+                in("x5") errno_location,
+                lateout("x9") flag,
+                clobber_abi("C"),
+            );
+        }
+        (flag == 0).then_some(x0)
+    }
+}
+
+/// A compiled stub in the code arena ([`crate::code`]), with its entries. Immutable,
+/// `Send + Sync`; shared through `Arc` by every handle of its signature (the cache holds a
+/// `Weak`, so the code is freed with the last handle).
+#[derive(Debug)]
+pub(crate) struct Stub {
+    code: ExecutableCode,
+    /// The cache entry that refers to this stub (`None` for uncached stubs).
+    key: Option<StubKey>,
+    /// The raw entry.
+    pub raw: RawFn,
+    /// The values entry.
+    pub values: ValuesEntry,
+}
+
+impl Stub {
+    /// The code bytes (for disassembly in tests).
+    pub fn bytes(&self) -> Vec<u8> {
+        self.code.bytes()
+    }
+}
+
+impl Drop for Stub {
+    fn drop(&mut self) {
+        // Remove the cache entry if it is still this stub's.
+        if let Some(key) = &self.key {
+            let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(map) = cache.as_mut() {
+                if map
+                    .get(key)
+                    .is_some_and(|w| std::ptr::eq(w.as_ptr(), self as *const Stub))
+                {
+                    map.remove(key);
+                }
+            }
+        }
+    }
+}
+
+/// A cache key: everything the code depends on.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct StubKey {
+    plan: CallPlan,
+    checks: Vec<ArgCheck>,
+    capture: bool,
+}
+
+type Cache = HashMap<StubKey, Weak<Stub>>;
+
+/// The stub cache: consulted at link time and by a stub's drop; never locked while code is
+/// generated or mapped. Entries are `Weak`: live stubs only.
+static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
+
+/// The stub cache, locked by the code arena's fork handler for the duration of a `fork` (so
+/// that the child never inherits it locked: a stub's drop takes it). See `crate::code`, "fork".
+pub(crate) struct CacheLock(#[allow(dead_code)] MutexGuard<'static, Option<Cache>>);
+
+/// Locks the stub cache for a fork (see [`CacheLock`]).
+pub(crate) fn lock_cache_for_fork() -> CacheLock {
+    CacheLock(CACHE.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// Compiles and places a stub without consulting the cache.
+///
+/// # Errors
+/// As [`ExecutableCode::new`]: [`crate::Error::Unsupported`] when the OS refuses executable
+/// memory.
+pub(crate) fn build(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> Result<Stub> {
+    build_keyed(plan, checks, capture, None)
+}
+
+fn build_keyed(
+    plan: &CallPlan,
+    checks: &[ArgCheck],
+    capture: bool,
+    key: Option<StubKey>,
+) -> Result<Stub> {
+    let code = compile(plan, checks, capture);
+    // SAFETY: AArch64 code emitted by this module for `plan`, called only through its entries
+    // as the module documentation says (on other hosts it is never called).
+    let exec = unsafe { ExecutableCode::new(&code.bytes) }?;
+    // SAFETY: `code.values` is the start of the values entry, inside `exec`, which the
+    // returned `Stub` owns; code addresses are never null.
+    let values =
+        ValuesEntry(unsafe { NonNull::new_unchecked(exec.entry().add(code.values).cast_mut()) });
+    // SAFETY: offset 0 is the raw entry, a complete function with the `RawFn` signature.
+    let raw = unsafe { std::mem::transmute::<*const u8, RawFn>(exec.entry()) };
+    Ok(Stub {
+        code: exec,
+        key,
+        raw,
+        values,
+    })
+}
+
+/// The stub for this signature: a live one from the cache, or compiled, placed and cached.
+///
+/// The lock is held only for the lookup and the insertion; two threads placing the same new
+/// signature at once may both compile it, and the second to insert takes the first's stub.
+///
+/// # Errors
+/// As [`build`].
+pub(crate) fn stub_for(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> Result<Arc<Stub>> {
+    let key = StubKey {
+        plan: plan.clone(),
+        checks: checks.to_vec(),
+        capture,
+    };
+    let lookup = |map: &mut Cache| map.get(&key).and_then(Weak::upgrade);
+    #[cfg(target_os = "linux")]
+    crate::code::register_fork_handlers();
+    {
+        let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(s) = lookup(cache.get_or_insert_with(HashMap::new)) {
+            return Ok(s);
+        }
+    }
+    let stub = Arc::new(build_keyed(plan, checks, capture, Some(key.clone()))?);
+    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+    let map = cache.get_or_insert_with(HashMap::new);
+    if let Some(theirs) = lookup(map) {
+        drop(cache);
+        return Ok(theirs);
+    }
+    map.insert(key, Arc::downgrade(&stub));
+    Ok(stub)
+}
+
+#[cfg(test)]
+mod tests;

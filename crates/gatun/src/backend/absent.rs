@@ -1,0 +1,147 @@
+//! The executor pieces a backend without compiled stubs lacks: no image entries, no uncaptured
+//! entries (both uninhabited), no stub cache to lock around `fork`, and the fast-path methods
+//! that report "no stub" ([`no_fast_paths`]). Used by `unsupported` and
+//! by the AArch64 backend (whose executor interprets every call).
+
+/// No image entries exist (uninhabited).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum ImageEntry {}
+
+impl ImageEntry {
+    pub(crate) fn size_align(&self) -> (usize, usize) {
+        match *self {}
+    }
+
+    pub(crate) unsafe fn call(
+        &self,
+        _args: *const u8,
+        _target: *const std::ffi::c_void,
+    ) -> Option<[u64; 2]> {
+        match *self {}
+    }
+
+    pub(crate) unsafe fn store(&self, _ret: *mut u8, _image: [u64; 2]) {
+        match *self {}
+    }
+}
+
+/// No uncaptured entries exist (uninhabited).
+#[derive(Clone, Copy)]
+pub(crate) enum Uncaptured<'a> {
+    #[allow(dead_code)]
+    Never(std::convert::Infallible, std::marker::PhantomData<&'a ()>),
+}
+
+#[allow(clippy::missing_safety_doc)]
+impl Uncaptured<'_> {
+    pub(crate) unsafe fn call(self, _: *const u8, _: *const std::ffi::c_void) -> Option<u64> {
+        match self {
+            Uncaptured::Never(never, _) => match never {},
+        }
+    }
+}
+
+/// The stub cache's fork lock: nothing to lock without a stub compiler.
+// Only Linux's code-arena fork handler takes it.
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+pub(crate) struct CacheLock;
+
+impl Drop for CacheLock {
+    /// Releases nothing (the native backend's lock releases the stub cache here).
+    fn drop(&mut self) {}
+}
+
+/// As `x86_64_sysv::stub::lock_cache_for_fork`: no cache to lock.
+#[cfg(target_os = "linux")]
+pub(crate) fn lock_cache_for_fork() -> CacheLock {
+    CacheLock
+}
+
+/// The fast-path methods of an executor without compiled stubs, for its `impl Executor`
+/// block: the handle layer's fast paths all report "no stub" (`None`, `false`,
+/// `usize::MAX` arities), so every call takes `Executor::interpret`; `interpreted` (the
+/// internals test hook) is the executor itself. Requires `Executor: Clone`.
+macro_rules! no_fast_paths {
+    () => {
+        /// The executor itself (every call is interpreted already).
+        #[cfg(feature = "internals")]
+        pub(crate) fn interpreted(&self) -> Executor {
+            self.clone()
+        }
+        /// Whether calls run a compiled stub: never.
+        pub(crate) fn is_compiled(&self) -> bool {
+            false
+        }
+        /// `usize::MAX`: no integer fast path.
+        pub(crate) fn int_arity(&self, _nargs: usize) -> usize {
+            usize::MAX
+        }
+        /// `usize::MAX`: no float fast path.
+        pub(crate) fn float_arity(&self, _nargs: usize) -> usize {
+            usize::MAX
+        }
+        /// Never called (`int_arity` is `usize::MAX`): `None`.
+        pub(crate) unsafe fn call_int(
+            &self,
+            _: *const u8,
+            _: *const std::ffi::c_void,
+        ) -> Option<u64> {
+            None
+        }
+        /// Never called (`float_arity` is `usize::MAX`): `None`.
+        pub(crate) unsafe fn call_float(
+            &self,
+            _: *const u8,
+            _: *const std::ffi::c_void,
+        ) -> Option<u64> {
+            None
+        }
+        /// No image entry.
+        pub(crate) fn image(&self) -> Option<$crate::backend::absent::ImageEntry> {
+            None
+        }
+        /// No stub: `false` (the handle interprets).
+        pub(crate) unsafe fn call_struct(
+            &self,
+            _: *const u8,
+            _: *mut u8,
+            _: *const std::ffi::c_void,
+        ) -> bool {
+            false
+        }
+        /// No stub: `None` (the handle interprets).
+        pub(crate) unsafe fn call_values(
+            &self,
+            _: *const u8,
+            _: *mut u8,
+            _: *mut i32,
+            _: *const std::ffi::c_void,
+        ) -> Option<u64> {
+            None
+        }
+        /// No stub: `None` (the system-call adapter interprets).
+        pub(crate) unsafe fn call_capture(
+            &self,
+            _: *const u8,
+            _: *mut i32,
+            _: *const std::ffi::c_void,
+        ) -> Option<u64> {
+            None
+        }
+        /// No stub without capture.
+        pub(crate) fn uncaptured(&self) -> Option<$crate::backend::absent::Uncaptured<'_>> {
+            None
+        }
+        /// No stub: `None` (the raw path interprets).
+        pub(crate) unsafe fn call_raw(
+            &self,
+            _: *const *const u8,
+            _: *mut u8,
+            _: *mut i32,
+            _: *const std::ffi::c_void,
+        ) -> Option<u64> {
+            None
+        }
+    };
+}
+pub(crate) use no_fast_paths;

@@ -1,0 +1,67 @@
+// The Rust side of the property tests' generated types (tests/prop/sigs.rs, included first):
+// gatun layouts, leaf offsets and the leaf encoding the C checkers use. Shared through
+// `include!` by tests/downcall_prop.rs and tests/upcall_prop.rs.
+
+/// gatun's scalar kind of each kind id.
+const KINDS: [ScalarKind; 12] = [
+    ScalarKind::I8,
+    ScalarKind::I16,
+    ScalarKind::I32,
+    ScalarKind::I64,
+    ScalarKind::U8,
+    ScalarKind::U16,
+    ScalarKind::U32,
+    ScalarKind::U64,
+    ScalarKind::F32,
+    ScalarKind::F64,
+    ScalarKind::Pointer,
+    ScalarKind::Bool,
+];
+
+/// The gatun layout of a generated type (C layout rules; arrays as sequences).
+fn layout(t: &PropTy) -> MemoryLayout {
+    match t {
+        PropTy::Scalar(k) => V::new(KINDS[*k]).into(),
+        PropTy::Struct(f, a16) => {
+            let s = MemoryLayout::c_struct(f.iter().map(layout)).unwrap();
+            if *a16 && s.byte_alignment() < 16 {
+                s.with_byte_alignment(16).unwrap()
+            } else {
+                s
+            }
+        }
+        PropTy::Array(e, n) => MemoryLayout::sequence_layout(*n, layout(e)).unwrap(),
+    }
+}
+
+/// (byte offset, kind id) of every scalar leaf, in declaration order.
+fn leaf_offsets(l: &MemoryLayout, t: &PropTy, base: usize, out: &mut Vec<(usize, usize)>) {
+    match (l, t) {
+        (_, PropTy::Scalar(k)) => out.push((base, *k)),
+        (MemoryLayout::Struct(s), PropTy::Struct(f, _)) => {
+            for ((off, m), ft) in s.fields().zip(f) {
+                leaf_offsets(m, ft, base + off, out);
+            }
+        }
+        (MemoryLayout::Sequence(s), PropTy::Array(e, n)) => {
+            for i in 0..*n {
+                let stride = s.element().byte_size();
+                leaf_offsets(s.element(), e, base + i * stride, out);
+            }
+        }
+        _ => unreachable!("layout {l} does not match {t:?}"),
+    }
+}
+
+/// The bytes C stores for leaf `idx` of kind id `k` encoded from base `h` (little-endian, low
+/// bytes): a checker's return leaves, and the upcall checkers' argument leaves.
+fn ret_leaf(h: u64, idx: usize, k: usize) -> u64 {
+    let v = h.wrapping_add((idx as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    match k {
+        PROP_F32 => (((v >> 40) as i32) as f32).to_bits() as u64,
+        PROP_F64 => (((v >> 12) as i64) as f64).to_bits(),
+        PROP_BOOL => v & 1,
+        _ => v,
+    }
+}
+
