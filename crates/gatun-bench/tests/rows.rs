@@ -1,6 +1,11 @@
 //! Every registered row builds and runs, and the gatun handles the call rows use compute what
 //! the peers compute (so the rows compare like with like).
-#![cfg(not(miri))]
+// The rows call through gatun's downcall handles: only where the executor runs.
+#![cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    not(miri)
+))]
 
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 use std::collections::HashSet;

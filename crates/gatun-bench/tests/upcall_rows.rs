@@ -1,8 +1,11 @@
 //! The `upcall/*` rows exist, run on a thread and in a tokio task, and allocate nothing per
 //! callback (figures are meaningless at `Config::TINY`; allocation counts are not).
-//!
-//! The rows call upcall stubs: compiled only where gatun's upcall executor runs (x86-64 Linux).
-#![cfg(all(target_arch = "x86_64", target_os = "linux"))]
+// Calls foreign code: only where the executor runs.
+#![cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    not(miri)
+))]
 
 use gatun_bench::{measure, Config, CountingAllocator, ThreadKind};
 

@@ -106,6 +106,11 @@ fn buffer_stack_json_rows_have_the_documented_shape() {
 // The call rows run downcalls: they need gatun's downcall executor (x86-64 Linux).
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 #[test]
+// The rows call through gatun's downcall handles: only where the executor runs.
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 fn call_rows_and_ratios_appear_and_calls_do_not_allocate() {
     let (rows, stdout) = run_bench("call_overhead", "call_overhead");
     check_shape(&rows, "call_overhead");
@@ -137,6 +142,11 @@ fn call_rows_and_ratios_appear_and_calls_do_not_allocate() {
 // The capture rows run downcalls: they need gatun's downcall executor (x86-64 Linux).
 #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 #[test]
+// The rows call through gatun's downcall handles: only where the executor runs.
+#[cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 fn capture_rows_allocate_only_for_the_explicit_arena() {
     let (rows, _) = run_bench("capture_state_util", "capture_state_util");
     check_shape(&rows, "capture_state_util");

@@ -1,7 +1,6 @@
 //! [`check_cli_args`]: bytes as a `gatun call` / `gatun layout` command line.
 
 use std::ffi::OsString;
-use std::os::unix::ffi::OsStringExt;
 
 use clap::{Args, Command, FromArgMatches};
 use gatun::abi::sysv_x64;
@@ -40,15 +39,25 @@ pub fn check_cli_args(data: &[u8]) {
         return;
     }
     let mut argv: Vec<OsString> = vec!["gatun".into()];
-    argv.extend(
-        data.split(|&b| b == 0)
-            .take(MAX_WORDS)
-            .map(|w| OsString::from_vec(w.to_vec())),
-    );
+    argv.extend(data.split(|&b| b == 0).take(MAX_WORDS).map(os_word));
     match argv.get(1).and_then(|a| a.to_str()) {
         Some("call") => call(argv, data.len()),
         Some("layout") => layout(&argv[1..], data.len()),
         _ => {}
+    }
+}
+
+/// One command-line word from its bytes: as they are on Unix; on other targets (Windows, whose
+/// command lines are UTF-16) the bytes read as UTF-8, invalid sequences replaced by U+FFFD.
+fn os_word(bytes: &[u8]) -> OsString {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStringExt;
+        OsString::from_vec(bytes.to_vec())
+    }
+    #[cfg(not(unix))]
+    {
+        String::from_utf8_lossy(bytes).into_owned().into()
     }
 }
 

@@ -367,15 +367,32 @@ fn in_where(library: &Option<String>) -> String {
     }
 }
 
-/// Validates an allocation request: `byte_alignment` must be a power of two and `byte_size`
-/// rounded up to it must not exceed `isize::MAX` (the limit of Rust's allocator).
+/// The largest alignment, in bytes, that an allocation may ask for on this target: on Windows
+/// 2^30 (1 GiB), because Rust's Windows allocator serves an alignment above 16 by taking
+/// `size + alignment` bytes from the process heap (`HeapAlloc`, which commits them), so a
+/// 16-byte segment aligned to 2^40 would commit a terabyte (and take seconds); elsewhere
+/// unbounded (the Unix allocators reserve such blocks without committing them).
+pub(crate) const MAX_ALLOCATION_ALIGNMENT: usize = if cfg!(windows) { 1 << 30 } else { usize::MAX };
+
+/// Validates an allocation request: `byte_alignment` must be a power of two, at most
+/// [`MAX_ALLOCATION_ALIGNMENT`], and `byte_size` rounded up to it must not exceed `isize::MAX`
+/// (the limit of Rust's allocator).
 ///
 /// # Errors
-/// [`Error::InvalidAlignment`] or [`Error::SizeOverflow`].
+/// [`Error::InvalidAlignment`], [`Error::OutOfMemory`] (an alignment above
+/// [`MAX_ALLOCATION_ALIGNMENT`]) or [`Error::SizeOverflow`].
 #[inline]
 pub(crate) fn check_size_align(byte_size: usize, byte_alignment: usize) -> Result<()> {
     if !byte_alignment.is_power_of_two() {
         return Err(Error::InvalidAlignment {
+            alignment: byte_alignment,
+        });
+    }
+    // Always false off Windows, where the limit is usize::MAX.
+    #[allow(clippy::absurd_extreme_comparisons)]
+    if byte_alignment > MAX_ALLOCATION_ALIGNMENT {
+        return Err(Error::OutOfMemory {
+            size: byte_size,
             alignment: byte_alignment,
         });
     }

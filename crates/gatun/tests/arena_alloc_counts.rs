@@ -285,6 +285,12 @@ fn a_one_byte_layout_aligned_to_4_gib_asks_for_a_small_block() {
             ),
         }
     }
+    if cfg!(windows) {
+        // gatun refuses alignments above 1 GiB on Windows before asking the system allocator
+        // (which would commit size + alignment bytes there).
+        assert_eq!(counts.allocs, 0, "{counts:?}");
+        return;
+    }
     assert_eq!(counts.allocs, 4, "one block per allocation: {counts:?}");
     // 1 byte rounded up to 8, plus the arena's 24-byte trailer; never the alignment.
     assert_eq!(counts.largest_request, 32, "{counts:?}");

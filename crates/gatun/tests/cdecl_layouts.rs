@@ -12,11 +12,11 @@ use std::ffi::{c_char, CStr};
 
 use gatun::cdecl::Declarations;
 use gatun::layout::MemoryLayout;
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 use gatun::linker::SymbolLookup;
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 use gatun::memory::{Arena, SegmentAllocator};
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 use gatun::Value;
 
 #[repr(C)]
@@ -100,7 +100,7 @@ struct BitEntry {
     is_signed: i32,
 }
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 fn natives() -> SymbolLookup {
     // SAFETY: our own test library, no unsound initialisers.
     unsafe { SymbolLookup::library(gatun_test_natives::PATH) }.unwrap()

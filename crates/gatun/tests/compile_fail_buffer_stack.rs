@@ -3,6 +3,8 @@
 //! The expected compiler output is in `tests/compile_fail/buffer_stack/*.stderr`; regenerate with
 //! `TRYBUILD=overwrite cargo test -p gatun --test compile_fail_buffer_stack` after a toolchain
 //! change and review the diff.
+// trybuild runs cargo, which a Windows test binary under Wine does not have: Unix only.
+#![cfg(all(unix, not(miri)))]
 
 #[test]
 #[cfg_attr(miri, ignore)]

@@ -3,6 +3,8 @@
 //! is in `tests/compile_fail/upcall/*.stderr`; regenerate with
 //! `TRYBUILD=overwrite cargo test -p gatun --test compile_fail_upcall` after a toolchain change
 //! and review the diff.
+// trybuild runs cargo, which a Windows test binary under Wine does not have: Unix only.
+#![cfg(all(unix, not(miri)))]
 
 #[test]
 #[cfg_attr(miri, ignore)]

@@ -5,9 +5,12 @@
 //! `sysv_a16x4_make`'s result with `movaps`), so a misaligned buffer would fault. Struct
 //! *argument* segments may have any alignment: their bytes are copied (loads of at most 8
 //! bytes) into registers or an aligned stack slot.
-//!
-//! Calls C through gatun's downcall executor: compiled only where it runs (x86-64 Linux).
-#![cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+// Calls foreign code: only where the executor runs.
+#![cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    not(miri)
+))]
 
 mod common;
 

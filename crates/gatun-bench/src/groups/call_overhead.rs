@@ -23,9 +23,11 @@ use std::ffi::{c_int, c_long};
 use std::hint::black_box;
 
 use gatun::{FunctionDescriptor, Value, ValueLayout as V};
+#[cfg(unix)]
 use libffi::middle::{arg, Type};
 
 use crate::handles::link;
+#[cfg(unix)]
 use crate::libffi_peer::PeerCall;
 use crate::natives::{self, Native};
 use crate::{repeat, Body, Row};
@@ -38,6 +40,8 @@ pub fn rows() -> Vec<Row> {
     let mut rows = gatun_rows();
     rows.extend(typed_rows());
     rows.extend(direct_rows());
+    // libffi is a Unix-only dependency (no libffi for the Windows targets).
+    #[cfg(unix)]
     rows.extend(libffi_rows());
     rows
 }
@@ -213,6 +217,7 @@ fn direct_rows() -> Vec<Row> {
     ]
 }
 
+#[cfg(unix)]
 fn libffi_rows() -> Vec<Row> {
     vec![
         Row::new(GROUP, "libffi_noop", || -> Body {

@@ -22,9 +22,11 @@ use std::hint::black_box;
 
 use gatun::memory::MemorySegment;
 use gatun::{FunctionDescriptor, Value, ValueLayout as V};
+#[cfg(unix)]
 use libffi::middle::{arg, Ret, Type};
 
 use crate::handles::{double_point_layout, link, Reused};
+#[cfg(unix)]
 use crate::libffi_peer::{double_point, PeerCall};
 use crate::natives::{self, DoublePoint, Native};
 use crate::{repeat, Body, Row};
@@ -34,7 +36,8 @@ pub const GROUP: &str = "call_overhead_by_value";
 
 /// `by_ptr`, `by_value` and the peer rows.
 pub fn rows() -> Vec<Row> {
-    vec![
+    #[allow(unused_mut)] // the libffi rows are added on Unix only
+    let mut rows = vec![
         Row::new(GROUP, "by_ptr", || -> Body {
             let h = link(
                 Native::UnitPtr,
@@ -113,6 +116,17 @@ pub fn rows() -> Vec<Row> {
                 })
             })
         }),
+    ];
+    // libffi is a Unix-only dependency (no libffi for the Windows targets).
+    #[cfg(unix)]
+    rows.extend(libffi_rows());
+    rows
+}
+
+/// The libffi peer rows.
+#[cfg(unix)]
+fn libffi_rows() -> Vec<Row> {
+    vec![
         Row::new(GROUP, "libffi_by_ptr", || -> Body {
             let p = PeerCall::new(Native::UnitPtr, [Type::pointer()], Type::void());
             let mut point = Box::new(DoublePoint::default());

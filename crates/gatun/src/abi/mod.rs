@@ -19,8 +19,13 @@
 //! - [`sysv_x64`]: System V AMD64 (ABI §3.2.3).
 //! - [`aarch64`]: AAPCS64 (Linux) and Apple arm64 (§6.8 stages B and C; executed on AArch64
 //!   Linux, Apple plans are classification only).
+//! - [`win64`]: the Microsoft x64 convention (classification only). Its plans use the same
+//!   types: `Int(n)`/`Vector(n)` are argument *slot* n (`rcx, rdx, r8, r9` / `xmm0..xmm3`),
+//!   stack offsets start after the 32-byte shadow space, and a variadic float has a move to
+//!   each of its slot's registers.
 
 pub use crate::backend::aarch64::classify as aarch64;
+pub use crate::backend::win64::classify as win64;
 pub use crate::backend::x86_64_sysv::classify as sysv_x64;
 
 use std::fmt;

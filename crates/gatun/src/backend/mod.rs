@@ -8,6 +8,8 @@
 //!   Linux (not under Miri).
 //! - [`aarch64`]: AAPCS64 (Linux) and Apple arm64. Classification on every host; the executor
 //!   (trampoline, by-reference copies, upcall entry) on AArch64 Linux (not under Miri).
+//! - [`win64`]: the Microsoft x64 convention. Classification only, on every host; Windows
+//!   links through `unsupported` until an executor exists.
 //! - `unsupported`: the backend of every other target, whose link returns
 //!   [`Error::Unsupported`](crate::Error::Unsupported).
 //!
@@ -36,6 +38,7 @@ pub(crate) mod aarch64;
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux", not(miri))))]
 mod absent;
 mod moves;
+pub(crate) mod win64;
 pub(crate) mod x86_64_sysv;
 
 #[cfg_attr(
@@ -169,7 +172,7 @@ impl RetKind {
 pub const MAX_STACK_BYTES: usize = 2048;
 
 /// This thread's `errno` address (`__errno_location()` on Linux and Android, `__error()` on
-/// Apple targets and FreeBSD), cached in a thread-local after the first call: a TLS load
+/// Apple targets and FreeBSD, the C runtime's `_errno()` on Windows), cached in a thread-local after the first call: a TLS load
 /// instead of a call into libc per captured call (the `errno_location` parameter of capture
 /// stubs, the system-call adapter). The address is fixed for a thread's lifetime. Null on other
 /// targets (which have no executor, so no handle reads it).
@@ -197,16 +200,30 @@ fn init_thread_errno(c: &std::cell::Cell<*mut i32>) -> *mut i32 {
     #[cfg(any(target_os = "macos", target_os = "ios", target_os = "freebsd"))]
     // SAFETY: as above.
     let p = unsafe { libc::__error() };
+    #[cfg(windows)]
+    // SAFETY: the C runtime's `_errno` (msvcrt.dll and ucrtbase.dll alike) is always safe to
+    // call and returns this thread's errno address, valid for the thread's lifetime.
+    let p = unsafe { windows_crt::_errno() };
     #[cfg(not(any(
         target_os = "linux",
         target_os = "android",
         target_os = "macos",
         target_os = "ios",
-        target_os = "freebsd"
+        target_os = "freebsd",
+        windows
     )))]
     let p = std::ptr::null_mut();
     c.set(p);
     p
+}
+
+/// The Windows C runtime's functions that the `libc` crate does not declare.
+#[cfg(windows)]
+mod windows_crt {
+    extern "C" {
+        /// This thread's `errno` address (`<errno.h>`'s `errno` is `(*_errno())`).
+        pub(super) fn _errno() -> *mut std::ffi::c_int;
+    }
 }
 
 /// The `Value` of a scalar or void return from its tag word and payload word.

@@ -8,9 +8,10 @@ use crate::code::ExecutableCode;
 use crate::error::{Error, Result};
 use crate::linker::FunctionDescriptor;
 
+pub(crate) use super::absent::ImageEntry;
+// The fork lock exists for Linux's code-arena fork handler only.
 #[cfg(target_os = "linux")]
-pub(crate) use super::absent::lock_cache_for_fork;
-pub(crate) use super::absent::{CacheLock, ImageEntry};
+pub(crate) use super::absent::{lock_cache_for_fork, CacheLock};
 
 fn unsupported(direction: Direction) -> Error {
     Error::Unsupported {

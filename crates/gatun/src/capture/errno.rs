@@ -4,7 +4,8 @@ use std::fmt;
 
 /// A C `errno` value captured after a system call (POSIX.1-2017 `<errno.h>`).
 ///
-/// `Display` uses the C library's `strerror_r` into a stack buffer (no allocation), e.g.
+/// `Display` uses the C library's `strerror_r` (on Windows the C runtime's `strerror`, whose
+/// buffer is per thread) into a stack buffer (no allocation), e.g.
 /// `errno 2: No such file or directory`. Converts into [`std::io::Error`] with the same raw OS
 /// error code. `Copy`, `Send`, `Sync`.
 ///
@@ -49,7 +50,29 @@ fn strerror(code: i32, buf: &mut [u8; 128]) -> &str {
     std::str::from_utf8(&buf[..len]).unwrap_or("Unknown error")
 }
 
-#[cfg(not(unix))]
+#[cfg(windows)]
+fn strerror(code: i32, buf: &mut [u8; 128]) -> &str {
+    // SAFETY: the Windows C runtime's `strerror` (msvcrt.dll, ucrtbase.dll) returns a
+    // NUL-terminated message in a buffer of the calling thread (never shared with another
+    // thread), valid until this thread's next `strerror` call; it is copied at once.
+    let msg = unsafe { libc::strerror(code) };
+    let mut n = 0;
+    if !msg.is_null() {
+        // SAFETY: non-null: a NUL-terminated string, see above.
+        let bytes = unsafe { std::ffi::CStr::from_ptr(msg) }.to_bytes();
+        n = bytes.len().min(buf.len());
+        buf[..n].copy_from_slice(&bytes[..n]);
+    }
+    if n > 0 && std::str::from_utf8(&buf[..n]).is_ok() {
+        return std::str::from_utf8(&buf[..n]).unwrap_or("");
+    }
+    let mut w = SliceWriter { buf, len: 0 };
+    let _ = fmt::write(&mut w, format_args!("Unknown error {code}"));
+    let len = w.len;
+    std::str::from_utf8(&buf[..len]).unwrap_or("Unknown error")
+}
+
+#[cfg(not(any(unix, windows)))]
 fn strerror(code: i32, buf: &mut [u8; 128]) -> &str {
     let mut w = SliceWriter { buf, len: 0 };
     let _ = fmt::write(&mut w, format_args!("error {code}"));

@@ -143,7 +143,7 @@ enum Width {
 /// capture buffers (on its stack). No invocation path allocates.
 ///
 /// ```
-/// # if !cfg!(all(target_arch = "x86_64", target_os = "linux")) { return; } // calls C
+/// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
 /// use gatun::capture::{adapt_system_call, Errno};
 /// use gatun::linker::{FunctionDescriptor, Linker, LinkerOption, SymbolLookup};
 /// use gatun::{Value, ValueLayout};
@@ -158,6 +158,7 @@ enum Width {
 /// let close = adapt_system_call(&handle, "errno").unwrap();
 /// // SAFETY: close(int) -> int; -1 is never an open descriptor.
 /// assert_eq!(unsafe { close.call(&[Value::I32(-1)]) }.unwrap(), Err(Errno(9))); // EBADF
+/// # }
 /// ```
 #[derive(Debug, Clone)]
 pub struct SystemCall {

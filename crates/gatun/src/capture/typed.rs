@@ -152,7 +152,7 @@ fn errno_location() -> *mut c_int {
 /// `Send + Sync` and `Clone`; keeps the handle (and so its library) alive.
 ///
 /// ```
-/// # if !cfg!(all(target_arch = "x86_64", target_os = "linux")) { return; } // calls C
+/// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
 /// use gatun::capture::{adapt_system_call, Errno};
 /// use gatun::linker::{FunctionDescriptor, Linker, LinkerOption, SymbolLookup};
 /// use gatun::{Value, ValueLayout};
@@ -169,6 +169,7 @@ fn errno_location() -> *mut c_int {
 /// // SAFETY: as for close(2): -1 is never an open descriptor.
 /// assert_eq!(unsafe { close.call((-1,)) }, Err(Errno(9)));
 /// assert_eq!(unsafe { close.invoke((-1,)) }, -9);
+/// # }
 /// ```
 pub struct TypedSystemCall<F: SysCallSignature> {
     f: F,

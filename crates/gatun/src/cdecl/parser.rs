@@ -471,7 +471,7 @@ pub(super) fn scalar_ty(name: &str) -> Result<Ty, crate::Error> {
 
 /// The `__builtin_va_list` type of this build's target: an array of one 24-byte record
 /// (alignment 8) on x86-64 System V, a 32-byte record (alignment 8) on AAPCS64 Linux, a
-/// `char *` on Apple arm64; its size is unknown elsewhere.
+/// `char *` on Apple arm64 and on 64-bit Windows; its size is unknown elsewhere.
 pub(super) fn va_list() -> NoLayout {
     NoLayout {
         spelling: "__builtin_va_list".into(),
@@ -480,7 +480,10 @@ pub(super) fn va_list() -> NoLayout {
             .into(),
         size_align: if cfg!(all(target_arch = "x86_64", not(windows))) {
             Some((24, 8))
-        } else if cfg!(all(target_arch = "aarch64", target_vendor = "apple")) {
+        } else if cfg!(any(
+            all(target_arch = "aarch64", target_vendor = "apple"),
+            all(target_arch = "x86_64", windows)
+        )) {
             Some((8, 8))
         } else if cfg!(all(target_arch = "aarch64", not(windows))) {
             Some((32, 8))

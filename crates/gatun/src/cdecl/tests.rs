@@ -322,18 +322,19 @@ fn add_is_atomic_and_returns_what_it_declared() {
     assert!(d.function("ok").is_none(), "a failed add keeps nothing");
     // Identical redeclarations are fine, different ones are not.
     d.add("struct p { int x; }; int get(p_t *);").unwrap();
+    // (`long long`: on LLP64 `long` has the layout of `int`, and members are compared by layout.)
     assert!(d
-        .add("struct p { long x; };")
+        .add("struct p { long long x; };")
         .unwrap_err()
         .message()
         .contains("redefinition"));
     assert!(d
-        .add("long get(p_t *);")
+        .add("long long get(p_t *);")
         .unwrap_err()
         .message()
         .contains("conflicting"));
     assert!(d
-        .add("typedef long p_t;")
+        .add("typedef long long p_t;")
         .unwrap_err()
         .message()
         .contains("conflicting"));
@@ -575,10 +576,10 @@ fn types_without_layout_are_declared_and_fail_only_when_needed() {
     assert_eq!(d.constant("LD_SIZE"), Some(16));
     assert_eq!(d.constant("CD_SIZE"), Some(16));
     assert_eq!(d.constant("I128_ALIGN"), Some(16));
-    // sizeof(__builtin_va_list): gcc's figure for each target.
-    let va_size = if cfg!(target_arch = "x86_64") {
+    // sizeof(__builtin_va_list): gcc's figure for each target (mingw-w64 and Apple: `char *`).
+    let va_size = if cfg!(all(target_arch = "x86_64", unix)) {
         24
-    } else if cfg!(target_vendor = "apple") {
+    } else if cfg!(any(target_vendor = "apple", windows)) {
         8
     } else {
         32
@@ -765,7 +766,9 @@ fn gnu_header_grammar() {
     let mut d2 = parse(twice);
     d2.add(twice).unwrap();
     assert!(d2.function("f").is_some());
-    assert!(err("typedef int t; typedef long t;")
+    // (`long long`, not `long`: types are compared by layout, and on LLP64 `long` has the
+    // layout of `int`.)
+    assert!(err("typedef int t; typedef long long t;")
         .message()
         .contains("conflicting typedef"));
     assert!(err("int g(int n) { return n; }")
@@ -788,8 +791,12 @@ fn gnu_header_grammar() {
     ignore = "several parses, slow under Miri (the parser has no unsafe code)"
 )]
 fn constant_expressions_are_typed_as_in_c() {
-    let d = parse(
-        "enum e {
+    // `long` is 64 bits on LP64 and 32 on LLP64 (Windows), where `1L << 40` overflows and
+    // `-1L < 0U` compares as unsigned.
+    let lp64 = crate::layout::DataModel::HOST.long_size == 8;
+    let long_shift = if lp64 { "1L << 40" } else { "1LL << 40" };
+    let d = parse(&format!(
+        "enum e {{
              NOT_ZERO_U = ~0U,
              NEG_ONE = ~0,
              UCHAR = (unsigned char)-1,
@@ -805,9 +812,9 @@ fn constant_expressions_are_typed_as_in_c() {
              UDIV = (0U - 7) / 2,
              COND = 1 ? -1 : 0U,
              SZ_NEG = sizeof(int) - 5 > 0,
-             LONG_SHIFT = 1L << 40
-         };",
-    );
+             LONG_SHIFT = {long_shift}
+         }};"
+    ));
     let c = |n: &str| d.constant(n).unwrap();
     assert_eq!(c("NOT_ZERO_U"), 0xffff_ffff);
     assert_eq!(c("NEG_ONE"), -1);
@@ -816,7 +823,7 @@ fn constant_expressions_are_typed_as_in_c() {
     assert_eq!(c("SHIFT31"), i64::from(i32::MIN));
     assert_eq!(c("INT_MIN_"), i64::from(i32::MIN));
     assert_eq!(c("U_LT"), 0);
-    assert_eq!(c("L_LT"), 1);
+    assert_eq!(c("L_LT"), i64::from(lp64));
     assert_eq!(c("BOOL"), 1);
     assert_eq!(c("HEX"), 0xffff_ffff);
     assert_eq!(c("HEX_GT"), 1);
@@ -825,6 +832,11 @@ fn constant_expressions_are_typed_as_in_c() {
     assert_eq!(c("COND"), 0xffff_ffff);
     assert_eq!(c("SZ_NEG"), 1);
     assert_eq!(c("LONG_SHIFT"), 1 << 40);
+    if !lp64 {
+        assert!(err("enum { X = 1L << 40 };")
+            .message()
+            .contains("shift count"));
+    }
     assert!(err("enum { X = 2147483647 + 1 };")
         .message()
         .contains("overflow"));
@@ -934,7 +946,7 @@ fn offsetof_and_extension_in_constant_expressions() {
          enum {
              OFF_K = __builtin_offsetof(struct out, k),
              OFF_D2 = __builtin_offsetof(struct out, i.d[2]),
-             EXT = __extension__ 1L << 40
+             EXT = __extension__ 1LL << 40
          };
          _Static_assert(__builtin_offsetof(struct in, d) == 8, \"d\");",
     );

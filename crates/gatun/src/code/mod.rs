@@ -30,6 +30,10 @@
 //! `aarch64-apple-darwin` and `x86_64-apple-darwin` but not executed by gatun's tests, which
 //! run on Linux.
 //!
+//! **Windows** has no arena either: each piece of code gets its own `VirtualAlloc` region,
+//! written read-write, switched to execute-read (`VirtualProtect`) and never writable again;
+//! see the `windows` module. Tested for `x86_64-pc-windows-gnu` under Wine.
+//!
 //! The arena's bookkeeping (one bitmap per chunk) is behind one mutex, held for the bitmap work
 //! and for the `int3` fill of freed granules (so that a fork sees a granule either live or
 //! filled, never half-filled): chunks are mapped and unmapped, and new code is copied, outside
@@ -123,6 +127,8 @@ use crate::error::{Error, Result};
 
 #[cfg(target_vendor = "apple")]
 mod jit;
+#[cfg(windows)]
+mod windows;
 
 /// Allocation unit of the code arena, in bytes (and the alignment of every piece of code).
 pub const GRANULE: usize = 16;
@@ -160,7 +166,7 @@ enum Backing {
     #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     Arena { rw: *mut u8, granules: usize },
     /// A private mapping of its own, `map_len` bytes.
-    #[cfg_attr(not(unix), allow(dead_code))]
+    #[cfg_attr(not(any(unix, windows)), allow(dead_code))]
     Own { map_len: usize },
 }
 
@@ -171,6 +177,7 @@ unsafe impl Send for ExecutableCode {}
 // SAFETY: as above; no method mutates the code.
 unsafe impl Sync for ExecutableCode {}
 
+#[cfg(unix)]
 fn os_error(what: &str) -> Error {
     Error::Unsupported {
         type_name: "executable memory".into(),
@@ -318,11 +325,29 @@ impl ExecutableCode {
         }
     }
 
-    #[cfg(not(unix))]
+    /// Windows: a `VirtualAlloc` region of its own (see the `windows` module).
+    #[cfg(windows)]
+    fn map_own(code: &[u8]) -> Result<ExecutableCode> {
+        let map_len = code
+            .len()
+            .checked_next_multiple_of(windows::PAGE)
+            .ok_or_else(|| Error::SizeOverflow {
+                what: format!("code mapping for {} bytes", code.len()),
+            })?;
+        let ptr = windows::map(code, map_len)?;
+        MAPPED.fetch_add(map_len, std::sync::atomic::Ordering::Relaxed);
+        Ok(ExecutableCode {
+            ptr,
+            code_len: code.len(),
+            backing: Backing::Own { map_len },
+        })
+    }
+
+    #[cfg(not(any(unix, windows)))]
     fn map_own(_code: &[u8]) -> Result<ExecutableCode> {
         Err(Error::Unsupported {
             type_name: "executable memory".into(),
-            reason: "generated code is only supported on Unix targets".into(),
+            reason: "generated code is only supported on Unix and Windows targets".into(),
         })
     }
 
@@ -377,11 +402,15 @@ const _: () = assert!(APPLE_MAP_JIT == libc::MAP_JIT);
 /// introduced the flag with the Hardened Runtime. JIT compilers that pass it on older kernels
 /// report crashes there, so x86-64 Macs before 10.14 (which Rust's `x86_64-apple-darwin`
 /// still targets) map read-write then read-execute instead.
+#[cfg(unix)]
 const MAP_JIT_DARWIN_MAJOR: u32 = 18;
 
 /// The major version in a kernel release string (`uname -r`, e.g. `18.7.0`): its leading
 /// decimal digits (at most 4), followed by `.` or the end. `None` for anything else.
-#[cfg(any(all(target_vendor = "apple", not(target_arch = "aarch64")), test))]
+#[cfg(any(
+    all(target_vendor = "apple", not(target_arch = "aarch64")),
+    all(test, unix)
+))]
 fn darwin_major(release: &[u8]) -> Option<u32> {
     let digits = release.iter().take_while(|b| b.is_ascii_digit()).count();
     if digits == 0 || digits > 4 || !matches!(release.get(digits), None | Some(b'.')) {
@@ -635,6 +664,13 @@ impl Drop for ExecutableCode {
                 // hint), and nobody may call into it any more: the owner of this value
                 // guarantees callers keep it alive while the code can run.
                 unsafe { unmap_near_text(self.ptr, map_len) };
+                MAPPED.fetch_sub(map_len, std::sync::atomic::Ordering::Relaxed);
+            }
+            #[cfg(windows)]
+            Backing::Own { map_len } => {
+                // SAFETY: the region is ours (invariant), made by windows::map, and nobody may
+                // call into it any more (as above).
+                unsafe { windows::unmap(self.ptr) };
                 MAPPED.fetch_sub(map_len, std::sync::atomic::Ordering::Relaxed);
             }
             #[allow(unreachable_patterns)]
@@ -1499,6 +1535,32 @@ mod tests {
             unsafe { ExecutableCode::new(&[]) },
             Err(Error::InvalidSize { size: 0, .. })
         ));
+    }
+}
+
+#[cfg(all(test, windows, target_arch = "x86_64"))]
+mod windows_tests {
+    use super::*;
+
+    #[test]
+    fn code_runs_from_its_own_region_and_is_counted() {
+        let before = mapped_code_bytes();
+        // SAFETY: `mov eax, 42; ret`, called below as the `extern "C" fn() -> i32` it is.
+        let code = unsafe { ExecutableCode::new(&[0xB8, 42, 0, 0, 0, 0xC3]) }.unwrap();
+        assert_eq!(code.entry() as usize % GRANULE, 0);
+        assert_eq!(code.bytes(), [0xB8, 42, 0, 0, 0, 0xC3]);
+        assert!(mapped_code_bytes() >= before + windows::PAGE);
+        // SAFETY: the bytes are a complete `extern "C" fn() -> i32`.
+        let f: extern "C" fn() -> i32 = unsafe { std::mem::transmute(code.entry()) };
+        assert_eq!(f(), 42);
+        drop(code);
+    }
+
+    #[test]
+    fn empty_code_is_rejected() {
+        // SAFETY: rejected before anything is mapped.
+        let err = unsafe { ExecutableCode::new(&[]) }.unwrap_err();
+        assert!(matches!(err, Error::InvalidSize { size: 0, .. }), "{err}");
     }
 }
 

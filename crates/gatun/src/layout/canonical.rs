@@ -60,7 +60,11 @@ impl DataModel {
         wchar_signed: true,
         long_double_is_double: true,
     };
-    /// 64-bit Windows (LLP64, signed `char`, 2-byte `wchar_t`).
+    /// 64-bit Windows (LLP64: 4-byte `long`; signed `char`, 2-byte unsigned `wchar_t`).
+    /// `long double` follows mingw-w64 gcc, the toolchain of `*-windows-gnu` (checked with
+    /// `x86_64-w64-mingw32-gcc` 12): the 80-bit x87 format in 16 bytes, 16-byte aligned (and
+    /// passed by reference), so [`DataModel::layout`] rejects it; MSVC's `long double` is
+    /// `double`.
     pub const WINDOWS_X64: DataModel = DataModel {
         long_size: 4,
         char_signed: true,

@@ -46,7 +46,7 @@ use crate::value::{scalar_tag, value_tag, Value};
 /// elsewhere [`Linker::downcall`] returns [`Error::Unsupported`].
 ///
 /// ```
-/// # if !cfg!(all(target_arch = "x86_64", target_os = "linux")) { return; } // calls C
+/// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
 /// use gatun::linker::SymbolLookup;
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout};
 /// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
@@ -55,6 +55,7 @@ use crate::value::{scalar_tag, value_tag, Value};
 ///     .unwrap();
 /// // SAFETY: int abs(int) has no preconditions.
 /// assert_eq!(unsafe { abs.invoke(&[Value::I32(-3)]) }.unwrap(), Value::I32(3));
+/// # }
 /// ```
 #[derive(Debug)]
 pub struct Linker {
@@ -300,7 +301,7 @@ impl std::ops::Deref for Inner {
 /// aligned), as in Java.
 ///
 /// ```
-/// # if !cfg!(all(target_arch = "x86_64", target_os = "linux")) { return; } // calls C
+/// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
 /// use gatun::linker::SymbolLookup;
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
 /// // long labs(long): linked once, called from any thread, never allocating.
@@ -313,6 +314,7 @@ impl std::ops::Deref for Inner {
 /// assert_eq!(t.join().unwrap(), Some(7));
 /// // SAFETY: labs has no preconditions; a wrong kind is an error before any call.
 /// assert!(unsafe { h.invoke(&[Value::I32(-7)]) }.is_err());
+/// # }
 /// ```
 #[derive(Clone)]
 pub struct DowncallHandle {

@@ -2,43 +2,61 @@
 //! (JDK FFM `SymbolLookup`: `libraryLookup`, `Linker.defaultLookup`, `find`, `or`).
 //!
 //! A [`SymbolLookup`] is an ordered list of loaded libraries; [`SymbolLookup::find`] asks each in
-//! turn (`dlsym`, or `dlvsym` for [`SymbolLookup::find_versioned`]) and returns the first
-//! non-null address as a [`Symbol`]. Libraries are opened through `libloading`
-//! (`dlopen(3)`) and closed (`dlclose(3)`) when the last `SymbolLookup` or [`Symbol`] that
-//! refers to them is dropped, so a symbol, and any downcall handle linked from it, never
-//! outlives its code. (`dlclose` only drops a reference: whether the code is then unmapped is
-//! the loader's decision — other handles, `RTLD_NODELETE` or dependants keep it mapped.)
+//! turn and returns the first non-null address as a [`Symbol`]. Libraries are opened through
+//! `libloading` and closed when the last `SymbolLookup` or [`Symbol`] that refers to them is
+//! dropped, so a symbol, and any downcall handle linked from it, never outlives its code. (Closing
+//! only drops a reference: whether the code is then unmapped is the loader's decision — other
+//! handles, `RTLD_NODELETE` or dependants keep it mapped.)
+//!
+//! The loader is the operating system's, in the module named after it:
+//! - Unix (`unix`): `dlopen(3)`, `dlsym` (`dlvsym` for [`SymbolLookup::find_versioned`]),
+//!   `dlclose(3)`;
+//! - Windows (`windows`): `LoadLibraryExW` (no flags: the `LoadLibraryW` search order),
+//!   `GetProcAddress`, `FreeLibrary`.
 //!
 //! # Thread rules
 //! [`SymbolLookup`] and [`Symbol`] are `Clone + Send + Sync`: lookups may run from any number of
 //! threads at once (glibc, musl and Apple's dyld serialise `dlopen`/`dlsym`/`dlclose` with
-//! the loader lock).
+//! the loader lock; Windows' `LoadLibrary`/`GetProcAddress`/`FreeLibrary` take the loader lock).
 //!
 //! # Unsafe invariants
-//! - `Library::handle` is the handle `dlopen` returned for `Library::owner`, which owns it:
-//!   the handle is valid until `Library` drops (`dlclose` in libloading's `Drop`), and a
-//!   `Library` is only ever reached through an `Arc`, held by every `SymbolLookup` that lists it
-//!   and by every `Symbol` found in it. An address found in a library is therefore mapped for as
-//!   long as a `Symbol` carrying it exists.
-//! - `dlsym`, `dlvsym` and `dladdr` only read the loader's tables under its lock; they are called
-//!   with NUL-terminated strings that live across the call.
+//! A `Library` is only ever reached through an `Arc`, held by every `SymbolLookup` that lists it
+//! and by every `Symbol` found in it; its `native` handle stays open until it drops (the OS
+//! module's invariants). An address found in a library is therefore mapped for as long as a
+//! `Symbol` carrying it exists.
 
-use std::ffi::{c_int, c_void, CStr, CString, OsStr};
+use std::ffi::{c_void, CString, OsStr};
 use std::fmt;
 use std::sync::{Arc, OnceLock};
 
-use libloading::os::unix::{Library as DlLibrary, RTLD_GLOBAL, RTLD_LAZY, RTLD_LOCAL, RTLD_NOW};
-
 use crate::error::{Error, Result};
 
-/// How [`SymbolLookup::library_with`] asks `dlopen(3)` to load a library. The default
+#[cfg(unix)]
+mod unix;
+#[cfg(unix)]
+use unix as os;
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use windows as os;
+
+/// How [`SymbolLookup::library_with`] asks the loader to load a library. The default
 /// (`LoadFlags::default()`, both `false`) is `RTLD_NOW | RTLD_LOCAL`, what
-/// [`SymbolLookup::library`] uses.
+/// [`SymbolLookup::library`] uses. On Windows both flags are ignored: `LoadLibraryExW` binds a
+/// DLL's imports at load time and has no local or global scope (`GetProcAddress` searches the
+/// one module it is given).
 ///
 /// ```
 /// use gatun::linker::{LoadFlags, SymbolLookup};
-/// // dlopen("libm.so.6", RTLD_LAZY | RTLD_GLOBAL); on Apple targets libm is part of libSystem
-/// let name = if cfg!(target_vendor = "apple") { "libm.dylib" } else { "libm.so.6" };
+/// // dlopen("libm.so.6", RTLD_LAZY | RTLD_GLOBAL); on Apple targets libm is part of libSystem,
+/// // on Windows the C runtime (msvcrt.dll for the GNU toolchain) holds the math functions
+/// let name = if cfg!(target_vendor = "apple") {
+///     "libm.dylib"
+/// } else if cfg!(windows) {
+///     "msvcrt.dll"
+/// } else {
+///     "libm.so.6"
+/// };
 /// let flags = LoadFlags { global: true, lazy: true };
 /// // SAFETY: loading the C math library runs no initialisers with preconditions.
 /// let libm = unsafe { SymbolLookup::library_with(name, flags) }.unwrap();
@@ -47,114 +65,57 @@ use crate::error::{Error, Result};
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct LoadFlags {
     /// `RTLD_GLOBAL`: the library's symbols also resolve references of libraries loaded after it
-    /// (and are seen by [`SymbolLookup::default_lookup`]). `false`: `RTLD_LOCAL`.
+    /// (and are seen by [`SymbolLookup::default_lookup`]). `false`: `RTLD_LOCAL`. Ignored on
+    /// Windows.
     pub global: bool,
     /// `RTLD_LAZY`: function references are bound at their first call instead of at load time,
     /// so a missing dependency symbol aborts the process at that call rather than failing the
-    /// load. `false`: `RTLD_NOW`, every reference is bound before `dlopen` returns.
+    /// load. `false`: `RTLD_NOW`, every reference is bound before `dlopen` returns. Ignored on
+    /// Windows.
     pub lazy: bool,
 }
 
-impl LoadFlags {
-    /// The `dlopen` mode bits.
-    fn mode(self) -> c_int {
-        (if self.lazy { RTLD_LAZY } else { RTLD_NOW })
-            | (if self.global { RTLD_GLOBAL } else { RTLD_LOCAL })
-    }
-}
-
-/// One open `dlopen` handle and the name it was opened by.
+/// One open library and the name it was opened by.
 struct Library {
     /// The name or path given by the user (or a description such as `the process`).
     name: String,
-    /// The raw handle, borrowed from `owner` (see the module's invariants).
-    handle: *mut c_void,
-    /// Owns the handle; closes it on drop.
-    owner: DlLibrary,
+    /// The loader's handle; closes it on drop.
+    native: os::Native,
 }
 
-// SAFETY: the handle is a process-global loader handle owned by `owner` (itself Send + Sync);
-// the only operations done through it (dlsym, dlvsym) are thread-safe, see the module's
-// invariants.
-unsafe impl Send for Library {}
-// SAFETY: as above; `Library` has no interior mutability.
-unsafe impl Sync for Library {}
-
 impl Library {
-    /// Wraps an open libloading library, keeping its raw handle beside it.
-    fn new(name: String, lib: DlLibrary) -> Arc<Self> {
-        let handle = lib.into_raw();
-        // SAFETY: `handle` was just released by `into_raw` from a successful `dlopen`;
-        // ownership goes straight back into a `DlLibrary`.
-        let owner = unsafe { DlLibrary::from_raw(handle) };
-        Arc::new(Library {
-            name,
-            handle,
-            owner,
-        })
-    }
-
-    /// Opens `name` with `mode`; on failure, explains GNU ld scripts.
-    ///
-    /// # Safety
-    /// As [`SymbolLookup::library`].
-    unsafe fn open(name: &OsStr, mode: c_int) -> Result<Arc<Self>> {
-        let shown = name.to_string_lossy().into_owned();
-        // SAFETY: the caller accepts the library's initialisers and finalisers.
-        match unsafe { DlLibrary::open(Some(name), mode) } {
-            Ok(lib) => Ok(Library::new(shown, lib)),
-            Err(e) => {
-                let message = e.to_string();
-                // dlerror(3) starts with the name (`/x.so: cannot open shared object file: ...`);
-                // the error's Display already shows it (`cannot load library /x.so: ...`).
-                let reason = ld_script_hint(&message).unwrap_or_else(|| {
-                    message
-                        .strip_prefix(shown.as_str())
-                        .and_then(|rest| rest.strip_prefix(": "))
-                        .map_or_else(|| message.clone(), str::to_string)
-                });
-                Err(Error::LibraryLoad {
-                    library: shown,
-                    reason,
-                })
-            }
-        }
-    }
-
-    /// `dlsym`/`dlvsym` on this library; null when absent.
-    fn lookup(&self, name: &CStr, version: Option<&CStr>) -> *mut c_void {
-        match version {
-            // SAFETY: a valid handle (module invariants) and NUL-terminated strings.
-            None => unsafe { libc::dlsym(self.handle, name.as_ptr()) },
-            #[cfg(all(target_os = "linux", target_env = "gnu"))]
-            // SAFETY: as above.
-            Some(v) => unsafe { libc::dlvsym(self.handle, name.as_ptr(), v.as_ptr()) },
-            #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-            Some(_) => std::ptr::null_mut(),
-        }
+    fn new(name: String, native: os::Native) -> Arc<Self> {
+        Arc::new(Library { name, native })
     }
 }
 
 impl fmt::Debug for Library {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({:?})", self.name, self.owner)
+        write!(f, "{} ({:?})", self.name, self.native)
     }
 }
 
 /// An ordered set of loaded libraries to find [`Symbol`]s in (JDK FFM `SymbolLookup`).
 ///
 /// Cloning is cheap (reference counts). Every library in a lookup stays loaded while the lookup,
-/// a clone of it, or any [`Symbol`] found through it lives; it is closed (`dlclose`) when the
-/// last of them drops. `Send + Sync`: see the module's thread rules.
+/// a clone of it, or any [`Symbol`] found through it lives; it is closed (`dlclose`,
+/// `FreeLibrary` on Windows) when the last of them drops. `Send + Sync`: see the module's thread rules.
 ///
 /// ```
 /// # if !cfg!(all(target_arch = "x86_64", target_os = "linux")) { return; } // calls C
 /// use gatun::linker::SymbolLookup;
-/// let name = if cfg!(target_vendor = "apple") { "libz.1.dylib" } else { "libz.so.1" };
-/// // SAFETY: loading zlib runs no initialisers with preconditions.
+/// // zlib's crc32; on Windows, which has no zlib, kernel32's GetTickCount
+/// let (name, own) = if cfg!(target_vendor = "apple") {
+///     ("libz.1.dylib", "crc32")
+/// } else if cfg!(windows) {
+///     ("kernel32.dll", "GetTickCount")
+/// } else {
+///     ("libz.so.1", "crc32")
+/// };
+/// // SAFETY: loading zlib (or kernel32) runs no initialisers with preconditions.
 /// let z = unsafe { SymbolLookup::library(name) }.unwrap();
 /// let lookup = z.or(SymbolLookup::default_lookup());
-/// assert!(lookup.find("crc32").is_ok()); // from libz
+/// assert!(lookup.find(own).is_ok()); // from libz
 /// assert!(lookup.find("strlen").is_ok()); // from libc, searched next
 /// assert!(lookup.find("gatun_no_such_symbol").is_err());
 /// ```
@@ -171,10 +132,14 @@ impl SymbolLookup {
     /// the library is a `.dylib` (`"libz.1.dylib"`, `"/usr/lib/libz.1.dylib"`), found by dyld:
     /// a name without `/` is searched in `DYLD_LIBRARY_PATH` and the fallback directories
     /// (`/usr/local/lib`, `/usr/lib`), and system libraries come from the dyld shared cache
-    /// even though their files are absent from disk (macOS 11 and later).
+    /// even though their files are absent from disk (macOS 11 and later). On Windows the library
+    /// is a DLL (`"kernel32.dll"`, `"C:\\path\\x.dll"`), loaded with `LoadLibraryExW` without
+    /// flags: a name without a path is searched the `LoadLibraryW` way (known DLLs, the
+    /// executable's directory, the system directories, `PATH`).
     ///
     /// # Errors
-    /// [`Error::LibraryLoad`] with the loader's message. When the file is a GNU ld script (as
+    /// [`Error::LibraryLoad`] with the loader's message (on Windows, the system's text of
+    /// `GetLastError`). When the file is a GNU ld script (as
     /// Debian's `/usr/lib/x86_64-linux-gnu/libm.so`), the reason names the real libraries it
     /// points to, e.g. `libm.so.6`.
     ///
@@ -187,7 +152,8 @@ impl SymbolLookup {
         unsafe { Self::library_with(name_or_path, LoadFlags::default()) }
     }
 
-    /// [`SymbolLookup::library`] with explicit `dlopen` flags (`RTLD_GLOBAL`, `RTLD_LAZY`).
+    /// [`SymbolLookup::library`] with explicit `dlopen` flags (`RTLD_GLOBAL`, `RTLD_LAZY`;
+    /// ignored on Windows, see [`LoadFlags`]).
     ///
     /// # Errors
     /// As [`SymbolLookup::library`].
@@ -198,8 +164,10 @@ impl SymbolLookup {
         name_or_path: impl AsRef<OsStr>,
         flags: LoadFlags,
     ) -> Result<SymbolLookup> {
+        let name = name_or_path.as_ref();
         // SAFETY: forwarded to the caller.
-        let library = unsafe { Library::open(name_or_path.as_ref(), flags.mode()) }?;
+        let native = unsafe { os::Native::open(name, flags) }?;
+        let library = Library::new(name.to_string_lossy().into_owned(), native);
         Ok(SymbolLookup {
             libraries: vec![library],
         })
@@ -215,42 +183,25 @@ impl SymbolLookup {
     /// - on Apple targets, `/usr/lib/libSystem.B.dylib`, which re-exports the C library, libm,
     ///   libpthread and the other `/usr/lib/system` libraries (there `dladdr` on a libc
     ///   function names one of those parts, `libsystem_kernel.dylib` for `getpid`, which lacks
-    ///   most of libc).
+    ///   most of libc);
+    /// - on Windows, where "the process" is the executable's own module (`GetProcAddress` finds
+    ///   only what the executable exports, not what it imports), the C runtime the target links
+    ///   — `msvcrt.dll` for `*-windows-gnu` (the mingw-w64 default), `ucrtbase.dll` for
+    ///   `*-windows-msvc` and `*-windows-gnullvm` — then `kernel32.dll`.
     ///
-    /// A C library the process has mapped (libc and libSystem always are) is taken with
-    /// `RTLD_NOLOAD`; one it has not (glibc's libm, when nothing linked it) is loaded (`dlopen`,
-    /// running its initialisers). Created once per process and cloned after; never fails (a
+    /// A C library the process has mapped (libc, libSystem, the Windows C runtime and kernel32
+    /// always are) is taken with `RTLD_NOLOAD` (`GetModuleHandleExW` on Windows); one it has
+    /// not (glibc's libm, when nothing linked it) is loaded (`dlopen`, running its
+    /// initialisers). Created once per process and cloned after; never fails (a
     /// library that cannot be opened is left out).
     pub fn default_lookup() -> SymbolLookup {
         static DEFAULT: OnceLock<SymbolLookup> = OnceLock::new();
         DEFAULT
             .get_or_init(|| {
-                let mut libraries = vec![Library::new("the process".into(), DlLibrary::this())];
-                let mut add = |name: &OsStr| {
-                    // SAFETY: with RTLD_NOLOAD, dlopen only takes a reference to a library that
-                    // is already mapped (libc always is, libm when something linked it) and
-                    // runs no initialiser.
-                    let loaded =
-                        unsafe { Library::open(name, RTLD_NOW | RTLD_LOCAL | libc::RTLD_NOLOAD) };
-                    // SAFETY: not yet mapped (glibc's libm, when nothing in the process uses it;
-                    // libc and libSystem always are): load it, which runs its initialisers and
-                    // IFUNC resolvers. Both are the C library's own (libm is part of glibc) and
-                    // run no user code: what linking `-lm` does.
-                    let lib =
-                        loaded.or_else(|_| unsafe { Library::open(name, RTLD_NOW | RTLD_LOCAL) });
-                    if let Ok(lib) = lib {
-                        libraries.push(lib);
-                    }
-                };
-                let system = SystemLibraries::NATIVE;
-                if system.libc_by_dladdr() {
-                    if let Some(libc_path) = libc_path() {
-                        add(&libc_path);
-                    }
-                }
-                for name in system.named() {
-                    add(OsStr::new(name));
-                }
+                let libraries = os::default_libraries()
+                    .into_iter()
+                    .map(|(name, native)| Library::new(name, native))
+                    .collect();
                 SymbolLookup { libraries }
             })
             .clone()
@@ -262,7 +213,7 @@ impl SymbolLookup {
         self
     }
 
-    /// The address of `name` (`dlsym`) in the first library that defines it, as a [`Symbol`] that
+    /// The address of `name` (`dlsym`; `GetProcAddress` on Windows) in the first library that defines it, as a [`Symbol`] that
     /// keeps that library loaded. A null address counts as absent, as in the JDK.
     ///
     /// # Errors
@@ -279,7 +230,7 @@ impl SymbolLookup {
     ///
     /// # Errors
     /// [`Error::SymbolNotFound`] (symbol `name@version`) when absent, and always off glibc,
-    /// which has no symbol versions; [`Error::InteriorNul`] as [`SymbolLookup::find`].
+    /// which has no symbol versions (Windows included); [`Error::InteriorNul`] as [`SymbolLookup::find`].
     pub fn find_versioned(&self, name: &str, version: &str) -> Result<Symbol> {
         self.find_impl(name, Some(version))
     }
@@ -292,7 +243,7 @@ impl SymbolLookup {
             None => name.to_owned(),
         };
         for library in &self.libraries {
-            let address = library.lookup(&c_name, c_version.as_deref());
+            let address = library.native.lookup(&c_name, c_version.as_deref());
             if !address.is_null() {
                 return Ok(Symbol {
                     address: address.cast_const(),
@@ -413,174 +364,6 @@ fn c_string(s: &str) -> Result<CString> {
     CString::new(s).map_err(|e| Error::InteriorNul {
         index: e.nul_position(),
     })
-}
-
-/// The C libraries [`SymbolLookup::default_lookup`] searches after the process, by target.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum SystemLibraries {
-    /// Apple targets: libSystem, which re-exports libc, libm and libpthread.
-    LibSystem,
-    /// glibc: the libc found by `dladdr`, then `libm.so.6` (a library of its own there).
-    GlibcAndLibm,
-    /// Other Unix C libraries (musl, the BSDs): the libc found by `dladdr`, which holds libm's
-    /// functions too (musl) or is all that is known to be mapped.
-    Libc,
-}
-
-impl SystemLibraries {
-    /// The libraries of the target gatun is compiled for.
-    const NATIVE: SystemLibraries = SystemLibraries::for_target(
-        cfg!(target_vendor = "apple"),
-        cfg!(all(target_os = "linux", target_env = "gnu")),
-    );
-
-    /// The libraries of an Apple (`target_vendor = "apple"`) or glibc target, or of another.
-    const fn for_target(apple: bool, glibc: bool) -> SystemLibraries {
-        if apple {
-            SystemLibraries::LibSystem
-        } else if glibc {
-            SystemLibraries::GlibcAndLibm
-        } else {
-            SystemLibraries::Libc
-        }
-    }
-
-    /// Whether the libc found by `dladdr` ([`libc_path`]) comes first.
-    fn libc_by_dladdr(self) -> bool {
-        !matches!(self, SystemLibraries::LibSystem)
-    }
-
-    /// The libraries opened by name, after that libc.
-    fn named(self) -> &'static [&'static str] {
-        match self {
-            SystemLibraries::LibSystem => &["/usr/lib/libSystem.B.dylib"],
-            SystemLibraries::GlibcAndLibm => &["libm.so.6"],
-            SystemLibraries::Libc => &[],
-        }
-    }
-}
-
-/// The path of the libc this process runs on: the object `dladdr` says defines `getpid`.
-fn libc_path() -> Option<std::ffi::OsString> {
-    use std::os::unix::ffi::OsStrExt;
-    let mut info = std::mem::MaybeUninit::<libc::Dl_info>::uninit();
-    // SAFETY: `dladdr` only writes `info`; the address is libc's `getpid`.
-    let found = unsafe { libc::dladdr(libc::getpid as *const c_void, info.as_mut_ptr()) };
-    if found == 0 {
-        return None;
-    }
-    // SAFETY: `dladdr` returned non-zero, so it filled `info`.
-    let info = unsafe { info.assume_init() };
-    if info.dli_fname.is_null() {
-        return None;
-    }
-    // SAFETY: `dli_fname` is a NUL-terminated string owned by the loader, valid while libc is
-    // loaded (always); it is copied at once.
-    let path = unsafe { CStr::from_ptr(info.dli_fname) };
-    Some(OsStr::from_bytes(path.to_bytes()).to_owned())
-}
-
-/// The message for a `dlopen` failure on a GNU ld script (`<path>: invalid ELF header`): reads
-/// the script and names the libraries of its `GROUP`/`INPUT` commands. `None` when the failure is
-/// something else or the file is not a readable ld script.
-fn ld_script_hint(dlerror: &str) -> Option<String> {
-    /// Larger files are not linker scripts (Debian's are under 300 bytes).
-    const MAX_SCRIPT_BYTES: u64 = 64 * 1024;
-    let path = dlerror.strip_suffix(": invalid ELF header")?;
-    if std::fs::metadata(path).ok()?.len() > MAX_SCRIPT_BYTES {
-        return None;
-    }
-    let text = String::from_utf8(std::fs::read(path).ok()?).ok()?;
-    let inputs = parse_ld_script(&text);
-    let first = inputs.iter().find(|i| !i.as_needed)?;
-    let listed: Vec<String> = inputs
-        .iter()
-        .map(|i| {
-            let needed = if i.as_needed { ", as needed" } else { "" };
-            format!("{} ({}{needed})", i.soname(), i.path)
-        })
-        .collect();
-    Some(format!(
-        "{path} is a GNU ld script, not an ELF shared library (dlopen: invalid ELF header); \
-         it points to {}: load `{}` instead",
-        listed.join(", "),
-        first.soname()
-    ))
-}
-
-/// A shared library named by an ld script's `GROUP` or `INPUT` command.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct ScriptInput {
-    /// As written (`-lfoo` becomes `libfoo.so`).
-    path: String,
-    /// Inside `AS_NEEDED ( ... )`.
-    as_needed: bool,
-}
-
-impl ScriptInput {
-    /// The file name: for the system's scripts, the library's soname (`libm.so.6`).
-    fn soname(&self) -> &str {
-        self.path.rsplit('/').next().unwrap_or(&self.path)
-    }
-}
-
-/// The shared libraries named by the `GROUP ( ... )` and `INPUT ( ... )` commands of a GNU ld
-/// script (GNU ld manual, "File Commands"), in order; static archives (`.a`) are left out, since
-/// `dlopen` cannot load them. Comments are skipped; other commands are ignored.
-fn parse_ld_script(text: &str) -> Vec<ScriptInput> {
-    let mut without_comments = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(start) = rest.find("/*") {
-        without_comments.push_str(&rest[..start]);
-        without_comments.push(' ');
-        rest = rest[start + 2..]
-            .find("*/")
-            .map_or("", |end| &rest[start + 2 + end + 2..]);
-    }
-    without_comments.push_str(rest);
-
-    let spaced = without_comments
-        .replace('(', " ( ")
-        .replace(')', " ) ")
-        .replace(',', " ");
-    let mut inputs = Vec::new();
-    // Parenthesis depth inside GROUP/INPUT (0: outside), and the depth of an open AS_NEEDED.
-    let mut depth = 0usize;
-    let mut as_needed_depth = None;
-    let mut previous = "";
-    for token in spaced.split_whitespace() {
-        match token {
-            "(" if depth > 0 => {
-                depth += 1;
-                if previous == "AS_NEEDED" {
-                    as_needed_depth = Some(depth);
-                }
-            }
-            "(" if matches!(previous, "GROUP" | "INPUT") => depth = 1,
-            ")" if depth > 0 => {
-                if as_needed_depth == Some(depth) {
-                    as_needed_depth = None;
-                }
-                depth -= 1;
-            }
-            "AS_NEEDED" => {}
-            _ if depth > 0 => {
-                let path = match token.strip_prefix("-l") {
-                    Some(lib) => format!("lib{lib}.so"),
-                    None => token.to_owned(),
-                };
-                if !path.ends_with(".a") {
-                    inputs.push(ScriptInput {
-                        path,
-                        as_needed: as_needed_depth.is_some(),
-                    });
-                }
-            }
-            _ => {}
-        }
-        previous = token;
-    }
-    inputs
 }
 
 #[cfg(test)]

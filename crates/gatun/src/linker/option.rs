@@ -6,7 +6,7 @@ use crate::layout::{MemoryLayout, ValueLayout};
 /// An option of [`crate::linker::Linker::downcall`].
 ///
 /// ```
-/// # if !cfg!(all(target_arch = "x86_64", target_os = "linux")) { return; } // calls C
+/// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
 /// use gatun::linker::{FunctionDescriptor, Linker, LinkerOption, SymbolLookup};
 /// use gatun::ValueLayout as V;
 /// // int printf(const char *fmt, ...) called with one int: variadic from index 1.
@@ -16,6 +16,7 @@ use crate::layout::{MemoryLayout, ValueLayout};
 ///     .downcall(&printf, &d, &[LinkerOption::FirstVariadicArg(1)])
 ///     .unwrap();
 /// assert!(h.plan().is_variadic());
+/// # }
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum LinkerOption {

@@ -217,7 +217,7 @@ args_impl!(12; A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, F 5 f, G 6 g, H 7 h, I 8 i, J 
 /// cheap to clone; calling never allocates.
 ///
 /// ```
-/// # if !cfg!(all(target_arch = "x86_64", target_os = "linux")) { return; } // calls C
+/// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
 /// use gatun::linker::SymbolLookup;
 /// use gatun::{FunctionDescriptor, Linker, ValueLayout as V};
 /// let labs = SymbolLookup::default_lookup().find("labs").unwrap();
@@ -226,6 +226,7 @@ args_impl!(12; A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, F 5 f, G 6 g, H 7 h, I 8 i, J 
 /// // SAFETY: labs has no preconditions.
 /// assert_eq!(unsafe { labs.call((-9,)) }, 9);
 /// assert!(h.typed::<(i32,), i64>().is_err());
+/// # }
 /// ```
 pub struct TypedHandle<A, R> {
     handle: DowncallHandle,

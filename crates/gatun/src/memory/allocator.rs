@@ -38,6 +38,8 @@ pub trait SegmentAllocator {
     /// # Errors
     /// [`Error::InvalidAlignment`], [`Error::SizeOverflow`], and the implementation's own
     /// (e.g. [`Error::AllocatorExhausted`] for a bounded allocator, [`Error::OutOfMemory`]).
+    /// On Windows every allocator also refuses an alignment above 2^30 bytes (1 GiB) with
+    /// [`Error::OutOfMemory`]: the system allocator would commit `size + alignment` bytes.
     fn allocate(&self, byte_size: usize, byte_alignment: usize) -> Result<MemorySegment<'_>>;
 
     /// As [`SegmentAllocator::allocate`], but the contents are unspecified (not zeroed).

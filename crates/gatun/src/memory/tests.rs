@@ -792,8 +792,14 @@ fn arena_argument_errors() {
         (isize::MAX as usize, 8),
         (0, 1usize << (usize::BITS - 1)),
     ] {
+        // (On Windows an alignment above MAX_ALLOCATION_ALIGNMENT, 1 GiB, is refused first.)
+        let refused = cfg!(windows) && align > 1 << 30;
         assert!(
-            matches!(arena.allocate(size, align), Err(Error::SizeOverflow { .. })),
+            match arena.allocate(size, align) {
+                Err(Error::SizeOverflow { .. }) => !refused,
+                Err(Error::OutOfMemory { .. }) => refused,
+                _ => false,
+            },
             "{size} {align}"
         );
     }
@@ -888,8 +894,11 @@ fn a_one_byte_layout_aligned_to_4_gib_allocates_one_small_block() {
     // buffer stack sized for it allocate exactly `layout`'s size from the system.
     let small_pool = ArenaPool::new(64, 8).unwrap();
     check_huge_alignment(small_pool.take().allocate_layout(&layout));
-    let pool = ArenaPool::for_layout(&layout).unwrap();
-    check_huge_alignment(pool.take().allocate_layout(&layout));
+    // (On Windows, where 4 GiB is above MAX_ALLOCATION_ALIGNMENT, the pool is refused.)
+    match ArenaPool::for_layout(&layout) {
+        Ok(pool) => check_huge_alignment(pool.take().allocate_layout(&layout)),
+        Err(e) => check_huge_alignment(Err(e)),
+    }
     let stack = BufferStack::new(64, 8).unwrap();
     let frame = stack.push_frame(1, HUGE_ALIGN);
     match &frame {
@@ -1008,4 +1017,33 @@ fn out_parameters_through_address_slots() {
         wide.get_address(4),
         Err(Error::MisalignedAccess { .. })
     ));
+}
+
+#[test]
+fn alignments_above_the_target_limit_are_out_of_memory_at_once() {
+    let limit = crate::error::MAX_ALLOCATION_ALIGNMENT;
+    if limit == usize::MAX {
+        return; // no limit on this target
+    }
+    // Windows: a 16-byte segment aligned to 2^31 (or 2^62) would commit that many bytes.
+    let arena = Arena::confined();
+    for align in [limit * 2, 1 << 62] {
+        assert_eq!(
+            arena.allocate(16, align).unwrap_err(),
+            Error::OutOfMemory {
+                size: 16,
+                alignment: align
+            }
+        );
+        let layout = MemoryLayout::from(ValueLayout::I32)
+            .with_byte_alignment(align)
+            .unwrap();
+        assert!(matches!(
+            Arena::global().allocate_layout(&layout),
+            Err(Error::OutOfMemory { .. })
+        ));
+    }
+    // A large alignment within the limit still works.
+    let seg = arena.allocate(16, 1 << 20).unwrap();
+    assert_eq!(seg.address() % (1 << 20), 0);
 }

@@ -251,7 +251,7 @@ const INLINE_ARGS: usize = 16;
 /// call). `!Send` and `!Sync`, like the segments it holds.
 ///
 /// ```
-/// # if !cfg!(all(target_arch = "x86_64", target_os = "linux")) { return; } // calls C
+/// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
 /// use gatun::memory::Arena;
 /// let arena = Arena::confined();
@@ -266,6 +266,7 @@ const INLINE_ARGS: usize = 16;
 /// // SAFETY: the stub is an `int (*)(int, int)` that lives while `add` does.
 /// let f: extern "C" fn(i32, i32) -> i32 = unsafe { std::mem::transmute(add.address()) };
 /// assert_eq!(f(2, 3), 5);
+/// # }
 /// ```
 pub struct UpcallArgs<'a> {
     values: &'a [Value<'a>],
@@ -371,7 +372,7 @@ impl<'a> UpcallArgs<'a> {
 /// argument, return, error, panic and thread rules.
 ///
 /// ```
-/// # if !cfg!(all(target_arch = "x86_64", target_os = "linux")) { return; } // calls C
+/// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
 /// use gatun::memory::Arena;
 /// let arena = Arena::confined();
@@ -387,6 +388,7 @@ impl<'a> UpcallArgs<'a> {
 ///     )
 ///     .unwrap();
 /// assert!(!stub.address().is_null()); // pass `stub.as_value()` to C as a `void (*)(void)`
+/// # }
 /// ```
 pub struct UpcallStub<'s> {
     /// Dropped first: no code refers to the context once it is gone.
@@ -554,7 +556,7 @@ impl<'s> UpcallStub<'s> {
 /// that thread too. Derefs to [`UpcallStub`] for the address and the other accessors.
 ///
 /// ```
-/// # if !cfg!(all(target_arch = "x86_64", target_os = "linux")) { return; } // calls C
+/// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
 /// use gatun::memory::Arena;
 /// let arena = Arena::confined();
@@ -573,6 +575,7 @@ impl<'s> UpcallStub<'s> {
 /// let f: extern "C" fn(i32) = unsafe { std::mem::transmute(stub.address()) };
 /// f(9);
 /// assert_eq!(seen.get(), 9);
+/// # }
 /// ```
 pub struct ConfinedUpcallStub<'s> {
     stub: UpcallStub<'s>,

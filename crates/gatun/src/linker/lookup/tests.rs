@@ -1,88 +1,5 @@
 use super::*;
 
-/// Debian bookworm's `/usr/lib/x86_64-linux-gnu/libm.so`, verbatim.
-const DEBIAN_LIBM: &str = "/* GNU ld script\n*/\nOUTPUT_FORMAT(elf64-x86-64)\n\
-GROUP ( /lib/x86_64-linux-gnu/libm.so.6  AS_NEEDED ( /lib/x86_64-linux-gnu/libmvec.so.1 ) )\n";
-
-/// Debian bookworm's `/usr/lib/x86_64-linux-gnu/libc.so`, verbatim.
-const DEBIAN_LIBC: &str =
-    "/* GNU ld script\n   Use the shared library, but some functions are only in\n   \
-the static library, so try that secondarily.  */\nOUTPUT_FORMAT(elf64-x86-64)\n\
-GROUP ( /lib/x86_64-linux-gnu/libc.so.6 /usr/lib/x86_64-linux-gnu/libc_nonshared.a  \
-AS_NEEDED ( /lib64/ld-linux-x86-64.so.2 ) )\n";
-
-fn input(path: &str, as_needed: bool) -> ScriptInput {
-    ScriptInput {
-        path: path.into(),
-        as_needed,
-    }
-}
-
-#[test]
-fn ld_script_libm_names_libm_so_6_then_libmvec_as_needed() {
-    let inputs = parse_ld_script(DEBIAN_LIBM);
-    assert_eq!(
-        inputs,
-        [
-            input("/lib/x86_64-linux-gnu/libm.so.6", false),
-            input("/lib/x86_64-linux-gnu/libmvec.so.1", true),
-        ]
-    );
-    assert_eq!(inputs[0].soname(), "libm.so.6");
-}
-
-#[test]
-fn ld_script_libc_skips_static_archives() {
-    assert_eq!(
-        parse_ld_script(DEBIAN_LIBC),
-        [
-            input("/lib/x86_64-linux-gnu/libc.so.6", false),
-            input("/lib64/ld-linux-x86-64.so.2", true),
-        ]
-    );
-}
-
-#[test]
-fn ld_script_input_commas_and_dash_l() {
-    // INPUT with commas and -l names; a word inside a comment is not an input.
-    let script = "INPUT(libfoo.so.1, -lbar) /* GROUP ( libnot.so ) */ SEARCH_DIR(/x)";
-    assert_eq!(
-        parse_ld_script(script),
-        [input("libfoo.so.1", false), input("libbar.so", false)]
-    );
-}
-
-#[test]
-fn ld_script_without_group_or_input_names_nothing() {
-    assert!(parse_ld_script("OUTPUT_FORMAT(elf64-x86-64)\nSEARCH_DIR(/usr/lib)").is_empty());
-    assert!(parse_ld_script("\u{7f}ELF garbage (((").is_empty());
-    // An unterminated comment hides everything after it.
-    assert!(parse_ld_script("/* GROUP ( libm.so.6 )").is_empty());
-}
-
-#[test]
-#[cfg_attr(miri, ignore)] // reads the file system
-fn ld_script_hint_only_for_invalid_elf_header() {
-    assert_eq!(
-        ld_script_hint("libnope.so: cannot open shared object file: No such file or directory"),
-        None
-    );
-    // The file named by the message must exist and be a script.
-    assert_eq!(
-        ld_script_hint("/nonexistent/libx.so: invalid ELF header"),
-        None
-    );
-}
-
-#[test]
-fn load_flags_map_to_dlopen_modes() {
-    let mode = |global, lazy| LoadFlags { global, lazy }.mode();
-    assert_eq!(LoadFlags::default().mode(), RTLD_NOW | RTLD_LOCAL);
-    assert_eq!(mode(true, false), RTLD_NOW | RTLD_GLOBAL);
-    assert_eq!(mode(false, true), RTLD_LAZY | RTLD_LOCAL);
-    assert_eq!(mode(true, true), RTLD_LAZY | RTLD_GLOBAL);
-}
-
 #[test]
 fn from_address_has_no_name_and_no_library() {
     // SAFETY: the symbol is only inspected, never called.
@@ -100,12 +17,14 @@ fn names_with_nul_are_rejected() {
 
 #[test]
 #[cfg_attr(miri, ignore)]
-fn default_lookup_is_the_process_then_libc_then_libm() {
+fn default_lookup_is_the_process_then_the_c_libraries() {
     let lookup = SymbolLookup::default_lookup();
     let names: Vec<&str> = lookup.libraries.iter().map(|l| l.name.as_str()).collect();
     assert_eq!(names[0], "the process");
-    #[cfg(not(target_vendor = "apple"))]
+    #[cfg(all(unix, not(target_vendor = "apple")))]
     assert!(names[1].contains("libc"), "{names:?}");
+    #[cfg(windows)]
+    assert_eq!(names[1..], [windows::C_RUNTIME, "kernel32.dll"]);
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     assert_eq!(names[2..], ["libm.so.6"]);
     #[cfg(target_vendor = "apple")]
@@ -118,26 +37,40 @@ fn default_lookup_is_the_process_then_libc_then_libm() {
 #[test]
 #[cfg_attr(miri, ignore)]
 fn found_symbol_prints_name_address_and_library() {
-    let symbol = SymbolLookup::default_lookup().find("getpid").unwrap();
+    let symbol = SymbolLookup::default_lookup().find("strlen").unwrap();
     let text = symbol.to_string();
-    assert!(text.starts_with("getpid at 0x"), "{text}");
+    assert!(text.starts_with("strlen at 0x"), "{text}");
+    // On Unix the process's global scope has libc's symbols; on Windows the executable
+    // exports none, so strlen comes from the C runtime.
+    #[cfg(unix)]
     assert!(text.ends_with(" in the process"), "{text}");
+    #[cfg(windows)]
+    assert!(
+        text.ends_with(&format!(" in {}", windows::C_RUNTIME)),
+        "{text}"
+    );
 }
 
 #[test]
-fn system_libraries_by_target() {
-    let apple = SystemLibraries::for_target(true, false);
-    assert_eq!(apple, SystemLibraries::LibSystem);
-    assert!(!apple.libc_by_dladdr());
-    assert_eq!(apple.named(), ["/usr/lib/libSystem.B.dylib"]);
-    let glibc = SystemLibraries::for_target(false, true);
-    assert_eq!(glibc, SystemLibraries::GlibcAndLibm);
-    assert!(glibc.libc_by_dladdr());
-    assert_eq!(glibc.named(), ["libm.so.6"]);
-    let other = SystemLibraries::for_target(false, false);
-    assert_eq!(other, SystemLibraries::Libc);
-    assert!(other.libc_by_dladdr());
-    assert!(other.named().is_empty());
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    assert_eq!(SystemLibraries::NATIVE, SystemLibraries::GlibcAndLibm);
+#[cfg(windows)]
+fn windows_dlls_load_and_export_their_functions() {
+    // SAFETY: kernel32 is loaded in every process; loading it again runs nothing.
+    let k32 = unsafe { SymbolLookup::library("kernel32.dll") }.unwrap();
+    let tick = k32.find("GetTickCount").unwrap();
+    assert!(!tick.address().is_null());
+    assert_eq!(tick.library(), Some("kernel32.dll"));
+    assert!(k32.find("gatun_no_such_symbol").is_err());
+    // No symbol versions on Windows.
+    assert!(k32.find_versioned("GetTickCount", "V1").is_err());
+    // The C runtime's errno function is found by the default lookup.
+    assert!(SymbolLookup::default_lookup().find("_errno").is_ok());
+    // SAFETY: a missing DLL runs nothing.
+    let err = unsafe { SymbolLookup::library("gatun_no_such_library.dll") }.unwrap_err();
+    match err {
+        Error::LibraryLoad { library, reason } => {
+            assert_eq!(library, "gatun_no_such_library.dll");
+            assert!(reason.contains("os error 126"), "{reason}");
+        }
+        other => panic!("expected LibraryLoad, got {other}"),
+    }
 }

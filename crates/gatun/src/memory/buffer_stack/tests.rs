@@ -502,6 +502,10 @@ fn thread_local_teardown_is_safe() {
     })
     .join()
     .unwrap();
+    // The order std runs thread-local destructors in is the platform's: on Linux the reverse of
+    // registration, so LATE's push comes after the cache is gone. On x86_64-pc-windows-gnu
+    // (seen under Wine) LATE runs while the cache still exists, and its push is an ordinary one.
+    #[cfg(unix)]
     assert!(
         LATE_PUSH_WAS_FALLBACK.load(Ordering::Relaxed),
         "a push after the cache is destroyed falls back to the heap"

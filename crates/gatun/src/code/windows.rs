@@ -1,0 +1,88 @@
+//! Executable memory on Windows: each piece of code gets its own `VirtualAlloc` region,
+//! committed read-write, filled, switched to execute-read with `VirtualProtect` and never made
+//! writable again (W^X per region), then released with `VirtualFree(MEM_RELEASE)` when its
+//! [`ExecutableCode`](super::ExecutableCode) drops. `FlushInstructionCache` is called after
+//! the switch, as Windows documents for code written at run time (a no-op on x86-64, required
+//! on AArch64). There is no arena: a region takes whole pages and, since `VirtualAlloc`
+//! reserves address space in 64 KiB units, 64 KiB of address space.
+//!
+//! # Invariants
+//! - A region returned by [`map`] is a whole `VirtualAlloc` allocation owned by its caller,
+//!   execute-read, whose first `code.len()` bytes are `code`; nothing else writes it.
+//! - [`unmap`] releases a region from [`map`] once nothing may execute it any more.
+
+use std::ffi::c_void;
+
+use crate::error::{Error, Result};
+
+/// Page size of x86-64 and AArch64 Windows, in bytes: the unit regions are counted in.
+pub(super) const PAGE: usize = 4096;
+
+const MEM_COMMIT: u32 = 0x1000;
+const MEM_RESERVE: u32 = 0x2000;
+const MEM_RELEASE: u32 = 0x8000;
+const PAGE_READWRITE: u32 = 0x04;
+const PAGE_EXECUTE_READ: u32 = 0x20;
+
+#[link(name = "kernel32")]
+extern "system" {
+    fn VirtualAlloc(address: *mut c_void, size: usize, kind: u32, protect: u32) -> *mut c_void;
+    fn VirtualProtect(address: *mut c_void, size: usize, protect: u32, old: *mut u32) -> i32;
+    fn VirtualFree(address: *mut c_void, size: usize, kind: u32) -> i32;
+    fn FlushInstructionCache(process: *mut c_void, address: *const c_void, size: usize) -> i32;
+    fn GetCurrentProcess() -> *mut c_void;
+}
+
+fn os_error(what: &str) -> Error {
+    Error::Unsupported {
+        type_name: "executable memory".into(),
+        reason: format!("{what} failed: {}", std::io::Error::last_os_error()),
+    }
+}
+
+/// A new execute-read region of `map_len` bytes (a multiple of [`PAGE`], at least
+/// `code.len()`) holding `code`.
+///
+/// # Errors
+/// [`Error::Unsupported`] naming the call that failed (`VirtualAlloc`, `VirtualProtect`) and
+/// the system's message.
+pub(super) fn map(code: &[u8], map_len: usize) -> Result<*mut u8> {
+    debug_assert!(map_len >= code.len() && map_len % PAGE == 0);
+    // SAFETY: a fresh allocation at an address of the system's choosing; no memory of ours is
+    // touched.
+    let p = unsafe {
+        VirtualAlloc(
+            std::ptr::null_mut(),
+            map_len,
+            MEM_COMMIT | MEM_RESERVE,
+            PAGE_READWRITE,
+        )
+    };
+    if p.is_null() {
+        return Err(os_error("VirtualAlloc(PAGE_READWRITE)"));
+    }
+    let ptr = p.cast::<u8>();
+    // SAFETY: the region is map_len >= code.len() bytes, committed read-write, and ours alone.
+    unsafe { std::ptr::copy_nonoverlapping(code.as_ptr(), ptr, code.len()) };
+    let mut old = 0u32;
+    // SAFETY: p/map_len describe the region allocated above; `old` is writable.
+    if unsafe { VirtualProtect(p, map_len, PAGE_EXECUTE_READ, &mut old) } == 0 {
+        let err = os_error("VirtualProtect(PAGE_EXECUTE_READ)");
+        // SAFETY: releasing the region allocated above; nothing else refers to it.
+        unsafe { VirtualFree(p, 0, MEM_RELEASE) };
+        return Err(err);
+    }
+    // SAFETY: cache maintenance over the region just written; the pseudo-handle of the current
+    // process needs no closing.
+    unsafe { FlushInstructionCache(GetCurrentProcess(), p, code.len()) };
+    Ok(ptr)
+}
+
+/// Releases a region made by [`map`].
+///
+/// # Safety
+/// `ptr` is the address [`map`] returned, not yet released, and nothing may execute it any more.
+pub(super) unsafe fn unmap(ptr: *mut u8) {
+    // SAFETY: forwarded to the caller; MEM_RELEASE takes size 0 and the allocation's base.
+    unsafe { VirtualFree(ptr.cast(), 0, MEM_RELEASE) };
+}
