@@ -7,12 +7,18 @@
     not(miri)
 ))]
 
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[cfg(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    target_os = "linux"
+))]
 use std::collections::HashSet;
 
 use gatun::memory::{MemorySegment, SegmentAllocator};
 use gatun_bench::handles::Reused;
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[cfg(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    target_os = "linux"
+))]
 use {
     gatun::memory::Arena,
     gatun::{FunctionDescriptor, LinkerOption, Value, ValueLayout as V},
@@ -21,7 +27,10 @@ use {
 };
 
 // The downcall rows need gatun's downcall executor (x86-64 Linux).
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[cfg(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    target_os = "linux"
+))]
 #[test]
 fn every_row_runs_and_ids_are_unique() {
     let rows = gatun_bench::rows();
@@ -51,7 +60,10 @@ fn every_row_runs_and_ids_are_unique() {
 }
 
 // Calls through gatun downcall handles: needs the downcall executor (x86-64 Linux).
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[cfg(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    target_os = "linux"
+))]
 #[test]
 fn gatun_handles_agree_with_the_natives() {
     let h = link(

@@ -104,7 +104,10 @@ fn buffer_stack_json_rows_have_the_documented_shape() {
 }
 
 // The call rows run downcalls: they need gatun's downcall executor (x86-64 Linux).
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[cfg(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    target_os = "linux"
+))]
 #[test]
 // The rows call through gatun's downcall handles: only where the executor runs.
 #[cfg(all(
@@ -140,7 +143,10 @@ fn call_rows_and_ratios_appear_and_calls_do_not_allocate() {
 }
 
 // The capture rows run downcalls: they need gatun's downcall executor (x86-64 Linux).
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[cfg(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    target_os = "linux"
+))]
 #[test]
 // The rows call through gatun's downcall handles: only where the executor runs.
 #[cfg(all(

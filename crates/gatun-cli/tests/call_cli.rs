@@ -8,7 +8,7 @@ mod common;
 
 use common::{gatun, one_line_error};
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 fn call(args: &[&str]) -> String {
     let out = gatun().arg("call").args(args).output().unwrap();
     assert!(
@@ -26,7 +26,7 @@ fn call_fails(args: &[&str]) -> String {
     one_line_error(&all)
 }
 
-#[cfg(target_arch = "x86_64")] // executes calls
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn libc_libm_libz() {
     assert_eq!(call(&["size_t strlen(const char*)", "hello"]), "5\n");
@@ -49,7 +49,7 @@ fn libc_libm_libz() {
     );
 }
 
-#[cfg(target_arch = "x86_64")] // executes calls
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn errno_capture() {
     assert_eq!(
@@ -68,7 +68,7 @@ fn errno_capture() {
     );
 }
 
-#[cfg(target_arch = "x86_64")] // executes calls
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn variadic_buffers_and_strings() {
     assert_eq!(
@@ -99,7 +99,7 @@ fn variadic_buffers_and_strings() {
     );
 }
 
-#[cfg(target_arch = "x86_64")] // executes calls
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn struct_arguments_and_returns() {
     let div = "typedef struct { int quot; int rem; } div_t; div_t div(int, int)";
@@ -118,7 +118,7 @@ fn struct_arguments_and_returns() {
     );
 }
 
-#[cfg(target_arch = "x86_64")] // executes calls
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn huge_array_results_print_a_bounded_line() {
     // A 16 MiB struct return (MEMORY class: getpid ignores the hidden pointer, so the buffer
@@ -138,7 +138,7 @@ fn huge_array_results_print_a_bounded_line() {
     assert_eq!(a[1000], format!("… ({} more)", (1 << 24) - 1000));
 }
 
-#[cfg(target_arch = "x86_64")] // executes calls
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn json_output() {
     let out = call(&[
@@ -215,7 +215,7 @@ fn unclosed_prototype_reports_end_of_input_where_the_user_stopped() {
     );
 }
 
-#[cfg(target_arch = "x86_64")] // executes calls
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn options_after_the_declaration_and_arguments() {
     let out = call(&["size_t strlen(const char*)", "hello", "--json"]);
@@ -255,7 +255,7 @@ fn two_functions_in_one_declaration_is_an_error_naming_both() {
     assert!(e.contains("`abs`") && e.contains("`labs`"), "{e}");
 }
 
-#[cfg(target_arch = "x86_64")] // executes calls
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn c_stdout_is_flushed_before_the_result() {
     // stdout is a pipe here, so C's stdout is fully buffered: without the flush, "hi 5" would
@@ -276,7 +276,7 @@ fn library_load_error_names_the_path_once() {
     assert_eq!(e.matches("/nonexistent/libx.so").count(), 1, "{e}");
 }
 
-#[cfg(target_arch = "x86_64")] // executes calls
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn out_parameters_are_shown_by_type() {
     assert_eq!(
@@ -355,7 +355,7 @@ fn out_parameters_are_shown_by_type() {
     assert_eq!(call(&["size_t strlen(const char *)", "&notatype"]), "9\n");
 }
 
-#[cfg(target_arch = "x86_64")] // executes calls
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn buffers_that_are_not_text_print_as_hex() {
     assert_eq!(
@@ -394,7 +394,7 @@ fn buffers_that_are_not_text_print_as_hex() {
     );
 }
 
-#[cfg(target_arch = "x86_64")] // executes calls too
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls too
 #[test]
 fn unknown_options_after_the_declaration_are_errors() {
     let e = call_fails(&["int abs(int)", "--bogus"]);
@@ -416,7 +416,7 @@ fn unknown_options_after_the_declaration_are_errors() {
     );
 }
 
-#[cfg(target_arch = "x86_64")] // executes calls
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn struct_literals_may_leave_out_inner_braces() {
     // `struct w` wraps an in_addr: `{0x0100007f}` initializes w.a.s_addr by brace elision.
@@ -426,7 +426,7 @@ fn struct_literals_may_leave_out_inner_braces() {
     assert_eq!(call(&[decl, "{{{0x0100007f}}}"]), "127.0.0.1\n");
 }
 
-#[cfg(target_arch = "x86_64")] // executes calls
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn floats_are_shortest_and_json_spells_nan_and_infinities() {
     assert_eq!(
@@ -452,7 +452,7 @@ fn floats_are_shortest_and_json_spells_nan_and_infinities() {
     );
 }
 
-#[cfg(target_arch = "x86_64")] // executes calls
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn headers_declare_what_is_called() {
     // With -i the declaration may be just the function's name.
@@ -499,7 +499,10 @@ fn headers_declare_what_is_called() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["result"], 0);
     assert_eq!(v["out"][0]["type"], "struct stat");
-    let mode = v["out"][0]["value"][3].as_u64().unwrap();
+    // `st_mode` is member 3 on x86-64 (after st_dev, st_ino, st_nlink) and member 2 on
+    // AArch64 (the generic layout: st_dev, st_ino, st_mode, st_nlink).
+    let st_mode = if cfg!(target_arch = "aarch64") { 2 } else { 3 };
+    let mode = v["out"][0]["value"][st_mode].as_u64().unwrap();
     assert_eq!(mode & 0o170000, 0o040000, "/ is a directory");
     // Errors: one line each.
     let e = call_fails(&["-i", "zlib.h", "gatun_not_in_zlib", "1"]);
@@ -510,7 +513,7 @@ fn headers_declare_what_is_called() {
     assert!(e.contains("is only a name"), "{e}");
 }
 
-#[cfg(target_arch = "x86_64")] // executes calls
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn header_functions_returning_char_pointers_print_strings() {
     assert_eq!(
@@ -591,7 +594,7 @@ fn json_errors_are_a_json_object_on_stderr() {
     assert!(e.contains("`--json`"), "{e}");
 }
 
-#[cfg(target_arch = "x86_64")] // executes calls too
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls too
 #[test]
 fn numbers_that_do_not_fit_the_parameter_say_why() {
     for (text, shown) in [("1.5", "`1.5`"), ("1e3", "`1e3`"), ("-0.0", "`-0.0`")] {
@@ -625,11 +628,4 @@ fn numbers_that_do_not_fit_the_parameter_say_why() {
         call(&["-l", "libm.so.6", "double fabs(double)", "1e308"]),
         "1e308\n"
     );
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-#[test]
-fn calls_are_unsupported_without_the_executor() {
-    let e = call_fails(&["size_t strlen(const char*)", "hello"]);
-    assert!(e.contains("x86-64"), "{e}");
 }

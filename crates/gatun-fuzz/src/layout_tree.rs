@@ -422,6 +422,22 @@ fn select(layout: &MemoryLayout, steps: &[Step2]) {
     }
 }
 
+/// The plan of the ABI that `Linker::native()` links with on this host (the SysV plan is
+/// checked on every host; a handle holds its own ABI's plan).
+fn native_plan(
+    descriptor: &FunctionDescriptor,
+    first_variadic: Option<usize>,
+) -> gatun::Result<gatun::abi::CallPlan> {
+    #[cfg(target_arch = "aarch64")]
+    return gatun::abi::aarch64::plan(
+        descriptor,
+        first_variadic,
+        gatun::abi::aarch64::Flavour::Linux,
+    );
+    #[cfg(not(target_arch = "aarch64"))]
+    sysv_x64::plan(descriptor, first_variadic)
+}
+
 fn link(b: &Builder, call: &Call, input_len: usize) {
     let args: Vec<MemoryLayout> = call.args.iter().take(MAX_ARGS).map(|&r| b.get(r)).collect();
     let n = args.len();
@@ -454,6 +470,7 @@ fn link(b: &Builder, call: &Call, input_len: usize) {
     }
     match Linker::native().downcall(&noop_symbol(), &descriptor, &options) {
         Ok(handle) => {
+            let plan = native_plan(&descriptor, first_variadic);
             assert!(
                 plan.is_ok(),
                 "linked a descriptor that does not plan: {text}"

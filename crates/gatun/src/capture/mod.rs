@@ -28,7 +28,7 @@
 //! use gatun::linker::{FunctionDescriptor, Linker, LinkerOption, SymbolLookup};
 //! use gatun::{Value, ValueLayout};
 //! # fn main() -> gatun::Result<()> {
-//! # if !cfg!(all(target_arch = "x86_64", target_os = "linux")) { return Ok(()); }
+//! # if !cfg!(all(any(target_arch = "x86_64", target_arch = "aarch64"), target_os = "linux")) { return Ok(()); }
 //! let close = SymbolLookup::default_lookup().find("close")?;
 //! let handle = Linker::native().downcall(
 //!     &close,

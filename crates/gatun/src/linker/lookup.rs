@@ -102,7 +102,7 @@ impl fmt::Debug for Library {
 /// `FreeLibrary` on Windows) when the last of them drops. `Send + Sync`: see the module's thread rules.
 ///
 /// ```
-/// # if !cfg!(all(target_arch = "x86_64", target_os = "linux")) { return; } // calls C
+/// # if !cfg!(all(any(target_arch = "x86_64", target_arch = "aarch64"), target_os = "linux")) { return; } // calls C
 /// use gatun::linker::SymbolLookup;
 /// // zlib's crc32; on Windows, which has no zlib, kernel32's GetTickCount
 /// let (name, own) = if cfg!(target_vendor = "apple") {
