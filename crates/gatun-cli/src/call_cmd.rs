@@ -895,6 +895,9 @@ pub fn prepare_call<'a>(
     // is allocated (a by-value `struct { long a[1 << 40]; }` is an error, not an allocation).
     if cfg!(target_arch = "x86_64") {
         gatun::abi::sysv_x64::plan(&f.descriptor, f.variadic).map_err(|e| e.to_string())?;
+    } else if cfg!(target_arch = "aarch64") {
+        use gatun::abi::aarch64::{plan, Flavour};
+        plan(&f.descriptor, f.variadic, Flavour::Linux).map_err(|e| e.to_string())?;
     }
 
     let mut bufs = Buffers {

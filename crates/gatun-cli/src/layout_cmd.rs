@@ -1,7 +1,9 @@
 //! `gatun layout 'struct S { char c; double d; int i[3]; }'`: the layout of a C type as
 //! `gatun::cdecl` computes it — size, alignment, each field's offset and size, the padding
-//! holes (like pahole), and on x86-64 the SysV classification of each eightbyte
-//! (`gatun::abi::sysv_x64::classify`, SysV AMD64 ABI §3.2.3). `--json` prints the same as
+//! holes (like pahole), and the classification of the ABI gatun calls with on this host: on
+//! x86-64 the SysV class of each eightbyte (`gatun::abi::sysv_x64::classify`, SysV AMD64 ABI
+//! §3.2.3), on AArch64 the AAPCS64 argument class (`gatun::abi::aarch64::classify`, AAPCS64
+//! §6.8.2 stage B: HFA, ≤ 16-byte composite, or by reference). `--json` prints the same as
 //! JSON; `-i HEADER` makes a header's types available (`gatun layout -i sys/stat.h 'struct
 //! stat'`).
 
@@ -246,6 +248,51 @@ fn sysv(layout: &MemoryLayout) -> Option<(String, Json)> {
     })
 }
 
+/// The AAPCS64 (Linux) argument class as text and JSON, or `None` off AArch64.
+fn aapcs64(layout: &MemoryLayout) -> Option<(String, Json)> {
+    use gatun::abi::aarch64::{classify, ArgClass as A, Flavour};
+    if !cfg!(target_arch = "aarch64") {
+        return None;
+    }
+    let kind_name = |k: gatun::layout::ScalarKind| {
+        if k == gatun::layout::ScalarKind::F32 {
+            "float"
+        } else {
+            "double"
+        }
+    };
+    Some(match classify(layout, Flavour::Linux) {
+        A::Integer => (
+            "AAPCS64: INTEGER (one x register or stack slot)".to_string(),
+            json!({ "class": "INTEGER" }),
+        ),
+        A::Float(k) => (
+            format!("AAPCS64: FLOAT ({}; one v register or stack slot)", kind_name(k)),
+            json!({ "class": "FLOAT", "member": kind_name(k) }),
+        ),
+        A::Hfa { kind, count } => (
+            format!(
+                "AAPCS64: HFA of {count} {} (v registers, all or none; B.2, C.2-C.4)",
+                kind_name(kind)
+            ),
+            json!({ "class": "HFA", "member": kind_name(kind), "count": count }),
+        ),
+        A::Composite { units, align16 } => (
+            format!(
+                "AAPCS64: COMPOSITE of {units} 8-byte unit{}{} (x registers, all or none; B.4, C.10)",
+                if units == 1 { "" } else { "s" },
+                if align16 { ", 16-byte aligned: starts at an even x register (C.8)" } else { "" }
+            ),
+            json!({ "class": "COMPOSITE", "units": units, "align16": align16 }),
+        ),
+        A::Indirect => (
+            "AAPCS64: INDIRECT (over 16 bytes: passed as a pointer to a caller copy, B.3; returned through x8)"
+                .to_string(),
+            json!({ "class": "INDIRECT" }),
+        ),
+    })
+}
+
 /// Runs `gatun layout`; `Err` is one line for stderr (exit status 2).
 pub fn run(args: &LayoutArgs) -> Result<(), String> {
     print!("{}", render(args)?);
@@ -274,9 +321,13 @@ pub fn render_layout(layout: &MemoryLayout, json: bool) -> Result<String, String
     let mut budget = MAX_FIELDS;
     let root = node(None, 0, layout, &mut budget);
     let sysv = sysv(layout);
+    let aapcs64 = aapcs64(layout);
     if json {
         let mut v = node_json(&root);
         v["sysv_x86_64"] = sysv.map_or(Json::Null, |s| s.1);
+        if let Some((_, j)) = &aapcs64 {
+            v["aapcs64"] = j.clone();
+        }
         let mut out = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
         out.push('\n');
         return Ok(out);
@@ -302,7 +353,7 @@ pub fn render_layout(layout: &MemoryLayout, json: bool) -> Result<String, String
             }
         ));
     }
-    if let Some((text, _)) = sysv {
+    if let Some((text, _)) = sysv.or(aapcs64) {
         out.push_str(&text);
         out.push('\n');
     }

@@ -45,6 +45,10 @@ fn struct_with_holes() {
             "{out}"
         );
     }
+    if cfg!(target_arch = "aarch64") {
+        // 32 bytes, not an HFA (a char, a double, ints): by reference (AAPCS64 B.3).
+        assert!(out.contains("AAPCS64: INDIRECT (over 16 bytes"), "{out}");
+    }
 }
 
 #[test]
@@ -97,6 +101,32 @@ fn json_output() {
             serde_json::json!(["INTEGER"])
         );
     }
+    if cfg!(target_arch = "aarch64") {
+        // 8 bytes, not an HFA (the char): one x register (B.4, C.10).
+        assert_eq!(
+            v["aapcs64"],
+            serde_json::json!({ "class": "COMPOSITE", "units": 1, "align16": false })
+        );
+    }
+}
+
+#[test]
+fn aapcs64_classes_of_hfas_on_aarch64() {
+    if !cfg!(target_arch = "aarch64") {
+        return;
+    }
+    let out = stdout_of(&["layout", "struct p { double x, y, z; }"]);
+    assert!(out.contains("AAPCS64: HFA of 3 double"), "{out}");
+    let out = stdout_of(&[
+        "layout",
+        "--json",
+        "struct q { float v[2]; struct { float w; } s; }",
+    ]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(
+        v["aapcs64"],
+        serde_json::json!({ "class": "HFA", "member": "float", "count": 3 })
+    );
 }
 
 #[test]
