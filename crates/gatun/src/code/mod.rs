@@ -72,7 +72,9 @@
 //! costs one system call per reuse of a dirty page and nothing else. For it, each chunk keeps
 //! its memfd open (one file descriptor per chunk). If the `mmap` fails twice (an out-of-memory
 //! kernel), the chunk is retired (below): no new code goes into it. A failing `MAP_FIXED` can
-//! leave the range unmapped on some kernels, which the second try repairs when it succeeds.
+//! leave the range unmapped on some kernels, which the second try repairs when it succeeds;
+//! if both fail and the pages are gone while other granules on them hold live code (checked
+//! with `madvise`), the process aborts with a message rather than fault in a later call.
 //! On x86 (coherent instruction fetch) no memfd stays open and no extra system call is made;
 //! x86 code run under a user-mode emulator on another architecture (`qemu-x86_64`) would need
 //! the same remap, which is not done.
@@ -1068,7 +1070,8 @@ mod arena {
     /// flags), so that an emulator drops its translations of the old code; the granules
     /// then marked dirty are the pages' owned ones plus the new ones. `false` if the `mmap`
     /// failed twice (the second try restores the pages should the failed call have left
-    /// them unmapped).
+    /// them unmapped); if after that the pages are unmapped while other granules on them hold
+    /// live code, the process aborts with a message (see `lost_live_code`).
     fn fresh_view(rx: usize, c: &mut Chunk, i: usize, n: usize) -> bool {
         if any_set(&c.dirty, i, n) {
             let page = page_size();
@@ -1093,6 +1096,22 @@ mod arena {
                 p != libc::MAP_FAILED
             };
             if !map() && !map() {
+                // A failed MAP_FIXED may have left the range unmapped; other granules of these
+                // pages may hold live code, whose next call would then fault. `madvise` fails
+                // with ENOMEM when part of the range is not mapped.
+                // SAFETY: MADV_NORMAL only resets the paging advice; it changes no mapping.
+                let mapped = unsafe {
+                    libc::madvise(
+                        (rx + start) as *mut libc::c_void,
+                        end - start,
+                        libc::MADV_NORMAL,
+                    )
+                } == 0;
+                let live =
+                    (start / GRANULE..end / GRANULE).any(|g| c.bits[g / 64] >> (g % 64) & 1 != 0);
+                if !mapped && live {
+                    lost_live_code(rx + start, end - start);
+                }
                 return false;
             }
             REMAPS.fetch_add(1, Ordering::Relaxed);
@@ -1103,6 +1122,22 @@ mod arena {
         }
         set_bits(&mut c.dirty, i, n, true);
         true
+    }
+
+    /// The kernel failed to restore pages of a read-execute view that still hold live code:
+    /// no call into it can be made safe any more, so the process stops with a message (as an
+    /// upcall that cannot return does) instead of faulting later in foreign code.
+    #[cold]
+    #[inline(never)]
+    fn lost_live_code(address: usize, len: usize) -> ! {
+        use std::io::Write as _;
+        let _ = writeln!(
+            std::io::stderr(),
+            "gatun: the code arena could not map {len} bytes of generated code at {address:#x} \
+             again ({}); aborting the process (live stubs there can no longer run)",
+            std::io::Error::last_os_error()
+        );
+        std::process::abort()
     }
 
     /// Whether any of bits `start..start + n` is set.
