@@ -833,8 +833,7 @@ impl DowncallHandle {
     ) -> Result<()> {
         self.check_captured(args.len())?;
         // SAFETY: forwarded to the caller.
-        unsafe { self.invoke_raw_split(capture.cast(), args, ret) };
-        Ok(())
+        unsafe { self.invoke_raw_split(capture.cast(), args, ret) }
     }
 
     /// The checks of the `*_captured` paths: a capture handle, and exactly the descriptor's
@@ -982,7 +981,9 @@ impl DowncallHandle {
     /// the struct's bytes. Nothing is written for `void` (`ret` may then be null).
     ///
     /// # Errors
-    /// [`Error::ArgumentCount`] (before the call).
+    /// [`Error::ArgumentCount`] (before the call); [`Error::OutOfMemory`] when the caller copies
+    /// of by-reference arguments (AArch64 composites over 16 bytes, AAPCS64 §6.8.2 B.3) fit
+    /// neither this thread's linker stack nor the heap (nothing is called then).
     ///
     /// # Safety
     /// Each `args[i]` must be readable for its layout's size, `ret` writable for the return
@@ -997,16 +998,24 @@ impl DowncallHandle {
             (std::ptr::null_mut(), args)
         };
         // SAFETY: forwarded to the caller; the count was checked.
-        unsafe { self.invoke_raw_split(capture, args, ret) };
-        Ok(())
+        unsafe { self.invoke_raw_split(capture, args, ret) }
     }
 
     /// The raw path after the count check (`args`: the descriptor's arguments only).
     ///
     /// # Safety
     /// As [`DowncallHandle::invoke_raw`]; `capture` is null (no capture) or a capture buffer.
+    ///
+    /// # Errors
+    /// As [`DowncallHandle::invoke_raw`] after its count check: the executor's own failure to
+    /// make by-reference copies (then nothing was called and nothing written).
     #[inline(always)]
-    unsafe fn invoke_raw_split(&self, capture: *mut i32, args: &[*const u8], ret: *mut u8) {
+    unsafe fn invoke_raw_split(
+        &self,
+        capture: *mut i32,
+        args: &[*const u8],
+        ret: *mut u8,
+    ) -> Result<()> {
         let inner = &*self.inner;
         let target = inner.target as *const c_void;
         // SAFETY: one pointer per descriptor argument (count checked by the callers), each
@@ -1015,22 +1024,23 @@ impl DowncallHandle {
         let bits = match unsafe { inner.exec.call_raw(args.as_ptr(), ret, capture, target) } {
             Some(bits) => bits,
             None => {
-                // SAFETY: as above (the sources are the caller's argument bytes).
-                let r = unsafe {
+                // SAFETY: as above (the sources are the caller's argument bytes). The sources
+                // are never checked; the only failure is making by-reference copies, reported
+                // before anything is called.
+                unsafe {
                     inner
                         .exec
                         .interpret(&inner.plan, target, capture, ret, |i| {
                             Ok(ArgSource::Bytes(args[i]))
                         })
-                };
-                // The sources are never checked, so the trampoline cannot fail here.
-                r.unwrap_or(0)
+                }?
             }
         };
         if let RetKind::Scalar(k) = inner.ret {
             // SAFETY: as above.
             unsafe { write_scalar(k, bits, ret) };
         }
+        Ok(())
     }
 }
 
