@@ -545,6 +545,7 @@ pub(crate) fn compile(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> St
 }
 
 /// The per-call instruction counts of the stub of `plan` (see [`PathLengths`]).
+#[cfg(test)]
 pub(crate) fn path_lengths(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> PathLengths {
     compile(plan, checks, capture).paths
 }
@@ -561,11 +562,6 @@ unsafe impl Send for ValuesEntry {}
 unsafe impl Sync for ValuesEntry {}
 
 impl ValuesEntry {
-    /// The entry's address.
-    pub(crate) fn address(self) -> *const u8 {
-        self.0.as_ptr()
-    }
-
     /// Calls the values entry: `Some(x0)` when the arguments passed the checks and the target
     /// was called, `None` when they were rejected (nothing called or written).
     ///
