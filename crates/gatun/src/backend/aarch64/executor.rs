@@ -564,3 +564,74 @@ impl Executor {
         Ok(frame.returned(crate::backend::scalar_register(plan)))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::{MemoryLayout, ValueLayout as V};
+    use crate::linker::FunctionDescriptor as FD;
+
+    extern "C" fn never_called() {}
+
+    /// The executor `link` picks for a descriptor (its variant's name), with its arities and
+    /// by-reference count checked against the variant.
+    fn variant(d: &FD, first_variadic: Option<usize>, capture: bool) -> &'static str {
+        let plan = super::super::classify::plan(d, first_variadic, super::super::classify::Flavour::Linux)
+            .unwrap();
+        let args: Vec<ArgKind> = d.argument_layouts().iter().map(ArgKind::of).collect();
+        let ret = RetKind::of(d.return_layout());
+        let target = never_called as *const c_void;
+        let exec = Executor::link(&plan, &args, ret, capture, target).unwrap();
+        // the test hook is the trampoline, with the same copies, whatever the fast path was
+        let interpreted = exec.interpreted();
+        assert!(matches!(interpreted, Executor::Interpreted(_)));
+        assert!(!interpreted.is_compiled() && exec.is_compiled(), "{d}");
+        assert_eq!(interpreted.copies().area, exec.copies().area);
+        assert_eq!(interpreted.int_arity(args.len()), usize::MAX);
+        let n = args.len();
+        assert_eq!(exec.float_arity(n), usize::MAX);
+        assert!(exec.image().is_none() && exec.uncaptured().is_none());
+        assert_eq!(exec.int_arity(n) == n, matches!(exec, Executor::Int(_)), "{d}");
+        let c = exec.compiled().unwrap();
+        let by_ref = plan.args.iter().filter(|a| a.by_reference.is_some()).count();
+        assert_eq!(c.refs.each.len(), by_ref, "{d}");
+        match exec {
+            Executor::Interpreted(_) => "Interpreted",
+            Executor::Int(_) => "Int",
+            Executor::Stub(_) => "Stub",
+        }
+    }
+
+    fn st(m: &[V]) -> MemoryLayout {
+        MemoryLayout::c_struct(m.iter().map(|v| MemoryLayout::from(v.clone()))).unwrap()
+    }
+
+    #[test]
+    fn one_fast_path_per_signature() {
+        let big = st(&[V::I64, V::I64, V::I64]);
+        assert_eq!(variant(&FD::of_void([]), None, false), "Int");
+        assert_eq!(variant(&FD::of(V::I32, [V::I32]), None, false), "Int");
+        // float results come back in x0 too: the same fast path
+        assert_eq!(variant(&FD::of(V::F64, [V::F64]), None, false), "Int");
+        assert_eq!(variant(&FD::of(V::I32, [V::I32]), Some(0), false), "Int");
+        // a bool result is normalised by the handle's value path
+        assert_eq!(variant(&FD::of(V::BOOL, [V::I32]), None, false), "Stub");
+        // by-reference arguments need the copies' frame
+        assert_eq!(variant(&FD::of(V::I64, [&big]), None, false), "Stub");
+        assert_eq!(variant(&FD::of(&big, [V::I32]), None, false), "Stub");
+        assert_eq!(variant(&FD::of(st(&[V::I64, V::F64]), [V::I32]), None, false), "Stub");
+        assert_eq!(variant(&FD::of(V::I32, [V::I32]), None, true), "Stub");
+        assert_eq!(variant(&FD::of(&big, [&big, &big]), None, true), "Stub");
+    }
+
+    #[test]
+    fn the_pointer_array_comes_first_and_each_copy_is_aligned_in_one_frame() {
+        let refs = Refs::new([(1, 24, 8), (3, 40, 16), (4, 17, 1)].into_iter()).unwrap();
+        let at: Vec<(usize, usize, usize)> =
+            refs.each.iter().map(|r| (r.index, r.size, r.offset)).collect();
+        assert_eq!(at, [(1, 24, 24), (3, 40, 48), (4, 17, 88)]);
+        assert_eq!(refs.area, CopyArea { bytes: 105, align: 16 });
+        assert!(Refs::new([(0, isize::MAX as usize, 8)].into_iter()).is_none());
+        assert_eq!(Refs::new(std::iter::empty()).unwrap().area.bytes, 0);
+    }
+}
