@@ -1,7 +1,7 @@
 //! The executor pieces a backend without compiled stubs lacks: no image entries, no uncaptured
 //! entries (both uninhabited), no stub cache to lock around `fork`, and the fast-path methods
-//! that report "no stub" ([`no_fast_paths`]). Used by `unsupported` and
-//! by the AArch64 backend (whose executor interprets every call).
+//! that report "no stub" ([`no_fast_paths`]). Used by `unsupported`; the AArch64 backend
+//! (which has stubs, but neither image nor uncaptured entries) uses the two uninhabited types.
 
 /// No image entries exist (uninhabited).
 #[derive(Debug, Clone, Copy)]
@@ -44,15 +44,17 @@ impl Uncaptured<'_> {
 /// The stub cache's fork lock: nothing to lock without a stub compiler.
 // Only Linux's code-arena fork handler takes it.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
+#[cfg(not(all(target_arch = "aarch64", target_os = "linux", not(miri))))]
 pub(crate) struct CacheLock;
 
+#[cfg(not(all(target_arch = "aarch64", target_os = "linux", not(miri))))]
 impl Drop for CacheLock {
     /// Releases nothing (the native backend's lock releases the stub cache here).
     fn drop(&mut self) {}
 }
 
 /// As `x86_64_sysv::stub::lock_cache_for_fork`: no cache to lock.
-#[cfg(target_os = "linux")]
+#[cfg(all(target_os = "linux", not(all(target_arch = "aarch64", not(miri)))))]
 pub(crate) fn lock_cache_for_fork() -> CacheLock {
     CacheLock
 }
@@ -61,6 +63,7 @@ pub(crate) fn lock_cache_for_fork() -> CacheLock {
 /// block: the handle layer's fast paths all report "no stub" (`None`, `false`,
 /// `usize::MAX` arities), so every call takes `Executor::interpret`; `interpreted` (the
 /// internals test hook) is the executor itself. Requires `Executor: Clone`.
+#[cfg(not(all(target_arch = "aarch64", target_os = "linux", not(miri))))]
 macro_rules! no_fast_paths {
     () => {
         /// The executor itself (every call is interpreted already).
@@ -144,4 +147,5 @@ macro_rules! no_fast_paths {
         }
     };
 }
+#[cfg(not(all(target_arch = "aarch64", target_os = "linux", not(miri))))]
 pub(crate) use no_fast_paths;

@@ -5,8 +5,9 @@
 //! its call frame (`frame`), the by-reference copies of AAPCS64 §6.8.2 rule B.3 and the
 //! indirect-result register `x8` of §6.9 (`executor`), and the upcall entry (`upcall_entry`).
 //!
-//! Every call runs the trampoline for now; the compiled-stub variants of the executor go in
-//! `executor` (marked there).
+//! Calls run a compiled stub per signature ([`stub`], encoded by [`encode`]; the code is pure
+//! data, generated and tested on every host) chosen by the `executor` at link time; the
+//! trampoline runs them when the OS refuses executable memory.
 
 /// Items of the executor: compiled only where it runs (this module is then `backend::native`).
 macro_rules! executor_items {
@@ -17,11 +18,11 @@ macro_rules! executor_items {
 
 pub mod classify;
 
-// The AAPCS64 (Linux) compiled-stub compiler: pure data on every host, run on AArch64 Linux.
-// Not yet called by an executor; its tests use all of it.
-#[allow(dead_code)]
+// The AAPCS64 (Linux) compiled-stub compiler: run on AArch64 Linux; its code generation is
+// pure data, compiled (and unit-tested) on every host for the tests.
+#[cfg(any(test, all(target_arch = "aarch64", target_os = "linux", not(miri))))]
 pub(crate) mod encode;
-#[allow(dead_code)]
+#[cfg(any(test, all(target_arch = "aarch64", target_os = "linux", not(miri))))]
 pub(crate) mod stub;
 
 executor_items! {
@@ -40,7 +41,8 @@ executor_items! {
     pub(crate) use executor::Executor;
     pub(crate) use crate::backend::StackArgs;
     pub(crate) use frame::CallFrame;
-    pub(crate) use super::absent::{lock_cache_for_fork, CacheLock, ImageEntry};
+    pub(crate) use super::absent::ImageEntry;
+    pub(crate) use stub::{lock_cache_for_fork, CacheLock};
 
     /// This backend's one classification entry point for its executor: the AAPCS64 (Linux)
     /// plan ([`classify::plan`] with [`classify::Flavour::Linux`], which checks every size and

@@ -77,6 +77,13 @@
 //!   takes one 12-bit immediate; a displacement that does not fit a load/store's scaled
 //!   12-bit field is put in `x15` and used as a register offset.
 
+// Off AArch64 Linux this module is compiled for its code-generation tests only: the placing
+// and calling half (`Stub`, the cache, the entries) is used by the AArch64 executor alone.
+#![cfg_attr(
+    not(all(target_arch = "aarch64", target_os = "linux", not(miri))),
+    allow(dead_code)
+)]
+
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr::NonNull;
@@ -545,6 +552,7 @@ pub(crate) fn compile(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> St
 }
 
 /// The per-call instruction counts of the stub of `plan` (see [`PathLengths`]).
+#[cfg(test)]
 pub(crate) fn path_lengths(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> PathLengths {
     compile(plan, checks, capture).paths
 }
@@ -561,11 +569,6 @@ unsafe impl Send for ValuesEntry {}
 unsafe impl Sync for ValuesEntry {}
 
 impl ValuesEntry {
-    /// The entry's address.
-    pub(crate) fn address(self) -> *const u8 {
-        self.0.as_ptr()
-    }
-
     /// Calls the values entry: `Some(x0)` when the arguments passed the checks and the target
     /// was called, `None` when they were rejected (nothing called or written).
     ///

@@ -13,15 +13,73 @@ use crate::linker::{DowncallHandle, FunctionDescriptor as FD, Linker, LinkerOpti
 use crate::memory::{MemorySegment, SegmentAllocator};
 use crate::Value;
 
-fn link_with(f: *const c_void, d: &FD, options: &[LinkerOption]) -> DowncallHandle {
+/// A function linked twice: through its compiled stub (`.0`, asserted) and through the
+/// trampoline (`.1`, [`DowncallHandle::interpreted`]). Every call runs on both paths, which
+/// must give the same result; the compiled path's is returned.
+struct Both(DowncallHandle, DowncallHandle);
+
+impl Both {
+    fn plan(&self) -> &crate::abi::CallPlan {
+        self.0.plan()
+    }
+
+    /// # Safety
+    /// As [`DowncallHandle::invoke`].
+    unsafe fn invoke(&self, args: &[Value<'_>]) -> crate::Result<Value<'static>> {
+        // SAFETY: forwarded.
+        let (c, t) = unsafe { (self.0.invoke(args), self.1.invoke(args)) };
+        assert_eq!(format!("{c:?}"), format!("{t:?}"), "compiled vs trampoline");
+        c
+    }
+
+    /// # Safety
+    /// As [`DowncallHandle::invoke_into`].
+    unsafe fn invoke_into<'a, A: SegmentAllocator + ?Sized>(
+        &self,
+        allocator: &'a A,
+        args: &[Value<'_>],
+    ) -> crate::Result<Value<'a>> {
+        // SAFETY: forwarded.
+        let (c, t) = unsafe { (self.0.invoke_into(allocator, args), self.1.invoke_into(allocator, args)) };
+        // A struct result's bytes are not compared here (padding is left uninitialised); both
+        // must succeed or fail alike, and the tests check the returned contents.
+        match (&c, &t) {
+            (Ok(Value::Segment(_)), Ok(Value::Segment(_))) => {}
+            _ => assert_eq!(format!("{c:?}"), format!("{t:?}"), "compiled vs trampoline"),
+        }
+        c
+    }
+
+    /// # Safety
+    /// As [`DowncallHandle::invoke_raw`] (`ret` holds at most 64 bytes).
+    unsafe fn invoke_raw(&self, args: &[*const u8], ret: *mut u8) -> crate::Result<()> {
+        let n = self.0.descriptor().return_layout().map_or(0, |l| l.byte_size());
+        assert!(n <= 64);
+        let mut theirs = [0u64; 8];
+        // SAFETY: forwarded; `theirs` holds 64 bytes, 8-aligned.
+        unsafe { self.1.invoke_raw(args, theirs.as_mut_ptr().cast()) }?;
+        // SAFETY: forwarded.
+        unsafe { self.0.invoke_raw(args, ret) }?;
+        // SAFETY: `ret` holds the return layout's `n` bytes, just written.
+        let ours = unsafe { std::slice::from_raw_parts(ret, n) };
+        // SAFETY: `theirs` holds 64 bytes.
+        let theirs = unsafe { std::slice::from_raw_parts(theirs.as_ptr().cast::<u8>(), n) };
+        assert_eq!(ours, theirs, "compiled vs trampoline");
+        Ok(())
+    }
+}
+
+fn link_with(f: *const c_void, d: &FD, options: &[LinkerOption]) -> Both {
     // SAFETY: `f` is a Rust function of the descriptor's C type, alive for the program.
     let sym = unsafe { Symbol::from_address(f) };
     let h = Linker::native().downcall(&sym, d, options).unwrap();
-    assert!(!h.uses_compiled_stub());
-    h
+    assert!(h.uses_compiled_stub(), "{h:?}");
+    let t = h.interpreted();
+    assert!(!t.uses_compiled_stub());
+    Both(h, t)
 }
 
-fn link(f: *const c_void, d: &FD) -> DowncallHandle {
+fn link(f: *const c_void, d: &FD) -> Both {
     link_with(f, d, &[])
 }
 
@@ -367,7 +425,7 @@ fn composites_over_16_bytes_are_passed_as_a_pointer_to_a_copy() {
     };
     let s = seg_of(&a, v);
     let args = [Value::I32(5), Value::Segment(s), Value::I32(6)];
-    for h in [&h, &h.interpreted()] {
+    for h in [&h.0, &h.1] {
         // SAFETY: by_ref has this type.
         assert_eq!(
             unsafe { h.invoke(&args) }.unwrap(),
@@ -387,6 +445,17 @@ fn composites_over_16_bytes_are_passed_as_a_pointer_to_a_copy() {
         unsafe { h.invoke_raw(&ptrs, (&mut out as *mut i64).cast()) }.unwrap();
         assert_eq!((out, read::<Big>(&s)), (114_321, v));
     }
+    // and both raw paths agree
+    let (x, y) = (5i32, 6i32);
+    let ptrs = [
+        &x as *const i32 as *const u8,
+        s.as_ptr() as *const u8,
+        &y as *const i32 as *const u8,
+    ];
+    let mut out = 0i64;
+    // SAFETY: each pointer covers its argument; `out` holds the i64 result.
+    unsafe { h.invoke_raw(&ptrs, (&mut out as *mut i64).cast()) }.unwrap();
+    assert_eq!(out, 114_321);
 }
 
 extern "C" fn many_by_ref(
@@ -568,6 +637,9 @@ fn variadic_arguments_are_passed_as_named_ones_and_floats_promoted() {
     let h = Linker::native()
         .downcall(&snprintf, &d, &[LinkerOption::FirstVariadicArg(3)])
         .unwrap();
+    assert!(h.uses_compiled_stub());
+    let t = h.interpreted();
+    let h = Both(h, t);
     let a = arena();
     let buf = a.allocate(64, 1).unwrap();
     let fmt = seg_of(&a, *b"%d %.2f %s\0");
@@ -592,7 +664,7 @@ fn variadic_arguments_are_passed_as_named_ones_and_floats_promoted() {
 // ---- upcalls: Rust -> (downcall handle) -> upcall stub -> closure ----
 
 /// A downcall handle calling the upcall stub `stub` with its own descriptor.
-fn through(stub: &crate::upcall::UpcallStub<'_>) -> DowncallHandle {
+fn through(stub: &crate::upcall::UpcallStub<'_>) -> Both {
     link(stub.address(), stub.descriptor())
 }
 
@@ -876,7 +948,8 @@ fn deep_reentrancy_with_by_reference_copies_at_every_level() {
                 );
                 let stub = Value::Address(stub_addr.load(Ordering::Relaxed) as *mut c_void);
                 // SAFETY: call_back's type; the stub lives for the whole test.
-                let r = unsafe { cb.invoke(&[stub, Value::I32(depth - 1), Value::Segment(next)]) }?;
+                // (inner levels through the compiled stub only: `Both` would double every level)
+                let r = unsafe { cb.0.invoke(&[stub, Value::I32(depth - 1), Value::Segment(next)]) }?;
                 assert_eq!(
                     read::<Big>(&next).a,
                     (depth - 1) as i64,
