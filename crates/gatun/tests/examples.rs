@@ -1,6 +1,9 @@
 //! The examples in `examples/`, run as tests and checked against the output their docs show.
 //! Each example's `run()` returns what its `main` prints.
-#![cfg(all(target_os = "linux", target_arch = "x86_64"))]
+#![cfg(all(
+    target_os = "linux",
+    any(target_arch = "x86_64", target_arch = "aarch64")
+))]
 
 macro_rules! examples {
     ($($name:ident ($path:literal) => $expected:expr;)*) => {$(

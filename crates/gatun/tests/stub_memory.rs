@@ -8,7 +8,11 @@
 //!
 //! The tests in this file run one at a time (`SERIAL`), since they measure the process's
 //! executable memory.
-#![cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+#![cfg(all(
+    any(target_arch = "x86_64", target_arch = "aarch64"),
+    target_os = "linux",
+    not(miri)
+))]
 
 mod common;
 
