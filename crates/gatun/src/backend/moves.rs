@@ -94,15 +94,22 @@ impl StackArgs {
     }
 
     /// Zeroes the first `slots` slots (a plan's `stack_bytes / 8`, at most [`MAX_STACK_SLOTS`]:
-    /// the linker refuses larger plans) and returns the first slot's address for the
-    /// trampoline.
+    /// the linker refuses larger plans).
     #[inline(always)]
-    pub(crate) fn zeroed_prefix(&mut self, slots: usize) -> *const u64 {
+    pub(crate) fn zero_prefix(&mut self, slots: usize) {
         debug_assert!(slots <= MAX_STACK_SLOTS);
         for s in &mut self.0[..slots] {
             s.write(0);
         }
-        self.0.as_ptr().cast()
+    }
+
+    /// The first slot's address, for the trampoline: taken right before the call, after every
+    /// slot was written, so that no later borrow of the area invalidates it (the pointer is
+    /// derived from this exclusive borrow, as the aliasing model requires for a pointer the
+    /// assembly reads through).
+    #[inline(always)]
+    pub(crate) fn base(&mut self) -> *const u64 {
+        self.0.as_mut_ptr().cast()
     }
 
     /// Writes the 8-byte slot at byte offset `off` (a `Location::Stack` of the plan).

@@ -557,7 +557,7 @@ impl Executor {
         }
         // SAFETY: the frame follows the handle's validated plan; the copies live in
         // `copy_frame` until after the call; the caller vouches for the callee's contract.
-        unsafe { frame.call() };
+        unsafe { frame.call(&mut stack) };
         drop(copy_frame);
         // SAFETY: `ret` has the return layout's size for a register-returned struct (caller).
         unsafe { crate::backend::store_return(plan, ret, |r| frame.returned(r)) };

@@ -29,7 +29,7 @@ pub(crate) struct CallFrame {
     pub gpr: [u64; 9],
     /// 80: the low 64 bits of v0..v7 (loaded as d0..d7).
     pub vector: [u64; 8],
-    /// 144: first stack slot (slot k goes to `[sp + 8k]` at the call).
+    /// 144: first stack slot, set by `call` (slot k goes to `[sp + 8k]` at the call).
     pub stack: *const u64,
     /// 152: number of stack slots.
     pub stack_slots: usize,
@@ -51,7 +51,10 @@ impl CallFrame {
             target,
             gpr: [0; 9],
             vector: [0; 8],
-            stack: stack.zeroed_prefix(slots),
+            stack: {
+                stack.zero_prefix(slots);
+                std::ptr::null()
+            },
             stack_slots: slots,
             errno: std::ptr::null_mut(),
             ret_int: [0; 2],
@@ -80,14 +83,16 @@ impl CallFrame {
         }
     }
 
-    /// Calls the target.
+    /// Calls the target with `stack` as its outgoing stack area (the one given to
+    /// [`CallFrame::new`] and written by [`CallFrame::store`]).
     ///
     /// # Safety
     /// The frame must describe a valid call of `target` (see the module invariants) and the
     /// target's own contract must hold.
     #[inline(always)]
-    pub unsafe fn call(&mut self) {
-        // SAFETY: forwarded to the caller.
+    pub unsafe fn call(&mut self, stack: &mut StackArgs) {
+        self.stack = stack.base();
+        // SAFETY: forwarded to the caller; `stack` is the area the frame's stack moves wrote.
         unsafe { trampoline::gatun_aapcs64_call(self) }
     }
 }

@@ -431,7 +431,7 @@ impl Executor {
         }
         // SAFETY: the frame follows the handle's validated plan; the caller vouches for the
         // callee's contract.
-        unsafe { frame.call() };
+        unsafe { frame.call(&mut stack) };
         // SAFETY: `ret` has the return layout's size for a register-returned struct (caller).
         unsafe { crate::backend::store_return(plan, ret, |r| frame.returned(r)) };
         Ok(frame.returned(crate::backend::scalar_register(plan)))

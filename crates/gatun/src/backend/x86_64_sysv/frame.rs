@@ -27,7 +27,7 @@ pub(crate) struct CallFrame {
     pub gpr: [u64; 6],
     /// 56: low 64 bits of xmm0..xmm7.
     pub xmm: [u64; 8],
-    /// 120: first stack slot (slot k goes to `[rsp + 8k]` at the call).
+    /// 120: first stack slot, set by `call` (slot k goes to `[rsp + 8k]` at the call).
     pub stack: *const u64,
     /// 128: number of stack slots.
     pub stack_slots: usize,
@@ -55,7 +55,10 @@ impl CallFrame {
             target,
             gpr: [0; 6],
             xmm: [0; 8],
-            stack: stack.zeroed_prefix(slots),
+            stack: {
+                stack.zero_prefix(slots);
+                std::ptr::null()
+            },
             stack_slots: slots,
             al: if plan.is_variadic() {
                 plan.vector_registers as u64
@@ -91,14 +94,16 @@ impl CallFrame {
         }
     }
 
-    /// Calls the target.
+    /// Calls the target with `stack` as its outgoing stack area (the one given to
+    /// [`CallFrame::new`] and written by [`CallFrame::store`]).
     ///
     /// # Safety
     /// The frame must describe a valid call of `target` (see the module invariants) and the
     /// target's own contract must hold.
     #[inline(always)]
-    pub unsafe fn call(&mut self) {
-        // SAFETY: forwarded to the caller.
+    pub unsafe fn call(&mut self, stack: &mut StackArgs) {
+        self.stack = stack.base();
+        // SAFETY: forwarded to the caller; `stack` is the area the frame's stack moves wrote.
         unsafe { trampoline::gatun_sysv_x64_call(self) }
     }
 }
