@@ -11,7 +11,11 @@
 #![cfg_attr(
     not(any(
         all(target_arch = "x86_64", target_os = "linux", not(miri)),
-        all(target_arch = "aarch64", target_os = "linux", not(miri))
+        all(
+            target_arch = "aarch64",
+            any(target_os = "linux", target_vendor = "apple"),
+            not(miri)
+        )
     )),
     allow(dead_code)
 )]

@@ -23,6 +23,12 @@
 
 use super::CallFrame;
 
+// This thread's errno address: `__errno_location` (Linux), `__error` (Apple).
+#[cfg(target_vendor = "apple")]
+use libc::__error as thread_errno_location;
+#[cfg(not(target_vendor = "apple"))]
+use libc::__errno_location as thread_errno_location;
+
 const _: () = {
     assert!(std::mem::offset_of!(CallFrame, target) == 0);
     assert!(std::mem::offset_of!(CallFrame, gpr) == 8);
@@ -35,13 +41,9 @@ const _: () = {
     assert!(std::mem::size_of::<CallFrame>() == 216);
 };
 
-std::arch::global_asm!(
-    ".text",
-    ".p2align 4",
-    ".globl gatun_aapcs64_call",
-    ".hidden gatun_aapcs64_call",
-    ".type gatun_aapcs64_call,%function",
-    "gatun_aapcs64_call:",
+asm_function!(
+    "gatun_aapcs64_call",
+    [
     ".cfi_startproc",
     "hint #34", // bti c
     "stp x29, x30, [sp, #-48]!",
@@ -60,7 +62,7 @@ std::arch::global_asm!(
     // x20 = the capture segment's errno slot (or null)
     "ldr x20, [x19, #160]",
     "cbz x20, 2f",
-    "bl __errno_location",
+    "bl {errno_location}",
     "mov x21, x0",
     "2:",
     // the stack-argument area: slots rounded up to an even count (16-byte aligned sp)
@@ -107,7 +109,8 @@ std::arch::global_asm!(
     ".cfi_def_cfa 31, 0",
     "ret",
     ".cfi_endproc",
-    ".size gatun_aapcs64_call, . - gatun_aapcs64_call",
+    ],
+    errno_location = sym thread_errno_location,
 );
 
 extern "C" {
