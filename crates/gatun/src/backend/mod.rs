@@ -53,8 +53,14 @@ pub(crate) mod x86_64_sysv;
     allow(unused_imports)
 )]
 pub(crate) use moves::{
-    load_arg, scalar_register, store_low_bytes, store_return, ArgSource, CopyArea, StackArgs,
+    scalar_register, store_low_bytes, store_return, ArgSource, CopyArea, StackArgs,
 };
+// Whole-slot stack moves: the x86-64 executor's (the AArch64 one writes each move's width).
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
+    allow(unused_imports)
+)]
+pub(crate) use moves::load_arg;
 
 native_backend! {
     (all(target_arch = "x86_64", target_os = "linux", not(miri))) => x86_64_sysv,

@@ -117,6 +117,11 @@ impl StackArgs {
     }
 
     /// Writes the 8-byte slot at byte offset `off` (a `Location::Stack` of the plan).
+    // The x86-64 executor's (whole slots).
+    #[cfg_attr(
+        not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
+        allow(dead_code)
+    )]
     #[inline(always)]
     pub(crate) fn set(&mut self, off: u32, value: u64) {
         self.0[off as usize / 8].write(value);
@@ -159,6 +164,11 @@ impl StackArgs {
 ///
 /// # Safety
 /// `src` must be readable for every move's `offset + size` bytes (the argument layout's size).
+// The x86-64 executor's (whole slots).
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
+    allow(dead_code)
+)]
 #[inline(always)]
 pub(crate) unsafe fn load_arg(arg: &ArgPlan, src: *const u8, mut store: impl FnMut(Location, u64)) {
     for m in &arg.moves {
