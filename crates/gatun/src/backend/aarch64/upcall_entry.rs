@@ -1,5 +1,6 @@
-//! The AArch64 (AAPCS64, Linux) upcall entry (hand-written assembly) and the per-stub code in
-//! front of it.
+//! The AArch64 upcall entry (hand-written assembly) and the per-stub code in front of it, for
+//! AAPCS64 (Linux) and Apple arm64 alike (one body; `asm_function!` adds the ELF or Mach-O
+//! directives; the Apple build is assembled but not executed by gatun's tests).
 //!
 //! A stub's own code is 32 bytes in an [`crate::code::ExecutableCode`] (the code arena):
 //!
@@ -26,7 +27,7 @@
 //!    and returns to the C caller. The callee-saved x19..x28 and d8..d15 are preserved by the
 //!    dispatcher, an ordinary `extern "C"` function.
 //!
-//! Neither piece reads or writes x18 (the platform register).
+//! Neither piece reads or writes x18 (the platform register; reserved on Apple).
 //!
 //! Invariant: the offsets used below are those of [`crate::upcall::UpcallFrame`] (0..192),
 //! asserted next to its definition.
