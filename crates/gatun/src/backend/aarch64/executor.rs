@@ -113,6 +113,10 @@ pub(crate) struct Compiled {
     struct_ret: bool,
     /// The trampoline's copies, for [`Executor::interpreted`].
     copies: Copies,
+    /// A capture handle with an integer or void result and no by-reference arguments: the
+    /// values entry of the same signature's stub *without* capture, kept alive with it (the
+    /// system-call adapter zeroes and reads errno itself, [`Executor::uncaptured`]).
+    uncaptured: Option<(ValuesEntry, Arc<Stub>)>,
     _keep: Arc<Stub>,
 }
 
@@ -205,6 +209,20 @@ impl Executor {
             && refs.each.is_empty()
             && matches!(ret, RetKind::Void | RetKind::Scalar(_))
             && ret != RetKind::Scalar(ScalarKind::Bool);
+        // Integer or void results only: the system-call adapter takes `int` and `long` results.
+        let uncaptured = if capture
+            && refs.each.is_empty()
+            && matches!(ret, RetKind::Void | RetKind::Scalar(_))
+            && !matches!(
+                ret,
+                RetKind::Scalar(ScalarKind::Bool | ScalarKind::F32 | ScalarKind::F64)
+            ) {
+            super::stub::stub_for(plan, &checks, false)
+                .ok()
+                .map(|s| (s.values, s))
+        } else {
+            None
+        };
         let c = Compiled {
             raw: stub.raw,
             values: stub.values,
@@ -212,6 +230,7 @@ impl Executor {
             capture,
             struct_ret,
             copies,
+            uncaptured,
             _keep: stub,
         };
         Ok(if int {
@@ -306,10 +325,12 @@ impl Executor {
         None
     }
 
-    /// No stub without capture for capture handles on this backend.
+    /// A capture handle's entry into the same signature's stub *without* capture (the
+    /// system-call adapter, which zeroes and reads errno itself), if it has one: capture, an
+    /// integer or void result, no by-reference arguments, a stub.
     #[inline(always)]
-    pub(crate) fn uncaptured(&self) -> Option<crate::backend::absent::Uncaptured<'_>> {
-        None
+    pub(crate) fn uncaptured(&self) -> Option<Uncaptured> {
+        self.compiled()?.uncaptured.as_ref().map(|(v, _)| Uncaptured(*v))
     }
 
     /// A struct-returning call without capture through the value entry, writing the struct at
@@ -418,6 +439,35 @@ fn errno_for(capture: *mut i32) -> *mut i32 {
         std::ptr::null_mut()
     } else {
         crate::backend::thread_errno()
+    }
+}
+
+/// A capture handle's values entry of its signature's stub without capture
+/// ([`Executor::uncaptured`]); the stub is kept alive by the executor it was taken from.
+#[derive(Clone, Copy)]
+pub(crate) struct Uncaptured(ValuesEntry);
+
+impl Uncaptured {
+    /// Calls it: `x0`, or `None` if the stub rejected an argument (nothing was called).
+    ///
+    /// # Safety
+    /// `args` points to one `Value` per descriptor argument (without the capture segment); the
+    /// executor it came from is alive; the callee's contract is the caller's.
+    #[inline(always)]
+    pub(crate) unsafe fn call(self, args: *const u8, target: *const c_void) -> Option<u64> {
+        // SAFETY: the stub checks every argument first; it captures nothing, needs no return
+        // destination (integer or void result) and has no by-reference arguments; the rest is
+        // the caller's contract.
+        unsafe {
+            self.0.call(
+                args.cast(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                target,
+                std::ptr::null(),
+                std::ptr::null_mut(),
+            )
+        }
     }
 }
 
@@ -590,7 +640,13 @@ mod tests {
         assert_eq!(interpreted.int_arity(args.len()), usize::MAX);
         let n = args.len();
         assert_eq!(exec.float_arity(n), usize::MAX);
-        assert!(exec.image().is_none() && exec.uncaptured().is_none());
+        assert!(exec.image().is_none() && interpreted.uncaptured().is_none());
+        // a capture handle of an integer or void result without by-reference arguments has
+        // the same signature's stub without capture (the system-call adapter's fast path)
+        let by_ref = plan.args.iter().any(|a| a.by_reference.is_some());
+        let int_ret = matches!(ret, RetKind::Void)
+            || matches!(ret, RetKind::Scalar(k) if !matches!(k, ScalarKind::Bool | ScalarKind::F32 | ScalarKind::F64));
+        assert_eq!(exec.uncaptured().is_some(), capture && int_ret && !by_ref, "{d}");
         assert_eq!(exec.int_arity(n) == n, matches!(exec, Executor::Int(_)), "{d}");
         let c = exec.compiled().unwrap();
         let by_ref = plan.args.iter().filter(|a| a.by_reference.is_some()).count();
@@ -621,6 +677,8 @@ mod tests {
         assert_eq!(variant(&FD::of(&big, [V::I32]), None, false), "Stub");
         assert_eq!(variant(&FD::of(st(&[V::I64, V::F64]), [V::I32]), None, false), "Stub");
         assert_eq!(variant(&FD::of(V::I32, [V::I32]), None, true), "Stub");
+        assert_eq!(variant(&FD::of(V::F64, [V::I32]), None, true), "Stub");
+        assert_eq!(variant(&FD::of(V::I64, [&big]), None, true), "Stub");
         assert_eq!(variant(&FD::of(&big, [&big, &big]), None, true), "Stub");
     }
 
