@@ -9,6 +9,8 @@
 //! `dn` (8-byte move), `Register::Int(0..2)` = `x0, x1`, `Register::Vector(0..4)` = `v0..v3`.
 //!
 //! # The rules (both flavours unless noted)
+//! Rule numbers are those of the AAPCS64 2023Q3 edition (§6.8.2 "Parameter passing rules",
+//! stages B and C); every rule number in this module and its tests uses that numbering.
 //! - **B.2 HFA**: a composite (struct, union, arrays inside them) whose leaves, after skipping
 //!   zero-size members (see below for zero-length arrays), are 1 to 4 scalars of one
 //!   floating-point type (all `float` or all
@@ -29,8 +31,9 @@
 //!   *member* (an `aligned(16)` on the struct itself does not count; gcc and clang agree).
 //!   Apple: clang never rounds NGRN up; the composite's full alignment (attribute included)
 //!   only decides its stack alignment.
-//! - **C.9–C.10**: integers, bools and pointers take the next GPR (NGRN); a composite of n
-//!   8-byte units (B.4) takes n consecutive GPRs if all fit.
+//! - **C.7**: integers, bools and pointers (at most 8 bytes) take the next GPR (NGRN).
+//!   (C.9, 16-byte integers in a GPR pair, never applies: there is no 16-byte integer layout.)
+//! - **C.10**: a composite of n 8-byte units (B.4) takes n consecutive GPRs if all fit.
 //! - **C.11**: otherwise NGRN becomes 8 and the whole composite goes on the stack (later
 //!   integers then go on the stack too).
 //! - **C.12–C.16** (Linux stack): the next stacked argument address (NSAA) is rounded up to the
@@ -363,7 +366,7 @@ fn hfa(layout: &MemoryLayout, flavour: Flavour) -> Option<(ScalarKind, u8)> {
     }
 }
 
-/// The alignment C.8 and C.14 use for a composite: Linux, the largest member alignment (the
+/// The alignment C.8 and the stack rules (C.12–C.16) use for a composite: Linux, the largest member alignment (the
 /// "natural alignment" before any adjustment of the composite itself, zero-size members
 /// included as gcc does); Apple, the composite's alignment (clang's). Capped at 16 (the stack
 /// alignment).

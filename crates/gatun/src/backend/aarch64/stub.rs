@@ -332,8 +332,12 @@ fn emit_args(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], mode: Mode, copi
                     mem(a, MemOp::Load, Width::X, VAL, copies, 8 * j);
                     mem(a, MemOp::Store, Width::X, VAL, SP, off);
                 }
-                // The classifier passes copies' addresses in GPRs or stack slots only.
-                Location::Vector(_) => {}
+                // Invariant: plans never put a pointer in a v register. The classifier passes
+                // a copy's address like any pointer (C.7 GPR, else a C.12–C.16 stack
+                // slot), so this arm is never taken; it emits nothing.
+                Location::Vector(_) => {
+                    debug_assert!(false, "a by-reference pointer planned in a v register");
+                }
             }
             continue;
         }
