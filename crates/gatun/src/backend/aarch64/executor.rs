@@ -49,6 +49,18 @@ use crate::layout::ScalarKind;
 use crate::memory::{linker_stack, SegmentAllocator};
 use crate::value::Value;
 
+/// The internal error for a plan whose arguments do not match the kinds (or copies) the
+/// executor was linked with: the handle layer never produces one.
+fn kinds_mismatch(planned: usize, linked: usize) -> crate::error::Error {
+    crate::error::Error::InvalidDescriptor {
+        descriptor: format!("with {planned} planned arguments"),
+        reason: format!(
+            "internal error: the executor was linked with {linked} argument kinds or \
+             by-reference copies that do not match the plan"
+        ),
+    }
+}
+
 /// What the interpreted path needs beyond the plan: the by-reference copies.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Copies {
@@ -170,7 +182,8 @@ impl Executor {
     ///
     /// # Errors
     /// [`crate::Error::SizeOverflow`] when the by-reference copies together exceed `isize::MAX`
-    /// bytes (no frame can hold them).
+    /// bytes (no frame can hold them); [`crate::Error::InvalidDescriptor`] (an internal error)
+    /// when `args` does not have one kind per planned argument.
     pub(crate) fn link(
         plan: &CallPlan,
         args: &[ArgKind],
@@ -178,6 +191,12 @@ impl Executor {
         capture: bool,
         _target: *const c_void,
     ) -> Result<Executor> {
+        // The handle layer derives `args` from the same descriptor as `plan`: one kind per
+        // planned argument. Checked here too, so a mismatch is an error, not fewer copies.
+        debug_assert_eq!(plan.args.len(), args.len(), "one argument kind per planned argument");
+        if plan.args.len() != args.len() {
+            return Err(kinds_mismatch(plan.args.len(), args.len()));
+        }
         let by_ref = || {
             plan.args
                 .iter()
@@ -556,7 +575,9 @@ impl Executor {
     ///
     /// # Errors
     /// The first error of `arg`; [`crate::Error::OutOfMemory`] if the copies' frame falls back
-    /// to the heap and that allocation fails (nothing is called then).
+    /// to the heap and that allocation fails (nothing is called then);
+    /// [`crate::Error::InvalidDescriptor`] (an internal error, nothing called) when `plan` has
+    /// more by-reference arguments than the plan the executor was linked with.
     ///
     /// # Safety
     /// Each `ArgSource::Bytes` is readable for its layout's size; `ret` is writable (and
@@ -584,8 +605,10 @@ impl Executor {
         for (i, ap) in plan.args.iter().enumerate() {
             let src = arg(i)?;
             if let Some(loc) = ap.by_reference {
+                // `link` made one copy per by-reference argument of the same plan, in one
+                // frame; a plan other than the linked one is reported, never trusted.
                 let (Some(&(size, align)), Some(f)) = (by_ref.next(), copy_frame.as_ref()) else {
-                    unreachable!("link made one copy per by-reference argument, in one frame");
+                    return Err(kinds_mismatch(plan.args.len(), copies.each.len()));
                 };
                 let copy = f.allocate_uninit(size, align)?;
                 // SAFETY: the source is readable for the layout's size (caller) and `copy` is a

@@ -6,7 +6,7 @@
 //! - The stack-argument array has [`crate::backend::moves::MAX_STACK_SLOTS`] slots; the linker
 //!   refuses at link time any plan whose `stack_bytes` exceed
 //!   [`crate::backend::MAX_STACK_BYTES`], so every `Location::Stack(off)` of a handle's plan
-//!   (Linux: whole 8-byte slots, AAPCS64 §6.8.2 C.12–C.16) indexes inside it.
+//!   (Linux: whole 8-byte slots, AAPCS64 §6.8.2 C.12–C.15) indexes inside it.
 //! - Argument sources are read with exactly `ArgMove::size` bytes at `offset`
 //!   ([`crate::backend::moves::load_move`]); the callers in `linker::handle` guarantee the source
 //!   regions are at least the layout's size.
