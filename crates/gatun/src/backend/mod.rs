@@ -7,7 +7,8 @@
 //! - [`x86_64_sysv`]: System V AMD64. Classification on every host; the executor on x86-64
 //!   Linux (not under Miri).
 //! - [`aarch64`]: AAPCS64 (Linux) and Apple arm64. Classification on every host; the executor
-//!   (trampoline, by-reference copies, upcall entry) on AArch64 Linux (not under Miri).
+//!   (compiled stubs, the trampoline as checked fallback, by-reference copies, upcall entry) on
+//!   AArch64 Linux (not under Miri).
 //! - [`win64`]: the Microsoft x64 convention. Classification only, on every host; Windows
 //!   links through `unsupported` until an executor exists.
 //! - `unsupported`: the backend of every other target, whose link returns
