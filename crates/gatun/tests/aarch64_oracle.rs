@@ -1602,7 +1602,7 @@ fn coverage(sigs: &[Sig], flavour: Flavour) -> Vec<(&'static str, usize)> {
                             }
                             Location::Int(n) if n % 2 == 1 => bump("16-aligned at an odd GPR"),
                             Location::Stack(o) if o % 16 == 0 => {
-                                bump("C.14 16-aligned on the stack")
+                                bump("C.12 16-aligned on the stack")
                             }
                             _ => {}
                         }
@@ -1680,7 +1680,7 @@ fn oracle(flavour: Flavour, cmd: &[&str], name: &str, zero_arrays: bool) {
         "B.3 by reference on the stack",
         "C.10 composite in two GPRs",
         "C.11 composite on the stack, GPRs left",
-        "C.14 16-aligned on the stack",
+        "C.12 16-aligned on the stack",
         "16-aligned HFA on the stack",
         "16-aligned HFA in v registers",
         "narrow integer on the stack",

@@ -2,16 +2,29 @@
 //! entries (both uninhabited), no stub cache to lock around `fork`, and the fast-path methods
 //! that report "no stub" ([`no_fast_paths`]). Used by `unsupported`; the AArch64 backend
 //! (which has stubs, but neither image nor uncaptured entries) uses the two uninhabited types.
+//! Compiled on every target except x86-64 Linux outside Miri (whose backend has all of them).
+//!
+//! No value of [`ImageEntry`] or [`Uncaptured`] can exist, so their methods are never called:
+//! each body is an empty `match` on the uninhabited value. The `unsafe fn`s keep the
+//! signatures of the x86-64 SysV entries they stand in for, so the handle layer calls both
+//! the same way.
 
 /// No image entries exist (uninhabited).
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum ImageEntry {}
 
 impl ImageEntry {
+    /// The image's `(size, align)` in bytes. Never called: uninhabited.
     pub(crate) fn size_align(&self) -> (usize, usize) {
         match *self {}
     }
 
+    /// Calls the image entry with the raw arguments at `_args`. Never called: uninhabited.
+    ///
+    /// # Safety
+    /// As the x86-64 SysV image entry's `call`: `_args` points to the descriptor's argument
+    /// pointers and `_target` is a function of the linked signature. (No value exists, so
+    /// no call happens.)
     pub(crate) unsafe fn call(
         &self,
         _args: *const u8,
@@ -20,20 +33,34 @@ impl ImageEntry {
         match *self {}
     }
 
+    /// Stores the register image at `_ret`. Never called: uninhabited.
+    ///
+    /// # Safety
+    /// As the x86-64 SysV image entry's `store`: `_ret` is writable for the returned struct's
+    /// size. (No value exists, so no call happens.)
     pub(crate) unsafe fn store(&self, _ret: *mut u8, _image: [u64; 2]) {
         match *self {}
     }
 }
 
-/// No uncaptured entries exist (uninhabited).
+/// No uncaptured entries exist (uninhabited). (The AArch64 executor has its own; this one
+/// serves `unsupported` there, e.g. under Miri.)
 #[derive(Clone, Copy)]
+#[cfg_attr(target_arch = "aarch64", allow(dead_code))]
 pub(crate) enum Uncaptured<'a> {
+    /// The only variant, holding an `Infallible`: never constructed.
     #[allow(dead_code)]
     Never(std::convert::Infallible, std::marker::PhantomData<&'a ()>),
 }
 
-#[allow(clippy::missing_safety_doc)]
 impl Uncaptured<'_> {
+    /// Calls the signature's stub without capture. Never called: uninhabited.
+    ///
+    /// # Safety
+    /// As the x86-64 SysV uncaptured entry's `call`: the first pointer holds the raw
+    /// arguments, the second is a function of the linked signature. (No value exists, so no
+    /// call happens.)
+    #[cfg_attr(target_arch = "aarch64", allow(dead_code))]
     pub(crate) unsafe fn call(self, _: *const u8, _: *const std::ffi::c_void) -> Option<u64> {
         match self {
             Uncaptured::Never(never, _) => match never {},
@@ -96,6 +123,9 @@ macro_rules! no_fast_paths {
             usize::MAX
         }
         /// Never called (`int_arity` is `usize::MAX`): `None`.
+        ///
+        /// # Safety
+        /// Nothing is read or called; the signature matches the compiled executors'.
         pub(crate) unsafe fn call_int(
             &self,
             _: *const u8,
@@ -104,6 +134,9 @@ macro_rules! no_fast_paths {
             None
         }
         /// Never called (`float_arity` is `usize::MAX`): `None`.
+        ///
+        /// # Safety
+        /// Nothing is read or called; the signature matches the compiled executors'.
         pub(crate) unsafe fn call_float(
             &self,
             _: *const u8,
@@ -116,6 +149,9 @@ macro_rules! no_fast_paths {
             None
         }
         /// No stub: `false` (the handle interprets).
+        ///
+        /// # Safety
+        /// Nothing is read or called; the signature matches the compiled executors'.
         pub(crate) unsafe fn call_struct(
             &self,
             _: *const u8,
@@ -125,6 +161,9 @@ macro_rules! no_fast_paths {
             false
         }
         /// No stub: `None` (the handle interprets).
+        ///
+        /// # Safety
+        /// Nothing is read or called; the signature matches the compiled executors'.
         pub(crate) unsafe fn call_values(
             &self,
             _: *const u8,
@@ -135,6 +174,9 @@ macro_rules! no_fast_paths {
             None
         }
         /// No stub: `None` (the system-call adapter interprets).
+        ///
+        /// # Safety
+        /// Nothing is read or called; the signature matches the compiled executors'.
         pub(crate) unsafe fn call_capture(
             &self,
             _: *const u8,
@@ -148,6 +190,9 @@ macro_rules! no_fast_paths {
             None
         }
         /// No stub: `None` (the raw path interprets).
+        ///
+        /// # Safety
+        /// Nothing is read or called; the signature matches the compiled executors'.
         pub(crate) unsafe fn call_raw(
             &self,
             _: *const *const u8,

@@ -7,8 +7,9 @@
 //! - [`x86_64_sysv`]: System V AMD64. Classification on every host; the executor on x86-64
 //!   Linux (not under Miri).
 //! - [`aarch64`]: AAPCS64 (Linux) and Apple arm64. Classification on every host; the executor
-//!   (compiled stubs, trampoline, by-reference copies, upcall entry) on AArch64 Linux and
-//!   Apple arm64 (not under Miri; the Apple flavour is compiled but not executed in CI).
+//!   (compiled stubs, the trampoline as checked fallback, by-reference copies, upcall entry) on
+//!   AArch64 Linux and Apple arm64 (not under Miri; the Apple flavour is compiled but not
+//!   executed in CI).
 //! - [`win64`]: the Microsoft x64 convention. Classification only, on every host; Windows
 //!   links through `unsupported` until an executor exists.
 //! - `unsupported`: the backend of every other target, whose link returns

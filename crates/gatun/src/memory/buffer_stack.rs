@@ -795,8 +795,12 @@ impl fmt::Debug for Frame<'_> {
 ///
 /// Its per-thread size is read once, on first use, from [`LINKER_STACK_SIZE_ENV`] (a byte count,
 /// default [`DEFAULT_LINKER_STACK_SIZE`] = 256); an invalid value is reported once on stderr and
-/// the default is used. The block alignment is 1 (so at least [`BLOCK_MIN_ALIGNMENT`]); the
-/// linker pushes frames aligned to 8.
+/// the default is used. The block alignment is 1 (so at least [`BLOCK_MIN_ALIGNMENT`]). The
+/// linker pushes one frame per call that has copies to make (an upcall's struct arguments,
+/// AArch64 by-reference arguments), sized and aligned at link time to hold all of them: its
+/// alignment is the largest alignment among the copied layouts (at least 8 on AArch64 when a
+/// compiled stub's array of copy pointers leads the frame), each copy at the next multiple
+/// of its own alignment.
 pub fn linker_stack() -> &'static BufferStack {
     static STACK: OnceLock<BufferStack> = OnceLock::new();
     STACK.get_or_init(|| {

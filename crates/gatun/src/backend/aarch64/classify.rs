@@ -9,6 +9,12 @@
 //! `dn` (8-byte move), `Register::Int(0..2)` = `x0, x1`, `Register::Vector(0..4)` = `v0..v3`.
 //!
 //! # The rules (both flavours unless noted)
+//! Rule numbers are those of the AAPCS64 editions up to 2019Q4 (§6.8.2 "Parameter passing
+//! rules", stages B and C), the numbering compilers' comments and tests use; every rule number
+//! in this module, its tests and `tests/aarch64_oracle.rs` follows it. The 2020Q2 edition (and
+//! every later one) inserted the SVE rules B.1, C.7 and C.8, which shifts the later numbers:
+//! there B.2–B.4 below are B.3–B.5, C.7 is C.9, C.8 is C.10, C.10–C.11 are C.12–C.13 and
+//! C.12–C.15 are C.14–C.17 (C.1–C.6 are unchanged).
 //! - **B.2 HFA**: a composite (struct, union, arrays inside them) whose leaves, after skipping
 //!   zero-size members (see below for zero-length arrays), are 1 to 4 scalars of one
 //!   floating-point type (all `float` or all
@@ -29,11 +35,12 @@
 //!   *member* (an `aligned(16)` on the struct itself does not count; gcc and clang agree).
 //!   Apple: clang never rounds NGRN up; the composite's full alignment (attribute included)
 //!   only decides its stack alignment.
-//! - **C.9–C.10**: integers, bools and pointers take the next GPR (NGRN); a composite of n
-//!   8-byte units (B.4) takes n consecutive GPRs if all fit.
+//! - **C.7**: integers, bools and pointers (at most 8 bytes) take the next GPR (NGRN).
+//!   (C.9, 16-byte integers in a GPR pair, never applies: there is no 16-byte integer layout.)
+//! - **C.10**: a composite of n 8-byte units (B.4) takes n consecutive GPRs if all fit.
 //! - **C.11**: otherwise NGRN becomes 8 and the whole composite goes on the stack (later
 //!   integers then go on the stack too).
-//! - **C.12–C.16** (Linux stack): the next stacked argument address (NSAA) is rounded up to the
+//! - **C.12–C.15** (Linux stack): the next stacked argument address (NSAA) is rounded up to the
 //!   larger of 8 and the argument's natural alignment (at most 16); the argument is copied there
 //!   and NSAA advances by its size rounded up to 8. Every value therefore sits in whole 8-byte
 //!   slots.
@@ -363,8 +370,8 @@ fn hfa(layout: &MemoryLayout, flavour: Flavour) -> Option<(ScalarKind, u8)> {
     }
 }
 
-/// The alignment C.8 and C.14 use for a composite: Linux, the largest member alignment (the
-/// "natural alignment" before any adjustment of the composite itself, zero-size members
+/// The alignment C.8 and C.12 (stack) use for a composite: Linux, the largest member
+/// alignment (the "natural alignment" before any adjustment of the composite itself, zero-size members
 /// included as gcc does); Apple, the composite's alignment (clang's). Capped at 16 (the stack
 /// alignment).
 fn composite_alignment(layout: &MemoryLayout, flavour: Flavour) -> usize {

@@ -49,6 +49,18 @@ use crate::layout::ScalarKind;
 use crate::memory::{linker_stack, SegmentAllocator};
 use crate::value::Value;
 
+/// The internal error for a plan whose arguments do not match the kinds (or copies) the
+/// executor was linked with: the handle layer never produces one.
+fn kinds_mismatch(planned: usize, linked: usize) -> crate::error::Error {
+    crate::error::Error::InvalidDescriptor {
+        descriptor: format!("with {planned} planned arguments"),
+        reason: format!(
+            "internal error: the executor was linked with {linked} argument kinds or \
+             by-reference copies that do not match the plan"
+        ),
+    }
+}
+
 /// What the interpreted path needs beyond the plan: the by-reference copies.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Copies {
@@ -113,6 +125,10 @@ pub(crate) struct Compiled {
     struct_ret: bool,
     /// The trampoline's copies, for [`Executor::interpreted`].
     copies: Copies,
+    /// A capture handle with an integer or void result and no by-reference arguments: the
+    /// values entry of the same signature's stub *without* capture, kept alive with it (the
+    /// system-call adapter zeroes and reads errno itself, [`Executor::uncaptured`]).
+    uncaptured: Option<(ValuesEntry, Arc<Stub>)>,
     _keep: Arc<Stub>,
 }
 
@@ -166,7 +182,8 @@ impl Executor {
     ///
     /// # Errors
     /// [`crate::Error::SizeOverflow`] when the by-reference copies together exceed `isize::MAX`
-    /// bytes (no frame can hold them).
+    /// bytes (no frame can hold them); [`crate::Error::InvalidDescriptor`] (an internal error)
+    /// when `args` does not have one kind per planned argument.
     pub(crate) fn link(
         plan: &CallPlan,
         args: &[ArgKind],
@@ -174,6 +191,12 @@ impl Executor {
         capture: bool,
         _target: *const c_void,
     ) -> Result<Executor> {
+        // The handle layer derives `args` from the same descriptor as `plan`: one kind per
+        // planned argument. Checked here too, so a mismatch is an error, not fewer copies.
+        debug_assert_eq!(plan.args.len(), args.len(), "one argument kind per planned argument");
+        if plan.args.len() != args.len() {
+            return Err(kinds_mismatch(plan.args.len(), args.len()));
+        }
         let by_ref = || {
             plan.args
                 .iter()
@@ -205,6 +228,20 @@ impl Executor {
             && refs.each.is_empty()
             && matches!(ret, RetKind::Void | RetKind::Scalar(_))
             && ret != RetKind::Scalar(ScalarKind::Bool);
+        // Integer or void results only: the system-call adapter takes `int` and `long` results.
+        let uncaptured = if capture
+            && refs.each.is_empty()
+            && matches!(ret, RetKind::Void | RetKind::Scalar(_))
+            && !matches!(
+                ret,
+                RetKind::Scalar(ScalarKind::Bool | ScalarKind::F32 | ScalarKind::F64)
+            ) {
+            super::stub::stub_for(plan, &checks, false)
+                .ok()
+                .map(|s| (s.values, s))
+        } else {
+            None
+        };
         let c = Compiled {
             raw: stub.raw,
             values: stub.values,
@@ -212,6 +249,7 @@ impl Executor {
             capture,
             struct_ret,
             copies,
+            uncaptured,
             _keep: stub,
         };
         Ok(if int {
@@ -306,10 +344,12 @@ impl Executor {
         None
     }
 
-    /// No stub without capture for capture handles on this backend.
+    /// A capture handle's entry into the same signature's stub *without* capture (the
+    /// system-call adapter, which zeroes and reads errno itself), if it has one: capture, an
+    /// integer or void result, no by-reference arguments, a stub.
     #[inline(always)]
-    pub(crate) fn uncaptured(&self) -> Option<crate::backend::absent::Uncaptured<'_>> {
-        None
+    pub(crate) fn uncaptured(&self) -> Option<Uncaptured> {
+        self.compiled()?.uncaptured.as_ref().map(|(v, _)| Uncaptured(*v))
     }
 
     /// A struct-returning call without capture through the value entry, writing the struct at
@@ -421,6 +461,35 @@ fn errno_for(capture: *mut i32) -> *mut i32 {
     }
 }
 
+/// A capture handle's values entry of its signature's stub without capture
+/// ([`Executor::uncaptured`]); the stub is kept alive by the executor it was taken from.
+#[derive(Clone, Copy)]
+pub(crate) struct Uncaptured(ValuesEntry);
+
+impl Uncaptured {
+    /// Calls it: `x0`, or `None` if the stub rejected an argument (nothing was called).
+    ///
+    /// # Safety
+    /// `args` points to one `Value` per descriptor argument (without the capture segment); the
+    /// executor it came from is alive; the callee's contract is the caller's.
+    #[inline(always)]
+    pub(crate) unsafe fn call(self, args: *const u8, target: *const c_void) -> Option<u64> {
+        // SAFETY: the stub checks every argument first; it captures nothing, needs no return
+        // destination (integer or void result) and has no by-reference arguments; the rest is
+        // the caller's contract.
+        unsafe {
+            self.0.call(
+                args.cast(),
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+                target,
+                std::ptr::null(),
+                std::ptr::null_mut(),
+            )
+        }
+    }
+}
+
 impl Compiled {
     /// The values entry with everything it needs (see [`Executor::call_values`]).
     ///
@@ -506,7 +575,9 @@ impl Executor {
     ///
     /// # Errors
     /// The first error of `arg`; [`crate::Error::OutOfMemory`] if the copies' frame falls back
-    /// to the heap and that allocation fails (nothing is called then).
+    /// to the heap and that allocation fails (nothing is called then);
+    /// [`crate::Error::InvalidDescriptor`] (an internal error, nothing called) when `plan` has
+    /// more by-reference arguments than the plan the executor was linked with.
     ///
     /// # Safety
     /// Each `ArgSource::Bytes` is readable for its layout's size; `ret` is writable (and
@@ -534,8 +605,10 @@ impl Executor {
         for (i, ap) in plan.args.iter().enumerate() {
             let src = arg(i)?;
             if let Some(loc) = ap.by_reference {
+                // `link` made one copy per by-reference argument of the same plan, in one
+                // frame; a plan other than the linked one is reported, never trusted.
                 let (Some(&(size, align)), Some(f)) = (by_ref.next(), copy_frame.as_ref()) else {
-                    unreachable!("link made one copy per by-reference argument, in one frame");
+                    return Err(kinds_mismatch(plan.args.len(), copies.each.len()));
                 };
                 let copy = f.allocate_uninit(size, align)?;
                 // SAFETY: the source is readable for the layout's size (caller) and `copy` is a
@@ -592,7 +665,13 @@ mod tests {
         assert_eq!(interpreted.int_arity(args.len()), usize::MAX);
         let n = args.len();
         assert_eq!(exec.float_arity(n), usize::MAX);
-        assert!(exec.image().is_none() && exec.uncaptured().is_none());
+        assert!(exec.image().is_none() && interpreted.uncaptured().is_none());
+        // a capture handle of an integer or void result without by-reference arguments has
+        // the same signature's stub without capture (the system-call adapter's fast path)
+        let by_ref = plan.args.iter().any(|a| a.by_reference.is_some());
+        let int_ret = matches!(ret, RetKind::Void)
+            || matches!(ret, RetKind::Scalar(k) if !matches!(k, ScalarKind::Bool | ScalarKind::F32 | ScalarKind::F64));
+        assert_eq!(exec.uncaptured().is_some(), capture && int_ret && !by_ref, "{d}");
         assert_eq!(exec.int_arity(n) == n, matches!(exec, Executor::Int(_)), "{d}");
         let c = exec.compiled().unwrap();
         let by_ref = plan.args.iter().filter(|a| a.by_reference.is_some()).count();
@@ -623,6 +702,8 @@ mod tests {
         assert_eq!(variant(&FD::of(&big, [V::I32]), None, false), "Stub");
         assert_eq!(variant(&FD::of(st(&[V::I64, V::F64]), [V::I32]), None, false), "Stub");
         assert_eq!(variant(&FD::of(V::I32, [V::I32]), None, true), "Stub");
+        assert_eq!(variant(&FD::of(V::F64, [V::I32]), None, true), "Stub");
+        assert_eq!(variant(&FD::of(V::I64, [&big]), None, true), "Stub");
         assert_eq!(variant(&FD::of(&big, [&big, &big]), None, true), "Stub");
     }
 

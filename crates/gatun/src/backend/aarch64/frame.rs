@@ -7,7 +7,7 @@
 //! - The stack-argument array has [`crate::backend::moves::MAX_STACK_SLOTS`] slots; the linker
 //!   refuses at link time any plan whose `stack_bytes` exceed
 //!   [`crate::backend::MAX_STACK_BYTES`], so every `Location::Stack(off)` of a handle's plan
-//!   (Linux: whole 8-byte slots, AAPCS64 §6.8.2 C.12–C.16; Apple: named arguments packed at
+//!   (Linux: whole 8-byte slots, AAPCS64 §6.8.2 C.12–C.15; Apple: named arguments packed at
 //!   their natural alignment, each written with exactly
 //!   [`CallPlan::stack_write_bytes`] bytes) indexes inside it.
 //! - Argument sources are read with exactly `ArgMove::size` bytes at `offset`

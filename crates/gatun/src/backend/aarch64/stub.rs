@@ -54,7 +54,7 @@
 //! uses `ldrsb/ldrsh/ldrsw`, [`Conversion::Bool`] `cmp` + `cset` (0 or 1),
 //! [`Conversion::FloatToDouble`] `fcvt`; a 4-byte vector move is `ldr s`, an 8-byte one
 //! `ldr d` (the rest of the register zeroed). Stack moves write whole 8-byte slots (Linux,
-//! C.12–C.16; an Apple plan's [`CallPlan::stack_write_bytes`] is honoured too). A
+//! C.12–C.15; an Apple plan's [`CallPlan::stack_write_bytes`] is honoured too). A
 //! by-reference argument's location receives `copies[j]`. The moves into `x0` (which holds
 //! `args`) are emitted last.
 //!
@@ -340,8 +340,12 @@ fn emit_args(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], mode: Mode, copi
                     mem(a, MemOp::Load, Width::X, VAL, copies, 8 * j);
                     mem(a, MemOp::Store, Width::X, VAL, SP, off);
                 }
-                // The classifier passes copies' addresses in GPRs or stack slots only.
-                Location::Vector(_) => {}
+                // Invariant: plans never put a pointer in a v register. The classifier passes
+                // a copy's address like any pointer (C.7 GPR, else a C.12–C.15 stack
+                // slot), so this arm is never taken; it emits nothing.
+                Location::Vector(_) => {
+                    debug_assert!(false, "a by-reference pointer planned in a v register");
+                }
             }
             continue;
         }

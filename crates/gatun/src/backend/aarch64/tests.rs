@@ -458,6 +458,11 @@ fn composites_over_16_bytes_are_passed_as_a_pointer_to_a_copy() {
     assert_eq!(out, 114_321);
 }
 
+thread_local! {
+    /// Calls of `many_by_ref` that found the linker stack's block free (copies on the heap).
+    static COPIES_OFF_THE_BLOCK: Cell<usize> = const { Cell::new(0) };
+}
+
 extern "C" fn many_by_ref(
     a: Big,
     b: Big,
@@ -470,6 +475,15 @@ extern "C" fn many_by_ref(
     i: Big,
     j: Big,
 ) -> i64 {
+    // Where the caller put the copies: if the linker stack's block still takes a frame of its
+    // whole size without falling back, the copies' frame is not in the block (it is on the
+    // heap).
+    let stack = crate::memory::linker_stack();
+    let probe = stack.push_frame(stack.byte_size(), 8).unwrap();
+    if !probe.is_fallback() {
+        COPIES_OFF_THE_BLOCK.with(|n| n.set(n.get() + 1));
+    }
+    drop(probe);
     [a, b, c, d, e, f, g, h, i, j]
         .iter()
         .map(|x| x.a + x.d as i64)
@@ -498,8 +512,14 @@ fn by_reference_pointers_past_x7_go_in_stack_slots_and_large_frames_fall_back_to
         })
         .collect();
     let args: Vec<Value> = segs.iter().copied().map(Value::Segment).collect();
+    // The premise: the copies (320 bytes, plus the stub's 80-byte pointer array) do not fit
+    // in the linker stack's block.
+    assert!(crate::memory::linker_stack().byte_size() < 320);
+    COPIES_OFF_THE_BLOCK.with(|n| n.set(0));
     // SAFETY: many_by_ref has this type.
     assert_eq!(unsafe { h.invoke(&args) }.unwrap(), Value::I64(45 + 1000));
+    // Both paths (stub and trampoline) ran with their copies' frame on the heap.
+    assert_eq!(COPIES_OFF_THE_BLOCK.with(Cell::get), 2);
 }
 
 extern "C" fn make_big(a: i64, d: i32) -> Big {

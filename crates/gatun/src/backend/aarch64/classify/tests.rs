@@ -290,7 +290,7 @@ fn c10_c11_composite_in_consecutive_gprs_or_wholly_on_the_stack() {
 }
 
 #[test]
-fn c12_to_c16_linux_stack_slots_at_max_8_and_natural_alignment() {
+fn c12_to_c15_linux_stack_slots_at_max_8_and_natural_alignment() {
     let member_aligned = st(&[aligned16(&[v(V::I64), v(V::I64)])]);
     let mut args = ints(8);
     args.extend([v(V::I8), member_aligned, v(V::F32), v(V::I16)]);
