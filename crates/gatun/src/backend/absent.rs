@@ -71,10 +71,18 @@ impl Uncaptured<'_> {
 /// The stub cache's fork lock: nothing to lock without a stub compiler.
 // Only Linux's code-arena fork handler takes it.
 #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
-#[cfg(not(all(target_arch = "aarch64", target_os = "linux", not(miri))))]
+#[cfg(not(all(
+    target_arch = "aarch64",
+    any(target_os = "linux", target_vendor = "apple"),
+    not(miri)
+)))]
 pub(crate) struct CacheLock;
 
-#[cfg(not(all(target_arch = "aarch64", target_os = "linux", not(miri))))]
+#[cfg(not(all(
+    target_arch = "aarch64",
+    any(target_os = "linux", target_vendor = "apple"),
+    not(miri)
+)))]
 impl Drop for CacheLock {
     /// Releases nothing (the native backend's lock releases the stub cache here).
     fn drop(&mut self) {}
@@ -90,7 +98,11 @@ pub(crate) fn lock_cache_for_fork() -> CacheLock {
 /// block: the handle layer's fast paths all report "no stub" (`None`, `false`,
 /// `usize::MAX` arities), so every call takes `Executor::interpret`; `interpreted` (the
 /// internals test hook) is the executor itself. Requires `Executor: Clone`.
-#[cfg(not(all(target_arch = "aarch64", target_os = "linux", not(miri))))]
+#[cfg(not(all(
+    target_arch = "aarch64",
+    any(target_os = "linux", target_vendor = "apple"),
+    not(miri)
+)))]
 macro_rules! no_fast_paths {
     () => {
         /// The executor itself (every call is interpreted already).
@@ -192,5 +204,9 @@ macro_rules! no_fast_paths {
         }
     };
 }
-#[cfg(not(all(target_arch = "aarch64", target_os = "linux", not(miri))))]
+#[cfg(not(all(
+    target_arch = "aarch64",
+    any(target_os = "linux", target_vendor = "apple"),
+    not(miri)
+)))]
 pub(crate) use no_fast_paths;

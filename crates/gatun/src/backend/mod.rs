@@ -8,7 +8,8 @@
 //!   Linux (not under Miri).
 //! - [`aarch64`]: AAPCS64 (Linux) and Apple arm64. Classification on every host; the executor
 //!   (compiled stubs, the trampoline as checked fallback, by-reference copies, upcall entry) on
-//!   AArch64 Linux (not under Miri).
+//!   AArch64 Linux and Apple arm64 (not under Miri; the Apple flavour is compiled but not
+//!   executed in CI).
 //! - [`win64`]: the Microsoft x64 convention. Classification only, on every host; Windows
 //!   links through `unsupported` until an executor exists.
 //! - `unsupported`: the backend of every other target, whose link returns
@@ -20,8 +21,7 @@
 use crate::layout::{MemoryLayout, ScalarKind};
 
 // The one place the native backend is chosen: each arm is the `cfg` predicate of a target
-// with an executor and its backend module; every other target gets `unsupported`. (A macOS
-// arm64 executor is one more arm.)
+// with an executor and its backend module; every other target gets `unsupported`.
 macro_rules! native_backend {
     ($(($pred:meta) => $module:ident,)*) => {
         $(
@@ -45,17 +45,28 @@ pub(crate) mod x86_64_sysv;
 #[cfg_attr(
     not(any(
         all(target_arch = "x86_64", target_os = "linux", not(miri)),
-        all(target_arch = "aarch64", target_os = "linux", not(miri))
+        all(
+            target_arch = "aarch64",
+            any(target_os = "linux", target_vendor = "apple"),
+            not(miri)
+        )
     )),
     allow(unused_imports)
 )]
 pub(crate) use moves::{
-    load_arg, scalar_register, store_low_bytes, store_return, ArgSource, CopyArea, StackArgs,
+    scalar_register, store_low_bytes, store_return, ArgSource, CopyArea, StackArgs,
 };
+// Whole-slot stack moves: the x86-64 executor's (the AArch64 one writes each move's width).
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
+    allow(unused_imports)
+)]
+pub(crate) use moves::load_arg;
 
 native_backend! {
     (all(target_arch = "x86_64", target_os = "linux", not(miri))) => x86_64_sysv,
     (all(target_arch = "aarch64", target_os = "linux", not(miri))) => aarch64,
+    (all(target_arch = "aarch64", target_vendor = "apple", not(miri))) => aarch64,
 }
 
 /// Which way a plan is used: the checks of a backend's [`native::plan`] name it in their
@@ -71,7 +82,11 @@ pub(crate) enum Direction {
 impl Direction {
     /// `"downcall"` or `"upcall"`.
     #[cfg_attr(
-        all(target_arch = "aarch64", target_os = "linux", not(miri)),
+        all(
+            target_arch = "aarch64",
+            any(target_os = "linux", target_vendor = "apple"),
+            not(miri)
+        ),
         allow(dead_code)
     )]
     pub(crate) fn name(self) -> &'static str {

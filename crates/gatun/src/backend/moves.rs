@@ -11,7 +11,11 @@
 #![cfg_attr(
     not(any(
         all(target_arch = "x86_64", target_os = "linux", not(miri)),
-        all(target_arch = "aarch64", target_os = "linux", not(miri))
+        all(
+            target_arch = "aarch64",
+            any(target_os = "linux", target_vendor = "apple"),
+            not(miri)
+        )
     )),
     allow(dead_code)
 )]
@@ -113,9 +117,45 @@ impl StackArgs {
     }
 
     /// Writes the 8-byte slot at byte offset `off` (a `Location::Stack` of the plan).
+    // The x86-64 executor's (whole slots).
+    #[cfg_attr(
+        not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
+        allow(dead_code)
+    )]
     #[inline(always)]
     pub(crate) fn set(&mut self, off: u32, value: u64) {
         self.0[off as usize / 8].write(value);
+    }
+
+    /// Writes the low `bytes` bytes (1..=8) of `value` at byte offset `off` and nothing else:
+    /// a stack move of a plan with [`CallPlan::packed_named_stack`], whose width is
+    /// [`CallPlan::stack_write_bytes`] (8 is [`StackArgs::set`] for an 8-aligned `off`).
+    /// The bytes around it keep their values (zeroed by [`StackArgs::zero_prefix`]).
+    ///
+    /// # Panics
+    /// If `off + bytes` exceeds the area (2048 bytes) or `bytes > 8`: a plan the linker
+    /// accepted never does.
+    // Used by the AArch64 executor (packed Apple stack arguments) and the tests.
+    #[cfg_attr(
+        not(all(
+            target_arch = "aarch64",
+            any(target_os = "linux", target_vendor = "apple"),
+            not(miri)
+        )),
+        allow(dead_code)
+    )]
+    #[inline(always)]
+    pub(crate) fn set_bytes(&mut self, off: u32, value: u64, bytes: usize) {
+        let end = off as usize + bytes;
+        assert!(
+            bytes <= 8 && end <= std::mem::size_of_val(&self.0),
+            "stack write of {bytes} bytes at offset {off} exceeds the {}-byte area",
+            std::mem::size_of_val(&self.0)
+        );
+        let dst = self.0.as_mut_ptr().cast::<u8>();
+        // SAFETY: `off .. off + bytes` is inside the area (checked above), `bytes <= 8`, and
+        // the area is exclusively borrowed; writing bytes into `MaybeUninit` slots is sound.
+        unsafe { store_low_bytes(dst.add(off as usize), value, bytes) }
     }
 }
 
@@ -124,11 +164,48 @@ impl StackArgs {
 ///
 /// # Safety
 /// `src` must be readable for every move's `offset + size` bytes (the argument layout's size).
+// The x86-64 executor's (whole slots).
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
+    allow(dead_code)
+)]
 #[inline(always)]
 pub(crate) unsafe fn load_arg(arg: &ArgPlan, src: *const u8, mut store: impl FnMut(Location, u64)) {
     for m in &arg.moves {
         // SAFETY: forwarded to the caller.
         store(m.to, unsafe { load_move(src, m) });
+    }
+}
+
+/// As [`load_arg`], with each move's store width: `store(location, value, bytes)` gets
+/// `bytes` = [`CallPlan::stack_write_bytes`] for a stack move of argument `i` of `plan` (fewer
+/// than 8 for a named argument of a packed Apple plan), 8 for a register move.
+///
+/// # Safety
+/// As [`load_arg`]: `src` must be readable for every move's `offset + size` bytes.
+// Used by the AArch64 executor (packed Apple stack arguments) and the tests.
+#[cfg_attr(
+    not(all(
+        target_arch = "aarch64",
+        any(target_os = "linux", target_vendor = "apple"),
+        not(miri)
+    )),
+    allow(dead_code)
+)]
+#[inline(always)]
+pub(crate) unsafe fn load_arg_sized(
+    plan: &CallPlan,
+    i: usize,
+    src: *const u8,
+    mut store: impl FnMut(Location, u64, usize),
+) {
+    for m in &plan.args[i].moves {
+        let bytes = match m.to {
+            Location::Stack(_) => plan.stack_write_bytes(i, m),
+            _ => 8,
+        };
+        // SAFETY: forwarded to the caller.
+        store(m.to, unsafe { load_move(src, m) }, bytes);
     }
 }
 
@@ -246,5 +323,80 @@ impl CopyArea {
                 isize::MAX
             ),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::aarch64::classify::{plan, Flavour};
+    use crate::layout::{MemoryLayout, ValueLayout as V};
+    use crate::linker::FunctionDescriptor as FD;
+
+    /// The outgoing stack area an interpreted call of `args` (after eight `long`s and eight
+    /// `double`s that fill the registers) writes for `flavour`, from the argument bytes `src`.
+    fn outgoing(flavour: Flavour, args: &[V], src: &[u64]) -> Vec<u8> {
+        let mut all: Vec<MemoryLayout> = vec![V::I64.into(); 8];
+        all.extend(vec![MemoryLayout::from(V::F64); 8]);
+        all.extend(args.iter().cloned().map(MemoryLayout::from));
+        let p = plan(&FD::of_void(all), None, flavour).unwrap();
+        let mut stack = StackArgs::new();
+        stack.zero_prefix(p.stack_bytes as usize / 8);
+        for (k, bits) in src.iter().enumerate() {
+            let bytes = bits.to_le_bytes();
+            // SAFETY: 8 readable bytes cover any scalar argument.
+            unsafe {
+                load_arg_sized(&p, 16 + k, bytes.as_ptr(), |to, v, n| match to {
+                    Location::Stack(off) => stack.set_bytes(off, v, n),
+                    _ => panic!("argument {k} is not on the stack: {to:?}"),
+                })
+            };
+        }
+        let base = stack.base().cast::<u8>();
+        // SAFETY: the first `stack_bytes` bytes were zeroed, then written.
+        unsafe { std::slice::from_raw_parts(base, p.stack_bytes as usize) }.to_vec()
+    }
+
+    #[test]
+    fn packed_apple_stack_arguments_are_written_with_their_own_bytes_only() {
+        let args = [V::I8, V::I16, V::I32, V::I8, V::F32, V::I64];
+        let src = [
+            0x11,
+            0x2233,
+            0x4455_6677,
+            0x88, // -120: sign-extended by the load, one byte written
+            f32::to_bits(1.5) as u64,
+            0x0102_0304_0506_0708,
+        ];
+        let f = 1.5f32.to_le_bytes();
+        let mut want = vec![0x11, 0, 0x33, 0x22, 0x77, 0x66, 0x55, 0x44, 0x88, 0, 0, 0];
+        want.extend(f);
+        want.extend(0x0102_0304_0506_0708u64.to_le_bytes());
+        assert_eq!(outgoing(Flavour::Apple, &args, &src), want);
+        // Linux: one whole 8-byte slot each (the i8's sign extension fills its slot).
+        let linux = outgoing(Flavour::Linux, &args, &src);
+        assert_eq!(linux.len(), 48);
+        assert_eq!(linux[0..8], 0x11u64.to_le_bytes());
+        assert_eq!(linux[8..16], 0x2233u64.to_le_bytes());
+        assert_eq!(linux[24..32], (-120i64).to_le_bytes());
+        assert_eq!(linux[32..36], f);
+    }
+
+    #[test]
+    fn set_bytes_writes_exactly_the_named_bytes() {
+        let mut s = StackArgs::new();
+        s.zero_prefix(2);
+        s.set_bytes(3, 0xAABB_CCDD_EEFF, 3);
+        s.set_bytes(8, u64::MAX, 8);
+        // SAFETY: both slots were zeroed, then written.
+        let b = unsafe { std::slice::from_raw_parts(s.base().cast::<u8>(), 16) };
+        assert_eq!(b[..8], [0, 0, 0, 0xFF, 0xEE, 0xDD, 0, 0]);
+        assert_eq!(b[8..], [0xFF; 8]);
+    }
+
+    #[test]
+    #[should_panic(expected = "exceeds the 2048-byte area")]
+    fn set_bytes_past_the_area_panics() {
+        StackArgs::new().set_bytes(2045, 0, 4);
     }
 }

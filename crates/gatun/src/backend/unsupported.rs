@@ -1,6 +1,4 @@
 //! The backend of targets without an executor: every link returns [`Error::Unsupported`].
-//! (Apple arm64 uses this backend too: `backend::aarch64` classifies for it, but its executor
-//! runs on AArch64 Linux only.)
 
 use crate::abi::CallPlan;
 use crate::backend::Direction;
@@ -17,7 +15,7 @@ fn unsupported(direction: Direction) -> Error {
     Error::Unsupported {
         type_name: direction.name().into(),
         reason: format!(
-            "gatun's {} executor supports x86-64 System V and AArch64 (AAPCS64) on Linux only",
+            "gatun's {} executor supports x86-64 System V (Linux), AAPCS64 (Linux) and Apple arm64 only",
             direction.name()
         ),
     }

@@ -616,17 +616,19 @@ impl Executor {
                 src.with_bytes(|p| unsafe {
                     std::ptr::copy_nonoverlapping(p, copy.as_ptr(), size)
                 });
-                frame.store(&mut stack, loc, copy.as_ptr() as usize as u64);
+                frame.store(&mut stack, loc, copy.as_ptr() as usize as u64, 8);
             } else {
                 // SAFETY: the source is 8 bytes covering any scalar, or the argument's bytes
                 // (caller).
                 src.with_bytes(|p| unsafe {
-                    crate::backend::load_arg(ap, p, |to, v| frame.store(&mut stack, to, v))
+                    crate::backend::moves::load_arg_sized(plan, i, p, |to, v, bytes| {
+                        frame.store(&mut stack, to, v, bytes)
+                    })
                 });
             }
         }
         if let Some(loc) = plan.hidden_return_pointer {
-            frame.store(&mut stack, loc, ret as usize as u64);
+            frame.store(&mut stack, loc, ret as usize as u64, 8);
         }
         // SAFETY: the frame follows the handle's validated plan; the copies live in
         // `copy_frame` until after the call; the caller vouches for the callee's contract.
@@ -649,7 +651,7 @@ mod tests {
     /// The executor `link` picks for a descriptor (its variant's name), with its arities and
     /// by-reference count checked against the variant.
     fn variant(d: &FD, first_variadic: Option<usize>, capture: bool) -> &'static str {
-        let plan = super::super::classify::plan(d, first_variadic, super::super::classify::Flavour::Linux)
+        let plan = super::super::classify::plan(d, first_variadic, super::super::FLAVOUR)
             .unwrap();
         let args: Vec<ArgKind> = d.argument_layouts().iter().map(ArgKind::of).collect();
         let ret = RetKind::of(d.return_layout());

@@ -1,4 +1,5 @@
-//! The AArch64 trampoline's call frame, filled from a plan by Rust code.
+//! The AArch64 trampoline's call frame, filled from a plan (Linux or Apple flavour) by Rust
+//! code.
 //!
 //! # Invariants (the unsafe story of this module)
 //! - A [`CallFrame`] is built on the Rust stack by the invoking thread, passed by pointer to
@@ -6,7 +7,9 @@
 //! - The stack-argument array has [`crate::backend::moves::MAX_STACK_SLOTS`] slots; the linker
 //!   refuses at link time any plan whose `stack_bytes` exceed
 //!   [`crate::backend::MAX_STACK_BYTES`], so every `Location::Stack(off)` of a handle's plan
-//!   (Linux: whole 8-byte slots, AAPCS64 §6.8.2 C.12–C.15) indexes inside it.
+//!   (Linux: whole 8-byte slots, AAPCS64 §6.8.2 C.12–C.15; Apple: named arguments packed at
+//!   their natural alignment, each written with exactly
+//!   [`CallPlan::stack_write_bytes`] bytes) indexes inside it.
 //! - Argument sources are read with exactly `ArgMove::size` bytes at `offset`
 //!   ([`crate::backend::moves::load_move`]); the callers in `linker::handle` guarantee the source
 //!   regions are at least the layout's size.
@@ -63,13 +66,17 @@ impl CallFrame {
     }
 
     /// Stores `value` at `to`: `Int(0..=8)` is x0..x8, `Vector(0..8)` v0..v7 (its low 64 bits),
-    /// `Stack(off)` the 8-byte slot at `off`.
+    /// `Stack(off)` the low `bytes` bytes of `value` at byte offset `off` of `stack` (8 — the
+    /// whole slot — for every stack move of a Linux plan and for pointers;
+    /// [`CallPlan::stack_write_bytes`] for an argument move of a packed Apple plan, so that
+    /// the neighbouring packed arguments are not overwritten). `bytes` is ignored for
+    /// registers.
     #[inline(always)]
-    pub fn store(&mut self, stack: &mut StackArgs, to: Location, value: u64) {
+    pub fn store(&mut self, stack: &mut StackArgs, to: Location, value: u64, bytes: usize) {
         match to {
             Location::Int(n) => self.gpr[n as usize] = value,
             Location::Vector(n) => self.vector[n as usize] = value,
-            Location::Stack(off) => stack.set(off, value),
+            Location::Stack(off) => stack.set_bytes(off, value, bytes),
         }
     }
 

@@ -1,5 +1,8 @@
-//! Compiled downcall stubs for AArch64 (AAPCS64, Linux): per-signature machine code generated
-//! from a [`CallPlan`] of [`super::classify`] at link time, encoded by [`super::encode`].
+//! Compiled downcall stubs for AArch64 (AAPCS64 on Linux, and Apple arm64): per-signature
+//! machine code generated from a [`CallPlan`] of [`super::classify`] at link time, encoded by
+//! [`super::encode`]. The code depends on the plan only (the flavour is in the plan: an Apple
+//! plan's packed stack arguments and variadics); on Apple it is compiled but not executed by
+//! gatun's tests.
 //!
 //! A stub has two entries compiled from the same plan, both ordinary AAPCS64 functions taking
 //! the same six parameters:
@@ -77,17 +80,22 @@
 //!   takes one 12-bit immediate; a displacement that does not fit a load/store's scaled
 //!   12-bit field is put in `x15` and used as a register offset.
 
-// Off AArch64 Linux this module is compiled for its code-generation tests only: the placing
-// and calling half (`Stub`, the cache, the entries) is used by the AArch64 executor alone.
+// Off AArch64 Linux and Apple arm64 this module is compiled for its code-generation tests
+// only: the placing and calling half (`Stub`, the cache, the entries) is used by the AArch64
+// executor alone.
 #![cfg_attr(
-    not(all(target_arch = "aarch64", target_os = "linux", not(miri))),
+    not(all(
+        target_arch = "aarch64",
+        any(target_os = "linux", target_vendor = "apple"),
+        not(miri)
+    )),
     allow(dead_code)
 )]
 
 use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr::NonNull;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Mutex, Weak};
 
 use super::encode::{self as e, Asm, Cond, MemOp, PairMode, Width, FP, LR, SP};
 use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan};
@@ -665,9 +673,12 @@ static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
 
 /// The stub cache, locked by the code arena's fork handler for the duration of a `fork` (so
 /// that the child never inherits it locked: a stub's drop takes it). See `crate::code`, "fork".
-pub(crate) struct CacheLock(#[allow(dead_code)] MutexGuard<'static, Option<Cache>>);
+/// Linux only: only Linux's code arena has a fork handler.
+#[cfg(target_os = "linux")]
+pub(crate) struct CacheLock(#[allow(dead_code)] std::sync::MutexGuard<'static, Option<Cache>>);
 
 /// Locks the stub cache for a fork (see [`CacheLock`]).
+#[cfg(target_os = "linux")]
 pub(crate) fn lock_cache_for_fork() -> CacheLock {
     CacheLock(CACHE.lock().unwrap_or_else(|e| e.into_inner()))
 }

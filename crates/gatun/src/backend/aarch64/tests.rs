@@ -549,13 +549,13 @@ fn large_results_are_written_through_x8() {
 
 extern "C" fn set_errno(v: i32, ret: i32) -> i32 {
     // SAFETY: this thread's errno.
-    unsafe { *libc::__errno_location() = v };
+    unsafe { *crate::backend::thread_errno() = v };
     ret
 }
 
 extern "C" fn get_errno() -> i32 {
     // SAFETY: this thread's errno.
-    unsafe { *libc::__errno_location() }
+    unsafe { *crate::backend::thread_errno() }
 }
 
 #[test]

@@ -1,13 +1,18 @@
-//! The AArch64 (AAPCS64, Linux) downcall trampoline (hand-written assembly).
+//! The AArch64 downcall trampoline (hand-written assembly), for AAPCS64 (Linux) and Apple
+//! arm64 alike.
 //!
 //! `gatun_aapcs64_call(frame: *mut CallFrame)` is an ordinary AAPCS64 function. It:
 //! 1. starts with `bti c` (a valid indirect-call target where branch target identification is
-//!    enforced), saves x29/x30 as a frame record and the callee-saved x19..x22 it uses
-//!    (AAPCS64 §6.4.1), and keeps the frame pointer in x19;
-//! 2. for a capture call (`frame.errno != null`), calls `__errno_location` and keeps the
-//!    thread's errno address in x21 (before any argument register is loaded);
+//!    enforced), saves x29/x30 as a frame record (x29 is the frame pointer) and the
+//!    callee-saved x19..x22 (AAPCS64 §6.4.1): x19 holds the `CallFrame` pointer, x20 the
+//!    capture segment's errno slot, x21 the thread's errno address; x22 is saved and restored
+//!    only to keep the pair store, and is otherwise unused;
+//! 2. for a capture call (`frame.errno != null`), calls the C library's errno-address function
+//!    (`__errno_location` on Linux, `__error` on Apple) and keeps the result in x21 (before
+//!    any argument register is loaded);
 //! 3. reserves the stack-argument area rounded up to 16 bytes (sp stays 16-byte aligned,
-//!    §6.4.5.1) and copies the `stack_slots` 8-byte slots to `[sp + 8k]`;
+//!    §6.4.5.1) and copies the `stack_slots` 8-byte slots to `[sp + 8k]` (an Apple plan's
+//!    packed arguments were already placed inside those slots by `frame`);
 //! 4. loads d0..d7, then — capture only — copies the capture segment's errno into errno
 //!    ("restore before"), then loads x0..x7 and x8 (the indirect-result location, §6.9) and
 //!    calls the target with `blr x16`;
@@ -16,12 +21,22 @@
 //! 6. stores x0, x1 and d0..d3 (the low 64 bits of v0..v3) into the frame, restores sp and
 //!    the saved registers.
 //!
-//! It never reads or writes x18 (the platform register, §6.1.1). x16 (IP0) carries the target
-//! and x9..x13 are scratch; all are caller-saved and carry no argument.
+//! It never reads or writes x18 (the platform register, §6.1.1; reserved on Apple). x16 (IP0)
+//! carries the target and x9..x13 are scratch; all are caller-saved and carry no argument.
+//!
+//! The body is written once; `asm_function!` adds the ELF or the Mach-O directives (Mach-O:
+//! `_`-prefixed name, `.private_extern`). The Apple build is assembled (an
+//! `aarch64-apple-darwin` rlib) but not executed by gatun's tests.
 //!
 //! Invariant: the layout of `CallFrame` (offsets 0..216) matches the constants below.
 
 use super::CallFrame;
+
+// This thread's errno address: `__errno_location` (Linux), `__error` (Apple).
+#[cfg(target_vendor = "apple")]
+use libc::__error as thread_errno_location;
+#[cfg(not(target_vendor = "apple"))]
+use libc::__errno_location as thread_errno_location;
 
 const _: () = {
     assert!(std::mem::offset_of!(CallFrame, target) == 0);
@@ -35,13 +50,9 @@ const _: () = {
     assert!(std::mem::size_of::<CallFrame>() == 216);
 };
 
-std::arch::global_asm!(
-    ".text",
-    ".p2align 4",
-    ".globl gatun_aapcs64_call",
-    ".hidden gatun_aapcs64_call",
-    ".type gatun_aapcs64_call,%function",
-    "gatun_aapcs64_call:",
+asm_function!(
+    "gatun_aapcs64_call",
+    [
     ".cfi_startproc",
     "hint #34", // bti c
     "stp x29, x30, [sp, #-48]!",
@@ -60,7 +71,7 @@ std::arch::global_asm!(
     // x20 = the capture segment's errno slot (or null)
     "ldr x20, [x19, #160]",
     "cbz x20, 2f",
-    "bl __errno_location",
+    "bl {errno_location}",
     "mov x21, x0",
     "2:",
     // the stack-argument area: slots rounded up to an even count (16-byte aligned sp)
@@ -107,7 +118,8 @@ std::arch::global_asm!(
     ".cfi_def_cfa 31, 0",
     "ret",
     ".cfi_endproc",
-    ".size gatun_aapcs64_call, . - gatun_aapcs64_call",
+    ],
+    errno_location = sym thread_errno_location,
 );
 
 extern "C" {

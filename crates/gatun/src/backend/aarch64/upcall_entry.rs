@@ -1,5 +1,6 @@
-//! The AArch64 (AAPCS64, Linux) upcall entry (hand-written assembly) and the per-stub code in
-//! front of it.
+//! The AArch64 upcall entry (hand-written assembly) and the per-stub code in front of it, for
+//! AAPCS64 (Linux) and Apple arm64 alike (one body; `asm_function!` adds the ELF or Mach-O
+//! directives; the Apple build is assembled but not executed by gatun's tests).
 //!
 //! A stub's own code is 32 bytes in an [`crate::code::ExecutableCode`] (the code arena):
 //!
@@ -26,18 +27,14 @@
 //!    and returns to the C caller. The callee-saved x19..x28 and d8..d15 are preserved by the
 //!    dispatcher, an ordinary `extern "C"` function.
 //!
-//! Neither piece reads or writes x18 (the platform register).
+//! Neither piece reads or writes x18 (the platform register; reserved on Apple).
 //!
 //! Invariant: the offsets used below are those of [`crate::upcall::UpcallFrame`] (0..192),
 //! asserted next to its definition.
 
-std::arch::global_asm!(
-    ".text",
-    ".p2align 4",
-    ".globl gatun_aapcs64_upcall_entry",
-    ".hidden gatun_aapcs64_upcall_entry",
-    ".type gatun_aapcs64_upcall_entry,%function",
-    "gatun_aapcs64_upcall_entry:",
+asm_function!(
+    "gatun_aapcs64_upcall_entry",
+    [
     ".cfi_startproc",
     "hint #34", // bti c
     "stp x29, x30, [sp, #-16]!",
@@ -69,7 +66,7 @@ std::arch::global_asm!(
     ".cfi_def_cfa 31, 0",
     "ret",
     ".cfi_endproc",
-    ".size gatun_aapcs64_upcall_entry, . - gatun_aapcs64_upcall_entry",
+    ],
     dispatch = sym crate::upcall::gatun_upcall_dispatch,
 );
 
@@ -116,6 +113,9 @@ mod tests {
         assert_eq!(insn(2), 0x5800_0090); // ldr x16, #16
         assert_eq!(insn(3), 0xD61F_0200); // br x16
         assert_eq!(code[16..24], 0x1122_3344_5566_7788u64.to_le_bytes());
-        assert_ne!(u64::from_le_bytes(code[24..32].try_into().unwrap()), 0);
+        assert_eq!(
+            u64::from_le_bytes(code[24..32].try_into().unwrap()),
+            super::gatun_aapcs64_upcall_entry as *const () as usize as u64
+        );
     }
 }

@@ -339,6 +339,48 @@ fn large_value_offsets_use_register_offsets() {
     check_words(&code, "many");
 }
 
+#[test]
+fn apple_packed_stack_arguments_are_stored_with_their_own_width() {
+    // eight longs fill x0..x7; then i8, i16, i32, i8 packed at 0, 2, 4, 8 (Apple) or in
+    // whole slots at 0, 8, 16, 24 (Linux)
+    let mut args: Vec<MemoryLayout> = vec![V::I64.into(); 8];
+    args.extend([V::I8, V::I16, V::I32, V::I8].map(MemoryLayout::from));
+    let d = FD::of_void(args);
+    // the store of register `rt` (masked out) to `[sp + off]`: STRB/STRH/STR w/STR x
+    // (unsigned scaled offset)
+    let store = |bytes: u32, off: u32| {
+        let (op, scale) = match bytes {
+            1 => (0x3900_0000, 1),
+            2 => (0x7900_0000, 2),
+            4 => (0xB900_0000, 4),
+            _ => (0xF900_0000, 8),
+        };
+        op | (off / scale) << 10 | 31 << 5
+    };
+    let stores = |p: &CallPlan| {
+        let code = compile(p, &checks_of(&d), false);
+        check_words(&code, "packed");
+        let ws = words(&code.bytes);
+        let found = |w: u32| ws.iter().filter(|&&x| x & !31 == w).count();
+        [
+            (1, 0),
+            (2, 2),
+            (4, 4),
+            (1, 8),
+            (8, 0),
+            (8, 8),
+            (8, 16),
+            (8, 24),
+        ]
+        .map(|(b, o)| found(store(b, o)))
+    };
+    let apple = plan(&d, None, Flavour::Apple).unwrap();
+    // both entries store each packed argument with its own width, and no whole slot
+    assert_eq!(stores(&apple), [2, 2, 2, 2, 0, 0, 0, 0]);
+    let linux = linux(&d, None);
+    assert_eq!(stores(&linux), [0, 0, 0, 0, 2, 2, 2, 2]);
+}
+
 #[cfg(all(target_arch = "aarch64", target_os = "linux", not(miri)))]
 mod run {
     //! The stubs placed and called (AArch64 Linux; `qemu-aarch64` on other hosts).
