@@ -635,6 +635,7 @@ pub(crate) struct Stub {
 
 impl Stub {
     /// The code bytes (for disassembly in tests).
+    #[allow(dead_code)]
     pub fn bytes(&self) -> Vec<u8> {
         self.code.bytes()
     }
@@ -688,6 +689,7 @@ pub(crate) fn lock_cache_for_fork() -> CacheLock {
 /// # Errors
 /// As [`ExecutableCode::new`]: [`crate::Error::Unsupported`] when the OS refuses executable
 /// memory.
+#[cfg(any(test, feature = "internals"))]
 pub(crate) fn build(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> Result<Stub> {
     build_keyed(plan, checks, capture, None)
 }
