@@ -4,7 +4,7 @@
 //! - `gatun call [-l LIB]... [-i HEADER]... 'DECL' ARGS...`: declare a C function (or name one
 //!   a header declares) and call it.
 //! - `gatun layout [-i HEADER]... DECL`: size, alignment, field offsets, padding holes and the
-//!   SysV classification of a C type.
+//!   argument classification of a C type (SysV on x86-64, AAPCS64 on AArch64).
 
 mod bench;
 
@@ -30,7 +30,8 @@ enum Command {
     /// Run the benchmark suite (quick mode by default) and print a JMH-style table.
     Bench(bench::BenchArgs),
     /// Print the layout of a C type: size, alignment, field offsets and sizes, padding holes,
-    /// and (on x86-64) the SysV classification of each eightbyte.
+    /// and the ABI's classification: on x86-64 the SysV class of each eightbyte, on AArch64
+    /// the AAPCS64 (Linux) argument class.
     Layout(layout_cmd::LayoutArgs),
     /// Declare a C function with a prototype and call it: `gatun call 'size_t strlen(const
     /// char *)' hello` prints 5. Exit status 0 when the call completed, 2 on bad input.
