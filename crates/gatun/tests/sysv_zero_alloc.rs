@@ -63,6 +63,7 @@ fn no_allocation_on_any_invocation_path() {
     // the trampoline paths and the typed entries (direct and through the stub)
     let add_t = add.interpreted();
     let id_make_t = id_make.interpreted();
+    let b100_sum_t = b100_sum.interpreted();
     let typed_add = add.typed::<(i32, i32), i32>().unwrap();
     assert!(typed_add.is_direct());
     let typed_errno = errno.typed::<(*mut i32, i32, i32), i32>().unwrap();
@@ -99,12 +100,13 @@ fn no_allocation_on_any_invocation_path() {
                     &[Value::I64(1), Value::I64(2), Value::I64(3)],
                 )
                 .unwrap();
-            b100_sum
-                .invoke(&[
+            for h in [&b100_sum, &b100_sum_t] {
+                h.invoke(&[
                     Value::Segment(MemorySegment::of_slice(&mut b100_buf)),
                     Value::I32(1),
                 ])
                 .unwrap();
+            }
             va.invoke(&[
                 Value::Segment(MemorySegment::of_slice(&mut tags)),
                 Value::F32(1.0),
