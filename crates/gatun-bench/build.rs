@@ -1,8 +1,9 @@
 //! Builds the benchmark natives: every `native/*.c` is compiled with `-O2` by the `cc` crate into
 //! the static library `libgatun_bench_natives.a`, linked into this crate, so the benchmark bodies
 //! call the C functions directly through `extern "C"` declarations (see `src/natives.rs`) and hand
-//! their addresses to gatun's and libffi's handles. Cross builds to non-Linux targets skip
-//! them (they type-check only).
+//! their addresses to gatun's and libffi's handles (with the target's C compiler: the AArch64
+//! and mingw-w64 cross compilers for those targets). Cross builds to Apple targets skip them
+//! (there is no SDK here: they type-check only).
 
 use std::path::{Path, PathBuf};
 
@@ -19,11 +20,12 @@ fn main() {
     for s in &sources {
         println!("cargo:rerun-if-changed={}", s.display());
     }
-    // A cross build to a non-Linux target (CI's type-check for aarch64-apple-darwin) has no C
-    // compiler for it: the natives are left out, so such a build checks but does not link.
-    let target_os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
+    // A cross build to an Apple target (CI's type-check for aarch64-apple-darwin) has no C
+    // compiler and SDK for it: the natives are left out, so such a build checks but does not
+    // link. Linux and Windows cross builds compile them with the target's gcc.
+    let target_vendor = std::env::var("CARGO_CFG_TARGET_VENDOR").unwrap_or_default();
     let cross = std::env::var("TARGET").ok() != std::env::var("HOST").ok();
-    if cross && target_os != "linux" {
+    if cross && target_vendor == "apple" {
         return;
     }
     cc::Build::new()
