@@ -1245,7 +1245,7 @@ mod tests {
     fn a_huge_by_value_argument_is_an_error_not_an_allocation() {
         // 16 GiB by value: rejected before the arena is asked for it, on every target.
         let (decls, f) =
-            parse_prototype("union u { int a[1L << 32]; }; int f(union u)", &[]).unwrap();
+            parse_prototype("union u { int a[1LL << 32]; }; int f(union u)", &[]).unwrap();
         let arena = Arena::confined();
         let Err(e) = prepare_call(&decls, &f, &["{1}".to_string()], false, &arena) else {
             panic!("a 16 GiB argument is an error");

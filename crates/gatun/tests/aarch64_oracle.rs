@@ -16,6 +16,8 @@
 //!
 //! Needs `clang` and `aarch64-linux-gnu-gcc` (Debian: `clang`, `gcc-aarch64-linux-gnu`); the
 //! test reports and skips a compiler that is missing.
+// The compilers are Unix programs (under Wine they cannot be started).
+#![cfg(unix)]
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
