@@ -140,6 +140,21 @@ pub(crate) enum ArgCheck {
     Group(u32),
 }
 
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
+    allow(dead_code)
+)]
+impl ArgCheck {
+    /// The check of an argument of kind `a` (a group over `u32::MAX` bytes checks for
+    /// `u32::MAX`: no segment of a valid layout is that short and longer at once).
+    pub(crate) fn of(a: ArgKind) -> ArgCheck {
+        match a {
+            ArgKind::Scalar(k) => ArgCheck::Scalar(k),
+            ArgKind::Group { size, .. } => ArgCheck::Group(u32::try_from(size).unwrap_or(u32::MAX)),
+        }
+    }
+}
+
 /// The tag byte of `Value::Segment` (what a value entry compares a struct argument's tag with).
 #[cfg_attr(
     not(all(target_arch = "x86_64", target_os = "linux", not(miri))),

@@ -147,20 +147,13 @@ pub(crate) enum Executor {
     Stub(Compiled),
 }
 
-fn arg_check(a: ArgKind) -> ArgCheck {
-    match a {
-        ArgKind::Scalar(k) => ArgCheck::Scalar(k),
-        ArgKind::Group { size, .. } => ArgCheck::Group(u32::try_from(size).unwrap_or(u32::MAX)),
-    }
-}
-
 /// The stub's machine code for a signature (both entries), without the cache or a mapping.
 ///
 /// # Errors
 /// None (the `Result` is the backend interface).
 #[cfg(feature = "internals")]
 pub(crate) fn stub_code(plan: &CallPlan, args: &[ArgKind], capture: bool) -> Result<Vec<u8>> {
-    let checks: Vec<ArgCheck> = args.iter().map(|a| arg_check(*a)).collect();
+    let checks: Vec<ArgCheck> = args.iter().map(|a| ArgCheck::of(*a)).collect();
     Ok(super::stub::compile(plan, &checks, capture).bytes)
 }
 
@@ -171,7 +164,7 @@ pub(crate) fn stub_code(plan: &CallPlan, args: &[ArgKind], capture: bool) -> Res
 /// [`crate::Error::Unsupported`] if the OS refuses executable memory.
 #[cfg(feature = "internals")]
 pub(crate) fn compile_uncached(plan: &CallPlan, args: &[ArgKind], capture: bool) -> Result<usize> {
-    let checks: Vec<ArgCheck> = args.iter().map(|a| arg_check(*a)).collect();
+    let checks: Vec<ArgCheck> = args.iter().map(|a| ArgCheck::of(*a)).collect();
     Ok(super::stub::build(plan, &checks, capture)?.bytes().len())
 }
 
@@ -219,7 +212,7 @@ impl Executor {
         let Some(refs) = Refs::new(by_ref()) else {
             return Ok(Executor::Interpreted(copies));
         };
-        let checks: Vec<ArgCheck> = args.iter().map(|a| arg_check(*a)).collect();
+        let checks: Vec<ArgCheck> = args.iter().map(|a| ArgCheck::of(*a)).collect();
         let Ok(stub) = super::stub::stub_for(plan, &checks, capture) else {
             return Ok(Executor::Interpreted(copies));
         };

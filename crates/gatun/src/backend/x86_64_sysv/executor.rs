@@ -74,16 +74,9 @@ pub(crate) struct Compiled {
     ret_in_xmm: bool,
 }
 
-fn arg_check(a: ArgKind) -> ArgCheck {
-    match a {
-        ArgKind::Scalar(k) => ArgCheck::Scalar(k),
-        ArgKind::Group { size, .. } => ArgCheck::Group(u32::try_from(size).unwrap_or(u32::MAX)),
-    }
-}
-
 /// Compiles (or finds in the cache) the stub of a signature; `None` → the trampoline is used.
 fn compiled_stub(plan: &CallPlan, args: &[ArgKind], capture: bool) -> Option<StubEntry> {
-    let checks: Vec<ArgCheck> = args.iter().map(|a| arg_check(*a)).collect();
+    let checks: Vec<ArgCheck> = args.iter().map(|a| ArgCheck::of(*a)).collect();
     let stub = super::stub::stub_for(plan, &checks, capture)?;
     Some(StubEntry {
         raw: stub.raw,
@@ -96,7 +89,7 @@ fn compiled_stub(plan: &CallPlan, args: &[ArgKind], capture: bool) -> Option<Stu
 /// The stub's machine code for a signature (both entries), without the cache or a mapping.
 #[cfg(feature = "internals")]
 pub(crate) fn stub_code(plan: &CallPlan, args: &[ArgKind], capture: bool) -> Result<Vec<u8>> {
-    let checks: Vec<ArgCheck> = args.iter().map(|a| arg_check(*a)).collect();
+    let checks: Vec<ArgCheck> = args.iter().map(|a| ArgCheck::of(*a)).collect();
     Ok(super::stub::compile(plan, &checks, capture).bytes)
 }
 
@@ -107,7 +100,7 @@ pub(crate) fn stub_code(plan: &CallPlan, args: &[ArgKind], capture: bool) -> Res
 /// [`crate::Error::Unsupported`] if the OS refuses executable memory.
 #[cfg(feature = "internals")]
 pub(crate) fn compile_uncached(plan: &CallPlan, args: &[ArgKind], capture: bool) -> Result<usize> {
-    let checks: Vec<ArgCheck> = args.iter().map(|a| arg_check(*a)).collect();
+    let checks: Vec<ArgCheck> = args.iter().map(|a| ArgCheck::of(*a)).collect();
     Ok(super::stub::build(plan, &checks, capture)?.bytes().len())
 }
 
