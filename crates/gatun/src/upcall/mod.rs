@@ -6,6 +6,10 @@
 //! uses, read in reverse: where each argument *is*), calls the closure with them as [`Value`]s,
 //! and encodes its result where the caller expects it.
 //!
+//! When the closure's C signature is known at compile time, [`Linker::upcall_typed`] (module
+//! [`typed`]) takes a plain `Fn(A0, ..) -> R` instead and, on x86-64 System V, reaches it
+//! without decoding anything. The rules below are those of the dynamic stubs.
+//!
 //! - **Arguments.** Scalars arrive as their `Value` variants, truncated to their declared width
 //!   (a `bool` is `byte != 0`). A struct or union by value — in registers or, for MEMORY-class
 //!   and spilled structs, on the caller's stack — is copied into one frame of the per-thread
@@ -80,6 +84,9 @@ use crate::layout::{MemoryLayout, ScalarKind};
 use crate::linker::{FunctionDescriptor, Linker};
 use crate::memory::{linker_stack, MemorySegment, SegmentAllocator};
 use crate::value::{Scalar, Value};
+
+pub mod typed;
+pub use typed::{TypedUpcallStub, UpcallFn, UpcallSignature};
 
 /// The register image a native backend's upcall entry builds, the same on every backend
 /// (`#[repr(C)]`: the entries' assembly uses these offsets; 192 bytes).
