@@ -81,6 +81,7 @@ pub trait SegmentAllocator {
     ///
     /// # Errors
     /// As [`SegmentAllocator::allocate`].
+    #[inline]
     fn allocate_from<T: Scalar>(&self, value: T) -> Result<MemorySegment<'_>>
     where
         Self: Sized,
@@ -122,6 +123,7 @@ pub trait SegmentAllocator {
     /// # Errors
     /// [`Error::InteriorNul`] if `s` contains a NUL (C would see a shorter string); as
     /// [`SegmentAllocator::allocate`].
+    #[inline]
     fn allocate_c_string(&self, s: &str) -> Result<MemorySegment<'_>> {
         // `contains` on bytes is a word-at-a-time memchr; find the index only on error.
         if s.as_bytes().contains(&0) {
