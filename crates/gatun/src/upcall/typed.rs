@@ -230,7 +230,11 @@ signature_impl!(A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, G 5 g, H 6 h, I 7 i, J 8 j, K
 
 /// How a [`TypedUpcallStub`] runs (fields drop in order: the code before the context).
 enum Path<'s> {
-    /// The direct trampoline, with its boxed `TypedContext`.
+    /// The direct trampoline, with its boxed `TypedContext` (x86-64 System V only).
+    #[cfg_attr(
+        not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
+        allow(dead_code)
+    )]
     Direct {
         code: crate::code::ExecutableCode,
         _ctx: Box<dyn Send + Sync + 's>,
