@@ -300,6 +300,8 @@ impl SegmentAllocator for PrefixAllocator<'_> {
 /// the last 0..7 bytes one by one. Inline and branch-light for the short strings C APIs take
 /// (`core`'s `memchr` is an out-of-line call that costs more than the copy for them).
 #[inline]
+// `iter().any` on purpose: `contains` on bytes is the out-of-line `memchr` this avoids.
+#[allow(clippy::manual_contains)]
 fn contains_nul(bytes: &[u8]) -> bool {
     const LO: u64 = 0x0101_0101_0101_0101;
     const HI: u64 = 0x8080_8080_8080_8080;

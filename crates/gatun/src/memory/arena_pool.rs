@@ -469,12 +469,12 @@ impl PooledArena<'_> {
                 return Ok(unsafe { MemorySegment::from_raw_parts(p, byte_size) });
             }
         }
-        self.from_heap(byte_size, byte_alignment, zeroed)
+        self.heap_alloc(byte_size, byte_alignment, zeroed)
     }
 
     /// A request the region cannot serve, from the heap arena.
     #[inline]
-    fn from_heap(
+    fn heap_alloc(
         &self,
         byte_size: usize,
         byte_alignment: usize,
