@@ -15,7 +15,8 @@
 //! - `typed_noop`, `typed_id_i32`: the callback is a [`gatun::TypedUpcallStub`]
 //!   (`Linker::upcall_typed`, the closure's signature known at compile time: the stub jumps to
 //!   a monomorphised `extern "C"` trampoline with no argument decoding).
-//! - `qsort`, `typed_qsort`, `direct_qsort`: the C library's `qsort` of 10^6 doubles (one
+//! - `qsort`, `typed_qsort`, `direct_qsort`: the C library's `qsort` of 10^6 doubles (10^4 in
+//!   debug builds; one
 //!   operation = restoring the same pseudo-random order, then sorting) with a gatun upcall
 //!   comparator (dynamic `&UpcallArgs` closure), a typed one, and a plain Rust
 //!   `extern "C" fn` comparator.
@@ -60,8 +61,14 @@ extern "C" {
 /// The comparator's C type.
 type Cmp = unsafe extern "C" fn(*const c_void, *const c_void) -> c_int;
 
-/// Doubles sorted by the `qsort` rows.
-const QSORT_LEN: usize = 1_000_000;
+/// Doubles sorted by the `qsort` rows: 10^6 in optimized builds (what `gatun bench` and
+/// `cargo bench` measure); 10^4 in debug builds, where the suite's tests only run the rows (a
+/// debug sort of 10^6 takes seconds natively and minutes under qemu).
+const QSORT_LEN: usize = if cfg!(debug_assertions) {
+    10_000
+} else {
+    1_000_000
+};
 
 /// Compares the doubles at `a` and `b` (`-1`, `0`, `1`; NaN-free data).
 ///
