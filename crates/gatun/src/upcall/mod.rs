@@ -116,6 +116,9 @@ const _: () = {
     assert!(std::mem::offset_of!(UpcallFrame, ret_int) == 144);
     assert!(std::mem::offset_of!(UpcallFrame, ret_vector) == 160);
     assert!(std::mem::size_of::<UpcallFrame>() == 192);
+    // The x86-64 System V entry's integer path: 24-byte values, the flag at the context's start.
+    assert!(std::mem::size_of::<Value<'static>>() == 24);
+    assert!(std::mem::offset_of!(Context<'static>, int_path) == 0);
 };
 
 impl UpcallFrame {
@@ -169,8 +172,105 @@ enum RetKind {
     Group(usize),
 }
 
+/// The integer-register path of a signature (the x86-64 System V entry's short path): every
+/// argument is a non-`bool` scalar in integer argument register `i` for argument `i` (at most
+/// six), the return is `void` or a scalar in the first integer return register, and the stub is
+/// not confined. The entry then stores the six integer argument registers straight into the
+/// payload words of six [`Value`]s on its stack and calls [`gatun_upcall_dispatch_int`], which
+/// writes the tags and returns the result's bits in its own return register. `#[repr(C)]`,
+/// first in [`Context`]: the entry reads `on` at the context's address.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, Default)]
+struct IntPath {
+    /// Byte 0: nonzero if the stub takes this path.
+    on: u8,
+    /// The number of arguments (0..=6).
+    n: u8,
+    /// The `Value` tag the closure's result must have (`Value::Void`'s for `void`).
+    ret_tag: u8,
+    /// How the result's payload becomes the return register's bits.
+    ret: IntReturn,
+    /// Argument `i`'s `Value` tag.
+    tags: [u8; INT_PATH_ARGS],
+}
+
+/// The conversion of a scalar result's payload (at offset 8 of its `Value`) to the 64-bit return
+/// image: small integers extended by signedness, `f32` in the low 32 bits.
+#[repr(u8)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum IntReturn {
+    /// `void`: the bits are 0.
+    #[default]
+    Void,
+    /// 8 payload bytes (`i64`, `u64`, `f64`, an address).
+    Word,
+    I32,
+    /// 4 payload bytes zero-extended (`u32`, `f32`).
+    Low32,
+    I16,
+    U16,
+    I8,
+    U8,
+    Bool,
+}
+
+/// The most arguments the integer-register path takes (SysV's six integer argument registers).
+const INT_PATH_ARGS: usize = 6;
+
+impl IntPath {
+    /// The integer path of a scalar path (an `IntPath` with `on == 0` if there is none).
+    fn of(fast: Option<&ScalarPath>) -> IntPath {
+        let Some(fast) = fast else {
+            return IntPath::default();
+        };
+        let in_order = fast.args.len() <= INT_PATH_ARGS
+            && fast
+                .args
+                .iter()
+                .enumerate()
+                .all(|(i, a)| a.word as usize == i && !a.is_bool);
+        let (ret_tag, ret) = match fast.ret {
+            None => (crate::value::value_tag(&Value::Void), IntReturn::Void),
+            Some((kind, RET_INT_WORD)) => (
+                crate::value::scalar_tag(kind),
+                match kind {
+                    ScalarKind::Bool => IntReturn::Bool,
+                    ScalarKind::I8 => IntReturn::I8,
+                    ScalarKind::U8 => IntReturn::U8,
+                    ScalarKind::I16 => IntReturn::I16,
+                    ScalarKind::U16 => IntReturn::U16,
+                    ScalarKind::I32 => IntReturn::I32,
+                    ScalarKind::U32 | ScalarKind::F32 => IntReturn::Low32,
+                    ScalarKind::I64 | ScalarKind::U64 | ScalarKind::F64 | ScalarKind::Pointer => {
+                        IntReturn::Word
+                    }
+                },
+            ),
+            Some(_) => return IntPath::default(),
+        };
+        if !in_order {
+            return IntPath::default();
+        }
+        let mut path = IntPath {
+            on: 1,
+            n: fast.args.len() as u8,
+            ret_tag,
+            ret,
+            tags: [0; INT_PATH_ARGS],
+        };
+        for (t, a) in path.tags.iter_mut().zip(fast.args.iter()) {
+            *t = a.tag;
+        }
+        path
+    }
+}
+
 /// Everything the dispatcher needs about one stub; its address is baked into the stub's code.
+/// `#[repr(C)]` so that [`IntPath`] is at offset 0.
+#[repr(C)]
 struct Context<'s> {
+    /// At offset 0 (read by the x86-64 System V entry).
+    int_path: IntPath,
     descriptor: FunctionDescriptor,
     plan: CallPlan,
     args: Box<[ArgKind]>,
@@ -322,9 +422,11 @@ impl<'s> Context<'s> {
             ),
             Some(g) => RetKind::Group(g.byte_size()),
         };
+        let fast = ScalarPath::of(&args, ret);
         Ok(Context {
+            int_path: IntPath::of(fast.as_ref()),
             owner: 0,
-            fast: ScalarPath::of(&args, ret),
+            fast,
             descriptor: descriptor.clone(),
             plan,
             args,
@@ -769,6 +871,8 @@ impl Linker {
             Box::new(move |a: &UpcallArgs<'_>| bound.call(a)),
         )?;
         ctx.owner = thread_mark();
+        // The integer path does not check the owner.
+        ctx.int_path.on = 0;
         Ok(ConfinedUpcallStub {
             stub: UpcallStub::from_context(Box::new(ctx), arena)?,
             _not_send: PhantomData,
@@ -1044,6 +1148,105 @@ pub(crate) unsafe extern "C" fn gatun_upcall_dispatch(ctx: *const c_void, frame:
         }),
         // SAFETY: forwarded.
         None => unsafe { run_general(ctx, frame) },
+    }
+}
+
+/// The Rust side of the x86-64 System V entry's integer-register path ([`IntPath`]): `values`
+/// holds six [`Value`]s whose payload words the entry filled with rdi..r9; this writes the
+/// first `n` tags, runs the closure under [`guard`] and returns the result's 64-bit register
+/// image (0 for `void`), which the entry leaves in rax.
+///
+/// # Safety
+/// Called only by the entry assembly, for a context whose `int_path.on` is set, with `values`
+/// pointing to six writable, 8-aligned `Value`s whose payload words hold the caller's integer
+/// argument registers, for a C call of the stub's descriptor type.
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
+    allow(dead_code)
+)]
+pub(crate) unsafe extern "C" fn gatun_upcall_dispatch_int(
+    ctx: *const c_void,
+    values: *mut Value<'static>,
+) -> u64 {
+    // SAFETY: the stub's code holds the address of its live boxed Context (module invariants).
+    let ctx = unsafe { &*ctx.cast::<Context<'_>>() };
+    let path = &ctx.int_path;
+    let n = path.n as usize;
+    let base = values.cast::<u8>();
+    let mut i = 0;
+    while i < n {
+        // SAFETY: `i < n <= 6`: the tag byte of one of the entry's six values.
+        unsafe {
+            base.add(i * std::mem::size_of::<Value<'_>>())
+                .write(path.tags[i])
+        };
+        i += 1;
+    }
+    // SAFETY: the first `n` values have their tags (just written) and payloads (the entry's
+    // register images, whose low bytes are the declared width's value; no `bool`s).
+    let values = unsafe { std::slice::from_raw_parts(values.cast_const(), n) };
+    let mut bits = 0u64;
+    guard(&ctx.descriptor, || {
+        let args = UpcallArgs {
+            values,
+            ret: None,
+            descriptor: &ctx.descriptor,
+        };
+        // Matched by reference: the result is not moved out of the `Result`.
+        let result = (ctx.closure)(&args);
+        match &result {
+            Ok(v) => bits = int_result_bits(ctx, v)?,
+            Err(_) => return result.map(|_| ()),
+        }
+        Ok(())
+    });
+    bits
+}
+
+/// The return image of an integer-path result.
+#[inline(always)]
+fn int_result_bits(ctx: &Context<'_>, result: &Value<'_>) -> Result<u64> {
+    let path = &ctx.int_path;
+    if crate::value::value_tag(result) != path.ret_tag {
+        return scalar_result_bits(ctx.fast.as_ref(), result);
+    }
+    let payload = (result as *const Value<'_>).cast::<u8>().wrapping_add(8);
+    // SAFETY: the tag is the declared kind's, so the payload at offset 8 is an initialised
+    // value of that kind's width (`Value` is `#[repr(C, u8)]`).
+    // `int` and 64-bit results first, then a jump on the rest.
+    Ok(unsafe {
+        if path.ret == IntReturn::I32 {
+            return Ok(payload.cast::<i32>().read() as i64 as u64);
+        }
+        if path.ret == IntReturn::Word {
+            return Ok(payload.cast::<u64>().read());
+        }
+        match path.ret {
+            IntReturn::Void => 0,
+            IntReturn::Word => payload.cast::<u64>().read(),
+            IntReturn::I32 => payload.cast::<i32>().read() as i64 as u64,
+            IntReturn::Low32 => payload.cast::<u32>().read() as u64,
+            IntReturn::I16 => payload.cast::<i16>().read() as i64 as u64,
+            IntReturn::U16 => payload.cast::<u16>().read() as u64,
+            IntReturn::I8 => payload.cast::<i8>().read() as i64 as u64,
+            IntReturn::U8 | IntReturn::Bool => payload.read() as u64,
+        }
+    })
+}
+
+/// The return image of a scalar-path result (0 for `void`), or the mismatch error.
+#[cold]
+#[inline(never)]
+fn scalar_result_bits(fast: Option<&ScalarPath>, result: &Value<'_>) -> Result<u64> {
+    match fast.and_then(|f| f.ret) {
+        None => match result {
+            Value::Void => Ok(0),
+            v => Err(return_mismatch("void", v)),
+        },
+        Some((kind, _)) => match result.scalar_bits(kind) {
+            Some(bits) => Ok(bits),
+            None => Err(return_mismatch(kind, result)),
+        },
     }
 }
 

@@ -11,7 +11,17 @@
 //!
 //! r10 and r11 are scratch registers that carry no argument (SysV §3.2.3), so the caller's
 //! argument registers and stack reach `gatun_upcall_entry` untouched. The entry is shared by
-//! every stub. It:
+//! every stub.
+//!
+//! If the first byte of the context is nonzero (the context's integer-register path, see
+//! `crate::upcall`: every argument is a scalar in integer argument register `i` for argument
+//! `i`, and the return is `void` or in rax), the entry reserves 152 bytes (six 24-byte
+//! `Value`s; the stack is then 16-byte aligned), stores rdi..r9 as their payload words
+//! (offsets 8, 32, .., 128), calls `dispatch_int(context = r10, values = rsp)` and returns its
+//! rax to the C caller. Nothing else is saved: the other registers carry no argument of such a
+//! signature, and callee-saved ones are preserved by the `extern "C"` dispatcher.
+//!
+//! Otherwise it:
 //! 1. pushes rbp (the stack is then 16-byte aligned) and reserves an
 //!    [`crate::upcall::UpcallFrame`];
 //! 2. stores rdi..r9, the low 64 bits of xmm0..xmm7 and the address of the caller's first
@@ -36,6 +46,25 @@ std::arch::global_asm!(
     "gatun_upcall_entry:",
     ".cfi_startproc",
     "endbr64",
+    "cmp byte ptr [r10], 0",
+    "je 2f",
+    // The integer-register path: six Values at rsp (payloads at +8, +32, ..., +128).
+    "sub rsp, 152",
+    ".cfi_adjust_cfa_offset 152",
+    "mov qword ptr [rsp + 8], rdi",
+    "mov qword ptr [rsp + 32], rsi",
+    "mov qword ptr [rsp + 56], rdx",
+    "mov qword ptr [rsp + 80], rcx",
+    "mov qword ptr [rsp + 104], r8",
+    "mov qword ptr [rsp + 128], r9",
+    "mov rdi, r10",
+    "mov rsi, rsp",
+    "call {dispatch_int}",
+    "add rsp, 152",
+    ".cfi_adjust_cfa_offset -152",
+    "ret",
+    // The general path.
+    "2:",
     "push rbp",
     ".cfi_def_cfa_offset 16",
     ".cfi_offset rbp, -16",
@@ -71,6 +100,7 @@ std::arch::global_asm!(
     ".cfi_endproc",
     ".size gatun_upcall_entry, . - gatun_upcall_entry",
     dispatch = sym crate::upcall::gatun_upcall_dispatch,
+    dispatch_int = sym crate::upcall::gatun_upcall_dispatch_int,
 );
 
 extern "C" {
