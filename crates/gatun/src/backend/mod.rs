@@ -41,6 +41,8 @@ pub(crate) mod aarch64;
 mod absent;
 mod by_reference;
 mod moves;
+#[cfg(test)]
+mod test_values;
 pub(crate) mod win64;
 pub(crate) mod x86_64_sysv;
 
