@@ -57,11 +57,11 @@
 //! - The stub never reads outside `args[..n]` and the argument bytes the plan names, and never
 //!   writes outside the return layout's bytes at `ret` and its own frame.
 
-use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr::NonNull;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::Arc;
 
+use crate::backend::stub_cache::{self, StubCache, StubKey};
 use crate::backend::x86_64_encode::{self as encode, Asm, RAX, RCX, RDI, RDX, RSI, RSP, R10, R11, R8, R9};
 use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan};
 use crate::backend::x86_64_sysv::entry::CheckedEntry;
@@ -419,47 +419,24 @@ impl Stub {
 
 impl Drop for Stub {
     fn drop(&mut self) {
-        // Remove the cache entry if it is still this stub's (a re-link of the signature may
-        // already have replaced the dead entry with a new stub). The code is freed when
-        // `self.code` drops, after this.
+        // The code is freed when `self.code` drops, after this.
         if let Some(key) = &self.key {
-            let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(map) = cache.as_mut() {
-                if map
-                    .get(key)
-                    .is_some_and(|w| std::ptr::eq(w.as_ptr(), self as *const Stub))
-                {
-                    map.remove(key);
-                }
-            }
+            CACHE.remove(key, self);
         }
     }
 }
 
-/// A cache key: everything the code depends on (the target is a parameter, so handles of
-/// different functions with the same signature share one stub).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct StubKey {
-    plan: CallPlan,
-    checks: Vec<ArgCheck>,
-    capture: bool,
-}
-
-type Cache = HashMap<StubKey, Weak<Stub>>;
-
-/// The global stub cache: consulted only at link time (and by a stub's drop), behind a lock
-/// that is never held while code is generated or mapped (except across a `fork`, by the code
-/// arena's fork handler: [`CacheLock`]). Entries are `Weak`: live stubs only.
-static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
+/// The global stub cache of this compiler (see `crate::backend::stub_cache`).
+static CACHE: StubCache<Stub> = StubCache::new();
 
 /// The stub cache, locked by the code arena's fork handler for the duration of a `fork`
 /// (taken before the arena lock), so that the child never inherits it locked: a handle's
 /// drop takes it. See `crate::code`, "fork".
-pub(crate) struct CacheLock(#[allow(dead_code)] MutexGuard<'static, Option<Cache>>);
+pub(crate) type CacheLock = stub_cache::CacheLock<Stub>;
 
 /// Locks the stub cache for a fork (see [`CacheLock`]).
 pub(crate) fn lock_cache_for_fork() -> CacheLock {
-    CacheLock(CACHE.lock().unwrap_or_else(|e| e.into_inner()))
+    CACHE.lock_for_fork()
 }
 
 /// Compiles and maps a stub without consulting the cache (for compile-time measurements).
@@ -507,41 +484,16 @@ fn build_keyed(
 /// new signature at once may both compile it; the second to insert takes the first's stub and
 /// drops its own.
 pub(crate) fn stub_for(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> Option<Arc<Stub>> {
-    let key = StubKey {
-        plan: plan.clone(),
-        checks: checks.to_vec(),
-        capture,
-    };
-    let lookup = |map: &mut Cache| map.get(&key).and_then(Weak::upgrade);
-    // the cache lock must not be held by another thread across a fork
-    #[cfg(target_os = "linux")]
-    crate::code::register_fork_handlers();
-    {
-        let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(s) = lookup(cache.get_or_insert_with(HashMap::new)) {
-            return Some(s);
-        }
-    }
-    let stub = Arc::new(build_keyed(plan, checks, capture, Some(key.clone())).ok()?);
-    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-    let map = cache.get_or_insert_with(HashMap::new);
-    if let Some(theirs) = lookup(map) {
-        drop(cache);
-        // `stub` drops here, outside the lock (its drop takes it); the entry is not its own.
-        return Some(theirs);
-    }
-    map.insert(key, Arc::downgrade(&stub));
-    Some(stub)
+    let key = StubKey::new(plan, checks, capture);
+    CACHE
+        .get_or_build(key, |key| build_keyed(plan, checks, capture, Some(key)))
+        .ok()
 }
 
 /// Number of live stubs in the cache (for tests of the cache).
 #[allow(dead_code)]
 pub(crate) fn cached_stubs() -> usize {
-    CACHE
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_ref()
-        .map_or(0, |m| m.values().filter(|w| w.strong_count() > 0).count())
+    CACHE.live()
 }
 
 #[cfg(all(test, target_arch = "x86_64", target_os = "linux", not(miri)))]
