@@ -5,10 +5,11 @@
 //! never runs them.
 //!
 //! Scratch registers: rax (pieces of odd-size loads, the bool conversion), r11 (a value on its
-//! way to a stack slot or an XMM register, pieces of odd-size stores) and xmm15 (float →
-//! double to a GPR). Neither ABI passes arguments in rax, r11 or xmm15, so the scratch never
-//! overwrites an argument already in place; a caller that has something live in them (the
-//! SysV `%al`) sets it after the moves.
+//! way to a stack slot or an XMM register, pieces of odd-size stores) and the XMM register the
+//! caller names for a float → double conversion into a GPR (SysV: xmm15; Win64: xmm5, since
+//! xmm6–xmm15 are callee-saved there). Neither ABI passes arguments in rax, r11 or those XMM
+//! registers, so the scratch never overwrites an argument already in place; a caller that has
+//! something live in them (the SysV `%al`) sets it after the moves.
 //!
 //! # Invariants
 //! - Every load reads exactly the bytes it names (`size` bytes at `[base + disp]`); every store
@@ -218,8 +219,9 @@ pub(crate) fn store_bytes(a: &mut Asm, src: u8, base: u8, disp: i32, size: u8) {
     }
 }
 
-/// Converts and loads one move's source into the 64-bit GPR `dst`.
-pub(crate) fn load_gpr(a: &mut Asm, dst: u8, base: u8, disp: i32, m: &ArgMove) {
+/// Converts and loads one move's source into the 64-bit GPR `dst` (`xmm_scratch`: the XMM
+/// register a float → double conversion goes through).
+pub(crate) fn load_gpr(a: &mut Asm, dst: u8, base: u8, disp: i32, m: &ArgMove, xmm_scratch: u8) {
     match m.conv {
         Conversion::Bytes => load_bytes(a, dst, base, disp, m.size),
         Conversion::SignExtend => match m.size {
@@ -236,20 +238,28 @@ pub(crate) fn load_gpr(a: &mut Asm, dst: u8, base: u8, disp: i32, m: &ArgMove) {
             a.mov_rr(dst, RAX);
         }
         Conversion::FloatToDouble => {
-            // cvtss2sd xmm15, dword [m]; movq dst, xmm15
-            a.op_mem(Some(0xF3), false, &[0x0F, 0x5A], XMM15, base, disp);
-            a.movq_r_x(dst, XMM15);
+            // cvtss2sd xmm_scratch, dword [m]; movq dst, xmm_scratch
+            a.op_mem(Some(0xF3), false, &[0x0F, 0x5A], xmm_scratch, base, disp);
+            a.movq_r_x(dst, xmm_scratch);
         }
     }
 }
 
 /// Carries out one argument move from `[base + disp + m.offset]`: `Location::Int(n)` is the GPR
 /// `int_args[n]`, `Location::Vector(n)` is `xmmn`, `Location::Stack(off)` the whole 8-byte slot
-/// at `[rsp + off]` (through r11).
-pub(crate) fn emit_move(a: &mut Asm, int_args: &[u8], base: u8, disp: i32, m: &ArgMove) {
+/// at `[rsp + off]` (through r11); a float → double conversion into a GPR goes through
+/// `xmm_scratch`.
+pub(crate) fn emit_move(
+    a: &mut Asm,
+    int_args: &[u8],
+    xmm_scratch: u8,
+    base: u8,
+    disp: i32,
+    m: &ArgMove,
+) {
     let disp = disp + m.offset as i32;
     match m.to {
-        Location::Int(n) => load_gpr(a, int_args[n as usize], base, disp, m),
+        Location::Int(n) => load_gpr(a, int_args[n as usize], base, disp, m, xmm_scratch),
         Location::Vector(n) => match (m.conv, m.size) {
             // movq xmm, qword [m]
             (Conversion::Bytes, 8) => a.op_mem(Some(0xF3), false, &[0x0F, 0x7E], n, base, disp),
@@ -260,12 +270,12 @@ pub(crate) fn emit_move(a: &mut Asm, int_args: &[u8], base: u8, disp: i32, m: &A
                 a.op_mem(Some(0xF3), false, &[0x0F, 0x5A], n, base, disp)
             }
             _ => {
-                load_gpr(a, R11, base, disp, m);
+                load_gpr(a, R11, base, disp, m, xmm_scratch);
                 a.movq_x_r(n, R11);
             }
         },
         Location::Stack(off) => {
-            load_gpr(a, R11, base, disp, m);
+            load_gpr(a, R11, base, disp, m, xmm_scratch);
             a.store(R11, RSP, off as i32, 8);
         }
     }

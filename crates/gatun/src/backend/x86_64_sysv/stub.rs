@@ -62,7 +62,7 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 
 use crate::backend::stub_cache::{self, StubCache, StubKey};
-use crate::backend::x86_64_encode::{self as encode, Asm, RAX, RCX, RDI, RDX, RSI, RSP, R10, R11, R8, R9};
+use crate::backend::x86_64_encode::{self as encode, Asm, RAX, RCX, RDI, RDX, RSI, RSP, R10, R11, R8, R9, XMM15};
 use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan};
 use crate::backend::x86_64_sysv::entry::CheckedEntry;
 use crate::code::ExecutableCode;
@@ -108,7 +108,7 @@ const INT_RETURNS: [u8; 2] = [RAX, RDX];
 
 /// Carries out one argument move from `[base + disp + m.offset]` into the SysV registers.
 fn emit_move(a: &mut Asm, base: u8, disp: i32, m: &ArgMove) {
-    encode::emit_move(a, &INT_ARGS, base, disp, m);
+    encode::emit_move(a, &INT_ARGS, XMM15, base, disp, m);
 }
 
 /// Stores one return move from rax/rdx/xmm0/xmm1 into `[base + offset]` (`base` is not r11).
