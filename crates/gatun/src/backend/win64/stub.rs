@@ -162,10 +162,10 @@ impl CaptureFns {
     pub(crate) fn native() -> CaptureFns {
         use super::last_error::{GetLastError, SetLastError, WSAGetLastError, WSASetLastError};
         CaptureFns {
-            set_last_error: SetLastError as usize as u64,
-            wsa_set_last_error: WSASetLastError as usize as u64,
-            get_last_error: GetLastError as usize as u64,
-            wsa_get_last_error: WSAGetLastError as usize as u64,
+            set_last_error: SetLastError as *const () as usize as u64,
+            wsa_set_last_error: WSASetLastError as *const () as usize as u64,
+            get_last_error: GetLastError as *const () as usize as u64,
+            wsa_get_last_error: WSAGetLastError as *const () as usize as u64,
         }
     }
 
@@ -629,6 +629,7 @@ mod placed {
     /// # Errors
     /// As [`ExecutableCode::with_function_table`]: [`crate::Error::Unsupported`] when the OS
     /// refuses executable memory or the function table.
+    #[cfg(any(test, feature = "internals"))]
     pub(crate) fn build(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> Result<Stub> {
         build_keyed(plan, checks, capture, None)
     }

@@ -24,10 +24,14 @@ fn arena() -> Arena {
     crate::memory::Arena::confined()
 }
 
+/// The trampoline handle of `f` (these tests are the trampoline's; the compiled stubs are
+/// compared with it in `stub`'s tests).
 fn link_with(f: *const c_void, d: &FD, options: &[LinkerOption]) -> DowncallHandle {
     // SAFETY: `f` is a Rust function of the descriptor's C type, alive for the program.
     let sym = unsafe { Symbol::from_address(f) };
     let h = Linker::native().downcall(&sym, d, options).unwrap();
+    assert!(h.uses_compiled_stub(), "{h:?}");
+    let h = h.interpreted();
     assert!(!h.uses_compiled_stub(), "{h:?}");
     h
 }

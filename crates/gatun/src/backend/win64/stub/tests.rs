@@ -448,4 +448,6 @@ fn instruction_counts_per_call() {
 }
 
 #[cfg(all(target_arch = "x86_64", target_os = "windows", not(miri)))]
+mod differential;
+#[cfg(all(target_arch = "x86_64", target_os = "windows", not(miri)))]
 mod on_windows;
