@@ -39,6 +39,7 @@ macro_rules! native_backend {
 pub(crate) mod aarch64;
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux", not(miri))))]
 mod absent;
+mod by_reference;
 mod moves;
 mod stub_cache;
 pub(crate) mod win64;

@@ -600,8 +600,14 @@ extern "C" fn last_errors(code: u32, errno: i32) -> i32 {
 
 #[test]
 fn capture_restores_the_three_states_before_the_call_and_saves_them_after() {
-    let opts = [LinkerOption::CaptureCallState(&["errno"])];
+    let opts = [LinkerOption::CaptureCallState(&[
+        "GetLastError",
+        "WSAGetLastError",
+        "errno",
+    ])];
     let h = link_with(last_errors as *const c_void, &FD::of(V::I32, [V::U32, V::I32]), &opts);
+    let layout = crate::linker::capture_state_layout();
+    assert_eq!((layout.byte_size(), layout.byte_alignment()), (12, 4));
     let a = arena();
     let cap = a.allocate(12, 4).unwrap();
     for (k, v) in [11, 22, 33].into_iter().enumerate() {
