@@ -120,8 +120,11 @@ fn compare(
         opts.push(LinkerOption::FirstVariadicArg(i));
     }
     if cap.is_some() {
-        // (the executor restores and saves all three Windows states whatever the names)
-        opts.push(LinkerOption::CaptureCallState(&["errno"]));
+        opts.push(LinkerOption::CaptureCallState(&[
+            "GetLastError",
+            "WSAGetLastError",
+            "errno",
+        ]));
     }
     // SAFETY: `f` is a Rust function of the descriptor's C type, alive for the program.
     let sym = unsafe { Symbol::from_address(f) };
