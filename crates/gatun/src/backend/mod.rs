@@ -11,7 +11,7 @@
 //!   AArch64 Linux and Apple arm64 (not under Miri; the Apple flavour is compiled but not
 //!   executed in CI).
 //! - [`win64`]: the Microsoft x64 convention. Classification on every host; the executor
-//!   (the trampoline, by-reference copies, hidden return pointer, capture of `GetLastError`,
+//!   (compiled stubs with registered unwind data, the trampoline as fallback, by-reference copies, hidden return pointer, capture of `GetLastError`,
 //!   `WSAGetLastError` and `errno`, upcall entry) on x86-64 Windows (not under Miri).
 //! - `unsupported`: the backend of every other target, whose link returns
 //!   [`Error::Unsupported`](crate::Error::Unsupported).
@@ -41,9 +41,21 @@ pub(crate) mod aarch64;
 mod absent;
 mod by_reference;
 mod moves;
+mod stub_cache;
 #[cfg(test)]
 mod test_values;
 pub(crate) mod win64;
+// The x86-64 encoder of the stub compilers: where the SysV one runs, and where the Win64 one is
+// compiled (x86-64 Windows, and its code-shape tests on every host).
+#[cfg(any(
+    test,
+    all(
+        target_arch = "x86_64",
+        any(target_os = "linux", target_os = "windows"),
+        not(miri)
+    )
+))]
+mod x86_64_encode;
 pub(crate) mod x86_64_sysv;
 
 #[cfg_attr(
