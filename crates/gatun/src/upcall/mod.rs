@@ -77,7 +77,7 @@ use std::ops::Deref;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::abi::{ArgPlan, CallPlan, Location, Register, ReturnPlan};
-use crate::backend::{store_low_bytes, CopyArea, Direction};
+use crate::backend::{load_low_bytes, store_low_bytes, CopyArea, Direction};
 use crate::code::ExecutableCode;
 use crate::error::{Error, Result};
 use crate::layout::{MemoryLayout, ScalarKind};
@@ -284,6 +284,9 @@ struct Context<'s> {
     owner: usize,
     /// The precomputed decoding of a scalar-only signature ([`ScalarPath::of`]), if it is one.
     fast: Option<ScalarPath>,
+    /// The precomputed decoding of a signature with struct arguments or a struct return, all
+    /// in registers ([`RegisterPath::of`]), if it is one and has no [`ScalarPath`].
+    regs: Option<RegisterPath>,
 }
 
 /// Word index of [`UpcallFrame::vector`] in the frame seen as `u64`s.
@@ -356,6 +359,104 @@ impl ScalarPath {
     }
 }
 
+/// One register part of a struct argument: `size` bytes of frame word `word` go to byte `dst`
+/// of the dispatcher's copy buffer.
+#[derive(Debug, Clone, Copy)]
+struct RegisterMove {
+    word: u8,
+    size: u8,
+    dst: u16,
+}
+
+/// One argument of a [`RegisterPath`].
+#[derive(Debug, Clone, Copy)]
+enum RegisterArg {
+    Scalar(ScalarArg),
+    /// A struct copy at byte `offset` of the copy buffer, `size` bytes.
+    Group {
+        offset: u16,
+        size: u16,
+    },
+}
+
+/// Bytes of the dispatcher's stack buffer for register-passed struct argument copies (all of
+/// SysV's 14 argument registers, or AAPCS64's 16, fit).
+const REGISTER_COPY_BYTES: usize = 128;
+
+/// The stack buffer of [`REGISTER_COPY_BYTES`] (16-aligned: no register-passed struct has a
+/// larger alignment, since its size is a multiple of it and at most 16 bytes per argument
+/// under the SysV rules, 64 under AAPCS64's HFA rules with 16-byte members at the most).
+#[repr(C, align(16))]
+struct RegisterCopies([MaybeUninit<u8>; REGISTER_COPY_BYTES]);
+
+/// The upcall path of a signature whose arguments (at most [`INLINE_ARGS`]) are scalars and
+/// structs passed in registers and whose return is `void`, a scalar or a struct in registers:
+/// struct arguments are copied from their registers into a buffer on the dispatcher's stack
+/// (they live for the upcall, like a linker-stack frame), and a struct result is loaded into
+/// the return registers straight from the segment the closure returns. No linker-stack frame,
+/// no per-move plan interpretation.
+#[derive(Debug)]
+struct RegisterPath {
+    args: Box<[RegisterArg]>,
+    moves: Box<[RegisterMove]>,
+}
+
+impl RegisterPath {
+    /// The register path of a signature, or `None` (stack or by-reference arguments, a
+    /// memory return, too many arguments or copies over [`REGISTER_COPY_BYTES`]).
+    fn of(args: &[ArgKind], ret: RetKind, plan: &CallPlan) -> Option<RegisterPath> {
+        if args.len() > INLINE_ARGS
+            || plan.hidden_return_pointer.is_some()
+            || (matches!(ret, RetKind::Group(_)) && !matches!(plan.ret, ReturnPlan::Registers(_)))
+        {
+            return None;
+        }
+        let word = |loc: Location| match loc {
+            Location::Int(n) if (n as usize) < VECTOR_WORD => Some(n as usize),
+            Location::Vector(n) if n < 8 => Some(VECTOR_WORD + n as usize),
+            _ => None,
+        };
+        let mut used = 0usize;
+        let mut moves = Vec::new();
+        let mut out = Vec::with_capacity(args.len());
+        for (kind, ap) in args.iter().zip(&plan.args) {
+            out.push(match *kind {
+                ArgKind::Scalar(kind, loc) => RegisterArg::Scalar(ScalarArg {
+                    tag: crate::value::scalar_tag(kind),
+                    word: word(loc)? as u8,
+                    is_bool: kind == ScalarKind::Bool,
+                }),
+                ArgKind::Group { size, align } => {
+                    let offset = used.checked_next_multiple_of(align)?;
+                    used = offset.checked_add(size)?;
+                    if used > REGISTER_COPY_BYTES || align > 16 {
+                        return None;
+                    }
+                    for m in &ap.moves {
+                        if m.offset as usize + m.size as usize > size {
+                            return None;
+                        }
+                        moves.push(RegisterMove {
+                            word: word(m.to)? as u8,
+                            size: m.size,
+                            dst: (offset + m.offset as usize) as u16,
+                        });
+                    }
+                    RegisterArg::Group {
+                        offset: offset as u16,
+                        size: size as u16,
+                    }
+                }
+                ArgKind::ByReference { .. } => return None,
+            });
+        }
+        Some(RegisterPath {
+            args: out.into(),
+            moves: moves.into(),
+        })
+    }
+}
+
 /// Writes the `Value` of a scalar argument from its 64-bit register image: the tag, then the
 /// image as payload (a `bool` normalised to 0 or 1). Equal to `Value::from_scalar_bits` of the
 /// tag's kind (asserted for every kind in the tests): every scalar variant's payload starts at
@@ -425,7 +526,12 @@ impl<'s> Context<'s> {
             Some(g) => RetKind::Group(g.byte_size()),
         };
         let fast = ScalarPath::of(&args, ret);
+        let regs = match fast {
+            Some(_) => None,
+            None => RegisterPath::of(&args, ret, &plan),
+        };
         Ok(Context {
+            regs,
             int_path: IntPath::of(fast.as_ref()),
             owner: 0,
             fast,
@@ -907,6 +1013,10 @@ unsafe fn dispatch(ctx: &Context<'_>, frame: &mut UpcallFrame) -> Result<()> {
         // SAFETY: forwarded.
         return unsafe { dispatch_scalar(ctx, fast, frame) };
     }
+    if let Some(regs) = &ctx.regs {
+        // SAFETY: forwarded.
+        return unsafe { dispatch_registers(ctx, regs, frame) };
+    }
     // SAFETY: forwarded.
     unsafe { dispatch_general(ctx, frame) }
 }
@@ -952,6 +1062,119 @@ unsafe fn dispatch_scalar(
         }
     }
     Ok(())
+}
+
+/// [`dispatch`] for a signature with a [`RegisterPath`].
+///
+/// # Safety
+/// As [`dispatch`]; `regs` is `ctx`'s.
+#[inline(always)]
+unsafe fn dispatch_registers(
+    ctx: &Context<'_>,
+    regs: &RegisterPath,
+    frame: &mut UpcallFrame,
+) -> Result<()> {
+    let words = (frame as *mut UpcallFrame).cast::<u64>();
+    let mut copies = RegisterCopies([MaybeUninit::uninit(); REGISTER_COPY_BYTES]);
+    let base = copies.0.as_mut_ptr().cast::<u8>();
+    for m in regs.moves.iter() {
+        // SAFETY: `m.word` is a register word of the frame and `m.dst + m.size` lies inside
+        // the buffer (`RegisterPath::of`).
+        // Whole eightbytes (the common case) without the per-size dispatch.
+        unsafe {
+            let (dst, bits) = (base.add(m.dst as usize), words.add(m.word as usize).read());
+            if m.size == 8 {
+                dst.cast::<u64>().write_unaligned(bits);
+            } else {
+                store_low_bytes(dst, bits, m.size as usize);
+            }
+        };
+    }
+    let mut inline = [const { MaybeUninit::<Value<'_>>::uninit() }; INLINE_ARGS];
+    for (slot, a) in inline.iter_mut().zip(regs.args.iter()) {
+        match *a {
+            // SAFETY: as in `dispatch_scalar`.
+            RegisterArg::Scalar(s) => unsafe {
+                write_scalar_value(slot.as_mut_ptr(), s, words.add(s.word as usize).read())
+            },
+            // SAFETY: the copy lies inside the buffer, which outlives the segment (the closure
+            // cannot keep it: `UpcallArgs`); its bytes were written by the moves above (struct
+            // padding between members may be unwritten, as in a C copy).
+            RegisterArg::Group { offset, size } => {
+                slot.write(Value::Segment(unsafe {
+                    MemorySegment::from_raw_parts(base.add(offset as usize), size as usize)
+                }));
+            }
+        }
+    }
+    // SAFETY: the first `args.len()` (at most INLINE_ARGS) slots were written just above.
+    let values =
+        unsafe { std::slice::from_raw_parts(inline.as_ptr().cast::<Value<'_>>(), regs.args.len()) };
+    // The largest register-returned struct: an HFA of four doubles in v0..v3 (AAPCS64).
+    let mut image = [0u64; 4];
+    let image_ptr = image.as_mut_ptr().cast::<u8>();
+    let ret = match ctx.ret {
+        // SAFETY: a register-returned struct has at most 32 bytes; `image` outlives the
+        // segment, which the closure cannot keep, and is read below only through `image_ptr`.
+        RetKind::Group(size) => {
+            Some(unsafe { MemorySegment::from_raw_parts(image_ptr, size.min(32)) })
+        }
+        _ => None,
+    };
+    let args = UpcallArgs {
+        values,
+        ret,
+        descriptor: &ctx.descriptor,
+    };
+    let result = (ctx.closure)(&args)?;
+    match ctx.ret {
+        RetKind::Void => {
+            if !matches!(result, Value::Void) {
+                return Err(return_mismatch("void", &result));
+            }
+        }
+        RetKind::Scalar(k, reg) => {
+            let bits = result
+                .scalar_bits(k)
+                .ok_or_else(|| return_mismatch(k, &result))?;
+            frame.set_return(reg, bits);
+        }
+        RetKind::Group(size) => {
+            let src: *const u8 = match result {
+                Value::Void => image_ptr,
+                Value::Segment(s) if s.byte_size() >= size => s.as_ptr(),
+                v => return Err(group_return_mismatch(size, &v)),
+            };
+            if let ReturnPlan::Registers(moves) = &ctx.plan.ret {
+                for m in moves {
+                    // SAFETY: a return move lies inside the struct (`offset + size <= size of
+                    // the layout`), which `src` holds: the closure's segment of at least that
+                    // size, or the 32-byte image.
+                    let bits = unsafe {
+                        let p = src.add(m.offset as usize);
+                        if m.size == 8 {
+                            p.cast::<u64>().read_unaligned()
+                        } else {
+                            load_low_bytes(p, m.size as usize)
+                        }
+                    };
+                    frame.set_return(m.from, bits);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn group_return_mismatch(size: usize, found: &Value<'_>) -> Error {
+    return_mismatch(
+        format_args!(
+            "a segment of at least {size} bytes, or void after writing the return segment"
+        ),
+        found,
+    )
 }
 
 /// [`dispatch`] for any signature: the plan interpreted argument by argument.
@@ -1149,8 +1372,14 @@ pub(crate) unsafe extern "C" fn gatun_upcall_dispatch(ctx: *const c_void, frame:
         Some(fast) => guard(&ctx.descriptor, || unsafe {
             dispatch_scalar(ctx, fast, frame)
         }),
-        // SAFETY: forwarded.
-        None => unsafe { run_general(ctx, frame) },
+        None => match &ctx.regs {
+            // SAFETY: forwarded.
+            Some(regs) => guard(&ctx.descriptor, || unsafe {
+                dispatch_registers(ctx, regs, frame)
+            }),
+            // SAFETY: forwarded.
+            None => unsafe { run_general(ctx, frame) },
+        },
     }
 }
 

@@ -424,3 +424,43 @@ fn integer_path_decodes_registers_and_extends_results_like_the_general_path() {
         assert_eq!(bits, expect, "{kind:?}");
     }
 }
+
+#[test]
+fn register_path_is_taken_by_register_structs_only_and_agrees_with_the_general_path() {
+    let regs = |d: &FunctionDescriptor| context(d, |_| Ok(Value::Void)).regs.is_some();
+    let point = st([V::F64, V::F64]);
+    let mixed = st([V::F64, V::I32]); // 12 bytes: an 8-byte and a 4-byte move
+    assert!(regs(&FD::of(point.clone(), [point.clone()])));
+    assert!(regs(&FD::of_void([
+        mixed.clone(),
+        V::I32.into(),
+        point.clone()
+    ])));
+    assert!(!regs(&FD::of(V::I32, [V::I32]))); // the scalar path
+    assert!(!regs(&FD::of_void([st([V::I64; 3])]))); // MEMORY class, on the stack
+    assert!(!regs(&FD::of(st([V::I64; 3]), []))); // hidden return pointer
+    let d = FD::of(mixed.clone(), [V::I8.into(), mixed.clone()]);
+    let run = |ctx: &Context<'_>| {
+        let mut f = frame(&[]);
+        f.gpr[0] = 0xff; // i8 -1
+        f.vector[0] = 2.5f64.to_bits();
+        f.gpr[1] = 0xdead_beef_0000_0007; // the int member, garbage above
+                                          // SAFETY: no stack arguments; the frame matches the descriptor.
+        unsafe { dispatch(ctx, &mut f) }.unwrap();
+        (f.ret_int, f.ret_vector)
+    };
+    fn echo<'a>(a: &UpcallArgs<'a>) -> Result<Value<'a>> {
+        assert_eq!(a.get::<i8>(0)?, -1);
+        let s = a.segment(1)?;
+        assert_eq!(s.get::<f64>(0)?, 2.5);
+        assert_eq!(s.get::<i32>(8)?, 7);
+        Ok(Value::Segment(s))
+    }
+    let fast = context(&d, echo);
+    assert!(fast.regs.is_some());
+    let mut general = context(&d, echo);
+    general.regs = None;
+    assert_eq!(run(&fast), run(&general));
+    assert_eq!(run(&fast).1[0], 2.5f64.to_bits());
+    assert_eq!(run(&fast).0[0] as u32, 7);
+}
