@@ -174,26 +174,39 @@ enum RetKind {
     Group(usize),
 }
 
-/// The integer-register path of a signature (the x86-64 System V entry's short path): every
-/// argument is a non-`bool` scalar in integer argument register `i` for argument `i` (at most
-/// six), the return is `void` or a scalar in the first integer return register, and the stub is
-/// not confined. The entry then stores the six integer argument registers straight into the
-/// payload words of six [`Value`]s on its stack and calls [`gatun_upcall_dispatch_int`], which
-/// writes the tags and returns the result's bits in its own return register. `#[repr(C)]`,
-/// first in [`Context`]: the entry reads `on` at the context's address.
+/// The Rust side of an integer-register path: `(context, values) -> result bits`.
+type IntDispatch = unsafe extern "C" fn(*const c_void, *mut Value<'static>) -> u64;
+
+/// The integer-register path of a signature (x86-64 System V's short path): every argument is
+/// a non-`bool` scalar in integer argument register `i` for argument `i` (at most six), the
+/// return is `void` or a scalar in the first integer return register, and the stub is not
+/// confined. The stub then jumps to the entry for its argument count, which stores those
+/// registers straight into the payload words of `n` [`Value`]s on its stack and calls
+/// `dispatch` (a [`gatun_upcall_dispatch_int`] monomorphised for the count and the return
+/// conversion), which writes the tags and returns the result's bits in its own return register.
+/// `#[repr(C)]`, first in [`Context`]: the entry calls the word at the context's address.
 #[repr(C)]
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy)]
 struct IntPath {
-    /// Byte 0: nonzero if the stub takes this path.
-    on: u8,
+    /// Offset 0: the dispatcher, `None` if the stub does not take this path.
+    dispatch: Option<IntDispatch>,
     /// The number of arguments (0..=6).
     n: u8,
     /// The `Value` tag the closure's result must have (`Value::Void`'s for `void`).
     ret_tag: u8,
-    /// How the result's payload becomes the return register's bits.
-    ret: IntReturn,
     /// Argument `i`'s `Value` tag.
     tags: [u8; INT_PATH_ARGS],
+}
+
+impl Default for IntPath {
+    fn default() -> IntPath {
+        IntPath {
+            dispatch: None,
+            n: 0,
+            ret_tag: 0,
+            tags: [0; INT_PATH_ARGS],
+        }
+    }
 }
 
 /// The conversion of a scalar result's payload (at offset 8 of its `Value`) to the 64-bit return
@@ -220,7 +233,7 @@ enum IntReturn {
 const INT_PATH_ARGS: usize = 6;
 
 impl IntPath {
-    /// The integer path of a scalar path (an `IntPath` with `on == 0` if there is none).
+    /// The integer path of a scalar path (no dispatcher if there is none).
     fn of(fast: Option<&ScalarPath>) -> IntPath {
         let Some(fast) = fast else {
             return IntPath::default();
@@ -254,10 +267,9 @@ impl IntPath {
             return IntPath::default();
         }
         let mut path = IntPath {
-            on: 1,
+            dispatch: Some(int_dispatcher(fast.args.len(), ret)),
             n: fast.args.len() as u8,
             ret_tag,
-            ret,
             tags: [0; INT_PATH_ARGS],
         };
         for (t, a) in path.tags.iter_mut().zip(fast.args.iter()) {
@@ -980,7 +992,7 @@ impl Linker {
         )?;
         ctx.owner = thread_mark();
         // The integer path does not check the owner.
-        ctx.int_path.on = 0;
+        ctx.int_path.dispatch = None;
         Ok(ConfinedUpcallStub {
             stub: UpcallStub::from_context(Box::new(ctx), arena)?,
             _not_send: PhantomData,
@@ -988,8 +1000,21 @@ impl Linker {
     }
 }
 
-/// The stub's code for `ctx`, from the native backend (its upcall entry).
+/// The stub's code for `ctx`, from the native backend (its upcall entry; on x86-64 System V
+/// the integer-register path's entry when `ctx` has one).
 fn stub_code(ctx: &Context<'_>) -> Result<ExecutableCode> {
+    #[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+    if ctx.int_path.dispatch.is_some() {
+        // SAFETY: the context's first word is its dispatcher for `n` values, and the stub is
+        // called as a function of the descriptor, whose `n` arguments are in rdi.. in order and
+        // whose result is `void` or in rax (`IntPath::of` on the native SysV plan).
+        return unsafe {
+            crate::backend::x86_64_sysv::int_upcall_code(
+                ctx.int_path.n as usize,
+                ctx as *const Context<'_> as usize,
+            )
+        };
+    }
     crate::backend::native::upcall_code(ctx as *const Context<'_> as usize)
 }
 
@@ -1383,40 +1408,63 @@ pub(crate) unsafe extern "C" fn gatun_upcall_dispatch(ctx: *const c_void, frame:
     }
 }
 
-/// The Rust side of the x86-64 System V entry's integer-register path ([`IntPath`]): `values`
-/// holds six [`Value`]s whose payload words the entry filled with rdi..r9; this writes the
-/// first `n` tags, runs the closure under [`guard`] and returns the result's 64-bit register
-/// image (0 for `void`), which the entry leaves in rax.
+/// The dispatcher of an integer-register path of `n` arguments with return conversion `ret`.
+fn int_dispatcher(n: usize, ret: IntReturn) -> IntDispatch {
+    macro_rules! by_return {
+        ($n:literal) => {
+            match ret {
+                IntReturn::Void => gatun_upcall_dispatch_int::<$n, { IntReturn::Void as u8 }>,
+                IntReturn::Word => gatun_upcall_dispatch_int::<$n, { IntReturn::Word as u8 }>,
+                IntReturn::I32 => gatun_upcall_dispatch_int::<$n, { IntReturn::I32 as u8 }>,
+                IntReturn::Low32 => gatun_upcall_dispatch_int::<$n, { IntReturn::Low32 as u8 }>,
+                IntReturn::I16 => gatun_upcall_dispatch_int::<$n, { IntReturn::I16 as u8 }>,
+                IntReturn::U16 => gatun_upcall_dispatch_int::<$n, { IntReturn::U16 as u8 }>,
+                IntReturn::I8 => gatun_upcall_dispatch_int::<$n, { IntReturn::I8 as u8 }>,
+                IntReturn::U8 => gatun_upcall_dispatch_int::<$n, { IntReturn::U8 as u8 }>,
+                IntReturn::Bool => gatun_upcall_dispatch_int::<$n, { IntReturn::Bool as u8 }>,
+            }
+        };
+    }
+    match n {
+        0 => by_return!(0),
+        1 => by_return!(1),
+        2 => by_return!(2),
+        3 => by_return!(3),
+        4 => by_return!(4),
+        5 => by_return!(5),
+        _ => by_return!(6),
+    }
+}
+
+/// The Rust side of an integer-register path ([`IntPath`]) of `N` arguments whose result
+/// converts by `R` (an [`IntReturn`] as `u8`): `values` holds `N` [`Value`]s whose payload
+/// words the entry filled with the argument registers; this writes their tags, runs the closure
+/// under [`guard`] and returns the result's 64-bit register image (0 for `void`), which the
+/// entry leaves in rax.
 ///
 /// # Safety
-/// Called only by the entry assembly, for a context whose `int_path.on` is set, with `values`
-/// pointing to six writable, 8-aligned `Value`s whose payload words hold the caller's integer
-/// argument registers, for a C call of the stub's descriptor type.
-#[cfg_attr(
-    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
-    allow(dead_code)
-)]
-pub(crate) unsafe extern "C" fn gatun_upcall_dispatch_int(
+/// Called only by the entry assembly, for a context whose `int_path.dispatch` is this
+/// function, with `values` pointing to `N` writable, 8-aligned `Value`s whose payload words
+/// hold the caller's first `N` integer argument registers, for a C call of the stub's
+/// descriptor type.
+unsafe extern "C" fn gatun_upcall_dispatch_int<const N: usize, const R: u8>(
     ctx: *const c_void,
     values: *mut Value<'static>,
 ) -> u64 {
     // SAFETY: the stub's code holds the address of its live boxed Context (module invariants).
     let ctx = unsafe { &*ctx.cast::<Context<'_>>() };
     let path = &ctx.int_path;
-    let n = path.n as usize;
     let base = values.cast::<u8>();
-    let mut i = 0;
-    while i < n {
-        // SAFETY: `i < n <= 6`: the tag byte of one of the entry's six values.
+    for i in 0..N {
+        // SAFETY: `i < N`: the tag byte of one of the entry's values.
         unsafe {
             base.add(i * std::mem::size_of::<Value<'_>>())
                 .write(path.tags[i])
         };
-        i += 1;
     }
-    // SAFETY: the first `n` values have their tags (just written) and payloads (the entry's
-    // register images, whose low bytes are the declared width's value; no `bool`s).
-    let values = unsafe { std::slice::from_raw_parts(values.cast_const(), n) };
+    // SAFETY: the `N` values have their tags (just written) and payloads (the entry's register
+    // images, whose low bytes are the declared width's value; no `bool`s).
+    let values = unsafe { std::slice::from_raw_parts(values.cast_const(), N) };
     let mut bits = 0u64;
     guard(&ctx.descriptor, || {
         let args = UpcallArgs {
@@ -1427,7 +1475,7 @@ pub(crate) unsafe extern "C" fn gatun_upcall_dispatch_int(
         // Matched by reference: the result is not moved out of the `Result`.
         let result = (ctx.closure)(&args);
         match &result {
-            Ok(v) => bits = int_result_bits(ctx, v)?,
+            Ok(v) => bits = int_result_bits::<R>(ctx, v)?,
             Err(_) => return result.map(|_| ()),
         }
         Ok(())
@@ -1435,33 +1483,25 @@ pub(crate) unsafe extern "C" fn gatun_upcall_dispatch_int(
     bits
 }
 
-/// The return image of an integer-path result.
+/// The return image of an integer-path result converted by `R` (an [`IntReturn`] as `u8`).
 #[inline(always)]
-fn int_result_bits(ctx: &Context<'_>, result: &Value<'_>) -> Result<u64> {
-    let path = &ctx.int_path;
-    if crate::value::value_tag(result) != path.ret_tag {
+fn int_result_bits<const R: u8>(ctx: &Context<'_>, result: &Value<'_>) -> Result<u64> {
+    if crate::value::value_tag(result) != ctx.int_path.ret_tag {
         return scalar_result_bits(ctx.fast.as_ref(), result);
     }
     let payload = (result as *const Value<'_>).cast::<u8>().wrapping_add(8);
     // SAFETY: the tag is the declared kind's, so the payload at offset 8 is an initialised
     // value of that kind's width (`Value` is `#[repr(C, u8)]`).
-    // `int` and 64-bit results first, then a jump on the rest.
     Ok(unsafe {
-        if path.ret == IntReturn::I32 {
-            return Ok(payload.cast::<i32>().read() as i64 as u64);
-        }
-        if path.ret == IntReturn::Word {
-            return Ok(payload.cast::<u64>().read());
-        }
-        match path.ret {
-            IntReturn::Void => 0,
-            IntReturn::Word => payload.cast::<u64>().read(),
-            IntReturn::I32 => payload.cast::<i32>().read() as i64 as u64,
-            IntReturn::Low32 => payload.cast::<u32>().read() as u64,
-            IntReturn::I16 => payload.cast::<i16>().read() as i64 as u64,
-            IntReturn::U16 => payload.cast::<u16>().read() as u64,
-            IntReturn::I8 => payload.cast::<i8>().read() as i64 as u64,
-            IntReturn::U8 | IntReturn::Bool => payload.read() as u64,
+        match R {
+            r if r == IntReturn::Word as u8 => payload.cast::<u64>().read(),
+            r if r == IntReturn::I32 as u8 => payload.cast::<i32>().read() as i64 as u64,
+            r if r == IntReturn::Low32 as u8 => payload.cast::<u32>().read() as u64,
+            r if r == IntReturn::I16 as u8 => payload.cast::<i16>().read() as i64 as u64,
+            r if r == IntReturn::U16 as u8 => payload.cast::<u16>().read() as u64,
+            r if r == IntReturn::I8 as u8 => payload.cast::<i8>().read() as i64 as u64,
+            r if r == IntReturn::U8 as u8 || r == IntReturn::Bool as u8 => payload.read() as u64,
+            _ => 0,
         }
     })
 }
