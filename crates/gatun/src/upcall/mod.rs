@@ -411,6 +411,9 @@ struct RegisterCopies([MaybeUninit<u8>; REGISTER_COPY_BYTES]);
 struct RegisterPath {
     args: Box<[RegisterArg]>,
     moves: Box<[RegisterMove]>,
+    /// For a struct return: `size` bytes at `dst` of the result go to frame word `word` (a
+    /// return register word); `dst` is the offset in the struct here.
+    ret_moves: Box<[RegisterMove]>,
 }
 
 impl RegisterPath {
@@ -462,9 +465,27 @@ impl RegisterPath {
                 ArgKind::ByReference { .. } => return None,
             });
         }
+        let ret_moves = match (&plan.ret, ret) {
+            (ReturnPlan::Registers(ms), RetKind::Group(size)) => ms
+                .iter()
+                .map(|m| {
+                    (m.offset as usize + m.size as usize <= size).then_some(RegisterMove {
+                        word: match m.from {
+                            Register::Int(0) => RET_INT_WORD,
+                            Register::Int(_) => RET_INT_WORD + 1,
+                            Register::Vector(n) => RET_VECTOR_WORD + (n as usize & 3),
+                        } as u8,
+                        size: m.size,
+                        dst: m.offset as u16,
+                    })
+                })
+                .collect::<Option<Box<[_]>>>()?,
+            _ => Box::new([]),
+        };
         Some(RegisterPath {
             args: out.into(),
             moves: moves.into(),
+            ret_moves,
         })
     }
 }
@@ -1170,20 +1191,19 @@ unsafe fn dispatch_registers(
                 Value::Segment(s) if s.byte_size() >= size => s.as_ptr(),
                 v => return Err(group_return_mismatch(size, &v)),
             };
-            if let ReturnPlan::Registers(moves) = &ctx.plan.ret {
-                for m in moves {
-                    // SAFETY: a return move lies inside the struct (`offset + size <= size of
-                    // the layout`), which `src` holds: the closure's segment of at least that
-                    // size, or the 32-byte image.
-                    let bits = unsafe {
-                        let p = src.add(m.offset as usize);
-                        if m.size == 8 {
-                            p.cast::<u64>().read_unaligned()
-                        } else {
-                            load_low_bytes(p, m.size as usize)
-                        }
+            for m in regs.ret_moves.iter() {
+                // SAFETY: a return move lies inside the struct (`dst + size <= size of the
+                // layout`, `RegisterPath::of`), which `src` holds: the closure's segment of at
+                // least that size, or the 32-byte image; `m.word` is a return word of the
+                // frame.
+                unsafe {
+                    let p = src.add(m.dst as usize);
+                    let bits = if m.size == 8 {
+                        p.cast::<u64>().read_unaligned()
+                    } else {
+                        load_low_bytes(p, m.size as usize)
                     };
-                    frame.set_return(m.from, bits);
+                    words.add(m.word as usize).write(bits);
                 }
             }
         }
