@@ -12,13 +12,15 @@
 //!
 //! - **Arguments.** Scalars arrive as their `Value` variants, truncated to their declared width
 //!   (a `bool` is `byte != 0`). A struct or union by value — in registers or, for MEMORY-class
-//!   and spilled structs, on the caller's stack — is copied into one frame of the per-thread
-//!   [`linker_stack`] (the JDK's `Allocate` binding from the upcall's context arena) and
-//!   arrives as a [`Value::Segment`] that lives for the duration of the upcall only (the
-//!   lifetime of [`UpcallArgs`] makes keeping it longer a compile error). Upcalls without
-//!   struct arguments push no frame. A struct the caller passes by reference (AAPCS64 §6.8.2
-//!   B.3: over 16 bytes and not an HFA; Win64: any size but 1, 2, 4 or 8 bytes) is not copied:
-//!   its segment is the caller's own copy, which the closure may also write.
+//!   and spilled structs, on the caller's stack — is copied and arrives as a
+//!   [`Value::Segment`] that lives for the duration of the upcall only (the lifetime of
+//!   [`UpcallArgs`] makes keeping it longer a compile error). When every argument and the
+//!   return are in registers the copies go into a 128-byte buffer on the dispatcher's stack;
+//!   otherwise into one frame of the per-thread [`linker_stack`] (the JDK's `Allocate` binding
+//!   from the upcall's context arena). Upcalls without struct arguments copy nothing. A struct
+//!   the caller passes by reference (AAPCS64 §6.8.2 B.3: over 16 bytes and not an HFA; Win64:
+//!   any size but 1, 2, 4 or 8 bytes) is not copied: its segment is the caller's own copy,
+//!   which the closure may also write.
 //! - **Returns.** The closure returns `Ok(value)`: [`Value::Void`] for `void`, the scalar of
 //!   exactly the declared kind (a pointer as `Value::Address` or `Value::Segment`), or, for a
 //!   struct return, either a `Value::Segment` of at least the layout's size whose bytes are
@@ -36,8 +38,8 @@
 //!   an uncaught exception in an upcall (it crashes the VM).
 //! - **Threads.** C may call the pointer from any thread, including threads Rust never saw
 //!   (created with `pthread_create` in C): the closure must be `Send + Sync`, a bound of
-//!   [`Linker::upcall_stub`]. On such a thread the first upcall with struct arguments creates
-//!   the thread's linker-stack block; it is freed when the thread exits (Rust's thread-local
+//!   [`Linker::upcall_stub`]. On such a thread the first upcall that copies into the linker
+//!   stack (struct arguments not all in registers) creates the thread's linker-stack block; it is freed when the thread exits (Rust's thread-local
 //!   destructors run for every pthread).
 //!   A closure that is not `Send + Sync` (it captures an `Rc`, a `RefCell`, a segment of a
 //!   confined arena) goes through [`Linker::upcall_stub_confined`] instead: the
@@ -67,6 +69,11 @@
 //!   for the return layout's size.
 //! - Struct argument copies are written with exactly each move's `size` bytes at its `offset`
 //!   (inside the copy of the layout's size); register-return images are 32 bytes.
+//! - A context is `#[repr(C)]` with its [`IntPath`] first: the x86-64 System V integer entries
+//!   call the function pointer at the context's address, which is set only for signatures that
+//!   `IntPath::of` accepted on the native plan (arguments in rdi.. in order, result in rax).
+//! - A [`RegisterPath`]'s moves lie inside the 128-byte copy buffer and inside each struct,
+//!   and name only register words of the frame (checked when it is made).
 
 use std::ffi::c_void;
 use std::fmt;
@@ -592,8 +599,8 @@ const INLINE_ARGS: usize = 16;
 /// forwarding (measured: `int(int)` identity upcall 14.5 ns with `get`, 18-22 ns with
 /// `Ok(args[0])`).
 ///
-/// Everything borrows the upcall: struct argument segments point into a linker-stack frame that
-/// is popped when the closure returns, so they cannot be kept (the `'a` lifetime ends with the
+/// Everything borrows the upcall: struct argument segments point into a linker-stack frame or a
+/// buffer on the dispatcher's stack, both gone when the closure returns, so they cannot be kept (the `'a` lifetime ends with the
 /// call). `!Send` and `!Sync`, like the segments it holds.
 ///
 /// ```
@@ -1417,14 +1424,10 @@ pub(crate) unsafe extern "C" fn gatun_upcall_dispatch(ctx: *const c_void, frame:
         Some(fast) => guard(&ctx.descriptor, || unsafe {
             dispatch_scalar(ctx, fast, frame)
         }),
-        None => match &ctx.regs {
-            // SAFETY: forwarded.
-            Some(regs) => guard(&ctx.descriptor, || unsafe {
-                dispatch_registers(ctx, regs, frame)
-            }),
-            // SAFETY: forwarded.
-            None => unsafe { run_general(ctx, frame) },
-        },
+        // SAFETY: forwarded.
+        None if ctx.regs.is_some() => unsafe { run_registers(ctx, frame) },
+        // SAFETY: forwarded.
+        None => unsafe { run_general(ctx, frame) },
     }
 }
 
@@ -1539,6 +1542,21 @@ fn scalar_result_bits(fast: Option<&ScalarPath>, result: &Value<'_>) -> Result<u
             Some(bits) => Ok(bits),
             None => Err(return_mismatch(kind, result)),
         },
+    }
+}
+
+/// [`dispatch_registers`] under [`guard`], out of line (inlined, it made the scalar path's code
+/// in the caller larger and slower on AArch64).
+///
+/// # Safety
+/// As [`dispatch`].
+#[inline(never)]
+unsafe fn run_registers(ctx: &Context<'_>, frame: &mut UpcallFrame) {
+    if let Some(regs) = &ctx.regs {
+        // SAFETY: forwarded.
+        guard(&ctx.descriptor, || unsafe {
+            dispatch_registers(ctx, regs, frame)
+        })
     }
 }
 
