@@ -406,7 +406,8 @@ fn integer_path_decodes_registers_and_extends_results_like_the_general_path() {
         *seen.lock().unwrap(),
         ["-1", "65535", "-2147483648", "7", "9", "0xabcd"]
     );
-    let results: [(V, fn() -> Value<'static>, u64); 4] = [
+    type Case = (V, fn() -> Value<'static>, u64);
+    let results: [Case; 4] = [
         (V::U32, || Value::U32(u32::MAX), u32::MAX as u64),
         (V::I32, || Value::I32(-1), u64::MAX),
         (V::U8, || Value::U8(200), 200),
