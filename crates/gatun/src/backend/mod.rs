@@ -10,8 +10,9 @@
 //!   (compiled stubs, the trampoline as checked fallback, by-reference copies, upcall entry) on
 //!   AArch64 Linux and Apple arm64 (not under Miri; the Apple flavour is compiled but not
 //!   executed in CI).
-//! - [`win64`]: the Microsoft x64 convention. Classification only, on every host; Windows
-//!   links through `unsupported` until an executor exists.
+//! - [`win64`]: the Microsoft x64 convention. Classification on every host; the executor
+//!   (the trampoline, by-reference copies, hidden return pointer, capture of `GetLastError`,
+//!   `WSAGetLastError` and `errno`, upcall entry) on x86-64 Windows (not under Miri).
 //! - `unsupported`: the backend of every other target, whose link returns
 //!   [`Error::Unsupported`](crate::Error::Unsupported).
 //!
@@ -44,7 +45,11 @@ pub(crate) mod x86_64_sysv;
 
 #[cfg_attr(
     not(any(
-        all(target_arch = "x86_64", target_os = "linux", not(miri)),
+        all(
+            target_arch = "x86_64",
+            any(target_os = "linux", target_os = "windows"),
+            not(miri)
+        ),
         all(
             target_arch = "aarch64",
             any(target_os = "linux", target_vendor = "apple"),
@@ -56,9 +61,13 @@ pub(crate) mod x86_64_sysv;
 pub(crate) use moves::{
     scalar_register, store_low_bytes, store_return, ArgSource, CopyArea, StackArgs,
 };
-// Whole-slot stack moves: the x86-64 executor's (the AArch64 one writes each move's width).
+// Whole-slot stack moves: the x86-64 executors' (the AArch64 one writes each move's width).
 #[cfg_attr(
-    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
+    not(all(
+        target_arch = "x86_64",
+        any(target_os = "linux", target_os = "windows"),
+        not(miri)
+    )),
     allow(unused_imports)
 )]
 pub(crate) use moves::load_arg;
@@ -67,6 +76,7 @@ native_backend! {
     (all(target_arch = "x86_64", target_os = "linux", not(miri))) => x86_64_sysv,
     (all(target_arch = "aarch64", target_os = "linux", not(miri))) => aarch64,
     (all(target_arch = "aarch64", target_vendor = "apple", not(miri))) => aarch64,
+    (all(target_arch = "x86_64", target_os = "windows", not(miri))) => win64,
 }
 
 /// Which way a plan is used: the checks of a backend's [`native::plan`] name it in their
@@ -82,10 +92,13 @@ pub(crate) enum Direction {
 impl Direction {
     /// `"downcall"` or `"upcall"`.
     #[cfg_attr(
-        all(
-            target_arch = "aarch64",
-            any(target_os = "linux", target_vendor = "apple"),
-            not(miri)
+        any(
+            all(
+                target_arch = "aarch64",
+                any(target_os = "linux", target_vendor = "apple"),
+                not(miri)
+            ),
+            all(target_arch = "x86_64", target_os = "windows", not(miri))
         ),
         allow(dead_code)
     )]

@@ -10,7 +10,11 @@
 // Used by the executors (and the upcall dispatcher) only: the unsupported backend has none.
 #![cfg_attr(
     not(any(
-        all(target_arch = "x86_64", target_os = "linux", not(miri)),
+        all(
+            target_arch = "x86_64",
+            any(target_os = "linux", target_os = "windows"),
+            not(miri)
+        ),
         all(
             target_arch = "aarch64",
             any(target_os = "linux", target_vendor = "apple"),
@@ -117,9 +121,13 @@ impl StackArgs {
     }
 
     /// Writes the 8-byte slot at byte offset `off` (a `Location::Stack` of the plan).
-    // The x86-64 executor's (whole slots).
+    // The x86-64 executors' (whole slots).
     #[cfg_attr(
-        not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
+        not(all(
+            target_arch = "x86_64",
+            any(target_os = "linux", target_os = "windows"),
+            not(miri)
+        )),
         allow(dead_code)
     )]
     #[inline(always)]
@@ -164,9 +172,13 @@ impl StackArgs {
 ///
 /// # Safety
 /// `src` must be readable for every move's `offset + size` bytes (the argument layout's size).
-// The x86-64 executor's (whole slots).
+// The x86-64 executors' (whole slots).
 #[cfg_attr(
-    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
+    not(all(
+        target_arch = "x86_64",
+        any(target_os = "linux", target_os = "windows"),
+        not(miri)
+    )),
     allow(dead_code)
 )]
 #[inline(always)]

@@ -1,6 +1,74 @@
 //! The Win64 backend: Microsoft x64 calling convention classification into a
-//! [`CallPlan`](crate::abi::CallPlan) ([`classify`], public as `gatun::abi::win64`). Pure data,
-//! compiled and tested on every host; there is no Win64 executor yet, so no handle is linked
-//! through it (on Windows the native backend is `unsupported`).
+//! [`CallPlan`](crate::abi::CallPlan) ([`classify`], public as `gatun::abi::win64`; pure data,
+//! compiled and tested on every host), and on x86-64 Windows — where this is
+//! `backend::native` — the executor: the hand-written trampoline (`trampoline`) with the Rust
+//! code that fills its call frame (`frame`), the by-reference copies and the hidden return
+//! pointer (`executor`), and the upcall entry (`upcall_entry`).
+//!
+//! Both `global_asm!` functions carry SEH unwind directives (`.seh_proc` ... `.seh_endproc`),
+//! from which the assembler emits their `.pdata`/`.xdata` entries, so Windows stack walks
+//! (exceptions, debuggers, `RtlVirtualUnwind`) pass through them. Calls run the trampoline;
+//! there is no Win64 stub compiler yet (the executor's `Stub` place is marked in `executor`).
+
+/// Items of the executor: compiled only where it runs (this module is then `backend::native`).
+macro_rules! executor_items {
+    ($($item:item)*) => {
+        $(#[cfg(all(target_arch = "x86_64", target_os = "windows", not(miri)))] $item)*
+    };
+}
 
 pub mod classify;
+
+executor_items! {
+    use crate::abi::CallPlan;
+    use crate::backend::Direction;
+    use crate::error::Result;
+    use crate::linker::FunctionDescriptor;
+
+    pub(crate) mod executor;
+    mod frame;
+    mod last_error;
+    pub(crate) mod trampoline;
+    pub(crate) mod upcall_entry;
+    #[cfg(test)]
+    mod tests;
+
+    pub(crate) use executor::Executor;
+    pub(crate) use frame::CallFrame;
+    pub(crate) use super::absent::ImageEntry;
+
+    /// This backend's one classification entry point for its executor: the Win64 plan
+    /// ([`classify::plan`], which checks every size and the stack limit), for downcalls and
+    /// upcalls alike. The executor has no limits of its own beyond the plan's: by-reference
+    /// arguments and the hidden return pointer are carried out.
+    ///
+    /// # Errors
+    /// As [`classify::plan`].
+    pub(crate) fn plan(
+        descriptor: &FunctionDescriptor,
+        first_variadic: Option<usize>,
+        _direction: Direction,
+    ) -> Result<CallPlan> {
+        classify::plan(descriptor, first_variadic)
+    }
+
+    /// The code of an upcall stub whose context is at address `context` (see `upcall_entry`),
+    /// in its own executable region.
+    ///
+    /// # Errors
+    /// [`crate::Error::Unsupported`] if the OS refuses executable memory.
+    pub(crate) fn upcall_code(context: usize) -> Result<crate::code::ExecutableCode> {
+        // SAFETY: the upcall stub's code (`upcall_entry`): loads `context` into r10 and the
+        // shared entry's address into r11 and jumps to it, called only as a function of the
+        // stub's descriptor type.
+        unsafe { crate::code::ExecutableCode::new(&upcall_entry::stub_code(context)) }
+    }
+}
+
+#[cfg(all(
+    target_arch = "x86_64",
+    target_os = "windows",
+    not(miri),
+    feature = "internals"
+))]
+pub(crate) use executor::{compile_uncached, stub_code};

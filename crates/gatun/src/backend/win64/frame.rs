@@ -1,0 +1,114 @@
+//! The Win64 trampoline's call frame, filled from a plan by Rust code.
+//!
+//! # Invariants (the unsafe story of this module)
+//! - A [`CallFrame`] is built on the Rust stack by the invoking thread, passed by pointer to
+//!   the trampoline and read back after it returns; nothing else sees it.
+//! - The stack-argument array has [`crate::backend::moves::MAX_STACK_SLOTS`] slots; the linker
+//!   refuses at link time any plan whose `stack_bytes` (32 bytes of shadow space included)
+//!   exceed [`crate::backend::MAX_STACK_BYTES`], so every `Location::Stack(off)` of a handle's
+//!   plan indexes inside it. Slots 0..4 are the shadow space: zeroed, never written by a move.
+//! - Argument sources are read with exactly `ArgMove::size` bytes at `offset`
+//!   ([`crate::backend::moves::load_move`]); the callers in `linker::handle` guarantee the source
+//!   regions are at least the layout's size.
+//! - `capture` is null or a capture buffer of 12 bytes (`GetLastError`, `WSAGetLastError`,
+//!   `errno`, 4-byte aligned), and then `errno` is this thread's errno address.
+
+use std::ffi::c_void;
+
+use super::trampoline;
+use crate::abi::{CallPlan, Location, Register};
+use crate::backend::StackArgs;
+
+/// The call frame the trampoline consumes (`#[repr(C)]`: the assembly uses these offsets,
+/// asserted in `trampoline`; 120 bytes).
+#[repr(C)]
+#[derive(Debug)]
+pub(crate) struct CallFrame {
+    /// 0: the function to call.
+    pub target: *const c_void,
+    /// 8: rcx, rdx, r8, r9 (argument slots 0..4).
+    pub gpr: [u64; 4],
+    /// 40: the low 64 bits of xmm0..xmm3 (argument slots 0..4).
+    pub xmm: [u64; 4],
+    /// 72: first stack slot, set by `call` (slot k goes to `[rsp + 8k]` at the call; slots
+    /// 0..4 are the shadow space).
+    pub stack: *const u64,
+    /// 80: number of 8-byte stack slots, shadow space included (`stack_bytes / 8`, at least 4).
+    pub stack_slots: usize,
+    /// 88: the capture buffer (`[GetLastError, WSAGetLastError, errno]` as `i32`s), or null
+    /// for no capture.
+    pub capture: *mut i32,
+    /// 96: this thread's errno address when `capture` is not null.
+    pub errno: *mut i32,
+    /// 104: rax after the call.
+    pub rax: u64,
+    /// 112: the low 64 bits of xmm0 after the call.
+    pub xmm0: u64,
+}
+
+impl CallFrame {
+    /// A frame for `plan` calling `target`, with the first `plan.stack_bytes / 8` slots of
+    /// `stack` zeroed (at least the four shadow slots).
+    #[inline(always)]
+    pub fn new(target: *const c_void, plan: &CallPlan, stack: &mut StackArgs) -> CallFrame {
+        let slots = (plan.stack_bytes as usize / 8).max(4);
+        CallFrame {
+            target,
+            gpr: [0; 4],
+            xmm: [0; 4],
+            stack: {
+                stack.zero_prefix(slots);
+                std::ptr::null()
+            },
+            stack_slots: slots,
+            capture: std::ptr::null_mut(),
+            errno: std::ptr::null_mut(),
+            rax: 0,
+            xmm0: 0,
+        }
+    }
+
+    /// Captures into `buffer` (null: no capture): the trampoline restores the three states
+    /// from it right before the call and saves them into it right after.
+    #[inline(always)]
+    pub fn capture_into(&mut self, buffer: *mut i32) {
+        self.capture = buffer;
+        if !buffer.is_null() {
+            self.errno = crate::backend::thread_errno();
+        }
+    }
+
+    /// Stores `value` at `to`: `Int(0..4)` is rcx, rdx, r8, r9, `Vector(0..4)` xmm0..xmm3 (its
+    /// low 64 bits), `Stack(off)` the whole 8-byte slot at byte offset `off` (32 or more).
+    #[inline(always)]
+    pub fn store(&mut self, stack: &mut StackArgs, to: Location, value: u64) {
+        match to {
+            Location::Int(n) => self.gpr[n as usize] = value,
+            Location::Vector(n) => self.xmm[n as usize] = value,
+            Location::Stack(off) => stack.set(off, value),
+        }
+    }
+
+    /// The 64-bit value of a return register after the call: `Int(0)` is rax, `Vector(0)` the
+    /// low 64 bits of xmm0 (the only return registers of a Win64 plan).
+    #[inline(always)]
+    pub fn returned(&self, r: Register) -> u64 {
+        match r {
+            Register::Int(_) => self.rax,
+            Register::Vector(_) => self.xmm0,
+        }
+    }
+
+    /// Calls the target with `stack` as its outgoing stack area (the one given to
+    /// [`CallFrame::new`] and written by [`CallFrame::store`]).
+    ///
+    /// # Safety
+    /// The frame must describe a valid call of `target` (see the module invariants) and the
+    /// target's own contract must hold.
+    #[inline(always)]
+    pub unsafe fn call(&mut self, stack: &mut StackArgs) {
+        self.stack = stack.base();
+        // SAFETY: forwarded to the caller; `stack` is the area the frame's stack moves wrote.
+        unsafe { trampoline::gatun_win64_call(self) }
+    }
+}
