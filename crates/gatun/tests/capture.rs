@@ -22,7 +22,9 @@ use std::ffi::{c_int, c_void};
 
 use common::*;
 use gatun::capture::{adapt_system_call, Errno, SystemCall, CAPTURE_NESTING};
-use gatun::linker::{FunctionDescriptor as FD, Linker, LinkerOption, SymbolLookup};
+use gatun::linker::{
+    capturable_states, FunctionDescriptor as FD, Linker, LinkerOption, SymbolLookup,
+};
 use gatun::{Error, Value};
 
 const ERRNO: &[LinkerOption] = &[LinkerOption::CaptureCallState(&["errno"])];
@@ -197,17 +199,31 @@ fn invariants() {
         ERRNO,
         "foo",
     );
+    // "errno" on Linux; "GetLastError, WSAGetLastError, errno" on Windows
+    let valid = capturable_states().join(", ");
     assert_eq!(
         e,
         Error::UnknownCaptureState {
             name: "foo".into(),
-            valid: "errno".into()
+            valid: valid.clone()
         }
     );
-    assert_eq!(e.to_string(), "unknown capture state 'foo'; valid: errno");
-    // Windows-only states.
+    assert_eq!(
+        e.to_string(),
+        format!("unknown capture state 'foo'; valid: {valid}")
+    );
+    // Windows-only states: unavailable elsewhere; on Windows, not captured by this handle.
     for name in ["GetLastError", "WSAGetLastError"] {
         let e = adapt("capture_int", &int2, ERRNO, name);
+        if cfg!(windows) {
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "cannot adapt handle (i32, i32)i32: was not linked with capture_call_state(\"{name}\")"
+                )
+            );
+            continue;
+        }
         assert_eq!(
             e,
             Error::CaptureStateUnavailable {

@@ -75,7 +75,7 @@ fn no_allocation_on_any_invocation_path() {
     let id_make_t = id_make.interpreted();
     let b100_sum_t = b100_sum.interpreted();
     let typed_add = add.typed::<(i32, i32), i32>().unwrap();
-    assert_eq!(typed_add.is_direct(), COMPILED_STUBS);
+    assert!(typed_add.is_direct());
     let typed_errno = errno.typed::<(*mut i32, i32, i32), i32>().unwrap();
 
     // Round 0 warms up what is made once per thread (the linker stack's block, which AArch64's
