@@ -893,11 +893,18 @@ pub fn prepare_call<'a>(
 
     // The fixed arguments are checked against the linker's limits before any argument buffer
     // is allocated (a by-value `struct { long a[1 << 40]; }` is an error, not an allocation).
-    if cfg!(target_arch = "x86_64") {
+    if cfg!(all(target_arch = "x86_64", windows)) {
+        gatun::abi::win64::plan(&f.descriptor, f.variadic).map_err(|e| e.to_string())?;
+    } else if cfg!(target_arch = "x86_64") {
         gatun::abi::sysv_x64::plan(&f.descriptor, f.variadic).map_err(|e| e.to_string())?;
     } else if cfg!(target_arch = "aarch64") {
         use gatun::abi::aarch64::{plan, Flavour};
-        plan(&f.descriptor, f.variadic, Flavour::Linux).map_err(|e| e.to_string())?;
+        let flavour = if cfg!(target_vendor = "apple") {
+            Flavour::Apple
+        } else {
+            Flavour::Linux
+        };
+        plan(&f.descriptor, f.variadic, flavour).map_err(|e| e.to_string())?;
     }
 
     let mut bufs = Buffers {

@@ -1,9 +1,11 @@
 //! `gatun layout 'struct S { char c; double d; int i[3]; }'`: the layout of a C type as
 //! `gatun::cdecl` computes it — size, alignment, each field's offset and size, the padding
 //! holes (like pahole), and the classification of the ABI gatun calls with on this host: on
-//! x86-64 the SysV class of each eightbyte (`gatun::abi::sysv_x64::classify`, SysV AMD64 ABI
-//! §3.2.3), on AArch64 the AAPCS64 argument class (`gatun::abi::aarch64::classify`, AAPCS64
-//! §6.8.2 stage B: HFA, ≤ 16-byte composite, or by reference). `--json` prints the same as
+//! x86-64 Linux the SysV class of each eightbyte (`gatun::abi::sysv_x64::classify`, SysV AMD64
+//! ABI §3.2.3), on x86-64 Windows the Microsoft x64 passing (1, 2, 4 or 8 bytes as an integer,
+//! any other size by reference), on AArch64 the AAPCS64 (or Apple arm64) argument class
+//! (`gatun::abi::aarch64::classify`, AAPCS64 §6.8.2 stage B: HFA, ≤ 16-byte composite, or by
+//! reference). `--json` prints the same as
 //! JSON; `-i HEADER` makes a header's types available (`gatun layout -i sys/stat.h 'struct
 //! stat'`).
 
@@ -215,9 +217,43 @@ fn node_json(n: &Node) -> Json {
     v
 }
 
-/// The SysV x86-64 classification as text and JSON, or `None` off x86-64.
+/// The Win64 (Microsoft x64) passing of a value of `layout` as text and JSON, or `None` off
+/// x86-64 Windows.
+fn win64(layout: &MemoryLayout) -> Option<(String, Json)> {
+    use gatun::layout::ScalarKind;
+    if !cfg!(all(target_arch = "x86_64", windows)) {
+        return None;
+    }
+    let size = layout.byte_size();
+    Some(match layout {
+        MemoryLayout::Value(v) if matches!(v.kind(), ScalarKind::F32 | ScalarKind::F64) => (
+            "Win64: FLOAT (the argument slot's xmm register; variadic: xmm and GPR; returned in xmm0)"
+                .to_string(),
+            json!({ "class": "FLOAT" }),
+        ),
+        MemoryLayout::Value(_) => (
+            "Win64: INTEGER (the argument slot's GPR or 8-byte stack slot; returned in rax)"
+                .to_string(),
+            json!({ "class": "INTEGER" }),
+        ),
+        _ if gatun::abi::win64::is_register_sized(size) => (
+            format!(
+                "Win64: INTEGER ({size} bytes: passed as an integer in the slot's GPR, even if all floats; returned in rax)"
+            ),
+            json!({ "class": "INTEGER", "bytes": size }),
+        ),
+        _ => (
+            format!(
+                "Win64: BY REFERENCE ({size} bytes, not 1, 2, 4 or 8: passed as a pointer to a 16-byte aligned caller copy; returned through a hidden pointer in rcx)"
+            ),
+            json!({ "class": "BY_REFERENCE", "bytes": size }),
+        ),
+    })
+}
+
+/// The SysV x86-64 classification as text and JSON, or `None` off x86-64 and on Windows.
 fn sysv(layout: &MemoryLayout) -> Option<(String, Json)> {
-    if !cfg!(target_arch = "x86_64") {
+    if !cfg!(target_arch = "x86_64") || cfg!(windows) {
         return None;
     }
     Some(match classify(layout) {
@@ -248,12 +284,17 @@ fn sysv(layout: &MemoryLayout) -> Option<(String, Json)> {
     })
 }
 
-/// The AAPCS64 (Linux) argument class as text and JSON, or `None` off AArch64.
+/// The AAPCS64 (Linux) or Apple arm64 argument class as text and JSON, or `None` off AArch64.
 fn aapcs64(layout: &MemoryLayout) -> Option<(String, Json)> {
     use gatun::abi::aarch64::{classify, ArgClass as A, Flavour};
     if !cfg!(target_arch = "aarch64") {
         return None;
     }
+    let (flavour, abi) = if cfg!(target_vendor = "apple") {
+        (Flavour::Apple, "Apple arm64")
+    } else {
+        (Flavour::Linux, "AAPCS64")
+    };
     let kind_name = |k: gatun::layout::ScalarKind| {
         if k == gatun::layout::ScalarKind::F32 {
             "float"
@@ -261,33 +302,32 @@ fn aapcs64(layout: &MemoryLayout) -> Option<(String, Json)> {
             "double"
         }
     };
-    Some(match classify(layout, Flavour::Linux) {
+    Some(match classify(layout, flavour) {
         A::Integer => (
-            "AAPCS64: INTEGER (one x register or stack slot)".to_string(),
+            format!("{abi}: INTEGER (one x register or stack slot)"),
             json!({ "class": "INTEGER" }),
         ),
         A::Float(k) => (
-            format!("AAPCS64: FLOAT ({}; one v register or stack slot)", kind_name(k)),
+            format!("{abi}: FLOAT ({}; one v register or stack slot)", kind_name(k)),
             json!({ "class": "FLOAT", "member": kind_name(k) }),
         ),
         A::Hfa { kind, count } => (
             format!(
-                "AAPCS64: HFA of {count} {} (v registers, all or none; B.2, C.2-C.4)",
+                "{abi}: HFA of {count} {} (v registers, all or none; B.2, C.2-C.4)",
                 kind_name(kind)
             ),
             json!({ "class": "HFA", "member": kind_name(kind), "count": count }),
         ),
         A::Composite { units, align16 } => (
             format!(
-                "AAPCS64: COMPOSITE of {units} 8-byte unit{}{} (x registers, all or none; B.4, C.10)",
+                "{abi}: COMPOSITE of {units} 8-byte unit{}{} (x registers, all or none; B.4, C.10)",
                 if units == 1 { "" } else { "s" },
                 if align16 { ", 16-byte aligned: starts at an even x register (C.8)" } else { "" }
             ),
             json!({ "class": "COMPOSITE", "units": units, "align16": align16 }),
         ),
         A::Indirect => (
-            "AAPCS64: INDIRECT (over 16 bytes: passed as a pointer to a caller copy, B.3; returned through x8)"
-                .to_string(),
+            format!("{abi}: INDIRECT (over 16 bytes: passed as a pointer to a caller copy, B.3; returned through x8)"),
             json!({ "class": "INDIRECT" }),
         ),
     })
@@ -322,11 +362,15 @@ pub fn render_layout(layout: &MemoryLayout, json: bool) -> Result<String, String
     let root = node(None, 0, layout, &mut budget);
     let sysv = sysv(layout);
     let aapcs64 = aapcs64(layout);
+    let win64 = win64(layout);
     if json {
         let mut v = node_json(&root);
-        v["sysv_x86_64"] = sysv.map_or(Json::Null, |s| s.1);
+        v["sysv_x86_64"] = sysv.clone().map_or(Json::Null, |s| s.1);
         if let Some((_, j)) = &aapcs64 {
             v["aapcs64"] = j.clone();
+        }
+        if let Some((_, j)) = &win64 {
+            v["win64"] = j.clone();
         }
         let mut out = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
         out.push('\n');
@@ -353,7 +397,7 @@ pub fn render_layout(layout: &MemoryLayout, json: bool) -> Result<String, String
             }
         ));
     }
-    if let Some((text, _)) = sysv.or(aapcs64) {
+    if let Some((text, _)) = sysv.or(aapcs64).or(win64) {
         out.push_str(&text);
         out.push('\n');
     }

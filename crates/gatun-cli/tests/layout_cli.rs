@@ -39,7 +39,7 @@ fn struct_with_holes() {
         "{out}"
     );
     assert!(out.contains("padding: 11 bytes in 2 holes"), "{out}");
-    if cfg!(target_arch = "x86_64") {
+    if cfg!(all(target_arch = "x86_64", not(windows))) {
         assert!(
             out.contains("SysV x86-64: MEMORY (larger than 16 bytes"),
             "{out}"
@@ -49,13 +49,16 @@ fn struct_with_holes() {
         // 32 bytes, not an HFA (a char, a double, ints): by reference (AAPCS64 B.3).
         assert!(out.contains("AAPCS64: INDIRECT (over 16 bytes"), "{out}");
     }
+    if cfg!(all(target_arch = "x86_64", windows)) {
+        assert!(out.contains("Win64: BY REFERENCE (32 bytes"), "{out}");
+    }
 }
 
 #[test]
 fn eightbyte_classification() {
     let out = stdout_of(&["layout", "struct m { double x; long n; }"]);
     assert!(out.starts_with("struct m: size 16, alignment 8"), "{out}");
-    if cfg!(target_arch = "x86_64") {
+    if cfg!(all(target_arch = "x86_64", not(windows))) {
         assert!(out.contains("eightbyte 0 (bytes 0..=7): SSE"), "{out}");
         assert!(out.contains("eightbyte 1 (bytes 8..=15): INTEGER"), "{out}");
     }
@@ -64,7 +67,7 @@ fn eightbyte_classification() {
         "struct __attribute__((packed)) p { char c; int x; }",
     ]);
     assert!(out.starts_with("struct p: size 5, alignment 1"), "{out}");
-    if cfg!(target_arch = "x86_64") {
+    if cfg!(all(target_arch = "x86_64", not(windows))) {
         assert!(out.contains("MEMORY (a misaligned field"), "{out}");
     }
 }
@@ -82,6 +85,13 @@ fn scalars_typedefs_and_preceding_declarations() {
     assert!(out.contains("x: i32"), "{out}");
     let out = stdout_of(&["layout", "typedef struct { float x, y; } vec2;"]);
     assert!(out.starts_with("struct vec2: size 8, alignment 4"), "{out}");
+    if cfg!(all(target_arch = "x86_64", windows)) {
+        assert!(out.contains("Win64: INTEGER (8 bytes"), "{out}");
+        let out = stdout_of(&["layout", "struct t { char c[3]; }"]);
+        assert!(out.contains("Win64: BY REFERENCE (3 bytes"), "{out}");
+        let out = stdout_of(&["layout", "double"]);
+        assert!(out.contains("Win64: FLOAT"), "{out}");
+    }
 }
 
 #[test]
@@ -94,11 +104,18 @@ fn json_output() {
     assert_eq!(v["fields"][1]["name"], "c");
     assert_eq!(v["fields"][1]["offset"], 4);
     assert_eq!(v["holes"][0], serde_json::json!({ "offset": 5, "size": 3 }));
-    if cfg!(target_arch = "x86_64") {
+    if cfg!(all(target_arch = "x86_64", not(windows))) {
         assert_eq!(v["sysv_x86_64"]["class"], "REGISTERS");
         assert_eq!(
             v["sysv_x86_64"]["eightbytes"],
             serde_json::json!(["INTEGER"])
+        );
+    }
+    if cfg!(all(target_arch = "x86_64", windows)) {
+        // 8 bytes: an integer in a GPR although its first field is a float.
+        assert_eq!(
+            v["win64"],
+            serde_json::json!({ "class": "INTEGER", "bytes": 8 })
         );
     }
     if cfg!(target_arch = "aarch64") {
@@ -180,7 +197,7 @@ fn zero_size_elements_with_a_huge_count() {
     let out = String::from_utf8(out.stdout).unwrap();
     assert!(out.starts_with("struct s: size 4, alignment 4"), "{out}");
     assert!(out.contains("z: [4611686018427387904:struct]"), "{out}");
-    if cfg!(target_arch = "x86_64") {
+    if cfg!(all(target_arch = "x86_64", not(windows))) {
         assert!(out.contains("eightbyte 0 (bytes 0..=3): INTEGER"), "{out}");
     }
 }
@@ -233,7 +250,7 @@ fn a_forty_level_shared_union_is_listed_up_to_a_bound() {
     assert_eq!(fields, 2000);
     assert!(text.contains("more field not shown (at most 2000 are listed)"));
     assert!(text.contains("padding: 0 bytes in 0 holes among the fields shown"));
-    if cfg!(target_arch = "x86_64") {
+    if cfg!(all(target_arch = "x86_64", not(windows))) {
         assert!(
             text.contains("eightbyte 0 (bytes 0..=3): INTEGER"),
             "{text}"
@@ -292,7 +309,7 @@ fn types_from_headers() {
     );
     let text = String::from_utf8(out.stdout).unwrap();
     // glibc's `struct stat`: 144 bytes on x86-64, 128 on AArch64 (the generic layout).
-    let size = if cfg!(target_arch = "x86_64") {
+    let size = if cfg!(all(target_arch = "x86_64", not(windows))) {
         144
     } else {
         128

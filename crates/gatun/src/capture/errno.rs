@@ -44,7 +44,10 @@ fn strerror(code: i32, buf: &mut [u8; 128]) -> &str {
     if rc == 0 && len > 0 && std::str::from_utf8(&buf[..len]).is_ok() {
         return std::str::from_utf8(&buf[..len]).unwrap_or("");
     }
-    let mut w = SliceWriter { buf, len: 0 };
+    let mut w = SliceWriter {
+        buf: &mut buf[..],
+        len: 0,
+    };
     let _ = fmt::write(&mut w, format_args!("Unknown error {code}"));
     let len = w.len;
     std::str::from_utf8(&buf[..len]).unwrap_or("Unknown error")
@@ -66,7 +69,10 @@ fn strerror(code: i32, buf: &mut [u8; 128]) -> &str {
     if n > 0 && std::str::from_utf8(&buf[..n]).is_ok() {
         return std::str::from_utf8(&buf[..n]).unwrap_or("");
     }
-    let mut w = SliceWriter { buf, len: 0 };
+    let mut w = SliceWriter {
+        buf: &mut buf[..],
+        len: 0,
+    };
     let _ = fmt::write(&mut w, format_args!("Unknown error {code}"));
     let len = w.len;
     std::str::from_utf8(&buf[..len]).unwrap_or("Unknown error")
@@ -74,15 +80,19 @@ fn strerror(code: i32, buf: &mut [u8; 128]) -> &str {
 
 #[cfg(not(any(unix, windows)))]
 fn strerror(code: i32, buf: &mut [u8; 128]) -> &str {
-    let mut w = SliceWriter { buf, len: 0 };
+    let mut w = SliceWriter {
+        buf: &mut buf[..],
+        len: 0,
+    };
     let _ = fmt::write(&mut w, format_args!("error {code}"));
     let len = w.len;
     std::str::from_utf8(&buf[..len]).unwrap_or("error")
 }
 
-struct SliceWriter<'b> {
-    buf: &'b mut [u8; 128],
-    len: usize,
+/// A `fmt::Write` into a byte buffer that truncates (at a byte boundary) when it is full.
+pub(super) struct SliceWriter<'b> {
+    pub(super) buf: &'b mut [u8],
+    pub(super) len: usize,
 }
 
 impl fmt::Write for SliceWriter<'_> {

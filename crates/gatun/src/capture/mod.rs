@@ -9,7 +9,10 @@
 //!   state name) and returns a [`SystemCall`].
 //! - [`SystemCall::invoke`] (`&[Value]`) and [`SystemCall::invoke_raw`] (argument pointers):
 //!   the JDK convention, `r` or `-state`, as an `i64`.
-//! - [`SystemCall::call`]: the idiomatic form, `Ok(r)` or `Err(`[`Errno`]`)`.
+//! - [`SystemCall::call`]: the idiomatic form, `Ok(r)` or `Err(`[`Errno`]`)`; on Windows
+//!   [`SystemCall::call_last_error`] for the `GetLastError` and `WSAGetLastError` states:
+//!   `Ok(r)` or `Err(`[`LastError`]`)`, whose `Display` is the system's message
+//!   (`FormatMessageW` into a stack buffer).
 //! - [`SystemCall::typed`] → [`TypedSystemCall`]: for a signature known at compile time, a
 //!   direct call through a checked `extern "C" fn` pointer (no call plan to interpret, no
 //!   capture buffer).
@@ -46,17 +49,25 @@
 //! # }
 //! ```
 //!
+//! # Windows states
+//! On Windows the capture struct is `{ GetLastError, WSAGetLastError, errno }` (12 bytes,
+//! [`capture_state_layout`]) and an adapter may name any of the three. A capturing Win64 call
+//! restores all three states from the buffer right before the call and saves all three right
+//! after it (inside the stub, before anything that could change them runs — the JDK's
+//! `CapturableState` order). The adapter zeroes the whole struct first. The typed path clears
+//! and reads the one state itself (`SetLastError(0)` … `GetLastError()`).
+//!
 //! # Where the capture buffer comes from
 //! When a capture buffer is needed (the buffered path: no compiled stub, a stub that rejects
 //! the values, or `invoke_raw`), [`SystemCall`] pushes a frame on one process-wide
 //! [`BufferStack`] whose per-thread block holds [`CAPTURE_NESTING`] capture structs
-//! ([`capture_state_layout`], 4 bytes each), hands the frame's segment to the handle as the
+//! ([`capture_state_layout`], 4 bytes each, 12 on Windows), hands the frame's segment to the handle as the
 //! capture segment, and pops the frame on return (JDK `CaptureStateUtil`'s per-thread
 //! `BufferStack.of(CAPTURE_LAYOUT)`). An adapted call made while another is in progress on the
 //! same thread (from a callback the callee makes) pushes the next frame above it; beyond
 //! [`CAPTURE_NESTING`] levels the frame falls back to a heap block (still correct, then
 //! allocating). The JDK's stack holds exactly one capture struct, so any nested call falls back
-//! there; 28 more bytes per thread buy allocation-free nesting. The fast path above needs no
+//! there; 28 more bytes per thread (84 on Windows) buy allocation-free nesting. The fast path above needs no
 //! buffer at all, which is why it is about 2.4 ns cheaper than a frame push/allocate/pop.
 //!
 //! # Semantics (JDK 25 `jdk.internal.foreign.CaptureStateUtil`, JDK-8347408), and where gatun differs
@@ -75,30 +86,35 @@
 //!   first and returns `i32` or `i64` (checked by [`adapt_system_call`]), so the `Value` it
 //!   returns is `Value::I32` or `Value::I64` and the raw path writes 4 or 8 bytes.
 //! - The capture segment lives in a [`crate::memory::Frame`] that outlives the downcall (it is
-//!   dropped after the state is read), is 4-byte aligned and at least 4 bytes long.
+//!   dropped after the state is read), is 4-byte aligned and at least the capture struct's size.
 //! - A [`TypedSystemCall`] exists only when the Rust function type's parameters and return are
 //!   exactly the handle's descriptor (same scalar kinds, same count, not variadic); calling the
 //!   target through that `extern "C" fn` type is then the same SysV call the trampoline makes.
 
 mod errno;
+mod last_error;
+mod thread_state;
 mod typed;
 
 #[cfg(test)]
 mod tests;
 
 pub use errno::Errno;
+pub use last_error::LastError;
 pub use typed::{SysCallReturn, SysCallSignature, TypedSystemCall};
 
 use std::sync::OnceLock;
 
 use crate::error::{Error, Result};
 use crate::layout::{MemoryLayout, ScalarKind};
+use crate::linker::option::CAPTURE_STATE_SIZE;
 use crate::linker::{capturable_states, capture_state_layout, check_capture_names, DowncallHandle};
 use crate::memory::{BufferStack, SegmentAllocator};
 use crate::value::Value;
+use thread_state::State;
 
 /// How many buffered adapted calls can be nested on one thread (callee → callback → adapted
-/// call → …) before a capture buffer comes from the heap: 8, i.e. a 32-byte block per thread.
+/// call → …) before a capture buffer comes from the heap: 8, i.e. a 32-byte block per thread (96 bytes on Windows).
 pub const CAPTURE_NESTING: usize = 8;
 
 /// Alignment in bytes of the capture struct.
@@ -120,19 +136,20 @@ fn capture_stack() -> &'static BufferStack {
 fn init_capture_stack() -> &'static BufferStack {
     CAPTURE_STACK.get_or_init(|| {
         let layout = MemoryLayout::sequence_layout(CAPTURE_NESTING, capture_state_layout())
-            .expect("8 x 4 bytes fits");
+            .expect("8 x 12 bytes at most fits");
         BufferStack::for_layout(&layout).expect("a 32-byte, 4-aligned stack is valid")
     })
 }
 
-/// Size in bytes of the capture struct on this platform (`capture_state_layout()`: 4 on Linux).
-const CAPTURE_SIZE: usize = 4;
+/// Size in bytes of the capture struct on this platform (`capture_state_layout()`: 4, or 12 on
+/// Windows).
+const CAPTURE_SIZE: usize = CAPTURE_STATE_SIZE;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Width {
     /// C `int` (`i32`).
     Int,
-    /// C `long` on LP64 (`i64`).
+    /// A 64-bit result (`i64`): C `long` on LP64, `long long`/`ssize_t`/`intptr_t`.
     Long,
 }
 
@@ -164,11 +181,13 @@ enum Width {
 pub struct SystemCall {
     handle: DowncallHandle,
     state: &'static str,
+    /// The thread state `state` names.
+    kind: State,
     /// Byte offset of the state in the capture struct.
     offset: usize,
     width: Width,
-    /// The state is `errno` at offset 0 of the capture struct: `invoke` may read the thread's
-    /// errno itself instead of a capture buffer.
+    /// The state is `errno`: `invoke` may read the thread's errno itself instead of a capture
+    /// buffer.
     errno_direct: bool,
 }
 
@@ -212,14 +231,20 @@ pub fn adapt_system_call(handle: &DowncallHandle, state: &str) -> Result<SystemC
     if !handle.captured_states().contains(&state) {
         return Err(not_linked());
     }
+    let Some(kind) = State::of(state) else {
+        return Err(not_linked());
+    };
     let offset = capture_state_layout().byte_offset_of(state)?;
-    debug_assert!(offset + 4 <= CAPTURE_SIZE);
+    if offset + 4 > CAPTURE_SIZE {
+        return Err(not_linked());
+    }
     Ok(SystemCall {
         handle: handle.clone(),
         state,
+        kind,
         offset,
         width,
-        errno_direct: state == "errno" && offset == 0,
+        errno_direct: kind == State::Errno,
     })
 }
 
@@ -235,7 +260,8 @@ impl SystemCall {
         &self.handle
     }
 
-    /// The captured state this adapter returns on failure (`"errno"`).
+    /// The captured state this adapter returns on failure (`"errno"`, `"GetLastError"` or
+    /// `"WSAGetLastError"`).
     pub fn state(&self) -> &'static str {
         self.state
     }
@@ -244,7 +270,7 @@ impl SystemCall {
     /// line, so that the adapted call inlines only the stub call into its caller.
     ///
     /// # Safety
-    /// As [`SystemCall::invoke`]; `capture` is a valid capture buffer (4 bytes, 4-aligned).
+    /// As [`SystemCall::invoke`]; `capture` is a valid capture buffer (the capture struct's size, 4-aligned).
     #[cold]
     #[inline(never)]
     unsafe fn invoke_checked(&self, capture: *mut i32, args: &[Value<'_>]) -> Result<i64> {
@@ -279,8 +305,8 @@ impl SystemCall {
             if r >= 0 {
                 return Ok(Ok(r));
             }
-            // SAFETY: `errno` is this thread's errno address; the `errno` state is at offset 0
-            // of the capture struct, the only state on Linux.
+            // SAFETY: `errno` is this thread's errno address, and `errno` is this adapter's
+            // state (`errno_direct`).
             return Ok(Err(unsafe { errno.read() }));
         }
         // SAFETY: forwarded to the caller.
@@ -298,16 +324,16 @@ impl SystemCall {
         &self,
         args: &[Value<'_>],
     ) -> Result<std::result::Result<i64, i32>> {
-        // The capture struct, zeroed (errno = 0 before the call): 4 bytes, 4-aligned, alive
-        // until the end of this function.
+        // The capture struct, zeroed (every state 0 before the call): CAPTURE_SIZE bytes,
+        // 4-aligned, alive until the end of this function.
         let frame = capture_stack().push_frame(CAPTURE_SIZE, CAPTURE_ALIGN)?;
         let seg = frame.allocate_uninit(CAPTURE_SIZE, CAPTURE_ALIGN)?;
         let capture = seg.as_ptr().cast::<i32>();
         // Inside `seg` (offset + 4 <= CAPTURE_SIZE) and 4-aligned (the offset is a field's).
         let slot = capture.wrapping_byte_add(self.offset);
-        // SAFETY: `slot` lies inside `seg`, 4-aligned; the frame keeps it valid until the end
-        // of this function. errno = 0 before the call (see the module docs).
-        unsafe { slot.write(0) };
+        // SAFETY: `seg` is CAPTURE_SIZE writable bytes, 4-aligned; the frame keeps it valid
+        // until the end of this function. Every state = 0 before the call (module docs).
+        unsafe { seg.as_ptr().write_bytes(0, CAPTURE_SIZE) };
         // SAFETY: forwarded to the caller; `seg` is a valid capture buffer and the return is
         // `int` or `long`, so the stub's raw return register holds the `int` (low 32 bits) or
         // the `long`.
@@ -353,20 +379,82 @@ impl SystemCall {
     }
 
     /// As [`SystemCall::invoke`], returning `Ok(Ok(r))` for `r >= 0` and `Ok(Err(Errno(state)))`
-    /// for a negative result. The outer `Result` reports gatun's own argument errors, the inner
-    /// one the call's outcome, so `?` can send each to its own error type (`Errno` converts into
-    /// [`std::io::Error`]). Unlike `invoke`, a failure with state 0 stays a failure
-    /// (`Err(Errno(0))`).
+    /// for a negative result, for an adapter of the `errno` state. The outer `Result` reports
+    /// gatun's own argument errors, the inner one the call's outcome, so `?` can send each to
+    /// its own error type (`Errno` converts into [`std::io::Error`]). Unlike `invoke`, a failure
+    /// with state 0 stays a failure (`Err(Errno(0))`).
     ///
     /// # Errors
-    /// As [`SystemCall::invoke`].
+    /// As [`SystemCall::invoke`]; and [`Error::Adapt`] (before the call) for an adapter of
+    /// `GetLastError` or `WSAGetLastError`, whose codes are not errno values: use
+    /// [`SystemCall::call_last_error`].
     ///
     /// # Safety
     /// As [`SystemCall::invoke`].
     #[inline]
     pub unsafe fn call(&self, args: &[Value<'_>]) -> Result<std::result::Result<i64, Errno>> {
+        if self.kind.is_windows_error() {
+            return Err(self.wrong_error_type("a Windows error code", "call_last_error"));
+        }
         // SAFETY: forwarded to the caller.
         Ok(unsafe { self.invoke_state(args) }?.map_err(Errno))
+    }
+
+    /// As [`SystemCall::call`] for an adapter of `GetLastError` or `WSAGetLastError` (Windows):
+    /// `Ok(Ok(r))` for `r >= 0`, `Ok(Err(LastError(code)))` for a negative result
+    /// ([`LastError`] displays the system's message).
+    ///
+    /// ```
+    /// # fn main() -> gatun::Result<()> {
+    /// # if !cfg!(all(windows, target_arch = "x86_64")) { return Ok(()); }
+    /// use gatun::capture::{adapt_system_call, LastError};
+    /// use gatun::linker::{FunctionDescriptor, Linker, LinkerOption, SymbolLookup};
+    /// use gatun::{Value, ValueLayout};
+    /// // int closesocket(SOCKET s): fails with WSANOTINITIALISED (10093) before WSAStartup.
+    /// // SAFETY: ws2_32.dll is a system library whose initialisers are sound to run.
+    /// let ws2 = unsafe { SymbolLookup::library("ws2_32.dll") }?;
+    /// let f = ws2.find("closesocket")?;
+    /// let handle = Linker::native().downcall(
+    ///     &f,
+    ///     &FunctionDescriptor::of(ValueLayout::I32, [ValueLayout::I64]),
+    ///     &[LinkerOption::CaptureCallState(&["WSAGetLastError"])],
+    /// )?;
+    /// let closesocket = adapt_system_call(&handle, "WSAGetLastError")?;
+    /// // SAFETY: closesocket(SOCKET) -> int; an invalid socket is reported, not used.
+    /// let r = unsafe { closesocket.call_last_error(&[Value::I64(-1)]) }?;
+    /// assert!(matches!(r, Err(LastError(10093 | 10038))), "{r:?}");
+    /// # Ok(())
+    /// # }
+    /// ```
+    ///
+    /// # Errors
+    /// As [`SystemCall::invoke`]; and [`Error::Adapt`] (before the call) for an adapter of
+    /// `errno`: use [`SystemCall::call`].
+    ///
+    /// # Safety
+    /// As [`SystemCall::invoke`].
+    #[inline]
+    pub unsafe fn call_last_error(
+        &self,
+        args: &[Value<'_>],
+    ) -> Result<std::result::Result<i64, LastError>> {
+        if !self.kind.is_windows_error() {
+            return Err(self.wrong_error_type("an errno value", "call"));
+        }
+        // SAFETY: forwarded to the caller.
+        Ok(unsafe { self.invoke_state(args) }?.map_err(|code| LastError(code as u32)))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn wrong_error_type(&self, what: &str, instead: &str) -> Error {
+        Error::Adapt {
+            handle: self.handle.descriptor().to_string(),
+            reason: format!(
+                "its state {} is {what}: use SystemCall::{instead} for this adapter",
+                self.state
+            ),
+        }
     }
 
     /// The raw path (like [`DowncallHandle::invoke_raw`]): `args[i]` points to descriptor
@@ -387,9 +475,9 @@ impl SystemCall {
         let seg = frame.allocate_uninit(CAPTURE_SIZE, CAPTURE_ALIGN)?;
         let capture = seg.as_ptr().cast::<i32>();
         let slot = capture.wrapping_byte_add(self.offset);
-        // SAFETY: `slot` lies inside `seg`, 4-aligned, valid until the frame drops at the end
-        // of this function; errno = 0 before the call.
-        unsafe { slot.write(0) };
+        // SAFETY: `seg` is CAPTURE_SIZE writable bytes, 4-aligned, valid until the frame drops
+        // at the end of this function; every state = 0 before the call.
+        unsafe { seg.as_ptr().write_bytes(0, CAPTURE_SIZE) };
         let mut ret = 0u64;
         // SAFETY: forwarded to the caller; `seg` is a valid capture buffer and `ret` has 8
         // bytes, enough for the `int` or `long` return.

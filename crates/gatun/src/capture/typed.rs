@@ -11,7 +11,8 @@
 use std::ffi::{c_int, c_void};
 use std::fmt;
 
-use super::{Errno, SystemCall};
+use super::thread_state::State;
+use super::{Errno, LastError, SystemCall};
 use crate::error::{Error, Result};
 use crate::layout::{MemoryLayout, ScalarKind};
 use crate::linker::DowncallHandle;
@@ -174,6 +175,8 @@ fn errno_location() -> *mut c_int {
 pub struct TypedSystemCall<F: SysCallSignature> {
     f: F,
     handle: DowncallHandle,
+    /// The adapter's state.
+    state: State,
 }
 
 impl<F: SysCallSignature> Clone for TypedSystemCall<F> {
@@ -181,6 +184,7 @@ impl<F: SysCallSignature> Clone for TypedSystemCall<F> {
         TypedSystemCall {
             f: self.f,
             handle: self.handle.clone(),
+            state: self.state,
         }
     }
 }
@@ -239,6 +243,7 @@ impl<F: SysCallSignature> TypedSystemCall<F> {
             // variadic (checked above); every `Scalar` has its kind's size and ABI class.
             f: unsafe { F::from_address(handle.address()) },
             handle: handle.clone(),
+            state: sc.kind,
         })
     }
 
@@ -247,8 +252,9 @@ impl<F: SysCallSignature> TypedSystemCall<F> {
         &self.handle
     }
 
-    /// Calls the target with `errno` set to 0 and returns its result `r` when `r >= 0`, else
-    /// minus the `errno` it left (read only then), as [`SystemCall::invoke`].
+    /// Calls the target with the adapter's state (`errno`, or on Windows `GetLastError` /
+    /// `WSAGetLastError`) set to 0 and returns its result `r` when `r >= 0`, else minus the
+    /// state it left (read only then), as [`SystemCall::invoke`].
     ///
     /// # Safety
     /// As [`SystemCall::invoke`]: the callee's contract must hold for `args`.
@@ -262,7 +268,9 @@ impl<F: SysCallSignature> TypedSystemCall<F> {
     }
 
     /// As [`TypedSystemCall::invoke`], returning `Ok(r)` or `Err(Errno(errno))` (a failure that
-    /// left errno at 0 is `Err(Errno(0))`). No gatun error can occur at call time.
+    /// left errno at 0 is `Err(Errno(0))`), for an adapter of `errno`. No gatun error can occur
+    /// at call time. (For an adapter of a Windows state the code comes back in the `Errno`
+    /// unchanged; [`TypedSystemCall::call_last_error`] gives it its own type.)
     ///
     /// # Safety
     /// As [`SystemCall::invoke`].
@@ -272,10 +280,26 @@ impl<F: SysCallSignature> TypedSystemCall<F> {
         unsafe { self.invoke_state(args) }.map_err(Errno)
     }
 
+    /// As [`TypedSystemCall::call`] for an adapter of `GetLastError` or `WSAGetLastError`
+    /// (Windows): `Ok(r)` or `Err(LastError(code))`. (For an `errno` adapter the errno value
+    /// comes back in the `LastError` unchanged.)
+    ///
+    /// # Safety
+    /// As [`SystemCall::invoke`].
+    #[inline(always)]
+    pub unsafe fn call_last_error(&self, args: F::Args) -> std::result::Result<F::Ret, LastError> {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.invoke_state(args) }.map_err(|code| LastError(code as u32))
+    }
+
     /// # Safety
     /// As [`SystemCall::invoke`].
     #[inline(always)]
     unsafe fn invoke_state(&self, args: F::Args) -> std::result::Result<F::Ret, i32> {
+        if self.state != State::Errno {
+            // SAFETY: forwarded to the caller.
+            return unsafe { self.invoke_thread_state(args) };
+        }
         let errno = errno_location();
         // SAFETY: `errno` is this thread's errno, valid for the thread's life; nothing runs on
         // this thread between the call's return and the read.
@@ -287,6 +311,22 @@ impl<F: SysCallSignature> TypedSystemCall<F> {
             } else {
                 Ok(r)
             }
+        }
+    }
+
+    /// `invoke_state` for a Windows state: cleared before the call, read right after it.
+    ///
+    /// # Safety
+    /// As [`SystemCall::invoke`].
+    #[inline(always)]
+    unsafe fn invoke_thread_state(&self, args: F::Args) -> std::result::Result<F::Ret, i32> {
+        self.state.clear();
+        // SAFETY: forwarded to the caller.
+        let r = unsafe { self.f.call(args) };
+        if r.is_negative() {
+            Err(self.state.read())
+        } else {
+            Ok(r)
         }
     }
 }

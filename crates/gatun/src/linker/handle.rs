@@ -12,7 +12,8 @@
 //!   aligned copy on the stack); struct returns are written into segments of at least the
 //!   layout's size whose address is a multiple of the layout's alignment (a MEMORY-class return
 //!   is written by the callee through the hidden pointer, with aligned vector stores if it
-//!   likes); capture segments are at least 4 bytes and 4-byte aligned. The raw path moves these
+//!   likes); capture segments are at least `capture_state_layout()`'s size (4 bytes, 12 on
+//!   Windows) and 4-byte aligned. The raw path moves these
 //!   checks to its caller (`# Safety`).
 //! - No invocation path allocates: the call frame, the stack-argument area and the register
 //!   image all live on the Rust stack of the invoking thread.
@@ -36,7 +37,7 @@ use crate::backend::native::{Executor, ImageEntry};
 use crate::backend::{store_low_bytes, ArgKind, ArgSource, Direction, RetKind};
 use crate::error::{Error, Result};
 use crate::layout::ScalarKind;
-use crate::linker::option::check_capture_names;
+use crate::linker::option::{check_capture_names, CAPTURE_STATE_SIZE};
 use crate::linker::{FunctionDescriptor, LinkerOption, Symbol};
 use crate::memory::{MemorySegment, SegmentAllocator};
 use crate::value::{scalar_tag, value_tag, Value};
@@ -297,8 +298,8 @@ impl std::ops::Deref for Inner {
 /// No invocation path allocates on the heap.
 ///
 /// With [`LinkerOption::CaptureCallState`] the first argument is the capture segment
-/// (`Value::Segment` of at least [`crate::linker::capture_state_layout`]'s 4 bytes, 4-byte
-/// aligned), as in Java.
+/// (`Value::Segment` of at least [`crate::linker::capture_state_layout`]'s size, 4 bytes or 12
+/// on Windows, 4-byte aligned), as in Java.
 ///
 /// ```
 /// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
@@ -471,7 +472,7 @@ impl DowncallHandle {
     /// # Safety
     /// As [`DowncallHandle::invoke_raw`] (with `args` holding one pointer per descriptor
     /// argument, count not checked); `capture` null for a handle without capture, else a
-    /// capture buffer (4 bytes, 4-aligned).
+    /// capture buffer (`capture_state_layout()`'s size, 4-aligned).
     #[inline(always)]
     pub(super) unsafe fn call_stub_raw(
         &self,
@@ -534,7 +535,8 @@ impl DowncallHandle {
     ///
     /// # Errors
     /// [`Error::ArgumentCount`]; [`Error::ValueMismatch`] for an argument of the wrong kind, a
-    /// segment smaller than its struct layout or a capture segment smaller than 4 bytes, and
+    /// segment smaller than its struct layout or a capture segment smaller than
+    /// [`capture_state_layout`](crate::linker::capture_state_layout) (4 bytes, 12 on Windows), and
     /// for a struct return (use [`DowncallHandle::invoke_into`]); [`Error::MisalignedAccess`]
     /// for a capture segment that is not 4-byte aligned; all before the call. (Struct argument
     /// segments may have any alignment: their bytes are copied, never handed to the callee.)
@@ -737,8 +739,8 @@ impl DowncallHandle {
     /// [`DowncallHandle::invoke`] for the arguments; all before the call.
     ///
     /// # Safety
-    /// As [`DowncallHandle::invoke`]; `capture` is valid for reads and writes of 4 bytes and
-    /// 4-byte aligned; the return is not a struct.
+    /// As [`DowncallHandle::invoke`]; `capture` is valid for reads and writes of
+    /// `capture_state_layout()`'s size and 4-byte aligned; the return is not a struct.
     #[inline(always)]
     pub(crate) unsafe fn invoke_capture_ptr(
         &self,
@@ -814,8 +816,8 @@ impl DowncallHandle {
 
     /// The raw counterpart of [`DowncallHandle::invoke_capture_ptr`] (the system-call
     /// adapter's raw path): as [`DowncallHandle::invoke_raw`] with the capture buffer passed on
-    /// its own (`capture`: 4
-    /// bytes, 4-byte aligned, its `errno` field read before and written after the call) and
+    /// its own (`capture`: `capture_state_layout()`'s size, 4-byte aligned, its fields written to
+    /// the thread's states before and read back after the call) and
     /// `args` holding only the descriptor's arguments.
     ///
     /// # Errors
@@ -823,8 +825,8 @@ impl DowncallHandle {
     /// [`Error::ValueMismatch`] if the handle does not capture call state (before the call).
     ///
     /// # Safety
-    /// As [`DowncallHandle::invoke_raw`]; `capture` must be valid for reads and writes of 4
-    /// bytes and 4-byte aligned.
+    /// As [`DowncallHandle::invoke_raw`]; `capture` must be valid for reads and writes of
+    /// `capture_state_layout()`'s size and 4-byte aligned.
     pub(crate) unsafe fn invoke_raw_captured(
         &self,
         capture: *mut u8,
@@ -871,7 +873,7 @@ impl DowncallHandle {
     /// null without capture) and `args` the descriptor's arguments (exactly their count).
     ///
     /// # Safety
-    /// As [`DowncallHandle::invoke`]; `capture` is null or valid for 4 bytes, 4-aligned; `ret`
+    /// As [`DowncallHandle::invoke`]; `capture` is null or valid for `capture_state_layout()`'s size, 4-aligned; `ret`
     /// as in `invoke_values`.
     #[inline(always)]
     unsafe fn invoke_split(
@@ -973,8 +975,9 @@ impl DowncallHandle {
     /// The raw path, for interpreters that hold arguments in memory (like libffi's
     /// `ffi_call`): `args[i]` points to argument i's bytes in its layout's representation
     /// (a scalar's `size` bytes, a pointer's 8 bytes, a struct's bytes); with capture,
-    /// `args[0]` points to the capture buffer itself (4 bytes, 4-byte aligned, the `errno`
-    /// field read before and written after the call).
+    /// `args[0]` points to the capture buffer itself (`capture_state_layout()`: 4 bytes, 12 on
+    /// Windows; 4-byte aligned; its fields written to the thread's states before the call and
+    /// read back after it).
     ///
     /// Return contract: exactly the return layout's size in bytes is written at `ret` — a
     /// scalar's `size` bytes (small integers truncated to their width; a `bool` as 0 or 1), or
@@ -1044,28 +1047,36 @@ impl DowncallHandle {
     }
 }
 
-/// The capture buffer of a `Value` capture argument: a segment of at least 4 bytes, 4-aligned
-/// (a misaligned one is [`Error::MisalignedAccess`], as for return segments).
+/// The capture buffer of a `Value` capture argument: a segment of at least
+/// [`CAPTURE_STATE_SIZE`] bytes (`capture_state_layout()`'s 4, or 12 on Windows), 4-aligned (a
+/// misaligned one is [`Error::MisalignedAccess`], as for return segments).
 #[inline(always)]
 fn capture_ptr(v: &Value<'_>) -> Result<*mut i32> {
     match *v {
-        Value::Segment(s) if s.byte_size() >= 4 && s.address() % 4 == 0 => {
+        Value::Segment(s) if s.byte_size() >= CAPTURE_STATE_SIZE && s.address() % 4 == 0 => {
             Ok(s.as_ptr().cast::<i32>())
         }
-        Value::Segment(s) if s.byte_size() >= 4 => Err(Error::MisalignedAccess {
+        Value::Segment(s) if s.byte_size() >= CAPTURE_STATE_SIZE => Err(Error::MisalignedAccess {
             address: s.address(),
             alignment: 4,
         }),
-        Value::Segment(s) => Err(Error::ValueMismatch {
-            position: "argument 1 (the capture segment)".into(),
-            expected: "a capture segment (capture_state_layout(): 4 bytes, 4-byte aligned)".into(),
-            found: format!("a segment of {} bytes", s.byte_size()),
-        }),
-        ref v => Err(Error::ValueMismatch {
-            position: "argument 1 (the capture segment)".into(),
-            expected: "a capture segment (capture_state_layout(): 4 bytes, 4-byte aligned)".into(),
-            found: v.kind_name().into(),
-        }),
+        Value::Segment(s) => Err(capture_mismatch(format!(
+            "a segment of {} bytes",
+            s.byte_size()
+        ))),
+        ref v => Err(capture_mismatch(v.kind_name().into())),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn capture_mismatch(found: String) -> Error {
+    Error::ValueMismatch {
+        position: "argument 1 (the capture segment)".into(),
+        expected: format!(
+            "a capture segment (capture_state_layout(): {CAPTURE_STATE_SIZE} bytes, 4-byte aligned)"
+        ),
+        found,
     }
 }
 

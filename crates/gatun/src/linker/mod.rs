@@ -12,7 +12,7 @@
 mod descriptor;
 mod handle;
 mod lookup;
-mod option;
+pub(crate) mod option;
 mod typed;
 
 pub use crate::backend::MAX_STACK_BYTES;

@@ -28,23 +28,61 @@ pub enum LinkerOption {
     /// Capture the named thread-local call states (Java's `captureCallState`): the handle takes
     /// an extra *first* argument, a segment with [`capture_state_layout`]; its fields are
     /// written to the states just before the call and read back just after ("restore before,
-    /// save after"). Valid names: `errno` (on Windows also `GetLastError`, `WSAGetLastError`).
+    /// save after"). Valid names: [`capturable_states`] (`errno`; on Windows also `GetLastError`,
+    /// `WSAGetLastError`).
     CaptureCallState(&'static [&'static str]),
     /// Java's `critical`: the call is short and does not call back. gatun's downcalls never
     /// change thread state, so this is accepted and has no effect on SysV.
     Critical,
 }
 
-/// The names of the capturable states on this platform.
+/// The capturable states of this platform, in the order of [`capture_state_layout`]'s fields:
+/// on Windows `GetLastError`, `WSAGetLastError`, `errno` (the JDK's Windows order; `errno` is
+/// the C runtime's); everywhere else `errno`.
+///
+/// ```
+/// let states = gatun::linker::capturable_states();
+/// assert!(states.contains(&"errno"));
+/// assert_eq!(states.contains(&"GetLastError"), cfg!(windows));
+/// ```
 pub fn capturable_states() -> &'static [&'static str] {
-    &["errno"]
+    if cfg!(windows) {
+        &["GetLastError", "WSAGetLastError", "errno"]
+    } else {
+        &["errno"]
+    }
 }
 
-/// The layout of the capture segment (Java's `Linker.Option.captureStateLayout()`): on Linux a
-/// struct with one `i32` member named `errno` (4 bytes, alignment 4).
+/// Size in bytes of [`capture_state_layout`] on this platform: 12 on Windows, 4 elsewhere.
+pub(crate) const CAPTURE_STATE_SIZE: usize = if cfg!(windows) { 12 } else { 4 };
+
+/// The layout of the capture segment (Java's `Linker.Option.captureStateLayout()`): one `i32`
+/// field per [`capturable_states`] name, in that order, alignment 4. On Linux and Apple targets
+/// a struct with one member `errno` (4 bytes); on Windows
+/// `{ GetLastError, WSAGetLastError, errno }` (12 bytes: offsets 0, 4, 8). A capturing call
+/// writes each field to its thread state just before the call and reads the states back into
+/// the fields right after it (on Windows all three, whichever names the handle was linked
+/// with; the segment always has room for them).
+///
+/// ```
+/// use gatun::linker::capture_state_layout;
+/// let l = capture_state_layout();
+/// assert_eq!(l.byte_alignment(), 4);
+/// if cfg!(windows) {
+///     assert_eq!(l.byte_size(), 12);
+///     assert_eq!(l.byte_offset_of("errno").unwrap(), 8);
+/// } else {
+///     assert_eq!(l.byte_size(), 4);
+///     assert_eq!(l.byte_offset_of("errno").unwrap(), 0);
+/// }
+/// ```
 pub fn capture_state_layout() -> MemoryLayout {
-    MemoryLayout::c_struct([ValueLayout::I32.with_name("errno")])
-        .expect("a one-int struct always fits")
+    MemoryLayout::c_struct(
+        capturable_states()
+            .iter()
+            .map(|&name| ValueLayout::I32.with_name(name)),
+    )
+    .expect("at most three ints always fit")
 }
 
 /// Checks a capture-state name list.
@@ -53,7 +91,7 @@ pub(crate) fn check_capture_names(names: &[&str]) -> Result<()> {
         if capturable_states().contains(&n) {
             continue;
         }
-        if n == "GetLastError" || n == "WSAGetLastError" {
+        if !cfg!(windows) && (n == "GetLastError" || n == "WSAGetLastError") {
             return Err(Error::CaptureStateUnavailable {
                 name: n.to_string(),
                 platform: "Windows".to_string(),
@@ -65,4 +103,36 @@ pub(crate) fn check_capture_names(names: &[&str]) -> Result<()> {
         });
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_layout_has_one_int_per_state_in_order() {
+        let l = capture_state_layout();
+        assert_eq!(l.byte_size(), CAPTURE_STATE_SIZE);
+        for (i, name) in capturable_states().iter().enumerate() {
+            assert_eq!(l.byte_offset_of(name).unwrap(), 4 * i, "{name}");
+        }
+    }
+
+    #[test]
+    fn windows_names_are_checked_by_platform() {
+        assert!(check_capture_names(&["errno"]).is_ok());
+        for name in ["GetLastError", "WSAGetLastError"] {
+            let r = check_capture_names(&["errno", name]);
+            if cfg!(windows) {
+                assert!(r.is_ok(), "{name}: {r:?}");
+            } else {
+                let e = r.unwrap_err().to_string();
+                assert!(e.contains(name) && e.contains("Windows"), "{e}");
+            }
+        }
+        let e = check_capture_names(&["errno", "lasterror"])
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("'lasterror'") && e.contains("errno"), "{e}");
+    }
 }
