@@ -434,7 +434,9 @@ fn native_plan(
         first_variadic,
         gatun::abi::aarch64::Flavour::Linux,
     );
-    #[cfg(not(target_arch = "aarch64"))]
+    #[cfg(all(target_arch = "x86_64", windows))]
+    return gatun::abi::win64::plan(descriptor, first_variadic);
+    #[cfg(not(any(target_arch = "aarch64", all(target_arch = "x86_64", windows))))]
     sysv_x64::plan(descriptor, first_variadic)
 }
 

@@ -2,8 +2,8 @@
 //!
 //! [`Linker::upcall_stub`]`(descriptor, closure, &arena)` returns an [`UpcallStub`]: a C function
 //! pointer of the descriptor's type that, when C calls it, decodes the arguments with the
-//! descriptor's [`CallPlan`] of the native ABI (SysV AMD64 or AAPCS64: the same plan a downcall
-//! uses, read in reverse: where each argument *is*), calls the closure with them as [`Value`]s,
+//! descriptor's [`CallPlan`] of the native ABI (SysV AMD64, AAPCS64 or Win64: the same plan a
+//! downcall uses, read in reverse: where each argument *is*), calls the closure with them as [`Value`]s,
 //! and encodes its result where the caller expects it.
 //!
 //! - **Arguments.** Scalars arrive as their `Value` variants, truncated to their declared width
@@ -13,17 +13,17 @@
 //!   arrives as a [`Value::Segment`] that lives for the duration of the upcall only (the
 //!   lifetime of [`UpcallArgs`] makes keeping it longer a compile error). Upcalls without
 //!   struct arguments push no frame. A struct the caller passes by reference (AAPCS64 §6.8.2
-//!   B.3: over 16 bytes and not an HFA) is not copied: its segment is the caller's own copy,
-//!   which the closure may also write.
+//!   B.3: over 16 bytes and not an HFA; Win64: any size but 1, 2, 4 or 8 bytes) is not copied:
+//!   its segment is the caller's own copy, which the closure may also write.
 //! - **Returns.** The closure returns `Ok(value)`: [`Value::Void`] for `void`, the scalar of
 //!   exactly the declared kind (a pointer as `Value::Address` or `Value::Segment`), or, for a
 //!   struct return, either a `Value::Segment` of at least the layout's size whose bytes are
 //!   copied, or `Value::Void` after writing the result into [`UpcallArgs::return_segment`]
 //!   (no copy). For an in-memory return the return segment *is* the caller's buffer behind
-//!   the hidden pointer (SysV rdi, which is then returned in rax; AArch64 x8); for a
-//!   register-returned struct it is a 32-byte image on the Rust stack whose parts are loaded
+//!   the hidden pointer (SysV rdi and Win64 rcx, which is then returned in rax; AArch64 x8); for
+//!   a register-returned struct it is a 32-byte image on the Rust stack whose parts are loaded
 //!   into the return registers per the plan's [`ReturnPlan`] (SysV rax/rdx/xmm0/xmm1, AArch64
-//!   x0/x1 or v0..v3). Small integer returns are sign- or zero-extended to 64 bits.
+//!   x0/x1 or v0..v3, Win64 rax). Small integer returns are sign- or zero-extended to 64 bits.
 //! - **Errors and panics: abort.** An upcall has nowhere to report an error: C expects a value.
 //!   If the closure returns `Err`, returns a value of the wrong kind, or panics, gatun prints
 //!   `gatun: upcall <descriptor>: ...` on stderr and aborts the process
@@ -87,17 +87,19 @@ use crate::value::{Scalar, Value};
 #[derive(Debug)]
 pub(crate) struct UpcallFrame {
     /// 0: the integer argument registers as received: SysV rdi, rsi, rdx, rcx, r8, r9 in 0..6;
-    /// AArch64 x0..x7, and x8 (the indirect-result register) at 8.
+    /// AArch64 x0..x7, and x8 (the indirect-result register) at 8; Win64 rcx, rdx, r8, r9 in
+    /// 0..4.
     pub gpr: [u64; 9],
     /// 72: the low 64 bits of the vector argument registers as received (SysV xmm0..xmm7,
-    /// AArch64 v0..v7).
+    /// AArch64 v0..v7, Win64 xmm0..xmm3).
     pub vector: [u64; 8],
-    /// 136: the caller's first stack argument (`Location::Stack(0)`).
+    /// 136: the address `Location::Stack(0)` names: SysV and AArch64 the caller's first stack
+    /// argument; Win64 the caller's rsp at its call (the shadow space, stack arguments from 32).
     pub stack: *const u8,
-    /// 144: the integer return registers to return (SysV rax, rdx; AArch64 x0, x1).
+    /// 144: the integer return registers to return (SysV rax, rdx; AArch64 x0, x1; Win64 rax).
     pub ret_int: [u64; 2],
     /// 160: the low 64 bits of the vector return registers to return (SysV xmm0, xmm1 in 0..2;
-    /// AArch64 v0..v3).
+    /// AArch64 v0..v3; Win64 xmm0).
     pub ret_vector: [u64; 4],
 }
 
@@ -149,8 +151,8 @@ enum ArgKind {
     Scalar(ScalarKind, Location),
     /// A struct or union by value: copied from its moves.
     Group { size: usize, align: usize },
-    /// A struct or union the caller passes as a pointer to its own copy (AAPCS64 §6.8.2 B.3):
-    /// the pointer is at `at`; the closure gets a segment over the caller's copy.
+    /// A struct or union the caller passes as a pointer to its own copy (AAPCS64 §6.8.2 B.3,
+    /// Win64 aggregates not of 1, 2, 4 or 8 bytes): the pointer is at `at`; the closure gets a segment over the caller's copy.
     ByReference { size: usize, at: Location },
 }
 
@@ -511,8 +513,8 @@ impl Linker {
     /// # Errors
     /// - [`Error::InvalidDescriptor`] for a padding, sequence or zero-sized argument or return,
     ///   or a group whose size is not a multiple of its alignment (as for downcalls).
-    /// - [`Error::Unsupported`] on targets other than x86-64 and AArch64 Linux, and when the OS
-    ///   refuses an executable mapping.
+    /// - [`Error::Unsupported`] on targets other than x86-64 and AArch64 Linux, Apple arm64 and
+    ///   x86-64 Windows, and when the OS refuses an executable mapping.
     /// - [`Error::InvalidDescriptor`] also when the arguments passed on the stack (those that
     ///   do not fit in registers, by the native ABI's rules) take more than 2048 bytes, the most
     ///   gatun's executor supports; the message gives the bytes needed.
@@ -803,8 +805,8 @@ unsafe fn dispatch(ctx: &Context<'_>, frame: &mut UpcallFrame) -> Result<()> {
                         frame.set_return(m.from, bits);
                     }
                 }
-                // SysV returns the hidden pointer in rax; AArch64 need not return it in x0
-                // (AAPCS64 §6.9), where the same store is harmless.
+                // SysV and Win64 return the hidden pointer in rax; AArch64 need not return it
+                // in x0 (AAPCS64 §6.9), where the same store is harmless.
                 _ => frame.ret_int[0] = dst.address() as u64,
             }
         }
@@ -833,7 +835,8 @@ fn abort_upcall(descriptor: &FunctionDescriptor, what: fmt::Arguments<'_>) -> ! 
 #[cfg_attr(
     not(any(
         all(target_arch = "x86_64", target_os = "linux", not(miri)),
-        all(target_arch = "aarch64", target_os = "linux", not(miri))
+        all(target_arch = "aarch64", target_os = "linux", not(miri)),
+        all(target_arch = "x86_64", target_os = "windows", not(miri))
     )),
     allow(dead_code)
 )]
