@@ -40,7 +40,19 @@ pub(crate) mod aarch64;
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux", not(miri))))]
 mod absent;
 mod moves;
+mod stub_cache;
 pub(crate) mod win64;
+// The x86-64 encoder of the stub compilers: where the SysV one runs, and where the Win64 one is
+// compiled (x86-64 Windows, and its code-shape tests on every host).
+#[cfg(any(
+    test,
+    all(
+        target_arch = "x86_64",
+        any(target_os = "linux", target_os = "windows"),
+        not(miri)
+    )
+))]
+mod x86_64_encode;
 pub(crate) mod x86_64_sysv;
 
 #[cfg_attr(

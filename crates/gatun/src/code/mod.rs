@@ -160,6 +160,10 @@ pub struct ExecutableCode {
     ptr: *mut u8,
     code_len: usize,
     backing: Backing,
+    /// Windows: the offset of the registered `RUNTIME_FUNCTION` table, if any (deleted before
+    /// the region is released).
+    #[cfg(windows)]
+    function_table: Option<usize>,
 }
 
 #[derive(Debug)]
@@ -342,7 +346,39 @@ impl ExecutableCode {
             ptr,
             code_len: code.len(),
             backing: Backing::Own { map_len },
+            function_table: None,
         })
+    }
+
+    /// Windows: as [`ExecutableCode::new`], for code that carries its unwind information: the
+    /// `count` `RUNTIME_FUNCTION`s (12 bytes each: begin, end and `UNWIND_INFO` offsets from the
+    /// start of `code`) at byte `offset` of `code` are registered with `RtlAddFunctionTable`
+    /// once the region is execute-read, and deleted before it is released. Every range and
+    /// `UNWIND_INFO` offset is checked to lie inside `code`.
+    ///
+    /// # Errors
+    /// As [`ExecutableCode::new`]; [`Error::InvalidSize`] when the table is empty, not 4-aligned
+    /// or not inside `code`, or an entry names bytes outside `code`; [`Error::Unsupported`]
+    /// when the system refuses the table.
+    ///
+    /// # Safety
+    /// As [`ExecutableCode::new`]; in addition each `UNWIND_INFO` must describe its range's
+    /// prologue truthfully (the unwinder trusts it).
+    #[cfg(windows)]
+    pub unsafe fn with_function_table(
+        code: &[u8],
+        offset: usize,
+        count: usize,
+    ) -> Result<ExecutableCode> {
+        check_function_table(code, offset, count)?;
+        // SAFETY: forwarded to the caller.
+        let mut exec = unsafe { ExecutableCode::new(code) }?;
+        // SAFETY: `exec` owns its region (made by windows::map: Windows has no arena); the
+        // table and everything it names are inside the code (checked above); the table is
+        // deleted in `drop` before the region is released.
+        unsafe { windows::add_function_table(exec.ptr, offset, count) }?;
+        exec.function_table = Some(offset);
+        Ok(exec)
     }
 
     #[cfg(not(any(unix, windows)))]
@@ -670,8 +706,13 @@ impl Drop for ExecutableCode {
             }
             #[cfg(windows)]
             Backing::Own { map_len } => {
+                if let Some(offset) = self.function_table {
+                    // SAFETY: registered by `with_function_table` with these arguments, not yet
+                    // deleted; the region is still mapped.
+                    unsafe { windows::delete_function_table(self.ptr, offset) };
+                }
                 // SAFETY: the region is ours (invariant), made by windows::map, and nobody may
-                // call into it any more (as above).
+                // call into it any more (as above); its function table is deleted.
                 unsafe { windows::unmap(self.ptr) };
                 MAPPED.fetch_sub(map_len, std::sync::atomic::Ordering::Relaxed);
             }
@@ -679,6 +720,39 @@ impl Drop for ExecutableCode {
             _ => {}
         }
     }
+}
+
+/// Checks a `RUNTIME_FUNCTION` table of `count` entries at byte `offset` of `code` (see
+/// [`ExecutableCode::with_function_table`]): 4-aligned, inside `code`, every entry's code range
+/// non-empty and inside `code`, its `UNWIND_INFO` offset 4-aligned with at least the 4-byte
+/// header inside `code`.
+#[cfg(any(windows, test))]
+pub(crate) fn check_function_table(code: &[u8], offset: usize, count: usize) -> Result<()> {
+    let bad = |expected: String| Error::InvalidSize {
+        size: offset,
+        expected,
+    };
+    let end = count
+        .checked_mul(12)
+        .and_then(|b| b.checked_add(offset))
+        .filter(|&e| count > 0 && offset % 4 == 0 && e <= code.len())
+        .ok_or_else(|| {
+            bad(format!(
+                "a 4-aligned offset of {count} (at least one) 12-byte RUNTIME_FUNCTIONs inside {} bytes of code",
+                code.len()
+            ))
+        })?;
+    for (k, e) in code[offset..end].chunks_exact(12).enumerate() {
+        let word = |i: usize| u32::from_le_bytes([e[i], e[i + 1], e[i + 2], e[i + 3]]) as usize;
+        let (begin, stop, info) = (word(0), word(4), word(8));
+        if begin >= stop || stop > code.len() || info % 4 != 0 || info + 4 > code.len() {
+            return Err(bad(format!(
+                "RUNTIME_FUNCTION {k} ([{begin:#x}, {stop:#x}), UNWIND_INFO at {info:#x}) inside {} bytes of code",
+                code.len()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// First-fit search for `n` consecutive clear bits in `bits` (bit `i` is `bits[i / 64] >> (i %

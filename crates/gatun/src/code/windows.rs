@@ -6,10 +6,21 @@
 //! on AArch64). There is no arena: a region takes whole pages and, since `VirtualAlloc`
 //! reserves address space in 64 KiB units, 64 KiB of address space.
 //!
+//! **Function tables.** Generated code that moves the stack pointer (a compiled stub's frame)
+//! must be described to Windows' unwinder, or a stack walk through it (an exception, a
+//! debugger, `RtlCaptureStackBackTrace`) stops or goes astray there. Such code carries its
+//! `RUNTIME_FUNCTION` table (and the `UNWIND_INFO` it points to) after its instructions, in the
+//! same region; [`add_function_table`] registers it with `RtlAddFunctionTable` (RVAs relative to
+//! the region's start) once the region is execute-read, and [`delete_function_table`] removes it
+//! with `RtlDeleteFunctionTable` before the region is released.
+//!
 //! # Invariants
 //! - A region returned by [`map`] is a whole `VirtualAlloc` allocation owned by its caller,
 //!   execute-read, whose first `code.len()` bytes are `code`; nothing else writes it.
-//! - [`unmap`] releases a region from [`map`] once nothing may execute it any more.
+//! - [`unmap`] releases a region from [`map`] once nothing may execute it any more, and after
+//!   its function table (if one was added) has been deleted.
+//! - A registered table lies inside its region (checked by the caller before mapping), so it
+//!   stays readable for as long as it is registered.
 
 use std::ffi::c_void;
 
@@ -31,7 +42,22 @@ extern "system" {
     fn VirtualFree(address: *mut c_void, size: usize, kind: u32) -> i32;
     fn FlushInstructionCache(process: *mut c_void, address: *const c_void, size: usize) -> i32;
     fn GetCurrentProcess() -> *mut c_void;
+    fn RtlAddFunctionTable(table: *const RuntimeFunction, count: u32, base: u64) -> u8;
+    fn RtlDeleteFunctionTable(table: *const RuntimeFunction) -> u8;
 }
+
+/// A `RUNTIME_FUNCTION` (winnt.h, x64): the code range `[begin, end)` and its `UNWIND_INFO`,
+/// all as byte offsets (RVAs) from the base address given at registration.
+#[repr(C)]
+pub(super) struct RuntimeFunction {
+    begin: u32,
+    end: u32,
+    unwind_info: u32,
+}
+
+/// Bytes of one `RuntimeFunction`.
+pub(super) const RUNTIME_FUNCTION_BYTES: usize = std::mem::size_of::<RuntimeFunction>();
+const _: () = assert!(RUNTIME_FUNCTION_BYTES == 12);
 
 fn os_error(what: &str) -> Error {
     Error::Unsupported {
@@ -85,4 +111,44 @@ pub(super) fn map(code: &[u8], map_len: usize) -> Result<*mut u8> {
 pub(super) unsafe fn unmap(ptr: *mut u8) {
     // SAFETY: forwarded to the caller; MEM_RELEASE takes size 0 and the allocation's base.
     unsafe { VirtualFree(ptr.cast(), 0, MEM_RELEASE) };
+}
+
+/// Registers the `count` `RUNTIME_FUNCTION`s at `base + offset` with `RtlAddFunctionTable`,
+/// RVAs relative to `base`.
+///
+/// # Errors
+/// [`Error::Unsupported`] when the system refuses the table (nothing is registered then).
+///
+/// # Safety
+/// `base` is a region made by [`map`], not yet released; the table and every `UNWIND_INFO` and
+/// code range it names lie inside the region (4-aligned table); [`delete_function_table`] is
+/// called with the same arguments before the region is released.
+pub(super) unsafe fn add_function_table(base: *mut u8, offset: usize, count: usize) -> Result<()> {
+    let count = u32::try_from(count).map_err(|_| Error::Unsupported {
+        type_name: "function table".into(),
+        reason: format!("{count} entries do not fit RtlAddFunctionTable's 32-bit count"),
+    })?;
+    // SAFETY: the table is inside the live, readable region and 4-aligned (caller); the system
+    // keeps the pointer until `delete_function_table`, which the caller calls before release.
+    let ok = unsafe { RtlAddFunctionTable(base.add(offset).cast(), count, base as u64) };
+    if ok == 0 {
+        return Err(Error::Unsupported {
+            type_name: "function table".into(),
+            reason: format!(
+                "RtlAddFunctionTable refused {count} entries at {:p}",
+                base.wrapping_add(offset)
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Removes a table registered by [`add_function_table`].
+///
+/// # Safety
+/// `base` and `offset` are those of a successful [`add_function_table`] not yet deleted; the
+/// region is not yet released.
+pub(super) unsafe fn delete_function_table(base: *mut u8, offset: usize) {
+    // SAFETY: the same table pointer that was registered (caller); the call only unlinks it.
+    unsafe { RtlDeleteFunctionTable(base.add(offset).cast()) };
 }

@@ -92,14 +92,14 @@
     allow(dead_code)
 )]
 
-use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr::NonNull;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 
 use super::encode::{self as e, Asm, Cond, MemOp, PairMode, Width, FP, LR, SP};
 use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan};
 use crate::backend::segment_tag;
+use crate::backend::stub_cache::{StubCache, StubKey};
 pub(crate) use crate::backend::ArgCheck;
 use crate::code::ExecutableCode;
 use crate::error::Result;
@@ -645,43 +645,24 @@ impl Drop for Stub {
     fn drop(&mut self) {
         // Remove the cache entry if it is still this stub's.
         if let Some(key) = &self.key {
-            let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(map) = cache.as_mut() {
-                if map
-                    .get(key)
-                    .is_some_and(|w| std::ptr::eq(w.as_ptr(), self as *const Stub))
-                {
-                    map.remove(key);
-                }
-            }
+            CACHE.remove(key, self);
         }
     }
 }
 
-/// A cache key: everything the code depends on.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct StubKey {
-    plan: CallPlan,
-    checks: Vec<ArgCheck>,
-    capture: bool,
-}
-
-type Cache = HashMap<StubKey, Weak<Stub>>;
-
-/// The stub cache: consulted at link time and by a stub's drop; never locked while code is
-/// generated or mapped. Entries are `Weak`: live stubs only.
-static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
+/// The stub cache of this compiler (see `crate::backend::stub_cache`).
+static CACHE: StubCache<Stub> = StubCache::new();
 
 /// The stub cache, locked by the code arena's fork handler for the duration of a `fork` (so
 /// that the child never inherits it locked: a stub's drop takes it). See `crate::code`, "fork".
 /// Linux only: only Linux's code arena has a fork handler.
 #[cfg(target_os = "linux")]
-pub(crate) struct CacheLock(#[allow(dead_code)] std::sync::MutexGuard<'static, Option<Cache>>);
+pub(crate) type CacheLock = crate::backend::stub_cache::CacheLock<Stub>;
 
 /// Locks the stub cache for a fork (see [`CacheLock`]).
 #[cfg(target_os = "linux")]
 pub(crate) fn lock_cache_for_fork() -> CacheLock {
-    CacheLock(CACHE.lock().unwrap_or_else(|e| e.into_inner()))
+    CACHE.lock_for_fork()
 }
 
 /// Compiles and places a stub without consulting the cache.
@@ -726,29 +707,8 @@ fn build_keyed(
 /// # Errors
 /// As [`build`].
 pub(crate) fn stub_for(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> Result<Arc<Stub>> {
-    let key = StubKey {
-        plan: plan.clone(),
-        checks: checks.to_vec(),
-        capture,
-    };
-    let lookup = |map: &mut Cache| map.get(&key).and_then(Weak::upgrade);
-    #[cfg(target_os = "linux")]
-    crate::code::register_fork_handlers();
-    {
-        let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(s) = lookup(cache.get_or_insert_with(HashMap::new)) {
-            return Ok(s);
-        }
-    }
-    let stub = Arc::new(build_keyed(plan, checks, capture, Some(key.clone()))?);
-    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-    let map = cache.get_or_insert_with(HashMap::new);
-    if let Some(theirs) = lookup(map) {
-        drop(cache);
-        return Ok(theirs);
-    }
-    map.insert(key, Arc::downgrade(&stub));
-    Ok(stub)
+    let key = StubKey::new(plan, checks, capture);
+    CACHE.get_or_build(key, |key| build_keyed(plan, checks, capture, Some(key)))
 }
 
 #[cfg(test)]

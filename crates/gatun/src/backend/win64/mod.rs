@@ -19,6 +19,11 @@ macro_rules! executor_items {
 
 pub mod classify;
 
+// The compiled-stub compiler: run by the executor; its code generation is pure data, compiled
+// (and unit-tested) on every host for the tests.
+#[cfg(any(test, all(target_arch = "x86_64", target_os = "windows", not(miri))))]
+pub(crate) mod stub;
+
 executor_items! {
     use crate::abi::CallPlan;
     use crate::backend::Direction;

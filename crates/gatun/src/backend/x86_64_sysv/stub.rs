@@ -57,11 +57,12 @@
 //! - The stub never reads outside `args[..n]` and the argument bytes the plan names, and never
 //!   writes outside the return layout's bytes at `ret` and its own frame.
 
-use std::collections::HashMap;
 use std::ffi::c_void;
 use std::ptr::NonNull;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::Arc;
 
+use crate::backend::stub_cache::{self, StubCache, StubKey};
+use crate::backend::x86_64_encode::{self as encode, Asm, RAX, RCX, RDI, RDX, RSI, RSP, R10, R11, R8, R9, XMM15};
 use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan};
 use crate::backend::x86_64_sysv::entry::CheckedEntry;
 use crate::code::ExecutableCode;
@@ -99,265 +100,22 @@ enum Mode {
     Raw,
 }
 
-// Register numbers (the x86-64 encoding).
-const RAX: u8 = 0;
-const RCX: u8 = 1;
-const RDX: u8 = 2;
-const RSP: u8 = 4;
-const RBP: u8 = 5;
-const RSI: u8 = 6;
-const RDI: u8 = 7;
-const R8: u8 = 8;
-const R9: u8 = 9;
-const R10: u8 = 10;
-const R11: u8 = 11;
-const XMM15: u8 = 15;
-
 /// SysV integer argument registers in order.
 const INT_ARGS: [u8; 6] = [RDI, RSI, RDX, RCX, R8, R9];
 
-/// A tiny x86-64 encoder for the instruction forms the stubs use.
-struct Asm {
-    buf: Vec<u8>,
-}
+/// SysV integer return registers in order.
+const INT_RETURNS: [u8; 2] = [RAX, RDX];
 
-impl Asm {
-    fn byte(&mut self, b: u8) {
-        self.buf.push(b);
-    }
-
-    fn bytes(&mut self, b: &[u8]) {
-        self.buf.extend_from_slice(b);
-    }
-
-    fn rex(&mut self, w: bool, r: u8, b: u8, force: bool) {
-        let v = 0x40 | (w as u8) << 3 | (r >> 3 & 1) << 2 | (b >> 3 & 1);
-        if v != 0x40 || force {
-            self.byte(v);
-        }
-    }
-
-    /// ModRM (+SIB, +disp) for `[base + disp]`.
-    fn modrm_mem(&mut self, reg: u8, base: u8, disp: i32) {
-        let (md, n) = if disp == 0 && base & 7 != RBP {
-            (0u8, 0)
-        } else if i8::try_from(disp).is_ok() {
-            (1, 1)
-        } else {
-            (2, 4)
-        };
-        self.byte(md << 6 | (reg & 7) << 3 | (base & 7));
-        if base & 7 == RSP {
-            self.byte(0x24);
-        }
-        self.bytes(&disp.to_le_bytes()[..n]);
-    }
-
-    /// `[prefix] [REX] opcode ModRM(reg, [base + disp])`.
-    fn op_mem(&mut self, prefix: Option<u8>, w: bool, op: &[u8], reg: u8, base: u8, disp: i32) {
-        if let Some(p) = prefix {
-            self.byte(p);
-        }
-        self.rex(w, reg, base, false);
-        self.bytes(op);
-        self.modrm_mem(reg, base, disp);
-    }
-
-    /// `[prefix] [REX] opcode ModRM(reg, rm)` with a register operand.
-    fn op_reg(&mut self, prefix: Option<u8>, w: bool, op: &[u8], reg: u8, rm: u8) {
-        if let Some(p) = prefix {
-            self.byte(p);
-        }
-        self.rex(w, reg, rm, false);
-        self.bytes(op);
-        self.byte(0xC0 | (reg & 7) << 3 | (rm & 7));
-    }
-
-    /// `mov dst, src` (64-bit).
-    fn mov_rr(&mut self, dst: u8, src: u8) {
-        self.op_reg(None, true, &[0x89], src, dst);
-    }
-
-    /// `mov dst32, imm32` (zero-extends).
-    fn mov_imm32(&mut self, dst: u8, imm: u32) {
-        self.rex(false, 0, dst, false);
-        self.byte(0xB8 + (dst & 7));
-        self.bytes(&imm.to_le_bytes());
-    }
-
-    /// `shl/shr r64, imm8` (`ext` 4 = shl, 5 = shr).
-    fn shift(&mut self, ext: u8, r: u8, n: u8) {
-        self.op_reg(None, true, &[0xC1], ext, r);
-        self.byte(n);
-    }
-
-    /// `or dst, src` (64-bit).
-    fn or_rr(&mut self, dst: u8, src: u8) {
-        self.op_reg(None, true, &[0x09], src, dst);
-    }
-
-    /// Zero-extending load of 1, 2, 4 or 8 bytes into a GPR.
-    fn load_zx(&mut self, dst: u8, base: u8, disp: i32, size: u8) {
-        match size {
-            8 => self.op_mem(None, true, &[0x8B], dst, base, disp),
-            4 => self.op_mem(None, false, &[0x8B], dst, base, disp),
-            2 => self.op_mem(None, false, &[0x0F, 0xB7], dst, base, disp),
-            _ => self.op_mem(None, false, &[0x0F, 0xB6], dst, base, disp),
-        }
-    }
-
-    /// Store of the low 1, 2, 4 or 8 bytes of a GPR.
-    fn store(&mut self, src: u8, base: u8, disp: i32, size: u8) {
-        match size {
-            8 => self.op_mem(None, true, &[0x89], src, base, disp),
-            4 => self.op_mem(None, false, &[0x89], src, base, disp),
-            2 => self.op_mem(Some(0x66), false, &[0x89], src, base, disp),
-            _ => {
-                // byte store: a REX prefix selects sil/dil/r8b.. instead of ah/ch/..
-                self.rex(false, src, base, src >= 4);
-                self.byte(0x88);
-                self.modrm_mem(src, base, disp);
-            }
-        }
-    }
-
-    /// `movq xmm, r64`.
-    fn movq_x_r(&mut self, x: u8, r: u8) {
-        self.op_reg(Some(0x66), true, &[0x0F, 0x6E], x, r);
-    }
-
-    /// `movq r64, xmm`.
-    fn movq_r_x(&mut self, r: u8, x: u8) {
-        self.op_reg(Some(0x66), true, &[0x0F, 0x7E], x, r);
-    }
-
-    /// `jcc rel32` / `jmp rel32` to a label fixed up later; returns the fixup position.
-    fn jump(&mut self, op: &[u8]) -> usize {
-        self.bytes(op);
-        self.bytes(&[0; 4]);
-        self.buf.len() - 4
-    }
-
-    fn patch(&mut self, fixup: usize, target: usize) {
-        let rel = (target as i64 - (fixup as i64 + 4)) as i32;
-        self.buf[fixup..fixup + 4].copy_from_slice(&rel.to_le_bytes());
-    }
-}
-
-/// Loads exactly `size` bytes at `[base + disp]` into `dst` (zero-extended), using rax as
-/// scratch for sizes that are not 1, 2, 4 or 8.
-fn load_bytes(a: &mut Asm, dst: u8, base: u8, disp: i32, size: u8) {
-    if matches!(size, 1 | 2 | 4 | 8) {
-        return a.load_zx(dst, base, disp, size);
-    }
-    let mut done = 0u8;
-    while done < size {
-        let piece = [4u8, 2, 1]
-            .into_iter()
-            .find(|&p| p <= size - done)
-            .unwrap_or(1);
-        if done == 0 {
-            a.load_zx(dst, base, disp, piece);
-        } else {
-            a.load_zx(RAX, base, disp + done as i32, piece);
-            a.shift(4, RAX, 8 * done);
-            a.or_rr(dst, RAX);
-        }
-        done += piece;
-    }
-}
-
-/// Stores exactly the low `size` bytes of `src` at `[base + disp]`; `src` is clobbered for sizes
-/// that are not 1, 2, 4 or 8.
-fn store_bytes(a: &mut Asm, src: u8, base: u8, disp: i32, size: u8) {
-    if matches!(size, 1 | 2 | 4 | 8) {
-        return a.store(src, base, disp, size);
-    }
-    let mut done = 0u8;
-    while done < size {
-        let piece = [4u8, 2, 1]
-            .into_iter()
-            .find(|&p| p <= size - done)
-            .unwrap_or(1);
-        a.store(src, base, disp + done as i32, piece);
-        done += piece;
-        if done < size {
-            a.shift(5, src, 8 * piece);
-        }
-    }
-}
-
-/// Converts and loads one move's source into the 64-bit GPR `dst`.
-fn load_gpr(a: &mut Asm, dst: u8, base: u8, disp: i32, m: &ArgMove) {
-    match m.conv {
-        Conversion::Bytes => load_bytes(a, dst, base, disp, m.size),
-        Conversion::SignExtend => match m.size {
-            4 => a.op_mem(None, true, &[0x63], dst, base, disp),
-            2 => a.op_mem(None, true, &[0x0F, 0xBF], dst, base, disp),
-            _ => a.op_mem(None, true, &[0x0F, 0xBE], dst, base, disp),
-        },
-        Conversion::Bool => {
-            // xor eax, eax; cmp byte [m], 0; setne al; mov dst, rax
-            a.bytes(&[0x31, 0xC0]);
-            a.op_mem(None, false, &[0x80], 7, base, disp);
-            a.byte(0);
-            a.bytes(&[0x0F, 0x95, 0xC0]);
-            a.mov_rr(dst, RAX);
-        }
-        Conversion::FloatToDouble => {
-            // cvtss2sd xmm15, dword [m]; movq dst, xmm15
-            a.op_mem(Some(0xF3), false, &[0x0F, 0x5A], XMM15, base, disp);
-            a.movq_r_x(dst, XMM15);
-        }
-    }
-}
-
-/// Carries out one argument move from `[base + disp + m.offset]`.
+/// Carries out one argument move from `[base + disp + m.offset]` into the SysV registers.
 fn emit_move(a: &mut Asm, base: u8, disp: i32, m: &ArgMove) {
-    let disp = disp + m.offset as i32;
-    match m.to {
-        Location::Int(n) => load_gpr(a, INT_ARGS[n as usize], base, disp, m),
-        Location::Vector(n) => match (m.conv, m.size) {
-            // movq xmm, qword [m]
-            (Conversion::Bytes, 8) => a.op_mem(Some(0xF3), false, &[0x0F, 0x7E], n, base, disp),
-            // movd xmm, dword [m]
-            (Conversion::Bytes, 4) => a.op_mem(Some(0x66), false, &[0x0F, 0x6E], n, base, disp),
-            // cvtss2sd xmm, dword [m]
-            (Conversion::FloatToDouble, _) => {
-                a.op_mem(Some(0xF3), false, &[0x0F, 0x5A], n, base, disp)
-            }
-            _ => {
-                load_gpr(a, R11, base, disp, m);
-                a.movq_x_r(n, R11);
-            }
-        },
-        Location::Stack(off) => {
-            load_gpr(a, R11, base, disp, m);
-            a.store(R11, RSP, off as i32, 8);
-        }
-    }
+    encode::emit_move(a, &INT_ARGS, XMM15, base, disp, m);
 }
 
-/// Stores one return move from its register into `[base + offset]` (`base` is not r11).
+/// Stores one return move from rax/rdx/xmm0/xmm1 into `[base + offset]` (`base` is not r11).
 fn emit_return_move(a: &mut Asm, base: u8, m: &ReturnMove) {
-    let disp = m.offset as i32;
-    match (m.from, m.size) {
-        (Register::Int(n), 1 | 2 | 4 | 8) => {
-            a.store(if n == 0 { RAX } else { RDX }, base, disp, m.size)
-        }
-        // movq qword [m], xmm
-        (Register::Vector(n), 8) => a.op_mem(Some(0x66), false, &[0x0F, 0xD6], n, base, disp),
-        // movd dword [m], xmm
-        (Register::Vector(n), 4) => a.op_mem(Some(0x66), false, &[0x0F, 0x7E], n, base, disp),
-        (from, size) => {
-            match from {
-                Register::Int(n) => a.mov_rr(R11, if n == 0 { RAX } else { RDX }),
-                Register::Vector(n) => a.movq_r_x(R11, n),
-            }
-            store_bytes(a, R11, base, disp, size);
-        }
-    }
+    encode::emit_return_move(a, &INT_RETURNS, base, m);
 }
+
 
 /// Where argument `i`'s bytes are: `(base register, displacement)`, loading the argument's
 /// pointer into r10 where needed. `args` is the register holding the entry's `args` parameter.
@@ -661,47 +419,24 @@ impl Stub {
 
 impl Drop for Stub {
     fn drop(&mut self) {
-        // Remove the cache entry if it is still this stub's (a re-link of the signature may
-        // already have replaced the dead entry with a new stub). The code is freed when
-        // `self.code` drops, after this.
+        // The code is freed when `self.code` drops, after this.
         if let Some(key) = &self.key {
-            let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(map) = cache.as_mut() {
-                if map
-                    .get(key)
-                    .is_some_and(|w| std::ptr::eq(w.as_ptr(), self as *const Stub))
-                {
-                    map.remove(key);
-                }
-            }
+            CACHE.remove(key, self);
         }
     }
 }
 
-/// A cache key: everything the code depends on (the target is a parameter, so handles of
-/// different functions with the same signature share one stub).
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-struct StubKey {
-    plan: CallPlan,
-    checks: Vec<ArgCheck>,
-    capture: bool,
-}
-
-type Cache = HashMap<StubKey, Weak<Stub>>;
-
-/// The global stub cache: consulted only at link time (and by a stub's drop), behind a lock
-/// that is never held while code is generated or mapped (except across a `fork`, by the code
-/// arena's fork handler: [`CacheLock`]). Entries are `Weak`: live stubs only.
-static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
+/// The global stub cache of this compiler (see `crate::backend::stub_cache`).
+static CACHE: StubCache<Stub> = StubCache::new();
 
 /// The stub cache, locked by the code arena's fork handler for the duration of a `fork`
 /// (taken before the arena lock), so that the child never inherits it locked: a handle's
 /// drop takes it. See `crate::code`, "fork".
-pub(crate) struct CacheLock(#[allow(dead_code)] MutexGuard<'static, Option<Cache>>);
+pub(crate) type CacheLock = stub_cache::CacheLock<Stub>;
 
 /// Locks the stub cache for a fork (see [`CacheLock`]).
 pub(crate) fn lock_cache_for_fork() -> CacheLock {
-    CacheLock(CACHE.lock().unwrap_or_else(|e| e.into_inner()))
+    CACHE.lock_for_fork()
 }
 
 /// Compiles and maps a stub without consulting the cache (for compile-time measurements).
@@ -749,41 +484,16 @@ fn build_keyed(
 /// new signature at once may both compile it; the second to insert takes the first's stub and
 /// drops its own.
 pub(crate) fn stub_for(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> Option<Arc<Stub>> {
-    let key = StubKey {
-        plan: plan.clone(),
-        checks: checks.to_vec(),
-        capture,
-    };
-    let lookup = |map: &mut Cache| map.get(&key).and_then(Weak::upgrade);
-    // the cache lock must not be held by another thread across a fork
-    #[cfg(target_os = "linux")]
-    crate::code::register_fork_handlers();
-    {
-        let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(s) = lookup(cache.get_or_insert_with(HashMap::new)) {
-            return Some(s);
-        }
-    }
-    let stub = Arc::new(build_keyed(plan, checks, capture, Some(key.clone())).ok()?);
-    let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-    let map = cache.get_or_insert_with(HashMap::new);
-    if let Some(theirs) = lookup(map) {
-        drop(cache);
-        // `stub` drops here, outside the lock (its drop takes it); the entry is not its own.
-        return Some(theirs);
-    }
-    map.insert(key, Arc::downgrade(&stub));
-    Some(stub)
+    let key = StubKey::new(plan, checks, capture);
+    CACHE
+        .get_or_build(key, |key| build_keyed(plan, checks, capture, Some(key)))
+        .ok()
 }
 
 /// Number of live stubs in the cache (for tests of the cache).
 #[allow(dead_code)]
 pub(crate) fn cached_stubs() -> usize {
-    CACHE
-        .lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .as_ref()
-        .map_or(0, |m| m.values().filter(|w| w.strong_count() > 0).count())
+    CACHE.live()
 }
 
 #[cfg(all(test, target_arch = "x86_64", target_os = "linux", not(miri)))]
