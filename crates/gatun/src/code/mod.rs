@@ -1647,6 +1647,40 @@ mod tests {
     }
 }
 
+#[cfg(test)]
+mod function_table_tests {
+    use super::*;
+
+    /// 16 bytes of "code", an UNWIND_INFO header at 16 and one RUNTIME_FUNCTION at 24.
+    fn image(begin: u32, end: u32, info: u32) -> Vec<u8> {
+        let mut b = vec![0xC3u8; 16];
+        b.extend([1, 0, 0, 0, 0, 0, 0, 0]);
+        for w in [begin, end, info] {
+            b.extend(w.to_le_bytes());
+        }
+        b
+    }
+
+    #[test]
+    fn a_table_inside_the_code_is_accepted_and_anything_else_named() {
+        assert!(check_function_table(&image(0, 16, 16), 24, 1).is_ok());
+        for (code, offset, count) in [
+            (image(0, 16, 16), 24, 0),          // empty
+            (image(0, 16, 16), 22, 1),          // misaligned
+            (image(0, 16, 16), 28, 1),          // past the end
+            (image(0, 16, 16), 24, usize::MAX), // overflowing
+            (image(8, 8, 16), 24, 1),           // empty range
+            (image(0, 64, 16), 24, 1),          // range past the end
+            (image(0, 16, 18), 24, 1),          // misaligned UNWIND_INFO
+            (image(0, 16, 34), 24, 1),          // UNWIND_INFO past the end
+        ] {
+            let err = check_function_table(&code, offset, count).unwrap_err();
+            assert!(matches!(err, Error::InvalidSize { .. }), "{err}");
+            assert!(err.to_string().contains("RUNTIME_FUNCTION"), "{err}");
+        }
+    }
+}
+
 #[cfg(all(test, windows, target_arch = "x86_64"))]
 mod windows_tests {
     use super::*;
