@@ -18,13 +18,21 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use common::*;
-use gatun::capture::adapt_system_call;
+use gatun::capture::{adapt_system_call, LastError};
 use gatun::linker::{
     capturable_states, capture_state_layout, DowncallHandle, FunctionDescriptor as FD, Linker,
     LinkerOption, SymbolLookup,
 };
 use gatun::memory::{Arena, MemorySegment, SegmentAllocator};
 use gatun::Value;
+
+// The bench harness's per-thread counting allocator (as in capture_alloc.rs): counts are per
+// thread, so the other tests' threads do not disturb the count.
+#[path = "../../gatun-bench/src/alloc_count.rs"]
+mod alloc_count;
+
+#[global_allocator]
+static GLOBAL: alloc_count::CountingAllocator = alloc_count::CountingAllocator;
 
 const LAST_ERROR: &[LinkerOption] = &[LinkerOption::CaptureCallState(&["GetLastError"])];
 const ALL_STATES: &[LinkerOption] = &[LinkerOption::CaptureCallState(&[
@@ -435,4 +443,121 @@ fn eight_threads_each_see_their_own_last_error() {
     for t in threads {
         t.join().unwrap();
     }
+}
+
+/// `call_last_error` gives the code as a `LastError`, which `std::io::Error` understands;
+/// `call` is for errno adapters only, and the other way round.
+#[test]
+fn call_last_error_gives_windows_error_codes() {
+    let h = link_with("w64_open_missing", &FD::of(V::I32, [V::I32]), ALL_STATES);
+    let last = adapt_system_call(&h, "GetLastError").unwrap();
+    for (which, code) in [(0, ERROR_FILE_NOT_FOUND), (1, ERROR_PATH_NOT_FOUND)] {
+        // SAFETY: int32_t w64_open_missing(int32_t).
+        let e = unsafe { last.call_last_error(&[Value::I32(which)]) }
+            .unwrap()
+            .unwrap_err();
+        assert_eq!(e, LastError(code as u32));
+        assert!(
+            e.to_string()
+                .starts_with(&format!("Windows error {code}: ")),
+            "{e}"
+        );
+        let io = std::io::Error::from(e);
+        assert_eq!(io.raw_os_error(), Some(code));
+        assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
+        let typed = last.typed::<unsafe extern "C" fn(i32) -> i32>().unwrap();
+        // SAFETY: as above.
+        assert_eq!(
+            unsafe { typed.call_last_error((which,)) },
+            Err(LastError(code as u32))
+        );
+    }
+    // SAFETY: rejected before the call.
+    let e = unsafe { last.call(&[Value::I32(0)]) }.unwrap_err();
+    assert!(
+        e.to_string().contains("use SystemCall::call_last_error"),
+        "{e}"
+    );
+    let errno = adapt_system_call(&h, "errno").unwrap();
+    // SAFETY: rejected before the call.
+    let e = unsafe { errno.call_last_error(&[Value::I32(0)]) }.unwrap_err();
+    assert!(e.to_string().contains("use SystemCall::call"), "{e}");
+    let sock = adapt_system_call(
+        &link_with(
+            "w64_socket_without_startup",
+            &FD::of(V::I32, []),
+            ALL_STATES,
+        ),
+        "WSAGetLastError",
+    )
+    .unwrap();
+    // SAFETY: int32_t w64_socket_without_startup(void).
+    assert_eq!(
+        unsafe { sock.call_last_error(&[]) },
+        Ok(Err(LastError(WSANOTINITIALISED as u32)))
+    );
+}
+
+/// Rule: a capturing call allocates nothing: the Win64 capture on every path (a segment the
+/// caller owns, the adapter's capture stack, raw, typed), failures and successes alike.
+#[test]
+fn capturing_calls_allocate_nothing() {
+    let open = link_with("w64_open_missing", &FD::of(V::I32, [V::I32]), ALL_STATES);
+    let read = link_with("w64_read_states", &FD::of(V::I32, [V::ADDRESS]), ALL_STATES);
+    let last = adapt_system_call(&open, "GetLastError").unwrap();
+    let wsa = adapt_system_call(&open, "WSAGetLastError").unwrap();
+    let typed = last.typed::<unsafe extern "C" fn(i32) -> i32>().unwrap();
+    let mut cap = [0i32; 3];
+    let mut seen = [0i32; 3];
+    let which = 0i32;
+    let round = |cap: &mut [i32; 3], seen: &mut [i32; 3]| {
+        let cap_seg = MemorySegment::of_slice(bytes_of(cap));
+        let seen_p = seen.as_mut_ptr();
+        // SAFETY: the C types; `cap` is a 12-byte, 4-aligned capture buffer, `seen` 12
+        // writable bytes.
+        unsafe {
+            assert_eq!(
+                open.invoke(&[Value::Segment(cap_seg), Value::I32(0)]),
+                Ok(Value::I32(-1))
+            );
+            assert_eq!(
+                last.invoke(&[Value::I32(0)]),
+                Ok(-(ERROR_FILE_NOT_FOUND as i64))
+            );
+            assert_eq!(
+                wsa.invoke(&[Value::I32(1)]),
+                Ok(-(ERROR_PATH_NOT_FOUND as i64))
+            );
+            assert_eq!(
+                last.invoke_raw(&[(&which as *const i32).cast()]),
+                Ok(-(ERROR_FILE_NOT_FOUND as i64))
+            );
+            assert_eq!(typed.invoke((1,)), -ERROR_PATH_NOT_FOUND);
+            assert_eq!(
+                last.call_last_error(&[Value::I32(0)]).unwrap(),
+                Err(LastError(ERROR_FILE_NOT_FOUND as u32))
+            );
+            let mut r = -1i32;
+            read.invoke_raw(
+                &[cap.as_ptr().cast(), (&seen_p as *const *mut i32).cast()],
+                (&mut r as *mut i32).cast(),
+            )
+            .unwrap();
+            assert_eq!(r, 0);
+        }
+    };
+    // warm-up: this thread's capture stack and errno address are made on first use
+    round(&mut cap, &mut seen);
+    let before = alloc_count::CountingAllocator::thread_count();
+    for _ in 0..1000 {
+        round(&mut cap, &mut seen);
+    }
+    let after = alloc_count::CountingAllocator::thread_count();
+    assert_eq!(after - before, 0, "heap allocations in 1000 rounds");
+}
+
+/// The bytes of a capture buffer.
+fn bytes_of(x: &mut [i32; 3]) -> &mut [u8] {
+    // SAFETY: i32 has no padding; any byte pattern is a valid i32; 12 bytes.
+    unsafe { std::slice::from_raw_parts_mut(x.as_mut_ptr().cast(), 12) }
 }
