@@ -33,8 +33,10 @@ use std::process::Command;
 pub const PATH: &str = env!("GATUN_TEST_NATIVES");
 
 /// The C compiler [`PATH`] is built with: the target's compiler (`cc` for a native build,
-/// `aarch64-linux-gnu-gcc` for an `aarch64-unknown-linux-gnu` cross build, or what
-/// `CC_<target>`/`CC` named), fixed at compile time; `cc` where no library is built.
+/// `aarch64-linux-gnu-gcc` for an `aarch64-unknown-linux-gnu` cross build,
+/// `x86_64-w64-mingw32-gcc` for Windows, or what `CC_<target>`/`CC` named), fixed at compile
+/// time; `cc` where no library is built. For Windows it is a program of the Linux build host,
+/// which a test running under Wine cannot start.
 ///
 /// Tests that check gatun against the C compiler use this one, so that a cross-built test run
 /// under emulation checks the target's ABI and not the host's.
