@@ -19,7 +19,7 @@
 //! - [`sysv_x64`]: System V AMD64 (ABI §3.2.3).
 //! - [`aarch64`]: AAPCS64 (Linux) and Apple arm64 (§6.8 stages B and C; executed on AArch64
 //!   Linux, Apple plans are classification only).
-//! - [`win64`]: the Microsoft x64 convention (classification only). Its plans use the same
+//! - [`win64`]: the Microsoft x64 convention (executed on x86-64 Windows). Its plans use the same
 //!   types: `Int(n)`/`Vector(n)` are argument *slot* n (`rcx, rdx, r8, r9` / `xmm0..xmm3`),
 //!   stack offsets start after the 32-byte shadow space, and a variadic float has a move to
 //!   each of its slot's registers.

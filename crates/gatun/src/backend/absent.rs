@@ -1,7 +1,8 @@
 //! The executor pieces a backend without compiled stubs lacks: no image entries, no uncaptured
 //! entries (both uninhabited), no stub cache to lock around `fork`, and the fast-path methods
-//! that report "no stub" ([`no_fast_paths`]). Used by `unsupported`; the AArch64 backend
-//! (which has stubs, but neither image nor uncaptured entries) uses the two uninhabited types.
+//! that report "no stub" ([`no_fast_paths`]). Used by `unsupported` and by the Win64 backend
+//! (no compiled stubs yet); the AArch64 backend (which has stubs, but neither image nor
+//! uncaptured entries) uses the two uninhabited types.
 //! Compiled on every target except x86-64 Linux outside Miri (whose backend has all of them).
 //!
 //! No value of [`ImageEntry`] or [`Uncaptured`] can exist, so their methods are never called:

@@ -39,8 +39,11 @@ macro_rules! native_backend {
 pub(crate) mod aarch64;
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux", not(miri))))]
 mod absent;
+mod by_reference;
 mod moves;
 mod stub_cache;
+#[cfg(test)]
+mod test_values;
 pub(crate) mod win64;
 // The x86-64 encoder of the stub compilers: where the SysV one runs, and where the Win64 one is
 // compiled (x86-64 Windows, and its code-shape tests on every host).

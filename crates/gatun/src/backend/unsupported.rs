@@ -15,7 +15,7 @@ fn unsupported(direction: Direction) -> Error {
     Error::Unsupported {
         type_name: direction.name().into(),
         reason: format!(
-            "gatun's {} executor supports x86-64 System V (Linux), AAPCS64 (Linux) and Apple arm64 only",
+            "gatun's {} executor supports x86-64 System V (Linux), AAPCS64 (Linux), Apple arm64 and x86-64 Windows only",
             direction.name()
         ),
     }

@@ -43,8 +43,9 @@ use crate::memory::{MemorySegment, SegmentAllocator};
 use crate::value::{scalar_tag, value_tag, Value};
 
 /// The native linker (Java's `Linker.nativeLinker()`): links symbols into [`DowncallHandle`]s
-/// for the platform's C calling convention. Executing is supported on x86-64 System V (Linux);
-/// elsewhere [`Linker::downcall`] returns [`Error::Unsupported`].
+/// for the platform's C calling convention. Executing is supported on x86-64 System V (Linux),
+/// AAPCS64 (Linux), Apple arm64 and x86-64 Windows (the Microsoft x64 convention); elsewhere
+/// [`Linker::downcall`] returns [`Error::Unsupported`].
 ///
 /// ```
 /// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
@@ -98,7 +99,7 @@ impl Linker {
     /// - [`Error::UnknownCaptureState`] (listing the valid names) and
     ///   [`Error::CaptureStateUnavailable`] ("GetLastError is only available on Windows").
     /// - [`Error::Unsupported`] on a platform without an executor (anything but x86-64 and AArch64
-    ///   Linux).
+    ///   Linux, Apple arm64 and x86-64 Windows).
     pub fn downcall(
         &self,
         symbol: &Symbol,

@@ -41,25 +41,14 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 use super::stub::{ArgCheck, RawFn, Stub, ValuesEntry};
-use super::{CallFrame, StackArgs};
+use super::CallFrame;
 use crate::abi::CallPlan;
+use crate::backend::by_reference::{self, kinds_mismatch};
 use crate::backend::{ArgKind, ArgSource, CopyArea, RetKind};
 use crate::error::Result;
 use crate::layout::ScalarKind;
 use crate::memory::{linker_stack, SegmentAllocator};
 use crate::value::Value;
-
-/// The internal error for a plan whose arguments do not match the kinds (or copies) the
-/// executor was linked with: the handle layer never produces one.
-fn kinds_mismatch(planned: usize, linked: usize) -> crate::error::Error {
-    crate::error::Error::InvalidDescriptor {
-        descriptor: format!("with {planned} planned arguments"),
-        reason: format!(
-            "internal error: the executor was linked with {linked} argument kinds or \
-             by-reference copies that do not match the plan"
-        ),
-    }
-}
 
 /// What the interpreted path needs beyond the plan: the by-reference copies.
 #[derive(Clone, Debug, Default)]
@@ -583,53 +572,14 @@ impl Executor {
         target: *const c_void,
         capture: *mut i32,
         ret: *mut u8,
-        mut arg: impl FnMut(usize) -> Result<ArgSource>,
+        arg: impl FnMut(usize) -> Result<ArgSource>,
     ) -> Result<u64> {
         let copies = self.copies();
-        let copy_frame = if copies.area.bytes > 0 {
-            Some(linker_stack().push_frame(copies.area.bytes, copies.area.align)?)
-        } else {
-            None
-        };
-        let mut by_ref = copies.each.iter();
-        let mut stack = StackArgs::new();
-        let mut frame = CallFrame::new(target, plan, &mut stack);
-        frame.errno = capture;
-        for (i, ap) in plan.args.iter().enumerate() {
-            let src = arg(i)?;
-            if let Some(loc) = ap.by_reference {
-                // `link` made one copy per by-reference argument of the same plan, in one
-                // frame; a plan other than the linked one is reported, never trusted.
-                let (Some(&(size, align)), Some(f)) = (by_ref.next(), copy_frame.as_ref()) else {
-                    return Err(kinds_mismatch(plan.args.len(), copies.each.len()));
-                };
-                let copy = f.allocate_uninit(size, align)?;
-                // SAFETY: the source is readable for the layout's size (caller) and `copy` is a
-                // fresh region of that size in this call's frame: no overlap.
-                src.with_bytes(|p| unsafe {
-                    std::ptr::copy_nonoverlapping(p, copy.as_ptr(), size)
-                });
-                frame.store(&mut stack, loc, copy.as_ptr() as usize as u64, 8);
-            } else {
-                // SAFETY: the source is 8 bytes covering any scalar, or the argument's bytes
-                // (caller).
-                src.with_bytes(|p| unsafe {
-                    crate::backend::moves::load_arg_sized(plan, i, p, |to, v, bytes| {
-                        frame.store(&mut stack, to, v, bytes)
-                    })
-                });
-            }
+        let each = copies.each.iter().copied();
+        // SAFETY: forwarded to the caller.
+        unsafe {
+            by_reference::interpret::<CallFrame>(plan, target, capture, ret, copies.area, each, arg)
         }
-        if let Some(loc) = plan.hidden_return_pointer {
-            frame.store(&mut stack, loc, ret as usize as u64, 8);
-        }
-        // SAFETY: the frame follows the handle's validated plan; the copies live in
-        // `copy_frame` until after the call; the caller vouches for the callee's contract.
-        unsafe { frame.call(&mut stack) };
-        drop(copy_frame);
-        // SAFETY: `ret` has the return layout's size for a register-returned struct (caller).
-        unsafe { crate::backend::store_return(plan, ret, |r| frame.returned(r)) };
-        Ok(frame.returned(crate::backend::scalar_register(plan)))
     }
 }
 

@@ -20,6 +20,7 @@ use std::ffi::c_void;
 
 use super::trampoline;
 use crate::abi::{CallPlan, Location, Register};
+use crate::backend::by_reference::Trampoline;
 use crate::backend::StackArgs;
 
 /// The call frame the trampoline consumes (`#[repr(C)]`: the assembly uses these offsets).
@@ -44,11 +45,11 @@ pub(crate) struct CallFrame {
     pub ret_vector: [u64; 4],
 }
 
-impl CallFrame {
+impl Trampoline for CallFrame {
     /// A frame for `plan` calling `target`, with the first `plan.stack_bytes / 8` slots of
     /// `stack` zeroed.
     #[inline(always)]
-    pub fn new(target: *const c_void, plan: &CallPlan, stack: &mut StackArgs) -> CallFrame {
+    fn for_plan(target: *const c_void, plan: &CallPlan, stack: &mut StackArgs) -> CallFrame {
         let slots = plan.stack_bytes as usize / 8;
         CallFrame {
             target,
@@ -65,41 +66,66 @@ impl CallFrame {
         }
     }
 
-    /// Stores `value` at `to`: `Int(0..=8)` is x0..x8, `Vector(0..8)` v0..v7 (its low 64 bits),
-    /// `Stack(off)` the low `bytes` bytes of `value` at byte offset `off` of `stack` (8 — the
-    /// whole slot — for every stack move of a Linux plan and for pointers;
-    /// [`CallPlan::stack_write_bytes`] for an argument move of a packed Apple plan, so that
-    /// the neighbouring packed arguments are not overwritten). `bytes` is ignored for
-    /// registers.
+    /// Stores the address in `Int(0..=8)` (x0..x8) or the whole 8-byte stack slot at `Stack(off)`.
     #[inline(always)]
-    pub fn store(&mut self, stack: &mut StackArgs, to: Location, value: u64, bytes: usize) {
-        match to {
-            Location::Int(n) => self.gpr[n as usize] = value,
-            Location::Vector(n) => self.vector[n as usize] = value,
-            Location::Stack(off) => stack.set_bytes(off, value, bytes),
+    fn store_address(&mut self, stack: &mut StackArgs, to: Location, address: u64) {
+        self.store(stack, to, address, 8);
+    }
+
+    /// Each move of argument `i`, its stack moves written with
+    /// [`CallPlan::stack_write_bytes`] bytes (fewer than 8 for a named argument of a packed
+    /// Apple plan, so that the neighbouring packed arguments are not overwritten).
+    #[inline(always)]
+    unsafe fn store_arg(&mut self, stack: &mut StackArgs, plan: &CallPlan, i: usize, src: *const u8) {
+        // SAFETY: forwarded to the caller.
+        unsafe {
+            crate::backend::moves::load_arg_sized(plan, i, src, |to, v, bytes| {
+                self.store(stack, to, v, bytes)
+            })
         }
     }
 
-    /// The 64-bit value of a return register after the call: `Int(0)`/`Int(1)` are x0/x1,
-    /// `Vector(0..4)` the low 64 bits of v0..v3.
+    /// `buffer` is the capture segment's errno slot (null: no capture).
     #[inline(always)]
-    pub fn returned(&self, r: Register) -> u64 {
-        match r {
-            Register::Int(n) => self.ret_int[n as usize],
-            Register::Vector(n) => self.ret_vector[n as usize],
-        }
+    fn capture_into(&mut self, buffer: *mut i32) {
+        self.errno = buffer;
     }
 
     /// Calls the target with `stack` as its outgoing stack area (the one given to
-    /// [`CallFrame::new`] and written by [`CallFrame::store`]).
+    /// [`Trampoline::for_plan`] and written by the stores).
     ///
     /// # Safety
     /// The frame must describe a valid call of `target` (see the module invariants) and the
     /// target's own contract must hold.
     #[inline(always)]
-    pub unsafe fn call(&mut self, stack: &mut StackArgs) {
+    unsafe fn run(&mut self, stack: &mut StackArgs) {
         self.stack = stack.base();
         // SAFETY: forwarded to the caller; `stack` is the area the frame's stack moves wrote.
         unsafe { trampoline::gatun_aapcs64_call(self) }
+    }
+
+    /// `Int(0)`/`Int(1)` are x0/x1, `Vector(0..4)` the low 64 bits of v0..v3.
+    #[inline(always)]
+    fn result(&self, r: Register) -> u64 {
+        match r {
+            Register::Int(n) => self.ret_int[n as usize],
+            Register::Vector(n) => self.ret_vector[n as usize],
+        }
+    }
+}
+
+impl CallFrame {
+    /// Stores `value` at `to`: `Int(0..=8)` is x0..x8, `Vector(0..8)` v0..v7 (its low 64 bits),
+    /// `Stack(off)` the low `bytes` bytes of `value` at byte offset `off` of `stack` (8 — the
+    /// whole slot — for every stack move of a Linux plan and for pointers;
+    /// [`CallPlan::stack_write_bytes`] for an argument move of a packed Apple plan). `bytes` is
+    /// ignored for registers.
+    #[inline(always)]
+    fn store(&mut self, stack: &mut StackArgs, to: Location, value: u64, bytes: usize) {
+        match to {
+            Location::Int(n) => self.gpr[n as usize] = value,
+            Location::Vector(n) => self.vector[n as usize] = value,
+            Location::Stack(off) => stack.set_bytes(off, value, bytes),
+        }
     }
 }

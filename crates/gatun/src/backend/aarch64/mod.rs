@@ -99,7 +99,6 @@ executor_items! {
     mod tests;
 
     pub(crate) use executor::Executor;
-    pub(crate) use crate::backend::StackArgs;
     pub(crate) use frame::CallFrame;
     pub(crate) use super::absent::ImageEntry;
     // The fork lock exists for Linux's code-arena fork handler only.

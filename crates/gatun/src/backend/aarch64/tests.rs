@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use crate::abi::Location;
 use crate::layout::{MemoryLayout, ValueLayout as V};
 use crate::linker::{DowncallHandle, FunctionDescriptor as FD, Linker, LinkerOption, Symbol};
-use crate::memory::{MemorySegment, SegmentAllocator};
+use crate::memory::SegmentAllocator;
+use crate::backend::test_values::{arena, read, seg_of, st};
 use crate::Value;
 
 /// A function linked twice: through its compiled stub (`.0`, asserted) and through the
@@ -83,30 +84,6 @@ fn link(f: *const c_void, d: &FD) -> Both {
     link_with(f, d, &[])
 }
 
-fn st<const N: usize>(members: [V; N]) -> MemoryLayout {
-    MemoryLayout::c_struct(members).unwrap()
-}
-
-fn seg_of<'a, T: Copy>(arena: &'a Arena, v: T) -> MemorySegment<'a> {
-    let s = arena
-        .allocate(std::mem::size_of::<T>(), std::mem::align_of::<T>())
-        .unwrap();
-    // SAFETY: `s` has T's size and alignment.
-    unsafe { s.as_ptr().cast::<T>().write(v) };
-    s
-}
-
-fn read<T: Copy>(s: &MemorySegment<'_>) -> T {
-    assert!(s.byte_size() >= std::mem::size_of::<T>());
-    // SAFETY: size checked; the segments here come from arenas with T's alignment.
-    unsafe { s.as_ptr().cast::<T>().read_unaligned() }
-}
-
-type Arena = crate::memory::ConfinedArena;
-
-fn arena() -> Arena {
-    crate::memory::Arena::confined()
-}
 
 extern "C" fn ints10(
     a: i64,
@@ -996,9 +973,5 @@ fn deep_reentrancy_with_by_reference_copies_at_every_level() {
         unsafe { cb.invoke(&[stub.as_value(), Value::I32(depth), Value::Segment(top)]) }.unwrap();
     // each level adds 1 (the closure) plus its d (call_back): 40 + (40 + 39 + ... + 0)
     assert_eq!(r, Value::I64(40 + (0..=40).sum::<i64>()));
-    // every linker-stack frame was closed: a frame of the whole block fits again
-    let f = crate::memory::linker_stack()
-        .push_frame(crate::memory::linker_stack().byte_size(), 16)
-        .unwrap();
-    assert!(!f.is_fallback());
+    crate::backend::test_values::assert_linker_stack_is_empty();
 }

@@ -1,7 +1,7 @@
 //! Win64 classification: the Microsoft x64 calling convention ("x64 calling convention" and
 //! "x64 ABI conventions" in Microsoft's documentation), as used by MSVC and by mingw-w64 gcc.
-//! Pure data: this module compiles and is tested on every host (no `cfg(target_arch)`); no
-//! Win64 executor exists yet, so nothing here runs Windows code.
+//! Pure data: this module compiles and is tested on every host (no `cfg(target_arch)`); on
+//! x86-64 Windows the Win64 executor carries its plans out.
 //!
 //! Registers in the [`CallPlan`]: argument *slot* n (0..=3) is `Location::Int(n)` = `rcx`,
 //! `rdx`, `r8`, `r9` or `Location::Vector(n)` = `xmm0..xmm3` (the low 4 or 8 bytes written);

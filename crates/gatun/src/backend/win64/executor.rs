@@ -45,25 +45,13 @@ use std::ffi::c_void;
 
 use super::CallFrame;
 use crate::abi::CallPlan;
-use crate::backend::{ArgKind, ArgSource, CopyArea, RetKind, StackArgs};
+use crate::backend::by_reference::{self, kinds_mismatch};
+use crate::backend::{ArgKind, ArgSource, CopyArea, RetKind};
 use crate::error::Result;
-use crate::memory::{linker_stack, SegmentAllocator};
 
 /// The alignment in bytes of every by-reference copy ("allocated temporary memory must be
 /// 16-byte aligned").
 pub(crate) const COPY_ALIGN: usize = 16;
-
-/// The internal error for a plan whose arguments do not match the kinds (or copies) the
-/// executor was linked with: the handle layer never produces one.
-fn kinds_mismatch(planned: usize, linked: usize) -> crate::error::Error {
-    crate::error::Error::InvalidDescriptor {
-        descriptor: format!("with {planned} planned arguments"),
-        reason: format!(
-            "internal error: the executor was linked with {linked} argument kinds or \
-             by-reference copies that do not match the plan"
-        ),
-    }
-}
 
 /// What the interpreted path needs beyond the plan: the by-reference copies.
 #[derive(Clone, Debug, Default)]
@@ -163,25 +151,24 @@ impl Executor {
 
 #[allow(clippy::missing_safety_doc)]
 impl Executor {
-    /// The trampoline path: argument `i`'s source comes from `arg(i)` for `i` in
-    /// `0..plan.args.len()` (its first error is returned before anything is called); a
-    /// by-reference argument's bytes are copied into this call's linker-stack frame (16-byte
-    /// aligned) and the copy's address passed; rcx is set to `ret` for an in-memory result;
-    /// the capture buffer's states are restored before and saved after the call; stores a
-    /// register-returned struct at `ret` (from rax, by the plan's return move), and returns
-    /// the scalar result's register bits (rax, or the low 64 bits of xmm0).
+    /// One call through the trampoline. `arg(i)` gives argument `i`'s bytes, for every
+    /// planned argument, before anything runs (an error stops there). Aggregates passed by
+    /// reference get a 16-byte-aligned copy in this call's linker-stack frame, whose address
+    /// takes their slot; an in-memory result's destination `ret` goes in rcx. With a capture
+    /// buffer the three states are restored from it right before the call and saved into it
+    /// right after. A struct returned in rax is written to `ret`; the value is the bits of
+    /// rax or of xmm0's low half, whichever the plan returns a scalar in.
     ///
     /// # Errors
-    /// The first error of `arg`; [`crate::Error::OutOfMemory`] if the copies' frame falls back
-    /// to the heap and that allocation fails (nothing is called then);
-    /// [`crate::Error::InvalidDescriptor`] (an internal error, nothing called) when `plan` has
-    /// more by-reference arguments than the plan the executor was linked with.
+    /// Whatever `arg` reports first; [`crate::Error::OutOfMemory`] when the copy frame needs
+    /// the heap and cannot get it; [`crate::Error::InvalidDescriptor`] (internal: `plan` has
+    /// by-reference arguments this executor has no copies for). Nothing is called on an error.
     ///
     /// # Safety
-    /// Each `ArgSource::Bytes` is readable for its layout's size; `ret` is writable (and
-    /// aligned) for the return layout's size, or null for scalar/void returns; `capture` null
-    /// or a 12-byte, 4-aligned capture buffer of a capture handle; the callee's contract is
-    /// the caller's.
+    /// Sources given as `ArgSource::Bytes` are readable for their layout's size; `ret` is null
+    /// (scalar or void result) or writable and aligned for the return layout; `capture` is
+    /// null or the 12-byte, 4-aligned buffer of a capture handle; the callee's own contract
+    /// holds.
     #[inline(never)]
     pub(crate) unsafe fn interpret(
         &self,
@@ -189,52 +176,14 @@ impl Executor {
         target: *const c_void,
         capture: *mut i32,
         ret: *mut u8,
-        mut arg: impl FnMut(usize) -> Result<ArgSource>,
+        arg: impl FnMut(usize) -> Result<ArgSource>,
     ) -> Result<u64> {
         let copies = self.copies();
-        let copy_frame = if copies.area.bytes > 0 {
-            Some(linker_stack().push_frame(copies.area.bytes, copies.area.align)?)
-        } else {
-            None
-        };
-        let mut by_ref = copies.each.iter();
-        let mut stack = StackArgs::new();
-        let mut frame = CallFrame::new(target, plan, &mut stack);
-        for (i, ap) in plan.args.iter().enumerate() {
-            let src = arg(i)?;
-            if let Some(loc) = ap.by_reference {
-                // `link` made one copy per by-reference argument of the same plan, in one
-                // frame; a plan other than the linked one is reported, never trusted.
-                let (Some(&size), Some(f)) = (by_ref.next(), copy_frame.as_ref()) else {
-                    return Err(kinds_mismatch(plan.args.len(), copies.each.len()));
-                };
-                let copy = f.allocate_uninit(size, COPY_ALIGN)?;
-                // SAFETY: the source is readable for the layout's size (caller) and `copy` is a
-                // fresh region of that size in this call's frame: no overlap.
-                src.with_bytes(|p| unsafe {
-                    std::ptr::copy_nonoverlapping(p, copy.as_ptr(), size)
-                });
-                frame.store(&mut stack, loc, copy.as_ptr() as usize as u64);
-            } else {
-                // SAFETY: the source is 8 bytes covering any scalar, or the argument's bytes
-                // (caller).
-                src.with_bytes(|p| unsafe {
-                    crate::backend::load_arg(ap, p, |to, v| frame.store(&mut stack, to, v))
-                });
-            }
+        let each = copies.each.iter().map(|&size| (size, COPY_ALIGN));
+        // SAFETY: forwarded to the caller; `capture` is the frame's 12-byte buffer or null.
+        unsafe {
+            by_reference::interpret::<CallFrame>(plan, target, capture, ret, copies.area, each, arg)
         }
-        if let Some(loc) = plan.hidden_return_pointer {
-            frame.store(&mut stack, loc, ret as usize as u64);
-        }
-        frame.capture_into(capture);
-        // SAFETY: the frame follows the handle's validated plan; the copies live in
-        // `copy_frame` until after the call; `capture` is null or a 12-byte buffer (caller);
-        // the caller vouches for the callee's contract.
-        unsafe { frame.call(&mut stack) };
-        drop(copy_frame);
-        // SAFETY: `ret` has the return layout's size for a register-returned struct (caller).
-        unsafe { crate::backend::store_return(plan, ret, |r| frame.returned(r)) };
-        Ok(frame.returned(crate::backend::scalar_register(plan)))
     }
 }
 

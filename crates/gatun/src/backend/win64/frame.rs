@@ -17,6 +17,7 @@ use std::ffi::c_void;
 
 use super::trampoline;
 use crate::abi::{CallPlan, Location, Register};
+use crate::backend::by_reference::Trampoline;
 use crate::backend::StackArgs;
 
 /// The call frame the trampoline consumes (`#[repr(C)]`: the assembly uses these offsets,
@@ -110,5 +111,42 @@ impl CallFrame {
         self.stack = stack.base();
         // SAFETY: forwarded to the caller; `stack` is the area the frame's stack moves wrote.
         unsafe { trampoline::gatun_win64_call(self) }
+    }
+}
+
+impl Trampoline for CallFrame {
+    #[inline(always)]
+    fn for_plan(target: *const c_void, plan: &CallPlan, stack: &mut StackArgs) -> CallFrame {
+        CallFrame::new(target, plan, stack)
+    }
+
+    #[inline(always)]
+    fn store_address(&mut self, stack: &mut StackArgs, to: Location, address: u64) {
+        self.store(stack, to, address);
+    }
+
+    /// Each move of argument `i`, stack moves writing their whole 8-byte slot.
+    #[inline(always)]
+    unsafe fn store_arg(&mut self, stack: &mut StackArgs, plan: &CallPlan, i: usize, src: *const u8) {
+        // SAFETY: forwarded to the caller.
+        unsafe { crate::backend::load_arg(&plan.args[i], src, |to, v| self.store(stack, to, v)) }
+    }
+
+    /// `buffer` is the 12-byte capture buffer (null: no capture); see
+    /// [`CallFrame::capture_into`].
+    #[inline(always)]
+    fn capture_into(&mut self, buffer: *mut i32) {
+        CallFrame::capture_into(self, buffer);
+    }
+
+    #[inline(always)]
+    unsafe fn run(&mut self, stack: &mut StackArgs) {
+        // SAFETY: forwarded to the caller.
+        unsafe { self.call(stack) }
+    }
+
+    #[inline(always)]
+    fn result(&self, r: Register) -> u64 {
+        self.returned(r)
     }
 }

@@ -13,16 +13,11 @@ use super::last_error::{GetLastError, SetLastError, WSAGetLastError};
 use super::{CallFrame, Executor};
 use crate::abi::{Location, Register, ReturnPlan};
 use crate::backend::{ArgKind, ArgSource, RetKind, StackArgs};
-use crate::layout::{MemoryLayout, ValueLayout as V};
+use crate::layout::ValueLayout as V;
 use crate::linker::{DowncallHandle, FunctionDescriptor as FD, Linker, LinkerOption, Symbol};
-use crate::memory::{MemorySegment, SegmentAllocator};
+use crate::memory::SegmentAllocator;
+use crate::backend::test_values::{arena, read, seg_of, st};
 use crate::Value;
-
-type Arena = crate::memory::ConfinedArena;
-
-fn arena() -> Arena {
-    crate::memory::Arena::confined()
-}
 
 fn link_with(f: *const c_void, d: &FD, options: &[LinkerOption]) -> DowncallHandle {
     // SAFETY: `f` is a Rust function of the descriptor's C type, alive for the program.
@@ -36,24 +31,6 @@ fn link(f: *const c_void, d: &FD) -> DowncallHandle {
     link_with(f, d, &[])
 }
 
-fn st<const N: usize>(members: [V; N]) -> MemoryLayout {
-    MemoryLayout::c_struct(members).unwrap()
-}
-
-fn seg_of<'a, T: Copy>(arena: &'a Arena, v: T) -> MemorySegment<'a> {
-    let s = arena
-        .allocate(std::mem::size_of::<T>(), std::mem::align_of::<T>())
-        .unwrap();
-    // SAFETY: `s` has T's size and alignment.
-    unsafe { s.as_ptr().cast::<T>().write(v) };
-    s
-}
-
-fn read<T: Copy>(s: &MemorySegment<'_>) -> T {
-    assert!(s.byte_size() >= std::mem::size_of::<T>());
-    // SAFETY: size checked; unaligned read.
-    unsafe { s.as_ptr().cast::<T>().read_unaligned() }
-}
 
 extern "C" fn twice(x: i32) -> i32 {
     2 * x
@@ -551,13 +528,28 @@ extern "C" fn clobber_volatile(a: i64, b: f64, c: i64, d: f64, e: i64, f: f64) -
 }
 
 #[test]
-fn the_trampoline_preserves_every_nonvolatile_register() {
+fn the_trampoline_and_the_upcall_entry_preserve_every_nonvolatile_register() {
     let d = FD::of(V::I64, [V::I64, V::F64, V::I64, V::F64, V::I64, V::F64]);
     let plan = super::classify::plan(&d, None).unwrap();
     let want: Vec<u64> = (1..=18u64).map(|k| k * 0x0101_0101_0101_0101).collect();
-    for capture in [false, true] {
+    let a = arena();
+    // The same function as an upcall: the trampoline calls the stub, the entry, the dispatcher.
+    let stub = Linker::native()
+        .upcall_stub(
+            &d,
+            |u| {
+                // SAFETY: always safe.
+                unsafe { SetLastError(77) };
+                let (i, f) = (|k| u.get::<i64>(k), |k| u.get::<f64>(k));
+                Ok(Value::I64(i(0)? + f(1)? as i64 + i(2)? + f(3)? as i64 + i(4)? + f(5)? as i64))
+            },
+            &a,
+        )
+        .unwrap();
+    let targets = [clobber_volatile as *const c_void, stub.address()];
+    for (target, capture) in targets.into_iter().flat_map(|t| [(t, false), (t, true)]) {
         let mut stack = StackArgs::new();
-        let mut frame = CallFrame::new(clobber_volatile as *const c_void, &plan, &mut stack);
+        let mut frame = CallFrame::new(target, &plan, &mut stack);
         for (k, ap) in plan.args().iter().enumerate() {
             let v = if k % 2 == 0 { k as u64 + 1 } else { ((k + 1) as f64).to_bits() };
             frame.store(&mut stack, ap.moves[0].to, v);
@@ -566,12 +558,14 @@ fn the_trampoline_preserves_every_nonvolatile_register() {
         frame.capture_into(if capture { buffer.as_mut_ptr() } else { std::ptr::null_mut() });
         frame.stack = stack.base();
         let mut out = [0u64; 18];
-        // SAFETY: the frame follows the plan of `clobber_volatile`'s type; the harness
-        // restores its caller's registers.
+        // SAFETY: the frame follows the plan of both targets' type; the harness restores its
+        // caller's registers.
         unsafe { gatun_win64_test_nonvolatile(&mut frame, &mut out) };
-        assert_eq!(out.to_vec(), want, "capture: {capture}");
+        assert_eq!(out.to_vec(), want, "target {target:?}, capture: {capture}");
         assert_eq!(frame.rax, 21);
-        if capture {
+        // (Only the direct call: the dispatcher's own code after the closure may leave the
+        // last error at another value.)
+        if capture && target == clobber_volatile as *const c_void {
             assert_eq!(buffer[0], 77);
         }
     }
@@ -596,8 +590,14 @@ extern "C" fn last_errors(code: u32, errno: i32) -> i32 {
 
 #[test]
 fn capture_restores_the_three_states_before_the_call_and_saves_them_after() {
-    let opts = [LinkerOption::CaptureCallState(&["errno"])];
+    let opts = [LinkerOption::CaptureCallState(&[
+        "GetLastError",
+        "WSAGetLastError",
+        "errno",
+    ])];
     let h = link_with(last_errors as *const c_void, &FD::of(V::I32, [V::U32, V::I32]), &opts);
+    let layout = crate::linker::capture_state_layout();
+    assert_eq!((layout.byte_size(), layout.byte_alignment()), (12, 4));
     let a = arena();
     let cap = a.allocate(12, 4).unwrap();
     for (k, v) in [11, 22, 33].into_iter().enumerate() {
@@ -843,4 +843,53 @@ fn stack_walks_pass_through_the_trampoline_and_the_upcall_entry() {
     let walk = std::mem::take(&mut *WALK.lock().unwrap());
     assert!(walk.contains("gatun_upcall_dispatch"), "{walk}");
     assert!(walk.contains("stack_walks_pass_through_the_trampoline"), "{walk}");
+}
+
+extern "C" fn call_back(f: extern "C" fn(i32, S24) -> i64, depth: i32, s: S24) -> i64 {
+    f(depth, s) + s.2
+}
+
+#[test]
+fn deep_reentrancy_with_by_reference_copies_at_every_level() {
+    // downcall call_back(stub, n, s) -> upcall closure(n, s) -> downcall call_back(stub, n - 1,
+    // s') -> ... : every level passes a 24-byte struct by reference both ways, so the downcall
+    // copies and the upcall segments nest on the linker stack.
+    let s24 = st([V::I64, V::F64, V::I64]);
+    let cb = link(
+        call_back as *const c_void,
+        &FD::of(V::I64, [V::ADDRESS.into(), V::I32.into(), s24.clone()]),
+    );
+    let a = arena();
+    let stub_addr = AtomicUsize::new(0);
+    let stub = Linker::native()
+        .upcall_stub(
+            &FD::of(V::I64, [V::I32.into(), s24.clone()]),
+            |u| {
+                let (depth, s) = (u.get::<i32>(0)?, u.segment(1)?);
+                let v: S24 = read(&s);
+                assert_eq!((v.0, v.2), (depth as i64, depth as i64));
+                if depth == 0 {
+                    return Ok(Value::I64(0));
+                }
+                let inner = arena();
+                let d = (depth - 1) as i64;
+                let next = seg_of(&inner, S24(d, 0.5, d));
+                let stub = Value::Address(stub_addr.load(Ordering::Relaxed) as *mut c_void);
+                // SAFETY: call_back's type; the stub lives for the whole test.
+                let r = unsafe { cb.invoke(&[stub, Value::I32(depth - 1), Value::Segment(next)]) }?;
+                assert_eq!(read::<S24>(&next), S24(d, 0.5, d), "copied, not shared");
+                Ok(Value::I64(r.as_i64().unwrap() + 1))
+            },
+            &a,
+        )
+        .unwrap();
+    stub_addr.store(stub.address() as usize, Ordering::Relaxed);
+    let depth = 40;
+    let top = seg_of(&a, S24(depth as i64, 0.5, depth as i64));
+    // SAFETY: call_back's type; the stub lives.
+    let r =
+        unsafe { cb.invoke(&[stub.as_value(), Value::I32(depth), Value::Segment(top)]) }.unwrap();
+    // each level adds 1 (the closure) plus its s.2 (call_back): 40 + (40 + 39 + ... + 0)
+    assert_eq!(r, Value::I64(40 + (0..=40).sum::<i64>()));
+    crate::backend::test_values::assert_linker_stack_is_empty();
 }
