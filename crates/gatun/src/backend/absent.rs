@@ -1,8 +1,8 @@
 //! The executor pieces a backend without compiled stubs lacks: no image entries, no uncaptured
 //! entries (both uninhabited), no stub cache to lock around `fork`, and the fast-path methods
-//! that report "no stub" ([`no_fast_paths`]). Used by `unsupported` and by the Win64 backend
-//! (no compiled stubs yet); the AArch64 backend (which has stubs, but neither image nor
-//! uncaptured entries) uses the two uninhabited types.
+//! that report "no stub" ([`no_fast_paths`]). Used by `unsupported`; the AArch64 and Win64
+//! backends (which have stubs, but no image entries; Win64 no uncaptured entries either) use the
+//! uninhabited types.
 //! Compiled on every target except x86-64 Linux outside Miri (whose backend has all of them).
 //!
 //! No value of [`ImageEntry`] or [`Uncaptured`] can exist, so their methods are never called:
@@ -99,10 +99,13 @@ pub(crate) fn lock_cache_for_fork() -> CacheLock {
 /// block: the handle layer's fast paths all report "no stub" (`None`, `false`,
 /// `usize::MAX` arities), so every call takes `Executor::interpret`; `interpreted` (the
 /// internals test hook) is the executor itself. Requires `Executor: Clone`.
-#[cfg(not(all(
-    target_arch = "aarch64",
-    any(target_os = "linux", target_vendor = "apple"),
-    not(miri)
+#[cfg(not(any(
+    all(
+        target_arch = "aarch64",
+        any(target_os = "linux", target_vendor = "apple"),
+        not(miri)
+    ),
+    all(target_arch = "x86_64", target_os = "windows", not(miri))
 )))]
 macro_rules! no_fast_paths {
     () => {
@@ -205,9 +208,12 @@ macro_rules! no_fast_paths {
         }
     };
 }
-#[cfg(not(all(
-    target_arch = "aarch64",
-    any(target_os = "linux", target_vendor = "apple"),
-    not(miri)
+#[cfg(not(any(
+    all(
+        target_arch = "aarch64",
+        any(target_os = "linux", target_vendor = "apple"),
+        not(miri)
+    ),
+    all(target_arch = "x86_64", target_os = "windows", not(miri))
 )))]
 pub(crate) use no_fast_paths;

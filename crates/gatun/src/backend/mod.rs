@@ -11,7 +11,7 @@
 //!   AArch64 Linux and Apple arm64 (not under Miri; the Apple flavour is compiled but not
 //!   executed in CI).
 //! - [`win64`]: the Microsoft x64 convention. Classification on every host; the executor
-//!   (the trampoline, by-reference copies, hidden return pointer, capture of `GetLastError`,
+//!   (compiled stubs with registered unwind data, the trampoline as fallback, by-reference copies, hidden return pointer, capture of `GetLastError`,
 //!   `WSAGetLastError` and `errno`, upcall entry) on x86-64 Windows (not under Miri).
 //! - `unsupported`: the backend of every other target, whose link returns
 //!   [`Error::Unsupported`](crate::Error::Unsupported).

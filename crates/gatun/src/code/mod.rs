@@ -32,7 +32,10 @@
 //!
 //! **Windows** has no arena either: each piece of code gets its own `VirtualAlloc` region,
 //! written read-write, switched to execute-read (`VirtualProtect`) and never writable again;
-//! see the `windows` module. Tested for `x86_64-pc-windows-gnu` under Wine.
+//! see the `windows` module. Code that carries its unwind information (a compiled stub with a
+//! frame) is placed with `ExecutableCode::with_function_table` (Windows only), which registers its
+//! `RUNTIME_FUNCTION` table with `RtlAddFunctionTable` and deletes it before the region is
+//! freed. Tested for `x86_64-pc-windows-gnu` under Wine.
 //!
 //! The arena's bookkeeping (one bitmap per chunk) is behind one mutex, held for the bitmap work
 //! and for the `int3` fill of freed granules (so that a fork sees a granule either live or

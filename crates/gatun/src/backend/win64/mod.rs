@@ -7,8 +7,13 @@
 //!
 //! Both `global_asm!` functions carry SEH unwind directives (`.seh_proc` ... `.seh_endproc`),
 //! from which the assembler emits their `.pdata`/`.xdata` entries, so Windows stack walks
-//! (exceptions, debuggers, `RtlVirtualUnwind`) pass through them. Calls run the trampoline;
-//! there is no Win64 stub compiler yet (the executor's `Stub` place is marked in `executor`).
+//! (exceptions, debuggers, `RtlVirtualUnwind`) pass through them.
+//!
+//! Calls run a compiled stub per signature ([`stub`], encoded by the shared x86-64 encoder;
+//! the code is pure data, generated and tested on every host) chosen by the `executor` at link
+//! time; each framed stub carries its own `UNWIND_INFO` and `RUNTIME_FUNCTION`s, registered with
+//! `RtlAddFunctionTable` while the stub lives. The trampoline runs the calls when the OS refuses
+//! executable memory.
 
 /// Items of the executor: compiled only where it runs (this module is then `backend::native`).
 macro_rules! executor_items {

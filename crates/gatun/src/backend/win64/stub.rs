@@ -162,10 +162,10 @@ impl CaptureFns {
     pub(crate) fn native() -> CaptureFns {
         use super::last_error::{GetLastError, SetLastError, WSAGetLastError, WSASetLastError};
         CaptureFns {
-            set_last_error: SetLastError as usize as u64,
-            wsa_set_last_error: WSASetLastError as usize as u64,
-            get_last_error: GetLastError as usize as u64,
-            wsa_get_last_error: WSAGetLastError as usize as u64,
+            set_last_error: SetLastError as *const () as usize as u64,
+            wsa_set_last_error: WSASetLastError as *const () as usize as u64,
+            get_last_error: GetLastError as *const () as usize as u64,
+            wsa_get_last_error: WSAGetLastError as *const () as usize as u64,
         }
     }
 
@@ -183,10 +183,14 @@ impl CaptureFns {
 /// Index of each function in the literal pool.
 #[derive(Clone, Copy)]
 enum Pooled {
-    SetLastError = 0,
-    WsaSetLastError = 1,
-    GetLastError = 2,
-    WsaGetLastError = 3,
+    /// `SetLastError`.
+    Set = 0,
+    /// `WSASetLastError`.
+    WsaSet = 1,
+    /// `GetLastError`.
+    Get = 2,
+    /// `WSAGetLastError`.
+    WsaGet = 3,
 }
 
 /// How an entry finds argument bytes.
@@ -389,11 +393,11 @@ fn compile_framed_body(
         b.a.store(RAX, R10, 0, 4);
         // mov ecx, [r8 + 4]; call WSASetLastError
         b.a.load_zx(RCX, R8, 4, 4);
-        call_pooled(b, Pooled::WsaSetLastError);
+        call_pooled(b, Pooled::WsaSet);
         // mov r8, [rsp + F + 24]; mov ecx, [r8]; call SetLastError
         b.a.load_zx(R8, RSP, f + HOME_CAPTURE, 8);
         b.a.load_zx(RCX, R8, 0, 4);
-        call_pooled(b, Pooled::SetLastError);
+        call_pooled(b, Pooled::Set);
         // mov rcx, [rsp + F + 8]: `args` again
         b.a.load_zx(RCX, RSP, f + HOME_ARGS, 8);
     }
@@ -412,11 +416,11 @@ fn compile_framed_body(
         } else {
             b.a.store(RAX, RSP, f + HOME_ARGS, 8);
         }
-        call_pooled(b, Pooled::GetLastError);
+        call_pooled(b, Pooled::Get);
         // mov rcx, [rsp + F + 24]; mov [rcx], eax
         b.a.load_zx(RCX, RSP, f + HOME_CAPTURE, 8);
         b.a.store(RAX, RCX, 0, 4);
-        call_pooled(b, Pooled::WsaGetLastError);
+        call_pooled(b, Pooled::WsaGet);
         // mov rcx, [rsp + F + 24]; mov [rcx + 4], eax
         b.a.load_zx(RCX, RSP, f + HOME_CAPTURE, 8);
         b.a.store(RAX, RCX, 4, 4);
@@ -629,6 +633,7 @@ mod placed {
     /// # Errors
     /// As [`ExecutableCode::with_function_table`]: [`crate::Error::Unsupported`] when the OS
     /// refuses executable memory or the function table.
+    #[cfg(any(test, feature = "internals"))]
     pub(crate) fn build(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> Result<Stub> {
         build_keyed(plan, checks, capture, None)
     }

@@ -19,10 +19,14 @@ use crate::memory::SegmentAllocator;
 use crate::backend::test_values::{arena, read, seg_of, st};
 use crate::Value;
 
+/// The trampoline handle of `f` (these tests are the trampoline's; the compiled stubs are
+/// compared with it in `stub`'s tests).
 fn link_with(f: *const c_void, d: &FD, options: &[LinkerOption]) -> DowncallHandle {
     // SAFETY: `f` is a Rust function of the descriptor's C type, alive for the program.
     let sym = unsafe { Symbol::from_address(f) };
     let h = Linker::native().downcall(&sym, d, options).unwrap();
+    assert!(h.uses_compiled_stub(), "{h:?}");
+    let h = h.interpreted();
     assert!(!h.uses_compiled_stub(), "{h:?}");
     h
 }
@@ -30,7 +34,6 @@ fn link_with(f: *const c_void, d: &FD, options: &[LinkerOption]) -> DowncallHand
 fn link(f: *const c_void, d: &FD) -> DowncallHandle {
     link_with(f, d, &[])
 }
-
 
 extern "C" fn twice(x: i32) -> i32 {
     2 * x

@@ -431,11 +431,14 @@ fn rows() -> Vec<(&'static str, FD, bool, usize, usize)> {
 
 #[test]
 fn instruction_counts_per_call() {
-    println!("{:<32} {:>5} {:>7}", "signature", "raw", "values");
+    println!(
+        "{:<32} {:>5} {:>7} {:>6}",
+        "signature", "raw", "values", "bytes"
+    );
     for (name, d, capture, raw_max, values_max) in rows() {
         let c = code_of(&d, None, capture);
         let (raw, values) = (path(&c.bytes, c.raw).len(), path(&c.bytes, c.values).len());
-        println!("{name:<32} {raw:>5} {values:>7}");
+        println!("{name:<32} {raw:>5} {values:>7} {:>6}", c.bytes.len());
         assert!(
             raw <= raw_max,
             "{name}: raw entry {raw} instructions, at most {raw_max}"
@@ -447,5 +450,7 @@ fn instruction_counts_per_call() {
     }
 }
 
+#[cfg(all(target_arch = "x86_64", target_os = "windows", not(miri)))]
+mod differential;
 #[cfg(all(target_arch = "x86_64", target_os = "windows", not(miri)))]
 mod on_windows;

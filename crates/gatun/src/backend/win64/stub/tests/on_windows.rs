@@ -664,3 +664,82 @@ fn stack_walks_get_through_a_framed_stub() {
         "the walk {walked:x?} does not unwind the stub at {start:#x} to its caller (then {outer:x?})"
     );
 }
+
+#[test]
+fn identical_signatures_share_one_stub_freed_with_its_last_user() {
+    // a signature no other test uses
+    let d = FD::of(
+        V::I16,
+        [V::U8, V::F32, V::I16, V::F64, V::U8, V::I8, V::U16],
+    );
+    let (plan, checks) = (plan_of(&d, None), checks_of(&d));
+    let a = stub_for(&plan, &checks, false).unwrap();
+    let b = stub_for(&plan, &checks, false).unwrap();
+    assert!(Arc::ptr_eq(&a, &b));
+    let with_capture = stub_for(&plan, &checks, true).unwrap();
+    assert!(!Arc::ptr_eq(&a, &with_capture));
+    assert!(cached_stubs() >= 2);
+    assert_eq!(
+        a.bytes(),
+        compile(&plan, &checks, false, &CaptureFns::native()).bytes
+    );
+    let weak = Arc::downgrade(&a);
+    drop((a, b));
+    assert!(weak.upgrade().is_none(), "freed with its last user");
+    // a new link compiles a new, working stub (its function table registered afresh)
+    let again = stub_for(&plan, &checks, false).unwrap();
+    assert_eq!(Arc::strong_count(&again), 1);
+}
+
+#[test]
+fn one_fast_path_per_signature() {
+    use super::super::super::executor::Executor;
+    use crate::backend::{ArgKind, RetKind};
+    let variant = |d: &FD, fv: Option<usize>, capture: bool| {
+        let plan = plan_of(d, fv);
+        let args: Vec<ArgKind> = d.argument_layouts().iter().map(ArgKind::of).collect();
+        let exec = Executor::link(
+            &plan,
+            &args,
+            RetKind::of(d.return_layout()),
+            capture,
+            noop as _,
+        )
+        .unwrap();
+        let interpreted = exec.interpreted();
+        assert!(exec.is_compiled() && !interpreted.is_compiled(), "{d}");
+        assert_eq!(interpreted.int_arity(args.len()), usize::MAX);
+        assert!(exec.uncaptured().is_none() && exec.image().is_none());
+        assert_eq!(exec.float_arity(args.len()), usize::MAX);
+        let n = args.len();
+        match exec {
+            Executor::Int(_) => {
+                assert_eq!(exec.int_arity(n), n);
+                "Int"
+            }
+            Executor::Stub(_) => {
+                assert_eq!(exec.int_arity(n), usize::MAX);
+                "Stub"
+            }
+            Executor::Interpreted(_) => "Interpreted",
+        }
+    };
+    let s12 = s12();
+    let s8 = MemoryLayout::c_struct([V::I32, V::I32]).unwrap();
+    assert_eq!(
+        variant(&FD::of_void(Vec::<MemoryLayout>::new()), None, false),
+        "Int"
+    );
+    assert_eq!(variant(&FD::of(V::I32, [V::I32]), None, false), "Int");
+    assert_eq!(variant(&FD::of(V::F64, [V::F64]), None, false), "Int");
+    assert_eq!(
+        variant(&FD::of(V::F64, [V::I32, V::F64]), Some(1), false),
+        "Int"
+    );
+    // a bool result is normalised by the handle's value path
+    assert_eq!(variant(&FD::of(V::BOOL, [V::I32]), None, false), "Stub");
+    assert_eq!(variant(&FD::of(V::I32, [&s12]), None, false), "Stub");
+    assert_eq!(variant(&FD::of(&s12, [V::I32]), None, false), "Stub");
+    assert_eq!(variant(&FD::of(&s8, [V::I32]), None, false), "Stub");
+    assert_eq!(variant(&FD::of(V::I32, [V::I32]), None, true), "Stub");
+}
