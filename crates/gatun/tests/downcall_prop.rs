@@ -9,7 +9,7 @@
 //!
 //! Every call runs three ways: `invoke_into` through the handle's compiled stub,
 //! `invoke_into` through the trampoline executor (`DowncallHandle::interpreted`), and
-//! `invoke_raw`; every handle has a compiled stub where the backend compiles them (asserted).
+//! `invoke_raw`; every handle has a compiled stub (asserted).
 //! The checks are the same on every ABI; the mixture is the target's (`PropAbi`: under
 //! Microsoft x64 weighted toward 1/2/4/8-byte against other-sized aggregates, all-float
 //! structs, floats and integers sharing the four slots, variadic floats, hidden-pointer
@@ -84,7 +84,7 @@ fn cases() -> &'static [Case] {
                     .into_iter()
                     .collect();
                 let handle = link_with(&format!("prop_{i}"), &d, &opts);
-                assert_eq!(handle.uses_compiled_stub(), COMPILED_STUBS, "prop_{i}");
+                assert!(handle.uses_compiled_stub(), "prop_{i}: no stub");
                 let interp = handle.interpreted();
                 assert!(!interp.uses_compiled_stub(), "prop_{i}");
                 Case {

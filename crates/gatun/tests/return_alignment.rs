@@ -50,7 +50,7 @@ fn misaligned_memory_return_is_an_error_not_a_crash() {
     let h = link("sysv_a16x4_make", &FD::of(a16x4(), [V::F64]));
     // (AArch64: the struct is an HFA returned in v0..v3, and the return segment is checked
     // the same way, on the compiled stub and the trampoline)
-    assert_eq!(h.uses_compiled_stub(), COMPILED_STUBS);
+    assert!(h.uses_compiled_stub());
     for h in [h.clone(), h.interpreted()] {
         // SAFETY: sysv_a16x4_make(double) returns the 32-byte struct.
         let lying = Misaligning(block);

@@ -68,7 +68,7 @@ fn no_allocation_on_any_invocation_path() {
     // Every handle has a compiled stub (on AArch64 the by-reference copy of `b100`, and the
     // stub's pointer to it, go in a linker-stack frame, not on the heap).
     for h in [&add, &id_sum, &id_make, &l3_make, &b100_sum, &va, &errno] {
-        assert_eq!(h.uses_compiled_stub(), COMPILED_STUBS, "{h:?}");
+        assert!(h.uses_compiled_stub(), "{h:?}");
     }
     // the trampoline paths and the typed entries (direct and through the stub)
     let add_t = add.interpreted();

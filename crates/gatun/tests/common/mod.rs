@@ -9,10 +9,6 @@ use gatun::linker::{
 };
 use gatun::Value;
 
-/// Whether the native backend compiles downcall stubs (`DowncallHandle::uses_compiled_stub`):
-/// the SysV and AArch64 backends do; the Win64 one calls through its trampoline only.
-pub const COMPILED_STUBS: bool = !cfg!(windows);
-
 /// The test library built by the `gatun-test-natives` crate, loaded once.
 pub fn natives() -> &'static SymbolLookup {
     static LIB: OnceLock<SymbolLookup> = OnceLock::new();
