@@ -7,6 +7,8 @@
  * Shapes follow the JDK microbenchmarks behind the seed tables:
  *   - CallOverheadByValue (libCallOverheadByValue.c): DoublePoint unit(void), unit_ptr(DoublePoint*)
  *   - PointsAlloc (points/support/libPoint.c): unit_rotated(phi), unit_rotated_ptr(out, phi)
+ *   - a 24-byte {long, long, long} returned by value: MEMORY class on SysV AMD64 (through the
+ *     hidden pointer in rdi, returned in rax), in x8 on AArch64.
  *   - CaptureStateUtilBench: a "system call" that sets errno and returns -1 on failure.
  * add6 takes six C `long`s (64-bit on LP64): all six SysV INTEGER argument registers.
  */
@@ -54,6 +56,19 @@ NOINLINE DoublePoint unit(void) {
     DoublePoint p = {1.0, 0.0};
     __asm__ volatile("" ::: "memory");
     return p;
+}
+
+typedef struct {
+    long a;
+    long b;
+    long c;
+} Long3;
+
+/* Returns {1, 2, 3}: 24 bytes, written through the hidden return pointer on SysV AMD64. */
+NOINLINE Long3 long3(void) {
+    Long3 r = {1, 2, 3};
+    __asm__ volatile("" ::: "memory");
+    return r;
 }
 
 NOINLINE void unit_ptr(DoublePoint *out) {

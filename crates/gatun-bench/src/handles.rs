@@ -30,6 +30,16 @@ pub fn double_point_layout() -> MemoryLayout {
     MemoryLayout::c_struct([ValueLayout::F64, ValueLayout::F64]).expect("DoublePoint layout")
 }
 
+/// `struct { long a, b, c; }` (24 bytes, alignment 8): [`crate::natives::Long3`].
+pub fn long3_layout() -> MemoryLayout {
+    let long = if cfg!(windows) {
+        ValueLayout::I32
+    } else {
+        ValueLayout::I64
+    };
+    MemoryLayout::c_struct([long.clone(), long.clone(), long]).expect("Long3 layout")
+}
+
 /// A [`SegmentAllocator`] that hands out the same segment on every request (the JDK
 /// benchmarks' `(size, align) -> point` lambda), so a struct return lands in a reused buffer
 /// without allocating. Unlike the lambda it checks the request: a larger size or a stricter

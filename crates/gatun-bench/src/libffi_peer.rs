@@ -58,3 +58,8 @@ impl PeerCall {
 pub fn double_point() -> Type {
     Type::structure([Type::f64(), Type::f64()])
 }
+
+/// `struct { long a, b, c; }` for libffi.
+pub fn long3() -> Type {
+    Type::structure([Type::c_long(), Type::c_long(), Type::c_long()])
+}

@@ -27,6 +27,28 @@ unsafe impl gatun::linker::CType for DoublePoint {
     }
 }
 
+/// `typedef struct { long a, b, c; } Long3;` (24 bytes, alignment 8): too large for registers,
+/// so a MEMORY-class return on SysV AMD64 (the caller passes a hidden pointer in `rdi`, the
+/// callee writes the struct there and returns the pointer in `rax`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Long3 {
+    /// a, at byte offset 0.
+    pub a: c_long,
+    /// b, at byte offset 8.
+    pub b: c_long,
+    /// c, at byte offset 16.
+    pub c: c_long,
+}
+
+// SAFETY: `#[repr(C)] struct { c_long a, b, c; }` is exactly the C struct `{long a, b, c;}`
+// described by this layout (24 bytes, alignment 8, fields at 0, 8 and 16).
+unsafe impl gatun::linker::CType for Long3 {
+    fn layout() -> gatun::MemoryLayout {
+        crate::handles::long3_layout()
+    }
+}
+
 /// The Rust type of `add6` (`long (*)(long × 6)`).
 pub type Add6Fn = unsafe extern "C" fn(c_long, c_long, c_long, c_long, c_long, c_long) -> c_long;
 
@@ -46,6 +68,8 @@ extern "C" {
     pub fn fma3(a: f64, b: f64, c: f64) -> f64;
     /// `DoublePoint unit(void)`: returns `{1, 0}` by value (in `xmm0:xmm1`).
     pub fn unit() -> DoublePoint;
+    /// `Long3 long3(void)`: returns `{1, 2, 3}` by value (through the hidden pointer).
+    pub fn long3() -> Long3;
     /// `void unit_ptr(DoublePoint *out)`: `*out = unit()`.
     pub fn unit_ptr(out: *mut DoublePoint);
     /// `DoublePoint unit_rotated(double phi)`: `{cos phi, sin phi}` by value.
@@ -76,6 +100,8 @@ pub enum Native {
     Unit,
     /// `void unit_ptr(DoublePoint *)`.
     UnitPtr,
+    /// `Long3 long3(void)`.
+    Long3,
     /// `DoublePoint unit_rotated(double)`.
     UnitRotated,
     /// `void unit_rotated_ptr(DoublePoint *, double)`.
@@ -94,6 +120,7 @@ impl Native {
             Native::Fma3 => fma3 as *const c_void,
             Native::Unit => unit as *const c_void,
             Native::UnitPtr => unit_ptr as *const c_void,
+            Native::Long3 => long3 as *const c_void,
             Native::UnitRotated => unit_rotated as *const c_void,
             Native::UnitRotatedPtr => unit_rotated_ptr as *const c_void,
             Native::SysLike => sys_like as *const c_void,
@@ -116,6 +143,7 @@ mod tests {
             assert_eq!(image_add6([1, 2, 3, 4, 5, 7].as_ptr(), add6), 22);
             assert_eq!(fma3(2.0, 3.0, 1.0), 7.0);
             assert_eq!(unit(), DoublePoint { x: 1.0, y: 0.0 });
+            assert_eq!(long3(), Long3 { a: 1, b: 2, c: 3 });
             let mut p = DoublePoint::default();
             unit_ptr(&mut p);
             assert_eq!(p, DoublePoint { x: 1.0, y: 0.0 });

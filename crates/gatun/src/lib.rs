@@ -43,7 +43,7 @@ pub use error::{Error, Result};
 pub use layout::{MemoryLayout, ScalarKind, ValueLayout};
 pub use linker::{DowncallHandle, FunctionDescriptor, Linker, LinkerOption, Symbol};
 pub use memory::{Arena, MemorySegment, SegmentAllocator};
-pub use upcall::{ConfinedUpcallStub, UpcallArgs, UpcallStub};
+pub use upcall::{ConfinedUpcallStub, TypedUpcallStub, UpcallArgs, UpcallStub};
 pub use value::{Scalar, Value};
 
 /// The README's examples, compiled and run as doc tests so they stay true (where the

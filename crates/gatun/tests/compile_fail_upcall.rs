@@ -1,4 +1,5 @@
-//! Compile-fail tests for upcalls: the closure must be `Send + Sync`, struct argument segments
+//! Compile-fail tests for upcalls: the closure must be `Send + Sync`, a typed upcall's closure
+//! must have the signature's exact types, struct argument segments
 //! cannot escape the upcall, and a stub cannot outlive its arena. The expected compiler output
 //! is in `tests/compile_fail/upcall/*.stderr`; regenerate with
 //! `TRYBUILD=overwrite cargo test -p gatun --test compile_fail_upcall` after a toolchain change

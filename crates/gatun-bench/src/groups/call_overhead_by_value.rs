@@ -13,6 +13,12 @@
 //! same handle viewed as `fn() -> DoublePoint` (`DowncallHandle::typed`), result stored into
 //! the point.
 //!
+//! MEMORY-class rows: a 24-byte `Long3 {long a, b, c}` returned by value (`Long3 long3(void)`),
+//! too large for registers, so on SysV AMD64 the caller passes a hidden pointer in `rdi` that
+//! the callee writes through: `memory_by_value` (`invoke_into(&Reused(long3), &[])`, the
+//! segment handed over as the hidden pointer), `gatun_typed_memory_by_value` (the typed view
+//! `fn() -> Long3`), `direct_memory_by_value` and `libffi_memory_by_value`.
+//!
 //! Peer rows: `direct_by_ptr`, `direct_by_value` (typed `extern "C" fn` pointers) and
 //! `libffi_by_ptr`, `libffi_by_value` (libffi-rs `Cif`, struct returned into the reused point
 //! with `call_return_into`).
@@ -25,10 +31,10 @@ use gatun::{FunctionDescriptor, Value, ValueLayout as V};
 #[cfg(unix)]
 use libffi::middle::{arg, Ret, Type};
 
-use crate::handles::{double_point_layout, link, Reused};
+use crate::handles::{double_point_layout, link, long3_layout, Reused};
 #[cfg(unix)]
-use crate::libffi_peer::{double_point, PeerCall};
-use crate::natives::{self, DoublePoint, Native};
+use crate::libffi_peer::{double_point, long3, PeerCall};
+use crate::natives::{self, DoublePoint, Long3, Native};
 use crate::{repeat, Body, Row};
 
 /// The group name.
@@ -116,6 +122,56 @@ pub fn rows() -> Vec<Row> {
                 })
             })
         }),
+        Row::new(GROUP, "memory_by_value", || -> Body {
+            let h = link(
+                Native::Long3,
+                &FunctionDescriptor::of(long3_layout(), []),
+                &[],
+            );
+            let mut out = Box::new(Long3::default());
+            Box::new(move |iters| {
+                repeat(iters, || {
+                    let p: *mut Long3 = black_box(&mut *out);
+                    // SAFETY: `p` points to the boxed `Long3`, which nothing else accesses
+                    // while the segment is used (inside this closure call).
+                    let seg = unsafe {
+                        MemorySegment::from_raw_parts(p.cast(), std::mem::size_of::<Long3>())
+                    };
+                    // SAFETY: the handle describes `Long3 long3(void)`.
+                    unsafe { h.invoke_into(&Reused(seg), &[]) }.unwrap();
+                    out.a
+                })
+            })
+        }),
+        Row::new(GROUP, "gatun_typed_memory_by_value", || -> Body {
+            let h = link(
+                Native::Long3,
+                &FunctionDescriptor::of(long3_layout(), []),
+                &[],
+            );
+            let f = h.typed::<(), Long3>().expect("typed Long3 long3(void)");
+            let mut out = Box::new(Long3::default());
+            Box::new(move |iters| {
+                repeat(iters, || {
+                    let p: &mut Long3 = black_box(&mut *out);
+                    // SAFETY: the typed view was checked against `Long3 long3(void)`.
+                    *p = unsafe { f.call(()) };
+                    out.a
+                })
+            })
+        }),
+        Row::new(GROUP, "direct_memory_by_value", || -> Body {
+            let f: unsafe extern "C" fn() -> Long3 = black_box(natives::long3);
+            let mut out = Box::new(Long3::default());
+            Box::new(move |iters| {
+                repeat(iters, || {
+                    let p: &mut Long3 = black_box(&mut *out);
+                    // SAFETY: `long3` has exactly this C signature.
+                    *p = unsafe { f() };
+                    out.a
+                })
+            })
+        }),
     ];
     // libffi is a Unix-only dependency (no libffi for the Windows targets).
     #[cfg(unix)]
@@ -149,6 +205,19 @@ fn libffi_rows() -> Vec<Row> {
                     // 16-byte struct into `out`, which is large enough and aligned.
                     unsafe { p.call_return_into(&[], Ret::new(out)) };
                     point.x
+                })
+            })
+        }),
+        Row::new(GROUP, "libffi_memory_by_value", || -> Body {
+            let p = PeerCall::new(Native::Long3, [], long3());
+            let mut out = Box::new(Long3::default());
+            Box::new(move |iters| {
+                repeat(iters, || {
+                    let r: &mut Long3 = black_box(&mut *out);
+                    // SAFETY: the Cif describes `Long3 long3(void)`; libffi hands `r` (24
+                    // bytes, aligned) to the callee as the hidden return pointer.
+                    unsafe { p.call_return_into(&[], Ret::new(r)) };
+                    out.a
                 })
             })
         }),

@@ -12,6 +12,15 @@
 //! (`Ok(args[0])`) costs a store-forwarding stall, about 4-8 ns more. The `struct` closure
 //! returns `args[0]` (the argument's segment), measured equal or faster than `args.segment(0)`.
 //!
+//! - `typed_noop`, `typed_id_i32`: the callback is a [`gatun::TypedUpcallStub`]
+//!   (`Linker::upcall_typed`, the closure's signature known at compile time: the stub jumps to
+//!   a monomorphised `extern "C"` trampoline with no argument decoding).
+//! - `qsort`, `typed_qsort`, `direct_qsort`: the C library's `qsort` of 10^6 doubles (10^4 in
+//!   debug builds; one
+//!   operation = restoring the same pseudo-random order, then sorting) with a gatun upcall
+//!   comparator (dynamic `&UpcallArgs` closure), a typed one, and a plain Rust
+//!   `extern "C" fn` comparator.
+//!
 //! Callbacks: `void(void)`; `int(int)` (identity); `Point(Point)` with
 //! `Point = struct { double x, y; }` (SSE+SSE in xmm0/xmm1 both ways; the gatun closure gets
 //! it as a segment copied into a linker-stack frame and returns that segment, which is copied
@@ -38,6 +47,67 @@ extern "C" {
     fn upcall_loop_noop(cb: *const c_void, n: c_long);
     fn upcall_loop_id_i32(cb: *const c_void, n: c_long) -> c_int;
     fn upcall_loop_struct(cb: *const c_void, n: c_long) -> f64;
+}
+
+extern "C" {
+    fn qsort(
+        base: *mut c_void,
+        n: usize,
+        size: usize,
+        cmp: Option<unsafe extern "C" fn(*const c_void, *const c_void) -> c_int>,
+    );
+}
+
+/// The comparator's C type.
+type Cmp = unsafe extern "C" fn(*const c_void, *const c_void) -> c_int;
+
+/// Doubles sorted by the `qsort` rows: 10^6 in optimized builds (what `gatun bench` and
+/// `cargo bench` measure); 10^4 in debug builds, where the suite's tests only run the rows (a
+/// debug sort of 10^6 takes seconds natively and minutes under qemu).
+const QSORT_LEN: usize = if cfg!(debug_assertions) {
+    10_000
+} else {
+    1_000_000
+};
+
+/// Compares the doubles at `a` and `b` (`-1`, `0`, `1`; NaN-free data).
+///
+/// # Safety
+/// `a` and `b` point to doubles.
+#[inline(always)]
+unsafe fn compare_doubles(a: *const c_void, b: *const c_void) -> c_int {
+    // SAFETY: the caller's contract.
+    let (x, y) = unsafe { (*a.cast::<f64>(), *b.cast::<f64>()) };
+    (x > y) as c_int - (x < y) as c_int
+}
+
+unsafe extern "C" fn direct_compare(a: *const c_void, b: *const c_void) -> c_int {
+    // SAFETY: qsort passes pointers to two elements of the double array.
+    unsafe { compare_doubles(a, b) }
+}
+
+/// A qsort body: restores `pristine`'s order into a work array and sorts it with `cmp`.
+fn qsort_body(cmp: Cmp, keep: impl Send + 'static) -> Body {
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let pristine: Box<[f64]> = (0..QSORT_LEN)
+        .map(|_| {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 11) as f64
+        })
+        .collect();
+    let mut work = pristine.clone();
+    Box::new(move |iters| {
+        let _ = &keep;
+        for _ in 0..iters {
+            work.copy_from_slice(&pristine);
+            // SAFETY: `work` holds QSORT_LEN doubles; `cmp` compares two doubles and lives
+            // (with `keep`) for the call.
+            unsafe { qsort(work.as_mut_ptr().cast(), QSORT_LEN, 8, Some(cmp)) };
+            std::hint::black_box(work[0]);
+        }
+    })
 }
 
 extern "C" fn direct_noop() {}
@@ -91,6 +161,22 @@ pub fn rows() -> Vec<Row> {
                 });
             })
         }),
+        Row::new(GROUP, "typed_noop", || -> Body {
+            let s = Linker::native()
+                .upcall_typed::<unsafe extern "C" fn()>(|| {}, Arena::global())
+                .expect("typed upcall stub");
+            // SAFETY: the stub is a `void (*)(void)`, alive while the body runs.
+            Box::new(move |iters| unsafe { upcall_loop_noop(s.address(), iters as c_long) })
+        }),
+        Row::new(GROUP, "typed_id_i32", || -> Body {
+            let s = Linker::native()
+                .upcall_typed::<unsafe extern "C" fn(c_int) -> c_int>(|x: c_int| x, Arena::global())
+                .expect("typed upcall stub");
+            Box::new(move |iters| {
+                // SAFETY: the stub is an `int (*)(int)`, alive while the body runs.
+                std::hint::black_box(unsafe { upcall_loop_id_i32(s.address(), iters as c_long) });
+            })
+        }),
         Row::new(GROUP, "struct", move || -> Body {
             let p = point();
             let s = stub(&FD::of(p.clone(), [p]), |a| Ok(a[0]));
@@ -107,6 +193,31 @@ pub fn rows() -> Vec<Row> {
                     upcall_loop_struct(f as *const c_void, iters as c_long)
                 });
             })
+        }),
+        Row::new(GROUP, "qsort", || -> Body {
+            let s = stub(&FD::of(V::I32, [V::ADDRESS, V::ADDRESS]), |a| {
+                // SAFETY: qsort passes pointers to two elements of the double array.
+                Ok(Value::I32(unsafe {
+                    compare_doubles(a.address(0)?, a.address(1)?)
+                }))
+            });
+            // SAFETY: the stub is an `int (*)(const void *, const void *)`, kept alive by the
+            // body.
+            let cmp: Cmp = unsafe { std::mem::transmute(s.address()) };
+            qsort_body(cmp, s)
+        }),
+        Row::new(GROUP, "typed_qsort", || -> Body {
+            let s = Linker::native()
+                .upcall_typed::<Cmp>(
+                    // SAFETY: qsort passes pointers to two elements of the double array.
+                    |a: *const c_void, b: *const c_void| unsafe { compare_doubles(a, b) },
+                    Arena::global(),
+                )
+                .expect("typed upcall stub");
+            qsort_body(s.function(), s)
+        }),
+        Row::new(GROUP, "direct_qsort", || -> Body {
+            qsort_body(direct_compare, ())
         }),
     ]
 }

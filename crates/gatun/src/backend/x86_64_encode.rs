@@ -37,6 +37,7 @@ pub(crate) const R8: u8 = 8;
 pub(crate) const R9: u8 = 9;
 pub(crate) const R10: u8 = 10;
 pub(crate) const R11: u8 = 11;
+pub(crate) const XMM14: u8 = 14;
 pub(crate) const XMM15: u8 = 15;
 
 /// A tiny x86-64 encoder for the instruction forms the stubs use.

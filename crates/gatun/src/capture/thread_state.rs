@@ -89,18 +89,7 @@ impl State {
 }
 
 #[cfg(windows)]
-mod windows {
-    #[link(name = "kernel32")]
-    extern "system" {
-        pub(super) fn GetLastError() -> u32;
-        pub(super) fn SetLastError(code: u32);
-    }
-    #[link(name = "ws2_32")]
-    extern "system" {
-        pub(super) fn WSAGetLastError() -> i32;
-        pub(super) fn WSASetLastError(code: i32);
-    }
-}
+use crate::backend::win64::last_error as windows;
 
 #[cfg(test)]
 mod tests {

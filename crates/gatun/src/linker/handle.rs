@@ -624,8 +624,9 @@ impl DowncallHandle {
             unsafe { self.invoke_image(image, seg.as_ptr(), args)? };
             return Ok(Value::Segment(seg));
         }
-        // Only a layout hint (the image path as the fall-through); scalar results through
-        // `invoke_into` pay one taken branch.
+        // Then a struct returned in memory (through the hidden pointer): the stub's value
+        // entry writes it into the segment. Only a layout hint (the image path as the
+        // fall-through); scalar results through `invoke_into` pay one more taken branch.
         cold_path();
         match self.inner.ret {
             RetKind::Group { size, align } => {
@@ -649,7 +650,6 @@ impl DowncallHandle {
     #[inline(always)]
     unsafe fn invoke_struct(&self, ret: *mut u8, args: &[Value<'_>]) -> Result<()> {
         let Some(image) = self.inner.exec.image() else {
-            cold_path();
             // SAFETY: forwarded.
             return unsafe { self.invoke_struct_values(ret, args) };
         };

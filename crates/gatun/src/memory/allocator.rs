@@ -81,6 +81,7 @@ pub trait SegmentAllocator {
     ///
     /// # Errors
     /// As [`SegmentAllocator::allocate`].
+    #[inline]
     fn allocate_from<T: Scalar>(&self, value: T) -> Result<MemorySegment<'_>>
     where
         Self: Sized,
@@ -122,9 +123,10 @@ pub trait SegmentAllocator {
     /// # Errors
     /// [`Error::InteriorNul`] if `s` contains a NUL (C would see a shorter string); as
     /// [`SegmentAllocator::allocate`].
+    #[inline]
     fn allocate_c_string(&self, s: &str) -> Result<MemorySegment<'_>> {
-        // `contains` on bytes is a word-at-a-time memchr; find the index only on error.
-        if s.as_bytes().contains(&0) {
+        // Word at a time, inline; find the index only on error.
+        if contains_nul(s.as_bytes()) {
             let index = s.bytes().position(|b| b == 0).unwrap_or_default();
             return Err(Error::InteriorNul { index });
         }
@@ -290,5 +292,49 @@ impl SegmentAllocator for PrefixAllocator<'_> {
             });
         }
         self.segment.slice(0, byte_size)
+    }
+}
+
+/// Whether `bytes` contains a 0 byte: eight bytes at a time with the "has a zero byte" bit
+/// trick (`(w - 0x01..01) & !w & 0x80..80` is non-zero exactly when a byte of `w` is 0), then
+/// the last 0..7 bytes one by one. Inline and branch-light for the short strings C APIs take
+/// (`core`'s `memchr` is an out-of-line call that costs more than the copy for them).
+#[inline]
+// `iter().any` on purpose: `contains` on bytes is the out-of-line `memchr` this avoids.
+#[allow(clippy::manual_contains)]
+fn contains_nul(bytes: &[u8]) -> bool {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    let mut chunks = bytes.chunks_exact(8);
+    let mut found = 0u64;
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        let w = u64::from_ne_bytes(w);
+        found |= w.wrapping_sub(LO) & !w & HI;
+    }
+    found != 0 || chunks.remainder().iter().any(|&b| b == 0)
+}
+
+#[cfg(test)]
+mod nul_tests {
+    #[test]
+    fn contains_nul_agrees_with_a_byte_scan() {
+        let mut buf = [0x41u8; 40];
+        for len in 0..40 {
+            assert!(!super::contains_nul(&buf[..len]), "{len}");
+            for at in 0..len {
+                for v in [0u8, 1, 0x80, 0xFF] {
+                    buf[at] = v;
+                    let want = buf[..len].contains(&0);
+                    assert_eq!(super::contains_nul(&buf[..len]), want, "{len} {at} {v}");
+                    buf[at] = 0x41;
+                }
+            }
+        }
+        assert!(!super::contains_nul("\u{100}\u{7f}é€".as_bytes()));
+        assert!(super::contains_nul(&[
+            0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x00, 1
+        ]));
     }
 }

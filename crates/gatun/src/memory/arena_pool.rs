@@ -469,6 +469,17 @@ impl PooledArena<'_> {
                 return Ok(unsafe { MemorySegment::from_raw_parts(p, byte_size) });
             }
         }
+        self.heap_alloc(byte_size, byte_alignment, zeroed)
+    }
+
+    /// A request the region cannot serve, from the heap arena.
+    #[inline]
+    fn heap_alloc(
+        &self,
+        byte_size: usize,
+        byte_alignment: usize,
+        zeroed: bool,
+    ) -> Result<MemorySegment<'_>> {
         if zeroed {
             self.fallback.allocate(byte_size, byte_alignment)
         } else {
@@ -512,7 +523,7 @@ impl SegmentAllocator for PooledArena<'_> {
     /// # Errors
     /// [`crate::Error::InvalidAlignment`], [`crate::Error::SizeOverflow`];
     /// [`crate::Error::OutOfMemory`] when the heap fallback fails.
-    #[inline]
+    #[inline(always)]
     fn allocate(&self, byte_size: usize, byte_alignment: usize) -> Result<MemorySegment<'_>> {
         self.alloc(byte_size, byte_alignment, true)
     }
@@ -522,7 +533,7 @@ impl SegmentAllocator for PooledArena<'_> {
     ///
     /// # Errors
     /// As [`SegmentAllocator::allocate`].
-    #[inline]
+    #[inline(always)]
     fn allocate_uninit(
         &self,
         byte_size: usize,

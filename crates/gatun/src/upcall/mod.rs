@@ -6,6 +6,10 @@
 //! downcall uses, read in reverse: where each argument *is*), calls the closure with them as [`Value`]s,
 //! and encodes its result where the caller expects it.
 //!
+//! When the closure's C signature is known at compile time, [`Linker::upcall_typed`] (module
+//! [`typed`]) takes a plain `Fn(A0, ..) -> R` instead and, on x86-64 System V, reaches it
+//! without decoding anything. The rules below are those of the dynamic stubs.
+//!
 //! - **Arguments.** Scalars arrive as their `Value` variants, truncated to their declared width
 //!   (a `bool` is `byte != 0`). A struct or union by value — in registers or, for MEMORY-class
 //!   and spilled structs, on the caller's stack — is copied into one frame of the per-thread
@@ -80,6 +84,9 @@ use crate::layout::{MemoryLayout, ScalarKind};
 use crate::linker::{FunctionDescriptor, Linker};
 use crate::memory::{linker_stack, MemorySegment, SegmentAllocator};
 use crate::value::{Scalar, Value};
+
+pub mod typed;
+pub use typed::{TypedUpcallStub, UpcallFn, UpcallSignature};
 
 /// The register image a native backend's upcall entry builds, the same on every backend
 /// (`#[repr(C)]`: the entries' assembly uses these offsets; 192 bytes).
@@ -175,6 +182,101 @@ struct Context<'s> {
     closure: Box<Closure<'s>>,
     /// For a confined stub, [`thread_mark`] of the thread that made it; 0 for any thread.
     owner: usize,
+    /// The precomputed decoding of a scalar-only signature ([`ScalarPath::of`]), if it is one.
+    fast: Option<ScalarPath>,
+}
+
+/// Word index of [`UpcallFrame::vector`] in the frame seen as `u64`s.
+const VECTOR_WORD: usize = 9;
+/// Word index of [`UpcallFrame::ret_int`].
+const RET_INT_WORD: usize = 18;
+/// Word index of [`UpcallFrame::ret_vector`].
+const RET_VECTOR_WORD: usize = 20;
+
+/// One argument of a scalar-only upcall: its `Value` tag and the frame word holding its bits
+/// (an argument register: `gpr[n]` is word `n`, `vector[n]` word `9 + n`).
+#[derive(Debug, Clone, Copy)]
+struct ScalarArg {
+    tag: u8,
+    word: u8,
+    is_bool: bool,
+}
+
+/// The upcall path of a signature whose arguments are all scalars in registers (at most
+/// [`INLINE_ARGS`]) and whose return is `void` or a scalar: each argument's `Value` is written
+/// straight from its frame word (a tag byte and the 64-bit register image as payload), the
+/// result's bits go straight to their return word. No linker-stack frame, no return segment,
+/// no per-kind dispatch.
+#[derive(Debug)]
+struct ScalarPath {
+    args: Box<[ScalarArg]>,
+    /// `None` for `void`, else the kind and the frame word of its return register.
+    ret: Option<(ScalarKind, usize)>,
+}
+
+impl ScalarPath {
+    /// The scalar path of a signature, or `None` if an argument is a struct or on the stack,
+    /// there are more than [`INLINE_ARGS`], or the return is a struct.
+    fn of(args: &[ArgKind], ret: RetKind) -> Option<ScalarPath> {
+        if args.len() > INLINE_ARGS {
+            return None;
+        }
+        let args = args
+            .iter()
+            .map(|a| match *a {
+                ArgKind::Scalar(kind, Location::Int(n)) if (n as usize) < VECTOR_WORD => {
+                    Some((kind, n as usize))
+                }
+                ArgKind::Scalar(kind, Location::Vector(n)) if n < 8 => {
+                    Some((kind, VECTOR_WORD + n as usize))
+                }
+                _ => None,
+            })
+            .map(|a| {
+                a.map(|(kind, word)| ScalarArg {
+                    tag: crate::value::scalar_tag(kind),
+                    word: word as u8,
+                    is_bool: kind == ScalarKind::Bool,
+                })
+            })
+            .collect::<Option<Box<[_]>>>()?;
+        let ret = match ret {
+            RetKind::Void => None,
+            RetKind::Scalar(kind, reg) => Some((
+                kind,
+                match reg {
+                    Register::Int(0) => RET_INT_WORD,
+                    Register::Int(_) => RET_INT_WORD + 1,
+                    Register::Vector(n) => RET_VECTOR_WORD + (n as usize & 3),
+                },
+            )),
+            RetKind::Group(_) => return None,
+        };
+        Some(ScalarPath { args, ret })
+    }
+}
+
+/// Writes the `Value` of a scalar argument from its 64-bit register image: the tag, then the
+/// image as payload (a `bool` normalised to 0 or 1). Equal to `Value::from_scalar_bits` of the
+/// tag's kind (asserted for every kind in the tests): every scalar variant's payload starts at
+/// offset 8 and reads only its own low bytes, which are the image's.
+///
+/// # Safety
+/// `slot` is valid for writes of a `Value`; `a.tag` is the tag of a scalar kind.
+#[inline(always)]
+unsafe fn write_scalar_value(slot: *mut Value<'_>, a: ScalarArg, bits: u64) {
+    let bits = if a.is_bool {
+        (bits as u8 != 0) as u64
+    } else {
+        bits
+    };
+    let p = slot.cast::<u64>();
+    // SAFETY: `Value` is `#[repr(C, u8)]`, 24 bytes, 8-aligned: the tag byte and padding in
+    // the first word, the payload from offset 8 (caller: `slot` is writable).
+    unsafe {
+        p.write(a.tag as u64);
+        p.add(1).write(bits);
+    }
 }
 
 impl<'s> Context<'s> {
@@ -210,7 +312,7 @@ impl<'s> Context<'s> {
                     }
                 })
             })
-            .collect::<Result<_>>()?;
+            .collect::<Result<Box<[ArgKind]>>>()?;
         let ret = match descriptor.return_layout() {
             None => RetKind::Void,
             Some(MemoryLayout::Value(v)) => RetKind::Scalar(
@@ -224,6 +326,7 @@ impl<'s> Context<'s> {
         };
         Ok(Context {
             owner: 0,
+            fast: ScalarPath::of(&args, ret),
             descriptor: descriptor.clone(),
             plan,
             args,
@@ -299,17 +402,28 @@ impl<'a> UpcallArgs<'a> {
     /// avoids a store-forwarding stall on the value the dispatcher has just written.
     #[inline]
     fn value(&self, index: usize) -> Result<&Value<'a>> {
-        self.values.get(index).ok_or_else(|| Error::ValueMismatch {
+        match self.values.get(index) {
+            Some(v) => Ok(v),
+            None => Err(self.no_such_argument(index)),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn no_such_argument(&self, index: usize) -> Error {
+        Error::ValueMismatch {
             position: format!(
                 "upcall argument {} (index {index})",
                 index.saturating_add(1)
             ),
             expected: format!("an index below {}", self.values.len()),
             found: "no such argument".into(),
-        })
+        }
     }
 
-    fn mismatch(&self, index: usize, expected: impl fmt::Display, found: &Value<'_>) -> Error {
+    #[cold]
+    #[inline(never)]
+    fn mismatch(&self, index: usize, expected: &dyn fmt::Display, found: &Value<'_>) -> Error {
         Error::ValueMismatch {
             position: format!("upcall argument {}", index + 1),
             expected: expected.to_string(),
@@ -322,19 +436,24 @@ impl<'a> UpcallArgs<'a> {
     ///
     /// # Errors
     /// [`Error::ValueMismatch`] for an index out of range or another kind.
+    #[inline]
     pub fn get<T: Scalar>(&self, index: usize) -> Result<T> {
         let v = self.value(index)?;
-        T::from_value(v).ok_or_else(|| self.mismatch(index, T::KIND, v))
+        match T::from_value(v) {
+            Some(x) => Ok(x),
+            None => Err(self.mismatch(index, &T::KIND, v)),
+        }
     }
 
     /// Argument `index`, a pointer, as a raw address.
     ///
     /// # Errors
     /// [`Error::ValueMismatch`] for an index out of range or an argument that is not a pointer.
+    #[inline]
     pub fn address(&self, index: usize) -> Result<*mut c_void> {
         match self.value(index)? {
             Value::Address(p) => Ok(*p),
-            v => Err(self.mismatch(index, ScalarKind::Pointer, v)),
+            v => Err(self.mismatch(index, &ScalarKind::Pointer, v)),
         }
     }
 
@@ -343,10 +462,11 @@ impl<'a> UpcallArgs<'a> {
     ///
     /// # Errors
     /// [`Error::ValueMismatch`] for an index out of range or a scalar argument.
+    #[inline]
     pub fn segment(&self, index: usize) -> Result<MemorySegment<'a>> {
         match self.value(index)? {
             Value::Segment(s) => Ok(*s),
-            v => Err(self.mismatch(index, "a struct or union", v)),
+            v => Err(self.mismatch(index, &"a struct or union", v)),
         }
     }
 
@@ -671,12 +791,71 @@ fn return_mismatch(expected: impl fmt::Display, found: &Value<'_>) -> Error {
     }
 }
 
-/// Decodes the arguments, runs the closure and encodes its result into `frame`.
+/// Decodes the arguments, runs the closure and encodes its result into `frame` (what
+/// [`gatun_upcall_dispatch`] does, without the abort; the unit tests call it).
 ///
 /// # Safety
 /// `frame` holds the registers and stack-argument address of a C call of `ctx`'s descriptor
 /// type (module invariants).
+#[cfg(test)]
 unsafe fn dispatch(ctx: &Context<'_>, frame: &mut UpcallFrame) -> Result<()> {
+    if let Some(fast) = &ctx.fast {
+        // SAFETY: forwarded.
+        return unsafe { dispatch_scalar(ctx, fast, frame) };
+    }
+    // SAFETY: forwarded.
+    unsafe { dispatch_general(ctx, frame) }
+}
+
+/// [`dispatch`] for a signature with a [`ScalarPath`].
+///
+/// # Safety
+/// As [`dispatch`]; `fast` is `ctx`'s.
+#[inline(always)]
+unsafe fn dispatch_scalar(
+    ctx: &Context<'_>,
+    fast: &ScalarPath,
+    frame: &mut UpcallFrame,
+) -> Result<()> {
+    let words = (frame as *mut UpcallFrame).cast::<u64>();
+    let mut inline = [const { MaybeUninit::<Value<'_>>::uninit() }; INLINE_ARGS];
+    for (slot, a) in inline.iter_mut().zip(fast.args.iter()) {
+        // SAFETY: `a.word` is below 17, a register word of the 192-byte frame (`ScalarPath::of`);
+        // `slot` is one of the inline values; `a.tag` is a scalar kind's tag.
+        unsafe { write_scalar_value(slot.as_mut_ptr(), *a, words.add(a.word as usize).read()) };
+    }
+    // SAFETY: the first `args.len()` (at most INLINE_ARGS) slots were written just above.
+    let values =
+        unsafe { std::slice::from_raw_parts(inline.as_ptr().cast::<Value<'_>>(), fast.args.len()) };
+    let args = UpcallArgs {
+        values,
+        ret: None,
+        descriptor: &ctx.descriptor,
+    };
+    let result = (ctx.closure)(&args)?;
+    match fast.ret {
+        None => {
+            if !matches!(result, Value::Void) {
+                return Err(return_mismatch("void", &result));
+            }
+        }
+        Some((kind, word)) => {
+            let bits = result
+                .scalar_bits(kind)
+                .ok_or_else(|| return_mismatch(kind, &result))?;
+            // SAFETY: `word` is a return word of the frame (18..24, `ScalarPath::of`).
+            unsafe { words.add(word).write(bits) };
+        }
+    }
+    Ok(())
+}
+
+/// [`dispatch`] for any signature: the plan interpreted argument by argument.
+///
+/// # Safety
+/// As [`dispatch`].
+#[inline(always)]
+unsafe fn dispatch_general(ctx: &Context<'_>, frame: &mut UpcallFrame) -> Result<()> {
     let copies = if ctx.copies.bytes > 0 {
         Some(linker_stack().push_frame(ctx.copies.bytes, ctx.copies.align)?)
     } else {
@@ -814,6 +993,19 @@ unsafe fn dispatch(ctx: &Context<'_>, frame: &mut UpcallFrame) -> Result<()> {
     Ok(())
 }
 
+/// Aborts unless the calling thread made the confined stub of `ctx` (out of line: only
+/// confined stubs pay for the thread-local read).
+#[cold]
+#[inline(never)]
+fn check_owner(ctx: &Context<'_>) {
+    if ctx.owner != thread_mark() {
+        abort_upcall(
+            &ctx.descriptor,
+            format_args!("called on a thread other than the one that made this confined stub"),
+        );
+    }
+}
+
 /// Prints why an upcall cannot continue and aborts the process (see the module documentation).
 #[cold]
 #[inline(never)]
@@ -845,29 +1037,57 @@ pub(crate) unsafe extern "C" fn gatun_upcall_dispatch(ctx: *const c_void, frame:
     let ctx = unsafe { &*ctx.cast::<Context<'_>>() };
     // SAFETY: the entry passes its own exclusive frame on its stack.
     let frame = unsafe { &mut *frame };
-    if ctx.owner != 0 && ctx.owner != thread_mark() {
-        abort_upcall(
-            &ctx.descriptor,
-            format_args!("called on a thread other than the one that made this confined stub"),
-        );
+    if ctx.owner != 0 {
+        check_owner(ctx);
     }
+    match &ctx.fast {
+        // SAFETY: forwarded (the frame is a call of the stub's type).
+        Some(fast) => guard(&ctx.descriptor, || unsafe {
+            dispatch_scalar(ctx, fast, frame)
+        }),
+        // SAFETY: forwarded.
+        None => unsafe { run_general(ctx, frame) },
+    }
+}
+
+/// [`dispatch_general`] under [`guard`], out of line (its frame is much larger than the
+/// scalar path's).
+///
+/// # Safety
+/// As [`dispatch`].
+#[inline(never)]
+unsafe fn run_general(ctx: &Context<'_>, frame: &mut UpcallFrame) {
+    // SAFETY: forwarded.
+    guard(&ctx.descriptor, || unsafe { dispatch_general(ctx, frame) })
+}
+
+/// Runs `f` (one upcall's work) and aborts the process with a message naming `descriptor`
+/// if it returns an error or panics: a panic is caught first, so it never unwinds into C.
+/// An error aborts inside the caught closure, so only the panic payload (two words) comes out
+/// of `catch_unwind`.
+#[inline(always)]
+pub(crate) fn guard(descriptor: &FunctionDescriptor, f: impl FnOnce() -> Result<()>) {
     // AssertUnwindSafe: on a panic the process aborts, so no broken state is ever observed.
-    // SAFETY: forwarded (the frame is a call of the stub's type).
-    match catch_unwind(AssertUnwindSafe(|| unsafe { dispatch(ctx, frame) })) {
-        Ok(Ok(())) => {}
-        Ok(Err(e)) => abort_upcall(&ctx.descriptor, format_args!("{e}")),
-        Err(payload) => {
-            let message = payload
-                .downcast_ref::<&str>()
-                .copied()
-                .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
-                .unwrap_or("(non-string payload)");
-            abort_upcall(
-                &ctx.descriptor,
-                format_args!("the closure panicked: {message}"),
-            )
+    let run = AssertUnwindSafe(|| {
+        if let Err(e) = f() {
+            abort_upcall(descriptor, format_args!("{e}"));
         }
+    });
+    if let Err(payload) = catch_unwind(run) {
+        abort_panicked(descriptor, payload);
     }
+}
+
+/// [`abort_upcall`] for a caught panic, with its message if it has one.
+#[cold]
+#[inline(never)]
+fn abort_panicked(descriptor: &FunctionDescriptor, payload: Box<dyn std::any::Any + Send>) -> ! {
+    let message = payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("(non-string payload)");
+    abort_upcall(descriptor, format_args!("the closure panicked: {message}"))
 }
 
 #[cfg(test)]

@@ -24,6 +24,11 @@ macro_rules! executor_items {
 
 pub mod classify;
 
+// The thread's Windows error states (declared once: the trampoline, the stubs and the
+// system-call adapter's typed path use them).
+#[cfg(windows)]
+pub(crate) mod last_error;
+
 // The compiled-stub compiler: run by the executor; its code generation is pure data, compiled
 // (and unit-tested) on every host for the tests.
 #[cfg(any(test, all(target_arch = "x86_64", target_os = "windows", not(miri))))]
@@ -37,7 +42,6 @@ executor_items! {
 
     pub(crate) mod executor;
     mod frame;
-    mod last_error;
     pub(crate) mod trampoline;
     pub(crate) mod upcall_entry;
     #[cfg(test)]

@@ -120,6 +120,27 @@ impl CheckedEntry {
         accepted.then_some(rax)
     }
 
+    /// [`CheckedEntry::call`] for a stub without capture that returns a struct through `ret`
+    /// (written by the stub, or by the target through the hidden pointer): the capture buffer
+    /// and errno address registers are left as they are, and no result register is read.
+    /// Returns whether the stub accepted the arguments (then the struct is in `ret`).
+    ///
+    /// # Safety
+    /// As [`CheckedEntry::call`], for such a stub; `ret` is writable and aligned for the
+    /// return layout.
+    #[inline(always)]
+    pub(crate) unsafe fn call_struct(
+        self,
+        args: *const u8,
+        ret: *mut u8,
+        target: *const c_void,
+    ) -> bool {
+        // The stub reads only rdi, rsi and rcx of its parameters.
+        checked_call!(self.address();
+            in("rdi") args, in("rsi") ret, in("rcx") target,
+        )
+    }
+
     /// [`CheckedEntry::call_plain`] for a stub whose result is a float: returns xmm0's low 64
     /// bits (the value entry tail-jumps to such a target, so rax is undefined).
     ///

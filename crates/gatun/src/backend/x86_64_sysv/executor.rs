@@ -272,17 +272,9 @@ impl Executor {
         else {
             return false;
         };
-        // SAFETY: the caller's contract; no capture.
-        let done = unsafe {
-            stub.values.call(
-                args,
-                ret,
-                std::ptr::null_mut(),
-                target,
-                std::ptr::null_mut(),
-            )
-        };
-        done.is_some()
+        // SAFETY: the caller's contract; no capture, so the stub reads neither the capture
+        // buffer nor the errno address.
+        unsafe { stub.values.call_struct(args, ret, target) }
     }
 
     /// Any call through the value entry: the scalar result's bits (rax, or xmm0 for a float),

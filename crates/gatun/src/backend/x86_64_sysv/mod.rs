@@ -78,4 +78,25 @@ executor_items! {
         // the shared entry, called only as a function of the stub's descriptor type.
         unsafe { crate::code::ExecutableCode::new(&upcall_entry::stub_code(context)) }
     }
+
+    /// The code of a typed upcall stub (`upcall_entry::typed_stub_code`): `context` into the
+    /// integer argument register `n` (0..6), then a jump to the trampoline at `target`.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] if the OS refuses executable memory.
+    ///
+    /// # Safety
+    /// `target` is an `extern "C"` function whose parameters are those of the C type the stub
+    /// is called as, followed by one pointer parameter that the SysV rules put in register
+    /// `n`; it must accept `context` there.
+    pub(crate) unsafe fn typed_upcall_code(
+        n: usize,
+        context: usize,
+        target: usize,
+    ) -> Result<crate::code::ExecutableCode> {
+        // SAFETY: the caller's contract: the code only adds the trailing argument and jumps.
+        unsafe {
+            crate::code::ExecutableCode::new(&upcall_entry::typed_stub_code(n, context, target))
+        }
+    }
 }

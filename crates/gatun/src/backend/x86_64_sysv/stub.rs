@@ -30,7 +30,10 @@
 //! - **tail** (no capture, no stack arguments, integer or void return — or a float return on
 //!   the value entry, whose callers read xmm0): the target goes to r11,
 //!   every [`ArgMove`] is carried out from rdi (rdi's own argument last), `%al` is set for
-//!   variadic calls, and `jmp r11`: the target returns straight to the stub's caller.
+//!   variadic calls, and `jmp r11`: the target returns straight to the stub's caller. A
+//!   MEMORY-class return without stack arguments is a tail too: `ret` goes into rdi as the
+//!   hidden pointer (parked in xmm14 while the arguments are loaded), and the callee writes
+//!   the struct through it and returns to the stub's caller.
 //! - **leaf** (no capture): as tail, but with a 16-byte aligned frame holding the outgoing
 //!   stack arguments, the target and `ret` (`call [rsp + T]`); the hidden return pointer
 //!   (`ret`) into rdi; after the call `movq rax, xmm0` for a float return, or a
@@ -52,7 +55,8 @@
 //! - The plan's stack offsets are below [`crate::backend::MAX_STACK_BYTES`] (checked by the linker),
 //!   so every displacement fits in 32 bits.
 //! - Only caller-saved registers other than the argument registers being built are used as
-//!   scratch (rax before `%al` is set, r10, r11, xmm15); callee-saved ones are never touched,
+//!   scratch (rax before `%al` is set, r10, r11, xmm15, and xmm14 holding `ret` in a
+//!   MEMORY-class tail body); callee-saved ones are never touched,
 //!   except r12 on a checked entry's rejection path, which runs before anything else.
 //! - The stub never reads outside `args[..n]` and the argument bytes the plan names, and never
 //!   writes outside the return layout's bytes at `ret` and its own frame.
@@ -62,7 +66,7 @@ use std::ptr::NonNull;
 use std::sync::Arc;
 
 use crate::backend::stub_cache::{self, StubCache, StubKey};
-use crate::backend::x86_64_encode::{self as encode, Asm, RAX, RCX, RDI, RDX, RSI, RSP, R10, R11, R8, R9, XMM15};
+use crate::backend::x86_64_encode::{self as encode, Asm, RAX, RCX, RDI, RDX, RSI, RSP, R10, R11, R8, R9, XMM14, XMM15};
 use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan};
 use crate::backend::x86_64_sysv::entry::CheckedEntry;
 use crate::code::ExecutableCode;
@@ -239,11 +243,39 @@ fn tail_arguments(plan: &CallPlan) -> bool {
         })
 }
 
+/// Whether a MEMORY-class return can tail-jump to the target: the hidden return pointer goes
+/// in rdi (SysV AMD64 §3.2.3: the callee writes the struct through it and returns the same
+/// address in rax, so nothing is left to do after the call) and the arguments allow a tail
+/// jump otherwise (no stack arguments, vector moves direct loads).
+fn is_memory_tail(plan: &CallPlan) -> bool {
+    matches!(plan.ret, ReturnPlan::InMemory)
+        && plan.hidden_return_pointer == Some(Location::Int(0))
+        && plan.stack_bytes == 0
+        && plan.args.iter().flat_map(|a| &a.moves).all(|m| match m.to {
+            Location::Vector(_) => matches!(
+                (m.conv, m.size),
+                (Conversion::Bytes, 4 | 8) | (Conversion::FloatToDouble, _)
+            ),
+            _ => true,
+        })
+}
+
 /// The tail body: `mov r11, rcx` (the target); arguments loaded from rdi (rdi's own move
 /// last); `%al`; `jmp r11`. The target returns straight to the stub's caller.
+///
+/// For a MEMORY-class return ([`is_memory_tail`]) `ret` (rsi) is parked in xmm14 (caller-saved,
+/// not an argument register, not a scratch register of the moves) while the arguments are
+/// loaded from rdi (none goes to rdi, which is the hidden pointer's), then moved into rdi.
 fn compile_tail_body(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], mode: Mode) {
+    let memory = matches!(plan.ret, ReturnPlan::InMemory);
     a.mov_rr(R11, RCX);
-    emit_args(a, plan, checks, mode, RDI, true);
+    if memory {
+        a.movq_x_r(XMM14, RSI);
+    }
+    emit_args(a, plan, checks, mode, RDI, !memory);
+    if memory {
+        a.movq_r_x(RDI, XMM14);
+    }
     if plan.is_variadic() {
         a.mov_imm32(RAX, plan.vector_registers as u32);
     }
@@ -331,7 +363,7 @@ fn compile_entry(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], capture: boo
     let float_tail = mode == Mode::Values
         && matches!(plan.ret, ReturnPlan::Scalar(Register::Vector(_)))
         && tail_arguments(plan);
-    if !capture && (is_tail(plan) || float_tail) {
+    if !capture && (is_tail(plan) || float_tail || is_memory_tail(plan)) {
         compile_tail_body(a, plan, checks, mode);
     } else {
         compile_leaf_body(a, plan, checks, mode, capture);

@@ -94,8 +94,41 @@ pub(crate) fn stub_code(context: usize) -> [u8; STUB_LEN] {
     code
 }
 
+/// The machine code of a typed upcall stub (`crate::upcall::typed`): `endbr64`,
+/// `movabs <int argument register n>, context`, `movabs r11, target`, `jmp r11` — the context
+/// becomes the trailing pointer argument of the monomorphised `extern "C"` trampoline at
+/// `target`, in the integer argument register `n` (0..6: rdi, rsi, rdx, rcx, r8, r9) that the
+/// C caller's arguments leave free. The caller's own argument registers and stack are
+/// untouched.
+pub(crate) fn typed_stub_code(n: usize, context: usize, target: usize) -> [u8; STUB_LEN] {
+    // rdi, rsi, rdx, rcx, r8, r9 as register numbers
+    const REGS: [u8; 6] = [7, 6, 2, 1, 8, 9];
+    let r = REGS[n];
+    let mut code = [0u8; STUB_LEN];
+    code[0..4].copy_from_slice(&[0xF3, 0x0F, 0x1E, 0xFA]); // endbr64
+    code[4] = if r >= 8 { 0x49 } else { 0x48 }; // REX.W (+B for r8, r9)
+    code[5] = 0xB8 + (r & 7); // movabs r64, imm64
+    code[6..14].copy_from_slice(&(context as u64).to_le_bytes());
+    code[14..16].copy_from_slice(&[0x49, 0xBB]); // movabs r11, imm64
+    code[16..24].copy_from_slice(&(target as u64).to_le_bytes());
+    code[24..27].copy_from_slice(&[0x41, 0xFF, 0xE3]); // jmp r11
+    code
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn typed_stub_code_loads_the_context_into_the_free_argument_register() {
+        // movabs rsi, imm64 = 48 BE; movabs r9, imm64 = 49 B9
+        let code = super::typed_stub_code(1, 0x1122_3344_5566_7788, 0x99);
+        assert_eq!(code[..6], [0xF3, 0x0F, 0x1E, 0xFA, 0x48, 0xBE]);
+        assert_eq!(code[6..14], 0x1122_3344_5566_7788u64.to_le_bytes());
+        assert_eq!(code[14..24], [0x49, 0xBB, 0x99, 0, 0, 0, 0, 0, 0, 0]);
+        assert_eq!(code[24..], [0x41, 0xFF, 0xE3]);
+        assert_eq!(super::typed_stub_code(5, 0, 0)[4..6], [0x49, 0xB9]);
+        assert_eq!(super::typed_stub_code(0, 0, 0)[4..6], [0x48, 0xBF]);
+    }
+
     #[test]
     fn stub_code_loads_the_context_into_r10_and_jumps_to_the_entry() {
         let code = super::stub_code(0x1122_3344_5566_7788);

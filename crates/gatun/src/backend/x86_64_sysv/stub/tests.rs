@@ -477,3 +477,38 @@ fn fork_while_another_thread_holds_the_cache_lock_does_not_deadlock_the_child() 
     assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0);
     drop(stub);
 }
+
+#[test]
+fn memory_class_returns_tail_jump_with_the_hidden_pointer_in_rdi() {
+    // `struct { long a, b, c; } f(int, double)`: MEMORY class; `ret` (rsi) is the hidden
+    // pointer, parked in xmm14 while the arguments go to rsi and xmm0, then moved into rdi;
+    // the target returns straight to the caller (no frame, no call).
+    let big = MemoryLayout::c_struct([V::I64, V::I64, V::I64]).unwrap();
+    let d = FD::of(big.clone(), [V::I32, V::F64]);
+    let ti = scalar_tag(ScalarKind::I32);
+    let tf = scalar_tag(ScalarKind::F64);
+    let (raw, val) = entries(&d, None, false);
+    let b: Vec<&str> = val.iter().map(String::as_str).collect();
+    assert_eq!(b[0], format!("cmp byte ptr [rdi], 0x{ti:x}"));
+    assert_eq!(b[2], format!("cmp byte ptr [rdi+0x18], 0x{tf:x}"));
+    assert_eq!(
+        &b[4..],
+        [
+            "mov r11, rcx",
+            "movq xmm14, rsi",
+            "movsxd rsi, dword ptr [rdi+0x8]",
+            "movq xmm0, qword ptr [rdi+0x20]",
+            "movq rdi, xmm14",
+            "jmp r11",
+            "or r12, 0xffffffffffffffff",
+            "ret",
+        ]
+    );
+    assert_eq!(raw.last().map(String::as_str), Some("jmp r11"), "{raw:?}");
+    assert!(raw.iter().any(|i| i == "movq rdi, xmm14"), "{raw:?}");
+    // with stack arguments or capture it keeps the leaf frame
+    for (d, capture) in [(FD::of(big.clone(), [V::I64; 6]), false), (FD::of(big, []), true)] {
+        let (_, val) = entries(&d, None, capture);
+        assert!(!val.iter().any(|i| i == "jmp r11"), "{d}: {val:?}");
+    }
+}

@@ -1,0 +1,420 @@
+//! Typed upcalls: a Rust closure whose C signature is known at compile time, as a C function
+//! pointer ([`Linker::upcall_typed`]).
+//!
+//! The signature is a Rust function-pointer type `S = unsafe extern "C" fn(A0, ..) -> R` whose
+//! argument types are [`CType`]s and whose return is a [`CReturn`]; the closure must be a
+//! `Fn(A0, ..) -> R` ([`UpcallFn`]), which the compiler checks, so a closure of another
+//! signature does not compile.
+//!
+//! - **Direct path** (x86-64 System V, when the C arguments leave an integer argument register
+//!   free): the stub's code loads the address of its context (descriptor and closure) into
+//!   that register and jumps to a monomorphised `extern "C" fn(A0, .., *const Context) -> R`
+//!   trampoline. The C caller's arguments stay where it put them: Rust's own `extern "C"`
+//!   lowering of the trampoline reads them (the same classification as the C caller, checked
+//!   by [`CType`]'s contract), and its trailing pointer parameter lands in exactly the register
+//!   the stub wrote, because SysV assigns argument registers left to right. No frame
+//!   decoding, no `Value`s, no `Result` on the way in or out: the cost of a direct Rust
+//!   callback plus the stub's three instructions and the panic guard.
+//! - **Value path** (every other case: all six integer argument registers taken, AArch64): the
+//!   closure is wrapped in an ordinary [`Linker::upcall_stub`] closure that reads its
+//!   arguments from [`UpcallArgs`] and writes its result, so the rules of [`crate::upcall`]
+//!   apply unchanged.
+//!
+//! Both paths abort the process on a panic, with `gatun: upcall <descriptor>: the closure
+//! panicked: ...`, before it could unwind into C.
+//!
+//! # Invariants (the unsafe story of this module)
+//! - A direct stub's code holds the address of its boxed `TypedContext`, which lives as
+//!   long as the [`TypedUpcallStub`] (the code is dropped first), and the trampoline it jumps
+//!   to is the one monomorphised for the same closure type and signature.
+//! - The direct path is taken only when the SysV plan of the signature with one more pointer
+//!   argument puts that pointer in an integer register and adds no stack bytes.
+
+use std::ffi::c_void;
+use std::marker::PhantomData;
+use std::mem::MaybeUninit;
+
+use super::{guard, UpcallArgs, UpcallStub};
+use crate::error::{Error, Result};
+use crate::layout::{MemoryLayout, ScalarKind};
+use crate::linker::{CReturn, CType, FunctionDescriptor, Linker};
+use crate::memory::SegmentAllocator;
+use crate::value::Value;
+
+/// What a direct typed stub's trampoline reads through its trailing pointer argument.
+struct TypedContext<F> {
+    descriptor: FunctionDescriptor,
+    f: F,
+}
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// A C function-pointer type usable as a typed upcall signature:
+/// `unsafe extern "C" fn(A0, ..) -> R` with up to [`crate::linker::MAX_TYPED_ARGS`]
+/// [`CType`] arguments and a [`CReturn`] (`()` for `void`). Sealed: implemented by gatun for
+/// those types only. `Copy`, `Send + Sync` (a code address).
+///
+/// ```
+/// use gatun::upcall::UpcallSignature;
+/// fn layouts<S: UpcallSignature>() -> usize {
+///     S::argument_layouts().len()
+/// }
+/// assert_eq!(layouts::<unsafe extern "C" fn(i32, f64) -> i64>(), 2);
+/// ```
+pub trait UpcallSignature: Copy + Send + Sync + sealed::Sealed + 'static {
+    /// The argument layouts, in order.
+    fn argument_layouts() -> Vec<MemoryLayout>;
+    /// The return layout (`None` for `void`).
+    fn return_layout() -> Option<MemoryLayout>;
+    /// The signature's C function pointer at `address`.
+    ///
+    /// # Safety
+    /// `address` must be a function of this C type (for as long as the pointer is called).
+    #[doc(hidden)]
+    unsafe fn from_address(address: *const c_void) -> Self;
+}
+
+/// A closure that can serve as a typed upcall of signature `S`: implemented for every
+/// `F: Fn(A0, ..) -> R` when `S` is `unsafe extern "C" fn(A0, ..) -> R`. The compiler checks
+/// it at the [`Linker::upcall_typed`] call, so a closure of another signature is a compile
+/// error.
+///
+/// ```
+/// use gatun::upcall::{UpcallFn, UpcallSignature};
+/// fn check<S: UpcallSignature, F: UpcallFn<S>>(_: F) {}
+/// check::<unsafe extern "C" fn(i32) -> i32, _>(|x: i32| x + 1);
+/// ```
+pub trait UpcallFn<S: UpcallSignature> {
+    /// The address of the direct trampoline of `Self` (see the module documentation).
+    #[doc(hidden)]
+    fn trampoline() -> usize;
+    /// The value path: `self` called with the arguments read from `args`, its result written
+    /// as the [`crate::upcall`] rules want (`ret`: the scalar return kind, if any).
+    #[doc(hidden)]
+    fn call_values<'a>(&self, args: &UpcallArgs<'a>, ret: Option<ScalarKind>) -> Result<Value<'a>>;
+}
+
+/// Argument `i` of a value-path call as a `A`: a scalar of exactly `A`'s kind, or a segment of
+/// at least `A`'s size for a struct.
+fn read_arg<A: CType>(args: &UpcallArgs<'_>, i: usize) -> Result<A> {
+    let v = args.value(i)?;
+    match A::SCALAR {
+        Some(kind) => match v.scalar_bits(kind) {
+            // SAFETY: a scalar `A` comes from the low bytes of its 64-bit image (`from_stub`'s
+            // scalar branch, which reads no buffer).
+            Some(bits) => Ok(unsafe { <A as CReturn>::from_stub(bits, std::ptr::null()) }),
+            None => Err(args.mismatch(i, &kind, v)),
+        },
+        None => match v {
+            Value::Segment(s) if s.byte_size() >= std::mem::size_of::<A>() => {
+                // SAFETY: the segment holds at least `A`'s bytes, the C caller's copy of the
+                // struct; every bit pattern from C is a valid `A` (`CType`'s contract).
+                Ok(unsafe { s.as_ptr().cast::<A>().read_unaligned() })
+            }
+            _ => Err(args.mismatch(i, &"a struct or union", v)),
+        },
+    }
+}
+
+/// The value-path result of a closure that returned `r`: `Value::Void` for `()`, the scalar
+/// of kind `ret`, or `Value::Void` after writing a struct into the return segment.
+fn write_return<'a, R: CReturn>(
+    r: R,
+    args: &UpcallArgs<'a>,
+    ret: Option<ScalarKind>,
+) -> Result<Value<'a>> {
+    let size = std::mem::size_of::<R>();
+    let p = (&r as *const R).cast::<u8>();
+    match (size, ret) {
+        (0, _) => Ok(Value::Void),
+        (_, Some(kind)) => {
+            let mut bytes = [0u8; 8];
+            // SAFETY: a scalar is at most 8 bytes, all initialised; `bytes` is 8 bytes.
+            unsafe { std::ptr::copy_nonoverlapping(p, bytes.as_mut_ptr(), size.min(8)) };
+            Ok(Value::from_scalar_bits(kind, u64::from_le_bytes(bytes)))
+        }
+        (_, None) => {
+            let dst = args
+                .return_segment()
+                .filter(|s| s.byte_size() >= size)
+                .ok_or_else(|| Error::ValueMismatch {
+                    position: "upcall return".into(),
+                    expected: format!("a return segment of at least {size} bytes"),
+                    found: "none".into(),
+                })?;
+            // SAFETY: `dst` is writable for at least `size` bytes during the upcall; the
+            // bytes of `r` are copied untyped (padding included).
+            unsafe { std::ptr::copy_nonoverlapping(p, dst.as_ptr(), size) };
+            Ok(Value::Void)
+        }
+    }
+}
+
+macro_rules! signature_impl {
+    ($($A:ident $i:tt $a:ident),*) => {
+        impl<R: CReturn, $($A: CType),*> sealed::Sealed for unsafe extern "C" fn($($A),*) -> R {}
+
+        impl<R: CReturn, $($A: CType),*> UpcallSignature for unsafe extern "C" fn($($A),*) -> R {
+            fn argument_layouts() -> Vec<MemoryLayout> {
+                vec![$($A::layout()),*]
+            }
+            fn return_layout() -> Option<MemoryLayout> {
+                R::return_layout()
+            }
+            unsafe fn from_address(address: *const c_void) -> Self {
+                // SAFETY: the caller guarantees `address` is a function of this type.
+                unsafe { std::mem::transmute::<*const c_void, Self>(address) }
+            }
+        }
+
+        impl<F, R: CReturn, $($A: CType),*> UpcallFn<unsafe extern "C" fn($($A),*) -> R> for F
+        where
+            F: Fn($($A),*) -> R,
+        {
+            fn trampoline() -> usize {
+                /// The direct trampoline: the C caller's arguments, then the stub's context.
+                ///
+                /// # Safety
+                /// Called only by a direct typed stub, whose context is a live
+                /// `TypedContext<F>` (module invariants).
+                #[allow(clippy::too_many_arguments)] // one per C argument, by design
+                unsafe extern "C" fn trampoline<F, R, $($A),*>(
+                    $($a: $A,)*
+                    ctx: *const TypedContext<F>,
+                ) -> R
+                where
+                    F: Fn($($A),*) -> R,
+                {
+                    // SAFETY: the stub passes its own live context (module invariants).
+                    let ctx = unsafe { &*ctx };
+                    let mut out = MaybeUninit::<R>::uninit();
+                    guard(&ctx.descriptor, || {
+                        out.write((ctx.f)($($a),*));
+                        Ok(())
+                    });
+                    // SAFETY: `guard` returns only after the closure returned (it aborts on a
+                    // panic), so `out` was written.
+                    unsafe { out.assume_init() }
+                }
+                trampoline::<F, R, $($A),*> as *const () as usize
+            }
+
+            #[allow(unused_variables)]
+            fn call_values<'a>(
+                &self,
+                args: &UpcallArgs<'a>,
+                ret: Option<ScalarKind>,
+            ) -> Result<Value<'a>> {
+                let r = self($(read_arg::<$A>(args, $i)?),*);
+                write_return(r, args, ret)
+            }
+        }
+    };
+}
+
+signature_impl!();
+signature_impl!(A 0 a);
+signature_impl!(A 0 a, B 1 b);
+signature_impl!(A 0 a, B 1 b, C 2 c);
+signature_impl!(A 0 a, B 1 b, C 2 c, D 3 d);
+signature_impl!(A 0 a, B 1 b, C 2 c, D 3 d, E 4 e);
+signature_impl!(A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, G 5 g);
+signature_impl!(A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, G 5 g, H 6 h);
+signature_impl!(A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, G 5 g, H 6 h, I 7 i);
+signature_impl!(A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, G 5 g, H 6 h, I 7 i, J 8 j);
+signature_impl!(A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, G 5 g, H 6 h, I 7 i, J 8 j, K 9 k);
+signature_impl!(A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, G 5 g, H 6 h, I 7 i, J 8 j, K 9 k, L 10 l);
+signature_impl!(A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, G 5 g, H 6 h, I 7 i, J 8 j, K 9 k, L 10 l, M 11 m);
+
+/// How a [`TypedUpcallStub`] runs (fields drop in order: the code before the context).
+enum Path<'s> {
+    /// The direct trampoline, with its boxed `TypedContext` (x86-64 System V only).
+    #[cfg_attr(
+        not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
+        allow(dead_code)
+    )]
+    Direct {
+        code: crate::code::ExecutableCode,
+        _ctx: Box<dyn Send + Sync + 's>,
+    },
+    /// An ordinary upcall stub around the closure.
+    Values(UpcallStub<'s>),
+}
+
+/// A C function pointer of type `S` that calls a Rust closure, made by
+/// [`Linker::upcall_typed`] (see the [module documentation](crate::upcall::typed)). Owns its
+/// code (32 bytes of the shared code arena) and the closure; dropping it frees both. It
+/// borrows the arena it was made for (`'s`), so it never outlives it. `Send + Sync` (the
+/// closure is).
+///
+/// ```
+/// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
+/// use gatun::{memory::Arena, Linker};
+/// let arena = Arena::confined();
+/// let twice = Linker::native()
+///     .upcall_typed::<unsafe extern "C" fn(i32) -> i32>(|x: i32| 2 * x, &arena)
+///     .unwrap();
+/// let f = twice.function(); // pass it to C as an `int (*)(int)`
+/// // SAFETY: `f` is the stub's C function, alive while `twice` is.
+/// assert_eq!(unsafe { f(21) }, 42);
+/// # }
+/// ```
+pub struct TypedUpcallStub<'s, S: UpcallSignature> {
+    path: Path<'s>,
+    _signature: PhantomData<S>,
+}
+
+impl<S: UpcallSignature> std::fmt::Debug for TypedUpcallStub<'_, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "TypedUpcallStub({:p}, {})",
+            self.address(),
+            if self.is_direct() { "direct" } else { "values" }
+        )
+    }
+}
+
+impl<'s, S: UpcallSignature> TypedUpcallStub<'s, S> {
+    /// The C function pointer as an address (pass it to C, or as a `Value::Address` argument
+    /// of a downcall). Valid until the stub is dropped.
+    pub fn address(&self) -> *const c_void {
+        match &self.path {
+            Path::Direct { code, .. } => code.entry().cast(),
+            Path::Values(stub) => stub.address(),
+        }
+    }
+
+    /// The C function pointer with its Rust type `S`. Calling it is `unsafe`: it must not be
+    /// called after the stub is dropped.
+    pub fn function(&self) -> S {
+        // SAFETY: the stub's code is a function of C type `S` (the signature it was made for).
+        unsafe { S::from_address(self.address()) }
+    }
+
+    /// [`TypedUpcallStub::address`] as a `Value::Address` argument.
+    pub fn as_value(&self) -> Value<'static> {
+        Value::Address(self.address().cast_mut())
+    }
+
+    /// Whether calls take the direct trampoline (else the value path of an ordinary upcall
+    /// stub; see the module documentation).
+    pub fn is_direct(&self) -> bool {
+        matches!(self.path, Path::Direct { .. })
+    }
+}
+
+/// The direct typed stub of `descriptor` for closure `f`, if the signature has a free integer
+/// argument register for the context (x86-64 System V only).
+#[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+fn direct<'s, S: UpcallSignature, F: UpcallFn<S> + Send + Sync + 's>(
+    descriptor: FunctionDescriptor,
+    plan: &crate::abi::CallPlan,
+    f: F,
+) -> std::result::Result<Result<Path<'s>>, F> {
+    use crate::abi::Location;
+    let mut extended: Vec<MemoryLayout> = descriptor.argument_layouts().to_vec();
+    extended.push(crate::layout::ValueLayout::ADDRESS.into());
+    let with_context = match descriptor.return_layout() {
+        Some(r) => FunctionDescriptor::of(r.clone(), extended),
+        None => FunctionDescriptor::of_void(extended),
+    };
+    let Ok(ext) = crate::backend::x86_64_sysv::classify::plan(&with_context, None) else {
+        return Err(f);
+    };
+    let register = match ext.args.last().map(|a| a.moves.as_slice()) {
+        Some([m]) if ext.stack_bytes == plan.stack_bytes => match m.to {
+            Location::Int(n) => n as usize,
+            _ => return Err(f),
+        },
+        _ => return Err(f),
+    };
+    let ctx = Box::new(TypedContext { descriptor, f });
+    let context = &*ctx as *const TypedContext<F> as usize;
+    // SAFETY: the trampoline of `F` for `S` takes the C arguments of `S` and then a pointer,
+    // which the SysV plan just computed puts in integer register `register`; the context is
+    // that trampoline's `TypedContext<F>`, boxed and kept alive by the stub (module
+    // invariants).
+    let code = unsafe {
+        crate::backend::x86_64_sysv::typed_upcall_code(register, context, F::trampoline())
+    };
+    Ok(code.map(|code| Path::Direct { code, _ctx: ctx }))
+}
+
+impl Linker {
+    /// Makes a C function pointer of type `S` (`unsafe extern "C" fn(A0, ..) -> R`) that calls
+    /// `closure`, a `Fn(A0, ..) -> R` checked at compile time (see
+    /// [`crate::upcall::typed`]). On x86-64 System V the pointer reaches the closure through a
+    /// direct trampoline (no argument decoding), unless all six integer argument registers
+    /// carry arguments; elsewhere, and in that case, it is an ordinary upcall stub around the
+    /// closure. A panic in the closure aborts the process (it never unwinds into C). The
+    /// closure must be `Send + Sync`: C may call the pointer from any thread.
+    ///
+    /// A `qsort` comparator of doubles:
+    ///
+    /// ```
+    /// use std::ffi::c_void;
+    /// use gatun::linker::{FunctionDescriptor, SymbolLookup};
+    /// use gatun::{memory::Arena, Linker, Value, ValueLayout as V};
+    /// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
+    /// let arena = Arena::confined();
+    /// type Cmp = unsafe extern "C" fn(*const c_void, *const c_void) -> i32;
+    /// let cmp = Linker::native().upcall_typed::<Cmp>(
+    ///     // SAFETY: qsort passes pointers to two elements of the double array.
+    ///     |a: *const c_void, b: *const c_void| unsafe {
+    ///         (*a.cast::<f64>()).total_cmp(&*b.cast::<f64>()) as i32
+    ///     },
+    ///     &arena,
+    /// )?;
+    /// let qsort = SymbolLookup::default_lookup().find("qsort")?;
+    /// let d = FunctionDescriptor::of_void([V::ADDRESS, V::U64, V::U64, V::ADDRESS]);
+    /// let qsort = Linker::native().downcall(&qsort, &d, &[])?;
+    /// let mut xs = [3.5f64, -1.0, 2.0];
+    /// let args = [Value::Address(xs.as_mut_ptr().cast()), Value::U64(3), Value::U64(8), cmp.as_value()];
+    /// // SAFETY: `xs` holds 3 doubles; `cmp` compares doubles and outlives the call.
+    /// unsafe { qsort.invoke(&args) }?;
+    /// assert_eq!(xs, [-1.0, 2.0, 3.5]);
+    /// # }
+    /// # Ok::<(), gatun::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`Linker::upcall_stub`] for the signature's descriptor ([`Error::InvalidDescriptor`],
+    /// [`Error::Unsupported`] on targets without upcalls or without executable memory).
+    pub fn upcall_typed<'s, S: UpcallSignature>(
+        &self,
+        closure: impl UpcallFn<S> + Send + Sync + 's,
+        arena: &'s (impl SegmentAllocator + ?Sized),
+    ) -> Result<TypedUpcallStub<'s, S>> {
+        let args = S::argument_layouts();
+        let descriptor = match S::return_layout() {
+            Some(r) => FunctionDescriptor::of(r, args),
+            None => FunctionDescriptor::of_void(args),
+        };
+        // The native ABI's checks, for both paths (and the target's support).
+        let plan =
+            crate::backend::native::plan(&descriptor, None, crate::backend::Direction::Upcall)?;
+        #[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+        let closure = match direct::<S, _>(descriptor.clone(), &plan, closure) {
+            Ok(path) => {
+                return path.map(|path| TypedUpcallStub {
+                    path,
+                    _signature: PhantomData,
+                })
+            }
+            Err(closure) => closure,
+        };
+        let _ = plan;
+        let ret = match descriptor.return_layout() {
+            Some(MemoryLayout::Value(v)) => Some(v.kind()),
+            _ => None,
+        };
+        let stub = self.upcall_stub(&descriptor, move |a| closure.call_values(a, ret), arena)?;
+        Ok(TypedUpcallStub {
+            path: Path::Values(stub),
+            _signature: PhantomData,
+        })
+    }
+}
