@@ -63,8 +63,12 @@ pub(crate) const CAPTURE_STATE_SIZE: usize = if cfg!(windows) { 12 } else { 4 };
 /// a struct with one member `errno` (4 bytes); on Windows
 /// `{ GetLastError, WSAGetLastError, errno }` (12 bytes: offsets 0, 4, 8). A capturing call
 /// writes each field to its thread state just before the call and reads the states back into
-/// the fields right after it (on Windows all three, whichever names the handle was linked
-/// with; the segment always has room for them).
+/// the fields right after it. On Windows that is all three, whichever names the handle was
+/// linked with (the segment always has room for them): unlike the JDK, which touches only the
+/// named states, a handle linked with `["errno"]` also sets the thread's last error from field
+/// 0 before the call and overwrites fields 0 and 4 after it. Windows keeps the Winsock error and
+/// the last error in one per-thread value, so the `WSAGetLastError` field is restored first and
+/// then replaced by `SetLastError(field 0)`, and after the call both fields hold the same code.
 ///
 /// ```
 /// use gatun::linker::capture_state_layout;
