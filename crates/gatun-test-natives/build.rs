@@ -3,12 +3,17 @@
 //! `../gatun/tests/prop/sigs.rs`), is compiled with the target's C compiler (found through the
 //! `cc` crate: the system `cc` for a native build, `aarch64-linux-gnu-gcc` for an
 //! `aarch64-unknown-linux-gnu` cross build, or whatever `CC_<target>`/`CC` names) into one
-//! shared library, `libgatun_test_natives.so`, in `OUT_DIR`. Its absolute path is passed to
-//! `src/lib.rs` as the compile-time environment variable `GATUN_TEST_NATIVES`, which exports it
-//! as `PATH`.
+//! shared library, `libgatun_test_natives.so` (`gatun_test_natives.dll` for Windows), in
+//! `OUT_DIR`. Its absolute path is passed to `src/lib.rs` as the compile-time environment
+//! variable `GATUN_TEST_NATIVES`, which exports it as `PATH`.
 //!
-//! Every Linux target builds the library, native or cross; non-Linux targets and Miri skip it
-//! (the path is still set, so dependents compile, but no file exists there).
+//! Every Linux target builds the library, native or cross, and so does `x86_64-pc-windows-gnu`
+//! (with `x86_64-w64-mingw32-gcc`); other targets and Miri skip it (the path is still set, so
+//! dependents compile, but no file exists there). The Windows DLL links libgcc statically and
+//! needs no pthreads (the C sources use `CreateThread` under `_WIN32`), so it imports only
+//! system DLLs that Wine has (kernel32, msvcrt, ws2_32). `cdecl_layouts.c` is left out of it:
+//! its header is written for LP64 (a `long` bitfield of 60 bits) and only the Linux suite
+//! reads it.
 //!
 //! Two more compile-time variables serve tests that use the C compiler or start target
 //! programs: `GATUN_TEST_CC`, the compiler the library is built with (`cc` where none is
@@ -31,7 +36,12 @@ fn main() {
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     let target_os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let miri = std::env::var_os("CARGO_CFG_MIRI").is_some();
-    let lib = out.join("libgatun_test_natives.so");
+    let windows = target_os == "windows";
+    let lib = out.join(if windows {
+        "gatun_test_natives.dll"
+    } else {
+        "libgatun_test_natives.so"
+    });
     let target = std::env::var("TARGET").expect("TARGET");
     let host = std::env::var("HOST").expect("HOST");
     let target_arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
@@ -55,6 +65,8 @@ fn main() {
         .map(|rd| {
             rd.filter_map(|e| e.ok().map(|e| e.path()))
                 .filter(|p| p.extension().is_some_and(|x| x == "c"))
+                // LP64-only declarations, read by the Linux suite only (see the file's docs)
+                .filter(|p| !(windows && p.file_name().is_some_and(|n| n == "cdecl_layouts.c")))
                 .collect()
         })
         .unwrap_or_default();
@@ -63,8 +75,10 @@ fn main() {
         println!("cargo:rerun-if-changed={}", s.display());
     }
     println!("cargo:rustc-env=GATUN_TEST_NATIVES={}", lib.display());
-    // Linux targets (native or cross) get the test library; other targets and Miri skip it.
-    if sources.is_empty() || target_os != "linux" || miri {
+    // Linux targets (native or cross) and x86-64 Windows get the test library; other targets
+    // and Miri skip it.
+    let built = target_os == "linux" || (windows && target_arch == "x86_64");
+    if sources.is_empty() || !built || miri {
         println!("cargo:rustc-env=GATUN_TEST_CC=cc");
         return;
     }
@@ -72,7 +86,15 @@ fn main() {
     // this is the target's compiler (e.g. `aarch64-linux-gnu-gcc`), not the host's.
     // Generated C checkers for the property tests, compiled into the same library.
     let prop_c = out.join("prop_checkers.c");
-    std::fs::write(&prop_c, prop_c_source() + &prop_cb_c_source()).expect("write prop_checkers.c");
+    // The generator is told the target's ABI (sigs.rs is shared with the tests, whose `cfg!`
+    // would be the target's while this script's is the host's).
+    let abi = if windows {
+        PropAbi::Win64
+    } else {
+        PropAbi::Unix
+    };
+    std::fs::write(&prop_c, prop_c_source(abi) + &prop_cb_c_source(abi))
+        .expect("write prop_checkers.c");
     sources.push(prop_c);
     let compiler = cc::Build::new()
         .cargo_metadata(false)
@@ -93,9 +115,14 @@ fn main() {
         "-o",
     ])
     .arg(&lib)
-    .args(&sources)
-    .arg("-lm")
-    .arg("-lpthread");
+    .args(&sources);
+    if windows {
+        // libgcc (emulated TLS of `_Thread_local`) linked in: no libgcc_s DLL to find at run
+        // time; ws2_32 for the WSA functions of win64_capture.c.
+        cmd.args(["-static-libgcc", "-lws2_32"]);
+    } else {
+        cmd.args(["-lm", "-lpthread"]);
+    }
     let status = cmd.status().expect("run the C compiler");
     assert!(
         status.success(),

@@ -7,30 +7,36 @@
 //! compiler necessary for the tests; the gatun library itself builds without one.
 //!
 //! The library is built for every Linux target, native or cross (a cross build for
-//! `aarch64-unknown-linux-gnu` uses `aarch64-linux-gnu-gcc`). Other targets and Miri skip the
-//! C compiler: [`PATH`] is still defined there, but no file exists at it.
+//! `aarch64-unknown-linux-gnu` uses `aarch64-linux-gnu-gcc`), and for `x86_64-pc-windows-gnu`
+//! (`x86_64-w64-mingw32-gcc`; a DLL that imports only kernel32, msvcrt and ws2_32). Other
+//! targets and Miri skip the C compiler: [`PATH`] is still defined there, but no file exists
+//! at it.
 //!
 //! # Example
 //!
 //! ```
 //! // gatun's tests load it as any C library: `SymbolLookup::library(gatun_test_natives::PATH)`.
-//! # #[cfg(target_os = "linux")]
+//! # #[cfg(all(any(target_os = "linux", all(target_arch = "x86_64", windows)), not(miri)))]
 //! assert!(std::path::Path::new(gatun_test_natives::PATH).is_file());
 //! ```
 
 use std::ffi::OsStr;
 use std::process::Command;
 
-/// The absolute path of `libgatun_test_natives.so` (in this crate's build-script output
-/// directory), fixed at compile time.
+/// The absolute path of `libgatun_test_natives.so` (`gatun_test_natives.dll` on Windows) in
+/// this crate's build-script output directory, fixed at compile time. A Windows build made on
+/// a Linux host keeps the Unix path; a test run under Wine from the workspace resolves it on
+/// the drive of its working directory (`Z:`, Wine's mapping of `/`).
 ///
-/// On Linux targets the file exists once this crate is built; on other targets and under Miri
-/// the path is set but nothing is built there.
+/// On Linux targets and x86-64 Windows the file exists once this crate is built; on other
+/// targets and under Miri the path is set but nothing is built there.
 pub const PATH: &str = env!("GATUN_TEST_NATIVES");
 
 /// The C compiler [`PATH`] is built with: the target's compiler (`cc` for a native build,
-/// `aarch64-linux-gnu-gcc` for an `aarch64-unknown-linux-gnu` cross build, or what
-/// `CC_<target>`/`CC` named), fixed at compile time; `cc` where no library is built.
+/// `aarch64-linux-gnu-gcc` for an `aarch64-unknown-linux-gnu` cross build,
+/// `x86_64-w64-mingw32-gcc` for Windows, or what `CC_<target>`/`CC` named), fixed at compile
+/// time; `cc` where no library is built. For Windows it is a program of the Linux build host,
+/// which a test running under Wine cannot start.
 ///
 /// Tests that check gatun against the C compiler use this one, so that a cross-built test run
 /// under emulation checks the target's ABI and not the host's.
@@ -50,8 +56,8 @@ pub const PATH: &str = env!("GATUN_TEST_NATIVES");
 pub const CC: &str = env!("GATUN_TEST_CC");
 
 /// The command (program and arguments, separated by spaces) that runs a program of the target
-/// on the build host: empty for a native build; for a Linux cross build to another
-/// architecture `$CARGO_TARGET_<TRIPLE>_RUNNER` as it was at build time, else
+/// on the build host: empty for a native build and for Windows (a Windows test under Wine
+/// starts Windows programs itself); for a Linux cross build to another architecture `$CARGO_TARGET_<TRIPLE>_RUNNER` as it was at build time, else
 /// `qemu-<arch> -L /`. Fixed at compile time.
 ///
 /// Under qemu-user a test cannot start another target program directly (the host kernel

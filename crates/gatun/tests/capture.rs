@@ -1,21 +1,30 @@
 //! The system-call adapter (`gatun::capture`): the JDK's TestCaptureStateUtil cases against
 //! `tests/native/capture.c`, real system calls through the default lookup, reentrancy through a
 //! C callback, every invocation path, and 8 threads that must never see another thread's (or a
-//! stale) errno.
+//! stale) errno. On Windows the same, against the C runtime's errno (msvcrt's `_close`,
+//! `_open`, `_dup` are the real calls); the Windows-only states are tests/win64_capture.rs's.
+// Linux (x86-64 SysV, AAPCS64) and Windows on x86-64 (Microsoft x64, run under Wine).
 #![cfg(all(
-    any(target_arch = "x86_64", target_arch = "aarch64"),
-    target_os = "linux",
+    any(
+        all(
+            any(target_arch = "x86_64", target_arch = "aarch64"),
+            target_os = "linux"
+        ),
+        all(target_arch = "x86_64", windows)
+    ),
     not(miri)
 ))]
 
 mod common;
 
 use std::cell::{Cell, RefCell};
-use std::ffi::{c_int, c_long, c_void};
+use std::ffi::{c_int, c_void};
 
 use common::*;
 use gatun::capture::{adapt_system_call, Errno, SystemCall, CAPTURE_NESTING};
-use gatun::linker::{FunctionDescriptor as FD, Linker, LinkerOption, SymbolLookup};
+use gatun::linker::{
+    capturable_states, FunctionDescriptor as FD, Linker, LinkerOption, SymbolLookup,
+};
 use gatun::{Error, Value};
 
 const ERRNO: &[LinkerOption] = &[LinkerOption::CaptureCallState(&["errno"])];
@@ -56,7 +65,7 @@ fn error_int() {
 #[test]
 fn successful_long() {
     let sc = long_call();
-    // SAFETY: capture_long(long, int) -> long.
+    // SAFETY: capture_long(int64_t, int) -> int64_t.
     assert_eq!(unsafe { sc.invoke(&[Value::I64(1), Value::I32(0)]) }, Ok(1));
 }
 
@@ -190,17 +199,31 @@ fn invariants() {
         ERRNO,
         "foo",
     );
+    // "errno" on Linux; "GetLastError, WSAGetLastError, errno" on Windows
+    let valid = capturable_states().join(", ");
     assert_eq!(
         e,
         Error::UnknownCaptureState {
             name: "foo".into(),
-            valid: "errno".into()
+            valid: valid.clone()
         }
     );
-    assert_eq!(e.to_string(), "unknown capture state 'foo'; valid: errno");
-    // Windows-only states.
+    assert_eq!(
+        e.to_string(),
+        format!("unknown capture state 'foo'; valid: {valid}")
+    );
+    // Windows-only states: unavailable elsewhere; on Windows, not captured by this handle.
     for name in ["GetLastError", "WSAGetLastError"] {
         let e = adapt("capture_int", &int2, ERRNO, name);
+        if cfg!(windows) {
+            assert_eq!(
+                e.to_string(),
+                format!(
+                    "cannot adapt handle (i32, i32)i32: was not linked with capture_call_state(\"{name}\")"
+                )
+            );
+            continue;
+        }
         assert_eq!(
             e,
             Error::CaptureStateUnavailable {
@@ -332,7 +355,7 @@ fn typed_path() {
         .typed::<unsafe extern "C" fn(c_int, c_int) -> c_int>()
         .unwrap();
     let l = long_call()
-        .typed::<unsafe extern "C" fn(c_long, c_int) -> c_long>()
+        .typed::<unsafe extern "C" fn(i64, c_int) -> i64>()
         .unwrap();
     // SAFETY: the types are the C signatures.
     unsafe {
@@ -346,7 +369,7 @@ fn typed_path() {
     }
     // Mismatched types are adapt-time errors.
     let e = sc
-        .typed::<unsafe extern "C" fn(c_long, c_int) -> c_int>()
+        .typed::<unsafe extern "C" fn(i64, c_int) -> c_int>()
         .unwrap_err();
     assert!(
         e.to_string()
@@ -361,7 +384,7 @@ fn typed_path() {
         "{e}"
     );
     let e = sc
-        .typed::<unsafe extern "C" fn(c_int, c_int) -> c_long>()
+        .typed::<unsafe extern "C" fn(c_int, c_int) -> i64>()
         .unwrap_err();
     assert!(matches!(e, Error::Adapt { .. }), "{e:?}");
     // Variadic handles cannot be typed.
@@ -384,7 +407,17 @@ fn typed_path() {
 
 // ---- Real system calls ----
 
+/// The C library's name for a POSIX function: msvcrt spells them with an underscore.
+fn crt(name: &str) -> String {
+    if cfg!(windows) {
+        format!("_{name}")
+    } else {
+        name.to_string()
+    }
+}
+
 fn libc_call(name: &str, d: &FD, extra: &[LinkerOption]) -> SystemCall {
+    let name = &crt(name);
     let lookup = SymbolLookup::default_lookup();
     let mut options = ERRNO.to_vec();
     options.extend_from_slice(extra);
@@ -434,13 +467,15 @@ fn open_of_a_missing_file_is_enoent() {
 fn dup_succeeds() {
     let dup = libc_call("dup", &FD::of(V::I32, [V::I32]), &[]);
     let close = libc_call("close", &FD::of(V::I32, [V::I32]), &[]);
-    // SAFETY: dup(int) -> int on stdin, which the test harness keeps open.
-    let fd = unsafe { dup.invoke(&[Value::I32(0)]) }.unwrap();
-    assert!(fd >= 0, "dup(0) = {fd}");
+    // SAFETY: dup(int) -> int on stderr, which the test harness keeps open.
+    let fd = unsafe { dup.invoke(&[Value::I32(2)]) }.unwrap();
+    assert!(fd >= 0, "dup(2) = {fd}");
     // SAFETY: `fd` is ours.
     assert_eq!(unsafe { close.invoke(&[Value::I32(fd as i32)]) }, Ok(0));
 }
 
+// pipe2 and O_NONBLOCK are POSIX
+#[cfg(unix)]
 #[test]
 fn read_of_an_empty_nonblocking_pipe_is_eagain() {
     let mut fds = [0 as c_int; 2];
@@ -607,16 +642,20 @@ fn eight_threads_never_see_another_threads_errno() {
 
 #[test]
 fn handle_invoke_with_capture_segment() {
+    use gatun::linker::capture_state_layout;
     use gatun::memory::{Arena, SegmentAllocator};
     let d = FD::of(V::I32, [V::I32, V::I32]);
     let h = capturing("capture_int", &d);
     let arena = Arena::confined();
-    let state = arena.allocate(4, 4).unwrap();
-    // SAFETY: capture_int(int, int) -> int with a 4-byte capture segment.
+    // 4 bytes with errno at 0 on Linux; 12 with errno at 8 on Windows
+    let layout = capture_state_layout();
+    let at = layout.byte_offset_of("errno").unwrap();
+    let state = arena.allocate_layout(&layout).unwrap();
+    // SAFETY: capture_int(int, int) -> int with a capture segment of the capture layout.
     unsafe {
         let r = h.invoke(&[Value::Segment(state), Value::I32(-1), Value::I32(21)]);
         assert_eq!(r, Ok(Value::I32(-1)));
-        assert_eq!(state.get::<i32>(0), Ok(21));
+        assert_eq!(state.get::<i32>(at), Ok(21));
         let (ret, err) = (3i32, 22i32);
         let mut out = 0i32;
         h.invoke_raw(
@@ -628,9 +667,9 @@ fn handle_invoke_with_capture_segment() {
             (&mut out as *mut i32).cast(),
         )
         .unwrap();
-        assert_eq!((out, state.get::<i32>(0).unwrap()), (3, 22));
+        assert_eq!((out, state.get::<i32>(at).unwrap()), (3, 22));
         // Errors, before the call: a short segment, a wrong count, no capture option.
-        let short = arena.allocate(2, 4).unwrap();
+        let short = arena.allocate(layout.byte_size() - 2, 4).unwrap();
         let e = h.invoke(&[Value::Segment(short), Value::I32(1), Value::I32(0)]);
         assert!(matches!(e, Err(Error::ValueMismatch { .. })), "{e:?}");
         let e = h.invoke(&[Value::Segment(state), Value::I32(1)]);

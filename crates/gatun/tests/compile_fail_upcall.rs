@@ -1,4 +1,5 @@
-//! Compile-fail tests for upcalls: the closure must be `Send + Sync`, a typed upcall's closure
+//! Compile-fail tests for upcalls: the closure must be `Send + Sync`, `UpcallFn` is sealed (no
+//! crate can supply its own trampoline address), a typed upcall's closure
 //! must have the signature's exact types, struct argument segments
 //! cannot escape the upcall, and a stub cannot outlive its arena. The expected compiler output
 //! is in `tests/compile_fail/upcall/*.stderr`; regenerate with

@@ -9,11 +9,20 @@
 //!
 //! Every call runs three ways: `invoke_into` through the handle's compiled stub,
 //! `invoke_into` through the trampoline executor (`DowncallHandle::interpreted`), and
-//! `invoke_raw`; every handle has a compiled stub (asserted). The generated C and the checks
-//! are the same on every ABI.
+//! `invoke_raw`; every handle has a compiled stub (asserted).
+//! The checks are the same on every ABI; the mixture is the target's (`PropAbi`: under
+//! Microsoft x64 weighted toward 1/2/4/8-byte against other-sized aggregates, all-float
+//! structs, floats and integers sharing the four slots, variadic floats, hidden-pointer
+//! returns).
+// Linux (x86-64 SysV, AAPCS64) and Windows on x86-64 (Microsoft x64, run under Wine).
 #![cfg(all(
-    any(target_arch = "x86_64", target_arch = "aarch64"),
-    target_os = "linux",
+    any(
+        all(
+            any(target_arch = "x86_64", target_arch = "aarch64"),
+            target_os = "linux"
+        ),
+        all(target_arch = "x86_64", windows)
+    ),
     not(miri)
 ))]
 
@@ -46,7 +55,7 @@ struct Case {
 fn cases() -> &'static [Case] {
     static CASES: OnceLock<Vec<Case>> = OnceLock::new();
     CASES.get_or_init(|| {
-        prop_signatures()
+        prop_signatures(ABI)
             .iter()
             .enumerate()
             .map(|(i, sig)| {
@@ -287,30 +296,71 @@ fn every_generated_signature_once() {
 /// The generator's mixture covers every case it is meant to, in fair numbers.
 #[test]
 fn every_category_is_generated() {
-    let sigs = prop_signatures();
+    let sigs = prop_signatures(ABI);
     assert_eq!(sigs.len(), PROP_SIGNATURES);
-    for (bit, name) in PROP_TAGS.iter().enumerate() {
+    for (bit, name) in prop_tags(ABI).iter().enumerate() {
         let n = sigs.iter().filter(|s| s.tags & (1 << bit) != 0).count();
         assert!(n >= 60, "{name}: {n} signatures of {PROP_SIGNATURES}");
     }
-    // HFAs of each member type and count, each return scalar kind
-    for k in [PROP_F32, PROP_F64] {
-        for count in 1..=4 {
+    let types = || {
+        sigs.iter()
+            .flat_map(|s| s.args.iter().chain(s.ret.as_ref()))
+    };
+    if ABI == PropAbi::Win64 {
+        // every aggregate size the convention distinguishes, as arguments and as returns
+        for size in [1, 2, 3, 4, 5, 6, 7, 8, 12, 16] {
+            let aggregate =
+                |t: &&PropTy| matches!(t, PropTy::Struct(..)) && prop_size_align(t).0 == size;
+            let n = sigs.iter().flat_map(|s| &s.args).filter(aggregate).count();
+            assert!(n >= 20, "{size}-byte aggregate arguments: {n}");
             let n = sigs
                 .iter()
-                .flat_map(|s| s.args.iter().chain(s.ret.as_ref()))
+                .filter_map(|s| s.ret.as_ref())
+                .filter(aggregate)
+                .count();
+            assert!(n >= 5, "{size}-byte aggregate returns: {n}");
+        }
+        // all-float structs that travel in an integer register ({float}, {float, float},
+        // {double}) and those that go by reference
+        for (k, count) in [
+            (PROP_F32, 1),
+            (PROP_F32, 2),
+            (PROP_F64, 1),
+            (PROP_F32, 3),
+            (PROP_F64, 2),
+        ] {
+            let n = types()
                 .filter(|t| {
                     let mut l = Vec::new();
                     prop_leaves(t, &mut l);
-                    matches!(t, PropTy::Struct(..))
-                        && l.len() == count
-                        && l.iter().all(|&x| x == k)
-                        && prop_size_align(t).0 == count * prop_size_align(&PropTy::Scalar(k)).0
+                    matches!(t, PropTy::Struct(..)) && l.len() == count && l.iter().all(|&x| x == k)
                 })
                 .count();
-            assert!(n >= 40, "HFAs of {count} {}: {n}", PROP_C_TYPES[k]);
+            assert!(
+                n >= 20,
+                "all-float structs of {count} {}: {n}",
+                PROP_C_TYPES[k]
+            );
+        }
+    } else {
+        // HFAs of each member type and count
+        for k in [PROP_F32, PROP_F64] {
+            for count in 1..=4 {
+                let n = types()
+                    .filter(|t| {
+                        let mut l = Vec::new();
+                        prop_leaves(t, &mut l);
+                        matches!(t, PropTy::Struct(..))
+                            && l.len() == count
+                            && l.iter().all(|&x| x == k)
+                            && prop_size_align(t).0 == count * prop_size_align(&PropTy::Scalar(k)).0
+                    })
+                    .count();
+                assert!(n >= 40, "HFAs of {count} {}: {n}", PROP_C_TYPES[k]);
+            }
         }
     }
+    // each return scalar kind
     for (k, name) in PROP_C_TYPES.iter().enumerate() {
         let n = sigs
             .iter()

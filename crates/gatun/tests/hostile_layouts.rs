@@ -2,9 +2,15 @@
 //! input itself is small. Each must give an exact result or a typed error promptly. Work is
 //! bounded by a watchdog (a generous 10 s of wall time for what takes milliseconds), never by a
 //! timing assertion; the unit tests of `layout` and `abi` count the visited nodes exactly.
+// Linux (x86-64 SysV, AAPCS64) and Windows on x86-64 (Microsoft x64, run under Wine).
 #![cfg(all(
-    any(target_arch = "x86_64", target_arch = "aarch64"),
-    target_os = "linux",
+    any(
+        all(
+            any(target_arch = "x86_64", target_arch = "aarch64"),
+            target_os = "linux"
+        ),
+        all(target_arch = "x86_64", windows)
+    ),
     not(miri)
 ))]
 
@@ -64,7 +70,7 @@ fn downcall_error(fd: &FD) -> Error {
     }
 }
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 fn upcall_error(fd: &FD) -> Error {
     let arena = Arena::confined();
     let r = Linker::native().upcall_stub(fd, |_| Ok(Value::Void), &arena);
@@ -75,7 +81,7 @@ fn upcall_error(fd: &FD) -> Error {
 }
 
 // SysV copies structs into the stack area, whose limit huge structs exceed.
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 #[test]
 fn huge_by_value_structs_are_the_same_error_for_downcalls_and_upcalls() {
     for log2 in [27u32, 61, 62] {
@@ -113,9 +119,10 @@ fn huge_by_value_structs_are_the_same_error_for_downcalls_and_upcalls() {
 }
 
 /// `union U0 { int a; int b; }; union U1 { union U0 a; union U0 b; }; …` up to `U{levels}`.
-// AAPCS64 passes composites over 16 bytes by reference (§6.8.2 B.3): huge ones link both ways
-// as one pointer, promptly; copies beyond `isize::MAX` bytes in all are an error at link time.
-#[cfg(target_arch = "aarch64")]
+// AAPCS64 passes composites over 16 bytes by reference (§6.8.2 B.3), Microsoft x64 every one
+// not of 1, 2, 4 or 8 bytes: huge ones link both ways as one pointer, promptly; copies beyond
+// `isize::MAX` bytes in all are an error at link time.
+#[cfg(any(target_arch = "aarch64", windows))]
 #[test]
 fn huge_structs_go_by_reference_and_oversized_copy_totals_are_an_error() {
     use gatun::abi::Location;

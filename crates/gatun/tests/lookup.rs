@@ -1,9 +1,13 @@
-//! SymbolLookup against real libraries: libc, libm, the test natives, an ld script.
-// Unix loaders (libc, libm, the test natives, ld scripts, dlopen flags); the Windows loader is
-// covered by the unit tests of `linker::lookup`.
-#![cfg(all(unix, not(miri)))]
+//! SymbolLookup against real libraries: libc, libm, the test natives, an ld script; on
+//! Windows (x86-64, under Wine) the test natives' DLL, kernel32.dll, ws2_32.dll and the C
+//! runtime (msvcrt.dll) through the default lookup, whose functions are called through
+//! `Linker::native()`.
+// Unix loaders (libc, libm, the test natives, ld scripts, dlopen flags) and the Windows loader.
+#![cfg(all(any(unix, all(windows, target_arch = "x86_64")), not(miri)))]
 
-use std::ffi::{c_int, c_void, CString};
+use std::ffi::c_int;
+#[cfg(unix)]
+use std::ffi::{c_void, CString};
 use std::path::Path;
 
 use gatun::linker::{LoadFlags, Symbol, SymbolLookup};
@@ -26,6 +30,7 @@ unsafe fn call_int_void(symbol: &Symbol) -> c_int {
     f()
 }
 
+#[cfg(unix)]
 #[test]
 fn default_lookup_strlen_is_libc_strlen() {
     let strlen = SymbolLookup::default_lookup().find("strlen").unwrap();
@@ -33,6 +38,7 @@ fn default_lookup_strlen_is_libc_strlen() {
     assert_eq!(strlen.name(), Some("strlen"));
 }
 
+#[cfg(unix)]
 #[test]
 fn libm_pow_by_soname() {
     // Apple: libm.dylib is a name of libSystem, which re-exports libm.
@@ -52,7 +58,9 @@ fn libm_pow_by_soname() {
 
 #[test]
 fn natives_by_absolute_path_version_is_1() {
-    assert!(Path::new(NATIVES).is_absolute());
+    // On Windows a Unix path from the Linux build host: rooted, on the current drive (Z: under
+    // Wine), though without a drive letter not "absolute" to Windows.
+    assert!(Path::new(NATIVES).is_absolute() || cfg!(windows) && Path::new(NATIVES).has_root());
     let version = natives().find("gatun_test_natives_version").unwrap();
     assert_eq!(version.library(), Some(NATIVES));
     // SAFETY: `int gatun_test_natives_version(void)`.
@@ -75,6 +83,7 @@ fn missing_symbol_names_symbol_and_library() {
     );
 }
 
+#[cfg(unix)]
 #[test]
 fn missing_library_names_library_and_loader_reason() {
     // SAFETY: nothing is loaded.
@@ -96,6 +105,7 @@ fn missing_library_names_library_and_loader_reason() {
     );
 }
 
+#[cfg(unix)]
 #[test]
 fn ld_script_error_names_the_real_soname() {
     // Debian's multiarch development files of the target (libc6-dev, libc6-dev:arm64 for
@@ -127,6 +137,7 @@ fn ld_script_error_names_the_real_soname() {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn symbol_keeps_its_library_loaded() {
     // A private copy, so no other test holds a reference to the same library.
@@ -200,6 +211,7 @@ fn every_rtld_flag_combination_loads() {
     }
 }
 
+#[cfg(unix)]
 #[test]
 fn or_searches_in_order_and_reports_all_libraries() {
     let lookup = natives().or(SymbolLookup::default_lookup());
@@ -236,5 +248,176 @@ fn symbols_cross_threads() {
         let symbol = join.join().unwrap();
         // SAFETY: `int gatun_test_natives_version(void)`.
         assert_eq!(unsafe { call_int_void(&symbol) }, 1);
+    }
+}
+
+// ---- Windows ----
+
+#[cfg(windows)]
+mod windows {
+    use std::ffi::c_void;
+
+    use gatun::linker::{FunctionDescriptor as FD, Linker, LoadFlags, Symbol, SymbolLookup};
+    use gatun::Value;
+    use gatun::{layout::ValueLayout as V, Error};
+
+    use super::{call_int_void, natives, NATIVES};
+
+    #[link(name = "kernel32")]
+    extern "system" {
+        fn GetModuleHandleW(name: *const u16) -> *mut c_void;
+    }
+
+    /// Calls `symbol` through a downcall handle of `d`.
+    ///
+    /// # Safety
+    /// `symbol` is a function of that C type, and `args` fit it.
+    unsafe fn call(symbol: &Symbol, d: &FD, args: &[Value<'_>]) -> Value<'static> {
+        let h = Linker::native().downcall(symbol, d, &[]).unwrap();
+        // SAFETY: forwarded to the caller.
+        unsafe { h.invoke(args) }.unwrap()
+    }
+
+    #[test]
+    fn default_lookup_has_the_c_runtime_and_kernel32() {
+        let lookup = SymbolLookup::default_lookup();
+        let strlen = lookup.find("strlen").unwrap();
+        assert_eq!(strlen.library(), Some("msvcrt.dll"));
+        let s = c"gatun on Windows";
+        // SAFETY: size_t strlen(const char *) on a NUL-terminated string.
+        let n = unsafe {
+            call(
+                &strlen,
+                &FD::of(V::U64, [V::ADDRESS]),
+                &[Value::Address(s.as_ptr() as *mut c_void)],
+            )
+        };
+        assert_eq!(n, Value::U64(16));
+        // C `long` is 4 bytes on Windows (LLP64): labs takes and returns an int32.
+        // SAFETY: long labs(long).
+        let r = unsafe {
+            call(
+                &lookup.find("labs").unwrap(),
+                &FD::of(V::I32, [V::I32]),
+                &[Value::I32(-123_456)],
+            )
+        };
+        assert_eq!(r, Value::I32(123_456));
+        let pid = lookup.find("GetCurrentProcessId").unwrap();
+        assert_eq!(pid.library(), Some("kernel32.dll"));
+        // SAFETY: DWORD GetCurrentProcessId(void).
+        let r = unsafe { call(&pid, &FD::of(V::U32, []), &[]) };
+        assert_eq!(r, Value::U32(std::process::id()));
+    }
+
+    #[test]
+    fn system_dlls_by_name() {
+        // SAFETY: system DLLs, already loaded by Rust's standard library.
+        let ws2 = unsafe { SymbolLookup::library("ws2_32.dll") }.unwrap();
+        // byte-order helpers need no WSAStartup
+        // SAFETY: u_short htons(u_short).
+        let r = unsafe {
+            call(
+                &ws2.find("htons").unwrap(),
+                &FD::of(V::U16, [V::U16]),
+                &[Value::U16(0x1234)],
+            )
+        };
+        assert_eq!(r, Value::U16(0x3412));
+        // SAFETY: u_long ntohl(u_long) (4 bytes).
+        let r = unsafe {
+            call(
+                &ws2.find("ntohl").unwrap(),
+                &FD::of(V::U32, [V::U32]),
+                &[Value::U32(0x1122_3344)],
+            )
+        };
+        assert_eq!(r, Value::U32(0x4433_2211));
+        // SAFETY: as above.
+        let k32 = unsafe { SymbolLookup::library("kernel32.dll") }.unwrap();
+        let tid = k32.find("GetCurrentThreadId").unwrap();
+        assert_eq!(tid.library(), Some("kernel32.dll"));
+        // SAFETY: DWORD GetCurrentThreadId(void), twice on this thread, once on another.
+        let (a, b) = unsafe {
+            (
+                call(&tid, &FD::of(V::U32, []), &[]),
+                call(&tid, &FD::of(V::U32, []), &[]),
+            )
+        };
+        assert_eq!(a, b);
+        let other = std::thread::spawn(move || {
+            // SAFETY: as above.
+            match unsafe { call(&tid, &FD::of(V::U32, []), &[]) } {
+                Value::U32(id) => id,
+                v => panic!("GetCurrentThreadId returned {v:?}"),
+            }
+        })
+        .join()
+        .unwrap();
+        assert_ne!(a, Value::U32(other));
+    }
+
+    #[test]
+    fn or_searches_in_order_and_reports_all_libraries() {
+        let lookup = natives().or(SymbolLookup::default_lookup());
+        assert_eq!(
+            lookup.find("gatun_test_natives_version").unwrap().library(),
+            Some(NATIVES)
+        );
+        assert_eq!(lookup.find("strlen").unwrap().library(), Some("msvcrt.dll"));
+        let err = lookup.find("gatun_no_such_symbol").unwrap_err().to_string();
+        assert!(
+            err.starts_with(&format!(
+                "symbol `gatun_no_such_symbol` not found in {NATIVES} or the process or "
+            )),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn missing_library_names_library_and_loader_reason() {
+        // SAFETY: nothing is loaded.
+        let err = unsafe { SymbolLookup::library("gatun_no_such_library.dll") }.unwrap_err();
+        let Error::LibraryLoad { library, reason } = &err else {
+            panic!("expected LibraryLoad, got {err:?}")
+        };
+        assert_eq!(library, "gatun_no_such_library.dll");
+        // ERROR_MOD_NOT_FOUND
+        assert!(reason.contains("(os error 126)"), "{reason}");
+    }
+
+    #[test]
+    fn symbol_versions_are_never_found() {
+        // SAFETY: the test natives have no initialisers.
+        let lookup = unsafe { SymbolLookup::library_with(NATIVES, LoadFlags::default()) }.unwrap();
+        let err = lookup
+            .find_versioned("gatun_test_natives_version", "V1")
+            .unwrap_err();
+        assert!(matches!(err, Error::SymbolNotFound { .. }), "{err:?}");
+    }
+
+    #[test]
+    fn symbol_keeps_its_library_loaded() {
+        // A private copy, so no other test holds a reference to the same module.
+        let copy = std::env::temp_dir().join(format!("gatun-keepalive-{}.dll", std::process::id()));
+        std::fs::copy(NATIVES, &copy).unwrap();
+        let wide: Vec<u16> = copy.to_str().unwrap().encode_utf16().chain([0]).collect();
+        // SAFETY: a NUL-terminated UTF-16 name; GetModuleHandleW takes no reference.
+        let is_loaded = || !unsafe { GetModuleHandleW(wide.as_ptr()) }.is_null();
+
+        // SAFETY: the test natives have no initialisers.
+        let lookup = unsafe { SymbolLookup::library(&copy) }.unwrap();
+        let version = lookup.find("gatun_test_natives_version").unwrap();
+        let clone = version.clone();
+        drop(lookup);
+        assert!(is_loaded());
+        // SAFETY: `int gatun_test_natives_version(void)`, still mapped.
+        assert_eq!(unsafe { call_int_void(&version) }, 1);
+        drop(version);
+        // SAFETY: as above; the clone still holds the module.
+        assert_eq!(unsafe { call_int_void(&clone) }, 1);
+        drop(clone);
+        assert!(!is_loaded(), "the last Symbol's drop frees the module");
+        std::fs::remove_file(&copy).unwrap();
     }
 }

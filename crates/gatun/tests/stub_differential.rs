@@ -17,9 +17,21 @@
 //! capture errno: the recorder also records the errno it sees (restore before) and sets a new
 //! one (save after). (The executors are checked against real C functions in downcall_prop.rs and
 //! sysv_downcall.rs.)
+//!
+//! On Windows (Microsoft x64, under Wine) the recorder saves rcx, rdx, r8, r9, xmm0..3 and the
+//! caller's stack from the first home slot on, copies by-reference arguments' bytes like the
+//! AArch64 one, records the last error (`GetLastError`) and the C runtime's errno it sees and
+//! sets new ones, and writes an in-memory return through the hidden pointer of rcx (returning
+//! it in rax); capturing handles capture all three Windows states.
+// Linux (x86-64 SysV, AAPCS64) and Windows on x86-64 (Microsoft x64, run under Wine).
 #![cfg(all(
-    any(target_arch = "x86_64", target_arch = "aarch64"),
-    target_os = "linux",
+    any(
+        all(
+            any(target_arch = "x86_64", target_arch = "aarch64"),
+            target_os = "linux"
+        ),
+        all(target_arch = "x86_64", windows)
+    ),
     not(miri)
 ))]
 
@@ -30,7 +42,9 @@ use std::sync::Mutex;
 
 use gatun::abi::{Location, Register, ReturnPlan};
 use gatun::layout::{MemoryLayout, ScalarKind, ValueLayout as V};
-use gatun::linker::{DowncallHandle, FunctionDescriptor as FD, Linker, LinkerOption, Symbol};
+use gatun::linker::{
+    capture_state_layout, DowncallHandle, FunctionDescriptor as FD, Linker, LinkerOption, Symbol,
+};
 use gatun::memory::PrefixAllocator;
 use gatun::memory::{MemorySegment, SegmentAllocator, SlicingAllocator};
 use gatun::Value;
@@ -40,12 +54,20 @@ use common::value_from_bits;
 /// Where the recorder keeps what it saw: `INT_BASE + n` the integer argument register n,
 /// `VEC_BASE + n` the low 64 bits of vector register n, `STACK_BASE + k` the caller's stack slot
 /// k (8 bytes at the entry stack pointer + 8k, past the return address on x86-64).
-/// x86-64: rdi, rsi, rdx, rcx, r8, r9 at 0..6, rax (`%al`) at 6, xmm0..7 at 7..15.
-#[cfg(target_arch = "x86_64")]
+/// x86-64 SysV: rdi, rsi, rdx, rcx, r8, r9 at 0..6, rax (`%al`) at 6, xmm0..7 at 7..15.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 mod slots {
     pub const INT_BASE: usize = 0;
     pub const VEC_BASE: usize = 7;
     pub const STACK_BASE: usize = 15;
+}
+/// Microsoft x64: rcx, rdx, r8, r9 at 0..4, xmm0..3 at 4..8; the stack from the first home
+/// slot (`Location::Stack(32)` is the first stack argument, past the four home slots).
+#[cfg(all(target_arch = "x86_64", windows))]
+mod slots {
+    pub const INT_BASE: usize = 0;
+    pub const VEC_BASE: usize = 4;
+    pub const STACK_BASE: usize = 8;
 }
 /// AArch64: x0..x8 at 0..9 (x8 the indirect-result register), d0..d7 at 9..17.
 #[cfg(target_arch = "aarch64")]
@@ -66,8 +88,12 @@ static mut STUBDIFF_RET: [u64; 7 + 32] = [0; 7 + 32];
 /// [0]: the errno the recorder saw; [1]: the errno it leaves behind.
 #[no_mangle]
 static mut STUBDIFF_ERRNO: [i32; 2] = [0; 2];
+/// Windows: [0] the last error (`GetLastError`) the recorder saw; [1] the one it leaves behind.
+#[cfg(windows)]
+#[no_mangle]
+static mut STUBDIFF_LAST_ERROR: [u32; 2] = [0; 2];
 
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 std::arch::global_asm!(
     ".text",
     ".p2align 4",
@@ -123,6 +149,89 @@ std::arch::global_asm!(
     rec = sym STUBDIFF_REC,
     ret = sym STUBDIFF_RET,
     errno = sym STUBDIFF_ERRNO,
+);
+
+#[cfg(windows)]
+#[link(name = "kernel32")]
+extern "system" {
+    fn GetLastError() -> u32;
+    fn SetLastError(code: u32);
+}
+#[cfg(windows)]
+extern "C" {
+    /// The C runtime's errno address (msvcrt).
+    fn _errno() -> *mut i32;
+}
+
+// The Microsoft x64 recorder: registers and stack as above; then, before anything that could
+// change them, the last error and errno it sees (and the new errno); then `stubdiff_deref` for
+// the by-reference copies, and the new last error last. rsi and rdi are nonvolatile here, so
+// the in-memory return is copied with r8..r11.
+#[cfg(all(target_arch = "x86_64", windows))]
+std::arch::global_asm!(
+    ".text",
+    ".p2align 4",
+    ".globl stubdiff_record",
+    "stubdiff_record:",
+    "lea r11, [rip + {rec}]",
+    "mov [r11], rcx",
+    "mov [r11 + 8], rdx",
+    "mov [r11 + 16], r8",
+    "mov [r11 + 24], r9",
+    "movq [r11 + 32], xmm0",
+    "movq [r11 + 40], xmm1",
+    "movq [r11 + 48], xmm2",
+    "movq [r11 + 56], xmm3",
+    "xor eax, eax",
+    "2:",
+    "mov r10, [rsp + 8 + rax * 8]",
+    "mov [r11 + 64 + rax * 8], r10",
+    "inc rax",
+    "cmp rax, 200",
+    "jb 2b",
+    // entry rsp = 8 mod 16: 40 bytes make it 16-aligned with the 32-byte home area
+    "sub rsp, 40",
+    "call {get_last_error}",
+    "lea r10, [rip + {last}]",
+    "mov [r10], eax",
+    "call {errno_location}",
+    "lea r10, [rip + {errno}]",
+    "mov ecx, [rax]",
+    "mov [r10], ecx",
+    "mov ecx, [r10 + 4]",
+    "mov [rax], ecx",
+    "call {deref}",
+    "lea r10, [rip + {last}]",
+    "mov ecx, [r10 + 4]",
+    "call {set_last_error}",
+    "add rsp, 40",
+    "lea r11, [rip + {rec}]",
+    "lea r10, [rip + {ret}]",
+    "mov rcx, [r10 + 48]",
+    "test rcx, rcx",
+    "jz 3f",
+    "mov rdx, [r11]",
+    "xor eax, eax",
+    "4:",
+    "mov r8b, [r10 + 56 + rax]",
+    "mov [rdx + rax], r8b",
+    "inc rax",
+    "cmp rax, rcx",
+    "jb 4b",
+    "mov rax, rdx",
+    "ret",
+    "3:",
+    "mov rax, [r10]",
+    "movq xmm0, [r10 + 16]",
+    "ret",
+    rec = sym STUBDIFF_REC,
+    ret = sym STUBDIFF_RET,
+    errno = sym STUBDIFF_ERRNO,
+    last = sym STUBDIFF_LAST_ERROR,
+    get_last_error = sym GetLastError,
+    set_last_error = sym SetLastError,
+    errno_location = sym _errno,
+    deref = sym stubdiff_deref,
 );
 
 // The AArch64 recorder: the same record, plus a call of `stubdiff_deref` (which copies the
@@ -201,7 +310,7 @@ static BYREF_SEEN: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 
 /// Called by the recorder (on the calling thread, inside the call): copies the bytes behind
 /// every by-reference argument's address, since the caller's copy is freed after the call.
-#[cfg(target_arch = "aarch64")]
+#[cfg(any(target_arch = "aarch64", windows))]
 extern "C" fn stubdiff_deref() {
     let rec = record();
     let plan = BYREF_PLAN.lock().unwrap_or_else(|e| e.into_inner());
@@ -377,9 +486,10 @@ fn observe(h: &DowncallHandle, rec: &[u64; REC_SLOTS], ret: Vec<u8>) -> Observed
     for (i, a) in plan.args().iter().enumerate() {
         for m in &a.moves {
             let v = rec[slot(m.to)];
-            // AAPCS64 leaves the bits of a register or slot above the value's size unspecified
-            // (SysV: the stub and the trampoline write whole registers and slots alike).
-            #[cfg(target_arch = "aarch64")]
+            // AAPCS64 and Microsoft x64 leave the bits of a register or slot above the value's
+            // size unspecified (SysV: the stub and the trampoline write whole registers and
+            // slots alike).
+            #[cfg(any(target_arch = "aarch64", windows))]
             let v = if m.size < 8 && !matches!(m.conv, gatun::abi::Conversion::FloatToDouble) {
                 v & ((1u64 << (8 * m.size)) - 1)
             } else {
@@ -388,7 +498,7 @@ fn observe(h: &DowncallHandle, rec: &[u64; REC_SLOTS], ret: Vec<u8>) -> Observed
             locations.push((format!("arg {i} -> {}", m.to), v));
         }
     }
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
     if plan.is_variadic() {
         locations.push(("al".into(), rec[6] & 0xff));
     }
@@ -409,7 +519,14 @@ fn call(
     raw: bool,
     errno: i32,
 ) -> Observed {
-    let mut capture = [errno, 0];
+    // The capture struct: errno alone on Linux; on Windows the last error at 0 (the test
+    // restores `!errno` there), the Winsock error at 4 and errno at 8.
+    let errno_at = capture_state_layout().byte_offset_of("errno").unwrap() / 4;
+    let mut capture = [0i32; 3];
+    capture[errno_at] = errno;
+    if cfg!(windows) {
+        capture[0] = !errno;
+    }
     let ret_layout = h.descriptor().return_layout().cloned();
     let ret_size = ret_layout.as_ref().map_or(0, |l| l.byte_size());
     let mut mem = vec![0u64; 1024];
@@ -463,8 +580,13 @@ fn call(
             })
             .collect();
         if h.captures_call_state() {
-            // SAFETY: the 8-byte array outlives the call; nothing else accesses it meanwhile.
-            let seg = unsafe { MemorySegment::from_raw_parts(capture.as_mut_ptr().cast(), 4) };
+            // SAFETY: the 12-byte array outlives the call; nothing else accesses it meanwhile.
+            let seg = unsafe {
+                MemorySegment::from_raw_parts(
+                    capture.as_mut_ptr().cast(),
+                    capture_state_layout().byte_size(),
+                )
+            };
             vals.insert(0, Value::Segment(seg));
         }
         // SAFETY: as above.
@@ -494,9 +616,25 @@ fn call(
         o.locations
             .push(("errno seen by the callee".into(), seen[0] as u64));
         o.locations
-            .push(("errno captured".into(), capture[0] as u64));
+            .push(("errno captured".into(), capture[errno_at] as u64));
         assert_eq!(seen[0], errno, "restore before");
-        assert_eq!(capture[0], seen[1], "save after");
+        assert_eq!(capture[errno_at], seen[1], "save after");
+        #[cfg(windows)]
+        {
+            // SAFETY: as above.
+            let last = unsafe { std::ptr::addr_of!(STUBDIFF_LAST_ERROR).read() };
+            o.locations
+                .push(("last error seen by the callee".into(), last[0] as u64));
+            o.locations
+                .push(("last error captured".into(), capture[0] as u64));
+            assert_eq!(last[0], !errno as u32, "restore before (the last error)");
+            // the Winsock error is the same per-thread slot
+            assert_eq!(
+                (capture[0] as u32, capture[1] as u32),
+                (last[1], last[1]),
+                "save after (the last error)"
+            );
+        }
     }
     o
 }
@@ -520,6 +658,11 @@ fn set_return_pattern(r: &mut Rng, h: &DowncallHandle, errno_after: i32) {
             .cast::<i32>()
             .add(1)
             .write(errno_after);
+        #[cfg(windows)]
+        std::ptr::addr_of_mut!(STUBDIFF_LAST_ERROR)
+            .cast::<u32>()
+            .add(1)
+            .write(errno_after.rotate_left(7) as u32);
     }
 }
 
@@ -554,15 +697,18 @@ fn run_signatures(seed: u64, count: usize) -> usize {
             .into_iter()
             .collect();
         if r.below(4) == 0 {
-            opts.push(LinkerOption::CaptureCallState(&["errno"]));
+            opts.push(LinkerOption::CaptureCallState(if cfg!(windows) {
+                &["GetLastError", "WSAGetLastError", "errno"]
+            } else {
+                &["errno"]
+            }));
         }
         let h = match Linker::native().downcall(&sym, &sig.descriptor, &opts) {
             Ok(h) => h,
             // e.g. a union whose size is not a multiple of its alignment: skip the signature
             Err(_) => continue,
         };
-        // Every SysV handle has a stub; a backend without stubs yet compares two trampoline
-        // handles (which still checks the recorder's view of every plan).
+        // Every handle has a stub (SysV, AArch64 and Microsoft x64 alike).
         assert!(h.uses_compiled_stub(), "{h:?}");
         let t = h.interpreted();
         assert!(!t.uses_compiled_stub());
@@ -592,16 +738,21 @@ fn run_signatures(seed: u64, count: usize) -> usize {
         by_reference += h.plan().args().iter().any(|a| a.by_reference.is_some()) as usize;
         checked += 1;
     }
-    assert!(
-        vector_returns > count / 20,
-        "structs returned in vector registers: {vector_returns}"
-    );
-    #[cfg(target_arch = "aarch64")]
+    // Microsoft x64 returns no struct in a vector register (only float scalars, in xmm0).
+    if cfg!(windows) {
+        assert_eq!(vector_returns, 0);
+    } else {
+        assert!(
+            vector_returns > count / 20,
+            "structs returned in vector registers: {vector_returns}"
+        );
+    }
+    #[cfg(any(target_arch = "aarch64", windows))]
     assert!(
         by_reference > count / 10,
         "by-reference arguments: {by_reference}"
     );
-    #[cfg(target_arch = "x86_64")]
+    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
     assert_eq!(by_reference, 0);
     assert!(stack_used > count / 10, "stack arguments: {stack_used}");
     assert!(
@@ -653,11 +804,12 @@ fn fallback_paths_agree() {
 }
 
 /// Integer argument registers of the ABI (the rest of the ten go on the stack).
-#[cfg(target_arch = "x86_64")]
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
 const INT_ARGS: usize = 6;
 #[cfg(target_arch = "aarch64")]
 const INT_ARGS: usize = 8;
 
+#[cfg(not(windows))]
 #[repr(C)]
 #[derive(Debug, PartialEq, Clone, Copy)]
 struct Pair(u64, u64);
@@ -665,6 +817,7 @@ struct Pair(u64, u64);
 #[derive(Debug, PartialEq, Clone, Copy)]
 struct Triple(u64, u64, u64);
 
+#[cfg(not(windows))]
 type TenAndTen = unsafe extern "C" fn(
     u64,
     u64,
@@ -702,55 +855,77 @@ fn recorder_sees_a_direct_call() {
         p.add(1).write(22);
         p.add(6).write(0);
     }
-    // SAFETY: the recorder follows the C convention for any argument list and returns its
-    // chosen integer registers, which is how a two-`u64` struct comes back.
-    let f: TenAndTen = unsafe { std::mem::transmute(stubdiff_record as unsafe extern "C" fn()) };
-    let d = |k: u64| k as f64 + 0.5;
-    // SAFETY: as above.
-    let r = unsafe {
-        f(
-            1,
-            2,
-            3,
-            4,
-            5,
-            6,
-            7,
-            8,
-            9,
-            10,
-            d(1),
-            d(2),
-            d(3),
-            d(4),
-            d(5),
-            d(6),
-            d(7),
-            d(8),
-            d(9),
-            d(10),
-        )
-    };
-    assert_eq!(r, Pair(11, 22));
-    let rec = record();
-    for k in 0..INT_ARGS {
-        assert_eq!(rec[slot(Location::Int(k as u8))], k as u64 + 1);
+    #[cfg(not(windows))]
+    {
+        // SAFETY: the recorder follows the C convention for any argument list and returns its
+        // chosen integer registers, which is how a two-`u64` struct comes back.
+        let f: TenAndTen =
+            unsafe { std::mem::transmute(stubdiff_record as unsafe extern "C" fn()) };
+        let d = |k: u64| k as f64 + 0.5;
+        // SAFETY: as above.
+        let r = unsafe {
+            f(
+                1,
+                2,
+                3,
+                4,
+                5,
+                6,
+                7,
+                8,
+                9,
+                10,
+                d(1),
+                d(2),
+                d(3),
+                d(4),
+                d(5),
+                d(6),
+                d(7),
+                d(8),
+                d(9),
+                d(10),
+            )
+        };
+        assert_eq!(r, Pair(11, 22));
+        let rec = record();
+        for k in 0..INT_ARGS {
+            assert_eq!(rec[slot(Location::Int(k as u8))], k as u64 + 1);
+        }
+        for k in 0..8 {
+            assert_eq!(
+                rec[slot(Location::Vector(k as u8))],
+                d(k as u64 + 1).to_bits()
+            );
+        }
+        // The stack: the integers past the registers, then the last two doubles.
+        let mut off = 0;
+        for k in INT_ARGS..10 {
+            assert_eq!(rec[slot(Location::Stack(off))], k as u64 + 1);
+            off += 8;
+        }
+        for k in 8..10 {
+            assert_eq!(rec[slot(Location::Stack(off))], d(k + 1).to_bits());
+            off += 8;
+        }
     }
-    for k in 0..8 {
-        assert_eq!(
-            rec[slot(Location::Vector(k as u8))],
-            d(k as u64 + 1).to_bits()
-        );
-    }
-    // The stack: the integers past the registers, then the last two doubles.
-    let mut off = 0;
-    for k in INT_ARGS..10 {
-        assert_eq!(rec[slot(Location::Stack(off))], k as u64 + 1);
-        off += 8;
-    }
-    for k in 8..10 {
-        assert_eq!(rec[slot(Location::Stack(off))], d(k + 1).to_bits());
-        off += 8;
+    // Microsoft x64: one slot per argument, an integer or a vector register by its type for
+    // the first four, then the stack past the four home slots.
+    #[cfg(windows)]
+    {
+        type Mixed = unsafe extern "C" fn(u64, f64, u64, f64, u64, f64) -> u64;
+        // SAFETY: the recorder follows the C convention for any argument list and returns its
+        // chosen rax.
+        let f: Mixed = unsafe { std::mem::transmute(stubdiff_record as unsafe extern "C" fn()) };
+        // SAFETY: as above.
+        assert_eq!(unsafe { f(1, 1.5, 3, 3.5, 5, 5.5) }, 11);
+        let rec = record();
+        assert_eq!(rec[slot(Location::Int(0))], 1);
+        assert_eq!(rec[slot(Location::Vector(1))], 1.5f64.to_bits());
+        assert_eq!(rec[slot(Location::Int(2))], 3);
+        assert_eq!(rec[slot(Location::Vector(3))], 3.5f64.to_bits());
+        assert_eq!(rec[slot(Location::Stack(32))], 5);
+        assert_eq!(rec[slot(Location::Stack(40))], 5.5f64.to_bits());
     }
 
     // An in-memory return: the pattern's first 24 bytes.
@@ -768,11 +943,13 @@ fn recorder_sees_a_direct_call() {
     // SAFETY: as above.
     assert_eq!(unsafe { g(5) }, Triple(0x1111, 0x2222, 0x3333));
 
-    // AArch64: the hook copies the bytes behind a by-reference address.
-    #[cfg(target_arch = "aarch64")]
+    // AArch64 and Microsoft x64: the hook copies the bytes behind a by-reference address.
+    #[cfg(any(target_arch = "aarch64", windows))]
     {
         let data: [u8; 24] = std::array::from_fn(|i| i as u8 * 3);
-        *BYREF_PLAN.lock().unwrap() = vec![(Location::Int(0), 24)];
+        // (Windows: rcx is the hidden return pointer, the argument is in rdx)
+        let at = Location::Int(if cfg!(windows) { 1 } else { 0 });
+        *BYREF_PLAN.lock().unwrap() = vec![(at, 24)];
         type One = unsafe extern "C" fn(*const u8) -> Triple;
         // SAFETY: as above.
         let h: One = unsafe { std::mem::transmute(stubdiff_record as unsafe extern "C" fn()) };

@@ -2,9 +2,15 @@
 //! (the target itself, called as a typed `extern "C" fn`), the stub path for structs by value,
 //! struct returns (registers and memory), variadic calls and errno capture, and the checks
 //! against the descriptor.
+// Linux (x86-64 SysV, AAPCS64) and Windows on x86-64 (Microsoft x64, run under Wine).
 #![cfg(all(
-    any(target_arch = "x86_64", target_arch = "aarch64"),
-    target_os = "linux",
+    any(
+        all(
+            any(target_arch = "x86_64", target_arch = "aarch64"),
+            target_os = "linux"
+        ),
+        all(target_arch = "x86_64", windows)
+    ),
     not(miri)
 ))]
 
@@ -12,7 +18,9 @@ mod common;
 
 use common::*;
 use gatun::layout::MemoryLayout;
-use gatun::linker::{CType, FunctionDescriptor as FD, LinkerOption, TypedHandle};
+use gatun::linker::{
+    capture_state_layout, CType, FunctionDescriptor as FD, LinkerOption, TypedHandle,
+};
 use gatun::Error;
 
 #[repr(C)]
@@ -137,17 +145,19 @@ fn capture_and_variadic_use_the_stub() {
     let f = h.typed::<(*mut i32, i32, i32), i32>().unwrap();
     assert!(!f.is_direct());
     assert!(f.as_extern_fn().is_none());
-    let mut state = 0i32;
-    // SAFETY: int sysv_set_errno(int, int); `state` is a 4-byte aligned i32.
-    assert_eq!(unsafe { f.call((&mut state as *mut i32, 17, 5)) }, 5);
-    assert_eq!(state, 17);
+    // the capture struct: errno at 0 of 4 bytes on Linux, at 8 of 12 on Windows
+    let at = capture_state_layout().byte_offset_of("errno").unwrap() / 4;
+    let mut state = [0i32; 3];
+    // SAFETY: int sysv_set_errno(int, int); `state` is a 4-byte aligned capture struct.
+    assert_eq!(unsafe { f.call((state.as_mut_ptr(), 17, 5)) }, 5);
+    assert_eq!(state[at], 17);
     let g = h
         .interpreted()
         .typed::<(*mut i32, i32, i32), i32>()
         .unwrap();
     // SAFETY: as above.
-    assert_eq!(unsafe { g.call((&mut state as *mut i32, 23, 6)) }, 6);
-    assert_eq!(state, 23);
+    assert_eq!(unsafe { g.call((state.as_mut_ptr(), 23, 6)) }, 6);
+    assert_eq!(state[at], 23);
 
     // double sysv_va_sum(const char *tags, ...) with ("idf", int, double, float→double)
     let h = link_with(

@@ -1,14 +1,20 @@
 //! One DowncallHandle called from 8 threads at once with different arguments.
+// Linux (x86-64 SysV, AAPCS64) and Windows on x86-64 (Microsoft x64, run under Wine).
 #![cfg(all(
-    any(target_arch = "x86_64", target_arch = "aarch64"),
-    target_os = "linux",
+    any(
+        all(
+            any(target_arch = "x86_64", target_arch = "aarch64"),
+            target_os = "linux"
+        ),
+        all(target_arch = "x86_64", windows)
+    ),
     not(miri)
 ))]
 
 mod common;
 
 use common::*;
-use gatun::linker::{FunctionDescriptor as FD, LinkerOption};
+use gatun::linker::{capture_state_layout, FunctionDescriptor as FD, LinkerOption};
 use gatun::memory::PrefixAllocator;
 use gatun::memory::{Arena, SegmentAllocator};
 use gatun::Value;
@@ -28,7 +34,9 @@ fn one_handle_eight_threads() {
             let (make, errno, barrier) = (&make, &errno, &barrier);
             s.spawn(move || {
                 let arena = Arena::confined();
-                let cap = arena.allocate(4, 4).unwrap();
+                // errno at 0 of 4 bytes on Linux, at 8 of 12 on Windows
+                let cap = arena.allocate_layout(&capture_state_layout()).unwrap();
+                let at = capture_state_layout().byte_offset_of("errno").unwrap();
                 let out = arena.allocate(16, 8).unwrap();
                 barrier.wait();
                 for k in 0..20_000i32 {
@@ -48,7 +56,7 @@ fn one_handle_eight_threads() {
                             .unwrap();
                         assert_eq!(v, Value::I32(x));
                         assert_eq!(
-                            cap.get::<i32>(0).unwrap(),
+                            cap.get::<i32>(at).unwrap(),
                             e,
                             "thread {t} saw another errno"
                         );

@@ -5,9 +5,15 @@
 //! arguments from constants derived from the signature's index, calls `cb` once with all of
 //! them (as named arguments), and compares every leaf of the result with the value the closure
 //! should return; the closure compares every leaf of every argument with the constants.
+// Linux (x86-64 SysV, AAPCS64) and Windows on x86-64 (Microsoft x64, run under Wine).
 #![cfg(all(
-    any(target_arch = "x86_64", target_arch = "aarch64"),
-    target_os = "linux",
+    any(
+        all(
+            any(target_arch = "x86_64", target_arch = "aarch64"),
+            target_os = "linux"
+        ),
+        all(target_arch = "x86_64", windows)
+    ),
     not(miri)
 ))]
 
@@ -159,7 +165,7 @@ fn run(i: usize, sig: &PropSig, arena: &ConfinedArena) -> Result<(), String> {
 #[test]
 fn every_signature_called_back_from_c() {
     let arena = Arena::confined();
-    let sigs = prop_signatures();
+    let sigs = prop_signatures(ABI);
     let mut failures = Vec::new();
     for (i, sig) in sigs.iter().take(PROP_CB_SIGNATURES).enumerate() {
         if let Err(e) = run(i, sig, &arena) {

@@ -2,9 +2,15 @@
 //! arguments and returns, struct arguments in registers and on the stack (copied into a
 //! linker-stack frame), register and MEMORY struct returns. One test only, so no other test
 //! thread allocates while we count.
+// Linux (x86-64 SysV, AAPCS64) and Windows on x86-64 (Microsoft x64, run under Wine).
 #![cfg(all(
-    any(target_arch = "x86_64", target_arch = "aarch64"),
-    target_os = "linux",
+    any(
+        all(
+            any(target_arch = "x86_64", target_arch = "aarch64"),
+            target_os = "linux"
+        ),
+        all(target_arch = "x86_64", windows)
+    ),
     not(miri)
 ))]
 

@@ -41,8 +41,9 @@ impl LastError {
     }
 
     /// The system's message for this code, written into `buf` without the trailing line break
-    /// (truncated at a character boundary if longer than 256 bytes); `Unknown error N` when the
-    /// system has none (always, off Windows).
+    /// (truncated at a character boundary if its UTF-8 is longer than 256 bytes); `Unknown
+    /// error N` when the system has none, when the message is longer than 255 UTF-16 units
+    /// (`FormatMessageW` then fails rather than truncating), and always off Windows.
     pub fn describe(self, buf: &mut [u8; 256]) -> &str {
         let len = system_message(self.0, buf);
         if len > 0 {

@@ -54,7 +54,9 @@
 //! [`capture_state_layout`]) and an adapter may name any of the three. A capturing Win64 call
 //! restores all three states from the buffer right before the call and saves all three right
 //! after it (inside the stub, before anything that could change them runs — the JDK's
-//! `CapturableState` order). The adapter zeroes the whole struct first. The typed path clears
+//! `CapturableState` order), whichever of them the handle names (the JDK touches only the
+//! named ones). Windows keeps `GetLastError` and `WSAGetLastError` in one per-thread value, so
+//! both fields come back equal. The adapter zeroes the whole struct first. The typed path clears
 //! and reads the one state itself (`SetLastError(0)` … `GetLastError()`).
 //!
 //! # Where the capture buffer comes from

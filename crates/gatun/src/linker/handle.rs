@@ -48,7 +48,7 @@ use crate::value::{scalar_tag, value_tag, Value};
 /// [`Linker::downcall`] returns [`Error::Unsupported`].
 ///
 /// ```
-/// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
+/// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
 /// use gatun::linker::SymbolLookup;
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout};
 /// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
@@ -303,19 +303,19 @@ impl std::ops::Deref for Inner {
 /// on Windows, 4-byte aligned), as in Java.
 ///
 /// ```
-/// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
+/// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
 /// use gatun::linker::SymbolLookup;
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
-/// // long labs(long): linked once, called from any thread, never allocating.
-/// let labs = SymbolLookup::default_lookup().find("labs").unwrap();
-/// let h = Linker::native().downcall(&labs, &FunctionDescriptor::of(V::I64, [V::I64]), &[]).unwrap();
+/// // int abs(int): linked once, called from any thread, never allocating.
+/// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
+/// let h = Linker::native().downcall(&abs, &FunctionDescriptor::of(V::I32, [V::I32]), &[]).unwrap();
 /// assert_eq!((h.arity(), h.captures_call_state()), (1, false));
 /// let h2 = h.clone();
-/// // SAFETY: labs has no preconditions.
-/// let t = std::thread::spawn(move || unsafe { h2.invoke(&[Value::I64(-7)]) }.unwrap().as_i64());
+/// // SAFETY: abs has no preconditions.
+/// let t = std::thread::spawn(move || unsafe { h2.invoke(&[Value::I32(-7)]) }.unwrap().as_i32());
 /// assert_eq!(t.join().unwrap(), Some(7));
-/// // SAFETY: labs has no preconditions; a wrong kind is an error before any call.
-/// assert!(unsafe { h.invoke(&[Value::I32(-7)]) }.is_err());
+/// // SAFETY: abs has no preconditions; a wrong kind is an error before any call.
+/// assert!(unsafe { h.invoke(&[Value::I64(-7)]) }.is_err());
 /// # }
 /// ```
 #[derive(Clone)]

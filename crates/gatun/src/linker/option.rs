@@ -6,7 +6,7 @@ use crate::layout::{MemoryLayout, ValueLayout};
 /// An option of [`crate::linker::Linker::downcall`].
 ///
 /// ```
-/// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
+/// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
 /// use gatun::linker::{FunctionDescriptor, Linker, LinkerOption, SymbolLookup};
 /// use gatun::ValueLayout as V;
 /// // int printf(const char *fmt, ...) called with one int: variadic from index 1.
@@ -22,7 +22,9 @@ use crate::layout::{MemoryLayout, ValueLayout};
 pub enum LinkerOption {
     /// The function is variadic and the descriptor's arguments from this index on are its
     /// variadic arguments for this call (Java's `firstVariadicArg`). They get the default
-    /// argument promotions (`float` → `double`, small integers → `int`); `%al` is set. An index
+    /// argument promotions (`float` → `double`, small integers → `int`); on SysV `%al` is set, on
+    /// Win64 a variadic `float`/`double` in the first four slots is passed in both its XMM
+    /// register and its GPR, on Apple arm64 variadic arguments go on the stack. An index
     /// equal to the argument count means "variadic, no variadic arguments in this call".
     FirstVariadicArg(usize),
     /// Capture the named thread-local call states (Java's `captureCallState`): the handle takes
@@ -32,7 +34,7 @@ pub enum LinkerOption {
     /// `WSAGetLastError`).
     CaptureCallState(&'static [&'static str]),
     /// Java's `critical`: the call is short and does not call back. gatun's downcalls never
-    /// change thread state, so this is accepted and has no effect on SysV.
+    /// change thread state, so this is accepted and has no effect on any ABI.
     Critical,
 }
 
@@ -61,8 +63,12 @@ pub(crate) const CAPTURE_STATE_SIZE: usize = if cfg!(windows) { 12 } else { 4 };
 /// a struct with one member `errno` (4 bytes); on Windows
 /// `{ GetLastError, WSAGetLastError, errno }` (12 bytes: offsets 0, 4, 8). A capturing call
 /// writes each field to its thread state just before the call and reads the states back into
-/// the fields right after it (on Windows all three, whichever names the handle was linked
-/// with; the segment always has room for them).
+/// the fields right after it. On Windows that is all three, whichever names the handle was
+/// linked with (the segment always has room for them): unlike the JDK, which touches only the
+/// named states, a handle linked with `["errno"]` also sets the thread's last error from field
+/// 0 before the call and overwrites fields 0 and 4 after it. Windows keeps the Winsock error and
+/// the last error in one per-thread value, so the `WSAGetLastError` field is restored first and
+/// then replaced by `SetLastError(field 0)`, and after the call both fields hold the same code.
 ///
 /// ```
 /// use gatun::linker::capture_state_layout;

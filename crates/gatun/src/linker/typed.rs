@@ -217,7 +217,7 @@ args_impl!(12; A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, F 5 f, G 6 g, H 7 h, I 8 i, J 
 /// cheap to clone; calling never allocates.
 ///
 /// ```
-/// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
+/// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
 /// use gatun::linker::SymbolLookup;
 /// use gatun::{FunctionDescriptor, Linker, ValueLayout as V};
 /// let labs = SymbolLookup::default_lookup().find("labs").unwrap();
@@ -266,7 +266,9 @@ impl DowncallHandle {
     /// This handle with Rust argument types `A` (a tuple) and return type `R` (`()` for void),
     /// checked against the descriptor: `handle.typed::<(i32, f64), i32>()`. With
     /// [`crate::linker::LinkerOption::CaptureCallState`] the first tuple element is the
-    /// capture buffer's address (a `*mut i32` pointing at the 4-byte, 4-aligned `errno` field).
+    /// capture buffer's address (a `*mut i32` pointing at a 4-aligned capture struct of
+    /// [`capture_state_layout`](crate::linker::capture_state_layout)'s size: 4 bytes, the
+    /// `errno` field, or 12 bytes on Windows, where all three fields are written).
     ///
     /// # Errors
     /// [`Error::ArgumentCount`] for a tuple of the wrong length; [`Error::ValueMismatch`] for an
@@ -349,7 +351,9 @@ impl<A: CArgs, R: CReturn> TypedHandle<A, R> {
     /// # Safety
     /// The symbol must be a function of the linked type and the arguments must satisfy its
     /// contract (valid pointers, ...); with capture, the first argument must point to a
-    /// writable, 4-byte aligned `i32`.
+    /// writable, 4-byte aligned capture struct of
+    /// [`capture_state_layout`](crate::linker::capture_state_layout)'s size (4 bytes; 12 on
+    /// Windows, where all three `i32` fields are read before and written after the call).
     #[inline(always)]
     pub unsafe fn call(&self, args: A) -> R {
         if self.direct {

@@ -604,7 +604,7 @@ const INLINE_ARGS: usize = 16;
 /// call). `!Send` and `!Sync`, like the segments it holds.
 ///
 /// ```
-/// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
+/// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
 /// use gatun::memory::Arena;
 /// let arena = Arena::confined();
@@ -742,7 +742,7 @@ impl<'a> UpcallArgs<'a> {
 /// argument, return, error, panic and thread rules.
 ///
 /// ```
-/// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
+/// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
 /// use gatun::memory::Arena;
 /// let arena = Arena::confined();
@@ -832,14 +832,14 @@ impl Linker {
     /// when the arena does.
     ///
     /// Sorting five C `int`s with the C library's `qsort` and a Rust comparator (the example
-    /// runs on x86-64 and AArch64 Linux, the targets where calls execute):
+    /// runs on x86-64 and AArch64 Linux and x86-64 Windows):
     ///
     /// ```
     /// use gatun::linker::{FunctionDescriptor, Linker, SymbolLookup};
     /// use gatun::memory::{Arena, SegmentAllocator};
     /// use gatun::{Value, ValueLayout};
     ///
-    /// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
+    /// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
     /// let arena = Arena::confined();
     /// // int cmp(const void *a, const void *b), comparing two ints.
     /// let cmp = Linker::native().upcall_stub(
@@ -926,7 +926,7 @@ impl<'s> UpcallStub<'s> {
 /// that thread too. Derefs to [`UpcallStub`] for the address and the other accessors.
 ///
 /// ```
-/// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
+/// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
 /// use gatun::memory::Arena;
 /// let arena = Arena::confined();

@@ -49,6 +49,10 @@ struct TypedContext<F> {
 
 mod sealed {
     pub trait Sealed {}
+    /// The supertrait that keeps [`super::UpcallFn`] gatun's own: implemented only by the
+    /// blanket impls for closures below, and unnameable outside this module, so no other
+    /// crate can implement `UpcallFn` (its `trampoline` is put into machine code).
+    pub trait SealedFn<S> {}
 }
 
 /// A C function-pointer type usable as a typed upcall signature:
@@ -77,7 +81,8 @@ pub trait UpcallSignature: Copy + Send + Sync + sealed::Sealed + 'static {
 }
 
 /// A closure that can serve as a typed upcall of signature `S`: implemented for every
-/// `F: Fn(A0, ..) -> R` when `S` is `unsafe extern "C" fn(A0, ..) -> R`. The compiler checks
+/// `F: Fn(A0, ..) -> R` when `S` is `unsafe extern "C" fn(A0, ..) -> R`, and sealed (no other
+/// implementations can exist). The compiler checks
 /// it at the [`Linker::upcall_typed`] call, so a closure of another signature is a compile
 /// error.
 ///
@@ -86,7 +91,7 @@ pub trait UpcallSignature: Copy + Send + Sync + sealed::Sealed + 'static {
 /// fn check<S: UpcallSignature, F: UpcallFn<S>>(_: F) {}
 /// check::<unsafe extern "C" fn(i32) -> i32, _>(|x: i32| x + 1);
 /// ```
-pub trait UpcallFn<S: UpcallSignature> {
+pub trait UpcallFn<S: UpcallSignature>: sealed::SealedFn<S> {
     /// The address of the direct trampoline of `Self` (see the module documentation).
     #[doc(hidden)]
     fn trampoline() -> usize;
@@ -167,6 +172,13 @@ macro_rules! signature_impl {
                 // SAFETY: the caller guarantees `address` is a function of this type.
                 unsafe { std::mem::transmute::<*const c_void, Self>(address) }
             }
+        }
+
+        impl<F, R: CReturn, $($A: CType),*> sealed::SealedFn<unsafe extern "C" fn($($A),*) -> R>
+            for F
+        where
+            F: Fn($($A),*) -> R,
+        {
         }
 
         impl<F, R: CReturn, $($A: CType),*> UpcallFn<unsafe extern "C" fn($($A),*) -> R> for F
@@ -250,7 +262,7 @@ enum Path<'s> {
 /// closure is).
 ///
 /// ```
-/// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
+/// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
 /// use gatun::{memory::Arena, Linker};
 /// let arena = Arena::confined();
 /// let twice = Linker::native()
@@ -358,7 +370,7 @@ impl Linker {
     /// use std::ffi::c_void;
     /// use gatun::linker::{FunctionDescriptor, SymbolLookup};
     /// use gatun::{memory::Arena, Linker, Value, ValueLayout as V};
-    /// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
+    /// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
     /// let arena = Arena::confined();
     /// type Cmp = unsafe extern "C" fn(*const c_void, *const c_void) -> i32;
     /// let cmp = Linker::native().upcall_typed::<Cmp>(

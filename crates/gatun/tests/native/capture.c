@@ -1,6 +1,7 @@
 /* Targets for the system-call adapter tests (tests/capture.rs, tests/capture_alloc.rs):
  * the JDK's TestCaptureStateUtil dummies as C functions. */
 #include <errno.h>
+#include <stdint.h>
 
 /* Sets errno to `err` (always, like the JDK's dummy) and returns `ret`. */
 int capture_int(int ret, int err) {
@@ -8,14 +9,14 @@ int capture_int(int ret, int err) {
     return ret;
 }
 
-/* The same with a C long result. */
-long capture_long(long ret, int err) {
+/* The same with a 64-bit result (a C long on LP64; int64_t, as a long is 4 bytes on Windows). */
+int64_t capture_long(int64_t ret, int err) {
     errno = err;
     return ret;
 }
 
 /* A short result: not adaptable. */
-short capture_short(long ret, int err) {
+short capture_short(int64_t ret, int err) {
     errno = err;
     return (short)ret;
 }

@@ -2,6 +2,13 @@
 // gatun layouts, leaf offsets and the leaf encoding the C checkers use. Shared through
 // `include!` by tests/downcall_prop.rs and tests/upcall_prop.rs.
 
+/// The generator mixture of the target (the build script writes the same target's checkers).
+const ABI: PropAbi = if cfg!(windows) {
+    PropAbi::Win64
+} else {
+    PropAbi::Unix
+};
+
 /// gatun's scalar kind of each kind id.
 const KINDS: [ScalarKind; 12] = [
     ScalarKind::I8,

@@ -8,7 +8,27 @@
 // and arrays) and near-HFAs (mixed types, 5 members, a padding hole), 9-16-byte and
 // over-16-byte composites, 16-byte-aligned composites, narrow integers and bools, long
 // argument lists that use up the registers, variadic calls, and every return class. All of
-// it is plain C for both x86-64 SysV and AAPCS64 (pointers are 8 bytes on both).
+// it is plain C for x86-64 SysV, AAPCS64 and Microsoft x64 (pointers are 8 bytes on all; only
+// fixed-width integer types are used, so LLP64's 4-byte `long` never matters).
+//
+// The Microsoft x64 mixture ([`PropAbi::Win64`]) is a different one, weighted toward what that
+// convention decides on: aggregates of exactly 1, 2, 4 or 8 bytes (passed and returned in an
+// integer register, even when all their members are floats) against every other size (3, 5,
+// 6, 7, 9-16 bytes and larger: passed by reference to a copy, returned through a hidden
+// pointer), floats and integers sharing the four argument slots, more than four arguments,
+// and variadic calls with `float`/`double` arguments (which travel in both register files).
+// The ABI is a parameter, never a `cfg!` here: this file is compiled both into a build script
+// (whose `cfg!` is the host's) and into the tests (the target's); each passes its target's.
+
+/// Which calling convention the signatures are generated for.
+#[allow(dead_code)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PropAbi {
+    /// x86-64 SysV and AAPCS64 (the original mixture).
+    Unix,
+    /// Microsoft x64 (Windows on x86-64).
+    Win64,
+}
 
 /// C scalar types used: index = kind id.
 #[allow(dead_code)]
@@ -64,6 +84,36 @@ pub const PROP_TAGS: [&str; 16] = [
     "composite return over 16 bytes",
     "16-byte-aligned composite return",
 ];
+
+/// What a [`PropAbi::Win64`] signature exercises (bits of [`PropSig::tags`]).
+#[allow(dead_code)]
+pub const PROP_TAGS_WIN64: [&str; 16] = [
+    "1/2/4/8-byte aggregate argument (in a register)",
+    "other aggregate argument of at most 16 bytes (by reference)",
+    "all-float aggregate argument",
+    "over-16-byte aggregate argument",
+    "16-byte-aligned aggregate argument",
+    "narrow integer or bool argument",
+    "float and integer arguments both in the first 4 slots",
+    "more than 4 arguments",
+    "variadic",
+    "variadic float or double",
+    "void return",
+    "scalar return",
+    "1/2/4/8-byte aggregate return (in RAX)",
+    "aggregate return through a hidden pointer",
+    "all-float aggregate return",
+    "array member in an argument",
+];
+
+/// The tag names of `abi`'s mixture (bit i of [`PropSig::tags`] is entry i).
+#[allow(dead_code)]
+pub fn prop_tags(abi: PropAbi) -> &'static [&'static str; 16] {
+    match abi {
+        PropAbi::Unix => &PROP_TAGS,
+        PropAbi::Win64 => &PROP_TAGS_WIN64,
+    }
+}
 
 /// A generated signature.
 #[allow(dead_code)]
@@ -299,9 +349,197 @@ impl PropRng {
     }
 }
 
-/// The signatures (the same on every call).
+/// The signatures of `abi`'s mixture (the same on every call).
 #[allow(dead_code)]
-pub fn prop_signatures() -> Vec<PropSig> {
+pub fn prop_signatures(abi: PropAbi) -> Vec<PropSig> {
+    match abi {
+        PropAbi::Unix => prop_signatures_unix(),
+        PropAbi::Win64 => prop_signatures_win64(),
+    }
+}
+
+/// Whether every scalar leaf of `t` is a `float` or a `double`.
+#[allow(dead_code)]
+fn prop_all_float(t: &PropTy) -> bool {
+    let mut l = Vec::new();
+    prop_leaves(t, &mut l);
+    !l.is_empty() && l.iter().all(|&k| k == PROP_F32 || k == PROP_F64)
+}
+
+#[allow(dead_code)]
+impl PropRng {
+    /// A struct of one of `sizes` bytes: a size drawn, then random structs until one has it
+    /// (a byte array when none does in 10,000 tries; deterministic either way).
+    fn sized_exact(&mut self, sizes: &[usize]) -> PropTy {
+        let want = sizes[self.below(sizes.len() as u64) as usize];
+        for _ in 0..10_000 {
+            let t = if want <= 2 || self.chance(70) {
+                self.mixed(1, false)
+            } else {
+                self.mixed(0, false)
+            };
+            if prop_size_align(&t).0 == want {
+                return t;
+            }
+        }
+        PropTy::Struct(vec![PropTy::Array(Box::new(PropTy::Scalar(4)), want)], false)
+    }
+    /// A struct of only `float`s or only `double`s, 4 to 16 bytes (nested shapes as HFAs).
+    fn float_struct(&mut self) -> PropTy {
+        let k = self.float_kind();
+        let count = if k == PROP_F32 { 1 + self.below(4) } else { 1 + self.below(2) };
+        PropTy::Struct(self.hfa_members(k, count as usize, 1), false)
+    }
+    /// An integer-class scalar (integers, pointers, bools).
+    fn int_scalar(&mut self) -> PropTy {
+        let k = self.below(10) as usize;
+        PropTy::Scalar(match k {
+            8 => PROP_PTR,
+            9 => PROP_BOOL,
+            k => k,
+        })
+    }
+    /// A Microsoft x64 argument type.
+    fn win64_arg(&mut self) -> PropTy {
+        match self.below(100) {
+            0..=19 => self.int_scalar(),
+            20..=34 => PropTy::Scalar(self.float_kind()),
+            35..=52 => self.sized_exact(&[1, 2, 4, 8]),
+            53..=67 => self.sized_exact(&[3, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16]),
+            68..=79 => self.float_struct(),
+            80..=88 => self.sized(17, 72),
+            89..=94 => self.aligned16(),
+            _ => self.near_hfa(),
+        }
+    }
+}
+
+/// The [`PropAbi::Win64`] mixture; tags from what each signature holds.
+#[allow(dead_code)]
+fn prop_signatures_win64() -> Vec<PropSig> {
+    let mut r = PropRng(0x2545_f491_4f6c_dd1d);
+    (0..PROP_SIGNATURES)
+        .map(|_| {
+            // 0-1: floats and integers sharing the slots, 2-3: past the four registers, else
+            // a mixture of up to 8
+            let mode = r.below(10);
+            let nargs = match mode {
+                0 | 1 => 2 + r.below(5) as usize,
+                2 | 3 => 5 + r.below(20) as usize,
+                _ => r.below(9) as usize,
+            };
+            let first_variadic = if nargs >= 1 && r.chance(30) {
+                Some(1 + r.below(nargs as u64) as usize)
+            } else {
+                None
+            };
+            let args: Vec<PropTy> = (0..nargs)
+                .map(|j| {
+                    if first_variadic.is_some_and(|f| j >= f) {
+                        // variadic part: scalars, floats and doubles often
+                        return if r.chance(40) {
+                            PropTy::Scalar(r.float_kind())
+                        } else {
+                            r.int_scalar()
+                        };
+                    }
+                    match mode {
+                        0 | 1 => match r.below(100) {
+                            0..=49 => PropTy::Scalar(r.float_kind()),
+                            50..=84 => r.int_scalar(),
+                            _ => r.sized_exact(&[1, 2, 4, 8]),
+                        },
+                        _ => r.win64_arg(),
+                    }
+                })
+                .collect();
+            let ret = match r.below(20) {
+                0 | 1 => None,
+                2..=4 => Some(r.int_scalar()),
+                5 | 6 => Some(PropTy::Scalar(r.float_kind())),
+                7..=9 => Some(r.sized_exact(&[1, 2, 4, 8])),
+                10 | 11 => Some(r.float_struct()),
+                12..=14 => Some(r.sized_exact(&[3, 5, 6, 7, 9, 10, 11, 12, 13, 14, 15, 16])),
+                15 | 16 => Some(r.sized(17, 72)),
+                17 => Some(r.aligned16()),
+                _ => Some(r.near_hfa()),
+            };
+            let mut sig = PropSig { ret, args, first_variadic, tags: 0 };
+            sig.tags = prop_win64_tags(&sig);
+            sig
+        })
+        .collect()
+}
+
+/// The [`PROP_TAGS_WIN64`] bits of `sig`.
+#[allow(dead_code)]
+fn prop_win64_tags(sig: &PropSig) -> u32 {
+    let mut tags = 0u32;
+    let fixed = sig.first_variadic.unwrap_or(sig.args.len());
+    let (mut float_slot, mut int_slot) = (false, false);
+    for (j, a) in sig.args.iter().enumerate() {
+        let (size, align) = prop_size_align(a);
+        let mut l = Vec::new();
+        prop_leaves(a, &mut l);
+        if let PropTy::Struct(..) = a {
+            tags |= match size {
+                1 | 2 | 4 | 8 => 1 << 0,
+                0..=16 => 1 << 1,
+                _ => 1 << 3,
+            };
+            if prop_all_float(a) {
+                tags |= 1 << 2;
+            }
+            if align == 16 {
+                tags |= 1 << 4;
+            }
+            if prop_has_array(a) {
+                tags |= 1 << 15;
+            }
+        }
+        if l.iter().any(|&k| matches!(k, 0 | 1 | 4 | 5 | PROP_BOOL)) {
+            tags |= 1 << 5;
+        }
+        if j < 4 {
+            match a {
+                PropTy::Scalar(PROP_F32 | PROP_F64) => float_slot = true,
+                _ => int_slot = true,
+            }
+        }
+        if j >= fixed && matches!(a, PropTy::Scalar(PROP_F32 | PROP_F64)) {
+            tags |= 1 << 9;
+        }
+    }
+    if float_slot && int_slot {
+        tags |= 1 << 6;
+    }
+    if sig.args.len() > 4 {
+        tags |= 1 << 7;
+    }
+    if sig.first_variadic.is_some() {
+        tags |= 1 << 8;
+    }
+    tags |= match &sig.ret {
+        None => 1 << 10,
+        Some(PropTy::Scalar(_)) => 1 << 11,
+        Some(t) => {
+            let bit = match prop_size_align(t).0 {
+                1 | 2 | 4 | 8 => 1 << 12,
+                _ => 1 << 13,
+            };
+            if prop_all_float(t) {
+                bit | 1 << 14
+            } else {
+                bit
+            }
+        }
+    };
+    tags
+}
+
+/// The [`PropAbi::Unix`] mixture.
+#[allow(dead_code)]
+fn prop_signatures_unix() -> Vec<PropSig> {
     let mut r = PropRng(0x9e37_79b9_7f4a_7c15);
     (0..PROP_SIGNATURES)
         .map(|_| {
@@ -384,7 +622,7 @@ pub fn prop_signatures() -> Vec<PropSig> {
 /// `v = h + k * 0x9e3779b97f4a7c15`, as `(T)v` for integers and pointers, `(bool)(v & 1)`,
 /// `(float)(int32_t)(v >> 40)` and `(double)(int64_t)(v >> 12)` for floats.
 #[allow(dead_code)]
-pub fn prop_c_source() -> String {
+pub fn prop_c_source(abi: PropAbi) -> String {
     // The C spelling of a type (declaring the typedefs it needs into `out`).
     fn decl(t: &PropTy, sig: usize, next: &mut usize, out: &mut String) -> String {
         match t {
@@ -432,7 +670,7 @@ pub fn prop_c_source() -> String {
          static _Thread_local uint64_t prop_h;\n\
          uint64_t prop_last_hash(void) { return prop_h; }\n",
     );
-    for (i, sig) in prop_signatures().iter().enumerate() {
+    for (i, sig) in prop_signatures(abi).iter().enumerate() {
         let mut next = 0;
         let arg_types: Vec<String> = sig.args.iter().map(|a| decl(a, i, &mut next, &mut s)).collect();
         let ret_type = match &sig.ret {
@@ -525,7 +763,7 @@ pub fn prop_cb_ret_base(i: usize) -> u64 {
 /// result equals the encoding of [`prop_cb_ret_base`], else 1 + the index of the first leaf
 /// that does not. Appended to [`prop_c_source`]'s file (it uses its includes).
 #[allow(dead_code)]
-pub fn prop_cb_c_source() -> String {
+pub fn prop_cb_c_source(abi: PropAbi) -> String {
     fn decl(t: &PropTy, sig: usize, next: &mut usize, out: &mut String) -> String {
         match t {
             PropTy::Scalar(k) => PROP_C_TYPES[*k].to_string(),
@@ -573,7 +811,7 @@ pub fn prop_cb_c_source() -> String {
         }
     }
     let mut s = String::from("/* upcall property-test checkers */\n");
-    for (i, sig) in prop_signatures().iter().take(PROP_CB_SIGNATURES).enumerate() {
+    for (i, sig) in prop_signatures(abi).iter().take(PROP_CB_SIGNATURES).enumerate() {
         let mut next = 0;
         let arg_types: Vec<String> = sig.args.iter().map(|a| decl(a, i, &mut next, &mut s)).collect();
         let ret_type = match &sig.ret {

@@ -692,5 +692,7 @@ mod placed {
     }
 }
 
-#[cfg(test)]
+// Not under Miri: the code-shape tests decode with iced-x86, whose decoder breaks Stacked
+// Borrows (a retag in its opcode handlers); the compiler itself is safe code.
+#[cfg(all(test, not(miri)))]
 mod tests;
