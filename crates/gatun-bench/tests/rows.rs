@@ -110,12 +110,23 @@ fn gatun_handles_agree_with_the_natives() {
 }
 
 #[test]
-fn reused_allocator_rejects_what_does_not_fit() {
+fn reused_allocator_hands_out_its_segment_and_invoke_into_rejects_what_does_not_fit() {
     let mut buf = [0u64; 2];
     // SAFETY: `buf` is 16 bytes, 8-aligned, not otherwise accessed while `seg` is used.
     let seg = unsafe { MemorySegment::from_raw_parts(buf.as_mut_ptr().cast(), 16) };
     let r = Reused(seg);
+    // Like the JDK benchmarks' lambda, it does not look at the request...
     assert_eq!(r.allocate(16, 8).unwrap().address(), seg.address());
-    assert!(r.allocate(17, 8).is_err());
-    assert!(r.allocate(8, 3).is_err());
+    assert_eq!(r.allocate(17, 8).unwrap().address(), seg.address());
+    // ...and `invoke_into` rejects a segment shorter than the return layout (24-byte `Long3`)
+    // instead of writing past it.
+    let h = link(
+        Native::Long3,
+        &FunctionDescriptor::of(gatun_bench::handles::long3_layout(), []),
+        &[],
+    );
+    // SAFETY: the handle describes `Long3 long3(void)`.
+    let e = unsafe { h.invoke_into(&r, &[]) }.unwrap_err();
+    assert!(matches!(e, gatun::Error::OutOfBounds { .. }), "{e}");
+    assert_eq!(buf, [0, 0]);
 }

@@ -1,6 +1,8 @@
-//! Threads created in C get a linker-stack block on their first upcall with a struct argument
-//! and free it when they exit (Rust's thread-local destructors run at pthread exit). One test
-//! only, so no other test thread creates or frees blocks while we count.
+//! Threads created in C get a linker-stack block on their first use of the linker stack inside
+//! an upcall (a struct argument passed on the stack is copied there; this test's closure pushes
+//! a frame itself, since its register-passed struct is copied onto the dispatcher's stack) and
+//! free it when they exit (Rust's thread-local destructors run at pthread exit). One test only,
+//! so no other test thread creates or frees blocks while we count.
 // Linux (x86-64 SysV, AAPCS64) and Windows on x86-64 (Microsoft x64, run under Wine).
 #![cfg(all(
     any(
@@ -38,6 +40,7 @@ fn c_threads_create_and_free_their_linker_stack_blocks() {
             .upcall_stub(
                 &FD::of(V::I64, [st([V::I32, V::I32])]),
                 move |a| {
+                    let _frame = linker_stack().push_frame(8, 8)?;
                     max_seen.fetch_max(linker_stack().thread_blocks(), Ordering::Relaxed);
                     Ok(Value::I64(a.segment(0)?.get::<i32>(4)? as i64))
                 },

@@ -15,8 +15,8 @@
 //!
 //! MEMORY-class rows: a 24-byte `Long3 {long a, b, c}` returned by value (`Long3 long3(void)`),
 //! too large for registers, so on SysV AMD64 the caller passes a hidden pointer in `rdi` that
-//! the callee writes through: `memory_by_value` (`invoke_into(&Reused(long3), &[])`, the
-//! segment handed over as the hidden pointer), `gatun_typed_memory_by_value` (the typed view
+//! the callee writes through: `memory_by_value` (`invoke_into(&Reused(long3), &[])`, one
+//! segment per sample, made before the loop, handed over as the hidden pointer each call), `gatun_typed_memory_by_value` (the typed view
 //! `fn() -> Long3`), `direct_memory_by_value` and `libffi_memory_by_value`.
 //!
 //! Peer rows: `direct_by_ptr`, `direct_by_value` (typed `extern "C" fn` pointers) and
@@ -130,16 +130,20 @@ pub fn rows() -> Vec<Row> {
             );
             let mut out = Box::new(Long3::default());
             Box::new(move |iters| {
+                // One segment per sample, made outside the loop (as the direct row writes one
+                // `Long3`): the row measures the call, not making a segment per call.
+                let p: *mut Long3 = black_box(&mut *out);
+                // SAFETY: `p` points to the boxed `Long3`, which nothing else accesses while
+                // the segment is used (this sample).
+                let seg = unsafe {
+                    MemorySegment::from_raw_parts(p.cast(), std::mem::size_of::<Long3>())
+                };
+                let reused = Reused(seg);
                 repeat(iters, || {
-                    let p: *mut Long3 = black_box(&mut *out);
-                    // SAFETY: `p` points to the boxed `Long3`, which nothing else accesses
-                    // while the segment is used (inside this closure call).
-                    let seg = unsafe {
-                        MemorySegment::from_raw_parts(p.cast(), std::mem::size_of::<Long3>())
-                    };
                     // SAFETY: the handle describes `Long3 long3(void)`.
-                    unsafe { h.invoke_into(&Reused(seg), &[]) }.unwrap();
-                    out.a
+                    unsafe { h.invoke_into(&reused, &[]) }.unwrap();
+                    // SAFETY: `p` holds the `Long3` just written through the segment.
+                    unsafe { (*p).a }
                 })
             })
         }),

@@ -74,7 +74,7 @@ pub(crate) mod x86_64_sysv;
     allow(unused_imports)
 )]
 pub(crate) use moves::{
-    scalar_register, store_low_bytes, store_return, ArgSource, CopyArea, StackArgs,
+    load_low_bytes, scalar_register, store_low_bytes, store_return, ArgSource, CopyArea, StackArgs,
 };
 // Whole-slot stack moves: the x86-64 executors' (the AArch64 one writes each move's width).
 #[cfg_attr(

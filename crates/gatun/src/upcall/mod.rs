@@ -12,13 +12,15 @@
 //!
 //! - **Arguments.** Scalars arrive as their `Value` variants, truncated to their declared width
 //!   (a `bool` is `byte != 0`). A struct or union by value — in registers or, for MEMORY-class
-//!   and spilled structs, on the caller's stack — is copied into one frame of the per-thread
-//!   [`linker_stack`] (the JDK's `Allocate` binding from the upcall's context arena) and
-//!   arrives as a [`Value::Segment`] that lives for the duration of the upcall only (the
-//!   lifetime of [`UpcallArgs`] makes keeping it longer a compile error). Upcalls without
-//!   struct arguments push no frame. A struct the caller passes by reference (AAPCS64 §6.8.2
-//!   B.3: over 16 bytes and not an HFA; Win64: any size but 1, 2, 4 or 8 bytes) is not copied:
-//!   its segment is the caller's own copy, which the closure may also write.
+//!   and spilled structs, on the caller's stack — is copied and arrives as a
+//!   [`Value::Segment`] that lives for the duration of the upcall only (the lifetime of
+//!   [`UpcallArgs`] makes keeping it longer a compile error). When every argument and the
+//!   return are in registers the copies go into a 128-byte buffer on the dispatcher's stack;
+//!   otherwise into one frame of the per-thread [`linker_stack`] (the JDK's `Allocate` binding
+//!   from the upcall's context arena). Upcalls without struct arguments copy nothing. A struct
+//!   the caller passes by reference (AAPCS64 §6.8.2 B.3: over 16 bytes and not an HFA; Win64:
+//!   any size but 1, 2, 4 or 8 bytes) is not copied: its segment is the caller's own copy,
+//!   which the closure may also write.
 //! - **Returns.** The closure returns `Ok(value)`: [`Value::Void`] for `void`, the scalar of
 //!   exactly the declared kind (a pointer as `Value::Address` or `Value::Segment`), or, for a
 //!   struct return, either a `Value::Segment` of at least the layout's size whose bytes are
@@ -36,8 +38,8 @@
 //!   an uncaught exception in an upcall (it crashes the VM).
 //! - **Threads.** C may call the pointer from any thread, including threads Rust never saw
 //!   (created with `pthread_create` in C): the closure must be `Send + Sync`, a bound of
-//!   [`Linker::upcall_stub`]. On such a thread the first upcall with struct arguments creates
-//!   the thread's linker-stack block; it is freed when the thread exits (Rust's thread-local
+//!   [`Linker::upcall_stub`]. On such a thread the first upcall that copies into the linker
+//!   stack (struct arguments not all in registers) creates the thread's linker-stack block; it is freed when the thread exits (Rust's thread-local
 //!   destructors run for every pthread).
 //!   A closure that is not `Send + Sync` (it captures an `Rc`, a `RefCell`, a segment of a
 //!   confined arena) goes through [`Linker::upcall_stub_confined`] instead: the
@@ -67,6 +69,11 @@
 //!   for the return layout's size.
 //! - Struct argument copies are written with exactly each move's `size` bytes at its `offset`
 //!   (inside the copy of the layout's size); register-return images are 32 bytes.
+//! - A context is `#[repr(C)]` with its [`IntPath`] first: the x86-64 System V integer entries
+//!   call the function pointer at the context's address, which is set only for signatures that
+//!   `IntPath::of` accepted on the native plan (arguments in rdi.. in order, result in rax).
+//! - A [`RegisterPath`]'s moves lie inside the 128-byte copy buffer and inside each struct,
+//!   and name only register words of the frame (checked when it is made).
 
 use std::ffi::c_void;
 use std::fmt;
@@ -77,7 +84,7 @@ use std::ops::Deref;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use crate::abi::{ArgPlan, CallPlan, Location, Register, ReturnPlan};
-use crate::backend::{store_low_bytes, CopyArea, Direction};
+use crate::backend::{load_low_bytes, store_low_bytes, CopyArea, Direction};
 use crate::code::ExecutableCode;
 use crate::error::{Error, Result};
 use crate::layout::{MemoryLayout, ScalarKind};
@@ -118,6 +125,9 @@ const _: () = {
     assert!(std::mem::offset_of!(UpcallFrame, ret_int) == 144);
     assert!(std::mem::offset_of!(UpcallFrame, ret_vector) == 160);
     assert!(std::mem::size_of::<UpcallFrame>() == 192);
+    // The x86-64 System V entry's integer path: 24-byte values, the flag at the context's start.
+    assert!(std::mem::size_of::<Value<'static>>() == 24);
+    assert!(std::mem::offset_of!(Context<'static>, int_path) == 0);
 };
 
 impl UpcallFrame {
@@ -171,8 +181,117 @@ enum RetKind {
     Group(usize),
 }
 
+/// The Rust side of an integer-register path: `(context, values) -> result bits`.
+type IntDispatch = unsafe extern "C" fn(*const c_void, *mut Value<'static>) -> u64;
+
+/// The integer-register path of a signature (x86-64 System V's short path): every argument is
+/// a non-`bool` scalar in integer argument register `i` for argument `i` (at most six), the
+/// return is `void` or a scalar in the first integer return register, and the stub is not
+/// confined. The stub then jumps to the entry for its argument count, which stores those
+/// registers straight into the payload words of `n` [`Value`]s on its stack and calls
+/// `dispatch` (a [`gatun_upcall_dispatch_int`] monomorphised for the count and the return
+/// conversion), which writes the tags and returns the result's bits in its own return register.
+/// `#[repr(C)]`, first in [`Context`]: the entry calls the word at the context's address.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+struct IntPath {
+    /// Offset 0: the dispatcher, `None` if the stub does not take this path.
+    dispatch: Option<IntDispatch>,
+    /// The number of arguments (0..=6).
+    n: u8,
+    /// The `Value` tag the closure's result must have (`Value::Void`'s for `void`).
+    ret_tag: u8,
+    /// Argument `i`'s `Value` tag.
+    tags: [u8; INT_PATH_ARGS],
+}
+
+impl Default for IntPath {
+    fn default() -> IntPath {
+        IntPath {
+            dispatch: None,
+            n: 0,
+            ret_tag: 0,
+            tags: [0; INT_PATH_ARGS],
+        }
+    }
+}
+
+/// The conversion of a scalar result's payload (at offset 8 of its `Value`) to the 64-bit return
+/// image: small integers extended by signedness, `f32` in the low 32 bits.
+#[repr(u8)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+enum IntReturn {
+    /// `void`: the bits are 0.
+    #[default]
+    Void,
+    /// 8 payload bytes (`i64`, `u64`, `f64`, an address).
+    Word,
+    I32,
+    /// 4 payload bytes zero-extended (`u32`, `f32`).
+    Low32,
+    I16,
+    U16,
+    I8,
+    U8,
+    Bool,
+}
+
+/// The most arguments the integer-register path takes (SysV's six integer argument registers).
+const INT_PATH_ARGS: usize = 6;
+
+impl IntPath {
+    /// The integer path of a scalar path (no dispatcher if there is none).
+    fn of(fast: Option<&ScalarPath>) -> IntPath {
+        let Some(fast) = fast else {
+            return IntPath::default();
+        };
+        let in_order = fast.args.len() <= INT_PATH_ARGS
+            && fast
+                .args
+                .iter()
+                .enumerate()
+                .all(|(i, a)| a.word as usize == i && !a.is_bool);
+        let (ret_tag, ret) = match fast.ret {
+            None => (crate::value::value_tag(&Value::Void), IntReturn::Void),
+            Some((kind, RET_INT_WORD)) => (
+                crate::value::scalar_tag(kind),
+                match kind {
+                    ScalarKind::Bool => IntReturn::Bool,
+                    ScalarKind::I8 => IntReturn::I8,
+                    ScalarKind::U8 => IntReturn::U8,
+                    ScalarKind::I16 => IntReturn::I16,
+                    ScalarKind::U16 => IntReturn::U16,
+                    ScalarKind::I32 => IntReturn::I32,
+                    ScalarKind::U32 | ScalarKind::F32 => IntReturn::Low32,
+                    ScalarKind::I64 | ScalarKind::U64 | ScalarKind::F64 | ScalarKind::Pointer => {
+                        IntReturn::Word
+                    }
+                },
+            ),
+            Some(_) => return IntPath::default(),
+        };
+        if !in_order {
+            return IntPath::default();
+        }
+        let mut path = IntPath {
+            dispatch: Some(int_dispatcher(fast.args.len(), ret)),
+            n: fast.args.len() as u8,
+            ret_tag,
+            tags: [0; INT_PATH_ARGS],
+        };
+        for (t, a) in path.tags.iter_mut().zip(fast.args.iter()) {
+            *t = a.tag;
+        }
+        path
+    }
+}
+
 /// Everything the dispatcher needs about one stub; its address is baked into the stub's code.
+/// `#[repr(C)]` so that [`IntPath`] is at offset 0.
+#[repr(C)]
 struct Context<'s> {
+    /// At offset 0 (read by the x86-64 System V entry).
+    int_path: IntPath,
     descriptor: FunctionDescriptor,
     plan: CallPlan,
     args: Box<[ArgKind]>,
@@ -184,6 +303,9 @@ struct Context<'s> {
     owner: usize,
     /// The precomputed decoding of a scalar-only signature ([`ScalarPath::of`]), if it is one.
     fast: Option<ScalarPath>,
+    /// The precomputed decoding of a signature with struct arguments or a struct return, all
+    /// in registers ([`RegisterPath::of`]), if it is one and has no [`ScalarPath`].
+    regs: Option<RegisterPath>,
 }
 
 /// Word index of [`UpcallFrame::vector`] in the frame seen as `u64`s.
@@ -256,6 +378,125 @@ impl ScalarPath {
     }
 }
 
+/// One register part of a struct argument: `size` bytes of frame word `word` go to byte `dst`
+/// of the dispatcher's copy buffer.
+#[derive(Debug, Clone, Copy)]
+struct RegisterMove {
+    word: u8,
+    size: u8,
+    dst: u16,
+}
+
+/// One argument of a [`RegisterPath`].
+#[derive(Debug, Clone, Copy)]
+enum RegisterArg {
+    Scalar(ScalarArg),
+    /// A struct copy at byte `offset` of the copy buffer, `size` bytes.
+    Group {
+        offset: u16,
+        size: u16,
+    },
+}
+
+/// Bytes of the dispatcher's stack buffer for register-passed struct argument copies (all of
+/// SysV's 14 argument registers, or AAPCS64's 16, fit).
+const REGISTER_COPY_BYTES: usize = 128;
+
+/// The stack buffer of [`REGISTER_COPY_BYTES`] (16-aligned: no register-passed struct has a
+/// larger alignment, since its size is a multiple of it and at most 16 bytes per argument
+/// under the SysV rules, 64 under AAPCS64's HFA rules with 16-byte members at the most).
+#[repr(C, align(16))]
+struct RegisterCopies([MaybeUninit<u8>; REGISTER_COPY_BYTES]);
+
+/// The upcall path of a signature whose arguments (at most [`INLINE_ARGS`]) are scalars and
+/// structs passed in registers and whose return is `void`, a scalar or a struct in registers:
+/// struct arguments are copied from their registers into a buffer on the dispatcher's stack
+/// (they live for the upcall, like a linker-stack frame), and a struct result is loaded into
+/// the return registers straight from the segment the closure returns. No linker-stack frame,
+/// no per-move plan interpretation.
+#[derive(Debug)]
+struct RegisterPath {
+    args: Box<[RegisterArg]>,
+    moves: Box<[RegisterMove]>,
+    /// For a struct return: `size` bytes at `dst` of the result go to frame word `word` (a
+    /// return register word); `dst` is the offset in the struct here.
+    ret_moves: Box<[RegisterMove]>,
+}
+
+impl RegisterPath {
+    /// The register path of a signature, or `None` (stack or by-reference arguments, a
+    /// memory return, too many arguments or copies over [`REGISTER_COPY_BYTES`]).
+    fn of(args: &[ArgKind], ret: RetKind, plan: &CallPlan) -> Option<RegisterPath> {
+        if args.len() > INLINE_ARGS
+            || plan.hidden_return_pointer.is_some()
+            || (matches!(ret, RetKind::Group(_)) && !matches!(plan.ret, ReturnPlan::Registers(_)))
+        {
+            return None;
+        }
+        let word = |loc: Location| match loc {
+            Location::Int(n) if (n as usize) < VECTOR_WORD => Some(n as usize),
+            Location::Vector(n) if n < 8 => Some(VECTOR_WORD + n as usize),
+            _ => None,
+        };
+        let mut used = 0usize;
+        let mut moves = Vec::new();
+        let mut out = Vec::with_capacity(args.len());
+        for (kind, ap) in args.iter().zip(&plan.args) {
+            out.push(match *kind {
+                ArgKind::Scalar(kind, loc) => RegisterArg::Scalar(ScalarArg {
+                    tag: crate::value::scalar_tag(kind),
+                    word: word(loc)? as u8,
+                    is_bool: kind == ScalarKind::Bool,
+                }),
+                ArgKind::Group { size, align } => {
+                    let offset = used.checked_next_multiple_of(align)?;
+                    used = offset.checked_add(size)?;
+                    if used > REGISTER_COPY_BYTES || align > 16 {
+                        return None;
+                    }
+                    for m in &ap.moves {
+                        if m.offset as usize + m.size as usize > size {
+                            return None;
+                        }
+                        moves.push(RegisterMove {
+                            word: word(m.to)? as u8,
+                            size: m.size,
+                            dst: (offset + m.offset as usize) as u16,
+                        });
+                    }
+                    RegisterArg::Group {
+                        offset: offset as u16,
+                        size: size as u16,
+                    }
+                }
+                ArgKind::ByReference { .. } => return None,
+            });
+        }
+        let ret_moves = match (&plan.ret, ret) {
+            (ReturnPlan::Registers(ms), RetKind::Group(size)) => ms
+                .iter()
+                .map(|m| {
+                    (m.offset as usize + m.size as usize <= size).then_some(RegisterMove {
+                        word: match m.from {
+                            Register::Int(0) => RET_INT_WORD,
+                            Register::Int(_) => RET_INT_WORD + 1,
+                            Register::Vector(n) => RET_VECTOR_WORD + (n as usize & 3),
+                        } as u8,
+                        size: m.size,
+                        dst: m.offset as u16,
+                    })
+                })
+                .collect::<Option<Box<[_]>>>()?,
+            _ => Box::new([]),
+        };
+        Some(RegisterPath {
+            args: out.into(),
+            moves: moves.into(),
+            ret_moves,
+        })
+    }
+}
+
 /// Writes the `Value` of a scalar argument from its 64-bit register image: the tag, then the
 /// image as payload (a `bool` normalised to 0 or 1). Equal to `Value::from_scalar_bits` of the
 /// tag's kind (asserted for every kind in the tests): every scalar variant's payload starts at
@@ -324,9 +565,16 @@ impl<'s> Context<'s> {
             ),
             Some(g) => RetKind::Group(g.byte_size()),
         };
+        let fast = ScalarPath::of(&args, ret);
+        let regs = match fast {
+            Some(_) => None,
+            None => RegisterPath::of(&args, ret, &plan),
+        };
         Ok(Context {
+            regs,
+            int_path: IntPath::of(fast.as_ref()),
             owner: 0,
-            fast: ScalarPath::of(&args, ret),
+            fast,
             descriptor: descriptor.clone(),
             plan,
             args,
@@ -351,8 +599,8 @@ const INLINE_ARGS: usize = 16;
 /// forwarding (measured: `int(int)` identity upcall 14.5 ns with `get`, 18-22 ns with
 /// `Ok(args[0])`).
 ///
-/// Everything borrows the upcall: struct argument segments point into a linker-stack frame that
-/// is popped when the closure returns, so they cannot be kept (the `'a` lifetime ends with the
+/// Everything borrows the upcall: struct argument segments point into a linker-stack frame or a
+/// buffer on the dispatcher's stack, both gone when the closure returns, so they cannot be kept (the `'a` lifetime ends with the
 /// call). `!Send` and `!Sync`, like the segments it holds.
 ///
 /// ```
@@ -771,6 +1019,8 @@ impl Linker {
             Box::new(move |a: &UpcallArgs<'_>| bound.call(a)),
         )?;
         ctx.owner = thread_mark();
+        // The integer path does not check the owner.
+        ctx.int_path.dispatch = None;
         Ok(ConfinedUpcallStub {
             stub: UpcallStub::from_context(Box::new(ctx), arena)?,
             _not_send: PhantomData,
@@ -778,8 +1028,21 @@ impl Linker {
     }
 }
 
-/// The stub's code for `ctx`, from the native backend (its upcall entry).
+/// The stub's code for `ctx`, from the native backend (its upcall entry; on x86-64 System V
+/// the integer-register path's entry when `ctx` has one).
 fn stub_code(ctx: &Context<'_>) -> Result<ExecutableCode> {
+    #[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+    if ctx.int_path.dispatch.is_some() {
+        // SAFETY: the context's first word is its dispatcher for `n` values, and the stub is
+        // called as a function of the descriptor, whose `n` arguments are in rdi.. in order and
+        // whose result is `void` or in rax (`IntPath::of` on the native SysV plan).
+        return unsafe {
+            crate::backend::x86_64_sysv::int_upcall_code(
+                ctx.int_path.n as usize,
+                ctx as *const Context<'_> as usize,
+            )
+        };
+    }
     crate::backend::native::upcall_code(ctx as *const Context<'_> as usize)
 }
 
@@ -802,6 +1065,10 @@ unsafe fn dispatch(ctx: &Context<'_>, frame: &mut UpcallFrame) -> Result<()> {
     if let Some(fast) = &ctx.fast {
         // SAFETY: forwarded.
         return unsafe { dispatch_scalar(ctx, fast, frame) };
+    }
+    if let Some(regs) = &ctx.regs {
+        // SAFETY: forwarded.
+        return unsafe { dispatch_registers(ctx, regs, frame) };
     }
     // SAFETY: forwarded.
     unsafe { dispatch_general(ctx, frame) }
@@ -848,6 +1115,118 @@ unsafe fn dispatch_scalar(
         }
     }
     Ok(())
+}
+
+/// [`dispatch`] for a signature with a [`RegisterPath`].
+///
+/// # Safety
+/// As [`dispatch`]; `regs` is `ctx`'s.
+#[inline(always)]
+unsafe fn dispatch_registers(
+    ctx: &Context<'_>,
+    regs: &RegisterPath,
+    frame: &mut UpcallFrame,
+) -> Result<()> {
+    let words = (frame as *mut UpcallFrame).cast::<u64>();
+    let mut copies = RegisterCopies([MaybeUninit::uninit(); REGISTER_COPY_BYTES]);
+    let base = copies.0.as_mut_ptr().cast::<u8>();
+    for m in regs.moves.iter() {
+        // SAFETY: `m.word` is a register word of the frame and `m.dst + m.size` lies inside
+        // the buffer (`RegisterPath::of`).
+        // Whole eightbytes (the common case) without the per-size dispatch.
+        unsafe {
+            let (dst, bits) = (base.add(m.dst as usize), words.add(m.word as usize).read());
+            if m.size == 8 {
+                dst.cast::<u64>().write_unaligned(bits);
+            } else {
+                store_low_bytes(dst, bits, m.size as usize);
+            }
+        };
+    }
+    let mut inline = [const { MaybeUninit::<Value<'_>>::uninit() }; INLINE_ARGS];
+    for (slot, a) in inline.iter_mut().zip(regs.args.iter()) {
+        match *a {
+            // SAFETY: as in `dispatch_scalar`.
+            RegisterArg::Scalar(s) => unsafe {
+                write_scalar_value(slot.as_mut_ptr(), s, words.add(s.word as usize).read())
+            },
+            // SAFETY: the copy lies inside the buffer, which outlives the segment (the closure
+            // cannot keep it: `UpcallArgs`); its bytes were written by the moves above (struct
+            // padding between members may be unwritten, as in a C copy).
+            RegisterArg::Group { offset, size } => {
+                slot.write(Value::Segment(unsafe {
+                    MemorySegment::from_raw_parts(base.add(offset as usize), size as usize)
+                }));
+            }
+        }
+    }
+    // SAFETY: the first `args.len()` (at most INLINE_ARGS) slots were written just above.
+    let values =
+        unsafe { std::slice::from_raw_parts(inline.as_ptr().cast::<Value<'_>>(), regs.args.len()) };
+    // The largest register-returned struct: an HFA of four doubles in v0..v3 (AAPCS64).
+    let mut image = [0u64; 4];
+    let image_ptr = image.as_mut_ptr().cast::<u8>();
+    let ret = match ctx.ret {
+        // SAFETY: a register-returned struct has at most 32 bytes; `image` outlives the
+        // segment, which the closure cannot keep, and is read below only through `image_ptr`.
+        RetKind::Group(size) => {
+            Some(unsafe { MemorySegment::from_raw_parts(image_ptr, size.min(32)) })
+        }
+        _ => None,
+    };
+    let args = UpcallArgs {
+        values,
+        ret,
+        descriptor: &ctx.descriptor,
+    };
+    let result = (ctx.closure)(&args)?;
+    match ctx.ret {
+        RetKind::Void => {
+            if !matches!(result, Value::Void) {
+                return Err(return_mismatch("void", &result));
+            }
+        }
+        RetKind::Scalar(k, reg) => {
+            let bits = result
+                .scalar_bits(k)
+                .ok_or_else(|| return_mismatch(k, &result))?;
+            frame.set_return(reg, bits);
+        }
+        RetKind::Group(size) => {
+            let src: *const u8 = match result {
+                Value::Void => image_ptr,
+                Value::Segment(s) if s.byte_size() >= size => s.as_ptr(),
+                v => return Err(group_return_mismatch(size, &v)),
+            };
+            for m in regs.ret_moves.iter() {
+                // SAFETY: a return move lies inside the struct (`dst + size <= size of the
+                // layout`, `RegisterPath::of`), which `src` holds: the closure's segment of at
+                // least that size, or the 32-byte image; `m.word` is a return word of the
+                // frame.
+                unsafe {
+                    let p = src.add(m.dst as usize);
+                    let bits = if m.size == 8 {
+                        p.cast::<u64>().read_unaligned()
+                    } else {
+                        load_low_bytes(p, m.size as usize)
+                    };
+                    words.add(m.word as usize).write(bits);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cold]
+#[inline(never)]
+fn group_return_mismatch(size: usize, found: &Value<'_>) -> Error {
+    return_mismatch(
+        format_args!(
+            "a segment of at least {size} bytes, or void after writing the return segment"
+        ),
+        found,
+    )
 }
 
 /// [`dispatch`] for any signature: the plan interpreted argument by argument.
@@ -1046,7 +1425,138 @@ pub(crate) unsafe extern "C" fn gatun_upcall_dispatch(ctx: *const c_void, frame:
             dispatch_scalar(ctx, fast, frame)
         }),
         // SAFETY: forwarded.
+        None if ctx.regs.is_some() => unsafe { run_registers(ctx, frame) },
+        // SAFETY: forwarded.
         None => unsafe { run_general(ctx, frame) },
+    }
+}
+
+/// The dispatcher of an integer-register path of `n` arguments with return conversion `ret`.
+fn int_dispatcher(n: usize, ret: IntReturn) -> IntDispatch {
+    macro_rules! by_return {
+        ($n:literal) => {
+            match ret {
+                IntReturn::Void => gatun_upcall_dispatch_int::<$n, { IntReturn::Void as u8 }>,
+                IntReturn::Word => gatun_upcall_dispatch_int::<$n, { IntReturn::Word as u8 }>,
+                IntReturn::I32 => gatun_upcall_dispatch_int::<$n, { IntReturn::I32 as u8 }>,
+                IntReturn::Low32 => gatun_upcall_dispatch_int::<$n, { IntReturn::Low32 as u8 }>,
+                IntReturn::I16 => gatun_upcall_dispatch_int::<$n, { IntReturn::I16 as u8 }>,
+                IntReturn::U16 => gatun_upcall_dispatch_int::<$n, { IntReturn::U16 as u8 }>,
+                IntReturn::I8 => gatun_upcall_dispatch_int::<$n, { IntReturn::I8 as u8 }>,
+                IntReturn::U8 => gatun_upcall_dispatch_int::<$n, { IntReturn::U8 as u8 }>,
+                IntReturn::Bool => gatun_upcall_dispatch_int::<$n, { IntReturn::Bool as u8 }>,
+            }
+        };
+    }
+    match n {
+        0 => by_return!(0),
+        1 => by_return!(1),
+        2 => by_return!(2),
+        3 => by_return!(3),
+        4 => by_return!(4),
+        5 => by_return!(5),
+        _ => by_return!(6),
+    }
+}
+
+/// The Rust side of an integer-register path ([`IntPath`]) of `N` arguments whose result
+/// converts by `R` (an [`IntReturn`] as `u8`): `values` holds `N` [`Value`]s whose payload
+/// words the entry filled with the argument registers; this writes their tags, runs the closure
+/// under [`guard`] and returns the result's 64-bit register image (0 for `void`), which the
+/// entry leaves in rax.
+///
+/// # Safety
+/// Called only by the entry assembly, for a context whose `int_path.dispatch` is this
+/// function, with `values` pointing to `N` writable, 8-aligned `Value`s whose payload words
+/// hold the caller's first `N` integer argument registers, for a C call of the stub's
+/// descriptor type.
+unsafe extern "C" fn gatun_upcall_dispatch_int<const N: usize, const R: u8>(
+    ctx: *const c_void,
+    values: *mut Value<'static>,
+) -> u64 {
+    // SAFETY: the stub's code holds the address of its live boxed Context (module invariants).
+    let ctx = unsafe { &*ctx.cast::<Context<'_>>() };
+    let path = &ctx.int_path;
+    let base = values.cast::<u8>();
+    for i in 0..N {
+        // SAFETY: `i < N`: the tag byte of one of the entry's values.
+        unsafe {
+            base.add(i * std::mem::size_of::<Value<'_>>())
+                .write(path.tags[i])
+        };
+    }
+    // SAFETY: the `N` values have their tags (just written) and payloads (the entry's register
+    // images, whose low bytes are the declared width's value; no `bool`s).
+    let values = unsafe { std::slice::from_raw_parts(values.cast_const(), N) };
+    let mut bits = 0u64;
+    guard(&ctx.descriptor, || {
+        let args = UpcallArgs {
+            values,
+            ret: None,
+            descriptor: &ctx.descriptor,
+        };
+        // Matched by reference: the result is not moved out of the `Result`.
+        let result = (ctx.closure)(&args);
+        match &result {
+            Ok(v) => bits = int_result_bits::<R>(ctx, v)?,
+            Err(_) => return result.map(|_| ()),
+        }
+        Ok(())
+    });
+    bits
+}
+
+/// The return image of an integer-path result converted by `R` (an [`IntReturn`] as `u8`).
+#[inline(always)]
+fn int_result_bits<const R: u8>(ctx: &Context<'_>, result: &Value<'_>) -> Result<u64> {
+    if crate::value::value_tag(result) != ctx.int_path.ret_tag {
+        return scalar_result_bits(ctx.fast.as_ref(), result);
+    }
+    let payload = (result as *const Value<'_>).cast::<u8>().wrapping_add(8);
+    // SAFETY: the tag is the declared kind's, so the payload at offset 8 is an initialised
+    // value of that kind's width (`Value` is `#[repr(C, u8)]`).
+    Ok(unsafe {
+        match R {
+            r if r == IntReturn::Word as u8 => payload.cast::<u64>().read(),
+            r if r == IntReturn::I32 as u8 => payload.cast::<i32>().read() as i64 as u64,
+            r if r == IntReturn::Low32 as u8 => payload.cast::<u32>().read() as u64,
+            r if r == IntReturn::I16 as u8 => payload.cast::<i16>().read() as i64 as u64,
+            r if r == IntReturn::U16 as u8 => payload.cast::<u16>().read() as u64,
+            r if r == IntReturn::I8 as u8 => payload.cast::<i8>().read() as i64 as u64,
+            r if r == IntReturn::U8 as u8 || r == IntReturn::Bool as u8 => payload.read() as u64,
+            _ => 0,
+        }
+    })
+}
+
+/// The return image of a scalar-path result (0 for `void`), or the mismatch error.
+#[cold]
+#[inline(never)]
+fn scalar_result_bits(fast: Option<&ScalarPath>, result: &Value<'_>) -> Result<u64> {
+    match fast.and_then(|f| f.ret) {
+        None => match result {
+            Value::Void => Ok(0),
+            v => Err(return_mismatch("void", v)),
+        },
+        Some((kind, _)) => match result.scalar_bits(kind) {
+            Some(bits) => Ok(bits),
+            None => Err(return_mismatch(kind, result)),
+        },
+    }
+}
+
+/// [`dispatch_registers`] under [`guard`], out of line (inlined, it made the scalar path's code
+/// in the caller larger and slower on AArch64).
+///
+/// # Safety
+/// As [`dispatch`].
+#[inline(never)]
+unsafe fn run_registers(ctx: &Context<'_>, frame: &mut UpcallFrame) {
+    if let Some(regs) = &ctx.regs {
+        // SAFETY: forwarded.
+        guard(&ctx.descriptor, || unsafe {
+            dispatch_registers(ctx, regs, frame)
+        })
     }
 }
 

@@ -349,3 +349,120 @@ fn scalar_path_and_general_path_agree() {
         assert!(context(&d, |_| Ok(Value::Void)).fast.is_none(), "{d}");
     }
 }
+
+/// Six values as the x86-64 System V entry leaves them: payload words set, tags not yet.
+fn int_entry_values(regs: [u64; 6]) -> [MaybeUninit<Value<'static>>; 6] {
+    let mut values = [const { MaybeUninit::<Value<'static>>::uninit() }; 6];
+    for (v, r) in values.iter_mut().zip(regs) {
+        // SAFETY: the payload word of a 24-byte, 8-aligned value.
+        unsafe { v.as_mut_ptr().cast::<u64>().add(1).write(r) };
+    }
+    values
+}
+
+#[test]
+fn integer_path_is_taken_only_by_in_order_integer_register_signatures() {
+    let on =
+        |d: &FunctionDescriptor| context(d, |_| Ok(Value::Void)).int_path.dispatch.is_some() as u8;
+    assert_eq!(on(&FD::of(V::I32, [V::I32])), 1);
+    assert_eq!(on(&FD::of_void([])), 1);
+    assert_eq!(on(&FD::of(V::ADDRESS, [V::I64; 6])), 1);
+    assert_eq!(on(&FD::of(V::I32, [V::I64; 7])), 0); // a stack argument
+    assert_eq!(on(&FD::of(V::I32, [V::F64])), 0); // a vector register
+    assert_eq!(on(&FD::of(V::F64, [V::I32])), 0); // returned in xmm0
+    assert_eq!(on(&FD::of(V::I32, [V::BOOL])), 0); // needs normalising
+    assert_eq!(on(&FD::of(st([V::I64]), [V::I32])), 0);
+}
+
+#[test]
+fn integer_path_decodes_registers_and_extends_results_like_the_general_path() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let ctx = context(
+        &FD::of(V::I16, [V::I8, V::U16, V::I32, V::U32, V::I64, V::ADDRESS]),
+        move |a| {
+            s.lock().unwrap().extend(a.iter().map(|v| v.to_string()));
+            Ok(Value::I16(-2))
+        },
+    );
+    assert!(ctx.int_path.dispatch.is_some());
+    let mut values = int_entry_values([
+        0xdead_beef_0000_00ff,
+        0x1234_ffff,
+        0xffff_ffff_8000_0000,
+        7,
+        9,
+        0xabcd,
+    ]);
+    // SAFETY: six values with register payloads, for a call of the context's type.
+    let bits = unsafe {
+        ctx.int_path.dispatch.unwrap()(
+            (&ctx as *const Context<'_>).cast(),
+            values.as_mut_ptr().cast(),
+        )
+    };
+    assert_eq!(bits, (-2i64) as u64);
+    assert_eq!(
+        *seen.lock().unwrap(),
+        ["-1", "65535", "-2147483648", "7", "9", "0xabcd"]
+    );
+    type Case = (V, fn() -> Value<'static>, u64);
+    let results: [Case; 4] = [
+        (V::U32, || Value::U32(u32::MAX), u32::MAX as u64),
+        (V::I32, || Value::I32(-1), u64::MAX),
+        (V::U8, || Value::U8(200), 200),
+        (V::U16, || Value::U16(0xfffe), 0xfffe),
+    ];
+    for (kind, ret, expect) in results {
+        let ctx = context(&FD::of(kind.clone(), []), move |_| Ok(ret()));
+        let mut values = int_entry_values([0; 6]);
+        // SAFETY: as above.
+        let bits = unsafe {
+            ctx.int_path.dispatch.unwrap()(
+                (&ctx as *const Context<'_>).cast(),
+                values.as_mut_ptr().cast(),
+            )
+        };
+        assert_eq!(bits, expect, "{kind:?}");
+    }
+}
+
+#[test]
+fn register_path_is_taken_by_register_structs_only_and_agrees_with_the_general_path() {
+    let regs = |d: &FunctionDescriptor| context(d, |_| Ok(Value::Void)).regs.is_some();
+    let point = st([V::F64, V::F64]);
+    let mixed = st([V::F64, V::I32]); // 12 bytes: an 8-byte and a 4-byte move
+    assert!(regs(&FD::of(point.clone(), [point.clone()])));
+    assert!(regs(&FD::of_void([
+        mixed.clone(),
+        V::I32.into(),
+        point.clone()
+    ])));
+    assert!(!regs(&FD::of(V::I32, [V::I32]))); // the scalar path
+    assert!(!regs(&FD::of_void([st([V::I64; 3])]))); // MEMORY class, on the stack
+    assert!(!regs(&FD::of(st([V::I64; 3]), []))); // hidden return pointer
+    let d = FD::of(mixed.clone(), [V::I8.into(), mixed.clone()]);
+    let run = |ctx: &Context<'_>| {
+        let mut f = frame(&[]);
+        f.gpr[0] = 0xff; // i8 -1
+        f.vector[0] = 2.5f64.to_bits();
+        f.gpr[1] = 0xdead_beef_0000_0007; // the int member, garbage above
+                                          // SAFETY: no stack arguments; the frame matches the descriptor.
+        unsafe { dispatch(ctx, &mut f) }.unwrap();
+        (f.ret_int, f.ret_vector)
+    };
+    fn echo<'a>(a: &UpcallArgs<'a>) -> Result<Value<'a>> {
+        assert_eq!(a.get::<i8>(0)?, -1);
+        let s = a.segment(1)?;
+        assert_eq!(s.get::<f64>(0)?, 2.5);
+        assert_eq!(s.get::<i32>(8)?, 7);
+        Ok(Value::Segment(s))
+    }
+    let fast = context(&d, echo);
+    assert!(fast.regs.is_some());
+    let mut general = context(&d, echo);
+    general.regs = None;
+    assert_eq!(run(&fast), run(&general));
+    assert_eq!(run(&fast).1[0], 2.5f64.to_bits());
+    assert_eq!(run(&fast).0[0] as u32, 7);
+}
