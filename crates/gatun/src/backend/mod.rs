@@ -132,6 +132,14 @@ native_backend! {
     (all(target_arch = "x86_64", target_os = "windows", not(miri))) => win64,
 }
 
+/// Byte offset of a `Value`'s payload in the stubs' values entries (the `#[repr(C, u8)]` tag is
+/// byte 0; the payload union is 8-aligned). An `i32` (x86-64 displacements; the AArch64 stub takes them as `u32`).
+pub(crate) const VALUE_PAYLOAD: i32 = 8;
+/// Bytes between consecutive `Value`s of a `&[Value]`, as [`VALUE_PAYLOAD`].
+pub(crate) const VALUE_STRIDE: i32 = std::mem::size_of::<crate::value::Value<'static>>() as i32;
+
+const _: () = assert!(VALUE_STRIDE == 24);
+
 /// Which way a plan is used: the checks of a backend's [`native::plan`] name it in their
 /// messages; downcalls and upcalls otherwise accept the same descriptors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

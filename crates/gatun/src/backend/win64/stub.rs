@@ -96,13 +96,7 @@ pub(crate) use crate::backend::ArgCheck;
 use crate::memory::MemorySegment;
 use crate::value::{scalar_tag, Value};
 
-/// Byte offset of a `Value`'s payload (the `#[repr(C, u8)]` tag is byte 0; the payload union
-/// is 8-aligned).
-pub(crate) const VALUE_PAYLOAD: i32 = 8;
-/// Bytes between consecutive `Value`s of a `&[Value]`.
-pub(crate) const VALUE_STRIDE: i32 = std::mem::size_of::<Value<'static>>() as i32;
-
-const _: () = assert!(VALUE_STRIDE == 24);
+pub(crate) use crate::backend::{VALUE_PAYLOAD, VALUE_STRIDE};
 
 /// The raw entry's signature (see the module documentation).
 pub(crate) type RawFn = unsafe extern "C" fn(

@@ -387,6 +387,7 @@ mod run {
 
     use super::*;
     use crate::backend::thread_errno;
+    use crate::value::Value;
     use std::cell::RefCell;
 
     thread_local! {
