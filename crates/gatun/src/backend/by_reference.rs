@@ -320,6 +320,21 @@ pub(crate) fn errno_for(capture: *mut i32) -> *mut i32 {
     }
 }
 
+/// The raw entry's signature of a by-reference backend's stub (the platform's C convention:
+/// AAPCS64 `x0`..`x5`, or Win64 `rcx`, `rdx`, `r8`, `r9` and two stack slots): argument `i`'s
+/// bytes at `args[i]`; the struct result's destination `ret`; the capture buffer; the target;
+/// the by-reference copies' pointer array (one per such argument, in argument order; the
+/// callee may write through them); the thread's errno address (capture stubs only). Returns the
+/// result's raw 64 bits (see each backend's `stub` module).
+pub(crate) type RawFn = unsafe extern "C" fn(
+    args: *const *const u8,
+    ret: *mut u8,
+    capture: *mut i32,
+    target: *const c_void,
+    copies: *const *const u8,
+    errno_location: *mut i32,
+) -> u64;
+
 /// The arguments of a stub entry besides its first (the `Value`s or the argument pointers),
 /// the same for both entries (see each backend's `stub` module for their registers).
 #[derive(Clone, Copy, Debug)]

@@ -92,7 +92,6 @@
     allow(dead_code)
 )]
 
-use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
@@ -108,15 +107,7 @@ use crate::value::scalar_tag;
 
 pub(crate) use crate::backend::{VALUE_PAYLOAD, VALUE_STRIDE};
 
-/// The raw entry's signature (see the module documentation).
-pub(crate) type RawFn = unsafe extern "C" fn(
-    args: *const *const u8,
-    ret: *mut u8,
-    capture: *mut i32,
-    target: *const c_void,
-    copies: *const *const u8,
-    errno_location: *mut i32,
-) -> u64;
+pub(crate) use crate::backend::by_reference::RawFn;
 
 // Scratch registers (caller-saved temporaries).
 /// The rejection flag of the values entry, and the checks' scratch.
@@ -588,7 +579,7 @@ impl ValuesEntry {
         values: *const crate::value::Value<'_>,
         ret: *mut u8,
         capture: *mut i32,
-        target: *const c_void,
+        target: *const std::ffi::c_void,
         copies: *const *const u8,
         errno_location: *mut i32,
     ) -> Option<u64> {

@@ -89,15 +89,14 @@ impl StubEntries for Entries {
     #[inline(always)]
     unsafe fn call_values(&self, values: *const Value<'_>, a: EntryArgs) -> Option<u64> {
         let mut rejected = 0u8;
-        // SAFETY: the caller's contract; `rejected` is writable for the call; the stub reads
-        // the copies' pointers only (the callee may write through them).
+        // SAFETY: the caller's contract; `rejected` is writable for the call.
         let r = unsafe {
             (self.values)(
                 values,
                 a.ret,
                 a.capture,
                 a.target,
-                a.copies.cast(),
+                a.copies,
                 a.errno_location,
                 &mut rejected,
             )
@@ -107,9 +106,8 @@ impl StubEntries for Entries {
 
     #[inline(always)]
     unsafe fn call_raw(&self, args: *const *const u8, a: EntryArgs) -> u64 {
-        let copies = a.copies.cast();
         // SAFETY: the caller's contract.
-        unsafe { (self.raw)(args, a.ret, a.capture, a.target, copies, a.errno_location) }
+        unsafe { (self.raw)(args, a.ret, a.capture, a.target, a.copies, a.errno_location) }
     }
 }
 

@@ -389,6 +389,7 @@ mod run {
     use crate::backend::thread_errno;
     use crate::value::Value;
     use std::cell::RefCell;
+    use std::ffi::c_void;
 
     thread_local! {
         /// What the last target saw (its parameters, as 64-bit words).
