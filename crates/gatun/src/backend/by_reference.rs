@@ -5,9 +5,30 @@
 //! reads the result; [`kinds_mismatch`] is the error of a plan that does not match the linked
 //! copies.
 //!
+//! The compiled side is shared too: [`plan_copies`] lays out, once at link time, the
+//! trampoline's copies ([`Copies`]) and the one frame of a stub call ([`Refs`]: the stub's
+//! pointer array, 8 bytes per by-reference argument at offset 0, then each copy at its aligned
+//! offset). [`Executor`] is the executor of such a backend: the trampoline, or a [`Compiled`]
+//! stub whose entries ([`StubEntries`]: their calls are the ABI-specific part, in the backend)
+//! it runs on the integer, value, struct, capture and raw paths ([`Refs::with_copies`] fills
+//! the frame per call: one frame, no heap allocation). Each backend adds `link`, `image` and
+//! `uncaptured`.
+//!
 //! # Invariants
-//! Each copy is a fresh allocation of the call's frame of exactly the argument's size, filled
-//! from a source the caller vouches for; the frame outlives the call (the caller keeps it).
+//! - Each copy is a fresh allocation of the call's frame of exactly the argument's size, filled
+//!   from a source the caller vouches for; the frame outlives the call (the caller keeps it).
+//! - A [`Refs`] is built by [`Refs::new`] only: its pointer array and every copy lie inside
+//!   `area.bytes`, each copy at a multiple of its alignment, and `area.align` is at least 8.
+//! - A [`Compiled`] is built by [`Executor::of_stub`] (from a backend's `Executor::link`) with
+//!   the handle's own plan: its `refs` follow `plan.args` in order, and `capture`/`struct_ret`
+//!   are the handle's; the fast path is one variant ([`Executor::Int`]: no capture, no
+//!   by-reference copies, no return destination), so [`Executor::int_arity`] is derived from
+//!   it; its entries are kept alive by the [`StubEntries`] value (the stub cache holds only a
+//!   `Weak`).
+//! - The values entry checks every argument's tag and segment length before anything else and
+//!   reports a mismatch without calling ([`StubEntries::call_values`] gives `None`); on the
+//!   value path each by-reference `Value` must also be a `Value::Segment` of at least the
+//!   struct's size before its bytes are copied, otherwise nothing is called.
 
 // Used by the executors with by-reference copies (AArch64, Win64) only.
 #![cfg_attr(
@@ -25,8 +46,10 @@
 use std::ffi::c_void;
 
 use crate::abi::{CallPlan, Location, Register};
-use crate::backend::{ArgSource, CopyArea, StackArgs};
-use crate::memory::Frame;
+use crate::backend::{ArgKind, ArgSource, CopyArea, RetKind, StackArgs};
+use crate::layout::ScalarKind;
+use crate::memory::{linker_stack, Frame, SegmentAllocator};
+use crate::value::Value;
 
 /// The internal error of a plan whose arguments do not match the kinds (or by-reference copies)
 /// an executor was linked with: the handle layer never produces one.
@@ -106,7 +129,6 @@ pub(crate) unsafe fn interpret<T: Trampoline>(
     mut copies: impl ExactSizeIterator<Item = (usize, usize)>,
     mut arg: impl FnMut(usize) -> crate::Result<ArgSource>,
 ) -> crate::Result<u64> {
-    use crate::memory::SegmentAllocator as _;
     let copy_frame = push_copies(area)?;
     let linked = copies.len();
     let mut stack = StackArgs::new();
@@ -156,4 +178,506 @@ fn push_copies(area: CopyArea) -> crate::Result<Option<Frame<'static>>> {
     crate::memory::linker_stack()
         .push_frame(area.bytes, area.align)
         .map(Some)
+}
+
+/// What the interpreted path needs beyond the plan: the by-reference copies.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Copies {
+    /// The frame holding every copy of one call (`bytes == 0`: none, no frame pushed).
+    pub(crate) area: CopyArea,
+    /// `(size, align)` in bytes of each by-reference argument, in argument order.
+    pub(crate) each: Box<[(usize, usize)]>,
+}
+
+/// One by-reference argument of a compiled call: where its copy goes in the call's frame.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ref {
+    /// The argument's index among the descriptor's arguments.
+    pub(crate) index: usize,
+    /// The struct's size in bytes.
+    pub(crate) size: usize,
+    /// The copy's byte offset in the frame (after the pointer array; aligned as the backend
+    /// asked).
+    pub(crate) offset: usize,
+}
+
+/// The by-reference copies of a compiled call: one frame of `area` holding the stub's pointer
+/// array (`8 * each.len()` bytes at offset 0) and then each copy at its offset.
+#[derive(Clone, Debug)]
+pub(crate) struct Refs {
+    pub(crate) area: CopyArea,
+    pub(crate) each: Box<[Ref]>,
+}
+
+impl Refs {
+    /// The layout of the frame for `each` `(index, size, align)`; `None` when the total exceeds
+    /// `isize::MAX` bytes.
+    pub(crate) fn new(each: impl Iterator<Item = (usize, usize, usize)> + Clone) -> Option<Refs> {
+        let n = each.clone().count();
+        let mut area = CopyArea::default().with(n.checked_mul(8)?, 8)?;
+        let mut refs = Vec::with_capacity(n);
+        for (index, size, align) in each {
+            let offset = area.bytes.checked_next_multiple_of(align)?;
+            area = area.with(size, align)?;
+            refs.push(Ref {
+                index,
+                size,
+                offset,
+            });
+        }
+        Some(Refs {
+            area,
+            each: refs.into(),
+        })
+    }
+
+    /// Pushes the call's frame, copies each by-reference argument's `size` bytes from
+    /// `source(ref)` into it (at the copy's aligned offset) and fills the pointer array, runs
+    /// `call` with the array, and pops the frame. `None` (nothing called) when a source is
+    /// `None` or the frame fails.
+    ///
+    /// # Safety
+    /// Every `Some` source is readable for its argument's size.
+    #[inline(never)]
+    pub(crate) unsafe fn with_copies(
+        &self,
+        source: impl Fn(&Ref) -> Option<*const u8>,
+        call: impl FnOnce(*const *const u8) -> Option<u64>,
+    ) -> Option<u64> {
+        let area = self.area;
+        let frame = linker_stack().push_frame(area.bytes, area.align).ok()?;
+        let base = frame.allocate_uninit(area.bytes, area.align).ok()?.as_ptr();
+        let ptrs = base.cast::<*const u8>();
+        for (j, r) in self.each.iter().enumerate() {
+            let from = source(r)?;
+            // SAFETY: `Refs::new` put the pointer array at offset 0 (8 bytes per argument,
+            // 8-aligned: `base` is aligned to the area's alignment, at least 8) and each copy
+            // at its aligned offset, all inside the `area.bytes` bytes of `base`; the source is
+            // readable for `r.size` bytes (caller) and outside the fresh frame.
+            unsafe {
+                let copy = base.add(r.offset);
+                std::ptr::copy_nonoverlapping(from, copy, r.size);
+                ptrs.add(j).write(copy);
+            }
+        }
+        let out = call(ptrs.cast_const());
+        drop(frame);
+        out
+    }
+}
+
+/// The copies of a handle with `plan` and argument kinds `args`, laid out once at link time:
+/// the trampoline's [`Copies`] and, when its frame fits, the compiled call's [`Refs`] (`None`:
+/// the pointer array does not fit beside the copies; the handle interprets). `copy(kind)` is
+/// the `(size, align)` in bytes of a by-reference argument's copy.
+///
+/// # Errors
+/// [`crate::Error::SizeOverflow`] when the copies together exceed `isize::MAX` bytes (no frame
+/// can hold them); [`kinds_mismatch`] (an internal error) when `args` does not have one kind
+/// per planned argument.
+pub(crate) fn plan_copies(
+    plan: &CallPlan,
+    args: &[ArgKind],
+    copy: impl Fn(ArgKind) -> (usize, usize),
+) -> crate::Result<(Copies, Option<Refs>)> {
+    // The handle layer derives `args` from the same descriptor as `plan`: one kind per
+    // planned argument. Checked here too, so a mismatch is an error, not fewer copies.
+    debug_assert_eq!(
+        plan.args.len(),
+        args.len(),
+        "one argument kind per planned argument"
+    );
+    if plan.args.len() != args.len() {
+        return Err(kinds_mismatch(plan.args.len(), args.len()));
+    }
+    let by_ref = || {
+        plan.args
+            .iter()
+            .zip(args)
+            .enumerate()
+            .filter(|(_, (ap, _))| ap.by_reference.is_some())
+            .map(|(i, (_, kind))| {
+                let (size, align) = copy(*kind);
+                (i, size, align)
+            })
+    };
+    let each: Box<[(usize, usize)]> = by_ref().map(|(_, size, align)| (size, align)).collect();
+    let area = each
+        .iter()
+        .try_fold(CopyArea::default(), |a, &(size, align)| a.with(size, align))
+        .ok_or_else(CopyArea::too_large)?;
+    // No frame for the stub's pointer array either when it would not fit in one.
+    Ok((Copies { area, each }, Refs::new(by_ref())))
+}
+
+/// The errno address a call with capture buffer `capture` needs (null without capture).
+#[inline(always)]
+pub(crate) fn errno_for(capture: *mut i32) -> *mut i32 {
+    if capture.is_null() {
+        std::ptr::null_mut()
+    } else {
+        crate::backend::thread_errno()
+    }
+}
+
+/// The raw entry's signature of a by-reference backend's stub (the platform's C convention:
+/// AAPCS64 `x0`..`x5`, or Win64 `rcx`, `rdx`, `r8`, `r9` and two stack slots): argument `i`'s
+/// bytes at `args[i]`; the struct result's destination `ret`; the capture buffer; the target;
+/// the by-reference copies' pointer array (one per such argument, in argument order; the
+/// callee may write through them); the thread's errno address (capture stubs only). Returns the
+/// result's raw 64 bits (see each backend's `stub` module).
+pub(crate) type RawFn = unsafe extern "C" fn(
+    args: *const *const u8,
+    ret: *mut u8,
+    capture: *mut i32,
+    target: *const c_void,
+    copies: *const *const u8,
+    errno_location: *mut i32,
+) -> u64;
+
+/// The arguments of a stub entry besides its first (the `Value`s or the argument pointers),
+/// the same for both entries (see each backend's `stub` module for their registers).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct EntryArgs {
+    /// The struct result's destination (null: scalar or void result).
+    pub(crate) ret: *mut u8,
+    /// The capture buffer (null: no capture).
+    pub(crate) capture: *mut i32,
+    /// The function called.
+    pub(crate) target: *const c_void,
+    /// The by-reference copies' pointer array (null: none).
+    pub(crate) copies: *const *const u8,
+    /// The thread's errno address (null without capture).
+    pub(crate) errno_location: *mut i32,
+}
+
+impl EntryArgs {
+    /// The arguments of a call with `ret`, `capture` and `target` as a function of the copies'
+    /// pointer array (the errno address is the thread's with a capture buffer, else null).
+    #[inline(always)]
+    fn with(
+        ret: *mut u8,
+        capture: *mut i32,
+        target: *const c_void,
+    ) -> impl Fn(*const *const u8) -> EntryArgs {
+        let errno_location = errno_for(capture);
+        move |copies| EntryArgs {
+            ret,
+            capture,
+            target,
+            copies,
+            errno_location,
+        }
+    }
+}
+
+/// The two entries of a backend's compiled stub: the ABI-specific calls. The value implementing
+/// it keeps the stub alive.
+pub(crate) trait StubEntries {
+    /// The backend's trampoline frame (the interpreted path).
+    type Frame: Trampoline;
+
+    /// Calls the values entry: `Some(result bits)` when the arguments passed the checks and the
+    /// target was called, `None` when they were rejected (nothing called or written).
+    ///
+    /// # Safety
+    /// `values` points to the stub's `n` arguments; `a` is what the stub's plan needs, and
+    /// calling its target with the converted arguments is sound.
+    unsafe fn call_values(&self, values: *const Value<'_>, a: EntryArgs) -> Option<u64>;
+
+    /// Calls the raw entry: the result bits.
+    ///
+    /// # Safety
+    /// `args` holds one pointer per argument, each readable for its layout's size; the rest as
+    /// [`StubEntries::call_values`].
+    unsafe fn call_raw(&self, args: *const *const u8, a: EntryArgs) -> u64;
+}
+
+/// A compiled executor's stub and what its calls need around it.
+#[derive(Clone)]
+pub(crate) struct Compiled<E> {
+    /// The stub's entries (and what keeps them alive).
+    pub(crate) entries: E,
+    /// The by-reference copies (none: no frame).
+    pub(crate) refs: Refs,
+    /// Whether the handle captures the call state.
+    pub(crate) capture: bool,
+    /// Whether the result is a struct (a destination is needed).
+    pub(crate) struct_ret: bool,
+    /// The trampoline's copies, for [`Executor::interpreted`].
+    pub(crate) copies: Copies,
+}
+
+/// How a handle's calls run on a backend with by-reference copies (its stub entries `E`).
+/// Chosen once by the backend's `Executor::link`.
+#[derive(Clone)]
+pub(crate) enum Executor<E> {
+    /// The trampoline carries the plan out (the OS refused executable memory, or forced by
+    /// [`Executor::interpreted`]).
+    Interpreted(Copies),
+    /// No capture, no by-reference arguments, an integer (not bool), float or void result:
+    /// `invoke` calls the values entry through [`Executor::call_int`] (the entry returns a
+    /// float's bits in the integer return register too, so one fast path serves both).
+    Int(Compiled<E>),
+    /// Every other signature with a stub: [`Executor::call_values`] (a bool result is
+    /// normalised by the handle), [`Executor::call_struct`], [`Executor::call_capture`].
+    Stub(Compiled<E>),
+}
+
+impl<E: StubEntries + Clone> Executor<E> {
+    /// The executor of a linked stub (`entries`, with the copies laid out by [`plan_copies`])
+    /// of a handle with return `ret` and `capture`: the integer fast path when it applies (no
+    /// capture, no by-reference arguments, an integer (not bool), float or void result), else
+    /// the stub.
+    pub(crate) fn of_stub(
+        entries: E,
+        refs: Refs,
+        copies: Copies,
+        ret: RetKind,
+        capture: bool,
+    ) -> Executor<E> {
+        let int = !capture
+            && refs.each.is_empty()
+            && matches!(ret, RetKind::Void | RetKind::Scalar(_))
+            && ret != RetKind::Scalar(ScalarKind::Bool);
+        let c = Compiled {
+            entries,
+            refs,
+            capture,
+            struct_ret: matches!(ret, RetKind::Group { .. }),
+            copies,
+        };
+        if int {
+            Executor::Int(c)
+        } else {
+            Executor::Stub(c)
+        }
+    }
+
+    /// The compiled stub, if any.
+    #[inline(always)]
+    pub(crate) fn compiled(&self) -> Option<&Compiled<E>> {
+        match self {
+            Executor::Interpreted(_) => None,
+            Executor::Int(c) | Executor::Stub(c) => Some(c),
+        }
+    }
+
+    /// The trampoline's copies.
+    pub(crate) fn copies(&self) -> &Copies {
+        match self {
+            Executor::Interpreted(copies) => copies,
+            Executor::Int(c) | Executor::Stub(c) => &c.copies,
+        }
+    }
+
+    /// The trampoline executor (the test hook that forces the interpreted path).
+    #[cfg(feature = "internals")]
+    pub(crate) fn interpreted(&self) -> Executor<E> {
+        Executor::Interpreted(self.copies().clone())
+    }
+
+    /// Whether calls run a compiled stub.
+    pub(crate) fn is_compiled(&self) -> bool {
+        self.compiled().is_some()
+    }
+
+    /// `nargs` (the descriptor's argument count) when [`Executor::call_int`] applies, else
+    /// `usize::MAX` (no slice is that long), so that `invoke` decides with one compare.
+    pub(crate) fn int_arity(&self, nargs: usize) -> usize {
+        match self {
+            Executor::Int(_) => nargs,
+            _ => usize::MAX,
+        }
+    }
+
+    /// `usize::MAX`: float results take [`Executor::call_int`] (the values entry returns their
+    /// bits in the integer return register).
+    pub(crate) fn float_arity(&self, _nargs: usize) -> usize {
+        usize::MAX
+    }
+
+    /// The integer (and float) fast path: the result bits in the integer return register, or
+    /// `None` if the stub rejected an argument (nothing was called).
+    ///
+    /// # Safety
+    /// [`Executor::int_arity`] is not `usize::MAX`; `args` points to one `Value` per descriptor
+    /// argument; the callee's contract is the caller's.
+    #[inline(always)]
+    pub(crate) unsafe fn call_int(&self, args: *const u8, target: *const c_void) -> Option<u64> {
+        let Executor::Int(c) = self else {
+            // SAFETY: `int_arity` is not `usize::MAX` only for this variant (caller).
+            unsafe { std::hint::unreachable_unchecked() }
+        };
+        let a = EntryArgs {
+            ret: std::ptr::null_mut(),
+            capture: std::ptr::null_mut(),
+            target,
+            copies: std::ptr::null(),
+            errno_location: std::ptr::null_mut(),
+        };
+        // SAFETY: the values entry checks every tag and segment length before anything else;
+        // no capture, no by-reference copies and no return destination (a scalar or void
+        // return; `Executor::Int`); the rest is the caller's contract.
+        unsafe { c.entries.call_values(args.cast(), a) }
+    }
+
+    /// Never called ([`Executor::float_arity`] is `usize::MAX`): `None`.
+    ///
+    /// # Safety
+    /// None needed (nothing is called).
+    #[inline(always)]
+    pub(crate) unsafe fn call_float(&self, _: *const u8, _: *const c_void) -> Option<u64> {
+        None
+    }
+
+    /// A struct-returning call without capture through the value entry, writing the struct at
+    /// `ret`: `true` if it ran, `false` if this path does not apply or an argument was rejected
+    /// (then nothing was called).
+    ///
+    /// # Safety
+    /// `args` points to one `Value` per descriptor argument; `ret` is writable for the return
+    /// layout's size and aligned for it; the callee's contract is the caller's.
+    #[inline(always)]
+    pub(crate) unsafe fn call_struct(
+        &self,
+        args: *const u8,
+        ret: *mut u8,
+        target: *const c_void,
+    ) -> bool {
+        match self.compiled() {
+            // SAFETY: the caller's contract; no capture.
+            Some(c) if c.struct_ret && !c.capture => unsafe {
+                self.call_values(args, ret, std::ptr::null_mut(), target)
+                    .is_some()
+            },
+            _ => false,
+        }
+    }
+
+    /// Any call through the value entry: the scalar result's bits (the integer return
+    /// register; a float's bits), or `None` if there is no stub or an argument was rejected
+    /// (nothing was called).
+    ///
+    /// # Safety
+    /// `args` points to one `Value` per descriptor argument; `ret` is null (scalar or void
+    /// return) or writable and aligned for the return layout; `capture` is null (no capture)
+    /// or the capture buffer of a capture handle (the backend's capture state layout); the
+    /// callee's contract is the caller's.
+    #[inline(always)]
+    pub(crate) unsafe fn call_values(
+        &self,
+        args: *const u8,
+        ret: *mut u8,
+        capture: *mut i32,
+        target: *const c_void,
+    ) -> Option<u64> {
+        let c = self.compiled()?;
+        let values = args.cast::<Value<'_>>();
+        let a = EntryArgs::with(ret, capture, target);
+        if c.refs.each.is_empty() {
+            // SAFETY: the caller's contract; the stub checks every argument first; no
+            // by-reference arguments.
+            return unsafe { c.entries.call_values(values, a(std::ptr::null())) };
+        }
+        let source = |r: &Ref| {
+            // SAFETY: `values` holds one `Value` per descriptor argument (caller) and
+            // `r.index` is one of them.
+            match unsafe { *values.add(r.index) } {
+                Value::Segment(s) if s.byte_size() >= r.size => Some(s.as_ptr() as *const u8),
+                _ => None,
+            }
+        };
+        // SAFETY: each source is a segment of at least the struct's size, checked above;
+        // `copies` as the stub needs (`with_copies`); the rest is the caller's contract.
+        unsafe {
+            c.refs
+                .with_copies(source, |copies| c.entries.call_values(values, a(copies)))
+        }
+    }
+
+    /// The system-call adapter's fast path: the capture stub with the adapter's buffer, the raw
+    /// result bits. `None` when this path does not apply (not a capture handle with a scalar
+    /// or void return, no stub) or an argument was rejected (nothing was called).
+    ///
+    /// # Safety
+    /// As [`Executor::call_values`] with a non-null `capture`.
+    #[inline(always)]
+    pub(crate) unsafe fn call_capture(
+        &self,
+        args: *const u8,
+        capture: *mut i32,
+        target: *const c_void,
+    ) -> Option<u64> {
+        match self.compiled() {
+            // SAFETY: the caller's contract; a scalar or void return needs no destination.
+            Some(c) if c.capture && !c.struct_ret => unsafe {
+                self.call_values(args, std::ptr::null_mut(), capture, target)
+            },
+            _ => None,
+        }
+    }
+
+    /// The raw path through the stub: writes a struct result at `ret` and returns the scalar
+    /// result's bits; `None` without a stub, or when the copies' frame could not be had
+    /// (nothing was called).
+    ///
+    /// # Safety
+    /// `args` holds one pointer per descriptor argument, each readable for its layout's size;
+    /// `ret` writable (and aligned) for the return layout's size; `capture` null or a capture
+    /// buffer of a capture handle; the callee's contract is the caller's.
+    #[inline(always)]
+    pub(crate) unsafe fn call_raw(
+        &self,
+        args: *const *const u8,
+        ret: *mut u8,
+        capture: *mut i32,
+        target: *const c_void,
+    ) -> Option<u64> {
+        let c = self.compiled()?;
+        let a = EntryArgs::with(ret, capture, target);
+        if c.refs.each.is_empty() {
+            // SAFETY: the caller's contract; no by-reference arguments.
+            return Some(unsafe { c.entries.call_raw(args, a(std::ptr::null())) });
+        }
+        // SAFETY: `args[i]` is readable for argument i's size (caller); `copies` holds one
+        // pointer per by-reference argument, each to a copy of its bytes (`with_copies`).
+        unsafe {
+            c.refs.with_copies(
+                |r| Some(args.add(r.index).read()),
+                |copies| Some(c.entries.call_raw(args, a(copies))),
+            )
+        }
+    }
+
+    /// One call through the backend's trampoline with the linked copies (see [`interpret`]):
+    /// `arg(i)` gives argument `i`'s bytes, for every planned argument, before anything runs;
+    /// a by-reference argument's bytes are copied into this call's linker-stack frame and the
+    /// copy's address passed; the hidden return pointer is `ret`; `capture` is handed to the
+    /// frame (restored right before the call and saved right after it).
+    ///
+    /// # Errors
+    /// The first error of `arg`; [`crate::Error::OutOfMemory`] if the copies' frame falls back
+    /// to the heap and that allocation fails (nothing is called then);
+    /// [`crate::Error::InvalidDescriptor`] (an internal error, nothing called) when `plan` has
+    /// more by-reference arguments than the plan the executor was linked with.
+    ///
+    /// # Safety
+    /// Each `ArgSource::Bytes` is readable for its layout's size; `ret` is writable (and
+    /// aligned) for the return layout's size, or null for scalar/void returns; `capture` null
+    /// or a capture buffer of a capture handle; the callee's contract is the caller's.
+    #[inline(never)]
+    pub(crate) unsafe fn interpret(
+        &self,
+        plan: &CallPlan,
+        target: *const c_void,
+        capture: *mut i32,
+        ret: *mut u8,
+        arg: impl FnMut(usize) -> crate::Result<ArgSource>,
+    ) -> crate::Result<u64> {
+        let copies = self.copies();
+        let each = copies.each.iter().copied();
+        // SAFETY: forwarded to the caller.
+        unsafe { interpret::<E::Frame>(plan, target, capture, ret, copies.area, each, arg) }
+    }
 }

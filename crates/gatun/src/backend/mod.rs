@@ -36,6 +36,44 @@ macro_rules! native_backend {
     };
 }
 
+// The `internals` hooks of `linker::handle` (`Linker::stub_code`, `compile_uncached`), the
+// same on every backend with a stub compiler: the argument kinds' checks, then the stub
+// module's `compile` (the code bytes; `$compile` calls it with the plan, the checks and the
+// capture flag) or its `build` (placed, then freed). `$build_errors` documents `build`'s errors.
+#[cfg(feature = "internals")]
+macro_rules! stub_internals {
+    (compile: $compile:expr, build_errors: $build_errors:literal $(,)?) => {
+        /// The stub's machine code for a signature (both entries), without the cache or a
+        /// mapping.
+        ///
+        /// # Errors
+        /// None (the `Result` is the backend interface).
+        pub(crate) fn stub_code(
+            plan: &CallPlan,
+            args: &[ArgKind],
+            capture: bool,
+        ) -> Result<Vec<u8>> {
+            let checks = crate::backend::ArgCheck::all(args);
+            let compile: fn(&CallPlan, &[ArgCheck], bool) -> Vec<u8> = $compile;
+            Ok(compile(plan, &checks, capture))
+        }
+
+        /// Compiles and places a signature's stub bypassing the cache, frees it, and returns
+        /// its size in bytes.
+        ///
+        /// # Errors
+        #[doc = $build_errors]
+        pub(crate) fn compile_uncached(
+            plan: &CallPlan,
+            args: &[ArgKind],
+            capture: bool,
+        ) -> Result<usize> {
+            let checks = crate::backend::ArgCheck::all(args);
+            Ok(super::stub::build(plan, &checks, capture)?.bytes().len())
+        }
+    };
+}
+
 pub(crate) mod aarch64;
 #[cfg(not(all(target_arch = "x86_64", target_os = "linux", not(miri))))]
 mod absent;
@@ -93,6 +131,14 @@ native_backend! {
     (all(target_arch = "aarch64", target_vendor = "apple", not(miri))) => aarch64,
     (all(target_arch = "x86_64", target_os = "windows", not(miri))) => win64,
 }
+
+/// Byte offset of a `Value`'s payload in the stubs' values entries (the `#[repr(C, u8)]` tag is
+/// byte 0; the payload union is 8-aligned). An `i32` (x86-64 displacements; the AArch64 stub takes them as `u32`).
+pub(crate) const VALUE_PAYLOAD: i32 = 8;
+/// Bytes between consecutive `Value`s of a `&[Value]`, as [`VALUE_PAYLOAD`].
+pub(crate) const VALUE_STRIDE: i32 = std::mem::size_of::<crate::value::Value<'static>>() as i32;
+
+const _: () = assert!(VALUE_STRIDE == 24);
 
 /// Which way a plan is used: the checks of a backend's [`native::plan`] name it in their
 /// messages; downcalls and upcalls otherwise accept the same descriptors.
@@ -173,6 +219,12 @@ pub(crate) enum ArgCheck {
     allow(dead_code)
 )]
 impl ArgCheck {
+    /// The checks of argument kinds `args`, one per argument in order.
+    #[cfg(feature = "internals")]
+    pub(crate) fn all(args: &[ArgKind]) -> Vec<ArgCheck> {
+        args.iter().map(|a| ArgCheck::of(*a)).collect()
+    }
+
     /// The check of an argument of kind `a` (a group over `u32::MAX` bytes checks for
     /// `u32::MAX`: no segment of a valid layout is that short and longer at once).
     pub(crate) fn of(a: ArgKind) -> ArgCheck {

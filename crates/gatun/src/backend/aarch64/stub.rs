@@ -92,7 +92,6 @@
     allow(dead_code)
 )]
 
-use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
@@ -104,25 +103,11 @@ pub(crate) use crate::backend::ArgCheck;
 use crate::code::ExecutableCode;
 use crate::error::Result;
 use crate::memory::MemorySegment;
-use crate::value::{scalar_tag, Value};
+use crate::value::scalar_tag;
 
-/// Byte offset of a `Value`'s payload (the `#[repr(C, u8)]` tag is byte 0; the payload union
-/// is 8-aligned).
-pub(crate) const VALUE_PAYLOAD: u32 = 8;
-/// Bytes between consecutive `Value`s of a `&[Value]`.
-pub(crate) const VALUE_STRIDE: u32 = std::mem::size_of::<Value<'static>>() as u32;
+pub(crate) use crate::backend::{VALUE_PAYLOAD, VALUE_STRIDE};
 
-const _: () = assert!(VALUE_STRIDE == 24);
-
-/// The raw entry's signature (see the module documentation).
-pub(crate) type RawFn = unsafe extern "C" fn(
-    args: *const *const u8,
-    ret: *mut u8,
-    capture: *mut i32,
-    target: *const c_void,
-    copies: *const *const u8,
-    errno_location: *mut i32,
-) -> u64;
+pub(crate) use crate::backend::by_reference::RawFn;
 
 // Scratch registers (caller-saved temporaries).
 /// The rejection flag of the values entry, and the checks' scratch.
@@ -292,7 +277,7 @@ fn arg_source(a: &mut Asm, mode: Mode, args: u8, i: usize, check: ArgCheck) -> (
             (ARG, 0)
         }
         Mode::Values => {
-            let payload = VALUE_STRIDE * i as u32 + VALUE_PAYLOAD;
+            let payload = VALUE_STRIDE as u32 * i as u32 + VALUE_PAYLOAD as u32;
             match check {
                 ArgCheck::Scalar(_) => (args, payload),
                 ArgCheck::Group(_) => {
@@ -364,7 +349,7 @@ fn emit_args(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], mode: Mode, copi
 /// argument's tag byte, and each struct segment's length. Branches to `fail` on a mismatch.
 fn emit_checks(a: &mut Asm, checks: &[ArgCheck], fail: e::Label) {
     for (i, check) in checks.iter().enumerate() {
-        let slot = VALUE_STRIDE * i as u32;
+        let slot = VALUE_STRIDE as u32 * i as u32;
         let tag = match check {
             ArgCheck::Scalar(k) => scalar_tag(*k),
             ArgCheck::Group(_) => segment_tag(),
@@ -373,7 +358,7 @@ fn emit_checks(a: &mut Asm, checks: &[ArgCheck], fail: e::Label) {
         a.emit(e::cmp_imm(false, FLAG, u32::from(tag)));
         a.b_cond(Cond::Ne, fail);
         if let ArgCheck::Group(size) = *check {
-            let len = slot + VALUE_PAYLOAD + MemorySegment::LEN_OFFSET as u32;
+            let len = slot + VALUE_PAYLOAD as u32 + MemorySegment::LEN_OFFSET as u32;
             mem(a, MemOp::Load, Width::X, FLAG, 0, len);
             if size < 4096 {
                 a.emit(e::cmp_imm(true, FLAG, size));
@@ -591,10 +576,10 @@ impl ValuesEntry {
     #[cfg(all(target_arch = "aarch64", not(miri)))]
     pub(crate) unsafe fn call(
         self,
-        values: *const Value<'_>,
+        values: *const crate::value::Value<'_>,
         ret: *mut u8,
         capture: *mut i32,
-        target: *const c_void,
+        target: *const std::ffi::c_void,
         copies: *const *const u8,
         errno_location: *mut i32,
     ) -> Option<u64> {

@@ -13,7 +13,7 @@
 //! | 2, `rdx` | `ret: *mut u8`: where a struct result is written (the hidden return pointer of an in-memory result, or the store of a struct returned in `rax`) | the same |
 //! | 3, `r8` | `capture: *mut i32`: the 12-byte capture buffer (`GetLastError` at 0, `WSAGetLastError` at 4, `errno` at 8; capture stubs only) | the same |
 //! | 4, `r9` | the target function | the same |
-//! | 5, `[rsp+40]` | `refs: *const *mut u8`: the caller-made, 16-byte aligned copies of the by-reference arguments ([`ArgPlan::by_reference`](crate::abi::ArgPlan::by_reference)), one pointer each in argument order | the same |
+//! | 5, `[rsp+40]` | `refs: *const *const u8`: the caller-made, 16-byte aligned copies of the by-reference arguments ([`ArgPlan::by_reference`](crate::abi::ArgPlan::by_reference)), one pointer each in argument order | the same |
 //! | 6, `[rsp+48]` | the thread's `errno` address ([`crate::backend::thread_errno`]; capture stubs only) | the same |
 //! | 7, `[rsp+56]` | — | `rejected: *mut u8`: set to 1 when an argument is rejected |
 //!
@@ -96,23 +96,14 @@ pub(crate) use crate::backend::ArgCheck;
 use crate::memory::MemorySegment;
 use crate::value::{scalar_tag, Value};
 
-/// Byte offset of a `Value`'s payload (the `#[repr(C, u8)]` tag is byte 0; the payload union
-/// is 8-aligned).
-pub(crate) const VALUE_PAYLOAD: i32 = 8;
-/// Bytes between consecutive `Value`s of a `&[Value]`.
-pub(crate) const VALUE_STRIDE: i32 = std::mem::size_of::<Value<'static>>() as i32;
+pub(crate) use crate::backend::{VALUE_PAYLOAD, VALUE_STRIDE};
 
-const _: () = assert!(VALUE_STRIDE == 24);
-
-/// The raw entry's signature (see the module documentation).
-pub(crate) type RawFn = unsafe extern "C" fn(
-    args: *const *const u8,
-    ret: *mut u8,
-    capture: *mut i32,
-    target: *const c_void,
-    refs: *const *mut u8,
-    errno_location: *mut i32,
-) -> u64;
+// The raw entry's signature is the by-reference backends' one (used where the stub is placed).
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_os = "windows", not(miri))),
+    allow(unused_imports)
+)]
+pub(crate) use crate::backend::by_reference::RawFn;
 
 /// The values entry's signature (see the module documentation): `*rejected` is set to 1 when
 /// an argument is rejected (nothing called), and left alone otherwise.
@@ -121,7 +112,7 @@ pub(crate) type ValuesFn = unsafe extern "C" fn(
     ret: *mut u8,
     capture: *mut i32,
     target: *const c_void,
-    refs: *const *mut u8,
+    refs: *const *const u8,
     errno_location: *mut i32,
     rejected: *mut u8,
 ) -> u64;

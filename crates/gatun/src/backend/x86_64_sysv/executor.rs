@@ -86,22 +86,10 @@ fn compiled_stub(plan: &CallPlan, args: &[ArgKind], capture: bool) -> Option<Stu
     })
 }
 
-/// The stub's machine code for a signature (both entries), without the cache or a mapping.
 #[cfg(feature = "internals")]
-pub(crate) fn stub_code(plan: &CallPlan, args: &[ArgKind], capture: bool) -> Result<Vec<u8>> {
-    let checks: Vec<ArgCheck> = args.iter().map(|a| ArgCheck::of(*a)).collect();
-    Ok(super::stub::compile(plan, &checks, capture).bytes)
-}
-
-/// Compiles and places a signature's stub bypassing the cache, frees it, and returns its size
-/// in bytes.
-///
-/// # Errors
-/// [`crate::Error::Unsupported`] if the OS refuses executable memory.
-#[cfg(feature = "internals")]
-pub(crate) fn compile_uncached(plan: &CallPlan, args: &[ArgKind], capture: bool) -> Result<usize> {
-    let checks: Vec<ArgCheck> = args.iter().map(|a| ArgCheck::of(*a)).collect();
-    Ok(super::stub::build(plan, &checks, capture)?.bytes().len())
+stub_internals! {
+    compile: |plan, checks, capture| super::stub::compile(plan, checks, capture).bytes,
+    build_errors: "[`crate::Error::Unsupported`] if the OS refuses executable memory.",
 }
 
 impl Executor {

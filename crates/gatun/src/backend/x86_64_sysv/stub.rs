@@ -71,7 +71,6 @@ use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnMove, 
 use crate::backend::x86_64_sysv::entry::CheckedEntry;
 use crate::code::ExecutableCode;
 use crate::error::Result;
-use crate::value::Value;
 
 /// The signature of the raw entry (see the module documentation): an ordinary SysV function
 /// returning the raw 64-bit return register (rax; a float return's xmm0 bits). The fifth
@@ -85,13 +84,7 @@ pub(crate) type StubFn = unsafe extern "C" fn(
     errno_location: *mut i32,
 ) -> u64;
 
-/// Byte offset of a `Value`'s payload (the `#[repr(C, u8)]` tag is byte 0; the payload union
-/// is 8-aligned).
-pub(crate) const VALUE_PAYLOAD: i32 = 8;
-/// Stride of a `&[Value]`.
-pub(crate) const VALUE_STRIDE: i32 = std::mem::size_of::<Value<'static>>() as i32;
-
-const _: () = assert!(VALUE_STRIDE == 24);
+pub(crate) use crate::backend::{VALUE_PAYLOAD, VALUE_STRIDE};
 
 pub(crate) use crate::value::scalar_tag;
 

@@ -387,7 +387,9 @@ mod run {
 
     use super::*;
     use crate::backend::thread_errno;
+    use crate::value::Value;
     use std::cell::RefCell;
+    use std::ffi::c_void;
 
     thread_local! {
         /// What the last target saw (its parameters, as 64-bit words).

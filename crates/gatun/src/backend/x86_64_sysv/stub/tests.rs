@@ -5,7 +5,7 @@ use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
 
 use super::*;
 use crate::layout::ScalarKind;
-use crate::value::value_tag;
+use crate::value::{value_tag, Value};
 use crate::backend::x86_64_sysv::classify::plan;
 use crate::layout::{MemoryLayout, ValueLayout as V};
 use crate::linker::FunctionDescriptor as FD;

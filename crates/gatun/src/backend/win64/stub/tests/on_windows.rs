@@ -33,7 +33,7 @@ unsafe fn raw(
             ret,
             capture,
             target,
-            refs.as_ptr(),
+            refs.as_ptr().cast(),
             crate::backend::thread_errno(),
         )
     }
@@ -59,7 +59,7 @@ unsafe fn values(
             ret,
             capture,
             target,
-            refs.as_ptr(),
+            refs.as_ptr().cast(),
             crate::backend::thread_errno(),
             &mut rejected,
         )
