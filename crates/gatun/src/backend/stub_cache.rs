@@ -61,7 +61,9 @@ pub(crate) struct StubCache<S> {
     map: Mutex<Option<Map<S>>>,
 }
 
-/// The cache locked (by the code arena's fork handler, for the duration of a `fork`).
+/// The cache locked (by the code arena's fork handler, for the duration of a `fork`; only Linux
+/// has that handler).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 pub(crate) struct CacheLock<S: 'static>(#[allow(dead_code)] MutexGuard<'static, Option<Map<S>>>);
 
 impl<S> StubCache<S> {
@@ -127,6 +129,7 @@ impl<S> StubCache<S> {
 
 impl<S: 'static> StubCache<S> {
     /// Locks the cache for a fork (see [`CacheLock`]).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub(crate) fn lock_for_fork(&'static self) -> CacheLock<S> {
         CacheLock(self.lock())
     }

@@ -69,10 +69,10 @@
 //!   for the return layout's size.
 //! - Struct argument copies are written with exactly each move's `size` bytes at its `offset`
 //!   (inside the copy of the layout's size); register-return images are 32 bytes.
-//! - A context is `#[repr(C)]` with its [`IntPath`] first: the x86-64 System V integer entries
+//! - A context is `#[repr(C)]` with its `IntPath` first: the x86-64 System V integer entries
 //!   call the function pointer at the context's address, which is set only for signatures that
 //!   `IntPath::of` accepted on the native plan (arguments in rdi.. in order, result in rax).
-//! - A [`RegisterPath`]'s moves lie inside the 128-byte copy buffer and inside each struct,
+//! - A `RegisterPath`'s moves lie inside the 128-byte copy buffer and inside each struct,
 //!   and name only register words of the frame (checked when it is made).
 
 use std::ffi::c_void;
