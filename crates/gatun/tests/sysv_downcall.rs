@@ -327,6 +327,26 @@ fn memory_returns_use_the_hidden_pointer() {
         [1, 4, 9]
     );
 
+    // No arguments: the stub only moves the hidden pointer into rdi and jumps; twice into
+    // the same segment, and an extra argument is still rejected.
+    let h = link("sysv_l3_fixed", &FD::of(&l3, []));
+    assert_eq!(h.plan().to_string(), "(ret-ptr:rdi) -> memory");
+    let dest = arena.allocate(24, 8).unwrap();
+    for _ in 0..2 {
+        let into = PrefixAllocator::new(dest);
+        let r = seg(unsafe { h.invoke_into(&into, &[]) }.unwrap());
+        assert_eq!(r.as_ptr(), dest.as_ptr());
+        assert_eq!(
+            [
+                r.get::<i64>(0).unwrap(),
+                r.get::<i64>(8).unwrap(),
+                r.get::<i64>(16).unwrap()
+            ],
+            [-7, 11, 1 << 20]
+        );
+    }
+    assert!(unsafe { h.invoke_into(&arena, &[Value::I64(1)]) }.is_err());
+
     let b100 = bytes_struct(100);
     let h = link("sysv_b100_make", &FD::of(&b100, [V::I32, V::F64]));
     let mut buf = [0u8; 100];

@@ -636,25 +636,13 @@ impl DowncallHandle {
                 // vector stores), is an error here, never a write past its end or a fault.
                 check_return(&seg, size, align)?;
                 // SAFETY: `seg` has at least the return layout's size and its alignment; the
-                // rest is forwarded.
-                unsafe { self.invoke_struct(seg.as_ptr(), args)? };
+                // rest is forwarded. No image entry (tested above): the value entry's path.
+                unsafe { self.invoke_struct_values(seg.as_ptr(), args)? };
                 Ok(Value::Segment(seg))
             }
             // SAFETY: forwarded.
             _ => unsafe { self.invoke(args) },
         }
-    }
-
-    /// A struct-returning call into `ret` (the return layout's size): the stub directly when
-    /// the handle has one and does not capture, else the checked path.
-    #[inline(always)]
-    unsafe fn invoke_struct(&self, ret: *mut u8, args: &[Value<'_>]) -> Result<()> {
-        let Some(image) = self.inner.exec.image() else {
-            // SAFETY: forwarded.
-            return unsafe { self.invoke_struct_values(ret, args) };
-        };
-        // SAFETY: forwarded.
-        unsafe { self.invoke_image(image, ret, args) }
     }
 
     /// A struct-returning call through the handle's image entry, storing the struct into
@@ -681,7 +669,7 @@ impl DowncallHandle {
         unsafe { self.invoke_values_outlined(ret, args).map(|_| ()) }
     }
 
-    /// `invoke_struct` without an image entry: the stub's value entry writes the struct
+    /// A struct-returning call without an image entry: the stub's value entry writes the struct
     /// through `ret` (in-memory returns, stack arguments), else the checked path.
     #[inline(always)]
     unsafe fn invoke_struct_values(&self, ret: *mut u8, args: &[Value<'_>]) -> Result<()> {

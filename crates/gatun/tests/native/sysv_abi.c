@@ -82,6 +82,7 @@ double sysv_16i_16d(int i0, double d0, int i1, double d1, int i2, double d2, int
 /* ---- large returns (MEMORY, hidden pointer in rdi) ---- */
 typedef struct { int64_t a, b, c; } sysv_L3;
 sysv_L3 sysv_l3_make(int64_t a, int64_t b, int64_t c) { sysv_L3 s = { a, b * 2, c * 3 }; return s; }
+sysv_L3 sysv_l3_fixed(void) { sysv_L3 s = { -7, 11, 1 << 20 }; return s; }
 typedef struct { unsigned char b[100]; } sysv_B100;
 sysv_B100 sysv_b100_make(int seed, double scale) {
     sysv_B100 s;

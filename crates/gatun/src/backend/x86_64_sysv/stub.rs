@@ -259,8 +259,19 @@ fn is_memory_tail(plan: &CallPlan) -> bool {
 /// For a MEMORY-class return ([`is_memory_tail`]) `ret` (rsi) is parked in xmm14 (caller-saved,
 /// not an argument register, not a scratch register of the moves) while the arguments are
 /// loaded from rdi (none goes to rdi, which is the hidden pointer's), then moved into rdi.
+/// Without arguments it is only `mov rdi, rsi` and `jmp rcx`.
 fn compile_tail_body(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], mode: Mode) {
     let memory = matches!(plan.ret, ReturnPlan::InMemory);
+    if memory && plan.args.is_empty() {
+        // No argument to load: `mov rdi, rsi` (the hidden pointer), `%al`, `jmp rcx`.
+        a.mov_rr(RDI, RSI);
+        if plan.is_variadic() {
+            a.mov_imm32(RAX, plan.vector_registers as u32);
+        }
+        // jmp rcx
+        a.op_reg(None, false, &[0xFF], 4, RCX);
+        return;
+    }
     a.mov_rr(R11, RCX);
     if memory {
         a.movq_x_r(XMM14, RSI);
