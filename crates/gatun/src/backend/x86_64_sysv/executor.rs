@@ -54,7 +54,8 @@ pub(crate) enum Executor {
     Float(Compiled, CheckedEntry),
     /// No capture, a struct returned in registers, with an image entry.
     Image(Compiled, ImageEntry),
-    /// No capture, any other struct return: the value entry writes through `ret`.
+    /// No capture, any other struct return: the value entry writes through `ret`
+    /// ([`Executor::struct_entry`]).
     Struct(Compiled),
     /// Capture, a scalar or void result (the system-call adapter's capture-buffer path).
     Capture(Compiled),
@@ -241,28 +242,16 @@ impl Executor {
         }
     }
 
-    /// A struct-returning call without capture through the value entry, writing the struct
-    /// through `ret`: `true` if it ran, `false` if this path does not apply or the stub
-    /// rejected an argument (then nothing was called).
-    ///
-    /// # Safety
-    /// `args` points to one `Value` per descriptor argument; `ret` is writable for the return
-    /// layout's size and aligned for it; the callee's contract is the caller's.
+    /// The entry of a struct return without capture that the stub writes through `ret` (the
+    /// value entry of [`Executor::Struct`]: a MEMORY-class return through the hidden pointer,
+    /// or a register return without an image entry), if the handle has one. The handle keeps
+    /// it beside this executor, which keeps the stub alive.
     #[inline(always)]
-    pub(crate) unsafe fn call_struct(
-        &self,
-        args: *const u8,
-        ret: *mut u8,
-        target: *const c_void,
-    ) -> bool {
-        let (Executor::Struct(Compiled { stub, .. }) | Executor::Image(Compiled { stub, .. }, _)) =
-            self
-        else {
-            return false;
-        };
-        // SAFETY: the caller's contract; no capture, so the stub reads neither the capture
-        // buffer nor the errno address.
-        unsafe { stub.values.call_struct(args, ret, target) }
+    pub(crate) fn struct_entry(&self) -> Option<StructEntry> {
+        match self {
+            Executor::Struct(c) => Some(StructEntry(c.stub.values)),
+            _ => None,
+        }
     }
 
     /// Any call through the value entry: the scalar result's bits (rax, or xmm0 for a float),
@@ -430,6 +419,28 @@ impl Uncaptured<'_> {
     }
 }
 
+/// The value entry of a struct return without capture written through `ret`
+/// ([`Executor::struct_entry`]). `Copy`; valid while the executor it came from is alive.
+#[derive(Clone, Copy)]
+pub(crate) struct StructEntry(CheckedEntry);
+
+impl StructEntry {
+    /// Calls it with `args` (a `&[Value]`), the struct written through `ret` (by the stub, or
+    /// by the target through the hidden pointer in rdi): `true` if it ran, `false` if the stub
+    /// rejected an argument (then nothing was called and nothing written).
+    ///
+    /// # Safety
+    /// The executor it came from is alive; `args` points to one `Value` per descriptor
+    /// argument; `ret` is writable for the return layout's size and aligned for it; the
+    /// callee's contract is the caller's.
+    #[inline(always)]
+    pub(crate) unsafe fn call(self, args: *const u8, ret: *mut u8, target: *const c_void) -> bool {
+        // SAFETY: the caller's contract; no capture, so the stub reads neither the capture
+        // buffer nor the errno address.
+        unsafe { self.0.call_struct(args, ret, target) }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -453,6 +464,13 @@ mod tests {
             (usize::MAX, usize::MAX)
         );
         assert!(interpreted.image().is_none() && interpreted.uncaptured().is_none());
+        assert!(interpreted.struct_entry().is_none());
+        // the struct entry is the `Struct` variant's
+        assert_eq!(
+            exec.struct_entry().is_some(),
+            matches!(exec, Executor::Struct(..)),
+            "{d}"
+        );
         // the cached arities follow the variant
         let n = args.len();
         assert_eq!(
@@ -503,5 +521,10 @@ mod tests {
         );
         // variadic: never the target itself, still the integer fast path
         assert_eq!(variant(&FD::of(V::I32, [V::I32]), Some(0), false), "Int");
+    }
+
+    #[test]
+    fn invoke_into_takes_the_struct_entry_for_hidden_pointer_returns() {
+        crate::backend::test_values::check_struct_entry_path();
     }
 }
