@@ -70,12 +70,12 @@ impl StructEntry {
     /// Calls the struct entry. Never called: uninhabited.
     ///
     /// # Safety
-    /// As the x86-64 SysV struct entry's `call`: `_args` points to one `Value` per descriptor
+    /// As the x86-64 SysV struct entry's `call`: `_args` holds one `Value` per descriptor
     /// argument, `_ret` is writable and aligned for the return layout and `_target` is a
     /// function of the linked signature. (No value exists, so no call happens.)
     pub(crate) unsafe fn call(
         self,
-        _args: *const u8,
+        _args: &[crate::value::Value<'_>],
         _ret: *mut u8,
         _target: *const std::ffi::c_void,
     ) -> bool {

@@ -685,13 +685,7 @@ impl DowncallHandle {
             // SAFETY: one `Value` per descriptor argument, checked by the stub first; `seg`
             // holds the return layout's size at its alignment (checked above); the callee's
             // contract is the caller's.
-            let done = unsafe {
-                entry.call(
-                    args.as_ptr().cast(),
-                    seg.as_ptr(),
-                    inner.target as *const c_void,
-                )
-            };
+            let done = unsafe { entry.call(args, seg.as_ptr(), inner.target as *const c_void) };
             if !done {
                 // SAFETY: as above; the checked path reports the argument the stub rejected.
                 unsafe { self.invoke_values_outlined(seg.as_ptr(), args)? };

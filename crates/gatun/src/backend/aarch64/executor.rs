@@ -217,17 +217,22 @@ impl StructEntry {
     /// rejected an argument (then nothing was called and nothing written).
     ///
     /// # Safety
-    /// The executor it came from is alive; `args` points to one `Value` per descriptor
+    /// The executor it came from is alive; `args` holds one `Value` per descriptor
     /// argument; `ret` is writable for the return layout's size and aligned for it; the
     /// callee's contract is the caller's.
     #[inline(always)]
-    pub(crate) unsafe fn call(self, args: *const u8, ret: *mut u8, target: *const c_void) -> bool {
+    pub(crate) unsafe fn call(
+        self,
+        args: &[Value<'_>],
+        ret: *mut u8,
+        target: *const c_void,
+    ) -> bool {
         // SAFETY: the stub checks every argument first; no capture (no buffer, no errno
         // address) and no by-reference copies; `ret` and the rest are the caller's contract.
         unsafe {
             self.0
                 .call(
-                    args.cast(),
+                    args.as_ptr(),
                     ret,
                     std::ptr::null_mut(),
                     target,

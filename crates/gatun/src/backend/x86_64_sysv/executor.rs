@@ -23,10 +23,11 @@ use super::entry::CheckedEntry;
 use super::image::ImageEntry;
 use super::stub::{ArgCheck, Stub, StubFn};
 use super::{CallFrame, StackArgs};
-use crate::abi::{CallPlan, Register, ReturnPlan};
+use crate::abi::{CallPlan, Location, Register, ReturnPlan};
 use crate::backend::{ArgKind, ArgSource, RetKind};
 use crate::error::Result;
 use crate::layout::ScalarKind;
+use crate::value::Value;
 
 /// A compiled stub's entries, and the stub kept alive.
 #[derive(Clone)]
@@ -55,8 +56,10 @@ pub(crate) enum Executor {
     /// No capture, a struct returned in registers, with an image entry.
     Image(Compiled, ImageEntry),
     /// No capture, any other struct return: the value entry writes through `ret`
-    /// ([`Executor::struct_entry`]).
-    Struct(Compiled),
+    /// ([`Executor::struct_entry`]). For a MEMORY-class return of a function of no arguments,
+    /// not variadic, the entry is the target itself: its stub would only move `ret` into rdi
+    /// and jump to it, and [`StructEntry::call`] passes `ret` in rdi already.
+    Struct(Compiled, CheckedEntry),
     /// Capture, a scalar or void result (the system-call adapter's capture-buffer path).
     Capture(Compiled),
     /// As `Capture`, for an integer or void result, with the same signature's stub without
@@ -142,7 +145,26 @@ impl Executor {
             (false, RetKind::Group { size, align }) => {
                 match ImageEntry::new(c.stub.image, &plan.ret, size, align) {
                     Some(image) => Executor::Image(c, image),
-                    None => Executor::Struct(c),
+                    None if args.is_empty()
+                        && !plan.is_variadic()
+                        && matches!(plan.ret, ReturnPlan::InMemory)
+                        && plan.hidden_return_pointer == Some(Location::Int(0))
+                        && !target.is_null() =>
+                    {
+                        // SAFETY: `target` is non-null (checked just above) and is a function
+                        // linked as taking no arguments and returning in memory through rdi;
+                        // see `Executor::Struct`.
+                        let entry = unsafe {
+                            CheckedEntry::new(std::ptr::NonNull::new_unchecked(
+                                target.cast_mut().cast(),
+                            ))
+                        };
+                        Executor::Struct(c, entry)
+                    }
+                    None => {
+                        let entry = c.stub.values;
+                        Executor::Struct(c, entry)
+                    }
                 }
             }
             // Integer or void results only: its caller reads rax, and the system-call adapter
@@ -166,7 +188,7 @@ impl Executor {
             Executor::Int(c, _)
             | Executor::Float(c, _)
             | Executor::Image(c, _)
-            | Executor::Struct(c)
+            | Executor::Struct(c, _)
             | Executor::Capture(c)
             | Executor::CaptureUncaptured(c, _)
             | Executor::Plain(c) => Some(c),
@@ -249,7 +271,7 @@ impl Executor {
     #[inline(always)]
     pub(crate) fn struct_entry(&self) -> Option<StructEntry> {
         match self {
-            Executor::Struct(c) => Some(StructEntry(c.stub.values)),
+            Executor::Struct(_, entry) => Some(StructEntry(*entry)),
             _ => None,
         }
     }
@@ -427,17 +449,30 @@ pub(crate) struct StructEntry(CheckedEntry);
 impl StructEntry {
     /// Calls it with `args` (a `&[Value]`), the struct written through `ret` (by the stub, or
     /// by the target through the hidden pointer in rdi): `true` if it ran, `false` if the stub
-    /// rejected an argument (then nothing was called and nothing written).
+    /// rejected an argument (then nothing was called and nothing written). Without arguments
+    /// rdi carries `ret` (no stub of such a signature reads an argument pointer), so that the
+    /// target itself can be the entry.
     ///
     /// # Safety
-    /// The executor it came from is alive; `args` points to one `Value` per descriptor
-    /// argument; `ret` is writable for the return layout's size and aligned for it; the
-    /// callee's contract is the caller's.
+    /// The executor it came from is alive; `args` holds one `Value` per descriptor argument;
+    /// `ret` is writable for the return layout's size and aligned for it; the callee's
+    /// contract is the caller's.
     #[inline(always)]
-    pub(crate) unsafe fn call(self, args: *const u8, ret: *mut u8, target: *const c_void) -> bool {
+    pub(crate) unsafe fn call(
+        self,
+        args: &[Value<'_>],
+        ret: *mut u8,
+        target: *const c_void,
+    ) -> bool {
+        let first = if args.is_empty() {
+            ret.cast_const()
+        } else {
+            args.as_ptr().cast()
+        };
         // SAFETY: the caller's contract; no capture, so the stub reads neither the capture
-        // buffer nor the errno address.
-        unsafe { self.0.call_struct(args, ret, target) }
+        // buffer nor the errno address; a stub without arguments reads no argument pointer,
+        // and a target standing in for its stub takes `ret` in rdi.
+        unsafe { self.0.call_struct(first, ret, target) }
     }
 }
 
@@ -519,6 +554,30 @@ mod tests {
             variant(&FD::of(st(&[V::I64, V::I64, V::I64]), [V::I32]), None, true),
             "Plain"
         );
+        // a MEMORY-class return without arguments: the target is its own struct entry
+        let d = FD::of(st(&[V::I64, V::I64, V::I64]), []);
+        assert_eq!(variant(&d, None, false), "Struct");
+        let plan = super::super::classify::plan(&d, None).unwrap();
+        let target = never_called as *const c_void;
+        let exec = Executor::link(&plan, &[], RetKind::of(d.return_layout()), false, target);
+        let Some(StructEntry(entry)) = exec.unwrap().struct_entry() else {
+            panic!("no struct entry")
+        };
+        assert_eq!(entry.address(), target.cast());
+        // with an argument, or variadic, the stub's value entry
+        for (d, v) in [
+            (FD::of(st(&[V::I64, V::I64, V::I64]), [V::I32]), None),
+            (FD::of(st(&[V::I64, V::I64, V::I64]), []), Some(0)),
+        ] {
+            let plan = super::super::classify::plan(&d, v).unwrap();
+            let args: Vec<ArgKind> = d.argument_layouts().iter().map(ArgKind::of).collect();
+            let exec = Executor::link(&plan, &args, RetKind::of(d.return_layout()), false, target);
+            let exec = exec.unwrap();
+            let (Some(StructEntry(entry)), Some(c)) = (exec.struct_entry(), exec.compiled()) else {
+                panic!("no struct entry for {d}")
+            };
+            assert_eq!(entry, c.stub.values, "{d}");
+        }
         // variadic: never the target itself, still the integer fast path
         assert_eq!(variant(&FD::of(V::I32, [V::I32]), Some(0), false), "Int");
     }
