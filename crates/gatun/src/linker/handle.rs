@@ -673,8 +673,11 @@ impl DowncallHandle {
         // Then a struct the stub writes through the return destination (a MEMORY-class return
         // through the hidden pointer): one compare decides, as in `invoke`.
         if args.len() == inner.struct_arity {
-            // SAFETY: `struct_arity` is not `usize::MAX` only with a struct entry (`Inner::new`).
-            let entry = unsafe { inner.struct_entry.unwrap_unchecked() };
+            let Some(entry) = inner.struct_entry else {
+                // SAFETY: `struct_arity` is not `usize::MAX` only with a struct entry
+                // (`Inner::new`).
+                unsafe { std::hint::unreachable_unchecked() }
+            };
             let seg = allocator.allocate_uninit(inner.ret_size, inner.ret_align_mask + 1)?;
             // `SegmentAllocator` is a safe trait: a segment shorter than asked for, or
             // misaligned (the callee may store through the hidden pointer with aligned vector
