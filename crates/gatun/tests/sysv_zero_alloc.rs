@@ -44,6 +44,8 @@ fn no_allocation_on_any_invocation_path() {
     let id_make = link("sysv_id_make", &FD::of(&id, [V::I32, V::F64]));
     let l3 = st([V::I64, V::I64, V::I64]);
     let l3_make = link("sysv_l3_make", &FD::of(&l3, [V::I64, V::I64, V::I64]));
+    // no arguments: on x86-64 SysV the handle calls the function itself as its struct entry
+    let l3_fixed = link("sysv_l3_fixed", &FD::of(&l3, []));
     let b100 = bytes_struct(100);
     let b100_sum = link("sysv_b100_sum", &FD::of(V::I64, [b100, V::I32.into()]));
     let va = link_with(
@@ -61,13 +63,16 @@ fn no_allocation_on_any_invocation_path() {
     let mut b100_buf = [7u8; 100];
     let mut out = [0u8; 24];
     let mut scratch = [0u8; 64];
+    let mut fixed_out = [0u64; 3];
     // the capture buffer: 4 bytes on Linux, 12 on Windows (errno at 8)
     let mut cap = [0u32; 3];
     let at = capture_state_layout().byte_offset_of("errno").unwrap() / 4;
 
     // Every handle has a compiled stub (on AArch64 the by-reference copy of `b100`, and the
     // stub's pointer to it, go in a linker-stack frame, not on the heap).
-    for h in [&add, &id_sum, &id_make, &l3_make, &b100_sum, &va, &errno] {
+    for h in [
+        &add, &id_sum, &id_make, &l3_make, &l3_fixed, &b100_sum, &va, &errno,
+    ] {
         assert!(h.uses_compiled_stub(), "{h:?}");
     }
     // the trampoline paths and the typed entries (direct and through the stub)
@@ -110,6 +115,12 @@ fn no_allocation_on_any_invocation_path() {
                     &[Value::I64(1), Value::I64(2), Value::I64(3)],
                 )
                 .unwrap();
+            fixed_out[0] = 0;
+            let fixed = MemorySegment::of_slice(bytemuck_u64(&mut fixed_out));
+            l3_fixed
+                .invoke_into(&PrefixAllocator::new(fixed), &[])
+                .unwrap();
+            assert_eq!(fixed_out, [-7i64 as u64, 11, 1 << 20]);
             for h in [&b100_sum, &b100_sum_t] {
                 h.invoke(&[
                     Value::Segment(MemorySegment::of_slice(&mut b100_buf)),
@@ -165,4 +176,10 @@ fn no_allocation_on_any_invocation_path() {
 fn bytemuck_u32(x: &mut [u32]) -> &mut [u8] {
     // SAFETY: u32 has no padding; any byte pattern is a valid u32; lengths match.
     unsafe { std::slice::from_raw_parts_mut(x.as_mut_ptr().cast(), x.len() * 4) }
+}
+
+/// The bytes of a `[u64]` (keeps a struct-return buffer 8-byte aligned).
+fn bytemuck_u64(x: &mut [u64]) -> &mut [u8] {
+    // SAFETY: u64 has no padding; any byte pattern is a valid u64; lengths match.
+    unsafe { std::slice::from_raw_parts_mut(x.as_mut_ptr().cast(), x.len() * 8) }
 }

@@ -1,12 +1,12 @@
-//! The executor pieces a backend without compiled stubs lacks: no image entries, no uncaptured
-//! entries (both uninhabited), no stub cache to lock around `fork`, and the fast-path methods
-//! that report "no stub" ([`no_fast_paths`]). Used by `unsupported`; the AArch64 and Win64
+//! The executor pieces a backend without compiled stubs lacks: no image entries, no struct
+//! entries, no uncaptured entries (all uninhabited), no stub cache to lock around `fork`, and
+//! the fast-path methods that report "no stub" ([`no_fast_paths`]). Used by `unsupported`; the AArch64 and Win64
 //! backends (which have stubs, but no image entries; Win64 no uncaptured entries either) use the
 //! uninhabited types.
 //! Compiled on every target except x86-64 Linux outside Miri (whose backend has all of them).
 //!
-//! No value of [`ImageEntry`] or [`Uncaptured`] can exist, so their methods are never called:
-//! each body is an empty `match` on the uninhabited value. The `unsafe fn`s keep the
+//! No value of [`ImageEntry`], [`StructEntry`] or [`Uncaptured`] can exist, so their methods
+//! are never called: each body is an empty `match` on the uninhabited value. The `unsafe fn`s keep the
 //! signatures of the x86-64 SysV entries they stand in for, so the handle layer calls both
 //! the same way.
 
@@ -41,6 +41,45 @@ impl ImageEntry {
     /// size. (No value exists, so no call happens.)
     pub(crate) unsafe fn store(&self, _ret: *mut u8, _image: [u64; 2]) {
         match *self {}
+    }
+}
+
+/// No struct entries exist (uninhabited): the stand-in for a backend's entry of a struct
+/// return written through the return destination (`Executor::struct_entry`).
+// The AArch64 and Win64 backends have their own.
+#[cfg(not(any(
+    all(
+        target_arch = "aarch64",
+        any(target_os = "linux", target_vendor = "apple"),
+        not(miri)
+    ),
+    all(target_arch = "x86_64", target_os = "windows", not(miri))
+)))]
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum StructEntry {}
+
+#[cfg(not(any(
+    all(
+        target_arch = "aarch64",
+        any(target_os = "linux", target_vendor = "apple"),
+        not(miri)
+    ),
+    all(target_arch = "x86_64", target_os = "windows", not(miri))
+)))]
+impl StructEntry {
+    /// Calls the struct entry. Never called: uninhabited.
+    ///
+    /// # Safety
+    /// As the x86-64 SysV struct entry's `call`: `_args` holds one `Value` per descriptor
+    /// argument, `_ret` is writable and aligned for the return layout and `_target` is a
+    /// function of the linked signature. (No value exists, so no call happens.)
+    pub(crate) unsafe fn call(
+        self,
+        _args: &[crate::value::Value<'_>],
+        _ret: *mut u8,
+        _target: *const std::ffi::c_void,
+    ) -> bool {
+        match self {}
     }
 }
 
@@ -152,17 +191,9 @@ macro_rules! no_fast_paths {
         pub(crate) fn image(&self) -> Option<$crate::backend::absent::ImageEntry> {
             None
         }
-        /// No stub: `false` (the handle interprets).
-        ///
-        /// # Safety
-        /// Nothing is read or called; the signature matches the compiled executors'.
-        pub(crate) unsafe fn call_struct(
-            &self,
-            _: *const u8,
-            _: *mut u8,
-            _: *const std::ffi::c_void,
-        ) -> bool {
-            false
+        /// No struct entry (the handle interprets struct returns).
+        pub(crate) fn struct_entry(&self) -> Option<$crate::backend::absent::StructEntry> {
+            None
         }
         /// No stub: `None` (the handle interprets).
         ///

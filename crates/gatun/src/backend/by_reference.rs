@@ -10,9 +10,9 @@
 //! pointer array, 8 bytes per by-reference argument at offset 0, then each copy at its aligned
 //! offset). [`Executor`] is the executor of such a backend: the trampoline, or a [`Compiled`]
 //! stub whose entries ([`StubEntries`]: their calls are the ABI-specific part, in the backend)
-//! it runs on the integer, value, struct, capture and raw paths ([`Refs::with_copies`] fills
-//! the frame per call: one frame, no heap allocation). Each backend adds `link`, `image` and
-//! `uncaptured`.
+//! it runs on the integer, value, capture and raw paths ([`Refs::with_copies`] fills
+//! the frame per call: one frame, no heap allocation). Each backend adds `link`, `image`,
+//! `struct_entry` and `uncaptured`.
 //!
 //! # Invariants
 //! - Each copy is a fresh allocation of the call's frame of exactly the argument's size, filled
@@ -420,7 +420,7 @@ pub(crate) enum Executor<E> {
     /// float's bits in the integer return register too, so one fast path serves both).
     Int(Compiled<E>),
     /// Every other signature with a stub: [`Executor::call_values`] (a bool result is
-    /// normalised by the handle), [`Executor::call_struct`], [`Executor::call_capture`].
+    /// normalised by the handle), the backend's `struct_entry`, [`Executor::call_capture`].
     Stub(Compiled<E>),
 }
 
@@ -529,30 +529,6 @@ impl<E: StubEntries + Clone> Executor<E> {
     #[inline(always)]
     pub(crate) unsafe fn call_float(&self, _: *const u8, _: *const c_void) -> Option<u64> {
         None
-    }
-
-    /// A struct-returning call without capture through the value entry, writing the struct at
-    /// `ret`: `true` if it ran, `false` if this path does not apply or an argument was rejected
-    /// (then nothing was called).
-    ///
-    /// # Safety
-    /// `args` points to one `Value` per descriptor argument; `ret` is writable for the return
-    /// layout's size and aligned for it; the callee's contract is the caller's.
-    #[inline(always)]
-    pub(crate) unsafe fn call_struct(
-        &self,
-        args: *const u8,
-        ret: *mut u8,
-        target: *const c_void,
-    ) -> bool {
-        match self.compiled() {
-            // SAFETY: the caller's contract; no capture.
-            Some(c) if c.struct_ret && !c.capture => unsafe {
-                self.call_values(args, ret, std::ptr::null_mut(), target)
-                    .is_some()
-            },
-            _ => false,
-        }
     }
 
     /// Any call through the value entry: the scalar result's bits (the integer return

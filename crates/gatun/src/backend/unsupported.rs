@@ -6,7 +6,7 @@ use crate::code::ExecutableCode;
 use crate::error::{Error, Result};
 use crate::linker::FunctionDescriptor;
 
-pub(crate) use super::absent::ImageEntry;
+pub(crate) use super::absent::{ImageEntry, StructEntry};
 // The fork lock exists for Linux's code-arena fork handler only.
 #[cfg(target_os = "linux")]
 pub(crate) use super::absent::{lock_cache_for_fork, CacheLock};

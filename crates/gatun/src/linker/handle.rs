@@ -33,7 +33,7 @@ use std::sync::Arc;
 use crate::abi::CallPlan;
 #[cfg(feature = "internals")]
 use crate::backend::native;
-use crate::backend::native::{Executor, ImageEntry};
+use crate::backend::native::{Executor, ImageEntry, StructEntry};
 use crate::backend::{store_low_bytes, ArgKind, ArgSource, Direction, RetKind};
 use crate::error::{Error, Result};
 use crate::layout::ScalarKind;
@@ -267,20 +267,58 @@ struct Inner {
     int_arity: usize,
     /// [`Executor::float_arity`] of `exec`.
     float_arity: usize,
+    /// The descriptor's argument count when `struct_entry` is `Some`, else `usize::MAX` (no
+    /// slice is that long): `invoke_into`'s one compare for a struct written through the
+    /// return destination.
+    struct_arity: usize,
+    /// [`Executor::struct_entry`] of `exec` (kept alive by `exec`).
+    struct_entry: Option<StructEntry>,
+    /// A struct return's size in bytes and its alignment minus one (`(0, 0)` for scalar and
+    /// void returns): the return segment checks of `invoke_into`'s struct-entry path.
+    ret_size: usize,
+    ret_align_mask: usize,
     /// How calls run, chosen once at link time by the native backend.
     exec: Executor,
     common: Common,
 }
 
 impl Inner {
-    /// The only constructor: the cached arities are derived from `exec` here.
+    /// The only constructor: the cached arities and the struct entry are derived from `exec`
+    /// here.
     fn new(exec: Executor, common: Common) -> Inner {
+        let struct_entry = exec.struct_entry();
+        let (ret_size, ret_align_mask) = match common.ret {
+            RetKind::Group { size, align } => (size, align - 1),
+            _ => (0, 0),
+        };
         Inner {
             int_arity: exec.int_arity(common.args.len()),
             float_arity: exec.float_arity(common.args.len()),
+            struct_arity: match struct_entry {
+                Some(_) => common.args.len(),
+                None => usize::MAX,
+            },
+            struct_entry,
+            ret_size,
+            ret_align_mask,
             exec,
             common,
         }
+    }
+}
+
+impl Inner {
+    /// [`bad_return_segment`] for this handle's struct return. Reads the return's size and
+    /// alignment itself, so that its caller can compare against them in memory.
+    #[cold]
+    #[inline(never)]
+    fn bad_struct_segment(&self, address: usize, segment_size: usize) -> Error {
+        bad_return_segment(
+            address,
+            segment_size,
+            self.ret_size,
+            self.ret_align_mask + 1,
+        )
     }
 }
 
@@ -453,6 +491,13 @@ impl DowncallHandle {
         self.inner.exec.is_compiled()
     }
 
+    /// Whether `invoke_into` has the struct-entry path (a struct return without capture that
+    /// the stub writes through the return destination). For the backends' tests.
+    #[cfg(test)]
+    pub(crate) fn uses_struct_entry(&self) -> bool {
+        self.inner.struct_entry.is_some()
+    }
+
     /// A handle for the same function that always uses the trampoline executor (the portable
     /// path), never a compiled stub: for differential tests and benchmarks (cargo feature
     /// `internals`). Allocates one new handle (an `Arc`).
@@ -614,6 +659,7 @@ impl DowncallHandle {
         allocator: &'a A,
         args: &[Value<'_>],
     ) -> Result<Value<'a>> {
+        let inner = &*self.inner;
         // A register-returned struct with an image entry: tested first, so that this common
         // case does not also test the return kind.
         if let Some(image) = self.inner.exec.image() {
@@ -624,20 +670,41 @@ impl DowncallHandle {
             unsafe { self.invoke_image(image, seg.as_ptr(), args)? };
             return Ok(Value::Segment(seg));
         }
-        // Then a struct returned in memory (through the hidden pointer): the stub's value
-        // entry writes it into the segment. Only a layout hint (the image path as the
-        // fall-through); scalar results through `invoke_into` pay one more taken branch.
+        // Then a struct the stub writes through the return destination (a MEMORY-class return
+        // through the hidden pointer): one compare decides, as in `invoke`.
+        if args.len() == inner.struct_arity {
+            let Some(entry) = inner.struct_entry else {
+                // SAFETY: `struct_arity` is not `usize::MAX` only with a struct entry
+                // (`Inner::new`).
+                unsafe { std::hint::unreachable_unchecked() }
+            };
+            let seg = allocator.allocate_uninit(inner.ret_size, inner.ret_align_mask + 1)?;
+            // `SegmentAllocator` is a safe trait: a segment shorter than asked for, or
+            // misaligned (the callee may store through the hidden pointer with aligned vector
+            // stores), is an error here, never a write past its end or a fault.
+            if seg.byte_size() < inner.ret_size || seg.address() & inner.ret_align_mask != 0 {
+                return Err(inner.bad_struct_segment(seg.address(), seg.byte_size()));
+            }
+            // SAFETY: one `Value` per descriptor argument, checked by the stub first; `seg`
+            // holds the return layout's size at its alignment (checked above); the callee's
+            // contract is the caller's.
+            let done = unsafe { entry.call(args, seg.as_ptr(), inner.target as *const c_void) };
+            if !done {
+                // SAFETY: as above; the checked path reports the argument the stub rejected.
+                unsafe { self.invoke_values_outlined(seg.as_ptr(), args)? };
+            }
+            return Ok(Value::Segment(seg));
+        }
+        // Everything else (a struct return of a capture handle, the trampoline, a wrong
+        // argument count, a scalar result): laid out after the two stub paths.
         cold_path();
-        match self.inner.ret {
+        match inner.ret {
             RetKind::Group { size, align } => {
                 let seg = allocator.allocate_uninit(size, align)?;
-                // `SegmentAllocator` is a safe trait: a segment shorter than asked for, or
-                // misaligned (the callee may store through the hidden pointer with aligned
-                // vector stores), is an error here, never a write past its end or a fault.
                 check_return(&seg, size, align)?;
                 // SAFETY: `seg` has at least the return layout's size and its alignment; the
-                // rest is forwarded. No image entry (tested above): the value entry's path.
-                unsafe { self.invoke_struct_values(seg.as_ptr(), args)? };
+                // rest is forwarded.
+                unsafe { self.invoke_values_outlined(seg.as_ptr(), args)? };
                 Ok(Value::Segment(seg))
             }
             // SAFETY: forwarded.
@@ -662,28 +729,6 @@ impl DowncallHandle {
             if let Some(regs) = regs {
                 // SAFETY: `ret` holds the return layout's size (caller).
                 unsafe { image.store(ret, regs) };
-                return Ok(());
-            }
-        }
-        // SAFETY: forwarded.
-        unsafe { self.invoke_values_outlined(ret, args).map(|_| ()) }
-    }
-
-    /// A struct-returning call without an image entry: the stub's value entry writes the struct
-    /// through `ret` (in-memory returns, stack arguments), else the checked path.
-    #[inline(always)]
-    unsafe fn invoke_struct_values(&self, ret: *mut u8, args: &[Value<'_>]) -> Result<()> {
-        let inner = &*self.inner;
-        if args.len() == inner.args.len() {
-            // SAFETY: one `Value` per descriptor argument, checked by the stub first; `ret`
-            // holds the return layout's size and alignment (caller); the callee's contract is
-            // the caller's.
-            let done = unsafe {
-                inner
-                    .exec
-                    .call_struct(args.as_ptr().cast(), ret, inner.target as *const c_void)
-            };
-            if done {
                 return Ok(());
             }
         }

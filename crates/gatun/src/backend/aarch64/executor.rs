@@ -10,7 +10,7 @@
 //!
 //! The executor itself (its variants, fast paths and the by-reference copy frame) is the one
 //! shared with the other by-reference ABI, [`by_reference::Executor`]; this module gives it the
-//! AArch64 entry calls ([`Entries`]) and `link`, `image` and `uncaptured`.
+//! AArch64 entry calls ([`Entries`]) and `link`, `image`, `struct_entry` and `uncaptured`.
 //!
 //! # By-reference arguments (AAPCS64 §6.8.2 rule B.3)
 //! A composite over 16 bytes that is not an HFA is copied by the caller and passed as the
@@ -154,6 +154,20 @@ impl Executor {
         None
     }
 
+    /// The entry of a struct return without capture and without by-reference arguments (the
+    /// values entry, which passes `ret` to the target in x8, AAPCS64 §6.9, or stores a
+    /// register-returned struct there), if the handle has one. The handle keeps it beside this
+    /// executor, which keeps the stub alive.
+    #[inline(always)]
+    pub(crate) fn struct_entry(&self) -> Option<StructEntry> {
+        match self {
+            Executor::Stub(c) if c.struct_ret && !c.capture && c.refs.each.is_empty() => {
+                Some(StructEntry(c.entries.values))
+            }
+            _ => None,
+        }
+    }
+
     /// A capture handle's entry into the same signature's stub *without* capture (the
     /// system-call adapter, which zeroes and reads errno itself), if it has one: capture, an
     /// integer or void result, no by-reference arguments, a stub.
@@ -192,6 +206,44 @@ impl Uncaptured {
     }
 }
 
+/// The values entry of a struct return without capture and without by-reference arguments
+/// ([`Executor::struct_entry`]). `Copy`; valid while the executor it came from is alive.
+#[derive(Clone, Copy)]
+pub(crate) struct StructEntry(ValuesEntry);
+
+impl StructEntry {
+    /// Calls it with `args` (a `&[Value]`), the struct written at `ret` (by the target through
+    /// x8, or by the stub from the return registers): `true` if it ran, `false` if the stub
+    /// rejected an argument (then nothing was called and nothing written).
+    ///
+    /// # Safety
+    /// The executor it came from is alive; `args` holds one `Value` per descriptor
+    /// argument; `ret` is writable for the return layout's size and aligned for it; the
+    /// callee's contract is the caller's.
+    #[inline(always)]
+    pub(crate) unsafe fn call(
+        self,
+        args: &[Value<'_>],
+        ret: *mut u8,
+        target: *const c_void,
+    ) -> bool {
+        // SAFETY: the stub checks every argument first; no capture (no buffer, no errno
+        // address) and no by-reference copies; `ret` and the rest are the caller's contract.
+        unsafe {
+            self.0
+                .call(
+                    args.as_ptr(),
+                    ret,
+                    std::ptr::null_mut(),
+                    target,
+                    std::ptr::null(),
+                    std::ptr::null_mut(),
+                )
+                .is_some()
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -220,6 +272,12 @@ mod tests {
         let n = args.len();
         assert_eq!(exec.float_arity(n), usize::MAX);
         assert!(exec.image().is_none() && interpreted.uncaptured().is_none());
+        // a struct return without capture or by-reference arguments has the struct entry
+        assert!(interpreted.struct_entry().is_none());
+        let plain_struct = matches!(ret, RetKind::Group { .. })
+            && !capture
+            && plan.args.iter().all(|a| a.by_reference.is_none());
+        assert_eq!(exec.struct_entry().is_some(), plain_struct, "{d}");
         // a capture handle of an integer or void result without by-reference arguments has
         // the same signature's stub without capture (the system-call adapter's fast path)
         let by_ref = plan.args.iter().any(|a| a.by_reference.is_some());

@@ -98,7 +98,7 @@ executor_items! {
     #[cfg(test)]
     mod tests;
 
-    pub(crate) use executor::Executor;
+    pub(crate) use executor::{Executor, StructEntry};
     pub(crate) use frame::CallFrame;
     pub(crate) use super::absent::ImageEntry;
     // The fork lock exists for Linux's code-arena fork handler only.

@@ -975,3 +975,8 @@ fn deep_reentrancy_with_by_reference_copies_at_every_level() {
     assert_eq!(r, Value::I64(40 + (0..=40).sum::<i64>()));
     crate::backend::test_values::assert_linker_stack_is_empty();
 }
+
+#[test]
+fn invoke_into_takes_the_struct_entry_for_hidden_pointer_returns() {
+    crate::backend::test_values::check_struct_entry_path();
+}

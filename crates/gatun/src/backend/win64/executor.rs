@@ -10,7 +10,7 @@
 //!
 //! The executor itself (its variants, fast paths and the by-reference copy frame) is the one
 //! shared with the other by-reference ABI, [`by_reference::Executor`]; this module gives it the
-//! Win64 entry calls ([`Entries`]) and `link`, `image` and `uncaptured`.
+//! Win64 entry calls ([`Entries`]) and `link`, `image`, `struct_entry` and `uncaptured`.
 //!
 //! A compiled stub takes the by-reference copies' addresses as its fifth parameter, an array of
 //! pointers, one per by-reference argument in argument order. That array is the first 8 n bytes
@@ -169,12 +169,66 @@ impl Executor {
         None
     }
 
+    /// The entry of a struct return without capture and without by-reference arguments (the
+    /// values entry, which passes `ret` to the target as the hidden pointer in rcx, or stores a
+    /// register-returned struct there), if the handle has one. The handle keeps it beside this
+    /// executor, which keeps the stub alive.
+    #[inline(always)]
+    pub(crate) fn struct_entry(&self) -> Option<StructEntry> {
+        match self {
+            Executor::Stub(c) if c.struct_ret && !c.capture && c.refs.each.is_empty() => {
+                Some(StructEntry(c.entries.values))
+            }
+            _ => None,
+        }
+    }
+
     /// No entry without capture for the system-call adapter: its fast path zeroes and reads
     /// `errno` alone, while a Windows capture also carries the last-error and Winsock states,
     /// so capture handles take the capture stub ([`Executor::call_capture`]).
     #[inline(always)]
     pub(crate) fn uncaptured(&self) -> Option<crate::backend::absent::Uncaptured<'_>> {
         None
+    }
+}
+
+/// The values entry of a struct return without capture and without by-reference arguments
+/// ([`Executor::struct_entry`]). `Copy`; valid while the executor it came from is alive.
+#[derive(Clone, Copy)]
+pub(crate) struct StructEntry(ValuesFn);
+
+impl StructEntry {
+    /// Calls it with `args` (a `&[Value]`), the struct written at `ret` (by the target through
+    /// the hidden pointer, or by the stub from rax): `true` if it ran, `false` if the stub
+    /// rejected an argument (then nothing was called and nothing written).
+    ///
+    /// # Safety
+    /// The executor it came from is alive; `args` holds one `Value` per descriptor
+    /// argument; `ret` is writable for the return layout's size and aligned for it; the
+    /// callee's contract is the caller's.
+    #[inline(always)]
+    pub(crate) unsafe fn call(
+        self,
+        args: &[Value<'_>],
+        ret: *mut u8,
+        target: *const c_void,
+    ) -> bool {
+        let mut rejected = 0u8;
+        // SAFETY: the stub checks every argument first; no capture (no buffer, no errno
+        // address) and no by-reference copies; `rejected` is writable for the call; `ret` and
+        // the rest are the caller's contract.
+        unsafe {
+            (self.0)(
+                args.as_ptr(),
+                ret,
+                std::ptr::null_mut(),
+                target,
+                std::ptr::null(),
+                std::ptr::null_mut(),
+                &mut rejected,
+            )
+        };
+        rejected == 0
     }
 }
 

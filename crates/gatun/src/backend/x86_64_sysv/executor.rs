@@ -23,10 +23,11 @@ use super::entry::CheckedEntry;
 use super::image::ImageEntry;
 use super::stub::{ArgCheck, Stub, StubFn};
 use super::{CallFrame, StackArgs};
-use crate::abi::{CallPlan, Register, ReturnPlan};
+use crate::abi::{CallPlan, Location, Register, ReturnPlan};
 use crate::backend::{ArgKind, ArgSource, RetKind};
 use crate::error::Result;
 use crate::layout::ScalarKind;
+use crate::value::Value;
 
 /// A compiled stub's entries, and the stub kept alive.
 #[derive(Clone)]
@@ -54,8 +55,11 @@ pub(crate) enum Executor {
     Float(Compiled, CheckedEntry),
     /// No capture, a struct returned in registers, with an image entry.
     Image(Compiled, ImageEntry),
-    /// No capture, any other struct return: the value entry writes through `ret`.
-    Struct(Compiled),
+    /// No capture, any other struct return: the value entry writes through `ret`
+    /// ([`Executor::struct_entry`]). For a MEMORY-class return of a function of no arguments,
+    /// not variadic, the entry is the target itself: its stub would only move `ret` into rdi
+    /// and jump to it, and [`StructEntry::call`] passes `ret` in rdi already.
+    Struct(Compiled, CheckedEntry),
     /// Capture, a scalar or void result (the system-call adapter's capture-buffer path).
     Capture(Compiled),
     /// As `Capture`, for an integer or void result, with the same signature's stub without
@@ -141,7 +145,26 @@ impl Executor {
             (false, RetKind::Group { size, align }) => {
                 match ImageEntry::new(c.stub.image, &plan.ret, size, align) {
                     Some(image) => Executor::Image(c, image),
-                    None => Executor::Struct(c),
+                    None if args.is_empty()
+                        && !plan.is_variadic()
+                        && matches!(plan.ret, ReturnPlan::InMemory)
+                        && plan.hidden_return_pointer == Some(Location::Int(0))
+                        && !target.is_null() =>
+                    {
+                        // SAFETY: `target` is non-null (checked just above) and is a function
+                        // linked as taking no arguments and returning in memory through rdi;
+                        // see `Executor::Struct`.
+                        let entry = unsafe {
+                            CheckedEntry::new(std::ptr::NonNull::new_unchecked(
+                                target.cast_mut().cast(),
+                            ))
+                        };
+                        Executor::Struct(c, entry)
+                    }
+                    None => {
+                        let entry = c.stub.values;
+                        Executor::Struct(c, entry)
+                    }
                 }
             }
             // Integer or void results only: its caller reads rax, and the system-call adapter
@@ -165,7 +188,7 @@ impl Executor {
             Executor::Int(c, _)
             | Executor::Float(c, _)
             | Executor::Image(c, _)
-            | Executor::Struct(c)
+            | Executor::Struct(c, _)
             | Executor::Capture(c)
             | Executor::CaptureUncaptured(c, _)
             | Executor::Plain(c) => Some(c),
@@ -241,28 +264,16 @@ impl Executor {
         }
     }
 
-    /// A struct-returning call without capture through the value entry, writing the struct
-    /// through `ret`: `true` if it ran, `false` if this path does not apply or the stub
-    /// rejected an argument (then nothing was called).
-    ///
-    /// # Safety
-    /// `args` points to one `Value` per descriptor argument; `ret` is writable for the return
-    /// layout's size and aligned for it; the callee's contract is the caller's.
+    /// The entry of a struct return without capture that the stub writes through `ret` (the
+    /// value entry of [`Executor::Struct`]: a MEMORY-class return through the hidden pointer,
+    /// or a register return without an image entry), if the handle has one. The handle keeps
+    /// it beside this executor, which keeps the stub alive.
     #[inline(always)]
-    pub(crate) unsafe fn call_struct(
-        &self,
-        args: *const u8,
-        ret: *mut u8,
-        target: *const c_void,
-    ) -> bool {
-        let (Executor::Struct(Compiled { stub, .. }) | Executor::Image(Compiled { stub, .. }, _)) =
-            self
-        else {
-            return false;
-        };
-        // SAFETY: the caller's contract; no capture, so the stub reads neither the capture
-        // buffer nor the errno address.
-        unsafe { stub.values.call_struct(args, ret, target) }
+    pub(crate) fn struct_entry(&self) -> Option<StructEntry> {
+        match self {
+            Executor::Struct(_, entry) => Some(StructEntry(*entry)),
+            _ => None,
+        }
     }
 
     /// Any call through the value entry: the scalar result's bits (rax, or xmm0 for a float),
@@ -430,6 +441,41 @@ impl Uncaptured<'_> {
     }
 }
 
+/// The value entry of a struct return without capture written through `ret`
+/// ([`Executor::struct_entry`]). `Copy`; valid while the executor it came from is alive.
+#[derive(Clone, Copy)]
+pub(crate) struct StructEntry(CheckedEntry);
+
+impl StructEntry {
+    /// Calls it with `args` (a `&[Value]`), the struct written through `ret` (by the stub, or
+    /// by the target through the hidden pointer in rdi): `true` if it ran, `false` if the stub
+    /// rejected an argument (then nothing was called and nothing written). Without arguments
+    /// rdi carries `ret` (no stub of such a signature reads an argument pointer), so that the
+    /// target itself can be the entry.
+    ///
+    /// # Safety
+    /// The executor it came from is alive; `args` holds one `Value` per descriptor argument;
+    /// `ret` is writable for the return layout's size and aligned for it; the callee's
+    /// contract is the caller's.
+    #[inline(always)]
+    pub(crate) unsafe fn call(
+        self,
+        args: &[Value<'_>],
+        ret: *mut u8,
+        target: *const c_void,
+    ) -> bool {
+        let first = if args.is_empty() {
+            ret.cast_const()
+        } else {
+            args.as_ptr().cast()
+        };
+        // SAFETY: the caller's contract; no capture, so the stub reads neither the capture
+        // buffer nor the errno address; a stub without arguments reads no argument pointer,
+        // and a target standing in for its stub takes `ret` in rdi.
+        unsafe { self.0.call_struct(first, ret, target) }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -453,6 +499,13 @@ mod tests {
             (usize::MAX, usize::MAX)
         );
         assert!(interpreted.image().is_none() && interpreted.uncaptured().is_none());
+        assert!(interpreted.struct_entry().is_none());
+        // the struct entry is the `Struct` variant's
+        assert_eq!(
+            exec.struct_entry().is_some(),
+            matches!(exec, Executor::Struct(..)),
+            "{d}"
+        );
         // the cached arities follow the variant
         let n = args.len();
         assert_eq!(
@@ -501,7 +554,36 @@ mod tests {
             variant(&FD::of(st(&[V::I64, V::I64, V::I64]), [V::I32]), None, true),
             "Plain"
         );
+        // a MEMORY-class return without arguments: the target is its own struct entry
+        let d = FD::of(st(&[V::I64, V::I64, V::I64]), []);
+        assert_eq!(variant(&d, None, false), "Struct");
+        let plan = super::super::classify::plan(&d, None).unwrap();
+        let target = never_called as *const c_void;
+        let exec = Executor::link(&plan, &[], RetKind::of(d.return_layout()), false, target);
+        let Some(StructEntry(entry)) = exec.unwrap().struct_entry() else {
+            panic!("no struct entry")
+        };
+        assert_eq!(entry.address(), target.cast());
+        // with an argument, or variadic, the stub's value entry
+        for (d, v) in [
+            (FD::of(st(&[V::I64, V::I64, V::I64]), [V::I32]), None),
+            (FD::of(st(&[V::I64, V::I64, V::I64]), []), Some(0)),
+        ] {
+            let plan = super::super::classify::plan(&d, v).unwrap();
+            let args: Vec<ArgKind> = d.argument_layouts().iter().map(ArgKind::of).collect();
+            let exec = Executor::link(&plan, &args, RetKind::of(d.return_layout()), false, target);
+            let exec = exec.unwrap();
+            let (Some(StructEntry(entry)), Some(c)) = (exec.struct_entry(), exec.compiled()) else {
+                panic!("no struct entry for {d}")
+            };
+            assert_eq!(entry, c.stub.values, "{d}");
+        }
         // variadic: never the target itself, still the integer fast path
         assert_eq!(variant(&FD::of(V::I32, [V::I32]), Some(0), false), "Int");
+    }
+
+    #[test]
+    fn invoke_into_takes_the_struct_entry_for_hidden_pointer_returns() {
+        crate::backend::test_values::check_struct_entry_path();
     }
 }

@@ -28,7 +28,7 @@ executor_items! {
     pub(crate) mod trampoline;
     pub(crate) mod upcall_entry;
 
-    pub(crate) use executor::Executor;
+    pub(crate) use executor::{Executor, StructEntry};
     pub(crate) use crate::backend::StackArgs;
     pub(crate) use frame::CallFrame;
     pub(crate) use image::ImageEntry;
