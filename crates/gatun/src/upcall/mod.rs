@@ -181,63 +181,27 @@ enum RetKind {
     Group(usize),
 }
 
-/// The Rust side of an integer-register path: `(context, values) -> result bits`.
-type IntDispatch = unsafe extern "C" fn(*const c_void, *mut Value<'static>) -> u64;
-
 /// The integer-register path of a signature (x86-64 System V's short path): every argument is
-/// a non-`bool` scalar in integer argument register `i` for argument `i` (at most six), the
-/// return is `void` or a scalar in the first integer return register, and the stub is not
-/// confined. The stub then jumps to the entry for its argument count, which stores those
-/// registers straight into the payload words of `n` [`Value`]s on its stack and calls
-/// `dispatch` (a [`gatun_upcall_dispatch_int`] monomorphised for the count and the return
-/// conversion), which writes the tags and returns the result's bits in its own return register.
-/// `#[repr(C)]`, first in [`Context`]: the entry calls the word at the context's address.
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
+/// a non-`bool` scalar in integer argument register `i` for argument `i` (at most
+/// [`INT_PATH_ARGS`]), the return is `void` or a scalar in the first integer return register,
+/// and the stub is not confined. The stub then loads the context's address into the next free
+/// integer argument register and jumps straight to `entry`: a [`gatun_upcall_dispatch_int`]
+/// for the argument count and the result's `Value` tag, an `extern "C" fn(a0: u64, ..,
+/// context) -> u64` that builds the `n` [`Value`]s from its own parameters and returns the
+/// result's bits in rax. No assembly entry and no register frame in between.
+#[derive(Debug, Clone, Copy, Default)]
 struct IntPath {
-    /// Offset 0: the dispatcher, `None` if the stub does not take this path.
-    dispatch: Option<IntDispatch>,
-    /// The number of arguments (0..=6).
+    /// The code address of the dispatcher, 0 if the stub does not take this path.
+    entry: usize,
+    /// The number of arguments (0..=[`INT_PATH_ARGS`]).
     n: u8,
-    /// The `Value` tag the closure's result must have (`Value::Void`'s for `void`).
-    ret_tag: u8,
     /// Argument `i`'s `Value` tag.
     tags: [u8; INT_PATH_ARGS],
 }
 
-impl Default for IntPath {
-    fn default() -> IntPath {
-        IntPath {
-            dispatch: None,
-            n: 0,
-            ret_tag: 0,
-            tags: [0; INT_PATH_ARGS],
-        }
-    }
-}
-
-/// The conversion of a scalar result's payload (at offset 8 of its `Value`) to the 64-bit return
-/// image: small integers extended by signedness, `f32` in the low 32 bits.
-#[repr(u8)]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-enum IntReturn {
-    /// `void`: the bits are 0.
-    #[default]
-    Void,
-    /// 8 payload bytes (`i64`, `u64`, `f64`, an address).
-    Word,
-    I32,
-    /// 4 payload bytes zero-extended (`u32`, `f32`).
-    Low32,
-    I16,
-    U16,
-    I8,
-    U8,
-    Bool,
-}
-
-/// The most arguments the integer-register path takes (SysV's six integer argument registers).
-const INT_PATH_ARGS: usize = 6;
+/// The most arguments the integer-register path takes: SysV has six integer argument
+/// registers, and the context takes the one after the last argument.
+const INT_PATH_ARGS: usize = 5;
 
 impl IntPath {
     /// The integer path of a scalar path (no dispatcher if there is none).
@@ -251,32 +215,17 @@ impl IntPath {
                 .iter()
                 .enumerate()
                 .all(|(i, a)| a.word as usize == i && !a.is_bool);
-        let (ret_tag, ret) = match fast.ret {
-            None => (crate::value::value_tag(&Value::Void), IntReturn::Void),
-            Some((kind, RET_INT_WORD)) => (
-                crate::value::scalar_tag(kind),
-                match kind {
-                    ScalarKind::Bool => IntReturn::Bool,
-                    ScalarKind::I8 => IntReturn::I8,
-                    ScalarKind::U8 => IntReturn::U8,
-                    ScalarKind::I16 => IntReturn::I16,
-                    ScalarKind::U16 => IntReturn::U16,
-                    ScalarKind::I32 => IntReturn::I32,
-                    ScalarKind::U32 | ScalarKind::F32 => IntReturn::Low32,
-                    ScalarKind::I64 | ScalarKind::U64 | ScalarKind::F64 | ScalarKind::Pointer => {
-                        IntReturn::Word
-                    }
-                },
-            ),
+        let ret_tag = match fast.ret {
+            None => crate::value::value_tag(&Value::Void),
+            Some((kind, RET_INT_WORD)) => crate::value::scalar_tag(kind),
             Some(_) => return IntPath::default(),
         };
         if !in_order {
             return IntPath::default();
         }
         let mut path = IntPath {
-            dispatch: Some(int_dispatcher(fast.args.len(), ret)),
+            entry: int_dispatcher(fast.args.len(), ret_tag),
             n: fast.args.len() as u8,
-            ret_tag,
             tags: [0; INT_PATH_ARGS],
         };
         for (t, a) in path.tags.iter_mut().zip(fast.args.iter()) {
@@ -1020,7 +969,7 @@ impl Linker {
         )?;
         ctx.owner = thread_mark();
         // The integer path does not check the owner.
-        ctx.int_path.dispatch = None;
+        ctx.int_path.entry = 0;
         Ok(ConfinedUpcallStub {
             stub: UpcallStub::from_context(Box::new(ctx), arena)?,
             _not_send: PhantomData,
@@ -1032,14 +981,17 @@ impl Linker {
 /// the integer-register path's entry when `ctx` has one).
 fn stub_code(ctx: &Context<'_>) -> Result<ExecutableCode> {
     #[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
-    if ctx.int_path.dispatch.is_some() {
-        // SAFETY: the context's first word is its dispatcher for `n` values, and the stub is
-        // called as a function of the descriptor, whose `n` arguments are in rdi.. in order and
-        // whose result is `void` or in rax (`IntPath::of` on the native SysV plan).
+    if ctx.int_path.entry != 0 {
+        // SAFETY: the entry is `gatun_upcall_dispatch_int<n>` for this context, an
+        // `extern "C" fn(a0: u64, .., a<n-1>: u64, context: *const c_void) -> u64`, and the
+        // stub is called as a function of the descriptor, whose `n` (at most 5) arguments are
+        // in rdi.. in order and whose result is `void` or in rax (`IntPath::of` on the native
+        // SysV plan): the context goes in integer argument register `n`.
         return unsafe {
-            crate::backend::x86_64_sysv::int_upcall_code(
+            crate::backend::x86_64_sysv::typed_upcall_code(
                 ctx.int_path.n as usize,
                 ctx as *const Context<'_> as usize,
+                ctx.int_path.entry,
             )
         };
     }
@@ -1431,102 +1383,175 @@ pub(crate) unsafe extern "C" fn gatun_upcall_dispatch(ctx: *const c_void, frame:
     }
 }
 
-/// The dispatcher of an integer-register path of `n` arguments with return conversion `ret`.
-fn int_dispatcher(n: usize, ret: IntReturn) -> IntDispatch {
+/// The code address of the integer-register path's dispatcher for `n` arguments (at most
+/// [`INT_PATH_ARGS`]) and a result of `Value` tag `ret_tag` (a scalar's, or `Value::Void`'s).
+fn int_dispatcher(n: usize, ret_tag: u8) -> usize {
     macro_rules! by_return {
-        ($n:literal) => {
-            match ret {
-                IntReturn::Void => gatun_upcall_dispatch_int::<$n, { IntReturn::Void as u8 }>,
-                IntReturn::Word => gatun_upcall_dispatch_int::<$n, { IntReturn::Word as u8 }>,
-                IntReturn::I32 => gatun_upcall_dispatch_int::<$n, { IntReturn::I32 as u8 }>,
-                IntReturn::Low32 => gatun_upcall_dispatch_int::<$n, { IntReturn::Low32 as u8 }>,
-                IntReturn::I16 => gatun_upcall_dispatch_int::<$n, { IntReturn::I16 as u8 }>,
-                IntReturn::U16 => gatun_upcall_dispatch_int::<$n, { IntReturn::U16 as u8 }>,
-                IntReturn::I8 => gatun_upcall_dispatch_int::<$n, { IntReturn::I8 as u8 }>,
-                IntReturn::U8 => gatun_upcall_dispatch_int::<$n, { IntReturn::U8 as u8 }>,
-                IntReturn::Bool => gatun_upcall_dispatch_int::<$n, { IntReturn::Bool as u8 }>,
+        ($f:ident) => {
+            match ret_tag {
+                1 => $f::<1> as *const () as usize,
+                2 => $f::<2> as *const () as usize,
+                3 => $f::<3> as *const () as usize,
+                4 => $f::<4> as *const () as usize,
+                5 => $f::<5> as *const () as usize,
+                6 => $f::<6> as *const () as usize,
+                7 => $f::<7> as *const () as usize,
+                8 => $f::<8> as *const () as usize,
+                9 => $f::<9> as *const () as usize,
+                10 => $f::<10> as *const () as usize,
+                11 => $f::<11> as *const () as usize,
+                12 => $f::<12> as *const () as usize,
+                _ => $f::<0> as *const () as usize,
             }
         };
     }
     match n {
-        0 => by_return!(0),
-        1 => by_return!(1),
-        2 => by_return!(2),
-        3 => by_return!(3),
-        4 => by_return!(4),
-        5 => by_return!(5),
-        _ => by_return!(6),
+        0 => by_return!(gatun_upcall_dispatch_int0),
+        1 => by_return!(gatun_upcall_dispatch_int1),
+        2 => by_return!(gatun_upcall_dispatch_int2),
+        3 => by_return!(gatun_upcall_dispatch_int3),
+        4 => by_return!(gatun_upcall_dispatch_int4),
+        _ => by_return!(gatun_upcall_dispatch_int5),
     }
 }
 
-/// The Rust side of an integer-register path ([`IntPath`]) of `N` arguments whose result
-/// converts by `R` (an [`IntReturn`] as `u8`): `values` holds `N` [`Value`]s whose payload
-/// words the entry filled with the argument registers; this writes their tags, runs the closure
-/// under [`guard`] and returns the result's 64-bit register image (0 for `void`), which the
-/// entry leaves in rax.
+/// The integer-register path's dispatchers, one per argument count: `gatun_upcall_dispatch_int<n>::<R>`
+/// is an `extern "C" fn(a0: u64, .., a<n-1>: u64, context: *const c_void) -> u64` (the stub puts
+/// the context in the integer argument register after the last argument) that runs
+/// [`gatun_upcall_dispatch_int`] for a result of `Value` tag `R`.
+macro_rules! int_dispatchers {
+    ($($name:ident($($a:ident),*) = $n:literal;)*) => {$(
+        /// See [`gatun_upcall_dispatch_int`].
+        ///
+        /// # Safety
+        /// As [`gatun_upcall_dispatch_int`], for this many arguments.
+        unsafe extern "C" fn $name<const R: u8>($($a: u64,)* ctx: *const c_void) -> u64 {
+            // SAFETY: forwarded.
+            unsafe { gatun_upcall_dispatch_int::<$n, R>(ctx, [$($a),*]) }
+        }
+    )*};
+}
+
+int_dispatchers! {
+    gatun_upcall_dispatch_int0() = 0;
+    gatun_upcall_dispatch_int1(a0) = 1;
+    gatun_upcall_dispatch_int2(a0, a1) = 2;
+    gatun_upcall_dispatch_int3(a0, a1, a2) = 3;
+    gatun_upcall_dispatch_int4(a0, a1, a2, a3) = 4;
+    gatun_upcall_dispatch_int5(a0, a1, a2, a3, a4) = 5;
+}
+
+/// The Rust side of an integer-register path ([`IntPath`]) of `N` arguments whose result has
+/// the `Value` tag `R`: builds the `N` [`Value`]s from the argument registers `regs` (each
+/// value's tag from the path, its payload the 64-bit register image), runs the closure under
+/// [`guard`] and returns the result's 64-bit register image (0 for `void`; small integers
+/// extended by signedness, `f32` in the low 32 bits), which the caller finds in rax.
 ///
 /// # Safety
-/// Called only by the entry assembly, for a context whose `int_path.dispatch` is this
-/// function, with `values` pointing to `N` writable, 8-aligned `Value`s whose payload words
-/// hold the caller's first `N` integer argument registers, for a C call of the stub's
-/// descriptor type.
-unsafe extern "C" fn gatun_upcall_dispatch_int<const N: usize, const R: u8>(
+/// Called only from a stub of a context whose `int_path.entry` is this function's dispatcher,
+/// with `ctx` that context's address and `regs` the caller's first `N` integer argument
+/// registers, for a C call of the stub's descriptor type.
+#[inline(always)]
+unsafe fn gatun_upcall_dispatch_int<const N: usize, const R: u8>(
     ctx: *const c_void,
-    values: *mut Value<'static>,
+    regs: [u64; N],
 ) -> u64 {
     // SAFETY: the stub's code holds the address of its live boxed Context (module invariants).
     let ctx = unsafe { &*ctx.cast::<Context<'_>>() };
-    let path = &ctx.int_path;
-    let base = values.cast::<u8>();
+    let mut values = [const { MaybeUninit::<Value<'_>>::uninit() }; N];
     for i in 0..N {
-        // SAFETY: `i < N`: the tag byte of one of the entry's values.
+        let p = values[i].as_mut_ptr().cast::<u64>();
+        // SAFETY: a 24-byte, 8-aligned `Value` (`#[repr(C, u8)]`): the tag byte and padding in
+        // its first word, the payload from offset 8.
         unsafe {
-            base.add(i * std::mem::size_of::<Value<'_>>())
-                .write(path.tags[i])
-        };
+            p.write(ctx.int_path.tags[i] as u64);
+            p.add(1).write(regs[i]);
+        }
     }
-    // SAFETY: the `N` values have their tags (just written) and payloads (the entry's register
-    // images, whose low bytes are the declared width's value; no `bool`s).
-    let values = unsafe { std::slice::from_raw_parts(values.cast_const(), N) };
-    let mut bits = 0u64;
-    guard(&ctx.descriptor, || {
+    // SAFETY: the `N` values have their tags (the path's) and payloads (register images whose
+    // low bytes are the declared width's value; no `bool`s).
+    let values = unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<Value<'_>>(), N) };
+    // The context again after the closure, for the cold paths only: read from the stack (a
+    // volatile slot), it needs no callee-saved register on the hot path.
+    let mut slot = std::ptr::null::<Context<'_>>();
+    // SAFETY: a local.
+    unsafe { std::ptr::write_volatile(&mut slot, ctx) };
+    let run = AssertUnwindSafe(|| {
         let args = UpcallArgs {
             values,
             ret: None,
             descriptor: &ctx.descriptor,
         };
-        // Matched by reference: the result is not moved out of the `Result`.
         let result = (ctx.closure)(&args);
-        match &result {
-            Ok(v) => bits = int_result_bits::<R>(ctx, v)?,
-            Err(_) => return result.map(|_| ()),
+        if let Ok(v) = &result {
+            if crate::value::value_tag(v) == R {
+                // SAFETY: the tag is `R`.
+                return unsafe { int_payload_bits::<R>(v) };
+            }
+            // SAFETY: the slot holds `ctx` (written above).
+            return int_result_slow(unsafe { &*std::ptr::read_volatile(&slot) }, result);
         }
-        Ok(())
+        // SAFETY: as above.
+        int_result_slow(unsafe { &*std::ptr::read_volatile(&slot) }, result)
     });
-    bits
+    match catch_unwind(run) {
+        Ok(bits) => bits,
+        // SAFETY: as above.
+        Err(payload) => abort_panicked(
+            unsafe { &(*std::ptr::read_volatile(&slot)).descriptor },
+            payload,
+        ),
+    }
 }
 
-/// The return image of an integer-path result converted by `R` (an [`IntReturn`] as `u8`).
-#[inline(always)]
-fn int_result_bits<const R: u8>(ctx: &Context<'_>, result: &Value<'_>) -> Result<u64> {
-    if crate::value::value_tag(result) != ctx.int_path.ret_tag {
-        return scalar_result_bits(ctx.fast.as_ref(), result);
+/// The return image of an integer-path result of another tag than the declared kind's (a
+/// segment for a pointer), or the abort for a mismatch or an error.
+#[cold]
+#[inline(never)]
+fn int_result_slow(ctx: &Context<'_>, result: Result<Value<'_>>) -> u64 {
+    match result
+        .as_ref()
+        .map(|v| scalar_result_bits(ctx.fast.as_ref(), v))
+    {
+        Ok(Ok(bits)) => bits,
+        Ok(Err(e)) => abort_upcall(&ctx.descriptor, format_args!("{e}")),
+        Err(e) => abort_upcall(&ctx.descriptor, format_args!("{e}")),
     }
+}
+
+/// The return image of a result of `Value` tag `R` (a scalar's, or `Value::Void`'s: 0): small
+/// integers extended by signedness, `f32` in the low 32 bits.
+///
+/// # Safety
+/// `result`'s tag is `R`.
+#[inline(always)]
+unsafe fn int_payload_bits<const R: u8>(result: &Value<'_>) -> u64 {
     let payload = (result as *const Value<'_>).cast::<u8>().wrapping_add(8);
-    // SAFETY: the tag is the declared kind's, so the payload at offset 8 is an initialised
-    // value of that kind's width (`Value` is `#[repr(C, u8)]`).
-    Ok(unsafe {
+    // SAFETY: the tag is `R` (caller), so the payload at offset 8 is an initialised value of
+    // that kind's width (`Value` is `#[repr(C, u8)]`).
+    unsafe {
         match R {
-            r if r == IntReturn::Word as u8 => payload.cast::<u64>().read(),
-            r if r == IntReturn::I32 as u8 => payload.cast::<i32>().read() as i64 as u64,
-            r if r == IntReturn::Low32 as u8 => payload.cast::<u32>().read() as u64,
-            r if r == IntReturn::I16 as u8 => payload.cast::<i16>().read() as i64 as u64,
-            r if r == IntReturn::U16 as u8 => payload.cast::<u16>().read() as u64,
-            r if r == IntReturn::I8 as u8 => payload.cast::<i8>().read() as i64 as u64,
-            r if r == IntReturn::U8 as u8 || r == IntReturn::Bool as u8 => payload.read() as u64,
+            1 | 3 => payload.read() as u64,
+            2 => payload.cast::<i8>().read() as i64 as u64,
+            4 => payload.cast::<i16>().read() as i64 as u64,
+            5 => payload.cast::<u16>().read() as u64,
+            6 => payload.cast::<i32>().read() as i64 as u64,
+            7 | 10 => payload.cast::<u32>().read() as u64,
+            8 | 9 | 11 | 12 => payload.cast::<u64>().read(),
             _ => 0,
         }
-    })
+    }
+}
+
+/// The return image of an integer-path result whose declared kind has the `Value` tag `R`
+/// (the unit tests' view of what the dispatcher does).
+#[cfg(test)]
+fn int_result_bits<const R: u8>(ctx: &Context<'_>, result: &Value<'_>) -> Result<u64> {
+    if crate::value::value_tag(result) != R {
+        return scalar_result_bits(ctx.fast.as_ref(), result);
+    }
+    // SAFETY: the tag is `R`.
+    Ok(unsafe { int_payload_bits::<R>(result) })
 }
 
 /// The return image of a scalar-path result (0 for `void`), or the mismatch error.

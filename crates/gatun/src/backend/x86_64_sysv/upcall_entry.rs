@@ -14,14 +14,10 @@
 //! every stub.
 //!
 //! A stub whose context has an integer-register path (see `crate::upcall`: every argument is
-//! a scalar in integer argument register `i` for argument `i`, at most six, and the return is
-//! `void` or in rax) jumps to the entry for its argument count `n` instead,
-//! `gatun_upcall_entry_int<n>`: it reserves `n` 24-byte `Value`s (rounded so that the stack is
-//! 16-byte aligned at the call), stores the `n` argument registers as their payload words
-//! (offsets 8, 32, ..), calls the dispatcher whose address is the context's first word with
-//! `(context = r10, values = rsp)` and returns its rax to the C caller. Nothing else is saved:
-//! the other registers carry no argument of such a signature, and callee-saved ones are
-//! preserved by the `extern "C"` dispatcher.
+//! a scalar in integer argument register `i` for argument `i`, at most five, and the return is
+//! `void` or in rax) has no entry here: it is a [`typed_stub_code`] stub that puts the context
+//! in the integer argument register after the last argument and jumps straight to the Rust
+//! dispatcher, an `extern "C" fn(a0, .., context) -> u64`.
 //!
 //! The general entry:
 //! 1. pushes rbp (the stack is then 16-byte aligned) and reserves an
@@ -85,107 +81,10 @@ std::arch::global_asm!(
     dispatch = sym crate::upcall::gatun_upcall_dispatch,
 );
 
-/// The integer-register path's entry for `$n` arguments: reserves `$frame` bytes (`$n` 24-byte
-/// `Value`s, rounded so that the stack is 16-byte aligned at the call), stores the argument
-/// registers as their payload words, and calls the context's dispatcher (the word at r10).
-macro_rules! int_entry {
-    ($name:literal, $frame:literal, [$($store:literal),*]) => {
-        std::arch::global_asm!(
-            ".text",
-            ".p2align 4",
-            concat!(".globl ", $name),
-            concat!(".hidden ", $name),
-            concat!(".type ", $name, ",@function"),
-            concat!($name, ":"),
-            ".cfi_startproc",
-            "endbr64",
-            concat!("sub rsp, ", $frame),
-            concat!(".cfi_adjust_cfa_offset ", $frame),
-            $($store,)*
-            "mov rdi, r10",
-            "mov rsi, rsp",
-            "call qword ptr [r10]",
-            concat!("add rsp, ", $frame),
-            concat!(".cfi_adjust_cfa_offset -", $frame),
-            "ret",
-            ".cfi_endproc",
-            concat!(".size ", $name, ", . - ", $name),
-        );
-    };
-}
-
-int_entry!("gatun_upcall_entry_int0", "8", []);
-int_entry!("gatun_upcall_entry_int1", "24", ["mov qword ptr [rsp + 8], rdi"]);
-int_entry!(
-    "gatun_upcall_entry_int2",
-    "56",
-    ["mov qword ptr [rsp + 8], rdi", "mov qword ptr [rsp + 32], rsi"]
-);
-int_entry!(
-    "gatun_upcall_entry_int3",
-    "72",
-    [
-        "mov qword ptr [rsp + 8], rdi",
-        "mov qword ptr [rsp + 32], rsi",
-        "mov qword ptr [rsp + 56], rdx"
-    ]
-);
-int_entry!(
-    "gatun_upcall_entry_int4",
-    "104",
-    [
-        "mov qword ptr [rsp + 8], rdi",
-        "mov qword ptr [rsp + 32], rsi",
-        "mov qword ptr [rsp + 56], rdx",
-        "mov qword ptr [rsp + 80], rcx"
-    ]
-);
-int_entry!(
-    "gatun_upcall_entry_int5",
-    "120",
-    [
-        "mov qword ptr [rsp + 8], rdi",
-        "mov qword ptr [rsp + 32], rsi",
-        "mov qword ptr [rsp + 56], rdx",
-        "mov qword ptr [rsp + 80], rcx",
-        "mov qword ptr [rsp + 104], r8"
-    ]
-);
-int_entry!(
-    "gatun_upcall_entry_int6",
-    "152",
-    [
-        "mov qword ptr [rsp + 8], rdi",
-        "mov qword ptr [rsp + 32], rsi",
-        "mov qword ptr [rsp + 56], rdx",
-        "mov qword ptr [rsp + 80], rcx",
-        "mov qword ptr [rsp + 104], r8",
-        "mov qword ptr [rsp + 128], r9"
-    ]
-);
-
 extern "C" {
     /// See the module documentation. Never called from Rust; only its address is used.
     fn gatun_upcall_entry();
-    fn gatun_upcall_entry_int0();
-    fn gatun_upcall_entry_int1();
-    fn gatun_upcall_entry_int2();
-    fn gatun_upcall_entry_int3();
-    fn gatun_upcall_entry_int4();
-    fn gatun_upcall_entry_int5();
-    fn gatun_upcall_entry_int6();
 }
-
-/// The integer-register path's entries, by argument count.
-const INT_ENTRIES: [unsafe extern "C" fn(); 7] = [
-    gatun_upcall_entry_int0,
-    gatun_upcall_entry_int1,
-    gatun_upcall_entry_int2,
-    gatun_upcall_entry_int3,
-    gatun_upcall_entry_int4,
-    gatun_upcall_entry_int5,
-    gatun_upcall_entry_int6,
-];
 
 /// Length in bytes of a stub's code.
 pub(crate) const STUB_LEN: usize = 27;
@@ -193,12 +92,6 @@ pub(crate) const STUB_LEN: usize = 27;
 /// The machine code of a stub whose context is at `context` (see the module documentation).
 pub(crate) fn stub_code(context: usize) -> [u8; STUB_LEN] {
     stub_code_for(context, gatun_upcall_entry as *const () as usize)
-}
-
-/// The machine code of a stub of the integer-register path with `n` arguments (0..=6) whose
-/// context is at `context`: as [`stub_code`], jumping to `gatun_upcall_entry_int<n>`.
-pub(crate) fn int_stub_code(n: usize, context: usize) -> [u8; STUB_LEN] {
-    stub_code_for(context, INT_ENTRIES[n.min(6)] as *const () as usize)
 }
 
 /// `endbr64; movabs r10, context; movabs r11, entry; jmp r11`.
@@ -256,10 +149,5 @@ mod tests {
         assert_eq!(code[14..16], [0x49, 0xBB]); // movabs r11,
         assert_ne!(u64::from_le_bytes(code[16..24].try_into().unwrap()), 0);
         assert_eq!(code[24..], [0x41, 0xFF, 0xE3]); // jmp r11
-        // The integer path's stubs differ only in the entry address.
-        let int1 = super::int_stub_code(1, 0x1122_3344_5566_7788);
-        assert_eq!(int1[..16], code[..16]);
-        assert_ne!(int1[16..24], code[16..24]);
-        assert_ne!(int1[16..24], super::int_stub_code(2, 0)[16..24]);
     }
 }
