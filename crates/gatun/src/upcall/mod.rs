@@ -92,6 +92,7 @@ use crate::linker::{FunctionDescriptor, Linker};
 use crate::memory::{linker_stack, MemorySegment, SegmentAllocator};
 use crate::value::{Scalar, Value};
 
+mod shape;
 pub mod typed;
 pub use typed::{TypedUpcallStub, UpcallFn, UpcallSignature};
 
@@ -127,7 +128,7 @@ const _: () = {
     assert!(std::mem::size_of::<UpcallFrame>() == 192);
     // The x86-64 System V entry's integer path: 24-byte values, the flag at the context's start.
     assert!(std::mem::size_of::<Value<'static>>() == 24);
-    assert!(std::mem::offset_of!(Context<'static>, int_path) == 0);
+    assert!(std::mem::offset_of!(Context<'static>, shape_dispatch) == 0);
 };
 
 impl UpcallFrame {
@@ -236,11 +237,15 @@ impl IntPath {
 }
 
 /// Everything the dispatcher needs about one stub; its address is baked into the stub's code.
-/// `#[repr(C)]` so that [`IntPath`] is at offset 0.
+/// `#[repr(C)]` so that `shape_dispatch` is at offset 0.
 #[repr(C)]
 struct Context<'s> {
-    /// At offset 0 (read by the x86-64 System V entry).
+    /// At offset 0 (called by the x86-64 System V shape entries): the code address of the
+    /// register-shape dispatcher, `shape.dispatch`, or 0 if the stub does not take that path.
+    shape_dispatch: usize,
     int_path: IntPath,
+    /// The register-shape path ([`shape::ShapePath::of`]), if the signature has one.
+    shape: Option<shape::ShapePath>,
     descriptor: FunctionDescriptor,
     plan: CallPlan,
     args: Box<[ArgKind]>,
@@ -519,7 +524,10 @@ impl<'s> Context<'s> {
             Some(_) => None,
             None => RegisterPath::of(&args, ret, &plan),
         };
+        let shape = shape::ShapePath::of(&args, ret, &plan);
         Ok(Context {
+            shape_dispatch: shape.map_or(0, |s| s.dispatch),
+            shape,
             regs,
             int_path: IntPath::of(fast.as_ref()),
             owner: 0,
@@ -968,8 +976,9 @@ impl Linker {
             Box::new(move |a: &UpcallArgs<'_>| bound.call(a)),
         )?;
         ctx.owner = thread_mark();
-        // The integer path does not check the owner.
+        // The integer and shape paths do not check the owner.
         ctx.int_path.entry = 0;
+        ctx.shape_dispatch = 0;
         Ok(ConfinedUpcallStub {
             stub: UpcallStub::from_context(Box::new(ctx), arena)?,
             _not_send: PhantomData,
@@ -992,6 +1001,20 @@ fn stub_code(ctx: &Context<'_>) -> Result<ExecutableCode> {
                 ctx.int_path.n as usize,
                 ctx as *const Context<'_> as usize,
                 ctx.int_path.entry,
+            )
+        };
+    }
+    #[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+    if let (Some(shape), true) = (&ctx.shape, ctx.shape_dispatch != 0) {
+        // SAFETY: the context's first word is its shape dispatcher, an
+        // `extern "C" fn(context, frame)` for the descriptor, all of whose arguments are in
+        // the first `gprs` integer and `vectors` vector argument registers and whose result is
+        // `void` or in rax/rdx/xmm0/xmm1 (`ShapePath::of` on the native SysV plan).
+        return unsafe {
+            crate::backend::x86_64_sysv::shape_upcall_code(
+                shape.gprs as usize,
+                shape.vectors as usize,
+                ctx as *const Context<'_> as usize,
             )
         };
     }
@@ -1376,10 +1399,12 @@ pub(crate) unsafe extern "C" fn gatun_upcall_dispatch(ctx: *const c_void, frame:
         Some(fast) => guard(&ctx.descriptor, || unsafe {
             dispatch_scalar(ctx, fast, frame)
         }),
-        // SAFETY: forwarded.
-        None if ctx.regs.is_some() => unsafe { run_registers(ctx, frame) },
-        // SAFETY: forwarded.
-        None => unsafe { run_general(ctx, frame) },
+        None => match &ctx.regs {
+            // SAFETY: forwarded.
+            Some(regs) => unsafe { run_registers(ctx, regs, frame) },
+            // SAFETY: forwarded.
+            None => unsafe { run_general(ctx, frame) },
+        },
     }
 }
 
@@ -1574,15 +1599,13 @@ fn scalar_result_bits(fast: Option<&ScalarPath>, result: &Value<'_>) -> Result<u
 /// in the caller larger and slower on AArch64).
 ///
 /// # Safety
-/// As [`dispatch`].
+/// As [`dispatch`]; `regs` is `ctx`'s.
 #[inline(never)]
-unsafe fn run_registers(ctx: &Context<'_>, frame: &mut UpcallFrame) {
-    if let Some(regs) = &ctx.regs {
-        // SAFETY: forwarded.
-        guard(&ctx.descriptor, || unsafe {
-            dispatch_registers(ctx, regs, frame)
-        })
-    }
+unsafe fn run_registers(ctx: &Context<'_>, regs: &RegisterPath, frame: &mut UpcallFrame) {
+    // SAFETY: forwarded.
+    guard(&ctx.descriptor, || unsafe {
+        dispatch_registers(ctx, regs, frame)
+    })
 }
 
 /// [`dispatch_general`] under [`guard`], out of line (its frame is much larger than the

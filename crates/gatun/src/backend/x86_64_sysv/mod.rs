@@ -79,6 +79,31 @@ executor_items! {
         unsafe { crate::code::ExecutableCode::new(&upcall_entry::stub_code(context)) }
     }
 
+    /// The code of a register-shape upcall stub (`upcall_entry::shape_stub_code`) whose
+    /// context is at address `context`, placed in the code arena.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] if the OS refuses executable memory.
+    ///
+    /// # Safety
+    /// The context's first word is the address of an `extern "C" fn(context, frame)` shape
+    /// dispatcher, and the stub is called only as a function of a type whose arguments are all
+    /// in the first `gprs` integer and `vectors` vector argument registers and whose result is
+    /// `void` or in rax, rdx, xmm0, xmm1.
+    pub(crate) unsafe fn shape_upcall_code(
+        gprs: usize,
+        vectors: usize,
+        context: usize,
+    ) -> Result<crate::code::ExecutableCode> {
+        // SAFETY: the caller's contract: the code loads `context` into r10 and jumps to the
+        // shape entry storing those registers.
+        unsafe {
+            crate::code::ExecutableCode::new(&upcall_entry::shape_stub_code(
+                gprs, vectors, context,
+            ))
+        }
+    }
+
     /// The code of a typed upcall stub (`upcall_entry::typed_stub_code`): `context` into the
     /// integer argument register `n` (0..6), then a jump to the trampoline at `target`.
     ///

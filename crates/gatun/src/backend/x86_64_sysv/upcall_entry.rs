@@ -19,6 +19,15 @@
 //! in the integer argument register after the last argument and jumps straight to the Rust
 //! dispatcher, an `extern "C" fn(a0, .., context) -> u64`.
 //!
+//! A stub whose context has a register-shape path (`crate::upcall::shape`: every argument in
+//! argument registers, the result `void` or in rax/rdx/xmm0/xmm1) jumps to the shape entry for
+//! the integer and vector argument registers its signature uses, rounded up to 0, 2, 4 or 6
+//! and 0, 2, 4 or 8, `gatun_upcall_entry_g<g>v<v>`: it reserves an
+//! [`crate::upcall::UpcallFrame`] (no frame pointer, no stack-argument address: such a
+//! signature has none), stores those registers only, calls the context's shape dispatcher (the
+//! context's first word) with `(context = r10, frame = rsp)` and loads rax, rdx, xmm0, xmm1
+//! from the frame's return slots.
+//!
 //! The general entry:
 //! 1. pushes rbp (the stack is then 16-byte aligned) and reserves an
 //!    [`crate::upcall::UpcallFrame`];
@@ -81,10 +90,104 @@ std::arch::global_asm!(
     dispatch = sym crate::upcall::gatun_upcall_dispatch,
 );
 
+/// A register-shape entry: stores the integer argument registers `$g`.. and vector argument
+/// registers `$v`.. given as `$store`s into an [`crate::upcall::UpcallFrame`] at rsp (200
+/// bytes reserved: the frame and 8 bytes that align the stack at the call), calls the word at
+/// r10 (the context's shape dispatcher) with `(context = r10, frame = rsp)`, and returns rax,
+/// rdx, xmm0, xmm1 from the frame's return slots.
+macro_rules! shape_entry {
+    ($g:literal, $v:literal, [$($store:literal),*]) => {
+        std::arch::global_asm!(
+            ".text",
+            ".p2align 4",
+            concat!(".globl gatun_upcall_entry_g", $g, "v", $v),
+            concat!(".hidden gatun_upcall_entry_g", $g, "v", $v),
+            concat!(".type gatun_upcall_entry_g", $g, "v", $v, ",@function"),
+            concat!("gatun_upcall_entry_g", $g, "v", $v, ":"),
+            ".cfi_startproc",
+            "endbr64",
+            "sub rsp, 200",
+            ".cfi_adjust_cfa_offset 200",
+            $($store,)*
+            "mov rdi, r10",
+            "mov rsi, rsp",
+            "call qword ptr [r10]",
+            "mov rax, qword ptr [rsp + 144]",
+            "mov rdx, qword ptr [rsp + 152]",
+            "movq xmm0, qword ptr [rsp + 160]",
+            "movq xmm1, qword ptr [rsp + 168]",
+            "add rsp, 200",
+            ".cfi_adjust_cfa_offset -200",
+            "ret",
+            ".cfi_endproc",
+            concat!(".size gatun_upcall_entry_g", $g, "v", $v, ", . - gatun_upcall_entry_g", $g, "v", $v),
+        );
+    };
+}
+
+/// The four shape entries for `$g` integer registers, `[$gstore]` storing them.
+macro_rules! shape_entries {
+    ($g:literal, [$($gstore:literal),*]) => {
+        shape_entry!($g, 0, [$($gstore),*]);
+        shape_entry!($g, 2, [$($gstore,)* "movq qword ptr [rsp + 72], xmm0", "movq qword ptr [rsp + 80], xmm1"]);
+        shape_entry!($g, 4, [$($gstore,)* "movq qword ptr [rsp + 72], xmm0", "movq qword ptr [rsp + 80], xmm1", "movq qword ptr [rsp + 88], xmm2", "movq qword ptr [rsp + 96], xmm3"]);
+        shape_entry!($g, 8, [$($gstore,)* "movq qword ptr [rsp + 72], xmm0", "movq qword ptr [rsp + 80], xmm1", "movq qword ptr [rsp + 88], xmm2", "movq qword ptr [rsp + 96], xmm3", "movq qword ptr [rsp + 104], xmm4", "movq qword ptr [rsp + 112], xmm5", "movq qword ptr [rsp + 120], xmm6", "movq qword ptr [rsp + 128], xmm7"]);
+    };
+}
+
+shape_entries!(0, []);
+shape_entries!(2, ["mov qword ptr [rsp + 0], rdi", "mov qword ptr [rsp + 8], rsi"]);
+shape_entries!(4, ["mov qword ptr [rsp + 0], rdi", "mov qword ptr [rsp + 8], rsi", "mov qword ptr [rsp + 16], rdx", "mov qword ptr [rsp + 24], rcx"]);
+shape_entries!(6, ["mov qword ptr [rsp + 0], rdi", "mov qword ptr [rsp + 8], rsi", "mov qword ptr [rsp + 16], rdx", "mov qword ptr [rsp + 24], rcx", "mov qword ptr [rsp + 32], r8", "mov qword ptr [rsp + 40], r9"]);
+
 extern "C" {
     /// See the module documentation. Never called from Rust; only its address is used.
     fn gatun_upcall_entry();
+    fn gatun_upcall_entry_g0v0();
+    fn gatun_upcall_entry_g0v2();
+    fn gatun_upcall_entry_g0v4();
+    fn gatun_upcall_entry_g0v8();
+    fn gatun_upcall_entry_g2v0();
+    fn gatun_upcall_entry_g2v2();
+    fn gatun_upcall_entry_g2v4();
+    fn gatun_upcall_entry_g2v8();
+    fn gatun_upcall_entry_g4v0();
+    fn gatun_upcall_entry_g4v2();
+    fn gatun_upcall_entry_g4v4();
+    fn gatun_upcall_entry_g4v8();
+    fn gatun_upcall_entry_g6v0();
+    fn gatun_upcall_entry_g6v2();
+    fn gatun_upcall_entry_g6v4();
+    fn gatun_upcall_entry_g6v8();
 }
+
+/// The shape entries by integer registers (0, 2, 4, 6) and vector registers (0, 2, 4, 8).
+const SHAPE_ENTRIES: [[unsafe extern "C" fn(); 4]; 4] = [
+    [
+        gatun_upcall_entry_g0v0,
+        gatun_upcall_entry_g0v2,
+        gatun_upcall_entry_g0v4,
+        gatun_upcall_entry_g0v8,
+    ],
+    [
+        gatun_upcall_entry_g2v0,
+        gatun_upcall_entry_g2v2,
+        gatun_upcall_entry_g2v4,
+        gatun_upcall_entry_g2v8,
+    ],
+    [
+        gatun_upcall_entry_g4v0,
+        gatun_upcall_entry_g4v2,
+        gatun_upcall_entry_g4v4,
+        gatun_upcall_entry_g4v8,
+    ],
+    [
+        gatun_upcall_entry_g6v0,
+        gatun_upcall_entry_g6v2,
+        gatun_upcall_entry_g6v4,
+        gatun_upcall_entry_g6v8,
+    ],
+];
 
 /// Length in bytes of a stub's code.
 pub(crate) const STUB_LEN: usize = 27;
@@ -92,6 +195,20 @@ pub(crate) const STUB_LEN: usize = 27;
 /// The machine code of a stub whose context is at `context` (see the module documentation).
 pub(crate) fn stub_code(context: usize) -> [u8; STUB_LEN] {
     stub_code_for(context, gatun_upcall_entry as *const () as usize)
+}
+
+/// The machine code of a register-shape stub whose context is at `context`: as
+/// [`stub_code`], jumping to the shape entry that stores the first `gprs` (0, 2, 4 or 6)
+/// integer and `vectors` (0, 2, 4 or 8) vector argument registers.
+pub(crate) fn shape_stub_code(gprs: usize, vectors: usize, context: usize) -> [u8; STUB_LEN] {
+    let g = (gprs / 2).min(3);
+    let v = match vectors {
+        0 => 0,
+        1 | 2 => 1,
+        3 | 4 => 2,
+        _ => 3,
+    };
+    stub_code_for(context, SHAPE_ENTRIES[g][v] as *const () as usize)
 }
 
 /// `endbr64; movabs r10, context; movabs r11, entry; jmp r11`.
@@ -149,5 +266,17 @@ mod tests {
         assert_eq!(code[14..16], [0x49, 0xBB]); // movabs r11,
         assert_ne!(u64::from_le_bytes(code[16..24].try_into().unwrap()), 0);
         assert_eq!(code[24..], [0x41, 0xFF, 0xE3]); // jmp r11
+        // The shape stubs differ only in the entry address, one per register count pair.
+        let mut entries = std::collections::BTreeSet::new();
+        for g in [0, 2, 4, 6] {
+            for v in [0, 2, 4, 8] {
+                let shape = super::shape_stub_code(g, v, 0x1122_3344_5566_7788);
+                assert_eq!(shape[..16], code[..16]);
+                assert_eq!(shape[24..], code[24..]);
+                entries.insert(shape[16..24].to_vec());
+            }
+        }
+        assert_eq!(entries.len(), 16);
+        assert!(!entries.contains(&code[16..24]));
     }
 }
