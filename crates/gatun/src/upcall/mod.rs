@@ -591,7 +591,10 @@ const INLINE_ARGS: usize = 16;
 pub struct UpcallArgs<'a> {
     values: &'a [Value<'a>],
     ret: Option<MemorySegment<'a>>,
-    descriptor: &'a FunctionDescriptor,
+    /// The stub's `Context` (a raw pointer: its lifetime parameter is the stub's, and the
+    /// context outlives every call of the stub). After the closure, the dispatchers' cold paths
+    /// read it back from here instead of keeping it in a callee-saved register.
+    ctx: *const c_void,
 }
 
 impl<'a> Deref for UpcallArgs<'a> {
@@ -605,7 +608,7 @@ impl<'a> Deref for UpcallArgs<'a> {
 impl fmt::Debug for UpcallArgs<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("UpcallArgs")
-            .field("descriptor", &format_args!("{}", self.descriptor))
+            .field("descriptor", &format_args!("{}", self.descriptor()))
             .field("values", &self.values)
             .field("return_segment", &self.ret)
             .finish()
@@ -696,7 +699,9 @@ impl<'a> UpcallArgs<'a> {
 
     /// The descriptor of the stub.
     pub fn descriptor(&self) -> &FunctionDescriptor {
-        self.descriptor
+        // SAFETY: `ctx` is the address of the live context of the stub being called (every
+        // dispatcher sets it), which outlives the call and so this borrow.
+        unsafe { &(*self.ctx.cast::<Context<'_>>()).descriptor }
     }
 }
 
@@ -1082,7 +1087,7 @@ unsafe fn dispatch_scalar(
     let args = UpcallArgs {
         values,
         ret: None,
-        descriptor: &ctx.descriptor,
+        ctx: (ctx as *const Context<'_>).cast(),
     };
     let result = (ctx.closure)(&args)?;
     match fast.ret {
@@ -1162,7 +1167,7 @@ unsafe fn dispatch_registers(
     let args = UpcallArgs {
         values,
         ret,
-        descriptor: &ctx.descriptor,
+        ctx: (ctx as *const Context<'_>).cast(),
     };
     let result = (ctx.closure)(&args)?;
     match ctx.ret {
@@ -1298,7 +1303,7 @@ unsafe fn dispatch_general(ctx: &Context<'_>, frame: &mut UpcallFrame) -> Result
     let args = UpcallArgs {
         values,
         ret,
-        descriptor: &ctx.descriptor,
+        ctx: (ctx as *const Context<'_>).cast(),
     };
     let result = (ctx.closure)(&args)?;
     match (ctx.ret, &ctx.plan.ret) {
@@ -1506,37 +1511,42 @@ unsafe fn gatun_upcall_dispatch_int<const N: usize, const R: u8>(
     // SAFETY: the `N` values have their tags (the path's) and payloads (register images whose
     // low bytes are the declared width's value; no `bool`s).
     let values = unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<Value<'_>>(), N) };
-    // The context again after the closure, for the cold paths only: read from the stack (a
-    // volatile slot), it needs no callee-saved register on the hot path.
-    let mut slot = std::ptr::null::<Context<'_>>();
-    // SAFETY: a local.
-    unsafe { std::ptr::write_volatile(&mut slot, ctx) };
+    let args = UpcallArgs {
+        values,
+        ret: None,
+        ctx: (ctx as *const Context<'_>).cast(),
+    };
     let run = AssertUnwindSafe(|| {
-        let args = UpcallArgs {
-            values,
-            ret: None,
-            descriptor: &ctx.descriptor,
-        };
         let result = (ctx.closure)(&args);
+        // (Both branches return: merged, the two tag tests became a `sete`/`test` pair.)
         if let Ok(v) = &result {
             if crate::value::value_tag(v) == R {
                 // SAFETY: the tag is `R`.
                 return unsafe { int_payload_bits::<R>(v) };
             }
-            // SAFETY: the slot holds `ctx` (written above).
-            return int_result_slow(unsafe { &*std::ptr::read_volatile(&slot) }, result);
+            // SAFETY: `args.ctx` is `ctx`; read back from memory (volatile), the context needs
+            // no callee-saved register on the hot path.
+            return int_result_slow(unsafe { args_context(&args) }, result);
         }
         // SAFETY: as above.
-        int_result_slow(unsafe { &*std::ptr::read_volatile(&slot) }, result)
+        int_result_slow(unsafe { args_context(&args) }, result)
     });
     match catch_unwind(run) {
         Ok(bits) => bits,
         // SAFETY: as above.
-        Err(payload) => abort_panicked(
-            unsafe { &(*std::ptr::read_volatile(&slot)).descriptor },
-            payload,
-        ),
+        Err(payload) => abort_panicked(unsafe { &args_context(&args).descriptor }, payload),
     }
+}
+
+/// The context of `args`, read back from memory (a volatile read: the compiler then keeps no
+/// copy of the context pointer in a register across the closure call for the cold paths).
+///
+/// # Safety
+/// `args` was made by a dispatcher for a live context.
+#[inline(always)]
+unsafe fn args_context<'c>(args: &UpcallArgs<'_>) -> &'c Context<'c> {
+    // SAFETY: `args.ctx` is a live context (caller).
+    unsafe { &*std::ptr::read_volatile(&args.ctx).cast::<Context<'c>>() }
 }
 
 /// The return image of an integer-path result of another tag than the declared kind's (a

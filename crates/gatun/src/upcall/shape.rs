@@ -26,8 +26,8 @@ use std::mem::MaybeUninit;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
 use super::{
-    abort_panicked, abort_upcall, return_mismatch, write_scalar_value, ArgKind, Context, RetKind,
-    ScalarArg, UpcallArgs, RET_INT_WORD, RET_VECTOR_WORD, VECTOR_WORD,
+    abort_panicked, abort_upcall, args_context, return_mismatch, write_scalar_value, ArgKind,
+    Context, RetKind, ScalarArg, UpcallArgs, RET_INT_WORD, RET_VECTOR_WORD, VECTOR_WORD,
 };
 use crate::abi::{CallPlan, Location, Register, ReturnPlan};
 use crate::backend::load_low_bytes;
@@ -381,17 +381,12 @@ pub(super) unsafe extern "C" fn gatun_upcall_dispatch_shape<const N: usize, cons
     } else {
         None
     };
-    // The context again after the closure, for the cold paths: read from the stack (a
-    // volatile slot), it needs no callee-saved register on the hot path.
-    let mut slot = std::ptr::null::<Context<'_>>();
-    // SAFETY: a local.
-    unsafe { std::ptr::write_volatile(&mut slot, ctx) };
+    let args = UpcallArgs {
+        values,
+        ret,
+        ctx: (ctx as *const Context<'_>).cast(),
+    };
     let run = AssertUnwindSafe(|| {
-        let args = UpcallArgs {
-            values,
-            ret,
-            descriptor: &ctx.descriptor,
-        };
         let result = (ctx.closure)(&args);
         if let Ok(v) = &result {
             match C {
@@ -401,13 +396,9 @@ pub(super) unsafe extern "C" fn gatun_upcall_dispatch_shape<const N: usize, cons
                     }
                 }
                 RET_SCALAR => {
-                    // SAFETY: the slot holds `ctx`, whose shape path this is.
-                    let path = unsafe {
-                        (*std::ptr::read_volatile(&slot))
-                            .shape
-                            .as_ref()
-                            .unwrap_unchecked()
-                    };
+                    // SAFETY: `args.ctx` is `ctx`, whose shape path this is; read back from memory,
+                    // the context needs no callee-saved register on the other paths.
+                    let path = unsafe { args_context(&args).shape.as_ref().unwrap_unchecked() };
                     if let Some(bits) = v.scalar_bits(path.ret_kind) {
                         // SAFETY: `ret_word` is a return word of the frame (module invariants).
                         unsafe { frame.add(path.ret_word as usize).write(bits) };
@@ -436,12 +427,7 @@ pub(super) unsafe extern "C" fn gatun_upcall_dispatch_shape<const N: usize, cons
                             return;
                         }
                         // SAFETY: as for `RET_SCALAR`.
-                        let path = unsafe {
-                            (*std::ptr::read_volatile(&slot))
-                                .shape
-                                .as_ref()
-                                .unwrap_unchecked()
-                        };
+                        let path = unsafe { args_context(&args).shape.as_ref().unwrap_unchecked() };
                         for m in &path.ret_moves[..path.ret_moves_len as usize] {
                             // SAFETY: the move lies inside the return layout (module
                             // invariants), which `src` holds (the closure's segment of at least
@@ -462,14 +448,11 @@ pub(super) unsafe extern "C" fn gatun_upcall_dispatch_shape<const N: usize, cons
             }
         }
         // SAFETY: as above.
-        shape_result_abort(unsafe { &*std::ptr::read_volatile(&slot) }, C, result)
+        shape_result_abort(unsafe { args_context(&args) }, C, result)
     });
     if let Err(payload) = catch_unwind(run) {
         // SAFETY: as above.
-        abort_panicked(
-            unsafe { &(*std::ptr::read_volatile(&slot)).descriptor },
-            payload,
-        );
+        abort_panicked(unsafe { &args_context(&args).descriptor }, payload);
     }
 }
 
