@@ -302,6 +302,56 @@ fn shape_dispatcher(n: usize, class: u8) -> usize {
     }
 }
 
+/// Writes `Value::Segment` of `len` bytes at `ptr` into `slot`, on x86-64 with its first 16
+/// bytes (the tag word and the pointer) as one 16-byte store: a closure that copies the whole
+/// `Value` (`Ok(args[0])`) loads those 16 bytes at once, and a load spanning two smaller stores
+/// cannot be forwarded from them (a stall of about 4 ns per upcall, measured).
+///
+/// # Safety
+/// `slot` is valid for writes of a `Value`; `ptr .. ptr + len` is a valid segment for the
+/// upcall (non-null).
+#[inline(always)]
+unsafe fn write_segment_value(slot: *mut Value<'_>, ptr: *mut u8, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: `Value` is `#[repr(C, u8)]`: the tag in its first byte (the rest of the first word
+    // padding), the segment's two fields from offset 8 in `segment_words`' order (the unit
+    // tests compare the result with the portable write).
+    unsafe {
+        use std::arch::x86_64::{_mm_set_epi64x, _mm_storeu_si128};
+        let (p, l) = segment_words(ptr, len);
+        let tag = i64::from(crate::value::value_tag(&Value::Segment(
+            MemorySegment::NULL,
+        )));
+        _mm_storeu_si128(slot.cast(), _mm_set_epi64x(p as i64, tag));
+        slot.cast::<u64>().add(2).write(l);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: the caller's contract.
+    unsafe {
+        slot.write(Value::Segment(MemorySegment::from_raw_parts(ptr, len)))
+    };
+}
+
+/// The words at offsets 8 and 16 of `Value::Segment` over `len` bytes at `ptr` (non-null):
+/// `MemorySegment`'s pointer and length in the order its (Rust) layout puts them.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn segment_words(ptr: *mut u8, len: usize) -> (u64, u64) {
+    // A segment of length 1 at address 2: is the word at offset 8 the pointer (or the length)?
+    // Folded by the compiler.
+    // SAFETY: never dereferenced; only its layout is inspected.
+    let probe = Value::Segment(unsafe {
+        MemorySegment::from_raw_parts(std::ptr::without_provenance_mut(2), 1)
+    });
+    // SAFETY: `Value` is 24 bytes, 8-aligned; its second word read as an integer.
+    let ptr_first = unsafe { (&probe as *const Value<'_>).cast::<u64>().add(1).read() } == 2;
+    if ptr_first {
+        (ptr as u64, len as u64)
+    } else {
+        (len as u64, ptr as u64)
+    }
+}
+
 /// The copy slots of struct arguments that are not in consecutive frame words (16 bytes each,
 /// 16-aligned: no register-passed struct has a larger alignment).
 #[repr(C, align(16))]
@@ -348,18 +398,16 @@ pub(super) unsafe extern "C" fn gatun_upcall_dispatch_shape<const N: usize, cons
                     },
                     frame.add(a.word as usize).read(),
                 ),
-                IN_PLACE => slot.write(Value::Segment(MemorySegment::from_raw_parts(
+                IN_PLACE => write_segment_value(
+                    slot,
                     frame.add(a.word as usize).cast::<u8>(),
                     a.size as usize,
-                ))),
+                ),
                 _ => {
                     let c = copies.0[i].as_mut_ptr().cast::<u64>();
                     c.write(frame.add(a.word as usize).read());
                     c.add(1).write(frame.add(a.word2 as usize).read());
-                    slot.write(Value::Segment(MemorySegment::from_raw_parts(
-                        c.cast::<u8>(),
-                        a.size as usize,
-                    )));
+                    write_segment_value(slot, c.cast::<u8>(), a.size as usize);
                 }
             }
         }
@@ -519,6 +567,29 @@ mod tests {
                 (ctx as *const Context<'_>).cast(),
                 (frame as *mut UpcallFrame).cast(),
             )
+        }
+    }
+
+    #[test]
+    fn segment_values_written_in_one_piece_equal_the_portable_ones() {
+        let mut bytes = [0u8; 24];
+        for len in [0, 1, 16, usize::MAX] {
+            let mut slot = MaybeUninit::<Value<'_>>::uninit();
+            // SAFETY: a writable slot; the segment is never dereferenced.
+            let v = unsafe {
+                write_segment_value(slot.as_mut_ptr(), bytes.as_mut_ptr(), len);
+                slot.assume_init()
+            };
+            // SAFETY: as above.
+            let expected =
+                Value::Segment(unsafe { MemorySegment::from_raw_parts(bytes.as_mut_ptr(), len) });
+            assert_eq!(v, expected);
+            match v {
+                Value::Segment(s) => {
+                    assert_eq!((s.as_ptr(), s.byte_size()), (bytes.as_mut_ptr(), len))
+                }
+                _ => unreachable!(),
+            }
         }
     }
 
