@@ -15,9 +15,12 @@
 //!   and spilled structs, on the caller's stack — is copied and arrives as a
 //!   [`Value::Segment`] that lives for the duration of the upcall only (the lifetime of
 //!   [`UpcallArgs`] makes keeping it longer a compile error). When every argument and the
-//!   return are in registers the copies go into a 128-byte buffer on the dispatcher's stack;
-//!   otherwise into one frame of the per-thread [`linker_stack`] (the JDK's `Allocate` binding
-//!   from the upcall's context arena). Upcalls without struct arguments copy nothing. A struct
+//!   return are in registers the copies go into a buffer on the dispatcher's stack (on x86-64
+//!   System V a struct whose eightbytes arrived in consecutive registers of one class is not
+//!   copied at all: its segment points at the register values the entry saved on its stack,
+//!   which the closure may also write); otherwise into one frame of the per-thread
+//!   [`linker_stack`] (the JDK's `Allocate` binding from the upcall's context arena). Upcalls
+//!   without struct arguments copy nothing. A struct
 //!   the caller passes by reference (AAPCS64 §6.8.2 B.3: over 16 bytes and not an HFA; Win64:
 //!   any size but 1, 2, 4 or 8 bytes) is not copied: its segment is the caller's own copy,
 //!   which the closure may also write.
@@ -27,7 +30,7 @@
 //!   copied, or `Value::Void` after writing the result into [`UpcallArgs::return_segment`]
 //!   (no copy). For an in-memory return the return segment *is* the caller's buffer behind
 //!   the hidden pointer (SysV rdi and Win64 rcx, which is then returned in rax; AArch64 x8); for
-//!   a register-returned struct it is a 32-byte image on the Rust stack whose parts are loaded
+//!   a register-returned struct it is a zeroed image on the Rust stack whose parts are loaded
 //!   into the return registers per the plan's [`ReturnPlan`] (SysV rax/rdx/xmm0/xmm1, AArch64
 //!   x0/x1 or v0..v3, Win64 rax). Small integer returns are sign- or zero-extended to 64 bits.
 //! - **Errors and panics: abort.** An upcall has nowhere to report an error: C expects a value.
@@ -69,9 +72,12 @@
 //!   for the return layout's size.
 //! - Struct argument copies are written with exactly each move's `size` bytes at its `offset`
 //!   (inside the copy of the layout's size); register-return images are 32 bytes.
-//! - A context is `#[repr(C)]` with its `IntPath` first: the x86-64 System V integer entries
+//! - A context is `#[repr(C)]` with `shape_dispatch` first: the x86-64 System V shape entries
 //!   call the function pointer at the context's address, which is set only for signatures that
-//!   `IntPath::of` accepted on the native plan (arguments in rdi.. in order, result in rax).
+//!   `shape::ShapePath::of` accepted on the native plan (every argument in the registers the
+//!   entry stores, the result in rax/rdx/xmm0/xmm1). The integer path's stubs jump to
+//!   `IntPath::entry` only for signatures `IntPath::of` accepted (arguments in rdi.. in order,
+//!   at most five, result in rax), with the context in the register after the last argument.
 //! - A `RegisterPath`'s moves lie inside the 128-byte copy buffer and inside each struct,
 //!   and name only register words of the frame (checked when it is made).
 
@@ -691,7 +697,7 @@ impl<'a> UpcallArgs<'a> {
     /// Where a struct/union return value goes (exactly the return layout's size), or `None`
     /// for scalar and `void` returns. Write the result here and return `Ok(Value::Void)` to
     /// avoid a copy. For a MEMORY-class return this is the C caller's own buffer (the hidden
-    /// return pointer), for a register-returned struct a zeroed 32-byte image on the stack.
+    /// return pointer), for a register-returned struct a zeroed image on the stack.
     /// Its contents are unspecified before the closure writes them.
     pub fn return_segment(&self) -> Option<MemorySegment<'a>> {
         self.ret

@@ -8,7 +8,7 @@
 //! [`gatun_upcall_dispatch_shape`] monomorphised for the argument count and the return class,
 //! whose address is the context's first word. The stub jumps to the x86-64 entry for the
 //! number of integer and vector argument registers used (rounded up), which stores only those
-//! into an [`UpcallFrame`], calls the dispatcher and loads the return registers from the frame.
+//! into an [`super::UpcallFrame`], calls the dispatcher and loads the return registers from the frame.
 //!
 //! A struct argument whose eightbytes lie in consecutive frame words (both in integer
 //! registers, or both in vector registers, in order) is not copied: its segment points into
