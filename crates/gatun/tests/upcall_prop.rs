@@ -160,12 +160,12 @@ fn run(i: usize, sig: &PropSig, arena: &ConfinedArena, confined: bool) -> Result
         let (shaped, general);
         let stub: &gatun::UpcallStub<'_> = if confined {
             general = Linker::native()
-                .upcall_stub_confined(&d, &closure, arena)
+                .upcall_stub_confined(&d, closure, arena)
                 .map_err(|e| fail(format!("upcall stub: {e}")))?;
             &general
         } else {
             shaped = Linker::native()
-                .upcall_stub(&d, &closure, arena)
+                .upcall_stub(&d, closure, arena)
                 .map_err(|e| fail(format!("upcall stub: {e}")))?;
             &shaped
         };
