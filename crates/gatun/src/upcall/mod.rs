@@ -198,8 +198,9 @@ enum RetKind {
 /// result's bits in rax. No assembly entry and no register frame in between.
 #[derive(Debug, Clone, Copy, Default)]
 struct IntPath {
-    /// The code address of the dispatcher, 0 if the stub does not take this path.
-    entry: usize,
+    /// The dispatcher (its type erased: the parameters depend on `n`), `None` if the stub does
+    /// not take this path.
+    entry: Option<ErasedFn>,
     /// The number of arguments (0..=[`INT_PATH_ARGS`]).
     #[cfg_attr(
         not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
@@ -235,7 +236,7 @@ impl IntPath {
             return IntPath::default();
         }
         let mut path = IntPath {
-            entry: int_dispatcher(fast.args.len(), ret_tag),
+            entry: Some(int_dispatcher(fast.args.len(), ret_tag)),
             n: fast.args.len() as u8,
             tags: [0; INT_PATH_ARGS],
         };
@@ -251,8 +252,9 @@ impl IntPath {
 #[repr(C)]
 struct Context<'s> {
     /// At offset 0 (called by the x86-64 System V shape entries): the code address of the
-    /// register-shape dispatcher, `shape.dispatch`, or 0 if the stub does not take that path.
-    shape_dispatch: usize,
+    /// register-shape dispatcher, `shape.dispatch`, or `None` (0) if the stub does not take
+    /// that path.
+    shape_dispatch: Option<shape::ShapeDispatch>,
     int_path: IntPath,
     /// The register-shape path ([`shape::ShapePath::of`]), if the signature has one.
     shape: Option<shape::ShapePath>,
@@ -542,7 +544,7 @@ impl<'s> Context<'s> {
             None
         };
         Ok(Context {
-            shape_dispatch: shape.map_or(0, |s| s.dispatch),
+            shape_dispatch: shape.map(|s| s.dispatch),
             shape,
             regs,
             int_path: IntPath::of(fast.as_ref()),
@@ -998,8 +1000,8 @@ impl Linker {
         )?;
         ctx.owner = thread_mark();
         // The integer and shape paths do not check the owner.
-        ctx.int_path.entry = 0;
-        ctx.shape_dispatch = 0;
+        ctx.int_path.entry = None;
+        ctx.shape_dispatch = None;
         Ok(ConfinedUpcallStub {
             stub: UpcallStub::from_context(Box::new(ctx), arena)?,
             _not_send: PhantomData,
@@ -1011,7 +1013,7 @@ impl Linker {
 /// the integer-register path's entry when `ctx` has one).
 fn stub_code(ctx: &Context<'_>) -> Result<ExecutableCode> {
     #[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
-    if ctx.int_path.entry != 0 {
+    if let Some(entry) = ctx.int_path.entry {
         // SAFETY: the entry is `gatun_upcall_dispatch_int<n>` for this context, an
         // `extern "C" fn(a0: u64, .., a<n-1>: u64, context: *const c_void) -> u64`, and the
         // stub is called as a function of the descriptor, whose `n` (at most 5) arguments are
@@ -1021,12 +1023,12 @@ fn stub_code(ctx: &Context<'_>) -> Result<ExecutableCode> {
             crate::backend::x86_64_sysv::typed_upcall_code(
                 ctx.int_path.n as usize,
                 ctx as *const Context<'_> as usize,
-                ctx.int_path.entry,
+                entry as usize,
             )
         };
     }
     #[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
-    if let (Some(shape), true) = (&ctx.shape, ctx.shape_dispatch != 0) {
+    if let (Some(shape), true) = (&ctx.shape, ctx.shape_dispatch.is_some()) {
         // SAFETY: the context's first word is its shape dispatcher, an
         // `extern "C" fn(context, frame)` for the descriptor, all of whose arguments are in
         // the first `gprs` integer and `vectors` vector argument registers and whose result is
@@ -1429,35 +1431,59 @@ pub(crate) unsafe extern "C" fn gatun_upcall_dispatch(ctx: *const c_void, frame:
     }
 }
 
-/// The code address of the integer-register path's dispatcher for `n` arguments (at most
-/// [`INT_PATH_ARGS`]) and a result of `Value` tag `ret_tag` (a scalar's, or `Value::Void`'s).
-fn int_dispatcher(n: usize, ret_tag: u8) -> usize {
+/// A function pointer whose real type is recorded elsewhere (transmuted back to it before a
+/// call).
+type ErasedFn = unsafe extern "C" fn();
+
+/// The integer-register path's dispatcher for `n` arguments (at most [`INT_PATH_ARGS`]) and a
+/// result of `Value` tag `ret_tag` (a scalar's, or `Value::Void`'s), its type erased: it is an
+/// `unsafe extern "C" fn(u64, .. (n times), *const c_void) -> u64`.
+fn int_dispatcher(n: usize, ret_tag: u8) -> ErasedFn {
     macro_rules! by_return {
-        ($f:ident) => {
-            match ret_tag {
-                1 => $f::<1> as *const () as usize,
-                2 => $f::<2> as *const () as usize,
-                3 => $f::<3> as *const () as usize,
-                4 => $f::<4> as *const () as usize,
-                5 => $f::<5> as *const () as usize,
-                6 => $f::<6> as *const () as usize,
-                7 => $f::<7> as *const () as usize,
-                8 => $f::<8> as *const () as usize,
-                9 => $f::<9> as *const () as usize,
-                10 => $f::<10> as *const () as usize,
-                11 => $f::<11> as *const () as usize,
-                12 => $f::<12> as *const () as usize,
-                _ => $f::<0> as *const () as usize,
-            }
-        };
+        ($f:ident, $ty:ty) => {{
+            let f: $ty = match ret_tag {
+                1 => $f::<1>,
+                2 => $f::<2>,
+                3 => $f::<3>,
+                4 => $f::<4>,
+                5 => $f::<5>,
+                6 => $f::<6>,
+                7 => $f::<7>,
+                8 => $f::<8>,
+                9 => $f::<9>,
+                10 => $f::<10>,
+                11 => $f::<11>,
+                12 => $f::<12>,
+                _ => $f::<0>,
+            };
+            // SAFETY: a function pointer to a function pointer of another type; it is called
+            // only as `$ty` (the stub's C type, `IntPath::of`; `call_int` in the tests).
+            unsafe { std::mem::transmute::<$ty, ErasedFn>(f) }
+        }};
     }
+    type P = *const c_void;
     match n {
-        0 => by_return!(gatun_upcall_dispatch_int0),
-        1 => by_return!(gatun_upcall_dispatch_int1),
-        2 => by_return!(gatun_upcall_dispatch_int2),
-        3 => by_return!(gatun_upcall_dispatch_int3),
-        4 => by_return!(gatun_upcall_dispatch_int4),
-        _ => by_return!(gatun_upcall_dispatch_int5),
+        0 => by_return!(gatun_upcall_dispatch_int0, unsafe extern "C" fn(P) -> u64),
+        1 => by_return!(
+            gatun_upcall_dispatch_int1,
+            unsafe extern "C" fn(u64, P) -> u64
+        ),
+        2 => by_return!(
+            gatun_upcall_dispatch_int2,
+            unsafe extern "C" fn(u64, u64, P) -> u64
+        ),
+        3 => by_return!(
+            gatun_upcall_dispatch_int3,
+            unsafe extern "C" fn(u64, u64, u64, P) -> u64
+        ),
+        4 => by_return!(
+            gatun_upcall_dispatch_int4,
+            unsafe extern "C" fn(u64, u64, u64, u64, P) -> u64
+        ),
+        _ => by_return!(
+            gatun_upcall_dispatch_int5,
+            unsafe extern "C" fn(u64, u64, u64, u64, u64, P) -> u64
+        ),
     }
 }
 

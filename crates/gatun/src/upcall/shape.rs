@@ -99,8 +99,8 @@ struct ShapeRetMove {
 /// The precomputed decoding of a register-shape signature (see the module documentation).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct ShapePath {
-    /// The dispatcher's code address.
-    pub(super) dispatch: usize,
+    /// The dispatcher.
+    pub(super) dispatch: ShapeDispatch,
     /// The return class the dispatcher is monomorphised for ([`RET_VOID`]..[`RET_VV`]).
     class: u8,
     /// Integer argument registers the entry stores (rdi.., rounded up to 0, 2, 4 or 6).
@@ -145,7 +145,7 @@ impl ShapePath {
             return None;
         }
         let mut path = ShapePath {
-            dispatch: 0,
+            dispatch: gatun_upcall_dispatch_shape::<0, RET_VOID>,
             class: RET_VOID,
             gprs: 0,
             vectors: 0,
@@ -273,19 +273,21 @@ impl ShapePath {
     }
 }
 
-/// The code address of the shape dispatcher for `n` arguments (at most [`SHAPE_ARGS`]) and a
-/// return class.
-fn shape_dispatcher(n: usize, class: u8) -> usize {
+/// A register-shape dispatcher: `(context, frame)`, the frame seen as 64-bit words.
+pub(super) type ShapeDispatch = unsafe extern "C" fn(*const c_void, *mut u64);
+
+/// The shape dispatcher for `n` arguments (at most [`SHAPE_ARGS`]) and a return class.
+fn shape_dispatcher(n: usize, class: u8) -> ShapeDispatch {
     macro_rules! by_class {
         ($n:literal) => {
             match class {
-                RET_VOID => gatun_upcall_dispatch_shape::<$n, RET_VOID> as *const () as usize,
-                RET_SCALAR => gatun_upcall_dispatch_shape::<$n, RET_SCALAR> as *const () as usize,
-                RET_II => gatun_upcall_dispatch_shape::<$n, RET_II> as *const () as usize,
-                RET_IV => gatun_upcall_dispatch_shape::<$n, RET_IV> as *const () as usize,
-                RET_VI => gatun_upcall_dispatch_shape::<$n, RET_VI> as *const () as usize,
-                RET_VV => gatun_upcall_dispatch_shape::<$n, RET_VV> as *const () as usize,
-                _ => gatun_upcall_dispatch_shape::<$n, RET_GROUP> as *const () as usize,
+                RET_VOID => gatun_upcall_dispatch_shape::<$n, RET_VOID>,
+                RET_SCALAR => gatun_upcall_dispatch_shape::<$n, RET_SCALAR>,
+                RET_II => gatun_upcall_dispatch_shape::<$n, RET_II>,
+                RET_IV => gatun_upcall_dispatch_shape::<$n, RET_IV>,
+                RET_VI => gatun_upcall_dispatch_shape::<$n, RET_VI>,
+                RET_VV => gatun_upcall_dispatch_shape::<$n, RET_VV>,
+                _ => gatun_upcall_dispatch_shape::<$n, RET_GROUP>,
             }
         };
     }
@@ -305,27 +307,37 @@ fn shape_dispatcher(n: usize, class: u8) -> usize {
 /// Writes `Value::Segment` of `len` bytes at `ptr` into `slot`, on x86-64 with its first 16
 /// bytes (the tag word and the pointer) as one 16-byte store: a closure that copies the whole
 /// `Value` (`Ok(args[0])`) loads those 16 bytes at once, and a load spanning two smaller stores
-/// cannot be forwarded from them (a stall of about 4 ns per upcall, measured).
+/// cannot be forwarded from them (a stall of about 6 ns per upcall, measured).
 ///
 /// # Safety
 /// `slot` is valid for writes of a `Value`; `ptr .. ptr + len` is a valid segment for the
 /// upcall (non-null).
 #[inline(always)]
 unsafe fn write_segment_value(slot: *mut Value<'_>, ptr: *mut u8, len: usize) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: `Value` is `#[repr(C, u8)]`: the tag in its first byte (the rest of the first word
-    // padding), the segment's two fields from offset 8 in `segment_words`' order (the unit
-    // tests compare the result with the portable write).
+    #[cfg(all(target_arch = "x86_64", not(miri)))]
+    // SAFETY: `Value` is `#[repr(C, u8)]`: the tag in its first byte (the rest of the first
+    // word padding), the segment's two fields from offset 8 in `segment_words`' order (the
+    // unit tests compare the result with the portable write). The assembly stores the tag word
+    // and the segment's first field (the pointer, with its provenance, or the length) as one
+    // 16 bytes, what two 8-byte writes of them would leave; the second field is written here.
     unsafe {
-        use std::arch::x86_64::{_mm_set_epi64x, _mm_storeu_si128};
-        let (p, l) = segment_words(ptr, len);
-        let tag = i64::from(crate::value::value_tag(&Value::Segment(
-            MemorySegment::NULL,
-        )));
-        _mm_storeu_si128(slot.cast(), _mm_set_epi64x(p as i64, tag));
-        slot.cast::<u64>().add(2).write(l);
+        let tag = crate::value::value_tag(&Value::Segment(MemorySegment::NULL)) as usize;
+        let (first, second) = segment_fields(ptr, len);
+        std::arch::asm!(
+            "movq {lo}, {tag}",
+            "movq {hi}, {first}",
+            "punpcklqdq {lo}, {hi}",
+            "movups xmmword ptr [{slot}], {lo}",
+            tag = in(reg) tag,
+            first = in(reg) first,
+            slot = in(reg) slot,
+            lo = out(xmm_reg) _,
+            hi = out(xmm_reg) _,
+            options(nostack, preserves_flags),
+        );
+        slot.cast::<*mut u8>().add(2).write(second);
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(not(all(target_arch = "x86_64", not(miri))))]
     // SAFETY: the caller's contract.
     unsafe {
         slot.write(Value::Segment(MemorySegment::from_raw_parts(ptr, len)))
@@ -333,10 +345,11 @@ unsafe fn write_segment_value(slot: *mut Value<'_>, ptr: *mut u8, len: usize) {
 }
 
 /// The words at offsets 8 and 16 of `Value::Segment` over `len` bytes at `ptr` (non-null):
-/// `MemorySegment`'s pointer and length in the order its (Rust) layout puts them.
-#[cfg(target_arch = "x86_64")]
+/// `MemorySegment`'s pointer and length in the order its (Rust) layout puts them (the length
+/// as a pointer without provenance).
+#[cfg(all(target_arch = "x86_64", not(miri)))]
 #[inline(always)]
-fn segment_words(ptr: *mut u8, len: usize) -> (u64, u64) {
+fn segment_fields(ptr: *mut u8, len: usize) -> (*mut u8, *mut u8) {
     // A segment of length 1 at address 2: is the word at offset 8 the pointer (or the length)?
     // Folded by the compiler.
     // SAFETY: never dereferenced; only its layout is inspected.
@@ -345,10 +358,11 @@ fn segment_words(ptr: *mut u8, len: usize) -> (u64, u64) {
     });
     // SAFETY: `Value` is 24 bytes, 8-aligned; its second word read as an integer.
     let ptr_first = unsafe { (&probe as *const Value<'_>).cast::<u64>().add(1).read() } == 2;
+    let len = std::ptr::without_provenance_mut(len);
     if ptr_first {
-        (ptr as u64, len as u64)
+        (ptr, len)
     } else {
-        (len as u64, ptr as u64)
+        (len, ptr)
     }
 }
 
@@ -557,13 +571,12 @@ mod tests {
 
     /// Runs the context's shape dispatcher on `frame`, as the entry does.
     fn run_shape(ctx: &Context<'_>, frame: &mut UpcallFrame) {
-        assert_ne!(ctx.shape_dispatch, 0);
-        type F = unsafe extern "C" fn(*const c_void, *mut u64);
+        let dispatch = ctx.shape_dispatch.expect("a shape dispatcher");
         // SAFETY: the dispatcher is a `gatun_upcall_dispatch_shape` for this context
         // (`ShapePath::of`), and the frame holds register images of the descriptor's
         // arguments.
         unsafe {
-            std::mem::transmute::<usize, F>(ctx.shape_dispatch)(
+            dispatch(
                 (ctx as *const Context<'_>).cast(),
                 (frame as *mut UpcallFrame).cast(),
             )

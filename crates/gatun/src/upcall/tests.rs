@@ -355,33 +355,34 @@ fn scalar_path_and_general_path_agree() {
 fn call_int(ctx: &Context<'_>, regs: [u64; 6]) -> u64 {
     type P = *const c_void;
     let p: P = (ctx as *const Context<'_>).cast();
-    let e = ctx.int_path.entry;
-    assert_ne!(e, 0);
+    let e = ctx.int_path.entry.expect("an integer path");
     let [a, b, c, d, f, _] = regs;
+    use std::mem::transmute as t;
+    type E = super::ErasedFn;
+    type F0 = unsafe extern "C" fn(P) -> u64;
+    type F1 = unsafe extern "C" fn(u64, P) -> u64;
+    type F2 = unsafe extern "C" fn(u64, u64, P) -> u64;
+    type F3 = unsafe extern "C" fn(u64, u64, u64, P) -> u64;
+    type F4 = unsafe extern "C" fn(u64, u64, u64, u64, P) -> u64;
+    type F5 = unsafe extern "C" fn(u64, u64, u64, u64, u64, P) -> u64;
     // SAFETY: `entry` is `gatun_upcall_dispatch_int<n>` for this context (`IntPath::of`), of
     // this type for `n` arguments; the arguments are register images of the descriptor's.
     unsafe {
         match ctx.int_path.n {
-            0 => std::mem::transmute::<usize, unsafe extern "C" fn(P) -> u64>(e)(p),
-            1 => std::mem::transmute::<usize, unsafe extern "C" fn(u64, P) -> u64>(e)(a, p),
-            2 => std::mem::transmute::<usize, unsafe extern "C" fn(u64, u64, P) -> u64>(e)(a, b, p),
-            3 => std::mem::transmute::<usize, unsafe extern "C" fn(u64, u64, u64, P) -> u64>(e)(
-                a, b, c, p,
-            ),
-            4 => std::mem::transmute::<usize, unsafe extern "C" fn(u64, u64, u64, u64, P) -> u64>(
-                e,
-            )(a, b, c, d, p),
-            _ => std::mem::transmute::<
-                usize,
-                unsafe extern "C" fn(u64, u64, u64, u64, u64, P) -> u64,
-            >(e)(a, b, c, d, f, p),
+            0 => t::<E, F0>(e)(p),
+            1 => t::<E, F1>(e)(a, p),
+            2 => t::<E, F2>(e)(a, b, p),
+            3 => t::<E, F3>(e)(a, b, c, p),
+            4 => t::<E, F4>(e)(a, b, c, d, p),
+            _ => t::<E, F5>(e)(a, b, c, d, f, p),
         }
     }
 }
 
 #[test]
 fn integer_path_is_taken_only_by_in_order_integer_register_signatures() {
-    let on = |d: &FunctionDescriptor| (context(d, |_| Ok(Value::Void)).int_path.entry != 0) as u8;
+    let on =
+        |d: &FunctionDescriptor| context(d, |_| Ok(Value::Void)).int_path.entry.is_some() as u8;
     assert_eq!(on(&FD::of(V::I32, [V::I32])), 1);
     assert_eq!(on(&FD::of_void([])), 1);
     assert_eq!(on(&FD::of(V::ADDRESS, [V::I64; 5])), 1);
