@@ -681,6 +681,32 @@ fn upcall_abort_child() {
         return;
     };
     let arena = Arena::confined();
+    if let Some(m) = mode.to_str().unwrap().strip_prefix("shape_") {
+        // `II (*)(II, int)`: every argument and the result in registers, the register-shape
+        // path on x86-64 System V.
+        let ii = MemoryLayout::c_struct([V::I64, V::I64]).unwrap();
+        let m = m.to_owned();
+        let stub = Linker::native()
+            .upcall_stub(
+                &FD::of(ii.clone(), [ii.clone(), V::I32.into()]),
+                move |a| match m.as_str() {
+                    "panic" => panic!("boom from the register-shape path"),
+                    "error" => Err(gatun::Error::FrameNotTopOfStack),
+                    _ => Ok(Value::I32(a.get::<i32>(1)?)),
+                },
+                &arena,
+            )
+            .unwrap();
+        let call = link(
+            "upcall_call_upcall_II",
+            &FD::of(ii.clone(), [V::ADDRESS.into(), ii, V::I32.into()]),
+        );
+        let s = arena.allocate(16, 8).unwrap();
+        let _ = unsafe {
+            call.invoke_into(&arena, &[stub.as_value(), Value::Segment(s), Value::I32(1)])
+        };
+        unreachable!("the register-shape upcall must have aborted the process");
+    }
     if mode == "confined" {
         let stub = Linker::native()
             .upcall_stub_confined(&FD::of(V::I8, [V::I8]), |a| Ok(a[0]), &arena)
@@ -782,6 +808,30 @@ fn an_error_or_a_wrong_return_kind_aborts() {
         stderr.contains("value mismatch at upcall return: expected i8, found f64"),
         "{stderr}"
     );
+}
+
+#[test]
+fn the_register_shape_path_aborts_on_a_panic_an_error_or_a_wrong_return_kind() {
+    if cfg!(target_arch = "aarch64") && !can_spawn_self() {
+        return;
+    }
+    for (mode, message) in [
+        (
+            "shape_panic",
+            "the closure panicked: boom from the register-shape path",
+        ),
+        ("shape_error", "frame not top-of-stack"),
+        (
+            "shape_mismatch",
+            "value mismatch at upcall return: expected a segment of at least 16 bytes, or void \
+             after writing the return segment, found i32",
+        ),
+    ] {
+        let (aborted, stderr) = run_child(mode);
+        assert!(aborted, "{mode}: {stderr}");
+        assert!(stderr.contains("gatun: upcall ("), "{mode}: {stderr}");
+        assert!(stderr.contains(message), "{mode}: {stderr}");
+    }
 }
 
 #[test]

@@ -60,8 +60,19 @@ fn low(x: u64, n: usize) -> u64 {
     }
 }
 
-/// Runs signature `i`'s upcall checker; returns what went wrong, if anything.
-fn run(i: usize, sig: &PropSig, arena: &ConfinedArena) -> Result<(), String> {
+/// Gives a closure the higher-ranked upcall signature.
+fn upcall_fn<F>(f: F) -> F
+where
+    F: for<'a> Fn(&gatun::UpcallArgs<'a>) -> gatun::Result<Value<'a>>,
+{
+    f
+}
+
+/// Runs signature `i`'s upcall checker; returns what went wrong, if anything. With `confined`
+/// the stub is a confined one, which always runs the general dispatcher; otherwise the linker
+/// picks the path (on x86-64 System V the integer-register or register-shape path when the
+/// signature has one).
+fn run(i: usize, sig: &PropSig, arena: &ConfinedArena, confined: bool) -> Result<(), String> {
     let shaped = |t: &PropTy| {
         let l = layout(t);
         let mut leaves = Vec::new();
@@ -79,78 +90,89 @@ fn run(i: usize, sig: &PropSig, arena: &ConfinedArena) -> Result<(), String> {
     let fail = |e: String| format!("{d}: {e}");
     let errors = Mutex::new(Vec::<String>::new());
     let calls = AtomicUsize::new(0);
-    let stub = Linker::native()
-        .upcall_stub(
-            &d,
-            |a| {
-                calls.fetch_add(1, Ordering::Relaxed);
-                let mut errs = errors.lock().unwrap();
-                if a.len() != args.len() {
-                    errs.push(format!("{} arguments, want {}", a.len(), args.len()));
+    let closure = upcall_fn(|a| {
+        calls.fetch_add(1, Ordering::Relaxed);
+        let mut errs = errors.lock().unwrap();
+        if a.len() != args.len() {
+            errs.push(format!("{} arguments, want {}", a.len(), args.len()));
+            return Ok(Value::Void);
+        }
+        let mut n = 0;
+        for (j, (l, leaves)) in args.iter().enumerate() {
+            if let MemoryLayout::Value(v) = l {
+                let k = leaves[0].1;
+                let want = low(ret_leaf(ha, n, k), v.byte_size());
+                n += 1;
+                let got = bits(&a[j]);
+                if a[j].scalar_kind() != Some(v.kind()) || got != Some(want) {
+                    errs.push(format!("argument {j}: got {:?}, want {:#x}", a[j], want));
+                }
+                continue;
+            }
+            let seg = match a.segment(j) {
+                Ok(s) => s,
+                Err(e) => {
+                    errs.push(format!("argument {j}: {e}"));
                     return Ok(Value::Void);
                 }
-                let mut n = 0;
-                for (j, (l, leaves)) in args.iter().enumerate() {
-                    if let MemoryLayout::Value(v) = l {
-                        let k = leaves[0].1;
-                        let want = low(ret_leaf(ha, n, k), v.byte_size());
-                        n += 1;
-                        let got = bits(&a[j]);
-                        if a[j].scalar_kind() != Some(v.kind()) || got != Some(want) {
-                            errs.push(format!("argument {j}: got {:?}, want {:#x}", a[j], want));
-                        }
-                        continue;
-                    }
-                    let seg = match a.segment(j) {
-                        Ok(s) => s,
-                        Err(e) => {
-                            errs.push(format!("argument {j}: {e}"));
-                            return Ok(Value::Void);
-                        }
-                    };
-                    if seg.byte_size() != l.byte_size() {
-                        errs.push(format!("argument {j}: {} bytes, want {}", seg.byte_size(), l.byte_size()));
-                        return Ok(Value::Void);
-                    }
-                    for &(off, k) in leaves {
-                        let size = KINDS[k].byte_size();
-                        let mut b = [0u8; 8];
-                        seg.copy_to_slice(off, &mut b[..size]).unwrap();
-                        let want = low(ret_leaf(ha, n, k), size);
-                        if u64::from_le_bytes(b) != want {
-                            errs.push(format!(
-                                "argument {j}, leaf {n} ({}) at byte {off}: got {:?}, want {want:#x}",
-                                PROP_C_TYPES[k],
-                                &b[..size]
-                            ));
-                        }
-                        n += 1;
-                    }
+            };
+            if seg.byte_size() != l.byte_size() {
+                errs.push(format!(
+                    "argument {j}: {} bytes, want {}",
+                    seg.byte_size(),
+                    l.byte_size()
+                ));
+                return Ok(Value::Void);
+            }
+            for &(off, k) in leaves {
+                let size = KINDS[k].byte_size();
+                let mut b = [0u8; 8];
+                seg.copy_to_slice(off, &mut b[..size]).unwrap();
+                let want = low(ret_leaf(ha, n, k), size);
+                if u64::from_le_bytes(b) != want {
+                    errs.push(format!(
+                        "argument {j}, leaf {n} ({}) at byte {off}: got {:?}, want {want:#x}",
+                        PROP_C_TYPES[k],
+                        &b[..size]
+                    ));
                 }
-                Ok(match &ret {
-                    None => Value::Void,
-                    Some((MemoryLayout::Value(v), leaves)) => {
-                        value_from_bits(v.kind(), ret_leaf(hr, 0, leaves[0].1))
-                    }
-                    Some((_, leaves)) => {
-                        let out = a.return_segment().expect("a struct return segment");
-                        out.fill(0);
-                        for (idx, &(off, k)) in leaves.iter().enumerate() {
-                            let size = KINDS[k].byte_size();
-                            out.copy_from_slice(off, &ret_leaf(hr, idx, k).to_le_bytes()[..size])?;
-                        }
-                        Value::Void
-                    }
-                })
-            },
-            arena,
-        )
-        .map_err(|e| fail(format!("upcall stub: {e}")))?;
+                n += 1;
+            }
+        }
+        Ok(match &ret {
+            None => Value::Void,
+            Some((MemoryLayout::Value(v), leaves)) => {
+                value_from_bits(v.kind(), ret_leaf(hr, 0, leaves[0].1))
+            }
+            Some((_, leaves)) => {
+                let out = a.return_segment().expect("a struct return segment");
+                out.fill(0);
+                for (idx, &(off, k)) in leaves.iter().enumerate() {
+                    let size = KINDS[k].byte_size();
+                    out.copy_from_slice(off, &ret_leaf(hr, idx, k).to_le_bytes()[..size])?;
+                }
+                Value::Void
+            }
+        })
+    });
     let caller = link(&format!("call_cb_{i}"), &FD::of(V::I32, [V::ADDRESS]));
-    // SAFETY: `int32_t call_cb_<i>(R (*)(..))` calls the stub once with the descriptor's
-    // arguments; the stub lives until the end of this function.
-    let rc = unsafe { caller.invoke(&[stub.as_value()]) }.map_err(|e| fail(e.to_string()))?;
-    drop(stub);
+    let rc = {
+        let (shaped, general);
+        let stub: &gatun::UpcallStub<'_> = if confined {
+            general = Linker::native()
+                .upcall_stub_confined(&d, closure, arena)
+                .map_err(|e| fail(format!("upcall stub: {e}")))?;
+            &general
+        } else {
+            shaped = Linker::native()
+                .upcall_stub(&d, closure, arena)
+                .map_err(|e| fail(format!("upcall stub: {e}")))?;
+            &shaped
+        };
+        // SAFETY: `int32_t call_cb_<i>(R (*)(..))` calls the stub once with the descriptor's
+        // arguments; the stub lives until the end of this block.
+        unsafe { caller.invoke(&[stub.as_value()]) }.map_err(|e| fail(e.to_string()))?
+    };
     let errs = errors.into_inner().unwrap();
     if !errs.is_empty() {
         return Err(fail(errs.join("; ")));
@@ -167,14 +189,18 @@ fn every_signature_called_back_from_c() {
     let arena = Arena::confined();
     let sigs = prop_signatures(ABI);
     let mut failures = Vec::new();
+    // Each signature through the path the linker picks and through the general dispatcher (a
+    // confined stub): both must satisfy the C checker.
     for (i, sig) in sigs.iter().take(PROP_CB_SIGNATURES).enumerate() {
-        if let Err(e) = run(i, sig, &arena) {
-            failures.push(format!("call_cb_{i}: {e}"));
+        for confined in [false, true] {
+            if let Err(e) = run(i, sig, &arena, confined) {
+                failures.push(format!("call_cb_{i} (confined: {confined}): {e}"));
+            }
         }
     }
     assert!(
         failures.is_empty(),
-        "{} of {PROP_CB_SIGNATURES} failed:\n{}",
+        "{} of 2 x {PROP_CB_SIGNATURES} failed:\n{}",
         failures.len(),
         failures.join("\n")
     );

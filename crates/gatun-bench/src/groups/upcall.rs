@@ -1,9 +1,11 @@
 //! `upcall/*`: C calling back into Rust. A C loop (`native/upcall.c`) calls its callback
 //! `iters` times in one sample, so a row's time per operation is one callback call from C.
 //!
-//! - `noop`, `id_i32`, `struct`: the callback is a gatun [`UpcallStub`]
-//!   (generated stub → shared `global_asm!` entry → dispatcher decoding the SysV plan →
-//!   closure → result encoded into the return registers).
+//! - `noop`, `id_i32`, `struct`: the callback is a gatun [`UpcallStub`] (on x86-64 System V:
+//!   `noop` and `id_i32` a generated stub jumping straight to a Rust dispatcher that takes the
+//!   arguments as its own parameters; `struct` a generated stub → a `global_asm!` entry storing
+//!   the two argument registers → a dispatcher for that register shape → closure → result
+//!   words loaded into the return registers).
 //! - `direct_noop`, `direct_id_i32`, `direct_struct`: the callback is a plain Rust
 //!   `extern "C" fn` of the same C type: the floor.
 //!
@@ -22,9 +24,9 @@
 //!   `extern "C" fn` comparator.
 //!
 //! Callbacks: `void(void)`; `int(int)` (identity); `Point(Point)` with
-//! `Point = struct { double x, y; }` (SSE+SSE in xmm0/xmm1 both ways; the gatun closure gets
-//! it as a segment copied into a linker-stack frame and returns that segment, which is copied
-//! into the return image).
+//! `Point = struct { double x, y; }` (SSE+SSE in xmm0/xmm1 both ways; on x86-64 System V the
+//! gatun closure gets it as a segment over the two registers as the entry saved them, not a
+//! copy, and returns that segment, whose two words are loaded into xmm0/xmm1).
 
 use std::ffi::{c_int, c_long, c_void};
 

@@ -15,9 +15,12 @@
 //!   and spilled structs, on the caller's stack — is copied and arrives as a
 //!   [`Value::Segment`] that lives for the duration of the upcall only (the lifetime of
 //!   [`UpcallArgs`] makes keeping it longer a compile error). When every argument and the
-//!   return are in registers the copies go into a 128-byte buffer on the dispatcher's stack;
-//!   otherwise into one frame of the per-thread [`linker_stack`] (the JDK's `Allocate` binding
-//!   from the upcall's context arena). Upcalls without struct arguments copy nothing. A struct
+//!   return are in registers the copies go into a buffer on the dispatcher's stack (on x86-64
+//!   System V a struct whose eightbytes arrived in consecutive registers of one class is not
+//!   copied at all: its segment points at the register values the entry saved on its stack,
+//!   which the closure may also write); otherwise into one frame of the per-thread
+//!   [`linker_stack`] (the JDK's `Allocate` binding from the upcall's context arena). Upcalls
+//!   without struct arguments copy nothing. A struct
 //!   the caller passes by reference (AAPCS64 §6.8.2 B.3: over 16 bytes and not an HFA; Win64:
 //!   any size but 1, 2, 4 or 8 bytes) is not copied: its segment is the caller's own copy,
 //!   which the closure may also write.
@@ -27,7 +30,7 @@
 //!   copied, or `Value::Void` after writing the result into [`UpcallArgs::return_segment`]
 //!   (no copy). For an in-memory return the return segment *is* the caller's buffer behind
 //!   the hidden pointer (SysV rdi and Win64 rcx, which is then returned in rax; AArch64 x8); for
-//!   a register-returned struct it is a 32-byte image on the Rust stack whose parts are loaded
+//!   a register-returned struct it is a zeroed image on the Rust stack whose parts are loaded
 //!   into the return registers per the plan's [`ReturnPlan`] (SysV rax/rdx/xmm0/xmm1, AArch64
 //!   x0/x1 or v0..v3, Win64 rax). Small integer returns are sign- or zero-extended to 64 bits.
 //! - **Errors and panics: abort.** An upcall has nowhere to report an error: C expects a value.
@@ -69,9 +72,12 @@
 //!   for the return layout's size.
 //! - Struct argument copies are written with exactly each move's `size` bytes at its `offset`
 //!   (inside the copy of the layout's size); register-return images are 32 bytes.
-//! - A context is `#[repr(C)]` with its `IntPath` first: the x86-64 System V integer entries
+//! - A context is `#[repr(C)]` with `shape_dispatch` first: the x86-64 System V shape entries
 //!   call the function pointer at the context's address, which is set only for signatures that
-//!   `IntPath::of` accepted on the native plan (arguments in rdi.. in order, result in rax).
+//!   `shape::ShapePath::of` accepted on the native plan (every argument in the registers the
+//!   entry stores, the result in rax/rdx/xmm0/xmm1). The integer path's stubs jump to
+//!   `IntPath::entry` only for signatures `IntPath::of` accepted (arguments in rdi.. in order,
+//!   at most five, result in rax), with the context in the register after the last argument.
 //! - A `RegisterPath`'s moves lie inside the 128-byte copy buffer and inside each struct,
 //!   and name only register words of the frame (checked when it is made).
 
@@ -92,6 +98,7 @@ use crate::linker::{FunctionDescriptor, Linker};
 use crate::memory::{linker_stack, MemorySegment, SegmentAllocator};
 use crate::value::{Scalar, Value};
 
+mod shape;
 pub mod typed;
 pub use typed::{TypedUpcallStub, UpcallFn, UpcallSignature};
 
@@ -127,7 +134,7 @@ const _: () = {
     assert!(std::mem::size_of::<UpcallFrame>() == 192);
     // The x86-64 System V entry's integer path: 24-byte values, the flag at the context's start.
     assert!(std::mem::size_of::<Value<'static>>() == 24);
-    assert!(std::mem::offset_of!(Context<'static>, int_path) == 0);
+    assert!(std::mem::offset_of!(Context<'static>, shape_dispatch) == 0);
 };
 
 impl UpcallFrame {
@@ -181,63 +188,32 @@ enum RetKind {
     Group(usize),
 }
 
-/// The Rust side of an integer-register path: `(context, values) -> result bits`.
-type IntDispatch = unsafe extern "C" fn(*const c_void, *mut Value<'static>) -> u64;
-
 /// The integer-register path of a signature (x86-64 System V's short path): every argument is
-/// a non-`bool` scalar in integer argument register `i` for argument `i` (at most six), the
-/// return is `void` or a scalar in the first integer return register, and the stub is not
-/// confined. The stub then jumps to the entry for its argument count, which stores those
-/// registers straight into the payload words of `n` [`Value`]s on its stack and calls
-/// `dispatch` (a [`gatun_upcall_dispatch_int`] monomorphised for the count and the return
-/// conversion), which writes the tags and returns the result's bits in its own return register.
-/// `#[repr(C)]`, first in [`Context`]: the entry calls the word at the context's address.
-#[repr(C)]
-#[derive(Debug, Clone, Copy)]
+/// a non-`bool` scalar in integer argument register `i` for argument `i` (at most
+/// [`INT_PATH_ARGS`]), the return is `void` or a scalar in the first integer return register,
+/// and the stub is not confined. The stub then loads the context's address into the next free
+/// integer argument register and jumps straight to `entry`: a [`gatun_upcall_dispatch_int`]
+/// for the argument count and the result's `Value` tag, an `extern "C" fn(a0: u64, ..,
+/// context) -> u64` that builds the `n` [`Value`]s from its own parameters and returns the
+/// result's bits in rax. No assembly entry and no register frame in between.
+#[derive(Debug, Clone, Copy, Default)]
 struct IntPath {
-    /// Offset 0: the dispatcher, `None` if the stub does not take this path.
-    dispatch: Option<IntDispatch>,
-    /// The number of arguments (0..=6).
+    /// The dispatcher (its type erased: the parameters depend on `n`), `None` if the stub does
+    /// not take this path.
+    entry: Option<ErasedFn>,
+    /// The number of arguments (0..=[`INT_PATH_ARGS`]).
+    #[cfg_attr(
+        not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
+        allow(dead_code)
+    )]
     n: u8,
-    /// The `Value` tag the closure's result must have (`Value::Void`'s for `void`).
-    ret_tag: u8,
     /// Argument `i`'s `Value` tag.
     tags: [u8; INT_PATH_ARGS],
 }
 
-impl Default for IntPath {
-    fn default() -> IntPath {
-        IntPath {
-            dispatch: None,
-            n: 0,
-            ret_tag: 0,
-            tags: [0; INT_PATH_ARGS],
-        }
-    }
-}
-
-/// The conversion of a scalar result's payload (at offset 8 of its `Value`) to the 64-bit return
-/// image: small integers extended by signedness, `f32` in the low 32 bits.
-#[repr(u8)]
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-enum IntReturn {
-    /// `void`: the bits are 0.
-    #[default]
-    Void,
-    /// 8 payload bytes (`i64`, `u64`, `f64`, an address).
-    Word,
-    I32,
-    /// 4 payload bytes zero-extended (`u32`, `f32`).
-    Low32,
-    I16,
-    U16,
-    I8,
-    U8,
-    Bool,
-}
-
-/// The most arguments the integer-register path takes (SysV's six integer argument registers).
-const INT_PATH_ARGS: usize = 6;
+/// The most arguments the integer-register path takes: SysV has six integer argument
+/// registers, and the context takes the one after the last argument.
+const INT_PATH_ARGS: usize = 5;
 
 impl IntPath {
     /// The integer path of a scalar path (no dispatcher if there is none).
@@ -251,32 +227,17 @@ impl IntPath {
                 .iter()
                 .enumerate()
                 .all(|(i, a)| a.word as usize == i && !a.is_bool);
-        let (ret_tag, ret) = match fast.ret {
-            None => (crate::value::value_tag(&Value::Void), IntReturn::Void),
-            Some((kind, RET_INT_WORD)) => (
-                crate::value::scalar_tag(kind),
-                match kind {
-                    ScalarKind::Bool => IntReturn::Bool,
-                    ScalarKind::I8 => IntReturn::I8,
-                    ScalarKind::U8 => IntReturn::U8,
-                    ScalarKind::I16 => IntReturn::I16,
-                    ScalarKind::U16 => IntReturn::U16,
-                    ScalarKind::I32 => IntReturn::I32,
-                    ScalarKind::U32 | ScalarKind::F32 => IntReturn::Low32,
-                    ScalarKind::I64 | ScalarKind::U64 | ScalarKind::F64 | ScalarKind::Pointer => {
-                        IntReturn::Word
-                    }
-                },
-            ),
+        let ret_tag = match fast.ret {
+            None => crate::value::value_tag(&Value::Void),
+            Some((kind, RET_INT_WORD)) => crate::value::scalar_tag(kind),
             Some(_) => return IntPath::default(),
         };
         if !in_order {
             return IntPath::default();
         }
         let mut path = IntPath {
-            dispatch: Some(int_dispatcher(fast.args.len(), ret)),
+            entry: Some(int_dispatcher(fast.args.len(), ret_tag)),
             n: fast.args.len() as u8,
-            ret_tag,
             tags: [0; INT_PATH_ARGS],
         };
         for (t, a) in path.tags.iter_mut().zip(fast.args.iter()) {
@@ -287,11 +248,16 @@ impl IntPath {
 }
 
 /// Everything the dispatcher needs about one stub; its address is baked into the stub's code.
-/// `#[repr(C)]` so that [`IntPath`] is at offset 0.
+/// `#[repr(C)]` so that `shape_dispatch` is at offset 0.
 #[repr(C)]
 struct Context<'s> {
-    /// At offset 0 (read by the x86-64 System V entry).
+    /// At offset 0 (called by the x86-64 System V shape entries): the code address of the
+    /// register-shape dispatcher, `shape.dispatch`, or `None` (0) if the stub does not take
+    /// that path.
+    shape_dispatch: Option<shape::ShapeDispatch>,
     int_path: IntPath,
+    /// The register-shape path ([`shape::ShapePath::of`]), if the signature has one.
+    shape: Option<shape::ShapePath>,
     descriptor: FunctionDescriptor,
     plan: CallPlan,
     args: Box<[ArgKind]>,
@@ -570,7 +536,16 @@ impl<'s> Context<'s> {
             Some(_) => None,
             None => RegisterPath::of(&args, ret, &plan),
         };
+        // Only the x86-64 System V entries take the shape path (the unit tests run its
+        // dispatcher on SysV frames on every host).
+        let shape = if cfg!(any(test, all(target_arch = "x86_64", target_os = "linux"))) {
+            shape::ShapePath::of(&args, ret, &plan)
+        } else {
+            None
+        };
         Ok(Context {
+            shape_dispatch: shape.map(|s| s.dispatch),
+            shape,
             regs,
             int_path: IntPath::of(fast.as_ref()),
             owner: 0,
@@ -624,7 +599,10 @@ const INLINE_ARGS: usize = 16;
 pub struct UpcallArgs<'a> {
     values: &'a [Value<'a>],
     ret: Option<MemorySegment<'a>>,
-    descriptor: &'a FunctionDescriptor,
+    /// The stub's `Context` (a raw pointer: its lifetime parameter is the stub's, and the
+    /// context outlives every call of the stub). After the closure, the dispatchers' cold paths
+    /// read it back from here instead of keeping it in a callee-saved register.
+    ctx: *const c_void,
 }
 
 impl<'a> Deref for UpcallArgs<'a> {
@@ -638,7 +616,7 @@ impl<'a> Deref for UpcallArgs<'a> {
 impl fmt::Debug for UpcallArgs<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("UpcallArgs")
-            .field("descriptor", &format_args!("{}", self.descriptor))
+            .field("descriptor", &format_args!("{}", self.descriptor()))
             .field("values", &self.values)
             .field("return_segment", &self.ret)
             .finish()
@@ -721,7 +699,7 @@ impl<'a> UpcallArgs<'a> {
     /// Where a struct/union return value goes (exactly the return layout's size), or `None`
     /// for scalar and `void` returns. Write the result here and return `Ok(Value::Void)` to
     /// avoid a copy. For a MEMORY-class return this is the C caller's own buffer (the hidden
-    /// return pointer), for a register-returned struct a zeroed 32-byte image on the stack.
+    /// return pointer), for a register-returned struct a zeroed image on the stack.
     /// Its contents are unspecified before the closure writes them.
     pub fn return_segment(&self) -> Option<MemorySegment<'a>> {
         self.ret
@@ -729,7 +707,9 @@ impl<'a> UpcallArgs<'a> {
 
     /// The descriptor of the stub.
     pub fn descriptor(&self) -> &FunctionDescriptor {
-        self.descriptor
+        // SAFETY: `ctx` is the address of the live context of the stub being called (every
+        // dispatcher sets it), which outlives the call and so this borrow.
+        unsafe { &(*self.ctx.cast::<Context<'_>>()).descriptor }
     }
 }
 
@@ -1019,8 +999,9 @@ impl Linker {
             Box::new(move |a: &UpcallArgs<'_>| bound.call(a)),
         )?;
         ctx.owner = thread_mark();
-        // The integer path does not check the owner.
-        ctx.int_path.dispatch = None;
+        // The integer and shape paths do not check the owner.
+        ctx.int_path.entry = None;
+        ctx.shape_dispatch = None;
         Ok(ConfinedUpcallStub {
             stub: UpcallStub::from_context(Box::new(ctx), arena)?,
             _not_send: PhantomData,
@@ -1032,13 +1013,30 @@ impl Linker {
 /// the integer-register path's entry when `ctx` has one).
 fn stub_code(ctx: &Context<'_>) -> Result<ExecutableCode> {
     #[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
-    if ctx.int_path.dispatch.is_some() {
-        // SAFETY: the context's first word is its dispatcher for `n` values, and the stub is
-        // called as a function of the descriptor, whose `n` arguments are in rdi.. in order and
-        // whose result is `void` or in rax (`IntPath::of` on the native SysV plan).
+    if let Some(entry) = ctx.int_path.entry {
+        // SAFETY: the entry is `gatun_upcall_dispatch_int<n>` for this context, an
+        // `extern "C" fn(a0: u64, .., a<n-1>: u64, context: *const c_void) -> u64`, and the
+        // stub is called as a function of the descriptor, whose `n` (at most 5) arguments are
+        // in rdi.. in order and whose result is `void` or in rax (`IntPath::of` on the native
+        // SysV plan): the context goes in integer argument register `n`.
         return unsafe {
-            crate::backend::x86_64_sysv::int_upcall_code(
+            crate::backend::x86_64_sysv::typed_upcall_code(
                 ctx.int_path.n as usize,
+                ctx as *const Context<'_> as usize,
+                entry as usize,
+            )
+        };
+    }
+    #[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+    if let (Some(shape), true) = (&ctx.shape, ctx.shape_dispatch.is_some()) {
+        // SAFETY: the context's first word is its shape dispatcher, an
+        // `extern "C" fn(context, frame)` for the descriptor, all of whose arguments are in
+        // the first `gprs` integer and `vectors` vector argument registers and whose result is
+        // `void` or in rax/rdx/xmm0/xmm1 (`ShapePath::of` on the native SysV plan).
+        return unsafe {
+            crate::backend::x86_64_sysv::shape_upcall_code(
+                shape.gprs as usize,
+                shape.vectors as usize,
                 ctx as *const Context<'_> as usize,
             )
         };
@@ -1097,7 +1095,7 @@ unsafe fn dispatch_scalar(
     let args = UpcallArgs {
         values,
         ret: None,
-        descriptor: &ctx.descriptor,
+        ctx: (ctx as *const Context<'_>).cast(),
     };
     let result = (ctx.closure)(&args)?;
     match fast.ret {
@@ -1177,7 +1175,7 @@ unsafe fn dispatch_registers(
     let args = UpcallArgs {
         values,
         ret,
-        descriptor: &ctx.descriptor,
+        ctx: (ctx as *const Context<'_>).cast(),
     };
     let result = (ctx.closure)(&args)?;
     match ctx.ret {
@@ -1313,7 +1311,7 @@ unsafe fn dispatch_general(ctx: &Context<'_>, frame: &mut UpcallFrame) -> Result
     let args = UpcallArgs {
         values,
         ret,
-        descriptor: &ctx.descriptor,
+        ctx: (ctx as *const Context<'_>).cast(),
     };
     let result = (ctx.closure)(&args)?;
     match (ctx.ret, &ctx.plan.ret) {
@@ -1424,109 +1422,213 @@ pub(crate) unsafe extern "C" fn gatun_upcall_dispatch(ctx: *const c_void, frame:
         Some(fast) => guard(&ctx.descriptor, || unsafe {
             dispatch_scalar(ctx, fast, frame)
         }),
-        // SAFETY: forwarded.
-        None if ctx.regs.is_some() => unsafe { run_registers(ctx, frame) },
-        // SAFETY: forwarded.
-        None => unsafe { run_general(ctx, frame) },
+        None => match &ctx.regs {
+            // SAFETY: forwarded.
+            Some(regs) => unsafe { run_registers(ctx, regs, frame) },
+            // SAFETY: forwarded.
+            None => unsafe { run_general(ctx, frame) },
+        },
     }
 }
 
-/// The dispatcher of an integer-register path of `n` arguments with return conversion `ret`.
-fn int_dispatcher(n: usize, ret: IntReturn) -> IntDispatch {
+/// A function pointer whose real type is recorded elsewhere (transmuted back to it before a
+/// call).
+type ErasedFn = unsafe extern "C" fn();
+
+/// The integer-register path's dispatcher for `n` arguments (at most [`INT_PATH_ARGS`]) and a
+/// result of `Value` tag `ret_tag` (a scalar's, or `Value::Void`'s), its type erased: it is an
+/// `unsafe extern "C" fn(u64, .. (n times), *const c_void) -> u64`.
+fn int_dispatcher(n: usize, ret_tag: u8) -> ErasedFn {
     macro_rules! by_return {
-        ($n:literal) => {
-            match ret {
-                IntReturn::Void => gatun_upcall_dispatch_int::<$n, { IntReturn::Void as u8 }>,
-                IntReturn::Word => gatun_upcall_dispatch_int::<$n, { IntReturn::Word as u8 }>,
-                IntReturn::I32 => gatun_upcall_dispatch_int::<$n, { IntReturn::I32 as u8 }>,
-                IntReturn::Low32 => gatun_upcall_dispatch_int::<$n, { IntReturn::Low32 as u8 }>,
-                IntReturn::I16 => gatun_upcall_dispatch_int::<$n, { IntReturn::I16 as u8 }>,
-                IntReturn::U16 => gatun_upcall_dispatch_int::<$n, { IntReturn::U16 as u8 }>,
-                IntReturn::I8 => gatun_upcall_dispatch_int::<$n, { IntReturn::I8 as u8 }>,
-                IntReturn::U8 => gatun_upcall_dispatch_int::<$n, { IntReturn::U8 as u8 }>,
-                IntReturn::Bool => gatun_upcall_dispatch_int::<$n, { IntReturn::Bool as u8 }>,
-            }
-        };
+        ($f:ident, $ty:ty) => {{
+            let f: $ty = match ret_tag {
+                1 => $f::<1>,
+                2 => $f::<2>,
+                3 => $f::<3>,
+                4 => $f::<4>,
+                5 => $f::<5>,
+                6 => $f::<6>,
+                7 => $f::<7>,
+                8 => $f::<8>,
+                9 => $f::<9>,
+                10 => $f::<10>,
+                11 => $f::<11>,
+                12 => $f::<12>,
+                _ => $f::<0>,
+            };
+            // SAFETY: a function pointer to a function pointer of another type; it is called
+            // only as `$ty` (the stub's C type, `IntPath::of`; `call_int` in the tests).
+            unsafe { std::mem::transmute::<$ty, ErasedFn>(f) }
+        }};
     }
+    type P = *const c_void;
     match n {
-        0 => by_return!(0),
-        1 => by_return!(1),
-        2 => by_return!(2),
-        3 => by_return!(3),
-        4 => by_return!(4),
-        5 => by_return!(5),
-        _ => by_return!(6),
+        0 => by_return!(gatun_upcall_dispatch_int0, unsafe extern "C" fn(P) -> u64),
+        1 => by_return!(
+            gatun_upcall_dispatch_int1,
+            unsafe extern "C" fn(u64, P) -> u64
+        ),
+        2 => by_return!(
+            gatun_upcall_dispatch_int2,
+            unsafe extern "C" fn(u64, u64, P) -> u64
+        ),
+        3 => by_return!(
+            gatun_upcall_dispatch_int3,
+            unsafe extern "C" fn(u64, u64, u64, P) -> u64
+        ),
+        4 => by_return!(
+            gatun_upcall_dispatch_int4,
+            unsafe extern "C" fn(u64, u64, u64, u64, P) -> u64
+        ),
+        _ => by_return!(
+            gatun_upcall_dispatch_int5,
+            unsafe extern "C" fn(u64, u64, u64, u64, u64, P) -> u64
+        ),
     }
 }
 
-/// The Rust side of an integer-register path ([`IntPath`]) of `N` arguments whose result
-/// converts by `R` (an [`IntReturn`] as `u8`): `values` holds `N` [`Value`]s whose payload
-/// words the entry filled with the argument registers; this writes their tags, runs the closure
-/// under [`guard`] and returns the result's 64-bit register image (0 for `void`), which the
-/// entry leaves in rax.
+/// The integer-register path's dispatchers, one per argument count: `gatun_upcall_dispatch_int<n>::<R>`
+/// is an `extern "C" fn(a0: u64, .., a<n-1>: u64, context: *const c_void) -> u64` (the stub puts
+/// the context in the integer argument register after the last argument) that runs
+/// [`gatun_upcall_dispatch_int`] for a result of `Value` tag `R`.
+macro_rules! int_dispatchers {
+    ($($name:ident($($a:ident),*) = $n:literal;)*) => {$(
+        /// See [`gatun_upcall_dispatch_int`].
+        ///
+        /// # Safety
+        /// As [`gatun_upcall_dispatch_int`], for this many arguments.
+        unsafe extern "C" fn $name<const R: u8>($($a: u64,)* ctx: *const c_void) -> u64 {
+            // SAFETY: forwarded.
+            unsafe { gatun_upcall_dispatch_int::<$n, R>(ctx, [$($a),*]) }
+        }
+    )*};
+}
+
+int_dispatchers! {
+    gatun_upcall_dispatch_int0() = 0;
+    gatun_upcall_dispatch_int1(a0) = 1;
+    gatun_upcall_dispatch_int2(a0, a1) = 2;
+    gatun_upcall_dispatch_int3(a0, a1, a2) = 3;
+    gatun_upcall_dispatch_int4(a0, a1, a2, a3) = 4;
+    gatun_upcall_dispatch_int5(a0, a1, a2, a3, a4) = 5;
+}
+
+/// The Rust side of an integer-register path ([`IntPath`]) of `N` arguments whose result has
+/// the `Value` tag `R`: builds the `N` [`Value`]s from the argument registers `regs` (each
+/// value's tag from the path, its payload the 64-bit register image), runs the closure under
+/// [`guard`] and returns the result's 64-bit register image (0 for `void`; small integers
+/// extended by signedness, `f32` in the low 32 bits), which the caller finds in rax.
 ///
 /// # Safety
-/// Called only by the entry assembly, for a context whose `int_path.dispatch` is this
-/// function, with `values` pointing to `N` writable, 8-aligned `Value`s whose payload words
-/// hold the caller's first `N` integer argument registers, for a C call of the stub's
-/// descriptor type.
-unsafe extern "C" fn gatun_upcall_dispatch_int<const N: usize, const R: u8>(
+/// Called only from a stub of a context whose `int_path.entry` is this function's dispatcher,
+/// with `ctx` that context's address and `regs` the caller's first `N` integer argument
+/// registers, for a C call of the stub's descriptor type.
+#[inline(always)]
+unsafe fn gatun_upcall_dispatch_int<const N: usize, const R: u8>(
     ctx: *const c_void,
-    values: *mut Value<'static>,
+    regs: [u64; N],
 ) -> u64 {
     // SAFETY: the stub's code holds the address of its live boxed Context (module invariants).
     let ctx = unsafe { &*ctx.cast::<Context<'_>>() };
-    let path = &ctx.int_path;
-    let base = values.cast::<u8>();
+    let mut values = [const { MaybeUninit::<Value<'_>>::uninit() }; N];
     for i in 0..N {
-        // SAFETY: `i < N`: the tag byte of one of the entry's values.
+        let p = values[i].as_mut_ptr().cast::<u64>();
+        // SAFETY: a 24-byte, 8-aligned `Value` (`#[repr(C, u8)]`): the tag byte and padding in
+        // its first word, the payload from offset 8.
         unsafe {
-            base.add(i * std::mem::size_of::<Value<'_>>())
-                .write(path.tags[i])
-        };
-    }
-    // SAFETY: the `N` values have their tags (just written) and payloads (the entry's register
-    // images, whose low bytes are the declared width's value; no `bool`s).
-    let values = unsafe { std::slice::from_raw_parts(values.cast_const(), N) };
-    let mut bits = 0u64;
-    guard(&ctx.descriptor, || {
-        let args = UpcallArgs {
-            values,
-            ret: None,
-            descriptor: &ctx.descriptor,
-        };
-        // Matched by reference: the result is not moved out of the `Result`.
-        let result = (ctx.closure)(&args);
-        match &result {
-            Ok(v) => bits = int_result_bits::<R>(ctx, v)?,
-            Err(_) => return result.map(|_| ()),
+            p.write(ctx.int_path.tags[i] as u64);
+            p.add(1).write(regs[i]);
         }
-        Ok(())
+    }
+    // SAFETY: the `N` values have their tags (the path's) and payloads (register images whose
+    // low bytes are the declared width's value; no `bool`s).
+    let values = unsafe { std::slice::from_raw_parts(values.as_ptr().cast::<Value<'_>>(), N) };
+    let args = UpcallArgs {
+        values,
+        ret: None,
+        ctx: (ctx as *const Context<'_>).cast(),
+    };
+    let run = AssertUnwindSafe(|| {
+        let result = (ctx.closure)(&args);
+        // (Both branches return: merged, the two tag tests became a `sete`/`test` pair.)
+        if let Ok(v) = &result {
+            if crate::value::value_tag(v) == R {
+                // SAFETY: the tag is `R`.
+                return unsafe { int_payload_bits::<R>(v) };
+            }
+            // SAFETY: `args.ctx` is `ctx`; read back from memory (volatile), the context needs
+            // no callee-saved register on the hot path.
+            return int_result_slow(unsafe { args_context(&args) }, result);
+        }
+        // SAFETY: as above.
+        int_result_slow(unsafe { args_context(&args) }, result)
     });
-    bits
+    match catch_unwind(run) {
+        Ok(bits) => bits,
+        // SAFETY: as above.
+        Err(payload) => abort_panicked(unsafe { &args_context(&args).descriptor }, payload),
+    }
 }
 
-/// The return image of an integer-path result converted by `R` (an [`IntReturn`] as `u8`).
+/// The context of `args`, read back from memory (a volatile read: the compiler then keeps no
+/// copy of the context pointer in a register across the closure call for the cold paths).
+///
+/// # Safety
+/// `args` was made by a dispatcher for a live context.
 #[inline(always)]
-fn int_result_bits<const R: u8>(ctx: &Context<'_>, result: &Value<'_>) -> Result<u64> {
-    if crate::value::value_tag(result) != ctx.int_path.ret_tag {
-        return scalar_result_bits(ctx.fast.as_ref(), result);
+unsafe fn args_context<'c>(args: &UpcallArgs<'_>) -> &'c Context<'c> {
+    // SAFETY: `args.ctx` is a live context (caller).
+    unsafe { &*std::ptr::read_volatile(&args.ctx).cast::<Context<'c>>() }
+}
+
+/// The return image of an integer-path result of another tag than the declared kind's (a
+/// segment for a pointer), or the abort for a mismatch or an error.
+#[cold]
+#[inline(never)]
+fn int_result_slow(ctx: &Context<'_>, result: Result<Value<'_>>) -> u64 {
+    match result
+        .as_ref()
+        .map(|v| scalar_result_bits(ctx.fast.as_ref(), v))
+    {
+        Ok(Ok(bits)) => bits,
+        Ok(Err(e)) => abort_upcall(&ctx.descriptor, format_args!("{e}")),
+        Err(e) => abort_upcall(&ctx.descriptor, format_args!("{e}")),
     }
+}
+
+/// The return image of a result of `Value` tag `R` (a scalar's, or `Value::Void`'s: 0): small
+/// integers extended by signedness, `f32` in the low 32 bits.
+///
+/// # Safety
+/// `result`'s tag is `R`.
+#[inline(always)]
+unsafe fn int_payload_bits<const R: u8>(result: &Value<'_>) -> u64 {
     let payload = (result as *const Value<'_>).cast::<u8>().wrapping_add(8);
-    // SAFETY: the tag is the declared kind's, so the payload at offset 8 is an initialised
-    // value of that kind's width (`Value` is `#[repr(C, u8)]`).
-    Ok(unsafe {
+    // SAFETY: the tag is `R` (caller), so the payload at offset 8 is an initialised value of
+    // that kind's width (`Value` is `#[repr(C, u8)]`).
+    unsafe {
         match R {
-            r if r == IntReturn::Word as u8 => payload.cast::<u64>().read(),
-            r if r == IntReturn::I32 as u8 => payload.cast::<i32>().read() as i64 as u64,
-            r if r == IntReturn::Low32 as u8 => payload.cast::<u32>().read() as u64,
-            r if r == IntReturn::I16 as u8 => payload.cast::<i16>().read() as i64 as u64,
-            r if r == IntReturn::U16 as u8 => payload.cast::<u16>().read() as u64,
-            r if r == IntReturn::I8 as u8 => payload.cast::<i8>().read() as i64 as u64,
-            r if r == IntReturn::U8 as u8 || r == IntReturn::Bool as u8 => payload.read() as u64,
+            1 | 3 => payload.read() as u64,
+            2 => payload.cast::<i8>().read() as i64 as u64,
+            4 => payload.cast::<i16>().read() as i64 as u64,
+            5 => payload.cast::<u16>().read() as u64,
+            6 => payload.cast::<i32>().read() as i64 as u64,
+            7 | 10 => payload.cast::<u32>().read() as u64,
+            8 | 9 | 11 | 12 => payload.cast::<u64>().read(),
             _ => 0,
         }
-    })
+    }
+}
+
+/// The return image of an integer-path result whose declared kind has the `Value` tag `R`
+/// (the unit tests' view of what the dispatcher does).
+#[cfg(test)]
+fn int_result_bits<const R: u8>(ctx: &Context<'_>, result: &Value<'_>) -> Result<u64> {
+    if crate::value::value_tag(result) != R {
+        return scalar_result_bits(ctx.fast.as_ref(), result);
+    }
+    // SAFETY: the tag is `R`.
+    Ok(unsafe { int_payload_bits::<R>(result) })
 }
 
 /// The return image of a scalar-path result (0 for `void`), or the mismatch error.
@@ -1549,15 +1651,13 @@ fn scalar_result_bits(fast: Option<&ScalarPath>, result: &Value<'_>) -> Result<u
 /// in the caller larger and slower on AArch64).
 ///
 /// # Safety
-/// As [`dispatch`].
+/// As [`dispatch`]; `regs` is `ctx`'s.
 #[inline(never)]
-unsafe fn run_registers(ctx: &Context<'_>, frame: &mut UpcallFrame) {
-    if let Some(regs) = &ctx.regs {
-        // SAFETY: forwarded.
-        guard(&ctx.descriptor, || unsafe {
-            dispatch_registers(ctx, regs, frame)
-        })
-    }
+unsafe fn run_registers(ctx: &Context<'_>, regs: &RegisterPath, frame: &mut UpcallFrame) {
+    // SAFETY: forwarded.
+    guard(&ctx.descriptor, || unsafe {
+        dispatch_registers(ctx, regs, frame)
+    })
 }
 
 /// [`dispatch_general`] under [`guard`], out of line (its frame is much larger than the

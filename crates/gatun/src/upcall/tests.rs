@@ -350,23 +350,43 @@ fn scalar_path_and_general_path_agree() {
     }
 }
 
-/// Six values as the x86-64 System V entry leaves them: payload words set, tags not yet.
-fn int_entry_values(regs: [u64; 6]) -> [MaybeUninit<Value<'static>>; 6] {
-    let mut values = [const { MaybeUninit::<Value<'static>>::uninit() }; 6];
-    for (v, r) in values.iter_mut().zip(regs) {
-        // SAFETY: the payload word of a 24-byte, 8-aligned value.
-        unsafe { v.as_mut_ptr().cast::<u64>().add(1).write(r) };
+/// Calls the integer path's dispatcher of `ctx` as its stub does: the first `n` of `regs` as
+/// the arguments, then the context.
+fn call_int(ctx: &Context<'_>, regs: [u64; 6]) -> u64 {
+    type P = *const c_void;
+    let p: P = (ctx as *const Context<'_>).cast();
+    let e = ctx.int_path.entry.expect("an integer path");
+    let [a, b, c, d, f, _] = regs;
+    use std::mem::transmute as t;
+    type E = super::ErasedFn;
+    type F0 = unsafe extern "C" fn(P) -> u64;
+    type F1 = unsafe extern "C" fn(u64, P) -> u64;
+    type F2 = unsafe extern "C" fn(u64, u64, P) -> u64;
+    type F3 = unsafe extern "C" fn(u64, u64, u64, P) -> u64;
+    type F4 = unsafe extern "C" fn(u64, u64, u64, u64, P) -> u64;
+    type F5 = unsafe extern "C" fn(u64, u64, u64, u64, u64, P) -> u64;
+    // SAFETY: `entry` is `gatun_upcall_dispatch_int<n>` for this context (`IntPath::of`), of
+    // this type for `n` arguments; the arguments are register images of the descriptor's.
+    unsafe {
+        match ctx.int_path.n {
+            0 => t::<E, F0>(e)(p),
+            1 => t::<E, F1>(e)(a, p),
+            2 => t::<E, F2>(e)(a, b, p),
+            3 => t::<E, F3>(e)(a, b, c, p),
+            4 => t::<E, F4>(e)(a, b, c, d, p),
+            _ => t::<E, F5>(e)(a, b, c, d, f, p),
+        }
     }
-    values
 }
 
 #[test]
 fn integer_path_is_taken_only_by_in_order_integer_register_signatures() {
     let on =
-        |d: &FunctionDescriptor| context(d, |_| Ok(Value::Void)).int_path.dispatch.is_some() as u8;
+        |d: &FunctionDescriptor| context(d, |_| Ok(Value::Void)).int_path.entry.is_some() as u8;
     assert_eq!(on(&FD::of(V::I32, [V::I32])), 1);
     assert_eq!(on(&FD::of_void([])), 1);
-    assert_eq!(on(&FD::of(V::ADDRESS, [V::I64; 6])), 1);
+    assert_eq!(on(&FD::of(V::ADDRESS, [V::I64; 5])), 1);
+    assert_eq!(on(&FD::of(V::ADDRESS, [V::I64; 6])), 0); // no register left for the context
     assert_eq!(on(&FD::of(V::I32, [V::I64; 7])), 0); // a stack argument
     assert_eq!(on(&FD::of(V::I32, [V::F64])), 0); // a vector register
     assert_eq!(on(&FD::of(V::F64, [V::I32])), 0); // returned in xmm0
@@ -379,52 +399,78 @@ fn integer_path_decodes_registers_and_extends_results_like_the_general_path() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s = seen.clone();
     let ctx = context(
-        &FD::of(V::I16, [V::I8, V::U16, V::I32, V::U32, V::I64, V::ADDRESS]),
+        &FD::of(V::I16, [V::I8, V::U16, V::I32, V::U32, V::ADDRESS]),
         move |a| {
             s.lock().unwrap().extend(a.iter().map(|v| v.to_string()));
             Ok(Value::I16(-2))
         },
     );
-    assert!(ctx.int_path.dispatch.is_some());
-    let mut values = int_entry_values([
-        0xdead_beef_0000_00ff,
-        0x1234_ffff,
-        0xffff_ffff_8000_0000,
-        7,
-        9,
-        0xabcd,
-    ]);
-    // SAFETY: six values with register payloads, for a call of the context's type.
-    let bits = unsafe {
-        ctx.int_path.dispatch.unwrap()(
-            (&ctx as *const Context<'_>).cast(),
-            values.as_mut_ptr().cast(),
-        )
-    };
+    let bits = call_int(
+        &ctx,
+        [
+            0xdead_beef_0000_00ff,
+            0x1234_ffff,
+            0xffff_ffff_8000_0000,
+            7,
+            0xabcd,
+            0,
+        ],
+    );
     assert_eq!(bits, (-2i64) as u64);
     assert_eq!(
         *seen.lock().unwrap(),
-        ["-1", "65535", "-2147483648", "7", "9", "0xabcd"]
+        ["-1", "65535", "-2147483648", "7", "0xabcd"]
     );
     type Case = (V, fn() -> Value<'static>, u64);
-    let results: [Case; 4] = [
+    let results: [Case; 11] = [
         (V::U32, || Value::U32(u32::MAX), u32::MAX as u64),
         (V::I32, || Value::I32(-1), u64::MAX),
         (V::U8, || Value::U8(200), 200),
+        (V::I8, || Value::I8(-3), (-3i64) as u64),
         (V::U16, || Value::U16(0xfffe), 0xfffe),
+        (V::I16, || Value::I16(-4), (-4i64) as u64),
+        (V::I64, || Value::I64(-5), (-5i64) as u64),
+        (V::U64, || Value::U64(u64::MAX - 1), u64::MAX - 1),
+        (V::BOOL, || Value::Bool(true), 1),
+        (V::ADDRESS, || Value::Address(8 as *mut c_void), 8),
+        // A pointer result may also be a segment (the general path's rule); SAFETY: a
+        // zero-length segment gives access to no bytes.
+        (
+            V::ADDRESS,
+            || Value::Segment(unsafe { MemorySegment::from_raw_parts(16 as *mut u8, 0) }),
+            16,
+        ),
     ];
     for (kind, ret, expect) in results {
-        let ctx = context(&FD::of(kind.clone(), []), move |_| Ok(ret()));
-        let mut values = int_entry_values([0; 6]);
-        // SAFETY: as above.
-        let bits = unsafe {
-            ctx.int_path.dispatch.unwrap()(
-                (&ctx as *const Context<'_>).cast(),
-                values.as_mut_ptr().cast(),
-            )
-        };
-        assert_eq!(bits, expect, "{kind:?}");
+        for n in 0..=5 {
+            let ctx = context(&FD::of(kind.clone(), vec![V::I64; n]), move |_| Ok(ret()));
+            assert_eq!(ctx.int_path.n as usize, n);
+            assert_eq!(call_int(&ctx, [1, 2, 3, 4, 5, 6]), expect, "{kind:?} {n}");
+        }
     }
+    // Every argument count passes its registers in order.
+    for n in 0..=5 {
+        let ctx = context(&FD::of(V::I64, vec![V::I64; n]), |a| {
+            Ok(Value::I64(
+                a.iter()
+                    .enumerate()
+                    .map(|(i, v)| match v {
+                        Value::I64(x) => x << (8 * i),
+                        _ => panic!("not an i64"),
+                    })
+                    .sum(),
+            ))
+        });
+        let expect: i64 = (0..n).map(|i| ((i as i64) + 1) << (8 * i)).sum();
+        assert_eq!(call_int(&ctx, [1, 2, 3, 4, 5, 6]), expect as u64, "{n}");
+    }
+    // A `void` closure returning a value is reported like on the general path.
+    let ctx = context(&FD::of_void([V::I32]), |_| Ok(Value::I32(1)));
+    assert!(matches!(
+        int_result_bits::<0>(&ctx, &Value::I32(1)),
+        Err(Error::ValueMismatch { .. })
+    ));
+    assert!(matches!(int_result_bits::<0>(&ctx, &Value::Void), Ok(0)));
 }
 
 #[test]

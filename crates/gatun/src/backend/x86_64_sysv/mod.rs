@@ -79,23 +79,29 @@ executor_items! {
         unsafe { crate::code::ExecutableCode::new(&upcall_entry::stub_code(context)) }
     }
 
-    /// The code of an upcall stub of the integer-register path with `n` arguments (0..=6) whose
-    /// context is at address `context` (see `upcall_entry`), placed in the code arena.
+    /// The code of a register-shape upcall stub (`upcall_entry::shape_stub_code`) whose
+    /// context is at address `context`, placed in the code arena.
     ///
     /// # Errors
     /// [`Error::Unsupported`] if the OS refuses executable memory.
     ///
     /// # Safety
-    /// The context's first word is the address of an `extern "C" fn(context, values) -> u64`
-    /// dispatcher for `n` values, and the stub is called only as a function of a type whose
-    /// `n` arguments are in rdi.. in order and whose result is `void` or in rax.
-    pub(crate) unsafe fn int_upcall_code(
-        n: usize,
+    /// The context's first word is the address of an `extern "C" fn(context, frame)` shape
+    /// dispatcher, and the stub is called only as a function of a type whose arguments are all
+    /// in the first `gprs` integer and `vectors` vector argument registers and whose result is
+    /// `void` or in rax, rdx, xmm0, xmm1.
+    pub(crate) unsafe fn shape_upcall_code(
+        gprs: usize,
+        vectors: usize,
         context: usize,
     ) -> Result<crate::code::ExecutableCode> {
         // SAFETY: the caller's contract: the code loads `context` into r10 and jumps to the
-        // entry for `n` arguments.
-        unsafe { crate::code::ExecutableCode::new(&upcall_entry::int_stub_code(n, context)) }
+        // shape entry storing those registers.
+        unsafe {
+            crate::code::ExecutableCode::new(&upcall_entry::shape_stub_code(
+                gprs, vectors, context,
+            ))
+        }
     }
 
     /// The code of a typed upcall stub (`upcall_entry::typed_stub_code`): `context` into the

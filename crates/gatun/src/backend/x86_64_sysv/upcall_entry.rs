@@ -14,14 +14,19 @@
 //! every stub.
 //!
 //! A stub whose context has an integer-register path (see `crate::upcall`: every argument is
-//! a scalar in integer argument register `i` for argument `i`, at most six, and the return is
-//! `void` or in rax) jumps to the entry for its argument count `n` instead,
-//! `gatun_upcall_entry_int<n>`: it reserves `n` 24-byte `Value`s (rounded so that the stack is
-//! 16-byte aligned at the call), stores the `n` argument registers as their payload words
-//! (offsets 8, 32, ..), calls the dispatcher whose address is the context's first word with
-//! `(context = r10, values = rsp)` and returns its rax to the C caller. Nothing else is saved:
-//! the other registers carry no argument of such a signature, and callee-saved ones are
-//! preserved by the `extern "C"` dispatcher.
+//! a scalar in integer argument register `i` for argument `i`, at most five, and the return is
+//! `void` or in rax) has no entry here: it is a [`typed_stub_code`] stub that puts the context
+//! in the integer argument register after the last argument and jumps straight to the Rust
+//! dispatcher, an `extern "C" fn(a0, .., context) -> u64`.
+//!
+//! A stub whose context has a register-shape path (`crate::upcall::shape`: every argument in
+//! argument registers, the result `void` or in rax/rdx/xmm0/xmm1) jumps to the shape entry for
+//! the integer and vector argument registers its signature uses, rounded up to 0, 2, 4 or 6
+//! and 0, 2, 4 or 8, `gatun_upcall_entry_g<g>v<v>`: it reserves an
+//! [`crate::upcall::UpcallFrame`] (no frame pointer, no stack-argument address: such a
+//! signature has none), stores those registers only, calls the context's shape dispatcher (the
+//! context's first word) with `(context = r10, frame = rsp)` and loads rax, rdx, xmm0, xmm1
+//! from the frame's return slots.
 //!
 //! The general entry:
 //! 1. pushes rbp (the stack is then 16-byte aligned) and reserves an
@@ -85,106 +90,103 @@ std::arch::global_asm!(
     dispatch = sym crate::upcall::gatun_upcall_dispatch,
 );
 
-/// The integer-register path's entry for `$n` arguments: reserves `$frame` bytes (`$n` 24-byte
-/// `Value`s, rounded so that the stack is 16-byte aligned at the call), stores the argument
-/// registers as their payload words, and calls the context's dispatcher (the word at r10).
-macro_rules! int_entry {
-    ($name:literal, $frame:literal, [$($store:literal),*]) => {
+/// A register-shape entry: stores the integer argument registers `$g`.. and vector argument
+/// registers `$v`.. given as `$store`s into an [`crate::upcall::UpcallFrame`] at rsp (200
+/// bytes reserved: the frame and 8 bytes that align the stack at the call), calls the word at
+/// r10 (the context's shape dispatcher) with `(context = r10, frame = rsp)`, and returns rax,
+/// rdx, xmm0, xmm1 from the frame's return slots.
+macro_rules! shape_entry {
+    ($g:literal, $v:literal, [$($store:literal),*]) => {
         std::arch::global_asm!(
             ".text",
             ".p2align 4",
-            concat!(".globl ", $name),
-            concat!(".hidden ", $name),
-            concat!(".type ", $name, ",@function"),
-            concat!($name, ":"),
+            concat!(".globl gatun_upcall_entry_g", $g, "v", $v),
+            concat!(".hidden gatun_upcall_entry_g", $g, "v", $v),
+            concat!(".type gatun_upcall_entry_g", $g, "v", $v, ",@function"),
+            concat!("gatun_upcall_entry_g", $g, "v", $v, ":"),
             ".cfi_startproc",
             "endbr64",
-            concat!("sub rsp, ", $frame),
-            concat!(".cfi_adjust_cfa_offset ", $frame),
+            "sub rsp, 200",
+            ".cfi_adjust_cfa_offset 200",
             $($store,)*
             "mov rdi, r10",
             "mov rsi, rsp",
             "call qword ptr [r10]",
-            concat!("add rsp, ", $frame),
-            concat!(".cfi_adjust_cfa_offset -", $frame),
+            "mov rax, qword ptr [rsp + 144]",
+            "mov rdx, qword ptr [rsp + 152]",
+            "movq xmm0, qword ptr [rsp + 160]",
+            "movq xmm1, qword ptr [rsp + 168]",
+            "add rsp, 200",
+            ".cfi_adjust_cfa_offset -200",
             "ret",
             ".cfi_endproc",
-            concat!(".size ", $name, ", . - ", $name),
+            concat!(".size gatun_upcall_entry_g", $g, "v", $v, ", . - gatun_upcall_entry_g", $g, "v", $v),
         );
     };
 }
 
-int_entry!("gatun_upcall_entry_int0", "8", []);
-int_entry!("gatun_upcall_entry_int1", "24", ["mov qword ptr [rsp + 8], rdi"]);
-int_entry!(
-    "gatun_upcall_entry_int2",
-    "56",
-    ["mov qword ptr [rsp + 8], rdi", "mov qword ptr [rsp + 32], rsi"]
-);
-int_entry!(
-    "gatun_upcall_entry_int3",
-    "72",
-    [
-        "mov qword ptr [rsp + 8], rdi",
-        "mov qword ptr [rsp + 32], rsi",
-        "mov qword ptr [rsp + 56], rdx"
-    ]
-);
-int_entry!(
-    "gatun_upcall_entry_int4",
-    "104",
-    [
-        "mov qword ptr [rsp + 8], rdi",
-        "mov qword ptr [rsp + 32], rsi",
-        "mov qword ptr [rsp + 56], rdx",
-        "mov qword ptr [rsp + 80], rcx"
-    ]
-);
-int_entry!(
-    "gatun_upcall_entry_int5",
-    "120",
-    [
-        "mov qword ptr [rsp + 8], rdi",
-        "mov qword ptr [rsp + 32], rsi",
-        "mov qword ptr [rsp + 56], rdx",
-        "mov qword ptr [rsp + 80], rcx",
-        "mov qword ptr [rsp + 104], r8"
-    ]
-);
-int_entry!(
-    "gatun_upcall_entry_int6",
-    "152",
-    [
-        "mov qword ptr [rsp + 8], rdi",
-        "mov qword ptr [rsp + 32], rsi",
-        "mov qword ptr [rsp + 56], rdx",
-        "mov qword ptr [rsp + 80], rcx",
-        "mov qword ptr [rsp + 104], r8",
-        "mov qword ptr [rsp + 128], r9"
-    ]
-);
+/// The four shape entries for `$g` integer registers, `[$gstore]` storing them.
+macro_rules! shape_entries {
+    ($g:literal, [$($gstore:literal),*]) => {
+        shape_entry!($g, 0, [$($gstore),*]);
+        shape_entry!($g, 2, [$($gstore,)* "movq qword ptr [rsp + 72], xmm0", "movq qword ptr [rsp + 80], xmm1"]);
+        shape_entry!($g, 4, [$($gstore,)* "movq qword ptr [rsp + 72], xmm0", "movq qword ptr [rsp + 80], xmm1", "movq qword ptr [rsp + 88], xmm2", "movq qword ptr [rsp + 96], xmm3"]);
+        shape_entry!($g, 8, [$($gstore,)* "movq qword ptr [rsp + 72], xmm0", "movq qword ptr [rsp + 80], xmm1", "movq qword ptr [rsp + 88], xmm2", "movq qword ptr [rsp + 96], xmm3", "movq qword ptr [rsp + 104], xmm4", "movq qword ptr [rsp + 112], xmm5", "movq qword ptr [rsp + 120], xmm6", "movq qword ptr [rsp + 128], xmm7"]);
+    };
+}
+
+shape_entries!(0, []);
+shape_entries!(2, ["mov qword ptr [rsp + 0], rdi", "mov qword ptr [rsp + 8], rsi"]);
+shape_entries!(4, ["mov qword ptr [rsp + 0], rdi", "mov qword ptr [rsp + 8], rsi", "mov qword ptr [rsp + 16], rdx", "mov qword ptr [rsp + 24], rcx"]);
+shape_entries!(6, ["mov qword ptr [rsp + 0], rdi", "mov qword ptr [rsp + 8], rsi", "mov qword ptr [rsp + 16], rdx", "mov qword ptr [rsp + 24], rcx", "mov qword ptr [rsp + 32], r8", "mov qword ptr [rsp + 40], r9"]);
 
 extern "C" {
     /// See the module documentation. Never called from Rust; only its address is used.
     fn gatun_upcall_entry();
-    fn gatun_upcall_entry_int0();
-    fn gatun_upcall_entry_int1();
-    fn gatun_upcall_entry_int2();
-    fn gatun_upcall_entry_int3();
-    fn gatun_upcall_entry_int4();
-    fn gatun_upcall_entry_int5();
-    fn gatun_upcall_entry_int6();
+    fn gatun_upcall_entry_g0v0();
+    fn gatun_upcall_entry_g0v2();
+    fn gatun_upcall_entry_g0v4();
+    fn gatun_upcall_entry_g0v8();
+    fn gatun_upcall_entry_g2v0();
+    fn gatun_upcall_entry_g2v2();
+    fn gatun_upcall_entry_g2v4();
+    fn gatun_upcall_entry_g2v8();
+    fn gatun_upcall_entry_g4v0();
+    fn gatun_upcall_entry_g4v2();
+    fn gatun_upcall_entry_g4v4();
+    fn gatun_upcall_entry_g4v8();
+    fn gatun_upcall_entry_g6v0();
+    fn gatun_upcall_entry_g6v2();
+    fn gatun_upcall_entry_g6v4();
+    fn gatun_upcall_entry_g6v8();
 }
 
-/// The integer-register path's entries, by argument count.
-const INT_ENTRIES: [unsafe extern "C" fn(); 7] = [
-    gatun_upcall_entry_int0,
-    gatun_upcall_entry_int1,
-    gatun_upcall_entry_int2,
-    gatun_upcall_entry_int3,
-    gatun_upcall_entry_int4,
-    gatun_upcall_entry_int5,
-    gatun_upcall_entry_int6,
+/// The shape entries by integer registers (0, 2, 4, 6) and vector registers (0, 2, 4, 8).
+const SHAPE_ENTRIES: [[unsafe extern "C" fn(); 4]; 4] = [
+    [
+        gatun_upcall_entry_g0v0,
+        gatun_upcall_entry_g0v2,
+        gatun_upcall_entry_g0v4,
+        gatun_upcall_entry_g0v8,
+    ],
+    [
+        gatun_upcall_entry_g2v0,
+        gatun_upcall_entry_g2v2,
+        gatun_upcall_entry_g2v4,
+        gatun_upcall_entry_g2v8,
+    ],
+    [
+        gatun_upcall_entry_g4v0,
+        gatun_upcall_entry_g4v2,
+        gatun_upcall_entry_g4v4,
+        gatun_upcall_entry_g4v8,
+    ],
+    [
+        gatun_upcall_entry_g6v0,
+        gatun_upcall_entry_g6v2,
+        gatun_upcall_entry_g6v4,
+        gatun_upcall_entry_g6v8,
+    ],
 ];
 
 /// Length in bytes of a stub's code.
@@ -195,10 +197,18 @@ pub(crate) fn stub_code(context: usize) -> [u8; STUB_LEN] {
     stub_code_for(context, gatun_upcall_entry as *const () as usize)
 }
 
-/// The machine code of a stub of the integer-register path with `n` arguments (0..=6) whose
-/// context is at `context`: as [`stub_code`], jumping to `gatun_upcall_entry_int<n>`.
-pub(crate) fn int_stub_code(n: usize, context: usize) -> [u8; STUB_LEN] {
-    stub_code_for(context, INT_ENTRIES[n.min(6)] as *const () as usize)
+/// The machine code of a register-shape stub whose context is at `context`: as
+/// [`stub_code`], jumping to the shape entry that stores the first `gprs` (0, 2, 4 or 6)
+/// integer and `vectors` (0, 2, 4 or 8) vector argument registers.
+pub(crate) fn shape_stub_code(gprs: usize, vectors: usize, context: usize) -> [u8; STUB_LEN] {
+    let g = (gprs / 2).min(3);
+    let v = match vectors {
+        0 => 0,
+        1 | 2 => 1,
+        3 | 4 => 2,
+        _ => 3,
+    };
+    stub_code_for(context, SHAPE_ENTRIES[g][v] as *const () as usize)
 }
 
 /// `endbr64; movabs r10, context; movabs r11, entry; jmp r11`.
@@ -256,10 +266,17 @@ mod tests {
         assert_eq!(code[14..16], [0x49, 0xBB]); // movabs r11,
         assert_ne!(u64::from_le_bytes(code[16..24].try_into().unwrap()), 0);
         assert_eq!(code[24..], [0x41, 0xFF, 0xE3]); // jmp r11
-        // The integer path's stubs differ only in the entry address.
-        let int1 = super::int_stub_code(1, 0x1122_3344_5566_7788);
-        assert_eq!(int1[..16], code[..16]);
-        assert_ne!(int1[16..24], code[16..24]);
-        assert_ne!(int1[16..24], super::int_stub_code(2, 0)[16..24]);
+        // The shape stubs differ only in the entry address, one per register count pair.
+        let mut entries = std::collections::BTreeSet::new();
+        for g in [0, 2, 4, 6] {
+            for v in [0, 2, 4, 8] {
+                let shape = super::shape_stub_code(g, v, 0x1122_3344_5566_7788);
+                assert_eq!(shape[..16], code[..16]);
+                assert_eq!(shape[24..], code[24..]);
+                entries.insert(shape[16..24].to_vec());
+            }
+        }
+        assert_eq!(entries.len(), 16);
+        assert!(!entries.contains(&code[16..24]));
     }
 }
