@@ -246,6 +246,19 @@ pub(crate) fn segment_tag() -> u8 {
     ))
 }
 
+/// Which fast path an executor has for `linker::Arguments` (untagged 8-byte argument slots):
+/// a slots entry returning in the integer register (or nothing), one returning a float, or
+/// none (the handle then converts the arguments to `Value`s and takes the `Value` path).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SlotsPath {
+    /// No slots entry.
+    None,
+    /// An integer or void return.
+    Int,
+    /// A float return.
+    Float,
+}
+
 /// What a descriptor returns: nothing, a scalar, or a struct/union of `size` bytes aligned to
 /// `align` (a power of two).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

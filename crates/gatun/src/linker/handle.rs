@@ -37,6 +37,7 @@ use crate::backend::native::{Executor, ImageEntry};
 use crate::backend::{store_low_bytes, ArgKind, ArgSource, Direction, RetKind};
 use crate::error::{Error, Result};
 use crate::layout::ScalarKind;
+use crate::linker::arguments;
 use crate::linker::option::{check_capture_names, CAPTURE_STATE_SIZE};
 use crate::linker::{FunctionDescriptor, LinkerOption, Symbol};
 use crate::memory::{MemorySegment, SegmentAllocator};
@@ -267,6 +268,11 @@ struct Inner {
     int_arity: usize,
     /// [`Executor::float_arity`] of `exec`.
     float_arity: usize,
+    /// The kind word (`linker::arguments`) an `Arguments` must have to take the integer slots
+    /// fast path ([`Executor::call_slots_int`]), or one no `Arguments` has.
+    slots_int: u64,
+    /// As `slots_int`, for the float slots fast path ([`Executor::call_slots_float`]).
+    slots_float: u64,
     /// How calls run, chosen once at link time by the native backend.
     exec: Executor,
     common: Common,
@@ -275,9 +281,12 @@ struct Inner {
 impl Inner {
     /// The only constructor: the cached arities are derived from `exec` here.
     fn new(exec: Executor, common: Common) -> Inner {
+        let (slots_int, slots_float) = arguments::slots_words(exec.slots_path(), &common.args);
         Inner {
             int_arity: exec.int_arity(common.args.len()),
             float_arity: exec.float_arity(common.args.len()),
+            slots_int,
+            slots_float,
             exec,
             common,
         }
@@ -510,7 +519,7 @@ impl DowncallHandle {
 
     #[cold]
     #[inline(never)]
-    fn count_error(&self, found: usize) -> Error {
+    pub(super) fn count_error(&self, found: usize) -> Error {
         Error::ArgumentCount {
             function: self.function_label(),
             descriptor: self.inner.descriptor.to_string(),
@@ -577,6 +586,38 @@ impl DowncallHandle {
         }
         // SAFETY: forwarded.
         unsafe { self.invoke_slow(args) }
+    }
+
+    /// The slots fast path of [`DowncallHandle::invoke_arguments`]: the compiled stub's slots
+    /// entry called with `slots` when `kinds` (the arguments' kind word, `linker::arguments`)
+    /// is the one this handle's integer or float slots path expects; `None` (nothing called)
+    /// otherwise.
+    ///
+    /// # Safety
+    /// `slots` points to the arguments' slots: when `kinds` matches, one 8-byte slot per
+    /// descriptor argument holding a value of its kind in its low bytes. The callee's contract
+    /// is the caller's.
+    #[inline(always)]
+    pub(super) unsafe fn invoke_slots(
+        &self,
+        kinds: u64,
+        slots: *const u64,
+    ) -> Option<Value<'static>> {
+        let inner = &*self.inner;
+        let target = inner.target as *const c_void;
+        let bits = if kinds == inner.slots_int {
+            // SAFETY: `slots_int` is not a word of any `Arguments` unless `slots_path` is
+            // `Int` (`arguments::slots_words`), and then `kinds` says the slots hold exactly
+            // the descriptor's argument kinds; the rest is the caller's contract.
+            unsafe { inner.exec.call_slots_int(slots, target) }
+        } else if kinds == inner.slots_float {
+            // SAFETY: as above, for the float path.
+            unsafe { inner.exec.call_slots_float(slots, target) }
+        } else {
+            return None;
+        };
+        // Neither path serves a bool return: no normalisation needed.
+        Some(self.value_of_bits(bits))
     }
 
     /// `invoke` past the fast path: errors, capture, the trampoline, and values the stub does

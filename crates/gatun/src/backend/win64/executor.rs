@@ -165,6 +165,8 @@ impl Executor {
 
     /// No image entries on this backend.
     #[inline(always)]
+    crate::backend::absent::no_slots_path!();
+
     pub(crate) fn image(&self) -> Option<super::ImageEntry> {
         None
     }
