@@ -93,8 +93,8 @@ pub(super) fn slots_words(path: SlotsPath, args: &[ArgKind]) -> (u64, u64) {
 /// [`Arguments::segment_address`] (a pointer parameter). The lifetime `'a` is the segments':
 /// the borrow checker keeps their memory alive as long as the `Arguments`.
 ///
-/// An `Arguments` is reusable ([`Arguments::clear`]); not `Send`/`Sync` (it may hold segments,
-/// like `Value`). No method allocates.
+/// An `Arguments` is reusable ([`Arguments::clear`]) and `Copy`; not `Send`/`Sync` (it may hold
+/// segments, like `Value`). No method allocates.
 ///
 /// ```
 /// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
@@ -115,6 +115,7 @@ pub(super) fn slots_words(path: SlotsPath, args: &[ArgKind]) -> (u64, u64) {
 /// assert!(unsafe { labs.invoke_arguments(&args) }.is_err());
 /// # }
 /// ```
+#[derive(Clone, Copy)]
 pub struct Arguments<'a, const N: usize = 8> {
     /// The arguments' 8-byte slots (the first `len`, at most `N`, initialised).
     slots: [MaybeUninit<u64>; N],
@@ -436,15 +437,23 @@ impl DowncallHandle {
         &self,
         args: &Arguments<'_, N>,
     ) -> Result<Value<'static>> {
+        // The first (at most eight) slots, copied: only this copy's address reaches the stub,
+        // so the list itself does not escape and the compiler keeps its kinds and length in
+        // registers or constants (the copy's stores are the slot stores; nothing is copied
+        // twice once the builder calls are inlined).
+        let mut slots = [MaybeUninit::<u64>::uninit(); 8];
+        let n = N.min(8);
+        slots[..n].copy_from_slice(&args.slots[..n]);
         // SAFETY: `slots` holds the pushed arguments; a match of the kind word means one slot
-        // of the exact kind per descriptor argument (module invariants); the callee's contract
-        // is the caller's.
-        if let Some(v) = unsafe { self.invoke_slots(args.kind_word(), args.slots.as_ptr().cast()) }
-        {
-            return Ok(v);
+        // of the exact kind per descriptor argument, at most eight (module invariants); the
+        // callee's contract is the caller's.
+        if let Some(bits) = unsafe { self.invoke_slots(args.kind_word(), slots.as_ptr().cast()) } {
+            return Ok(self.slots_value(bits));
         }
-        // SAFETY: forwarded.
-        unsafe { self.invoke_arguments_slow(args) }
+        // SAFETY: forwarded. The list goes by value: a copy made on this path only, so the
+        // fast path above never makes the caller's list escape (which would keep every kind
+        // byte and the length stored in memory).
+        unsafe { self.invoke_arguments_slow(*args) }
     }
 
     /// `invoke_arguments` past the slots path: the arguments as `Value`s through `invoke`.
@@ -452,7 +461,7 @@ impl DowncallHandle {
     #[inline(never)]
     unsafe fn invoke_arguments_slow<const N: usize>(
         &self,
-        args: &Arguments<'_, N>,
+        args: Arguments<'_, N>,
     ) -> Result<Value<'static>> {
         let (values, len) = args.values()?;
         // SAFETY: forwarded to the caller.

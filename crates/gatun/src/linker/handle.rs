@@ -590,34 +590,35 @@ impl DowncallHandle {
 
     /// The slots fast path of [`DowncallHandle::invoke_arguments`]: the compiled stub's slots
     /// entry called with `slots` when `kinds` (the arguments' kind word, `linker::arguments`)
-    /// is the one this handle's integer or float slots path expects; `None` (nothing called)
-    /// otherwise.
+    /// is the one this handle's integer or float slots path expects, returning the result's
+    /// register bits (for [`DowncallHandle::slots_value`]); `None` (nothing called) otherwise.
     ///
     /// # Safety
     /// `slots` points to the arguments' slots: when `kinds` matches, one 8-byte slot per
     /// descriptor argument holding a value of its kind in its low bytes. The callee's contract
     /// is the caller's.
     #[inline(always)]
-    pub(super) unsafe fn invoke_slots(
-        &self,
-        kinds: u64,
-        slots: *const u64,
-    ) -> Option<Value<'static>> {
+    pub(super) unsafe fn invoke_slots(&self, kinds: u64, slots: *const u64) -> Option<u64> {
         let inner = &*self.inner;
         let target = inner.target as *const c_void;
-        let bits = if kinds == inner.slots_int {
+        if kinds == inner.slots_int {
             // SAFETY: `slots_int` is not a word of any `Arguments` unless `slots_path` is
             // `Int` (`arguments::slots_words`), and then `kinds` says the slots hold exactly
             // the descriptor's argument kinds; the rest is the caller's contract.
-            unsafe { inner.exec.call_slots_int(slots, target) }
+            Some(unsafe { inner.exec.call_slots_int(slots, target) })
         } else if kinds == inner.slots_float {
             // SAFETY: as above, for the float path.
-            unsafe { inner.exec.call_slots_float(slots, target) }
+            Some(unsafe { inner.exec.call_slots_float(slots, target) })
         } else {
-            return None;
-        };
-        // Neither path serves a bool return: no normalisation needed.
-        Some(self.value_of_bits(bits))
+            None
+        }
+    }
+
+    /// The `Value` of the register bits [`DowncallHandle::invoke_slots`] returned (neither
+    /// slots path serves a bool return: no normalisation needed).
+    #[inline(always)]
+    pub(super) fn slots_value(&self, bits: u64) -> Value<'static> {
+        self.value_of_bits(bits)
     }
 
     /// `invoke` past the fast path: errors, capture, the trampoline, and values the stub does
