@@ -456,6 +456,14 @@ impl DowncallHandle {
         unsafe { self.invoke_arguments_slow(*args) }
     }
 
+    /// Whether [`DowncallHandle::invoke_arguments`] with `args` takes the slots fast path (the
+    /// compiled stub's slots entry, no `Value`s built). Test and benchmark hook (cargo feature
+    /// `internals`).
+    #[cfg(feature = "internals")]
+    pub fn takes_slots_path<const N: usize>(&self, args: &Arguments<'_, N>) -> bool {
+        self.slots_kinds_match(args.kind_word())
+    }
+
     /// `invoke_arguments` past the slots path: the arguments as `Value`s through `invoke`.
     #[cold]
     #[inline(never)]
@@ -551,7 +559,16 @@ mod tests {
             }
         }
         // eight arguments of mixed kinds: one word
-        let ks = [K::I8, K::F64, K::Pointer, K::U16, K::I64, K::F32, K::Bool, K::U64];
+        let ks = [
+            K::I8,
+            K::F64,
+            K::Pointer,
+            K::U16,
+            K::I64,
+            K::F32,
+            K::Bool,
+            K::U64,
+        ];
         let mut a = Arguments::<8>::new();
         ks.iter().for_each(|k| push(&mut a, *k));
         assert_eq!(a.kind_word(), word_of(&ks));
@@ -638,6 +655,9 @@ mod tests {
         assert!(format!("{a:?}").contains("I8(-8)"));
         let mut b = Arguments::<1>::new();
         b.segment_address(seg);
-        assert_eq!(b.values().unwrap().0[0], Value::Address(seg.as_ptr().cast()));
+        assert_eq!(
+            b.values().unwrap().0[0],
+            Value::Address(seg.as_ptr().cast())
+        );
     }
 }

@@ -614,6 +614,13 @@ impl DowncallHandle {
         }
     }
 
+    /// Whether `kinds` is one of this handle's slots words (the internals hook of
+    /// `linker::arguments`).
+    #[cfg(feature = "internals")]
+    pub(super) fn slots_kinds_match(&self, kinds: u64) -> bool {
+        kinds == self.inner.slots_int || kinds == self.inner.slots_float
+    }
+
     /// The `Value` of the register bits [`DowncallHandle::invoke_slots`] returned (neither
     /// slots path serves a bool return: no normalisation needed).
     #[inline(always)]

@@ -1,0 +1,257 @@
+//! `Arguments` and `invoke_arguments` against C: every scalar kind through the slots path and
+//! the trampoline, the kind and count checks (typed errors naming the argument), and the
+//! `Value`-path fallbacks (struct arguments and returns, segments for pointers, capture,
+//! variadic). The functions are tests/native/sysv_abi.c's and capture.c's.
+// Linux (x86-64 SysV, AAPCS64) and Windows on x86-64 (Microsoft x64, run under Wine).
+#![cfg(all(
+    any(
+        all(
+            any(target_arch = "x86_64", target_arch = "aarch64"),
+            target_os = "linux"
+        ),
+        all(target_arch = "x86_64", windows)
+    ),
+    not(miri)
+))]
+
+mod common;
+
+use common::*;
+use gatun::linker::{capture_state_layout, FunctionDescriptor as FD, LinkerOption};
+use gatun::memory::{MemorySegment, PrefixAllocator};
+use gatun::{Arguments, Error, Value};
+
+/// Whether the slots path exists on this target (the x86-64 SysV stubs' slots entry).
+const SLOTS: bool = cfg!(all(target_arch = "x86_64", target_os = "linux"));
+
+#[test]
+fn every_scalar_kind_through_both_executors() {
+    // int64_t sysv_small_args(signed char, unsigned char, short, unsigned short, bool, int)
+    let h = link(
+        "sysv_small_args",
+        &FD::of(V::I64, [V::I8, V::U8, V::I16, V::U16, V::BOOL, V::I32]),
+    );
+    let mut a = Arguments::<6>::new();
+    a.i8(-3).u8(200).i16(-300).u16(60000).bool(true).i32(-7);
+    let want = -3 + 200 * 10 + -300 * 100 + 60000 * 1000 + 100000 + -7 * 1_000_000;
+    assert_eq!(h.takes_slots_path(&a), SLOTS);
+    for h in [&h, &h.interpreted()] {
+        // SAFETY: the C type is the descriptor's.
+        assert_eq!(unsafe { h.invoke_arguments(&a) }.unwrap(), Value::I64(want));
+    }
+    // float, int, float -> float; double x 3 -> double; pointer, long -> pointer
+    let f = link("sysv_f32_mix", &FD::of(V::F32, [V::F32, V::I32, V::F32]));
+    let mut a = Arguments::<3>::new();
+    a.f32(1.5).i32(2).f32(4.0);
+    assert_eq!(f.takes_slots_path(&a), SLOTS);
+    // SAFETY: as above.
+    assert_eq!(unsafe { f.invoke_arguments(&a) }.unwrap(), Value::F32(7.0));
+    let d = link("sysv_fma3", &FD::of(V::F64, [V::F64; 3]));
+    let mut a = Arguments::<3>::new();
+    a.f64(2.0).f64(3.0).f64(0.5);
+    // SAFETY: as above.
+    assert_eq!(unsafe { d.invoke_arguments(&a) }.unwrap(), Value::F64(6.5));
+    let p = link("sysv_ptr_offset", &FD::of(V::ADDRESS, [V::ADDRESS, V::I64]));
+    let mut buf = [0u8; 16];
+    let seg = MemorySegment::of_slice(&mut buf);
+    let mut a = Arguments::<2>::new();
+    a.segment_address(seg).i64(5);
+    assert_eq!(p.takes_slots_path(&a), SLOTS);
+    // SAFETY: the function only computes an address.
+    let got = unsafe { p.invoke_arguments(&a) }.unwrap();
+    assert_eq!(got, Value::Address(seg.as_ptr().wrapping_add(5).cast()));
+    // a segment for a pointer parameter takes the `Value` path, with the same result
+    let mut a = Arguments::<2>::new();
+    a.segment(seg).i64(5);
+    assert!(!p.takes_slots_path(&a));
+    // SAFETY: as above.
+    assert_eq!(unsafe { p.invoke_arguments(&a) }.unwrap(), got);
+    // unsigned 32/64-bit and address kinds, and no arguments at all
+    let noop = link("sysv_noop", &FD::of_void([]));
+    let none = Arguments::<0>::new();
+    assert_eq!(noop.takes_slots_path(&none), SLOTS);
+    // SAFETY: void sysv_noop(void).
+    assert_eq!(
+        unsafe { noop.invoke_arguments(&none) }.unwrap(),
+        Value::Void
+    );
+    // a bool return normalises on the `Value` path
+    let b = link("sysv_ret_bool", &FD::of(V::BOOL, [V::I64]));
+    let mut a = Arguments::<1>::new();
+    a.i64(0x100);
+    assert!(!b.takes_slots_path(&a));
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { b.invoke_arguments(&a) }.unwrap(),
+        Value::Bool(false)
+    );
+}
+
+#[test]
+fn wrong_kinds_and_counts_are_typed_errors_before_the_call() {
+    let add = link("sysv_add_i32", &FD::of(V::I32, [V::I32, V::I32]));
+    for h in [&add, &add.interpreted()] {
+        let mut a = Arguments::<2>::new();
+        a.i32(1).i64(2);
+        // SAFETY: nothing is called on an error.
+        match unsafe { h.invoke_arguments(&a) } {
+            Err(Error::ValueMismatch {
+                position,
+                expected,
+                found,
+            }) => {
+                assert_eq!(position, "argument 2");
+                assert_eq!((expected.as_str(), found.as_str()), ("i32", "i64"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let mut a = Arguments::<3>::new();
+        a.i32(1);
+        // SAFETY: as above.
+        let err = unsafe { h.invoke_arguments(&a) }.unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::ArgumentCount {
+                    expected: 2,
+                    found: 1,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        a.i32(2).i32(3);
+        // SAFETY: as above.
+        let err = unsafe { h.invoke_arguments(&a) }.unwrap_err();
+        assert!(
+            matches!(
+                err,
+                Error::ArgumentCount {
+                    expected: 2,
+                    found: 3,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        // past the capacity: nothing is called, the error names the first argument lost
+        let mut a = Arguments::<1>::new();
+        a.i32(1).i32(2);
+        // SAFETY: as above.
+        let err = unsafe { h.invoke_arguments(&a) }.unwrap_err();
+        assert!(
+            matches!(&err, Error::ValueMismatch { position, .. } if position == "argument 2"),
+            "{err}"
+        );
+        // `Void` is no argument
+        let mut a = Arguments::<2>::new();
+        a.i32(1).value(Value::Void);
+        // SAFETY: as above.
+        assert!(unsafe { h.invoke_arguments(&a) }.is_err());
+    }
+    // every scalar kind against every other: accepted exactly when equal
+    use gatun::ScalarKind as K;
+    let push = |a: &mut Arguments<'_, 1>, k: K| {
+        match k {
+            K::Bool => a.bool(true),
+            K::I8 => a.i8(1),
+            K::U8 => a.u8(1),
+            K::I16 => a.i16(1),
+            K::U16 => a.u16(1),
+            K::I32 => a.i32(1),
+            K::U32 => a.u32(1),
+            K::I64 => a.i64(1),
+            K::U64 => a.u64(1),
+            K::F32 => a.f32(1.0),
+            K::F64 => a.f64(1.0),
+            K::Pointer => a.address(std::ptr::null_mut()),
+        };
+    };
+    // sysv_bool_as_int reads one byte of its argument whatever its declared kind here: any
+    // single scalar in the first argument register or xmm0 is harmless.
+    for declared in K::ALL {
+        let layout = gatun::ValueLayout::new(declared);
+        let h = link("sysv_bool_as_int", &FD::of(V::I32, [layout]));
+        for given in K::ALL {
+            let mut a = Arguments::<1>::new();
+            push(&mut a, given);
+            assert_eq!(h.takes_slots_path(&a), SLOTS && given == declared);
+            // SAFETY: see above.
+            let r = unsafe { h.invoke_arguments(&a) };
+            assert_eq!(
+                r.is_ok(),
+                given == declared,
+                "{declared:?} given {given:?}: {r:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn segments_structs_capture_and_variadic_take_the_value_path() {
+    let id = st([V::I32, V::F64]);
+    let id_sum = link("sysv_id_sum", &FD::of(V::F64, [&id]));
+    let id_make = link("sysv_id_make", &FD::of(&id, [V::I32, V::F64]));
+    let mut buf = [0u8; 16];
+    let s = MemorySegment::of_slice(&mut buf);
+    let mut a = Arguments::<2>::new();
+    a.i32(4).f64(0.25);
+    let alloc = PrefixAllocator::new(s);
+    // SAFETY: the C types are the descriptors'.
+    let r = unsafe { id_make.invoke_arguments_into(&alloc, &a) }.unwrap();
+    assert_eq!(r.as_segment().unwrap().get::<i32>(0).unwrap(), 4);
+    // a struct return through `invoke_arguments` is the same error as through `invoke`
+    // SAFETY: nothing is called on an error.
+    assert!(unsafe { id_make.invoke_arguments(&a) }.is_err());
+    let mut a = Arguments::<1>::new();
+    a.segment(s);
+    // SAFETY: as above.
+    assert_eq!(
+        unsafe { id_sum.invoke_arguments(&a) }.unwrap(),
+        Value::F64(40.25)
+    );
+    // a segment shorter than the struct is an error
+    let mut short = [0u8; 8];
+    let mut a = Arguments::<1>::new();
+    a.segment(MemorySegment::of_slice(&mut short));
+    // SAFETY: nothing is called on an error.
+    assert!(unsafe { id_sum.invoke_arguments(&a) }.is_err());
+
+    let errno = link_with(
+        "sysv_set_errno",
+        &FD::of(V::I32, [V::I32, V::I32]),
+        &[LinkerOption::CaptureCallState(&["errno"])],
+    );
+    let mut cap = [0u32; 3];
+    // SAFETY: u32 has no padding; lengths match.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(cap.as_mut_ptr().cast::<u8>(), 12) };
+    let c = MemorySegment::of_slice(bytes);
+    let mut a = Arguments::<3>::new();
+    a.segment(c).i32(33).i32(-1);
+    // SAFETY: the C type is the descriptor's; `c` is a capture buffer.
+    assert_eq!(
+        unsafe { errno.invoke_arguments(&a) }.unwrap(),
+        Value::I32(-1)
+    );
+    let at = capture_state_layout().byte_offset_of("errno").unwrap() / 4;
+    assert_eq!(cap[at], 33);
+
+    let va = link_with(
+        "sysv_va_sum",
+        &FD::of(V::F64, [V::ADDRESS, V::F32, V::I8, V::F64]),
+        &[LinkerOption::FirstVariadicArg(1)],
+    );
+    let mut tags = *b"did\0";
+    let t = MemorySegment::of_slice(&mut tags);
+    let mut a = Arguments::<4>::new();
+    a.segment_address(t).f32(1.5).i8(2).f64(3.0);
+    let mut v = [Value::Void; 4];
+    v[0] = Value::Segment(t);
+    v[1] = Value::F32(1.5);
+    v[2] = Value::I8(2);
+    v[3] = Value::F64(3.0);
+    // SAFETY: the C type is the descriptor's; `tags` is NUL-terminated.
+    let want = unsafe { va.invoke(&v) }.unwrap();
+    // SAFETY: as above.
+    assert_eq!(unsafe { va.invoke_arguments(&a) }.unwrap(), want);
+}
