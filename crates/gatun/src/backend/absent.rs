@@ -234,7 +234,8 @@ macro_rules! no_slots_path {
         /// Nothing is read or called; the signature matches the x86-64 SysV executor's.
         pub(crate) unsafe fn call_slots_int(
             &self,
-            _: *const u64,
+            _: u64,
+            _: &$crate::backend::Slots,
             _: *const std::ffi::c_void,
         ) -> u64 {
             0
@@ -245,7 +246,8 @@ macro_rules! no_slots_path {
         /// Nothing is read or called; the signature matches the x86-64 SysV executor's.
         pub(crate) unsafe fn call_slots_float(
             &self,
-            _: *const u64,
+            _: u64,
+            _: &$crate::backend::Slots,
             _: *const std::ffi::c_void,
         ) -> u64 {
             0

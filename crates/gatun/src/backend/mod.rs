@@ -246,6 +246,10 @@ pub(crate) fn segment_tag() -> u8 {
     ))
 }
 
+/// The argument slots of `linker::Arguments`' fast path: at most eight, 8 bytes each, a
+/// scalar's bits in the low bytes (initialised for the arguments only).
+pub(crate) type Slots = [std::mem::MaybeUninit<u64>; 8];
+
 /// Which fast path an executor has for `linker::Arguments` (untagged 8-byte argument slots):
 /// a slots entry returning in the integer register (or nothing), one returning a float, or
 /// none (the handle then converts the arguments to `Value`s and takes the `Value` path).

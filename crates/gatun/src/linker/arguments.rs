@@ -447,7 +447,7 @@ impl DowncallHandle {
         // SAFETY: `slots` holds the pushed arguments; a match of the kind word means one slot
         // of the exact kind per descriptor argument, at most eight (module invariants); the
         // callee's contract is the caller's.
-        if let Some(bits) = unsafe { self.invoke_slots(args.kind_word(), slots.as_ptr().cast()) } {
+        if let Some(bits) = unsafe { self.invoke_slots(args.kind_word(), &slots) } {
             return Ok(self.slots_value(bits));
         }
         // SAFETY: forwarded. The list goes by value: a copy made on this path only, so the

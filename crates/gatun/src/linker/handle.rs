@@ -594,21 +594,25 @@ impl DowncallHandle {
     /// register bits (for [`DowncallHandle::slots_value`]); `None` (nothing called) otherwise.
     ///
     /// # Safety
-    /// `slots` points to the arguments' slots: when `kinds` matches, one 8-byte slot per
+    /// `slots` holds the arguments' slots: when `kinds` matches, one 8-byte slot per
     /// descriptor argument holding a value of its kind in its low bytes. The callee's contract
     /// is the caller's.
     #[inline(always)]
-    pub(super) unsafe fn invoke_slots(&self, kinds: u64, slots: *const u64) -> Option<u64> {
+    pub(super) unsafe fn invoke_slots(
+        &self,
+        kinds: u64,
+        slots: &crate::backend::Slots,
+    ) -> Option<u64> {
         let inner = &*self.inner;
         let target = inner.target as *const c_void;
         if kinds == inner.slots_int {
             // SAFETY: `slots_int` is not a word of any `Arguments` unless `slots_path` is
             // `Int` (`arguments::slots_words`), and then `kinds` says the slots hold exactly
             // the descriptor's argument kinds; the rest is the caller's contract.
-            Some(unsafe { inner.exec.call_slots_int(slots, target) })
+            Some(unsafe { inner.exec.call_slots_int(kinds, slots, target) })
         } else if kinds == inner.slots_float {
             // SAFETY: as above, for the float path.
-            Some(unsafe { inner.exec.call_slots_float(slots, target) })
+            Some(unsafe { inner.exec.call_slots_float(kinds, slots, target) })
         } else {
             None
         }

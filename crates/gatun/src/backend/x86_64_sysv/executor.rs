@@ -21,11 +21,11 @@ use std::sync::Arc;
 
 use super::entry::CheckedEntry;
 use super::image::ImageEntry;
-use super::slots::SlotsEntry;
+use super::slots::{DirectRegisters, SlotsEntry};
 use super::stub::{ArgCheck, Stub, StubFn};
 use super::{CallFrame, StackArgs};
 use crate::abi::{CallPlan, Register, ReturnPlan};
-use crate::backend::{ArgKind, ArgSource, RetKind, SlotsPath};
+use crate::backend::{ArgKind, ArgSource, RetKind, Slots, SlotsPath};
 use crate::error::Result;
 use crate::layout::ScalarKind;
 
@@ -250,14 +250,23 @@ impl Executor {
         }
     }
 
-    /// The slots fast path of an integer or void return: rax.
+    /// The slots fast path of an integer or void return: rax. Arguments that fit the
+    /// registers (at most six integer-class, at most eight floats) are passed straight from
+    /// Rust ([`DirectRegisters`]: with a constant `kinds`, the registers are loaded from the
+    /// caller's values and the target called, no stub); others (stack arguments) go through
+    /// the stub's slots entry.
     ///
     /// # Safety
-    /// [`Executor::slots_path`] is `Int`; `slots` points to one 8-byte slot per descriptor
-    /// argument holding a value of its kind in its low bytes; the callee's contract is the
-    /// caller's.
+    /// [`Executor::slots_path`] is `Int`; `kinds` is the descriptor's kind word
+    /// (`linker::arguments`) and `slots` holds one 8-byte slot per descriptor argument with a
+    /// value of its kind in its low bytes; the callee's contract is the caller's.
     #[inline(always)]
-    pub(crate) unsafe fn call_slots_int(&self, slots: *const u64, target: *const c_void) -> u64 {
+    pub(crate) unsafe fn call_slots_int(
+        &self,
+        kinds: u64,
+        slots: &Slots,
+        target: *const c_void,
+    ) -> u64 {
         let Executor::Int(Compiled {
             stub: StubEntry {
                 slots: Some(entry), ..
@@ -268,8 +277,14 @@ impl Executor {
             // SAFETY: `slots_path` is `Int` only for this shape (caller).
             unsafe { std::hint::unreachable_unchecked() }
         };
-        // SAFETY: the caller's contract; no capture, no return destination.
-        unsafe { entry.call_int(slots, target) }
+        // SAFETY: the slots of every argument `kinds` names are initialised (caller).
+        match unsafe { DirectRegisters::of(kinds, slots) } {
+            // SAFETY: the handle's plan is the kinds' (caller), not variadic (no slots entry
+            // otherwise), and returns in rax.
+            Some(regs) => unsafe { regs.call(target, false) },
+            // SAFETY: the caller's contract; no capture, no return destination.
+            None => unsafe { entry.call_int(slots.as_ptr().cast(), target) },
+        }
     }
 
     /// As [`Executor::call_slots_int`] for a float return: xmm0's low 64 bits.
@@ -277,7 +292,12 @@ impl Executor {
     /// # Safety
     /// As [`Executor::call_slots_int`], with [`Executor::slots_path`] `Float`.
     #[inline(always)]
-    pub(crate) unsafe fn call_slots_float(&self, slots: *const u64, target: *const c_void) -> u64 {
+    pub(crate) unsafe fn call_slots_float(
+        &self,
+        kinds: u64,
+        slots: &Slots,
+        target: *const c_void,
+    ) -> u64 {
         let Executor::Float(Compiled {
             stub: StubEntry {
                 slots: Some(entry), ..
@@ -288,8 +308,13 @@ impl Executor {
             // SAFETY: `slots_path` is `Float` only for this shape (caller).
             unsafe { std::hint::unreachable_unchecked() }
         };
-        // SAFETY: the caller's contract; the slots entry leaves a float result in xmm0.
-        unsafe { entry.call_float(slots, target) }
+        // SAFETY: as in `call_slots_int`.
+        match unsafe { DirectRegisters::of(kinds, slots) } {
+            // SAFETY: as in `call_slots_int`; the result is in xmm0.
+            Some(regs) => unsafe { regs.call(target, true) },
+            // SAFETY: the caller's contract; the slots entry leaves a float result in xmm0.
+            None => unsafe { entry.call_float(slots.as_ptr().cast(), target) },
+        }
     }
 
     /// The image entry of a register-returned struct without capture, if the handle has one.

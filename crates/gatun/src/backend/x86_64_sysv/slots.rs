@@ -85,3 +85,125 @@ impl SlotsEntry {
         xmm0.to_bits()
     }
 }
+
+/// The argument registers of a call whose arguments are all scalars, at most six integer-class
+/// (integers, bools, pointers) and at most eight floats, not variadic: SysV AMD64 (§3.2.3)
+/// passes each in the next free register of its class, in order, so the registers follow from
+/// the kinds alone. `gp[..ni]` go to rdi, rsi, rdx, rcx, r8, r9 and `fp[..nf]` to xmm0-xmm7.
+/// Each slot holds the value already widened as the callee may read it (small integers
+/// extended to 64 bits, a bool 0 or 1, a `float`'s bits in the low 32 bits).
+pub(crate) struct DirectRegisters {
+    /// Integer-class slots, in order.
+    pub gp: [u64; 6],
+    /// Float slots, in order.
+    pub fp: [u64; 8],
+    /// How many of `gp` are arguments.
+    pub ni: usize,
+    /// How many of `fp` are arguments.
+    pub nf: usize,
+}
+
+impl DirectRegisters {
+    /// The registers of the arguments whose kind word is `kinds` (`linker::arguments`: the
+    /// `Value` tag of each argument, zero bytes after the last) with slots `slots`; `None` if
+    /// the arguments do not fit the registers (more than six integer-class ones). Inlined
+    /// with a constant `kinds` this folds to the register assignment itself.
+    ///
+    /// # Safety
+    /// `slots[i]` is initialised for every non-zero kind byte `i` of `kinds`.
+    #[inline(always)]
+    pub(crate) unsafe fn of(kinds: u64, slots: &crate::backend::Slots) -> Option<Self> {
+        let float = |k: u8| {
+            k == crate::value::scalar_tag(crate::layout::ScalarKind::F32)
+                || k == crate::value::scalar_tag(crate::layout::ScalarKind::F64)
+        };
+        let mut r = DirectRegisters {
+            gp: [0; 6],
+            fp: [0; 8],
+            ni: 0,
+            nf: 0,
+        };
+        for (i, slot) in slots.iter().enumerate() {
+            let k = (kinds >> (8 * i)) as u8;
+            if k == 0 {
+                break;
+            }
+            // SAFETY: kind byte `i` is not zero (caller).
+            let bits = unsafe { slot.assume_init() };
+            if float(k) {
+                r.fp[r.nf] = bits;
+                r.nf += 1;
+            } else if r.ni < 6 {
+                r.gp[r.ni] = bits;
+                r.ni += 1;
+            } else {
+                return None;
+            }
+        }
+        Some(r)
+    }
+
+    /// Calls `target` with these registers (`%al` is not set: the callee is not variadic) and
+    /// returns rax (`xmm0 = false`) or xmm0's low 64 bits (`xmm0 = true`). One `call` from
+    /// inline assembly whose operands are exactly the argument registers in use: with constant
+    /// counts the match below folds to that one block.
+    ///
+    /// # Safety
+    /// `target` is a function, not variadic, whose arguments are exactly these registers'
+    /// (the kinds `of` read) and that returns in rax (`xmm0 = false`: an integer, a pointer
+    /// or nothing) or xmm0 (`xmm0 = true`); its contract is the caller's.
+    #[inline(always)]
+    pub(crate) unsafe fn call(&self, target: *const c_void, xmm0: bool) -> u64 {
+        let (g, f) = (&self.gp, &self.fp);
+        macro_rules! asm_call {
+            ([$($gr:tt $gi:tt)*], [$($fr:tt $fi:tt)*]) => {{
+                let (rax, x0): (u64, f64);
+                // SAFETY: a SysV call (see the module invariants) with the argument
+                // registers the callee reads; it clobbers only what the C ABI lets it
+                // (`clobber_abi("C")`); it may read and write memory as its contract allows.
+                unsafe {
+                    std::arch::asm!(
+                        "call {t}",
+                        t = in(reg) target,
+                        $(in($gr) g[$gi],)*
+                        $(in($fr) f64::from_bits(f[$fi]),)*
+                        lateout("rax") rax,
+                        lateout("xmm0") x0,
+                        clobber_abi("C"),
+                    );
+                }
+                if xmm0 { x0.to_bits() } else { rax }
+            }};
+        }
+        macro_rules! by_floats {
+            ($gps:tt) => {
+                match self.nf {
+                    0 => asm_call!($gps, []),
+                    1 => asm_call!($gps, ["xmm0" 0]),
+                    2 => asm_call!($gps, ["xmm0" 0 "xmm1" 1]),
+                    3 => asm_call!($gps, ["xmm0" 0 "xmm1" 1 "xmm2" 2]),
+                    4 => asm_call!($gps, ["xmm0" 0 "xmm1" 1 "xmm2" 2 "xmm3" 3]),
+                    5 => asm_call!($gps, ["xmm0" 0 "xmm1" 1 "xmm2" 2 "xmm3" 3 "xmm4" 4]),
+                    6 => asm_call!($gps, ["xmm0" 0 "xmm1" 1 "xmm2" 2 "xmm3" 3 "xmm4" 4 "xmm5" 5]),
+                    7 => asm_call!(
+                        $gps,
+                        ["xmm0" 0 "xmm1" 1 "xmm2" 2 "xmm3" 3 "xmm4" 4 "xmm5" 5 "xmm6" 6]
+                    ),
+                    _ => asm_call!(
+                        $gps,
+                        ["xmm0" 0 "xmm1" 1 "xmm2" 2 "xmm3" 3 "xmm4" 4 "xmm5" 5 "xmm6" 6 "xmm7" 7]
+                    ),
+                }
+            };
+        }
+        match self.ni {
+            0 => by_floats!([]),
+            1 => by_floats!(["rdi" 0]),
+            2 => by_floats!(["rdi" 0 "rsi" 1]),
+            3 => by_floats!(["rdi" 0 "rsi" 1 "rdx" 2]),
+            4 => by_floats!(["rdi" 0 "rsi" 1 "rdx" 2 "rcx" 3]),
+            5 => by_floats!(["rdi" 0 "rsi" 1 "rdx" 2 "rcx" 3 "r8" 4]),
+            _ => by_floats!(["rdi" 0 "rsi" 1 "rdx" 2 "rcx" 3 "r8" 4 "r9" 5]),
+        }
+    }
+}

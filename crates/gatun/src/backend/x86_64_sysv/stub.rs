@@ -20,7 +20,8 @@
 //! - **raw entry** (`invoke_raw`, typed calls): `args` is an array of pointers, `args[i]`
 //!   pointing to argument `i`'s bytes in its layout's representation. No checks; an ordinary
 //!   `extern "C"` function ([`StubFn`]).
-//! - **slots entry** (`linker::Arguments`, only for scalar signatures without capture:
+//! - **slots entry** (`linker::Arguments`, only for scalar signatures without capture, not
+//!   variadic:
 //!   [`has_slots_entry`]): `args` points to untagged 8-byte slots, argument `i` at `args + 8 *
 //!   i`; no checks (the caller compared a kind string first); an ordinary SysV function
 //!   (`super::slots`).
@@ -445,14 +446,15 @@ pub(crate) fn compile(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> St
     }
 }
 
-/// Whether a stub gets the **slots entry** (`linker::Arguments`): no capture, every argument
-/// a scalar, a scalar or void return. It is the value entry without the checks (the caller
+/// Whether a stub gets the **slots entry** (`linker::Arguments`): no capture, not variadic,
+/// every argument a scalar, a scalar or void return. It is the value entry without the checks (the caller
 /// compared the arguments' kinds with the descriptor's before calling) reading argument `i`
 /// from the 8-byte slot at `args + 8 * i`; an ordinary SysV function of `(args, _, _,
 /// target)` returning rax, or xmm0 for a float return (it tail-jumps where the value entry
 /// does).
 pub(crate) fn has_slots_entry(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> bool {
     !capture
+        && !plan.is_variadic()
         && checks.iter().all(|c| matches!(c, ArgCheck::Scalar(_)))
         && matches!(plan.ret, ReturnPlan::Void | ReturnPlan::Scalar(_))
 }
