@@ -88,6 +88,74 @@ fn every_scalar_kind_through_both_executors() {
 }
 
 #[test]
+fn eight_arguments_in_registers_and_on_the_stack() {
+    // six integers in registers, two on the stack (the stub's slots entry on x86-64 SysV)
+    let add8 = link("sysv_add8", &FD::of(V::I64, [V::I64; 8]));
+    let mut a = Arguments::<8>::new();
+    (1..=8).for_each(|i| {
+        a.i64(i * 10 - 100);
+    });
+    let want: i64 = (1..=8).map(|i| i * (i * 10 - 100)).sum();
+    // eight doubles in xmm0-xmm7 (straight from Rust on x86-64 SysV)
+    let sum8 = link("sysv_sum8d", &FD::of(V::F64, [V::F64; 8]));
+    let mut d = Arguments::<8>::new();
+    (1..=8).for_each(|i| {
+        d.f64(i as f64 * 0.5);
+    });
+    let want_d: f64 = (1..=8).map(|i| i as f64 * (i as f64 * 0.5)).sum();
+    // a float return with a stack argument (the slots entry's leaf frame)
+    let mix = link(
+        "sysv_mix7i1d",
+        &FD::of(
+            V::F64,
+            [
+                V::I64,
+                V::I64,
+                V::I64,
+                V::I64,
+                V::I64,
+                V::I64,
+                V::I32,
+                V::F64,
+            ],
+        ),
+    );
+    let mut m = Arguments::<8>::new();
+    m.i64(1)
+        .i64(2)
+        .i64(3)
+        .i64(4)
+        .i64(5)
+        .i64(6)
+        .i32(-7)
+        .f64(0.25);
+    let want_m = (1 + 4 + 9 + 16 + 25 + 36 - 49) as f64 + 0.25;
+    for (h, args) in [(&add8, &a), (&sum8, &d), (&mix, &m)] {
+        assert_eq!(h.takes_slots_path(args), SLOTS, "{h:?}");
+    }
+    for _ in 0..3 {
+        for (add8, sum8, mix) in [
+            (add8.clone(), sum8.clone(), mix.clone()),
+            (add8.interpreted(), sum8.interpreted(), mix.interpreted()),
+        ] {
+            // SAFETY: the C types are the descriptors'.
+            unsafe {
+                assert_eq!(add8.invoke_arguments(&a).unwrap(), Value::I64(want));
+                assert_eq!(sum8.invoke_arguments(&d).unwrap(), Value::F64(want_d));
+                assert_eq!(mix.invoke_arguments(&m).unwrap(), Value::F64(want_m));
+            }
+        }
+    }
+    // nine arguments never take the slots path, and still work
+    let mut nine = Arguments::<9>::new();
+    (1..=9).for_each(|i| {
+        nine.i64(i);
+    });
+    // SAFETY: nothing is called on an error (nine arguments for eight).
+    assert!(unsafe { add8.invoke_arguments(&nine) }.is_err());
+}
+
+#[test]
 fn wrong_kinds_and_counts_are_typed_errors_before_the_call() {
     let add = link("sysv_add_i32", &FD::of(V::I32, [V::I32, V::I32]));
     for h in [&add, &add.interpreted()] {

@@ -207,3 +207,48 @@ impl DirectRegisters {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout::ScalarKind as K;
+    use crate::value::scalar_tag;
+    use std::mem::MaybeUninit;
+
+    fn word(kinds: &[K]) -> u64 {
+        kinds
+            .iter()
+            .enumerate()
+            .fold(0, |w, (i, k)| w | u64::from(scalar_tag(*k)) << (8 * i))
+    }
+
+    #[test]
+    fn registers_follow_the_kinds_in_order_per_class() {
+        let mut slots: crate::backend::Slots = [MaybeUninit::uninit(); 8];
+        for (i, s) in slots.iter_mut().enumerate() {
+            *s = MaybeUninit::new(100 + i as u64);
+        }
+        let kinds = [K::I32, K::F64, K::Pointer, K::F32, K::Bool, K::U64];
+        // SAFETY: every slot is initialised.
+        let r = unsafe { DirectRegisters::of(word(&kinds), &slots) }.unwrap();
+        assert_eq!((r.ni, r.nf), (4, 2));
+        assert_eq!(&r.gp[..4], &[100, 102, 104, 105]);
+        assert_eq!(&r.fp[..2], &[101, 103]);
+        // eight floats fill xmm0-xmm7
+        // SAFETY: as above.
+        let r = unsafe { DirectRegisters::of(word(&[K::F64; 8]), &slots) }.unwrap();
+        assert_eq!((r.ni, r.nf), (0, 8));
+        // no arguments
+        // SAFETY: as above.
+        let r = unsafe { DirectRegisters::of(0, &slots) }.unwrap();
+        assert_eq!((r.ni, r.nf), (0, 0));
+        // a seventh integer goes on the stack: not for this path
+        // SAFETY: as above.
+        assert!(unsafe { DirectRegisters::of(word(&[K::I64; 7]), &slots) }.is_none());
+        let mut mixed = [K::I64; 8];
+        mixed[7] = K::F64;
+        mixed[0] = K::F32;
+        // SAFETY: as above.
+        assert!(unsafe { DirectRegisters::of(word(&mixed), &slots) }.is_some());
+    }
+}
