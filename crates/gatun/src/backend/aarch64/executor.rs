@@ -148,10 +148,10 @@ impl Executor {
         Ok(Executor::of_stub(entries, refs, copies, ret, capture))
     }
 
-    /// No image entries on this backend.
-    #[inline(always)]
     crate::backend::absent::no_slots_path!();
 
+    /// No image entries on this backend.
+    #[inline(always)]
     pub(crate) fn image(&self) -> Option<super::ImageEntry> {
         None
     }
