@@ -323,3 +323,94 @@ fn segments_structs_capture_and_variadic_take_the_value_path() {
     // SAFETY: as above.
     assert_eq!(unsafe { va.invoke_arguments(&a) }.unwrap(), want);
 }
+
+mod random_values {
+    use super::*;
+    use proptest::prelude::*;
+    use std::sync::OnceLock;
+
+    /// Functions of mixed scalar kinds (registers only, stack arguments, float and integer
+    /// results), linked once.
+    fn handles() -> &'static [gatun::DowncallHandle; 5] {
+        static H: OnceLock<[gatun::DowncallHandle; 5]> = OnceLock::new();
+        H.get_or_init(|| {
+            [
+                link(
+                    "sysv_small_args",
+                    &FD::of(V::I64, [V::I8, V::U8, V::I16, V::U16, V::BOOL, V::I32]),
+                ),
+                link("sysv_f32_mix", &FD::of(V::F32, [V::F32, V::I32, V::F32])),
+                link("sysv_add8", &FD::of(V::I64, [V::I64; 8])),
+                link("sysv_sum8d", &FD::of(V::F64, [V::F64; 8])),
+                link(
+                    "sysv_mix7i1d",
+                    &FD::of(
+                        V::F64,
+                        [
+                            V::I64,
+                            V::I64,
+                            V::I64,
+                            V::I64,
+                            V::I64,
+                            V::I64,
+                            V::I32,
+                            V::F64,
+                        ],
+                    ),
+                ),
+            ]
+        })
+    }
+
+    /// Random values of function `f`'s argument kinds, from `bits`.
+    fn values(f: usize, bits: &[u64; 8]) -> Vec<Value<'static>> {
+        let fl = |b: u64| (b as i32 % 1000) as f64 / 8.0;
+        match f {
+            0 => vec![
+                Value::I8(bits[0] as i8),
+                Value::U8(bits[1] as u8),
+                Value::I16(bits[2] as i16),
+                Value::U16(bits[3] as u16),
+                Value::Bool(bits[4] & 1 == 1),
+                Value::I32(bits[5] as i32),
+            ],
+            1 => vec![
+                Value::F32(fl(bits[0]) as f32),
+                Value::I32(bits[1] as i32 % 1000),
+                Value::F32(fl(bits[2]) as f32),
+            ],
+            2 => bits.iter().map(|b| Value::I64(*b as i64)).collect(),
+            3 => bits.iter().map(|b| Value::F64(fl(*b))).collect(),
+            _ => {
+                let mut v: Vec<Value> = bits[..6].iter().map(|b| Value::I64(*b as i64)).collect();
+                v.push(Value::I32(bits[6] as i32));
+                v.push(Value::F64(fl(bits[7])));
+                v
+            }
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 500, failure_persistence: None, ..ProptestConfig::default() })]
+        #[test]
+        fn invoke_arguments_agrees_with_invoke(f in 0..5usize, bits in any::<[u64; 8]>()) {
+            let h = &handles()[f];
+            let vals = values(f, &bits);
+            let mut a = Arguments::<8>::new();
+            vals.iter().for_each(|v| {
+                a.value(*v);
+            });
+            prop_assert_eq!(h.takes_slots_path(&a), SLOTS);
+            // SAFETY: the C types are the descriptors'; the functions only compute.
+            let (want, got, interp) = unsafe {
+                (
+                    h.invoke(&vals).unwrap(),
+                    h.invoke_arguments(&a).unwrap(),
+                    h.interpreted().invoke_arguments(&a).unwrap(),
+                )
+            };
+            prop_assert_eq!(got, want);
+            prop_assert_eq!(interp, want);
+        }
+    }
+}
