@@ -218,10 +218,12 @@ macro_rules! no_fast_paths {
 )))]
 pub(crate) use no_fast_paths;
 
-/// The slots fast path (`linker::Arguments`) of an executor without a slots entry (AArch64,
-/// Win64, `unsupported`), for its `impl Executor` block: `slots_path` is always `None`, so the
+/// The slots fast path (`linker::Arguments`) of an executor without one (Win64,
+/// `unsupported`), for its `impl Executor` block: `slots_path` is always `None`, so the
 /// handle converts the arguments to `Value`s and takes the `Value` path; the two calls are
 /// never made.
+// AArch64 has its own slots path (`aarch64::slots`), so there only `unsupported` could use it.
+#[cfg_attr(target_arch = "aarch64", allow(unused_macros))]
 macro_rules! no_slots_path {
     () => {
         /// No slots entry: the `Value` path serves `linker::Arguments`.
@@ -254,4 +256,5 @@ macro_rules! no_slots_path {
         }
     };
 }
+#[cfg_attr(target_arch = "aarch64", allow(unused_imports))]
 pub(crate) use no_slots_path;
