@@ -319,16 +319,10 @@ fn every_generated_signature_once() {
     for i in 0..PROP_SIGNATURES {
         run(i, i as u64 * 7 + 1).unwrap();
     }
-    // The slots path ran where there is one (x86-64 SysV, AArch64); on Windows `Arguments`
-    // takes the `Value` path.
+    // The slots path ran: the fixed corpus has a few signatures of scalars only (at most
+    // eight, four on Windows), not variadic, with a non-bool scalar or void return.
     let slots = SLOTS_CALLS.with(|c| c.get());
-    if cfg!(target_os = "linux") {
-        // the fixed corpus has 17 such signatures (scalars only, at most eight, no
-        // variadic, a non-bool scalar or void return)
-        assert!(slots >= 10, "{slots} calls took the slots path");
-    } else {
-        assert_eq!(slots, 0);
-    }
+    assert!(slots >= 5, "{slots} calls took the slots path");
 }
 
 /// The generator's mixture covers every case it is meant to, in fair numbers.

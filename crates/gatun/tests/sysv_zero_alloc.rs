@@ -184,7 +184,7 @@ fn no_allocation_on_any_invocation_path() {
             // a wrong kind is an error, without allocating until it is reported
             let mut bad = gatun::Arguments::<2>::new();
             bad.i32(k).i64(1);
-            assert!(add.takes_slots_path(&two) == cfg!(target_os = "linux"));
+            assert!(add.takes_slots_path(&two));
             assert!(!add.takes_slots_path(&bad));
         }
     }

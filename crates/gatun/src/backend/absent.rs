@@ -218,12 +218,15 @@ macro_rules! no_fast_paths {
 )))]
 pub(crate) use no_fast_paths;
 
-/// The slots fast path (`linker::Arguments`) of an executor without one (Win64,
-/// `unsupported`), for its `impl Executor` block: `slots_path` is always `None`, so the
+/// The slots fast path (`linker::Arguments`) of an executor without one (`unsupported`), for
+/// its `impl Executor` block: `slots_path` is always `None`, so the
 /// handle converts the arguments to `Value`s and takes the `Value` path; the two calls are
 /// never made.
-// AArch64 has its own slots path (`aarch64::slots`), so there only `unsupported` could use it.
-#[cfg_attr(target_arch = "aarch64", allow(unused_macros))]
+// AArch64 and Win64 have their own slots paths, so there only `unsupported` could use it.
+#[cfg_attr(
+    any(target_arch = "aarch64", all(target_arch = "x86_64", windows)),
+    allow(unused_macros)
+)]
 macro_rules! no_slots_path {
     () => {
         /// No slots entry: the `Value` path serves `linker::Arguments`.
@@ -256,5 +259,8 @@ macro_rules! no_slots_path {
         }
     };
 }
-#[cfg_attr(target_arch = "aarch64", allow(unused_imports))]
+#[cfg_attr(
+    any(target_arch = "aarch64", all(target_arch = "x86_64", windows)),
+    allow(unused_imports)
+)]
 pub(crate) use no_slots_path;

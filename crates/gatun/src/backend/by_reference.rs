@@ -460,7 +460,6 @@ impl<E: StubEntries + Clone> Executor<E> {
 
     /// This executor with the `linker::Arguments` fast path `path` (the backend decides which
     /// signatures have one); only the `Int` variant takes it.
-    #[cfg_attr(not(target_arch = "aarch64"), allow(dead_code))]
     pub(crate) fn with_slots(mut self, path: crate::backend::SlotsPath) -> Self {
         if let Executor::Int(c) = &mut self {
             c.slots = path;
@@ -470,7 +469,6 @@ impl<E: StubEntries + Clone> Executor<E> {
 
     /// The `linker::Arguments` fast path of this executor (`None` but on the `Int` variant
     /// given one by [`Executor::with_slots`]).
-    #[cfg_attr(not(target_arch = "aarch64"), allow(dead_code))]
     #[inline(always)]
     pub(crate) fn slots_choice(&self) -> crate::backend::SlotsPath {
         match self {
