@@ -11,6 +11,10 @@
 //!   the argument registers and tail-jumps to `add6` (native `image_add6`) — six stores and six
 //!   loads more than `direct_add6`, nothing else. No dynamic path can pass fewer bytes through
 //!   memory; `gatun_add6`'s `Value`s add a tag byte per argument (twelve stores) and a check.
+//! - `gatun_args_*`: the same handles through `invoke_arguments` with an
+//!   [`Arguments`](gatun::Arguments) list built on every call from the same black-boxed inputs
+//!   (untagged 8-byte slots; count and kinds checked with one compare), the result black-boxed
+//!   as the `Value` it returns, as in the `gatun_*` rows.
 //! - `gatun_typed_*`: the same handle viewed with Rust types
 //!   ([`DowncallHandle::typed`](gatun::DowncallHandle::typed), checked once); for these
 //!   signatures the typed call is the target itself as an `extern "C" fn`.
@@ -35,7 +39,8 @@ use crate::{repeat, Body, Row};
 /// The group name.
 pub const GROUP: &str = "call_overhead";
 
-/// The rows `{gatun,gatun_typed,direct,libffi}_{noop,id_i32,add6,fma3}` and `image_add6`.
+/// The rows `{gatun,gatun_typed,direct,libffi}_{noop,id_i32,add6,fma3}`,
+/// `gatun_args_{noop,id_i32,add6}` and `image_add6`.
 pub fn rows() -> Vec<Row> {
     let mut rows = gatun_rows();
     rows.extend(arguments_rows());

@@ -11,14 +11,20 @@
 //! are constants, the compiler folds the kind word to a constant: the check is one compare of
 //! the handle's word with an immediate.
 //!
-//! On a match the compiled stub's **slots entry** loads the argument registers straight from
-//! the slots, without per-argument tests (x86-64 SysV; `backend::x86_64_sysv::slots`). Every
-//! other case — no slots entry (AArch64, Win64, the trampoline), capture, a struct argument or
-//! return, a bool return, more than eight arguments, or kinds that do not match (the `Value`
-//! path also accepts a segment for a pointer parameter, and reports every mistake) — converts
-//! the arguments to `Value`s on the stack and takes [`DowncallHandle::invoke`] or
-//! [`DowncallHandle::invoke_into`], so both paths accept the same arguments and report the
-//! same errors.
+//! On a match the executor's **slots path** runs (`Executor::call_slots_int` /
+//! `call_slots_float`, given the kind word and the slots): the registers of a register-only
+//! scalar call follow from the kinds alone, so with a constant kind word the argument
+//! registers are loaded from the caller's values and the target is called from inline
+//! assembly, without a stub (x86-64 SysV up to six integer-class and eight float arguments,
+//! AArch64 up to eight arguments, Win64 up to four); x86-64 SysV's seventh and eighth
+//! integer-class arguments go through the compiled stub's **slots entry**, which reads the
+//! slots with no per-argument tests. Which handles have the path is decided at link time (no
+//! capture, not variadic, scalar arguments only, a non-bool scalar or void return, a compiled
+//! stub). Every other case — no slots path, a struct argument or return, a bool return, more
+//! arguments, or kinds that do not match (the `Value` path also accepts a segment for a pointer
+//! parameter, and reports every mistake) — converts the arguments to `Value`s on the stack and
+//! takes [`DowncallHandle::invoke`] or [`DowncallHandle::invoke_into`], so both paths accept
+//! the same arguments and report the same errors.
 //!
 //! # Invariants (the unsafe story of this module)
 //! - `slots[i]` and `kinds[i]` are initialised for `i < min(len, N)`; `kinds[i]` is 0 for
@@ -78,9 +84,11 @@ pub(super) fn slots_words(path: SlotsPath, args: &[ArgKind]) -> (u64, u64) {
 /// (default 8), each an untagged 8-byte slot plus one kind byte, built with one call per
 /// argument in order.
 ///
-/// Narrower than a `&[Value]` (24 bytes per argument, a tag and a payload): `N` arguments take
-/// `9 * N` bytes plus 8 per segment argument's length, and a call checks count and kinds
-/// against the descriptor with one 64-bit compare (up to eight arguments). The kinds are still
+/// Narrower than a `&[Value]` (24 bytes per argument, a tag and a payload): the list is
+/// `17 * N + 8` bytes rounded up to a multiple of 8, aligned to 8 (8-byte slots, 8-byte lengths
+/// written only for segment arguments, kind bytes, the count); a call passes only the slots
+/// and checks count and kinds against the descriptor with one 64-bit compare (up to eight
+/// arguments). The kinds are still
 /// checked on every call: a mismatch is an error naming the argument, never undefined
 /// behaviour. Building never fails and never panics: pushing more than `N` arguments makes the
 /// call fail with [`Error::ValueMismatch`] (nothing is called).
@@ -397,12 +405,13 @@ impl<'a, const N: usize> Arguments<'a, N> {
 
 impl DowncallHandle {
     /// Calls the function with `args`: as [`DowncallHandle::invoke`] with the same arguments as
-    /// `Value`s, through a narrower representation (see [`Arguments`]). With a compiled stub
-    /// (x86-64 System V), no capture, scalar arguments only (at most eight) and a non-bool
-    /// scalar or void return, the check is one compare of the arguments' kind word with the
-    /// handle's and the stub loads the registers straight from the slots; everything else
-    /// converts the arguments to `Value`s (on the stack) and takes `invoke`, with the same
-    /// results and errors.
+    /// `Value`s, through a narrower representation (see [`Arguments`]). With a compiled stub,
+    /// no capture, not variadic, scalar arguments only (at most eight; four on Windows) and a
+    /// non-bool scalar or void return, the check is one compare of the arguments' kind word
+    /// with the handle's and the argument registers are loaded straight from the slots (x86-64
+    /// System V's stack arguments by the stub's slots entry); everything else converts the
+    /// arguments to `Value`s (on the stack) and takes `invoke`, with the same results and
+    /// errors. Allocates nothing.
     ///
     /// # Errors
     /// As [`DowncallHandle::invoke`] (an argument of the wrong kind is

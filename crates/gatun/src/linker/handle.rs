@@ -15,6 +15,10 @@
 //!   likes); capture segments are at least `capture_state_layout()`'s size (4 bytes, 12 on
 //!   Windows) and 4-byte aligned. The raw path moves these
 //!   checks to its caller (`# Safety`).
+//! - The slots path (`linker::arguments`) calls the executor only when the arguments' kind
+//!   word equals the handle's `slots_int` or `slots_float`, which `arguments::slots_words`
+//!   makes a real kind word only for a handle whose executor has that slots path: a match means
+//!   the count and every argument's kind were checked.
 //! - No invocation path allocates: the call frame, the stack-argument area and the register
 //!   image all live on the Rust stack of the invoking thread.
 //! - A handle's compiled stub (`backend::x86_64_sysv::stub`) was compiled from the handle's
