@@ -502,7 +502,7 @@ impl DowncallHandle {
     /// use gatun::{Arena, Arguments, FunctionDescriptor, Linker, MemoryLayout, Value, ValueLayout as V};
     /// // div_t div(int, int): a struct { int quot; int rem; } returned by value.
     /// let div = SymbolLookup::default_lookup().find("div").unwrap();
-    /// let div_t = MemoryLayout::c_struct([V::I32.into(), V::I32.into()]).unwrap();
+    /// let div_t = MemoryLayout::c_struct([V::I32, V::I32]).unwrap();
     /// let div = Linker::native()
     ///     .downcall(&div, &FunctionDescriptor::of(div_t, [V::I32, V::I32]), &[])
     ///     .unwrap();
