@@ -107,19 +107,19 @@ pub(super) fn slots_words(path: SlotsPath, args: &[ArgKind]) -> (u64, u64) {
 /// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
 /// use gatun::linker::SymbolLookup;
 /// use gatun::{Arguments, FunctionDescriptor, Linker, Value, ValueLayout as V};
-/// let labs = SymbolLookup::default_lookup().find("llabs").unwrap();
-/// let labs = Linker::native()
-///     .downcall(&labs, &FunctionDescriptor::of(V::I64, [V::I64]), &[])
+/// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
+/// let abs = Linker::native()
+///     .downcall(&abs, &FunctionDescriptor::of(V::I32, [V::I32]), &[])
 ///     .unwrap();
 /// let mut args = Arguments::<1>::new();
-/// args.i64(-5);
-/// // SAFETY: long long llabs(long long) has no preconditions.
-/// assert_eq!(unsafe { labs.invoke_arguments(&args) }.unwrap(), Value::I64(5));
-/// // The kind is checked: an `int` for a `long long` parameter is an error before any call.
-/// args.clear();
 /// args.i32(-5);
+/// // SAFETY: int abs(int) has no preconditions.
+/// assert_eq!(unsafe { abs.invoke_arguments(&args) }.unwrap(), Value::I32(5));
+/// // The kind is checked: an `i64` for an `int` parameter is an error before any call.
+/// args.clear();
+/// args.i64(-5);
 /// // SAFETY: as above.
-/// assert!(unsafe { labs.invoke_arguments(&args) }.is_err());
+/// assert!(unsafe { abs.invoke_arguments(&args) }.is_err());
 /// # }
 /// ```
 #[derive(Clone, Copy)]
