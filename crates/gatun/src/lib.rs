@@ -41,7 +41,7 @@ pub mod value;
 
 pub use error::{Error, Result};
 pub use layout::{MemoryLayout, ScalarKind, ValueLayout};
-pub use linker::{DowncallHandle, FunctionDescriptor, Linker, LinkerOption, Symbol};
+pub use linker::{Arguments, DowncallHandle, FunctionDescriptor, Linker, LinkerOption, Symbol};
 pub use memory::{Arena, MemorySegment, SegmentAllocator};
 pub use upcall::{ConfinedUpcallStub, TypedUpcallStub, UpcallArgs, UpcallStub};
 pub use value::{Scalar, Value};

@@ -4,6 +4,8 @@
 //!   its arena.
 //! - `segment_not_send`: a `MemorySegment` is `!Send`.
 //! - `confined_arena_not_send`: a `ConfinedArena` is `!Send`.
+//! - `arguments_outlive_arena`: an `Arguments` list holding a segment cannot be used after
+//!   the segment's arena is dropped.
 //!
 //! The expected compiler messages are the `.stderr` files next to each case; regenerate them
 //! with `TRYBUILD=overwrite cargo test -p gatun --test compile_fail` after a toolchain change.

@@ -152,6 +152,14 @@ enum Path {
     Trampoline,
     /// `invoke_raw` on the linked handle.
     Raw,
+    /// `invoke_arguments` (`invoke_arguments_into` for a struct return) on the linked handle,
+    /// with an `Arguments` list.
+    Arguments,
+}
+
+thread_local! {
+    /// How many calls on this thread took `invoke_arguments`' slots path.
+    static SLOTS_CALLS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Calls case `i` with leaf values drawn from `seed` on every path; checks every result.
@@ -160,6 +168,7 @@ fn run(i: usize, seed: u64) -> Result<(), String> {
         run_with(i, seed, Path::Stub)?;
     }
     run_with(i, seed, Path::Trampoline)?;
+    run_with(i, seed, Path::Arguments)?;
     run_with(i, seed, Path::Raw)
 }
 
@@ -190,7 +199,7 @@ fn run_with(i: usize, seed: u64, path: Path) -> Result<(), String> {
     let case = &cases()[i];
     let handle = match path {
         Path::Trampoline => &case.interp,
-        Path::Stub | Path::Raw => &case.handle,
+        Path::Stub | Path::Raw | Path::Arguments => &case.handle,
     };
     let mut s = seed;
     let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ i as u64;
@@ -251,9 +260,28 @@ fn run_with(i: usize, seed: u64, path: Path) -> Result<(), String> {
             unsafe { handle.invoke_raw(&ptrs, ret_ptr) }.map_err(|e| e.to_string())?;
             dest.map(|d| d.to_vec())
         }
-        Path::Stub | Path::Trampoline => {
-            // SAFETY: as above.
-            let got = unsafe { handle.invoke_into(&alloc, &vals) }.map_err(|e| e.to_string())?;
+        Path::Stub | Path::Trampoline | Path::Arguments => {
+            let got = if let Path::Arguments = path {
+                let mut list = gatun::Arguments::<24>::new();
+                vals.iter().for_each(|v| {
+                    list.value(*v);
+                });
+                if handle.takes_slots_path(&list) {
+                    SLOTS_CALLS.with(|c| c.set(c.get() + 1));
+                }
+                match case.ret {
+                    // SAFETY: as above.
+                    Some((MemoryLayout::Value(_), _)) | None => unsafe {
+                        handle.invoke_arguments(&list)
+                    },
+                    // SAFETY: as above.
+                    Some(_) => unsafe { handle.invoke_arguments_into(&alloc, &list) },
+                }
+            } else {
+                // SAFETY: as above.
+                unsafe { handle.invoke_into(&alloc, &vals) }
+            }
+            .map_err(|e| e.to_string())?;
             match (&case.ret, got) {
                 (None, Value::Void) => None,
                 (None, v) => return Err(format!("prop_{i} ({path:?}): void returned {v:?}")),
@@ -291,6 +319,10 @@ fn every_generated_signature_once() {
     for i in 0..PROP_SIGNATURES {
         run(i, i as u64 * 7 + 1).unwrap();
     }
+    // The slots path ran: the fixed corpus has a few signatures of scalars only (at most
+    // eight, four on Windows), not variadic, with a non-bool scalar or void return.
+    let slots = SLOTS_CALLS.with(|c| c.get());
+    assert!(slots >= 5, "{slots} calls took the slots path");
 }
 
 /// The generator's mixture covers every case it is meant to, in fair numbers.

@@ -162,6 +162,41 @@ fn no_allocation_on_any_invocation_path() {
             let mut e = [0i32; 3];
             assert_eq!(typed_errno.call((e.as_mut_ptr(), 9, 1)), 1);
             assert_eq!(e[at], 9);
+            // `Arguments`: the slots path, and the `Value` paths it falls back to (a struct
+            // argument, a struct return, capture, variadic)
+            let mut two = gatun::Arguments::<2>::new();
+            two.i32(k).i32(1);
+            assert_eq!(add.invoke_arguments(&two).unwrap(), Value::I32(k + 1));
+            assert_eq!(add_t.invoke_arguments(&two).unwrap(), Value::I32(k + 1));
+            let mut one = gatun::Arguments::<1>::new();
+            one.segment(s);
+            assert!(matches!(
+                id_sum.invoke_arguments(&one).unwrap(),
+                Value::F64(_)
+            ));
+            let mut made = gatun::Arguments::<2>::new();
+            made.i32(k).f64(0.5);
+            id_make
+                .invoke_arguments_into(&PrefixAllocator::new(s), &made)
+                .unwrap();
+            let mut cap_args = gatun::Arguments::<3>::new();
+            cap_args
+                .segment(MemorySegment::of_slice(bytemuck_u32(&mut cap)))
+                .i32(5)
+                .i32(0);
+            assert_eq!(errno.invoke_arguments(&cap_args).unwrap(), Value::I32(0));
+            let mut va_args = gatun::Arguments::<4>::new();
+            va_args
+                .segment_address(MemorySegment::of_slice(&mut tags))
+                .f32(1.0)
+                .i8(2)
+                .f64(3.0);
+            va.invoke_arguments(&va_args).unwrap();
+            // a wrong kind is an error, without allocating until it is reported
+            let mut bad = gatun::Arguments::<2>::new();
+            bad.i32(k).i64(1);
+            assert!(add.takes_slots_path(&two));
+            assert!(!add.takes_slots_path(&bad));
         }
     }
     let after = count();

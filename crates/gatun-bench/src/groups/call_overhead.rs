@@ -11,6 +11,10 @@
 //!   the argument registers and tail-jumps to `add6` (native `image_add6`) — six stores and six
 //!   loads more than `direct_add6`, nothing else. No dynamic path can pass fewer bytes through
 //!   memory; `gatun_add6`'s `Value`s add a tag byte per argument (twelve stores) and a check.
+//! - `gatun_args_*`: the same handles through `invoke_arguments` with an
+//!   [`Arguments`](gatun::Arguments) list built on every call from the same black-boxed inputs
+//!   (untagged 8-byte slots; count and kinds checked with one compare), the result black-boxed
+//!   as the `Value` it returns, as in the `gatun_*` rows.
 //! - `gatun_typed_*`: the same handle viewed with Rust types
 //!   ([`DowncallHandle::typed`](gatun::DowncallHandle::typed), checked once); for these
 //!   signatures the typed call is the target itself as an `extern "C" fn`.
@@ -22,7 +26,7 @@
 use std::ffi::{c_int, c_long};
 use std::hint::black_box;
 
-use gatun::{FunctionDescriptor, Value, ValueLayout as V};
+use gatun::{Arguments, FunctionDescriptor, Value, ValueLayout as V};
 #[cfg(unix)]
 use libffi::middle::{arg, Type};
 
@@ -35,9 +39,11 @@ use crate::{repeat, Body, Row};
 /// The group name.
 pub const GROUP: &str = "call_overhead";
 
-/// The rows `{gatun,gatun_typed,direct,libffi}_{noop,id_i32,add6,fma3}` and `image_add6`.
+/// The rows `{gatun,gatun_typed,direct,libffi}_{noop,id_i32,add6,fma3}`,
+/// `gatun_args_{noop,id_i32,add6}` and `image_add6`.
 pub fn rows() -> Vec<Row> {
     let mut rows = gatun_rows();
+    rows.extend(arguments_rows());
     rows.extend(typed_rows());
     rows.extend(direct_rows());
     // libffi is a Unix-only dependency (no libffi for the Windows targets).
@@ -103,6 +109,62 @@ fn gatun_rows() -> Vec<Row> {
                     let args = [Value::F64(a[0]), Value::F64(a[1]), Value::F64(a[2])];
                     // SAFETY: the handle describes `double fma3(double × 3)`.
                     unsafe { h.invoke(&args) }.unwrap()
+                })
+            })
+        }),
+    ]
+}
+
+/// `gatun_args_*`: the same handles called through `invoke_arguments` with an
+/// [`Arguments`](gatun::Arguments) list built on every call (untagged 8-byte slots, the kinds
+/// checked with one compare).
+fn arguments_rows() -> Vec<Row> {
+    vec![
+        Row::new(GROUP, "gatun_args_noop", || -> Body {
+            let h = link(Native::Noop, &FunctionDescriptor::of_void([]), &[]);
+            Box::new(move |iters| {
+                repeat(iters, || {
+                    let args = Arguments::<0>::new();
+                    // SAFETY: the handle describes `void noop(void)`.
+                    unsafe { h.invoke_arguments(&args) }.unwrap()
+                })
+            })
+        }),
+        Row::new(GROUP, "gatun_args_id_i32", || -> Body {
+            let h = link(
+                Native::IdI32,
+                &FunctionDescriptor::of(V::I32, [V::I32]),
+                &[],
+            );
+            let x: i32 = 42;
+            Box::new(move |iters| {
+                repeat(iters, || {
+                    let mut args = Arguments::<1>::new();
+                    args.i32(black_box(x));
+                    // SAFETY: the handle describes `int id_i32(int)`.
+                    unsafe { h.invoke_arguments(&args) }.unwrap()
+                })
+            })
+        }),
+        Row::new(GROUP, "gatun_args_add6", || -> Body {
+            let h = link(
+                Native::Add6,
+                &FunctionDescriptor::of(V::I64, [V::I64; 6]),
+                &[],
+            );
+            let a: [i64; 6] = [1, 2, 3, 4, 5, 6];
+            Box::new(move |iters| {
+                repeat(iters, || {
+                    let a = black_box(&a);
+                    let mut args = Arguments::<6>::new();
+                    args.i64(a[0])
+                        .i64(a[1])
+                        .i64(a[2])
+                        .i64(a[3])
+                        .i64(a[4])
+                        .i64(a[5]);
+                    // SAFETY: the handle describes `long add6(long × 6)` (LP64 long = i64).
+                    unsafe { h.invoke_arguments(&args) }.unwrap()
                 })
             })
         }),

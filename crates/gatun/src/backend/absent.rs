@@ -248,3 +248,50 @@ macro_rules! no_fast_paths {
     all(target_arch = "x86_64", target_os = "windows", not(miri))
 )))]
 pub(crate) use no_fast_paths;
+
+/// The slots fast path (`linker::Arguments`) of an executor without one (`unsupported`), for
+/// its `impl Executor` block: `slots_path` is always `None`, so the
+/// handle converts the arguments to `Value`s and takes the `Value` path; the two calls are
+/// never made.
+// AArch64 and Win64 have their own slots paths, so there only `unsupported` could use it.
+#[cfg_attr(
+    any(target_arch = "aarch64", all(target_arch = "x86_64", windows)),
+    allow(unused_macros)
+)]
+macro_rules! no_slots_path {
+    () => {
+        /// No slots entry: the `Value` path serves `linker::Arguments`.
+        pub(crate) fn slots_path(&self) -> $crate::backend::SlotsPath {
+            $crate::backend::SlotsPath::None
+        }
+        /// Never called (`slots_path` is `None`).
+        ///
+        /// # Safety
+        /// Nothing is read or called; the signature matches the x86-64 SysV executor's.
+        pub(crate) unsafe fn call_slots_int(
+            &self,
+            _: u64,
+            _: &$crate::backend::Slots,
+            _: *const std::ffi::c_void,
+        ) -> u64 {
+            0
+        }
+        /// Never called (`slots_path` is `None`).
+        ///
+        /// # Safety
+        /// Nothing is read or called; the signature matches the x86-64 SysV executor's.
+        pub(crate) unsafe fn call_slots_float(
+            &self,
+            _: u64,
+            _: &$crate::backend::Slots,
+            _: *const std::ffi::c_void,
+        ) -> u64 {
+            0
+        }
+    };
+}
+#[cfg_attr(
+    any(target_arch = "aarch64", all(target_arch = "x86_64", windows)),
+    allow(unused_imports)
+)]
+pub(crate) use no_slots_path;

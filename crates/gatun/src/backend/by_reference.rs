@@ -406,6 +406,9 @@ pub(crate) struct Compiled<E> {
     pub(crate) struct_ret: bool,
     /// The trampoline's copies, for [`Executor::interpreted`].
     pub(crate) copies: Copies,
+    /// The `linker::Arguments` fast path the backend gave this stub ([`Executor::with_slots`];
+    /// `None` unless the backend has one).
+    pub(crate) slots: crate::backend::SlotsPath,
 }
 
 /// How a handle's calls run on a backend with by-reference copies (its stub entries `E`).
@@ -446,11 +449,31 @@ impl<E: StubEntries + Clone> Executor<E> {
             capture,
             struct_ret: matches!(ret, RetKind::Group { .. }),
             copies,
+            slots: crate::backend::SlotsPath::None,
         };
         if int {
             Executor::Int(c)
         } else {
             Executor::Stub(c)
+        }
+    }
+
+    /// This executor with the `linker::Arguments` fast path `path` (the backend decides which
+    /// signatures have one); only the `Int` variant takes it.
+    pub(crate) fn with_slots(mut self, path: crate::backend::SlotsPath) -> Self {
+        if let Executor::Int(c) = &mut self {
+            c.slots = path;
+        }
+        self
+    }
+
+    /// The `linker::Arguments` fast path of this executor (`None` but on the `Int` variant
+    /// given one by [`Executor::with_slots`]).
+    #[inline(always)]
+    pub(crate) fn slots_choice(&self) -> crate::backend::SlotsPath {
+        match self {
+            Executor::Int(c) => c.slots,
+            _ => crate::backend::SlotsPath::None,
         }
     }
 

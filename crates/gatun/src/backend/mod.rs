@@ -246,6 +246,28 @@ pub(crate) fn segment_tag() -> u8 {
     ))
 }
 
+/// The argument slots of `linker::Arguments`' fast path: at most eight, 8 bytes each, a
+/// scalar's bits in the low bytes (initialised for the arguments only).
+pub(crate) type Slots = [std::mem::MaybeUninit<u64>; 8];
+
+/// Which fast path an executor has for `linker::Arguments` (untagged 8-byte argument slots):
+/// a slots entry returning in the integer register (or nothing), one returning a float, or
+/// none (the handle then converts the arguments to `Value`s and takes the `Value` path).
+// Only the x86-64 SysV executor has slots entries (elsewhere `None` is the only variant made).
+#[cfg_attr(
+    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
+    allow(dead_code)
+)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SlotsPath {
+    /// No slots entry.
+    None,
+    /// An integer or void return.
+    Int,
+    /// A float return.
+    Float,
+}
+
 /// What a descriptor returns: nothing, a scalar, or a struct/union of `size` bytes aligned to
 /// `align` (a power of two).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -75,6 +75,7 @@ impl Executor {
         Err(unsupported(Direction::Downcall))
     }
     super::absent::no_fast_paths!();
+    super::absent::no_slots_path!();
 
     pub(crate) unsafe fn interpret(
         &self,

@@ -15,6 +15,10 @@
 //!   likes); capture segments are at least `capture_state_layout()`'s size (4 bytes, 12 on
 //!   Windows) and 4-byte aligned. The raw path moves these
 //!   checks to its caller (`# Safety`).
+//! - The slots path (`linker::arguments`) calls the executor only when the arguments' kind
+//!   word equals the handle's `slots_int` or `slots_float`, which `arguments::slots_words`
+//!   makes a real kind word only for a handle whose executor has that slots path: a match means
+//!   the count and every argument's kind were checked.
 //! - No invocation path allocates: the call frame, the stack-argument area and the register
 //!   image all live on the Rust stack of the invoking thread.
 //! - A handle's compiled stub (`backend::x86_64_sysv::stub`) was compiled from the handle's
@@ -37,6 +41,7 @@ use crate::backend::native::{Executor, ImageEntry, StructEntry};
 use crate::backend::{store_low_bytes, ArgKind, ArgSource, Direction, RetKind};
 use crate::error::{Error, Result};
 use crate::layout::ScalarKind;
+use crate::linker::arguments;
 use crate::linker::option::{check_capture_names, CAPTURE_STATE_SIZE};
 use crate::linker::{FunctionDescriptor, LinkerOption, Symbol};
 use crate::memory::{MemorySegment, SegmentAllocator};
@@ -277,6 +282,11 @@ struct Inner {
     /// void returns): the return segment checks of `invoke_into`'s struct-entry path.
     ret_size: usize,
     ret_align_mask: usize,
+    /// The kind word (`linker::arguments`) an `Arguments` must have to take the integer slots
+    /// fast path ([`Executor::call_slots_int`]), or one no `Arguments` has.
+    slots_int: u64,
+    /// As `slots_int`, for the float slots fast path ([`Executor::call_slots_float`]).
+    slots_float: u64,
     /// How calls run, chosen once at link time by the native backend.
     exec: Executor,
     common: Common,
@@ -291,6 +301,7 @@ impl Inner {
             RetKind::Group { size, align } => (size, align - 1),
             _ => (0, 0),
         };
+        let (slots_int, slots_float) = arguments::slots_words(exec.slots_path(), &common.args);
         Inner {
             int_arity: exec.int_arity(common.args.len()),
             float_arity: exec.float_arity(common.args.len()),
@@ -301,6 +312,8 @@ impl Inner {
             struct_entry,
             ret_size,
             ret_align_mask,
+            slots_int,
+            slots_float,
             exec,
             common,
         }
@@ -555,7 +568,7 @@ impl DowncallHandle {
 
     #[cold]
     #[inline(never)]
-    fn count_error(&self, found: usize) -> Error {
+    pub(super) fn count_error(&self, found: usize) -> Error {
         Error::ArgumentCount {
             function: self.function_label(),
             descriptor: self.inner.descriptor.to_string(),
@@ -622,6 +635,50 @@ impl DowncallHandle {
         }
         // SAFETY: forwarded.
         unsafe { self.invoke_slow(args) }
+    }
+
+    /// The slots fast path of [`DowncallHandle::invoke_arguments`]: the compiled stub's slots
+    /// entry called with `slots` when `kinds` (the arguments' kind word, `linker::arguments`)
+    /// is the one this handle's integer or float slots path expects, returning the result's
+    /// register bits (for [`DowncallHandle::slots_value`]); `None` (nothing called) otherwise.
+    ///
+    /// # Safety
+    /// `slots` holds the arguments' slots: when `kinds` matches, one 8-byte slot per
+    /// descriptor argument holding a value of its kind in its low bytes. The callee's contract
+    /// is the caller's.
+    #[inline(always)]
+    pub(super) unsafe fn invoke_slots(
+        &self,
+        kinds: u64,
+        slots: &crate::backend::Slots,
+    ) -> Option<u64> {
+        let inner = &*self.inner;
+        let target = inner.target as *const c_void;
+        if kinds == inner.slots_int {
+            // SAFETY: `slots_int` is not a word of any `Arguments` unless `slots_path` is
+            // `Int` (`arguments::slots_words`), and then `kinds` says the slots hold exactly
+            // the descriptor's argument kinds; the rest is the caller's contract.
+            Some(unsafe { inner.exec.call_slots_int(kinds, slots, target) })
+        } else if kinds == inner.slots_float {
+            // SAFETY: as above, for the float path.
+            Some(unsafe { inner.exec.call_slots_float(kinds, slots, target) })
+        } else {
+            None
+        }
+    }
+
+    /// Whether `kinds` is one of this handle's slots words (the internals hook of
+    /// `linker::arguments`).
+    #[cfg(feature = "internals")]
+    pub(super) fn slots_kinds_match(&self, kinds: u64) -> bool {
+        kinds == self.inner.slots_int || kinds == self.inner.slots_float
+    }
+
+    /// The `Value` of the register bits [`DowncallHandle::invoke_slots`] returned (neither
+    /// slots path serves a bool return: no normalisation needed).
+    #[inline(always)]
+    pub(super) fn slots_value(&self, bits: u64) -> Value<'static> {
+        self.value_of_bits(bits)
     }
 
     /// `invoke` past the fast path: errors, capture, the trampoline, and values the stub does

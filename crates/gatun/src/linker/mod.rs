@@ -6,9 +6,12 @@
 //!   [`DowncallHandle`] (classified once into a [`crate::abi::CallPlan`], executed by the
 //!   `call` layer's trampoline), with [`LinkerOption`]s (`FirstVariadicArg`,
 //!   `CaptureCallState`, `Critical`) and [`capture_state_layout`].
+//! - [`Arguments`]: a checked, dynamic argument list of untagged 8-byte slots for
+//!   [`DowncallHandle::invoke_arguments`] (narrower than `&[Value]`).
 //! - [`DowncallHandle::typed`] → [`TypedHandle`]: Rust argument/return types ([`CType`])
 //!   checked against the descriptor once; calls at direct-call speed for scalar signatures.
 
+mod arguments;
 mod descriptor;
 mod handle;
 mod lookup;
@@ -16,6 +19,7 @@ pub(crate) mod option;
 mod typed;
 
 pub use crate::backend::MAX_STACK_BYTES;
+pub use arguments::Arguments;
 pub use descriptor::{ArgumentLayouts, FunctionDescriptor, Layouts};
 pub use handle::{DowncallHandle, Linker};
 pub use lookup::{LoadFlags, Symbol, SymbolLookup};

@@ -194,3 +194,14 @@ sysv_A16x4 sysv_a16x4_make(double x) {
 }
 /* The same struct by value (MEMORY class: a copy on the stack, 16-byte aligned by the caller). */
 double sysv_a16x4_sum(sysv_A16x4 s) { return s.a + 10 * s.b + 100 * s.c + 1000 * s.d; }
+
+/* ---- eight scalar arguments: stack arguments past six integers, all eight vector registers ---- */
+int64_t sysv_add8(int64_t a, int64_t b, int64_t c, int64_t d, int64_t e, int64_t f, int64_t g, int64_t h) {
+    return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f + 7 * g + 8 * h;
+}
+double sysv_sum8d(double a, double b, double c, double d, double e, double f, double g, double h) {
+    return a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f + 7 * g + 8 * h;
+}
+double sysv_mix7i1d(int64_t a, int64_t b, int64_t c, int64_t d, int64_t e, int64_t f, int32_t g, double x) {
+    return (double)(a + 2 * b + 3 * c + 4 * d + 5 * e + 6 * f + 7 * g) + x;
+}

@@ -93,6 +93,7 @@ executor_items! {
 
     pub(crate) mod executor;
     mod frame;
+    pub(crate) mod slots;
     pub(crate) mod trampoline;
     pub(crate) mod upcall_entry;
     #[cfg(test)]

@@ -66,7 +66,7 @@ use super::stub::{ArgCheck, RawFn, Stub, ValuesFn};
 use super::CallFrame;
 use crate::abi::CallPlan;
 use crate::backend::by_reference::{self, EntryArgs, StubEntries};
-use crate::backend::{ArgKind, RetKind};
+use crate::backend::{ArgKind, RetKind, Slots, SlotsPath};
 use crate::error::Result;
 use crate::value::Value;
 
@@ -160,7 +160,51 @@ impl Executor {
             values: stub.values,
             _keep: stub,
         };
-        Ok(Executor::of_stub(entries, refs, copies, ret, capture))
+        let slots = super::slots::path_of(plan, args, ret, capture);
+        Ok(Executor::of_stub(entries, refs, copies, ret, capture).with_slots(slots))
+    }
+
+    /// The `linker::Arguments` fast path ([`super::slots`]): `Int` or `Float` for a handle
+    /// without capture, not variadic, of at most four scalar arguments and a non-bool scalar
+    /// or void return (with a stub: the trampoline test hook has none), else `None`.
+    #[inline(always)]
+    pub(crate) fn slots_path(&self) -> SlotsPath {
+        self.slots_choice()
+    }
+
+    /// The slots fast path of an integer or void return: the registers loaded from `slots` in
+    /// Rust and the target called ([`super::slots::call`]); returns rax.
+    ///
+    /// # Safety
+    /// [`Executor::slots_path`] is `Int`; `kinds` is the descriptor's kind word
+    /// (`linker::arguments`) and `slots` holds one 8-byte slot per descriptor argument with a
+    /// value of its kind in its low bytes; the callee's contract is the caller's.
+    #[inline(always)]
+    pub(crate) unsafe fn call_slots_int(
+        &self,
+        kinds: u64,
+        slots: &Slots,
+        target: *const c_void,
+    ) -> u64 {
+        // SAFETY: the slots of every argument `kinds` names are initialised; the handle's plan
+        // is the kinds' (at most four scalars, in registers), not variadic, with an integer or
+        // void return (caller, `slots_path`).
+        unsafe { super::slots::call(kinds, slots, target, false) }
+    }
+
+    /// As [`Executor::call_slots_int`] for a float return: xmm0's low 64 bits.
+    ///
+    /// # Safety
+    /// As [`Executor::call_slots_int`], with [`Executor::slots_path`] `Float`.
+    #[inline(always)]
+    pub(crate) unsafe fn call_slots_float(
+        &self,
+        kinds: u64,
+        slots: &Slots,
+        target: *const c_void,
+    ) -> u64 {
+        // SAFETY: as in `call_slots_int`; the result is in xmm0.
+        unsafe { super::slots::call(kinds, slots, target, true) }
     }
 
     /// No image entries on this backend.

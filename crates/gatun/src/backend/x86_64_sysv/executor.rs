@@ -21,10 +21,11 @@ use std::sync::Arc;
 
 use super::entry::CheckedEntry;
 use super::image::ImageEntry;
+use super::slots::{DirectRegisters, SlotsEntry};
 use super::stub::{ArgCheck, Stub, StubFn};
 use super::{CallFrame, StackArgs};
 use crate::abi::{CallPlan, Location, Register, ReturnPlan};
-use crate::backend::{ArgKind, ArgSource, RetKind};
+use crate::backend::{ArgKind, ArgSource, RetKind, Slots, SlotsPath};
 use crate::error::Result;
 use crate::layout::ScalarKind;
 use crate::value::Value;
@@ -35,6 +36,9 @@ pub(crate) struct StubEntry {
     raw: StubFn,
     values: CheckedEntry,
     image: Option<CheckedEntry>,
+    /// The slots entry (`linker::Arguments`), or the target itself for a function of no
+    /// arguments on the `Int` path.
+    slots: Option<SlotsEntry>,
     _keep: Arc<Stub>,
 }
 
@@ -86,6 +90,7 @@ fn compiled_stub(plan: &CallPlan, args: &[ArgKind], capture: bool) -> Option<Stu
         raw: stub.raw,
         values: stub.values,
         image: stub.image,
+        slots: stub.slots,
         _keep: stub,
     })
 }
@@ -114,7 +119,7 @@ impl Executor {
             return Ok(Executor::Interpreted);
         };
         let ret_in_xmm = matches!(plan.ret, ReturnPlan::Scalar(Register::Vector(_)));
-        let c = Compiled { stub, ret_in_xmm };
+        let mut c = Compiled { stub, ret_in_xmm };
         Ok(match (capture, ret) {
             (false, RetKind::Scalar(ScalarKind::Bool)) => Executor::Plain(c),
             (false, RetKind::Void | RetKind::Scalar(_))
@@ -129,9 +134,11 @@ impl Executor {
                 // SAFETY: `target` is non-null (checked just above; the linker rejects null
                 // symbols) and is a function linked as taking no arguments; see
                 // `Executor::Int`.
-                let entry = unsafe {
-                    CheckedEntry::new(std::ptr::NonNull::new_unchecked(target.cast_mut().cast()))
-                };
+                let code = unsafe { std::ptr::NonNull::new_unchecked(target.cast_mut().cast()) };
+                // SAFETY: as above: it reads no parameter, so it is its own slots entry too.
+                c.stub.slots = Some(unsafe { SlotsEntry::new(code) });
+                // SAFETY: as above.
+                let entry = unsafe { CheckedEntry::new(code) };
                 Executor::Int(c, entry)
             }
             (false, RetKind::Void | RetKind::Scalar(_)) if ret_in_xmm => {
@@ -253,6 +260,84 @@ impl Executor {
         };
         // SAFETY: as in `call_int`; the result is a float, in xmm0.
         unsafe { entry.call_plain_float(args, target) }
+    }
+
+    /// Which slots fast path (`linker::Arguments`) calls take: `Int` for the `Int` executor,
+    /// `Float` for the `Float` one, when the stub has a slots entry (every argument a scalar);
+    /// else `None`.
+    pub(crate) fn slots_path(&self) -> SlotsPath {
+        match self {
+            Executor::Int(c, _) if c.stub.slots.is_some() => SlotsPath::Int,
+            Executor::Float(c, _) if c.stub.slots.is_some() => SlotsPath::Float,
+            _ => SlotsPath::None,
+        }
+    }
+
+    /// The slots fast path of an integer or void return: rax. Arguments that fit the
+    /// registers (at most six integer-class, at most eight floats) are passed straight from
+    /// Rust ([`DirectRegisters`]: with a constant `kinds`, the registers are loaded from the
+    /// caller's values and the target called, no stub); others (stack arguments) go through
+    /// the stub's slots entry.
+    ///
+    /// # Safety
+    /// [`Executor::slots_path`] is `Int`; `kinds` is the descriptor's kind word
+    /// (`linker::arguments`) and `slots` holds one 8-byte slot per descriptor argument with a
+    /// value of its kind in its low bytes; the callee's contract is the caller's.
+    #[inline(always)]
+    pub(crate) unsafe fn call_slots_int(
+        &self,
+        kinds: u64,
+        slots: &Slots,
+        target: *const c_void,
+    ) -> u64 {
+        let Executor::Int(Compiled {
+            stub: StubEntry {
+                slots: Some(entry), ..
+            },
+            ..
+        }, _) = self
+        else {
+            // SAFETY: `slots_path` is `Int` only for this shape (caller).
+            unsafe { std::hint::unreachable_unchecked() }
+        };
+        // SAFETY: the slots of every argument `kinds` names are initialised (caller).
+        match unsafe { DirectRegisters::of(kinds, slots) } {
+            // SAFETY: the handle's plan is the kinds' (caller), not variadic (no slots entry
+            // otherwise), and returns in rax.
+            Some(regs) => unsafe { regs.call(target, false) },
+            // SAFETY: the caller's contract; no capture, no return destination.
+            None => unsafe { entry.call_int(slots.as_ptr().cast(), target) },
+        }
+    }
+
+    /// As [`Executor::call_slots_int`] for a float return: xmm0's low 64 bits.
+    ///
+    /// # Safety
+    /// As [`Executor::call_slots_int`], with [`Executor::slots_path`] `Float`.
+    #[inline(always)]
+    pub(crate) unsafe fn call_slots_float(
+        &self,
+        kinds: u64,
+        slots: &Slots,
+        target: *const c_void,
+    ) -> u64 {
+        let Executor::Float(Compiled {
+            stub: StubEntry {
+                slots: Some(entry), ..
+            },
+            ..
+        }, _) = self
+        else {
+            // SAFETY: `slots_path` is `Float` only for this shape (caller).
+            unsafe { std::hint::unreachable_unchecked() }
+        };
+        // SAFETY: as in `call_slots_int`.
+        match unsafe { DirectRegisters::of(kinds, slots) } {
+            // SAFETY: as in `call_slots_int`; the result is in xmm0.
+            Some(regs) => unsafe { regs.call(target, true) },
+            // SAFETY: the caller's contract; the slots entry leaves a float result in xmm0.
+            None => unsafe { entry.call_float(slots.as_ptr().cast(), target) },
+        }
     }
 
     /// The image entry of a register-returned struct without capture, if the handle has one.

@@ -24,6 +24,7 @@ executor_items! {
     pub(crate) mod executor;
     mod frame;
     pub(crate) mod image;
+    pub(crate) mod slots;
     pub(crate) mod stub;
     pub(crate) mod trampoline;
     pub(crate) mod upcall_entry;

@@ -20,6 +20,11 @@
 //! - **raw entry** (`invoke_raw`, typed calls): `args` is an array of pointers, `args[i]`
 //!   pointing to argument `i`'s bytes in its layout's representation. No checks; an ordinary
 //!   `extern "C"` function ([`StubFn`]).
+//! - **slots entry** (`linker::Arguments`, only for scalar signatures without capture, not
+//!   variadic:
+//!   [`has_slots_entry`]): `args` points to untagged 8-byte slots, argument `i` at `args + 8 *
+//!   i`; no checks (the caller compared a kind string first); an ordinary SysV function
+//!   (`super::slots`).
 //! - **image entry** (only for a struct/union returned in registers, no capture, no stack
 //!   arguments: [`has_image_entry`]): the value entry's checks and the tail body. The target
 //!   returns its rax/rdx/xmm0/xmm1 straight to the stub's caller, which picks the struct's
@@ -69,6 +74,7 @@ use crate::backend::stub_cache::{self, StubCache, StubKey};
 use crate::backend::x86_64_encode::{self as encode, Asm, RAX, RCX, RDI, RDX, RSI, RSP, R10, R11, R8, R9, XMM14, XMM15};
 use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan};
 use crate::backend::x86_64_sysv::entry::CheckedEntry;
+use crate::backend::x86_64_sysv::slots::SlotsEntry;
 use crate::code::ExecutableCode;
 use crate::error::Result;
 
@@ -95,6 +101,9 @@ pub(crate) use crate::backend::{segment_tag, ArgCheck};
 enum Mode {
     Values,
     Raw,
+    /// The slots entry: `args` points to untagged 8-byte slots, argument `i`'s bytes at
+    /// `args + 8 * i` (scalar signatures only, see [`has_slots_entry`]).
+    Slots,
 }
 
 /// SysV integer argument registers in order.
@@ -123,6 +132,15 @@ fn arg_source(a: &mut Asm, mode: Mode, args: u8, i: usize, check: ArgCheck) -> (
             a.load_zx(R10, args, 8 * i as i32, 8);
             (R10, 0)
         }
+        Mode::Slots => match check {
+            ArgCheck::Scalar(_) => (args, 8 * i as i32),
+            // Never emitted (`has_slots_entry`); a slot holding a group's address would be
+            // read through it.
+            ArgCheck::Group(_) => {
+                a.load_zx(R10, args, 8 * i as i32, 8);
+                (R10, 0)
+            }
+        },
         Mode::Values => {
             let slot = VALUE_STRIDE * i as i32;
             match check {
@@ -360,11 +378,12 @@ fn compile_leaf_body(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], mode: Mo
 fn compile_entry(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], capture: bool, mode: Mode) {
     let fails = match mode {
         Mode::Values => emit_checks(a, checks),
-        Mode::Raw => Vec::new(),
+        Mode::Raw | Mode::Slots => Vec::new(),
     };
-    // The value entry also tail-jumps for a float return (its callers read xmm0, see
-    // `super::entry`); the raw entry's callers read rax, so it keeps the leaf's `movq rax, xmm0`.
-    let float_tail = mode == Mode::Values
+    // The value and slots entries also tail-jump for a float return (their callers read xmm0,
+    // see `super::entry` and `super::slots`); the raw entry's callers read rax, so it keeps the
+    // leaf's `movq rax, xmm0`.
+    let float_tail = mode != Mode::Raw
         && matches!(plan.ret, ReturnPlan::Scalar(Register::Vector(_)))
         && tail_arguments(plan);
     if !capture && (is_tail(plan) || float_tail || is_memory_tail(plan)) {
@@ -384,6 +403,8 @@ pub(crate) struct StubCode {
     pub value_entry: usize,
     /// Offset of the image entry ([`has_image_entry`]), if the plan has one.
     pub image_entry: Option<usize>,
+    /// Offset of the slots entry ([`has_slots_entry`]), if the plan has one.
+    pub slots_entry: Option<usize>,
 }
 
 /// Compiles the stub of `plan` (`checks[i]` describes argument `i` for the value entry's
@@ -409,11 +430,33 @@ pub(crate) fn compile(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> St
         emit_fail_path(&mut a, fails);
         entry
     });
+    let slots_entry = has_slots_entry(plan, checks, capture).then(|| {
+        while a.buf.len() % 16 != 0 {
+            a.byte(0xCC);
+        }
+        let entry = a.buf.len();
+        compile_entry(&mut a, plan, checks, capture, Mode::Slots);
+        entry
+    });
     StubCode {
         bytes: a.buf,
         value_entry,
         image_entry,
+        slots_entry,
     }
+}
+
+/// Whether a stub gets the **slots entry** (`linker::Arguments`): no capture, not variadic,
+/// every argument a scalar, a scalar or void return. It is the value entry without the checks (the caller
+/// compared the arguments' kinds with the descriptor's before calling) reading argument `i`
+/// from the 8-byte slot at `args + 8 * i`; an ordinary SysV function of `(args, _, _,
+/// target)` returning rax, or xmm0 for a float return (it tail-jumps where the value entry
+/// does).
+pub(crate) fn has_slots_entry(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> bool {
+    !capture
+        && !plan.is_variadic()
+        && checks.iter().all(|c| matches!(c, ArgCheck::Scalar(_)))
+        && matches!(plan.ret, ReturnPlan::Void | ReturnPlan::Scalar(_))
 }
 
 /// Whether a stub gets the **image entry**: a struct or union returned in registers
@@ -443,6 +486,8 @@ pub(crate) struct Stub {
     /// registers come back to the caller unchanged and `ret` is not used (called through
     /// `backend::x86_64_sysv::image`).
     pub image: Option<CheckedEntry>,
+    /// The slots entry ([`has_slots_entry`]; called through `super::slots`).
+    pub slots: Option<SlotsEntry>,
 }
 
 impl Stub {
@@ -500,6 +545,11 @@ fn build_keyed(
         unsafe { CheckedEntry::new(NonNull::new_unchecked(exec.entry().add(offset).cast_mut())) }
     };
     let (values, image) = (checked(code.value_entry), code.image_entry.map(checked));
+    let slots = code.slots_entry.map(|offset| {
+        // SAFETY: `offset` is the start of the slots entry emitted above inside `exec`, which
+        // the returned `Stub` owns; code's address is never null.
+        unsafe { SlotsEntry::new(NonNull::new_unchecked(exec.entry().add(offset).cast_mut())) }
+    });
     // SAFETY: offset 0 is the raw entry, a complete function with the `StubFn` signature,
     // emitted above inside `exec`.
     let raw = unsafe { std::mem::transmute::<*const u8, StubFn>(exec.entry()) };
@@ -509,6 +559,7 @@ fn build_keyed(
         raw,
         values,
         image,
+        slots,
     })
 }
 

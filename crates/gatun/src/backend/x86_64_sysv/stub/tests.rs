@@ -53,7 +53,10 @@ fn entries(d: &FD, fv: Option<usize>, capture: bool) -> (Vec<String>, Vec<String
         .into_iter()
         .filter(|s| s != "int3")
         .collect();
-    let end = code.image_entry.unwrap_or(code.bytes.len());
+    let end = code
+        .image_entry
+        .or(code.slots_entry)
+        .unwrap_or(code.bytes.len());
     let val = disasm(&code.bytes[code.value_entry..end])
         .into_iter()
         .filter(|s| s != "int3")
@@ -139,6 +142,48 @@ fn integer_signature_tail_jumps() {
             "jmp r11",
         ]
     );
+}
+
+#[test]
+fn slots_entry_reads_untagged_slots_without_checks() {
+    // the value entry's body with argument i at [rdi + 8i] and no checks; a float result
+    // tail-jumps (its callers read xmm0)
+    let d = FD::of(V::F64, [V::F64, V::F32, V::I32]);
+    let p = plan(&d, None).unwrap();
+    let code = compile(&p, &checks(&d), false);
+    let at = code.slots_entry.expect("a scalar signature has a slots entry");
+    let body: Vec<String> = disasm(&code.bytes[at..])
+        .into_iter()
+        .filter(|s| s != "int3")
+        .collect();
+    assert_eq!(
+        body,
+        [
+            "mov r11, rcx",
+            "movq xmm0, qword ptr [rdi]",
+            "movd xmm1, dword ptr [rdi+0x8]",
+            "movsxd rdi, dword ptr [rdi+0x10]",
+            "jmp r11",
+        ]
+    );
+    // stack arguments: the leaf frame, reading the slots
+    let d = FD::of(V::I64, [V::I64; 8]);
+    let p = plan(&d, None).unwrap();
+    let code = compile(&p, &checks(&d), false);
+    let body = disasm(&code.bytes[code.slots_entry.unwrap()..]).join("; ");
+    assert!(body.contains("qword ptr [rdi+0x38]"), "{body}");
+    assert!(!body.contains("cmp byte ptr"), "{body}");
+    // none with capture, variadic, a struct argument or a struct return
+    let st = MemoryLayout::c_struct([MemoryLayout::from(V::I64)]).unwrap();
+    for (d, fv, capture) in [
+        (FD::of(V::I32, [V::I32]), None, true),
+        (FD::of(V::I32, [V::I32, V::I32]), Some(1), false),
+        (FD::of(V::I32, [st.clone()]), None, false),
+        (FD::of(st.clone(), [V::I32]), None, false),
+    ] {
+        let p = plan(&d, fv).unwrap();
+        assert_eq!(compile(&p, &checks(&d), capture).slots_entry, None, "{d}");
+    }
 }
 
 #[test]
