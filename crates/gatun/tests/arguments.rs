@@ -216,6 +216,12 @@ fn wrong_kinds_and_counts_are_typed_errors_before_the_call() {
             matches!(&err, Error::ValueMismatch { position, .. } if position == "argument 2"),
             "{err}"
         );
+        assert!(
+            err.to_string().contains(
+                "expected at most 1 argument (the capacity of Arguments<1>), found 2 pushed"
+            ),
+            "{err}"
+        );
         // `Void` is no argument
         let mut a = Arguments::<2>::new();
         a.i32(1).value(Value::Void);

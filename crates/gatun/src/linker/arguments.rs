@@ -391,8 +391,11 @@ impl<'a, const N: usize> Arguments<'a, N> {
         if self.len > N {
             return Err(Error::ValueMismatch {
                 position: format!("argument {}", N + 1),
-                expected: format!("at most {N} arguments (the capacity of Arguments<{N}>)"),
-                found: format!("{} arguments", self.len),
+                expected: format!(
+                    "at most {N} argument{} (the capacity of Arguments<{N}>)",
+                    if N == 1 { "" } else { "s" }
+                ),
+                found: format!("{} pushed", self.len),
             });
         }
         let mut values = [Value::Void; N];
