@@ -172,8 +172,8 @@ impl Executor {
         self.slots_choice()
     }
 
-    /// The slots fast path of an integer or void return: the registers loaded from `slots` in
-    /// Rust and the target called ([`super::slots::call`]); returns rax.
+    /// The slots fast path of an integer or void return: the target called with `slots` in the
+    /// argument registers through the slots helper ([`super::slots::call`]); returns rax.
     ///
     /// # Safety
     /// [`Executor::slots_path`] is `Int`; `kinds` is the descriptor's kind word
