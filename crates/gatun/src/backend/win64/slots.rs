@@ -1,8 +1,8 @@
 //! The `linker::Arguments` fast path on x86-64 Windows: a call of at most four scalar
-//! arguments, not variadic, made without a stub through `gatun_win64_slots`, a small
+//! arguments, not variadic, made without a stub through the slots helper, a small
 //! `global_asm!` function that Rust calls as an ordinary `extern "C"` (on x86-64 Windows the
 //! Microsoft x64 convention) function of the four slots (rcx, rdx, r8, r9) and the target (the
-//! fifth argument, in the caller's stack slot at 40 bytes above its return address). The
+//! fifth argument, at `[rsp + 40]` on entry, above the caller's home area). The
 //! convention gives argument `i < 4` the `i`-th of rcx, rdx, r8, r9 if it is an integer,
 //! pointer or bool, or xmm`i` if it is a float; the helper copies rcx..r9 into xmm0..xmm3, so
 //! each slot is in both (as for a variadic call), only the count matters and the callee reads
@@ -11,22 +11,23 @@
 //! returns with rax and xmm0 as the target left them: the label `gatun_win64_slots_int` is
 //! declared to return rax, `gatun_win64_slots_float` (the same address) xmm0, so neither
 //! declaration clashes with the other. The slots hold small integers extended to 64 bits and
-//! a `float`'s bits in the low 32 bits; a slot past the argument count is passed as 0.
+//! a `float`'s bits in the low 32 bits; the slots past the argument count are passed as they
+//! are (possibly uninitialised: the callee does not read those registers).
 //!
 //! The helper carries SEH unwind directives (`.seh_proc`, `.seh_stackalloc 40`,
 //! `.seh_endprologue`, `.seh_endproc`), from which the assembler emits its `.pdata`/`.xdata`,
 //! so stack walks from inside the callee (exceptions, debuggers, `RtlVirtualUnwind`,
 //! `RtlCaptureStackBackTrace`) pass through it into the Rust caller. The Rust side has no
-//! inline assembly: the call is an ordinary call, after which the compiler restores only the
-//! registers the convention lets a callee clobber (xmm6-xmm15 are callee-saved and the helper
-//! and the target keep them).
+//! inline assembly: the call is an ordinary call, across which the compiler keeps values only
+//! in registers the convention makes callee-saved, so it saves no xmm6-xmm15 for it (the
+//! helper leaves them alone and the target preserves them).
 //!
 //! # Invariants
-//! - `gatun_win64_slots` is a Microsoft x64 function: entered with rsp 8 mod 16, it moves rsp
-//!   down by exactly the 40 bytes its unwind data records before the `call` (so rsp is 16-byte
-//!   aligned there, with the home area at `[rsp, rsp + 32)`), changes no callee-saved
-//!   register, and restores rsp before `ret`; it writes no memory but the return address the
-//!   `call` pushes.
+//! - The helper (`gatun_win64_slots_int`, the same code as `gatun_win64_slots_float`) is a
+//!   Microsoft x64 function: entered with rsp 8 mod 16, it moves rsp down by exactly the 40
+//!   bytes its unwind data records before the `call` (so rsp is 16-byte aligned there, with
+//!   the home area at `[rsp, rsp + 32)`), changes no callee-saved register, and restores rsp
+//!   before `ret`; it writes no memory but the return address the `call` pushes.
 //! - [`path_of`] gives a path only to signatures this module can call: no capture, not
 //!   variadic, at most four arguments, all scalars, a non-bool scalar or void return.
 
@@ -56,24 +57,27 @@ std::arch::global_asm!(
     "sub rsp, 40",
     ".seh_stackalloc 40",
     ".seh_endprologue",
-    // the fifth argument: 40 bytes above the return address, now 40 higher
-    "mov rax, qword ptr [rsp + 80]",
     "movq xmm0, rcx",
     "movq xmm1, rdx",
     "movq xmm2, r8",
     "movq xmm3, r9",
-    "call rax",
+    // the fifth argument: 40 bytes above the return address, now 40 higher
+    "call qword ptr [rsp + 80]",
     "add rsp, 40",
     "ret",
     ".seh_endproc",
 );
 
+/// One argument register's value: a slot, possibly uninitialised past the argument count
+/// (the target does not read those registers; the helper only copies them).
+type Reg = std::mem::MaybeUninit<u64>;
+
 extern "C" {
     /// Calls `target` with rcx, rdx, r8, r9 = `a`..`d` and xmm0..xmm3 = the same bits;
     /// returns the target's rax (see the module documentation).
-    fn gatun_win64_slots_int(a: u64, b: u64, c: u64, d: u64, target: *const c_void) -> u64;
+    fn gatun_win64_slots_int(a: Reg, b: Reg, c: Reg, d: Reg, target: *const c_void) -> u64;
     /// As `gatun_win64_slots_int`, returning the target's xmm0 (its low 64 bits).
-    fn gatun_win64_slots_float(a: u64, b: u64, c: u64, d: u64, target: *const c_void) -> f64;
+    fn gatun_win64_slots_float(a: Reg, b: Reg, c: Reg, d: Reg, target: *const c_void) -> f64;
 }
 
 /// The slots path of a signature (see the module documentation).
@@ -89,28 +93,23 @@ pub(crate) fn path_of(plan: &CallPlan, args: &[ArgKind], ret: RetKind, capture: 
     }
 }
 
-/// Calls `target` with the arguments of kind word `kinds` (`linker::arguments`; at most four)
-/// from `slots` through `gatun_win64_slots`; returns rax (`xmm0 = false`) or xmm0's low 64
-/// bits. With a constant `kinds` the count folds away: the slots past it are constant zeros.
+/// Calls `target` with the first four of `slots` through `gatun_win64_slots`; returns rax
+/// (`xmm0 = false`) or xmm0's low 64 bits. The slots are passed as they are: those past the
+/// target's arguments may be uninitialised, so no count is computed and nothing is zeroed.
 ///
 /// # Safety
-/// `slots[i]` is initialised for every non-zero kind byte `i` of `kinds`; `target` is a
-/// function, not variadic, of exactly those arguments, returning in rax (`xmm0 = false`: an
-/// integer, a pointer or nothing) or xmm0; its contract is the caller's.
+/// `slots[i]` holds argument `i` of `target`, a function, not variadic, of at most four
+/// scalar arguments, returning in rax (`xmm0 = false`: an integer, a pointer or nothing) or
+/// xmm0; its contract is the caller's.
 #[inline(always)]
-pub(crate) unsafe fn call(kinds: u64, slots: &Slots, target: *const c_void, xmm0: bool) -> u64 {
-    let n = (0..4).take_while(|i| (kinds >> (8 * i)) as u8 != 0).count();
-    let mut s = [0u64; 4];
-    for (i, v) in s.iter_mut().enumerate().take(n) {
-        // SAFETY: kind byte `i` is not zero (caller).
-        *v = unsafe { slots[i].assume_init() };
-    }
-    let [a, b, c, d] = s;
+pub(crate) unsafe fn call(slots: &Slots, target: *const c_void, xmm0: bool) -> u64 {
+    let [a, b, c, d] = [slots[0], slots[1], slots[2], slots[3]];
     if xmm0 {
         // SAFETY: a Microsoft x64 call of the helper (module invariants), which calls `target`
         // with its arguments in the registers of both classes and its home area; the target
-        // returns in xmm0 and reads only the registers of its (at most four) parameters
-        // (caller); it may read and write memory as its contract allows.
+        // returns in xmm0 and reads only the registers of its (at most four) parameters, which
+        // hold initialised slots (caller); it may read and write memory as its contract
+        // allows.
         unsafe { gatun_win64_slots_float(a, b, c, d, target) }.to_bits()
     } else {
         // SAFETY: as above; the target returns in rax or returns nothing.
