@@ -172,24 +172,25 @@ impl Executor {
         self.slots_choice()
     }
 
-    /// The slots fast path of an integer or void return: the registers loaded from `slots` in
-    /// Rust and the target called ([`super::slots::call`]); returns rax.
+    /// The slots fast path of an integer or void return: the target called with `slots` in the
+    /// argument registers through the slots helper ([`super::slots::call`]); returns rax.
     ///
     /// # Safety
-    /// [`Executor::slots_path`] is `Int`; `kinds` is the descriptor's kind word
-    /// (`linker::arguments`) and `slots` holds one 8-byte slot per descriptor argument with a
-    /// value of its kind in its low bytes; the callee's contract is the caller's.
+    /// [`Executor::slots_path`] is `Int`; `_kinds` is the descriptor's kind word
+    /// (`linker::arguments`; not needed here: the four slots are passed whatever the count)
+    /// and `slots` holds one 8-byte slot per descriptor argument with a value of its kind in
+    /// its low bytes; the callee's contract is the caller's.
     #[inline(always)]
     pub(crate) unsafe fn call_slots_int(
         &self,
-        kinds: u64,
+        _kinds: u64,
         slots: &Slots,
         target: *const c_void,
     ) -> u64 {
-        // SAFETY: the slots of every argument `kinds` names are initialised; the handle's plan
+        // SAFETY: the slot of every descriptor argument is initialised; the handle's plan
         // is the kinds' (at most four scalars, in registers), not variadic, with an integer or
         // void return (caller, `slots_path`).
-        unsafe { super::slots::call(kinds, slots, target, false) }
+        unsafe { super::slots::call(slots, target, false) }
     }
 
     /// As [`Executor::call_slots_int`] for a float return: xmm0's low 64 bits.
@@ -199,12 +200,12 @@ impl Executor {
     #[inline(always)]
     pub(crate) unsafe fn call_slots_float(
         &self,
-        kinds: u64,
+        _kinds: u64,
         slots: &Slots,
         target: *const c_void,
     ) -> u64 {
         // SAFETY: as in `call_slots_int`; the result is in xmm0.
-        unsafe { super::slots::call(kinds, slots, target, true) }
+        unsafe { super::slots::call(slots, target, true) }
     }
 
     /// No image entries on this backend.

@@ -3,9 +3,10 @@
 //! compiled and tested on every host), and on x86-64 Windows — where this is
 //! `backend::native` — the executor: the hand-written trampoline (`trampoline`) with the Rust
 //! code that fills its call frame (`frame`), the by-reference copies and the hidden return
-//! pointer (`executor`), and the upcall entry (`upcall_entry`).
+//! pointer (`executor`), the upcall entry (`upcall_entry`) and the `linker::Arguments` direct
+//! call (`slots`).
 //!
-//! Both `global_asm!` functions carry SEH unwind directives (`.seh_proc` ... `.seh_endproc`),
+//! The three `global_asm!` functions (the trampoline, the upcall entry, the slots helper) carry SEH unwind directives (`.seh_proc` ... `.seh_endproc`),
 //! from which the assembler emits their `.pdata`/`.xdata` entries, so Windows stack walks
 //! (exceptions, debuggers, `RtlVirtualUnwind`) pass through them.
 //!
