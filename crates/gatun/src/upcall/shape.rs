@@ -777,6 +777,9 @@ mod tests {
         let mut r = Rng(0x9E37_79B9_7F4A_7C15);
         let mut taken = [0; RET_VV as usize + 1];
         let mut other = 0;
+        // The segment the odd cases return (one case at a time uses it), freed at the end.
+        let mut result_buffer = Box::new([0u8; 16]);
+        let buffer = result_buffer.as_mut_ptr() as usize;
         for case in 0..1500 {
             let args: Vec<MemoryLayout> = (0..r.below(9)).map(|_| layout(&mut r)).collect();
             let d = match r.below(3) {
@@ -786,8 +789,6 @@ mod tests {
             // The closure's result: derived from what it saw, returned as a value, written
             // into the return segment, or (odd cases) returned as a segment of its own.
             let log = Arc::new(Mutex::new(Vec::new()));
-            let buffer: &'static mut [u8; 16] = Box::leak(Box::new([0u8; 16]));
-            let buffer = buffer.as_mut_ptr() as usize;
             let make = |log: Arc<Mutex<Vec<Vec<String>>>>| -> Box<Closure<'static>> {
                 Box::new(move |a: &UpcallArgs<'_>| {
                     let s = seen(a);
@@ -807,7 +808,8 @@ mod tests {
                                 Value::Void
                             } else {
                                 let p = buffer as *mut u8;
-                                // SAFETY: the leaked 16-byte buffer, used by this case only.
+                                // SAFETY: the 16-byte `result_buffer`, alive for the whole
+                                // test and used by one closure call at a time.
                                 unsafe {
                                     p.copy_from_nonoverlapping(bytes.as_ptr(), ret.byte_size());
                                     Value::Segment(MemorySegment::from_raw_parts(p, 16))
@@ -853,5 +855,6 @@ mod tests {
         assert!(taken.iter().all(|&n| n >= 10), "{taken:?}");
         assert!(taken.iter().sum::<i32>() >= 400, "{taken:?}");
         assert!(other >= 10, "{other}");
+        drop(result_buffer);
     }
 }
