@@ -702,6 +702,8 @@ fn upcall_abort_child() {
             &FD::of(ii.clone(), [V::ADDRESS.into(), ii, V::I32.into()]),
         );
         let s = arena.allocate(16, 8).unwrap();
+        // SAFETY: upcall_call_upcall_II(cb, s, k) calls the live stub of type II (*)(II, int)
+        // with a 16-byte struct argument; the process is expected to abort inside.
         let _ = unsafe {
             call.invoke_into(&arena, &[stub.as_value(), Value::Segment(s), Value::I32(1)])
         };
@@ -715,6 +717,8 @@ fn upcall_abort_child() {
             "upcall_call_i8_on_thread",
             &FD::of(V::I32, [V::ADDRESS, V::I8]),
         );
+        // SAFETY: upcall_call_i8_on_thread(cb, x) calls the live stub of type int8_t (*)(int8_t)
+        // on a new thread and joins it; the process is expected to abort inside.
         let _ = unsafe { on_thread.invoke(&[stub.as_value(), Value::I8(1)]) };
         unreachable!("the confined upcall must have aborted the process");
     }
@@ -730,6 +734,8 @@ fn upcall_abort_child() {
         )
         .unwrap();
     let call_i8 = link("upcall_call_i8", &FD::of(V::I32, [V::ADDRESS, V::I8]));
+    // SAFETY: upcall_call_i8(cb, x) calls the live stub of type int8_t (*)(int8_t); the process
+    // is expected to abort inside.
     let _ = unsafe { call_i8.invoke(&[stub.as_value(), Value::I8(1)]) };
     unreachable!("the upcall must have aborted the process");
 }
@@ -852,4 +858,53 @@ fn a_confined_stub_called_on_another_thread_aborts() {
 #[cfg(unix)]
 fn libc_sigabrt() -> i32 {
     6
+}
+
+/// A struct `{ long; 8 bytes of padding }` passes its second eightbyte in no register under
+/// x86-64 System V (it is padding only), so a C caller passes it like a lone `long`: the
+/// closure sees zeros in bytes 8..16, on every upcall path (register shape, confined register
+/// copy, general with stack arguments), and the next argument is intact.
+#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[test]
+fn a_padding_only_eightbyte_reads_as_zero_and_leaves_the_next_argument_intact() {
+    let low =
+        MemoryLayout::c_struct([V::I64.into(), MemoryLayout::padding_layout(8).unwrap()]).unwrap();
+    let arena = Arena::confined();
+    fn closure<'a>(a: &UpcallArgs<'a>) -> gatun::Result<Value<'a>> {
+        let s = a.segment(0)?;
+        let mut expected = [0u8; 16];
+        expected[..8].copy_from_slice(&0x0101_0101_0101_0101i64.to_le_bytes());
+        // (A panic here would abort the process: report a mismatch as the result instead.)
+        if s.to_vec() != expected {
+            return Ok(Value::I64(-1));
+        }
+        // Writes into the struct's bytes stay in its copy.
+        s.copy_from_slice(0, &[0xEE; 16])?;
+        let rest: i64 = (1..a.len()).map(|i| a.get::<i64>(i).unwrap()).sum();
+        Ok(Value::I64(rest))
+    }
+    let two = FD::of(V::I64, [low.clone(), V::I64.into()]);
+    let shape = Linker::native().upcall_stub(&two, closure, &arena).unwrap();
+    let confined = Linker::native()
+        .upcall_stub_confined(&two, closure, &arena)
+        .unwrap();
+    for stub in [&shape, &*confined] {
+        // SAFETY: the stub's C type is long (*)(struct low, long), which SysV passes as
+        // long (*)(long, long): the struct's one register, then the long.
+        let f: extern "C" fn(i64, i64) -> i64 = unsafe { std::mem::transmute(stub.address()) };
+        assert_eq!(
+            f(0x0101_0101_0101_0101, 0x0202_0202_0202_0202),
+            0x0202_0202_0202_0202
+        );
+    }
+    // Five longs in rsi..r9 and two on the stack: the general path.
+    let mut args = vec![low];
+    args.extend(std::iter::repeat_n(MemoryLayout::from(V::I64), 7));
+    let general = Linker::native()
+        .upcall_stub(&FD::of(V::I64, args), closure, &arena)
+        .unwrap();
+    type Eight = extern "C" fn(i64, i64, i64, i64, i64, i64, i64, i64) -> i64;
+    // SAFETY: as above, with seven longs after the struct.
+    let f: Eight = unsafe { std::mem::transmute(general.address()) };
+    assert_eq!(f(0x0101_0101_0101_0101, 1, 2, 3, 4, 5, 6, 7), 28);
 }

@@ -103,6 +103,13 @@ pub(super) fn slots_words(path: SlotsPath, args: &[ArgKind]) -> (u64, u64) {
 /// An `Arguments` is reusable ([`Arguments::clear`]) and `Copy`; not `Send`/`Sync` (it may hold
 /// segments, like `Value`). No method allocates.
 ///
+/// `N` is at most [`Arguments::MAX_CAPACITY`] (512), checked at compile time: a larger `N` is a
+/// build error where [`Arguments::new`] or `Default` is instantiated. No descriptor takes more
+/// arguments: beyond the argument registers (at most 16), every argument takes at least one
+/// 8-byte slot of the 2048-byte stack-argument limit, so a callable descriptor has at most 272.
+/// The bound keeps the list (and the `Value`s the checked path builds from it, 24 bytes each,
+/// on the stack) a few kilobytes at the most.
+///
 /// ```
 /// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
 /// use gatun::linker::SymbolLookup;
@@ -165,9 +172,20 @@ macro_rules! scalar_pushes {
 }
 
 impl<'a, const N: usize> Arguments<'a, N> {
+    /// The largest capacity `N` (see [`Arguments`]): more than any descriptor takes.
+    ///
+    /// ```
+    /// assert_eq!(gatun::Arguments::<8>::MAX_CAPACITY, 512);
+    /// ```
+    pub const MAX_CAPACITY: usize = 512;
+
     /// An empty list with room for `N` arguments. Costs nothing at run time beyond zeroing `N`
     /// kind bytes (which the compiler folds away when the list is built and used in one
     /// function).
+    ///
+    /// # Panics
+    /// Never at run time. `N` over [`Arguments::MAX_CAPACITY`] fails the build (a constant
+    /// evaluated where `new` is instantiated).
     ///
     /// ```
     /// let args = gatun::Arguments::<4>::new();
@@ -176,6 +194,12 @@ impl<'a, const N: usize> Arguments<'a, N> {
     /// ```
     #[inline(always)]
     pub fn new() -> Self {
+        const {
+            assert!(
+                N <= Arguments::<'static, 0>::MAX_CAPACITY,
+                "Arguments<N>: N is over Arguments::MAX_CAPACITY (512)"
+            )
+        };
         Arguments {
             slots: [MaybeUninit::uninit(); N],
             lens: [MaybeUninit::uninit(); N],
@@ -422,6 +446,9 @@ impl DowncallHandle {
     /// count is [`Error::ArgumentCount`]); [`Error::ValueMismatch`] if more arguments were
     /// pushed than the list holds. All before the call.
     ///
+    /// # Panics
+    /// Never: every failure is one of the errors above.
+    ///
     /// # Safety
     /// As [`DowncallHandle::invoke`]: the symbol must be a function of the linked type and the
     /// arguments must satisfy its contract.
@@ -475,6 +502,10 @@ impl DowncallHandle {
     }
 
     /// `invoke_arguments` past the slots path: the arguments as `Value`s through `invoke`.
+    ///
+    /// # Safety
+    /// As [`DowncallHandle::invoke`]: the symbol must be a function of the linked type and the
+    /// arguments must satisfy its contract.
     #[cold]
     #[inline(never)]
     unsafe fn invoke_arguments_slow<const N: usize>(
@@ -495,6 +526,9 @@ impl DowncallHandle {
     /// # Errors
     /// As [`DowncallHandle::invoke_into`]; [`Error::ValueMismatch`] if more arguments were
     /// pushed than the list holds. All before the call.
+    ///
+    /// # Panics
+    /// Never: every failure is one of the errors above.
     ///
     /// # Safety
     /// As [`DowncallHandle::invoke`].

@@ -70,8 +70,11 @@
 //!   stub's descriptor type (the caller's contract): every `Location::Stack(off)` of the plan
 //!   is then readable at `frame.stack + off`, and a MEMORY return's hidden pointer is writable
 //!   for the return layout's size.
-//! - Struct argument copies are written with exactly each move's `size` bytes at its `offset`
-//!   (inside the copy of the layout's size); register-return images are 32 bytes.
+//! - Struct argument copies are zeroed where no move writes (padding), then written with
+//!   exactly each move's `size` bytes at its `offset` (inside the copy of the layout's size):
+//!   every byte of a struct argument's segment is initialised. A register-returned struct's
+//!   image is zeroed, 32 bytes on the general and register paths (an AAPCS64 HFA of four
+//!   doubles) and 16 bytes on the shape path (SysV returns at most two eightbytes).
 //! - A context is `#[repr(C)]` with `shape_dispatch` first: the x86-64 System V shape entries
 //!   call the function pointer at the context's address, which is set only for signatures that
 //!   `shape::ShapePath::of` accepted on the native plan (every argument in the registers the
@@ -132,7 +135,9 @@ const _: () = {
     assert!(std::mem::offset_of!(UpcallFrame, ret_int) == 144);
     assert!(std::mem::offset_of!(UpcallFrame, ret_vector) == 160);
     assert!(std::mem::size_of::<UpcallFrame>() == 192);
-    // The x86-64 System V entry's integer path: 24-byte values, the flag at the context's start.
+    // The integer and shape dispatchers write `Value`s as 24-byte images (the tag word, the
+    // payload from offset 8); the x86-64 System V shape entries call the dispatcher whose
+    // address is the context's first word.
     assert!(std::mem::size_of::<Value<'static>>() == 24);
     assert!(std::mem::offset_of!(Context<'static>, shape_dispatch) == 0);
 };
@@ -387,6 +392,9 @@ struct RegisterPath {
     /// For a struct return: `size` bytes at `dst` of the result go to frame word `word` (a
     /// return register word); `dst` is the offset in the struct here.
     ret_moves: Box<[RegisterMove]>,
+    /// Whether some struct argument has bytes no move writes (padding): the copy buffer is
+    /// then zeroed before the moves, so the closure reads zeroes there.
+    padded: bool,
 }
 
 impl RegisterPath {
@@ -405,6 +413,7 @@ impl RegisterPath {
             _ => None,
         };
         let mut used = 0usize;
+        let mut padded = false;
         let mut moves = Vec::new();
         let mut out = Vec::with_capacity(args.len());
         for (kind, ap) in args.iter().zip(&plan.args) {
@@ -420,6 +429,10 @@ impl RegisterPath {
                     if used > REGISTER_COPY_BYTES || align > 16 {
                         return None;
                     }
+                    // The moves of one struct do not overlap: fewer bytes than its size leave
+                    // padding the moves do not write.
+                    let moved: usize = ap.moves.iter().map(|m| m.size as usize).sum();
+                    padded |= moved < size;
                     for m in &ap.moves {
                         if m.offset as usize + m.size as usize > size {
                             return None;
@@ -459,6 +472,7 @@ impl RegisterPath {
             args: out.into(),
             moves: moves.into(),
             ret_moves,
+            padded,
         })
     }
 }
@@ -1128,6 +1142,10 @@ unsafe fn dispatch_registers(
     let words = (frame as *mut UpcallFrame).cast::<u64>();
     let mut copies = RegisterCopies([MaybeUninit::uninit(); REGISTER_COPY_BYTES]);
     let base = copies.0.as_mut_ptr().cast::<u8>();
+    if regs.padded {
+        // SAFETY: the buffer has `REGISTER_COPY_BYTES` bytes.
+        unsafe { base.write_bytes(0, REGISTER_COPY_BYTES) };
+    }
     for m in regs.moves.iter() {
         // SAFETY: `m.word` is a register word of the frame and `m.dst + m.size` lies inside
         // the buffer (`RegisterPath::of`).
@@ -1149,8 +1167,8 @@ unsafe fn dispatch_registers(
                 write_scalar_value(slot.as_mut_ptr(), s, words.add(s.word as usize).read())
             },
             // SAFETY: the copy lies inside the buffer, which outlives the segment (the closure
-            // cannot keep it: `UpcallArgs`); its bytes were written by the moves above (struct
-            // padding between members may be unwritten, as in a C copy).
+            // cannot keep it: `UpcallArgs`); its bytes were written by the moves above, or
+            // zeroed before them (bytes no move writes: `padded`).
             RegisterArg::Group { offset, size } => {
                 slot.write(Value::Segment(unsafe {
                     MemorySegment::from_raw_parts(base.add(offset as usize), size as usize)
@@ -1250,6 +1268,10 @@ unsafe fn dispatch_general(ctx: &Context<'_>, frame: &mut UpcallFrame) -> Result
                 let copy = copies
                     .expect("a frame is pushed when there are struct arguments")
                     .allocate_uninit(size, align)?;
+                // Zeroed first: the moves need not write every byte (padding), and the
+                // linker stack's memory holds earlier frames' data.
+                // SAFETY: the copy is writable for `size` bytes.
+                unsafe { copy.as_ptr().write_bytes(0, size) };
                 for m in &ap.moves {
                     // SAFETY: the location is readable (caller's contract); the move lies
                     // inside the copy, which has the layout's size.

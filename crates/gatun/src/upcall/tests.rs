@@ -512,3 +512,90 @@ fn register_path_is_taken_by_register_structs_only_and_agrees_with_the_general_p
     assert_eq!(run(&fast).1[0], 2.5f64.to_bits());
     assert_eq!(run(&fast).0[0] as u32, 7);
 }
+
+/// `{ long; 8 bytes of padding }`: one eightbyte in a register, the second padding only.
+fn low_eightbyte_struct() -> MemoryLayout {
+    MemoryLayout::c_struct([V::I64.into(), MemoryLayout::padding_layout(8).unwrap()]).unwrap()
+}
+
+/// The bytes of every segment argument and the scalars' `Debug` text the closure sees.
+fn seen_bytes(a: &UpcallArgs<'_>) -> Vec<String> {
+    a.iter()
+        .map(|v| match v {
+            Value::Segment(s) => format!("{:?}", s.to_vec()),
+            v => format!("{v:?}"),
+        })
+        .collect()
+}
+
+/// The `Debug` text of 16 bytes whose first eight are `low`'s and the rest zero.
+fn low_bytes(low: [u8; 8]) -> String {
+    let mut b = [0u8; 16];
+    b[..8].copy_from_slice(&low);
+    format!("{:?}", b.to_vec())
+}
+
+#[test]
+fn padding_bytes_of_struct_arguments_read_as_zero_on_the_register_path() {
+    let low = low_eightbyte_struct();
+    // Struct in rdi, long in rsi, struct in rdx; neither struct's second eightbyte is in a
+    // register.
+    let d = FD::of_void([low.clone(), V::I64.into(), low]);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let ctx = context(&d, move |a| {
+        s.lock().unwrap().push(seen_bytes(a));
+        Ok(Value::Void)
+    });
+    assert!(ctx.fast.is_none() && ctx.regs.as_ref().is_some_and(|r| r.padded));
+    let mut f = frame(&[]);
+    f.gpr[..3].copy_from_slice(&[0x0101_0101_0101_0101, 0x0202_0202_0202_0202, 7]);
+    // Stale data in the words after the arguments.
+    f.gpr[3..].fill(u64::MAX);
+    // SAFETY: no stack arguments; the frame matches the descriptor.
+    unsafe { dispatch(&ctx, &mut f) }.unwrap();
+    assert_eq!(
+        seen.lock().unwrap()[0],
+        [
+            low_bytes([1; 8]),
+            format!("{:?}", Value::I64(0x0202_0202_0202_0202)),
+            low_bytes(7u64.to_le_bytes()),
+        ]
+    );
+}
+
+#[test]
+fn padding_bytes_of_struct_arguments_read_as_zero_on_the_general_path() {
+    let low = low_eightbyte_struct();
+    // The struct in rdi, five longs in rsi..r9, two on the stack: the general path.
+    let mut args = vec![low];
+    args.extend(std::iter::repeat_n(MemoryLayout::from(V::I64), 7));
+    let d = FD::of_void(args);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let ctx = context(&d, move |a| {
+        s.lock().unwrap().push(seen_bytes(a));
+        Ok(Value::Void)
+    });
+    assert!(ctx.shape.is_none() && ctx.regs.is_none() && ctx.fast.is_none());
+    let stack = [7u64, 8];
+    for round in 0..2 {
+        // Leave non-zero bytes in the linker stack where the copy goes.
+        {
+            let frame = linker_stack().push_frame(64, 16).unwrap();
+            let junk = frame.allocate(64, 16).unwrap();
+            // SAFETY: the 64 bytes just allocated.
+            unsafe { junk.as_ptr().write_bytes(0xAB, 64) };
+        }
+        let mut f = frame(&stack);
+        f.gpr[..6].copy_from_slice(&[0x0101_0101_0101_0101, 2, 3, 4, 5, 6]);
+        // SAFETY: two stack words; the frame matches the descriptor.
+        unsafe { dispatch(&ctx, &mut f) }.unwrap();
+        let got = &seen.lock().unwrap()[round];
+        assert_eq!(got[0], low_bytes([1; 8]), "round {round}");
+        assert_eq!(
+            got[1..],
+            ["I64(2)", "I64(3)", "I64(4)", "I64(5)", "I64(6)", "I64(7)", "I64(8)"]
+        );
+    }
+}

@@ -1,0 +1,7 @@
+// `Default` checks the same bound as `Arguments::new`.
+use gatun::Arguments;
+
+fn main() {
+    let args: Arguments<'_, 513> = Default::default();
+    assert!(args.is_empty());
+}
