@@ -12,6 +12,7 @@ use crate::cdecl::lexer::{Kind, Token};
 use crate::cdecl::{NoLayout, Span, Ty};
 use crate::layout::{MemoryLayout, ValueLayout};
 
+/// The keywords that open an attribute list or an `__asm__` label (see [`Parser::attributes`]).
 pub(super) const ATTRIBUTE: &[&str] = &[
     "__attribute__",
     "__attribute",
@@ -132,6 +133,7 @@ pub(super) enum Mode {
 }
 
 #[derive(Debug, Clone, Default)]
+/// The attributes recorded on a declaration, a declarator or a record (the others are skipped).
 pub(super) struct Attrs {
     pub(super) packed: bool,
     pub(super) aligned: Option<usize>,
@@ -146,6 +148,8 @@ pub(super) struct Attrs {
 }
 
 impl Attrs {
+    /// Adds `other`'s attributes: flags accumulate, the larger alignment wins, later `mode`,
+    /// `vector_size` and labels replace earlier ones.
     pub(super) fn merge(&mut self, other: Attrs) {
         self.packed |= other.packed;
         if let Some(a) = other.aligned {
@@ -392,7 +396,12 @@ impl Parser<'_, '_> {
     /// Applies `mode` and `vector_size` to the base type of a declaration. They apply to the
     /// specifiers' type; on a declarator that derives another type (pointer, array, function)
     /// they are an error.
-    pub(super) fn type_attrs(&self, base: Ty, attrs: &Attrs, d: Option<&Declarator>) -> PResult<Ty> {
+    pub(super) fn type_attrs(
+        &self,
+        base: Ty,
+        attrs: &Attrs,
+        d: Option<&Declarator>,
+    ) -> PResult<Ty> {
         let Some((what, span)) = attrs.type_changing() else {
             return Ok(base);
         };
@@ -498,4 +507,3 @@ impl Parser<'_, '_> {
         }
     }
 }
-

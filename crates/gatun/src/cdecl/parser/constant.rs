@@ -38,6 +38,8 @@ impl Parser<'_, '_> {
         Ok(r)
     }
 
+    /// A binary expression whose operators bind at least as tightly as `min_prec` (precedence
+    /// climbing over C's binary operators, `||` lowest).
     fn binary(&mut self, min_prec: u8) -> PResult<CVal> {
         let mut lhs = self.unary()?;
         loop {
@@ -139,6 +141,7 @@ impl Parser<'_, '_> {
         Ok(CVal::wrap(v, ty))
     }
 
+    /// A unary expression, one nesting level deeper (see [`Parser::enter`]).
     fn unary(&mut self) -> PResult<CVal> {
         let t = self.peek();
         self.enter(t)?;
@@ -147,6 +150,8 @@ impl Parser<'_, '_> {
         Ok(v)
     }
 
+    /// A unary expression starting at `t`: a constant, a unary operator, a cast, a parenthesised
+    /// expression, `sizeof`/`_Alignof` of a type name, `offsetof` or an enumeration constant.
     fn unary_inner(&mut self, t: Token) -> PResult<CVal> {
         match t.kind {
             Kind::Int(v) => {
@@ -367,15 +372,18 @@ struct IntTy {
 }
 
 impl IntTy {
+    /// `int`.
     const INT: IntTy = IntTy {
         bits: 32,
         unsigned: false,
     };
+    /// `size_t` (the type of `sizeof`, `_Alignof` and `offsetof`).
     const SIZE_T: IntTy = IntTy {
         bits: usize::BITS,
         unsigned: true,
     };
 
+    /// The width of `long` on this build's target, in bits.
     fn long_bits() -> u32 {
         (DataModel::HOST.long_size * 8) as u32
     }

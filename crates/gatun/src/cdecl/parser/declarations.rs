@@ -152,6 +152,8 @@ impl Parser<'_, '_> {
         }
     }
 
+    /// Defines typedef `name` (written at `span`) as `ty`, with the typedef's `aligned` attribute
+    /// applied; a redefinition as another type is an error.
     fn define_typedef(&mut self, name: String, span: Span, ty: Ty, attrs: Attrs) -> PResult<()> {
         let ty = match ty {
             Ty::Object(l) => {
@@ -200,6 +202,8 @@ impl Parser<'_, '_> {
         Ok(())
     }
 
+    /// Declares function `name` (written at `span`) of type `f` with symbol `label`; a
+    /// redeclaration with another signature is an error.
     fn define_function(
         &mut self,
         name: String,

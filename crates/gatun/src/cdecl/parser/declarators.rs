@@ -12,6 +12,7 @@ use crate::cdecl::{CdeclError, FnTy, NoLayout, Span, Ty, MAX_NESTING};
 use crate::layout::{MemoryLayout, ValueLayout};
 
 #[derive(Debug)]
+/// An array or function derivation written after a declarator's name.
 enum Suffix {
     Array(Option<usize>, Span),
     /// An array whose size is not a constant (a variable-length array, allowed only where it
@@ -21,14 +22,22 @@ enum Suffix {
 }
 
 #[derive(Debug, Default)]
+/// A parsed declarator: its name (if any), its pointers, a parenthesised inner declarator and
+/// the suffixes after them.
 pub(super) struct Declarator {
+    /// The declared name and where it is written (`None` in an abstract declarator or when
+    /// the name is in `inner`).
     name: Option<(String, Span)>,
+    /// The number of `*` before the name or inner declarator.
     ptrs: usize,
+    /// A parenthesised declarator (`(*f)` in `int (*f)(void)`).
     inner: Option<Box<Declarator>>,
+    /// The array and function suffixes, in source order.
     suffixes: Vec<Suffix>,
 }
 
 impl Declarator {
+    /// The declared name and where it is written, if the declarator is not abstract.
     pub(super) fn name(&self) -> Option<&(String, Span)> {
         match &self.name {
             Some(n) => Some(n),
@@ -77,6 +86,8 @@ impl Declarator {
 }
 
 impl Parser<'_, '_> {
+    /// A declarator, concrete or abstract (C17 §6.7.6, §6.7.7): pointers with their qualifiers
+    /// and attributes, a name or a parenthesised declarator, then array and function suffixes.
     fn declarator(&mut self) -> PResult<Declarator> {
         let start = self.peek();
         self.enter(start)?;
@@ -229,6 +240,7 @@ impl Parser<'_, '_> {
         r
     }
 
+    /// A parameter list after its `(` at `open`, through the closing `)` (C17 §6.7.6.3).
     fn params(&mut self, open: Token) -> PResult<FnTy> {
         self.enter(open)?;
         let mut params = Vec::new();
@@ -449,4 +461,3 @@ impl Parser<'_, '_> {
         Ok(())
     }
 }
-

@@ -7,6 +7,7 @@ use crate::cdecl::lexer::{tokenize, Kind, Token};
 use crate::cdecl::Span;
 
 impl Parser<'_, '_> {
+    /// The preprocessor line `t`, parsed from its own tokens.
     pub(super) fn directive(&mut self, t: Token) -> PResult<()> {
         self.bump();
         let sub = tokenize(self.src, t.span.start + 1, t.span.end)?;
@@ -20,6 +21,7 @@ impl Parser<'_, '_> {
         r
     }
 
+    /// The tokens of a preprocessor line after its `#` at `hash`.
     fn directive_body(&mut self, hash: Token) -> PResult<()> {
         let first = self.peek();
         match first.kind {
@@ -84,6 +86,7 @@ impl Parser<'_, '_> {
         Ok(())
     }
 
+    /// A `#pragma pack` value: 1, 2, 4, 8 or 16.
     fn pack_value(&mut self) -> PResult<usize> {
         let t = self.peek();
         let v = self.const_expr()?;
@@ -96,4 +99,3 @@ impl Parser<'_, '_> {
         }
     }
 }
-

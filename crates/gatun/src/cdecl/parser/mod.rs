@@ -10,7 +10,9 @@
 //!   `_Static_assert` (§6.7, §6.7.8, §6.7.10, §6.9);
 //! - `specifiers`: declaration specifiers and type names (§6.7.1-§6.7.4, §6.7.7);
 //! - `attributes`: `__attribute__`, `__declspec`, `__asm__` labels and `_Alignas` (§6.7.5);
-//! - `records`: struct, union and enum specifiers, their bodies and bitfields (§6.7.2.1-§6.7.2.3);
+//! - `records`: struct and union specifiers, tags, record bodies and bitfields (§6.7.2.1,
+//!   §6.7.2.3);
+//! - `enums`: enum bodies and enumeration constants (§6.7.2.2);
 //! - `declarators`: declarators, array sizes, parameter lists and function types (§6.7.6);
 //! - `constant`: integer constant expressions and their typed values (§6.6);
 //! - `directives`: `#pragma pack` and GCC line markers (§6.10.6).
@@ -25,51 +27,35 @@ mod constant;
 mod declarations;
 mod declarators;
 mod directives;
+mod enums;
 mod records;
 mod specifiers;
 
-use super::lexer::{tokenize, Kind, Token};
-use super::{CdeclError, Declared, Span, State, Tag, Ty, MAX_NESTING};
-use crate::layout::MemoryLayout;
 use std::sync::Arc;
 
-use crate::layout::BitField;
+use super::lexer::{tokenize, Kind, Token};
+use super::{CdeclError, Declared, Span, State, Tag, Ty, MAX_NESTING};
+use crate::layout::{BitField, MemoryLayout};
 
 pub(super) use declarations::{function_decl, FnError};
 pub(super) use specifiers::{scalar_ty, va_list};
 
+/// A parser result: the value or a positioned error.
 type PResult<T> = Result<T, CdeclError>;
-
-/// A count of the parser's steps on this thread (tokens consumed plus nesting levels
-/// entered), so tests can check that the work grows with the input's size.
-#[cfg(test)]
-pub(super) mod work {
-    use std::cell::Cell;
-
-    thread_local! {
-        static STEPS: Cell<u64> = const { Cell::new(0) };
-    }
-
-    /// Counts one step.
-    pub(super) fn count() {
-        STEPS.with(|s| s.set(s.get() + 1));
-    }
-
-    /// The steps `f` took on this thread.
-    pub(in crate::cdecl) fn steps<R>(f: impl FnOnce() -> R) -> (R, u64) {
-        let before = STEPS.with(Cell::get);
-        let r = f();
-        (r, STEPS.with(Cell::get) - before)
-    }
-}
 
 /// One parse of one source over a [`State`].
 pub(super) struct Parser<'s, 'st> {
+    /// The source text.
     src: &'s str,
+    /// The tokens being parsed (a preprocessor line's own tokens while one is parsed).
     toks: Vec<Token>,
+    /// The index in `toks` of the next token.
     pos: usize,
+    /// The declarations so far, which this parse adds to.
     st: &'st mut State,
+    /// The nesting levels entered (see [`Parser::enter`]).
     depth: usize,
+    /// What this parse declared, in order.
     declared: Vec<Declared>,
     /// The bitfields of the record `tag_spec` built last (for the specifiers using it).
     last_bits: Arc<[BitField]>,
@@ -85,6 +71,10 @@ pub(super) struct Parser<'s, 'st> {
 }
 
 impl<'s, 'st> Parser<'s, 'st> {
+    /// A parser over `src`, declaring into `st`; the source is tokenized first.
+    ///
+    /// # Errors
+    /// A positioned error if `src` has a character or literal the lexer rejects.
     pub(super) fn new(src: &'s str, st: &'st mut State) -> PResult<Self> {
         let toks = tokenize(src, 0, src.len())?;
         Ok(Parser {
@@ -103,10 +93,12 @@ impl<'s, 'st> Parser<'s, 'st> {
 
     // ---- token helpers ----
 
+    /// The next token (not consumed).
     fn peek(&self) -> Token {
         self.peek_at(0)
     }
 
+    /// The token `n` places ahead (the last token, the end of input, past the end).
     fn peek_at(&self, n: usize) -> Token {
         let i = self
             .pos
@@ -118,6 +110,7 @@ impl<'s, 'st> Parser<'s, 'st> {
         })
     }
 
+    /// Consumes and returns the next token (the end of input is never consumed).
     fn bump(&mut self) -> Token {
         #[cfg(test)]
         work::count();
@@ -128,22 +121,27 @@ impl<'s, 'st> Parser<'s, 'st> {
         t
     }
 
+    /// The source text of `t` (empty if its span is not in the source).
     fn text(&self, t: Token) -> &'s str {
         self.src.get(t.span.start..t.span.end).unwrap_or("")
     }
 
+    /// Whether all tokens are consumed.
     fn at_eof(&self) -> bool {
         self.peek().kind == Kind::Eof
     }
 
+    /// Whether the next token is punctuator `p`.
     fn is_punct(&self, p: &str) -> bool {
         matches!(self.peek().kind, Kind::Punct(q) if q == p)
     }
 
+    /// Whether `t` is an identifier among `words`.
     fn is_word(&self, t: Token, words: &[&str]) -> bool {
         t.kind == Kind::Ident && words.contains(&self.text(t))
     }
 
+    /// Consumes the next token if it is punctuator `p`, returning whether it did.
     fn eat_punct(&mut self, p: &str) -> bool {
         if self.is_punct(p) {
             self.bump();
@@ -153,6 +151,7 @@ impl<'s, 'st> Parser<'s, 'st> {
         }
     }
 
+    /// `t` as an error message names it (its text quoted and cut at 24 characters).
     fn describe(&self, t: Token) -> String {
         match t.kind {
             Kind::Eof => "end of input".into(),
@@ -169,14 +168,17 @@ impl<'s, 'st> Parser<'s, 'st> {
         }
     }
 
+    /// An error at `span`.
     fn err_at(&self, span: Span, message: impl Into<String>) -> CdeclError {
         CdeclError::new(self.src, span, message.into())
     }
 
+    /// An error at token `t`.
     fn err(&self, t: Token, message: impl Into<String>) -> CdeclError {
         self.err_at(t.span, message)
     }
 
+    /// Consumes punctuator `p`, or fails with "expected `p` {context}".
     fn expect_punct(&mut self, p: &str, context: &str) -> PResult<Token> {
         if self.is_punct(p) {
             return Ok(self.bump());
@@ -188,6 +190,8 @@ impl<'s, 'st> Parser<'s, 'st> {
         ))
     }
 
+    /// Enters one nesting level at `t`; more than [`MAX_NESTING`] levels is an error. Each
+    /// successful call is paired with a [`Parser::leave`].
     fn enter(&mut self, t: Token) -> PResult<()> {
         #[cfg(test)]
         work::count();
@@ -201,10 +205,12 @@ impl<'s, 'st> Parser<'s, 'st> {
         Ok(())
     }
 
+    /// Leaves a nesting level [`Parser::enter`] entered.
     fn leave(&mut self) {
         self.depth = self.depth.saturating_sub(1);
     }
 
+    /// The span from token `start` to the end of the last consumed token.
     fn span_from(&self, start: Token) -> Span {
         let end = if self.pos > 0 {
             self.toks
@@ -216,6 +222,7 @@ impl<'s, 'st> Parser<'s, 'st> {
         Span::new(start.span.start, end.max(start.span.end))
     }
 
+    /// A layout error `e` positioned at `span`.
     fn layout_err(&self, span: Span, e: crate::Error) -> CdeclError {
         self.err_at(span, e.to_string())
     }
@@ -267,6 +274,8 @@ impl<'s, 'st> Parser<'s, 'st> {
         }
     }
 
+    /// The layout of `ty` written at `span`: an error for `void`, incomplete, function and
+    /// layout-less types.
     fn object_layout(&self, ty: Ty, span: Span) -> PResult<MemoryLayout> {
         match self.complete(ty) {
             Ty::Object(l) => Ok(l),
@@ -424,4 +433,27 @@ pub(super) fn complete(st: &State, ty: Ty) -> Ty {
         }
     }
     ty
+}
+
+/// A count of the parser's steps on this thread (tokens consumed plus nesting levels
+/// entered), so tests can check that the work grows with the input's size.
+#[cfg(test)]
+pub(super) mod work {
+    use std::cell::Cell;
+
+    thread_local! {
+        static STEPS: Cell<u64> = const { Cell::new(0) };
+    }
+
+    /// Counts one step.
+    pub(super) fn count() {
+        STEPS.with(|s| s.set(s.get() + 1));
+    }
+
+    /// The steps `f` took on this thread.
+    pub(in crate::cdecl) fn steps<R>(f: impl FnOnce() -> R) -> (R, u64) {
+        let before = STEPS.with(Cell::get);
+        let r = f();
+        (r, STEPS.with(Cell::get) - before)
+    }
 }

@@ -1,7 +1,7 @@
-//! Struct, union and enum specifiers (C17 §6.7.2.1-§6.7.2.3): tags and their namespace,
-//! references to tags declared before or later, record bodies (members, bitfields, anonymous
-//! members, flexible array members, `packed`/`aligned` and `#pragma pack`) and their layouts,
-//! and enum bodies with the type their enumerators' range gives.
+//! Struct, union and enum specifiers (C17 §6.7.2.1 structure and union specifiers, §6.7.2.3
+//! tags): the tag namespace, references to tags declared before or later, and record bodies
+//! (members, bitfields, anonymous members, flexible array members, `packed`/`aligned` and
+//! `#pragma pack`) with their layouts. Enum bodies (§6.7.2.2) are in `enums`.
 
 use std::sync::Arc;
 
@@ -9,13 +9,17 @@ use super::attributes::Attrs;
 use super::declarators::Declarator;
 use super::{PResult, Parser};
 use crate::cdecl::lexer::{Kind, Token};
-use crate::cdecl::{enum_layout, Declared, NoLayout, Span, Tag, TagKind, Ty};
+use crate::cdecl::{Declared, NoLayout, Span, Tag, TagKind, Ty};
 use crate::layout::bitfield::{c_record_with_bitfields, RecordField};
 use crate::layout::{BitField, MemoryLayout, ValueLayout};
 
+/// A member of a record body as declared, before the record is laid out.
 struct Member {
+    /// The member's layout, carrying the member's name if it has one.
     layout: MemoryLayout,
+    /// The member's attributes.
     attrs: Attrs,
+    /// Where a flexible array member (`T name[]`) is declared.
     flexible: Option<Span>,
     /// For a bitfield: its name (`None` if unnamed) and width; `layout` is its declared type.
     bits: Option<(Option<String>, u32)>,
@@ -111,6 +115,8 @@ impl Parser<'_, '_> {
         Ok((Ty::Object(layout), tag.is_none(), transparent))
     }
 
+    /// A use of tag `tag` of `kind` without a body (at `tok`): the defined type, or an incomplete
+    /// one (declaring the tag if it is new).
     fn reference_tag(&mut self, kind: TagKind, tag: &str, tok: Token) -> PResult<Ty> {
         match self.st.tags.get(tag) {
             Some(t) if t.kind != kind => Err(self.err(
@@ -142,7 +148,9 @@ impl Parser<'_, '_> {
         }
     }
 
-    fn define_tag(
+    /// Defines tag `tag` of `kind` (written at `tok`) as `def`, a layout or the reason it has
+    /// none; a redefinition as another kind or layout is an error.
+    pub(super) fn define_tag(
         &mut self,
         kind: TagKind,
         tag: &str,
@@ -520,108 +528,6 @@ impl Parser<'_, '_> {
             }
             None => Ok(layout),
         }
-    }
-
-    fn enum_body(&mut self, tag_tok: Token, tag: Option<String>) -> PResult<Ty> {
-        if let (Some(tag), false) = (&tag, self.is_punct("{")) {
-            self.last_enum_unsigned = self.st.unsigned_enums.contains(&format!("enum {tag}"));
-            return match self.st.tags.get(tag) {
-                Some(t) if t.kind != TagKind::Enum => Err(self.err(
-                    tag_tok,
-                    format!("`{tag}` was declared as `{} {tag}`", t.kind.keyword()),
-                )),
-                Some(Tag {
-                    layout: Some(l), ..
-                }) => Ok(Ty::Object(l.clone())),
-                // A forward-declared enum (GNU): `int`.
-                _ => Ok(Ty::Object(ValueLayout::I32.into())),
-            };
-        }
-        let open = self.bump();
-        let mut next: i128 = 0;
-        let mut min = i128::MAX;
-        let mut max = i128::MIN;
-        loop {
-            let t = self.peek();
-            if t.kind == Kind::Eof {
-                return Err(self.err(open, "unterminated `enum` body: this `{` is never closed"));
-            }
-            if self.eat_punct("}") {
-                break;
-            }
-            if t.kind != Kind::Ident {
-                return Err(self.err(
-                    t,
-                    format!("expected an enumerator name, found {}", self.describe(t)),
-                ));
-            }
-            self.bump();
-            let name = self.text(t).to_string();
-            let mut attrs = Attrs::default();
-            self.attributes(&mut attrs)?;
-            let value = if self.eat_punct("=") {
-                self.const_expr()?
-            } else {
-                next
-            };
-            if let Some(&old) = self.st.constants.get(&name) {
-                if old != value {
-                    return Err(self.err(
-                        t,
-                        format!("enumerator `{name}` redefined with another value ({old} before, {value} now)"),
-                    ));
-                }
-            }
-            if value < i128::from(i64::MIN) || value > i128::from(u64::MAX) {
-                return Err(self.err(
-                    t,
-                    format!("enumerator `{name}` = {value} does not fit in 64 bits"),
-                ));
-            }
-            self.st.constants.insert(name, value);
-            min = min.min(value);
-            max = max.max(value);
-            next = value + 1;
-            if !self.eat_punct(",") {
-                self.expect_punct("}", "after the enumerator")?;
-                break;
-            }
-        }
-        if min > max {
-            return Err(self.err(open, "an `enum` needs at least one enumerator"));
-        }
-        let mut attrs = Attrs::default();
-        self.attributes(&mut attrs)?;
-        let layout: MemoryLayout = if attrs.packed {
-            // GCC: a packed enum takes the smallest integer that holds its values.
-            let kind = if min >= -128 && max <= 127 {
-                ValueLayout::I8
-            } else if min >= 0 && max <= 255 {
-                ValueLayout::U8
-            } else if min >= -32768 && max <= 32767 {
-                ValueLayout::I16
-            } else if min >= 0 && max <= 65535 {
-                ValueLayout::U16
-            } else {
-                enum_layout(min, max)
-            };
-            kind.into()
-        } else {
-            enum_layout(min, max).into()
-        };
-        // GCC gives an enum without negative values an unsigned compatible type, which
-        // matters for bitfields of it.
-        self.last_enum_unsigned = min >= 0;
-        if let Some(tag) = tag {
-            self.define_tag(TagKind::Enum, &tag, tag_tok, Ok(layout.clone()))?;
-            let full = format!("enum {tag}");
-            if min >= 0 {
-                self.st.unsigned_enums.insert(full);
-            } else {
-                self.st.unsigned_enums.remove(&full);
-            }
-        }
-        Ok(Ty::Object(layout))
     }
 }
 

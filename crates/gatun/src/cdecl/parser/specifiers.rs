@@ -89,7 +89,9 @@ const UNSUPPORTED: &[(&str, &str)] = &[
 
 /// Parsed declaration specifiers.
 pub(super) struct Spec {
+    /// The type the specifiers name.
     pub(super) ty: Ty,
+    /// `typedef` was among the specifiers.
     pub(super) typedef: bool,
     /// `inline` or `static` was among the specifiers (a definition's body is then skipped).
     pub(super) inline_or_static: bool,
@@ -104,14 +106,17 @@ pub(super) struct Spec {
     pub(super) enum_unsigned: bool,
     /// The type is a typedef of an array of unknown size (incomplete: no `sizeof`).
     pub(super) incomplete_array: bool,
+    /// The attributes among the specifiers.
     pub(super) attrs: Attrs,
     /// The specifier defined an untagged struct/union (a C11 anonymous member if no
     /// declarator follows inside a record body).
     pub(super) anonymous_record: bool,
+    /// Where the specifiers are written.
     pub(super) span: Span,
 }
 
 #[derive(Debug, Default)]
+/// How many times each builtin type keyword appears among a declaration's specifiers.
 struct Builtin {
     void: u8,
     char: u8,
@@ -130,6 +135,7 @@ struct Builtin {
 }
 
 impl Builtin {
+    /// Whether no builtin type keyword was seen.
     fn is_empty(&self) -> bool {
         self.void
             + self.char
@@ -147,6 +153,7 @@ impl Builtin {
             && self.ext_float.is_none()
     }
 
+    /// Counts keyword `word` (one of [`BUILTIN`]).
     fn add(&mut self, word: &str) {
         let slot = match word {
             "void" => &mut self.void,
@@ -174,6 +181,7 @@ impl Builtin {
         *slot = slot.saturating_add(1);
     }
 
+    /// Whether the keywords seen form a valid combination (C17 §6.7.2 ¶2).
     fn valid(&self) -> bool {
         let sign = self.signed + self.unsigned;
         let ext = u8::from(self.ext_float.is_some());
@@ -327,6 +335,7 @@ pub(in crate::cdecl) fn va_list() -> NoLayout {
 }
 
 impl Parser<'_, '_> {
+    /// Whether `t` can start a type name or declaration specifiers.
     pub(super) fn is_type_start(&self, t: Token) -> bool {
         if t.kind != Kind::Ident {
             return false;
@@ -339,6 +348,7 @@ impl Parser<'_, '_> {
             || (self.st.typedefs.contains_key(w) && !self.st.constants.contains_key(w))
     }
 
+    /// Declaration specifiers (C17 §6.7.1-§6.7.5) and the attributes among them.
     pub(super) fn specifiers(&mut self) -> PResult<Spec> {
         let start = self.peek();
         let mut b = Builtin::default();
@@ -476,4 +486,3 @@ impl Parser<'_, '_> {
         self.apply(spec.ty, &d)
     }
 }
-
