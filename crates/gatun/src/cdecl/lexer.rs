@@ -146,7 +146,7 @@ pub(super) fn tokenize(src: &str, start: usize, end: usize) -> Result<Vec<Token>
                     break;
                 }
             }
-            let kind = number(&src[s..i]).map_err(|m| err(s, i, m))?;
+            let kind = number(src, Span::new(s, i))?;
             toks.push(Token {
                 kind,
                 span: Span::new(s, i),
@@ -319,7 +319,13 @@ fn quoted(src: &str, i: usize, end: usize) -> Result<(Kind, usize), CdeclError> 
 
 /// Interprets a preprocessing number: an integer constant (decimal, `0x` hex, `0b` binary,
 /// leading-`0` octal; suffixes `u`, `l`, `ll` in any case and order) or a floating constant.
-fn number(text: &str) -> Result<Kind, String> {
+/// The number is `src`'s text at `span`.
+///
+/// # Errors
+/// A positioned error for a malformed suffix or digit, or a value over `u64::MAX`.
+fn number(src: &str, span: Span) -> Result<Kind, CdeclError> {
+    let text = &src[span.start..span.end];
+    let err = |message: String| CdeclError::new(src, span, message);
     let lower = text.to_ascii_lowercase();
     let is_hex = lower.starts_with("0x");
     if lower.contains('.')
@@ -332,7 +338,7 @@ fn number(text: &str) -> Result<Kind, String> {
     let digits_end = lower.trim_end_matches(['u', 'l']).len();
     let suffix = &lower[digits_end..];
     if !matches!(suffix, "" | "u" | "l" | "ul" | "lu" | "ll" | "ull" | "llu") {
-        return Err(format!("invalid integer constant `{text}`"));
+        return Err(err(format!("invalid integer constant `{text}`")));
     }
     let body = &lower[..digits_end];
     let (radix, digits) = if let Some(h) = body.strip_prefix("0x") {
@@ -345,17 +351,17 @@ fn number(text: &str) -> Result<Kind, String> {
         (10, body)
     };
     if digits.is_empty() {
-        return Err(format!("invalid integer constant `{text}`"));
+        return Err(err(format!("invalid integer constant `{text}`")));
     }
     let mut v: u64 = 0;
     for ch in digits.chars() {
         let d = ch
             .to_digit(radix)
-            .ok_or_else(|| format!("invalid digit `{ch}` in integer constant `{text}`"))?;
+            .ok_or_else(|| err(format!("invalid digit `{ch}` in integer constant `{text}`")))?;
         v = v
             .checked_mul(u64::from(radix))
             .and_then(|v| v.checked_add(u64::from(d)))
-            .ok_or_else(|| format!("integer constant `{text}` is too large"))?;
+            .ok_or_else(|| err(format!("integer constant `{text}` is too large")))?;
     }
     Ok(Kind::Int(v))
 }
