@@ -470,3 +470,29 @@ impl fmt::Display for CallPlan {
         }
     }
 }
+
+/// Size and alignment in bytes of the C `va_list` type (`__builtin_va_list`) of this build's
+/// target, or `None` where gatun does not know it: an array of one 24-byte record aligned to
+/// 8 on x86-64 System V (System V AMD64 ABI §3.5.7), a 32-byte record aligned to 8 on AAPCS64
+/// Linux (AAPCS64 §10.1.5), a `char *` (8 bytes) on Apple arm64 and on 64-bit Windows.
+///
+/// ```
+/// let va_list = gatun::abi::va_list_size_align();
+/// if cfg!(all(target_arch = "x86_64", target_os = "linux")) {
+///     assert_eq!(va_list, Some((24, 8)));
+/// }
+/// ```
+pub fn va_list_size_align() -> Option<(usize, usize)> {
+    if cfg!(all(target_arch = "x86_64", not(windows))) {
+        Some((24, 8))
+    } else if cfg!(any(
+        all(target_arch = "aarch64", target_vendor = "apple"),
+        all(target_arch = "x86_64", windows)
+    )) {
+        Some((8, 8))
+    } else if cfg!(all(target_arch = "aarch64", not(windows))) {
+        Some((32, 8))
+    } else {
+        None
+    }
+}

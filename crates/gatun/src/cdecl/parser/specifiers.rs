@@ -319,18 +319,7 @@ pub(in crate::cdecl) fn va_list() -> NoLayout {
         reason: "a `va_list` cannot be built or passed by gatun: declare the function with `...` \
                  and pass the variadic arguments directly"
             .into(),
-        size_align: if cfg!(all(target_arch = "x86_64", not(windows))) {
-            Some((24, 8))
-        } else if cfg!(any(
-            all(target_arch = "aarch64", target_vendor = "apple"),
-            all(target_arch = "x86_64", windows)
-        )) {
-            Some((8, 8))
-        } else if cfg!(all(target_arch = "aarch64", not(windows))) {
-            Some((32, 8))
-        } else {
-            None
-        },
+        size_align: crate::abi::va_list_size_align(),
     }
 }
 
