@@ -245,10 +245,9 @@ mod tests {
             .unwrap();
         let arena = Arena::confined();
         let mut bufs = Buffers::new(&arena, &Declarations::new());
-        let show = |lit: &str, bufs: &mut Buffers<'_>| -> Result<String, String> {
+        let show = |lit: &str, bufs: &mut Buffers<'_>| -> Result<String, CallError> {
             let seg = arena.allocate_layout(&layout).unwrap();
-            fill(seg, 0, &layout, &parse_literal(lit).unwrap(), 0, bufs)
-                .map_err(|e| e.to_string())?;
+            fill(seg, 0, &layout, &parse_literal(lit).unwrap(), 0, bufs)?;
             Ok(show_memory(seg, 0, &layout).0)
         };
         let full = "{{1, 2}, {3, {4, 5, 6}}, 7.5, {8}}";
@@ -268,14 +267,23 @@ mod tests {
         );
         let e = show("{1, 2, 3, 4, 5, 6, 7.5, 8, 9}", &mut bufs).unwrap_err();
         assert_eq!(
-            e,
+            e.to_string(),
             "argument 1: too many values in the literal: 9 given, the struct takes 8"
         );
-        let e = show("{{1, 2, 3}}", &mut bufs).unwrap_err();
+        assert!(matches!(
+            e,
+            CallError::TooManyValues {
+                argument: 1,
+                given: 9,
+                aggregate: "struct",
+                takes: 8
+            }
+        ));
+        let e = show("{{1, 2, 3}}", &mut bufs).unwrap_err().to_string();
         assert!(e.contains("3 given, the array takes 2"), "{e}");
-        let e = show("{{{1, 2}}}", &mut bufs).unwrap_err();
+        let e = show("{{{1, 2}}}", &mut bufs).unwrap_err().to_string();
         assert!(e.contains("braces around a scalar"), "{e}");
-        let e = show("{\"x\"}", &mut bufs).unwrap_err();
+        let e = show("{\"x\"}", &mut bufs).unwrap_err().to_string();
         assert!(e.contains("found the string \"x\""), "{e}");
         // A long array of empty structs takes no time: the first element that takes no value
         // ends the walk.
