@@ -12,9 +12,12 @@ const MAX_MESSAGE_CHARS: usize = 500;
 
 /// Headers that did not preprocess or parse: [`HeaderError`] shown on one line (the
 /// preprocessor's own lines joined with spaces, blank ones left out, at most
-/// [`MAX_MESSAGE_CHARS`] characters then `…`).
+/// 500 characters then `…`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct HeadersError(pub HeaderError);
+pub struct HeadersError(
+    /// What [`Declarations::from_headers`] reported.
+    pub HeaderError,
+);
 
 impl fmt::Display for HeadersError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

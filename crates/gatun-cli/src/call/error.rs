@@ -318,7 +318,7 @@ pub enum LiteralError {
         /// The whole literal as given.
         text: String,
     },
-    /// Braces nested more than [`MAX_DEPTH`](super::literal::MAX_DEPTH) levels.
+    /// Braces nested more than 64 levels.
     #[error(
         "struct literal nested more than {} levels deep",
         super::literal::MAX_DEPTH

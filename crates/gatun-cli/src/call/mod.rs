@@ -1,5 +1,6 @@
-//! `gatun call [-l LIB]... [-i HEADER]... [--errno] [--json] [--hex] 'DECL' ARGS...`: declare a C function with a
-//! prototype, link it with `gatun::Linker` and call it with arguments written as text.
+//! `gatun call [-l LIB]... [-i HEADER]... [--errno] [--json] [--hex] 'DECL' ARGS...`: declare
+//! a C function with a prototype, link it with `gatun::Linker` and call it with arguments
+//! written as text.
 //!
 //! - `DECL` is parsed by `gatun::cdecl` (a trailing `;` is optional; struct definitions may
 //!   precede the prototype). With `-i HEADER` (repeatable) the headers are preprocessed by the
@@ -8,28 +9,37 @@
 //!   5`). The symbol is looked up in the `-l` libraries (sonames or paths, in order), then
 //!   in the default lookup (the process, libc, libm).
 //! - Arguments: integers (`42`, `-1`, `0x10`), floating point (`1.5`, `1e3`), `true`/`false`,
-//!   `NULL` (a floating-point parameter also takes integers, `0x10` included); any other text given for a pointer parameter is passed as a NUL-terminated string;
-//!   `[N]` passes a zeroed buffer of N bytes (printed after the call: as a string when it holds
-//!   text, as hex bytes otherwise or with `--hex`); `&TYPE` (`&int`, `&double`, `&char *`,
-//!   `&struct tm`) passes the address of a zeroed `TYPE`, `&TYPE=VALUE` of an initialized one,
-//!   and prints its value after the call (a `char *` as its string); a struct or union by
-//!   value is a literal in braces (`'{1.5, 2}'`; nested braces for nested members and arrays,
-//!   which may be left out as in C: `{1, 2, 3}` for `struct { int a[2]; int b; }`; a union
-//!   takes its first member, missing members are zero). Variadic arguments get
-//!   their type from their text: integer → `int` (or `long` if it does not fit), floating →
-//!   `double`, anything else → string.
+//!   `NULL` (a floating-point parameter also takes integers, `0x10` included); any other text
+//!   given for a pointer parameter is passed as a NUL-terminated string; `[N]` passes a zeroed
+//!   buffer of N bytes (printed after the call: as a string when it holds text, as hex bytes
+//!   otherwise or with `--hex`); `&TYPE` (`&int`, `&double`, `&char *`, `&struct tm`) passes
+//!   the address of a zeroed `TYPE`, `&TYPE=VALUE` of an initialized one, and prints its
+//!   value after the call (a `char *` as its string); a struct or union by value is a literal
+//!   in braces (`'{1.5, 2}'`; nested braces for nested members and arrays, which may be left
+//!   out as in C: `{1, 2, 3}` for `struct { int a[2]; int b; }`; a union takes its first
+//!   member, missing members are zero). Variadic arguments get their type from their text:
+//!   integer → `int` (or `long` if it does not fit), floating → `double`, anything else →
+//!   string.
 //! - The result is printed as a number, `true`/`false`, an address (`0x...`, `NULL`), a string
-//!   (for a return type written as a pointer to a character type, `char *` or `const
-//!   unsigned char *`, in the prototype or the header) or a brace literal for a struct; `--errno` captures `errno` and
-//!   prints `-1 (errno 2: No such file or directory)`; `--json` prints one JSON object (and
-//!   an error as `{"error": "MESSAGE"}` on stderr).
-//!   Floating-point results are printed in their shortest round-trip form (`0.1`, `1e300`);
-//!   in JSON, NaN and infinities are the strings `"NaN"`, `"inf"` and `"-inf"`.
+//!   (for a return type written as a pointer to a character type, `char *` or `const unsigned
+//!   char *`, in the prototype or the header) or a brace literal for a struct; `--errno`
+//!   captures `errno` and prints `-1 (errno 2: No such file or directory)`; `--json` prints
+//!   one JSON object (and an error as `{"error": "MESSAGE"}` on stderr). Floating-point
+//!   results are printed in their shortest round-trip form (`0.1`, `1e300`); in JSON, NaN and
+//!   infinities are the strings `"NaN"`, `"inf"` and `"-inf"`.
 //! - Options may also follow the declaration or the arguments ([`hoist_options`]); an unknown
-//!   option is an error wherever it appears; after `--` every word is an argument. C's stdio is flushed (`fflush(NULL)`) after the call, so what
-//!   the function printed comes before the result.
+//!   option is an error wherever it appears; after `--` every word is an argument. C's stdio
+//!   is flushed (`fflush(NULL)`) after the call, so what the function printed comes before
+//!   the result.
 //! - Exit status 0 when the call completed; 2 with one line on stderr for any bad input
-//!   (unknown type, missing symbol or library, wrong argument count, non-numeric argument, ...).
+//!   ([`CallError`]: unknown type, missing symbol or library, wrong argument count,
+//!   non-numeric argument, ...).
+//!
+//! The files, in the order a call goes through them: `prototype.rs` (the declaration),
+//! `literal.rs` (numbers and brace literals as text), `values.rs` (argument words to values
+//! and segments, [`prepare_call`]), `fill.rs` (brace literals written into memory), this file
+//! (link and call, [`run`]), `render.rs` (the text or JSON printed after the call);
+//! `options.rs` orders the command line before clap reads it, `error.rs` holds [`CallError`].
 
 mod error;
 mod fill;
@@ -82,8 +92,8 @@ pub struct CallArgs {
 }
 
 /// Runs `gatun call`: parses the declaration, links the function from the `-l` libraries
-/// (then the default lookup), builds the arguments, calls it, flushes C's stdio and prints
-/// the [`render`](Report::render)ed report on stdout.
+/// (then the default lookup), builds the arguments ([`prepare_call`]), calls it, flushes C's
+/// stdio and prints the result, `errno`, buffers and out-parameters on stdout.
 ///
 /// # Errors
 /// Any [`CallError`]; `gatun` prints it as one line on stderr and exits with status 2.
