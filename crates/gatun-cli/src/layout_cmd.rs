@@ -11,8 +11,27 @@
 
 use clap::Args;
 use gatun::abi::sysv_x64::{classify, ArgClass, Classification};
+use gatun::cdecl::CdeclError;
 use gatun::layout::MemoryLayout;
 use serde_json::{json, Value as Json};
+
+use crate::headers::{header_declarations, HeadersError};
+
+/// Why `gatun layout` could not show a type's layout.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LayoutError {
+    /// A header given with `-i` did not preprocess or parse.
+    #[error(transparent)]
+    Headers(#[from] HeadersError),
+    /// The declaration does not parse or does not name a type with a layout; shown as
+    /// `LINE:COLUMN: error: MESSAGE`.
+    #[error("{}", .0.summary())]
+    Declaration(CdeclError),
+    /// The JSON document could not be serialised (it cannot for these documents).
+    #[error(transparent)]
+    Json(#[from] serde_json::Error),
+}
 
 /// Arguments of `gatun layout`.
 #[derive(Args, Debug)]
@@ -333,8 +352,11 @@ fn aapcs64(layout: &MemoryLayout) -> Option<(String, Json)> {
     })
 }
 
-/// Runs `gatun layout`; `Err` is one line for stderr (exit status 2).
-pub fn run(args: &LayoutArgs) -> Result<(), String> {
+/// Runs `gatun layout`: prints [`render`]'s text on stdout.
+///
+/// # Errors
+/// As [`render`]; `gatun` prints the error as one line on stderr and exits with status 2.
+pub fn run(args: &LayoutArgs) -> Result<(), LayoutError> {
     print!("{}", render(args)?);
     Ok(())
 }
@@ -344,11 +366,14 @@ pub fn run(args: &LayoutArgs) -> Result<(), String> {
 /// compiler first.
 ///
 /// # Errors
-/// One line for stderr: a header that does not preprocess or parse, the parse error of
-/// `args.decl` (positioned), or a declaration that is not a type with a layout.
-pub fn render(args: &LayoutArgs) -> Result<String, String> {
-    let mut decls = crate::call_cmd::header_declarations(&args.includes)?;
-    let layout = decls.type_layout(&args.decl).map_err(|e| e.summary())?;
+/// A header that does not preprocess or parse ([`LayoutError::Headers`]), or the parse error
+/// of `args.decl` (positioned), or a declaration that is not a type with a layout
+/// ([`LayoutError::Declaration`]).
+pub fn render(args: &LayoutArgs) -> Result<String, LayoutError> {
+    let mut decls = header_declarations(&args.includes)?;
+    let layout = decls
+        .type_layout(&args.decl)
+        .map_err(LayoutError::Declaration)?;
     render_layout(&layout, args.json)
 }
 
@@ -356,8 +381,8 @@ pub fn render(args: &LayoutArgs) -> Result<String, String> {
 /// document), ending in a newline. At most [`MAX_FIELDS`] fields are listed.
 ///
 /// # Errors
-/// Only if JSON serialisation fails (it does not for these documents).
-pub fn render_layout(layout: &MemoryLayout, json: bool) -> Result<String, String> {
+/// Only if JSON serialisation fails ([`LayoutError::Json`]; it does not for these documents).
+pub fn render_layout(layout: &MemoryLayout, json: bool) -> Result<String, LayoutError> {
     let mut budget = MAX_FIELDS;
     let root = node(None, 0, layout, &mut budget);
     let sysv = sysv(layout);
@@ -372,7 +397,7 @@ pub fn render_layout(layout: &MemoryLayout, json: bool) -> Result<String, String
         if let Some((_, j)) = &win64 {
             v["win64"] = j.clone();
         }
-        let mut out = serde_json::to_string_pretty(&v).map_err(|e| e.to_string())?;
+        let mut out = serde_json::to_string_pretty(&v)?;
         out.push('\n');
         return Ok(out);
     }

@@ -2,12 +2,14 @@
 //! parsing and rendering the binary runs and the fuzz targets (`crates/gatun-fuzz`) exercise
 //! without calling anything.
 //!
-//! - [`call_cmd`]: `gatun call` — [`call_cmd::parse_prototype`] (the declaration, and the
+//! - [`call`]: `gatun call` — [`call::parse_prototype`] (the declaration, and the
 //!   headers given with `-i`, which run the system C compiler),
-//!   [`call_cmd::prepare_call`] (argument words to values and segments), [`call_cmd::run`]
-//!   (link, call, print), [`call_cmd::hoist_options`] (the command line's option order).
+//!   [`call::prepare_call`] (argument words to values and segments), [`call::run`]
+//!   (link, call, print), [`call::hoist_options`] (the command line's option order);
+//!   its errors are [`call::CallError`].
 //! - [`layout_cmd`]: `gatun layout` — [`layout_cmd::render`] (the table or JSON as text) and
-//!   [`layout_cmd::run`] (print it).
+//!   [`layout_cmd::run`] (print it); its errors are [`layout_cmd::LayoutError`].
+//! - [`headers`]: the declarations of the headers given with `-i`, shared by both.
 //!
 //! ```
 //! use gatun_cli::layout_cmd::{render, LayoutArgs};
@@ -20,5 +22,6 @@
 //! assert!(text.starts_with("struct S: size 16, alignment 8\n"));
 //! ```
 
-pub mod call_cmd;
+pub mod call;
+pub mod headers;
 pub mod layout_cmd;

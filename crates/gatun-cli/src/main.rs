@@ -12,7 +12,7 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, Parser, Subcommand};
-use gatun_cli::{call_cmd, layout_cmd};
+use gatun_cli::{call, layout_cmd};
 
 #[global_allocator]
 static ALLOC: gatun_bench::CountingAllocator = gatun_bench::CountingAllocator;
@@ -59,7 +59,7 @@ enum Command {
         --json, NaN and infinities are the strings \"NaN\", \"inf\", \"-inf\". A \
         declaration must declare exactly one function (struct definitions may precede it)."
     )]
-    Call(call_cmd::CallArgs),
+    Call(call::CallArgs),
 }
 
 /// Help and version go to stdout as clap prints them; a usage error (an unknown option, a
@@ -157,20 +157,25 @@ fn wants_json(argv: &[OsString]) -> bool {
 }
 
 fn main() -> ExitCode {
-    let argv = call_cmd::hoist_options(std::env::args_os().collect());
+    let argv = call::hoist_options(std::env::args_os().collect());
     let json = wants_json(&argv);
     let sub = argv.get(1).and_then(|a| a.to_str()).map(str::to_string);
     let cli = match Cli::try_parse_from(argv) {
         Ok(cli) => cli,
         Err(e) => return usage_error(e, sub.as_deref(), json),
     };
-    let result = match cli.command {
-        Command::Bench(args) => bench::run(&args),
-        Command::Layout(args) => layout_cmd::run(&args),
-        Command::Call(args) => call_cmd::run(&args),
-    };
+    match cli.command {
+        Command::Bench(args) => exit(bench::run(&args), json),
+        Command::Layout(args) => exit(layout_cmd::run(&args), json),
+        Command::Call(args) => exit(call::run(&args), json),
+    }
+}
+
+/// A subcommand's outcome as the exit status: 0 on success, else the error's text reported
+/// by [`fail`] (status 2).
+fn exit<E: std::fmt::Display>(result: Result<(), E>, json: bool) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(message) => fail(&message, json),
+        Err(e) => fail(&e.to_string(), json),
     }
 }

@@ -6,7 +6,7 @@ use clap::{Args, Command, FromArgMatches};
 use gatun::abi::sysv_x64;
 use gatun::memory::Arena;
 use gatun::LinkerOption;
-use gatun_cli::call_cmd::{self, CallArgs};
+use gatun_cli::call::{self as call_cmd, CallArgs};
 use gatun_cli::layout_cmd::{self, LayoutArgs};
 
 use crate::checks;
@@ -100,7 +100,7 @@ fn call(argv: Vec<OsString>, input_len: usize) {
     let (decls, f) = match call_cmd::parse_prototype(&args.decl, &args.includes) {
         Ok(parsed) => parsed,
         Err(e) => {
-            checks::bounded_message("prototype error", &e, input_len);
+            checks::bounded_message("prototype error", &e.to_string(), input_len);
             return;
         }
     };
@@ -117,7 +117,7 @@ fn call(argv: Vec<OsString>, input_len: usize) {
     let prepared = match call_cmd::prepare_call(&decls, &f, &args.args, args.errno, &arena) {
         Ok(p) => p,
         Err(e) => {
-            checks::bounded_message("argument error", &e, input_len);
+            checks::bounded_message("argument error", &e.to_string(), input_len);
             return;
         }
     };
@@ -171,6 +171,6 @@ fn layout(argv: &[OsString], input_len: usize) {
             out.ends_with('\n'),
             "`gatun layout` output does not end in a newline"
         ),
-        Err(e) => checks::bounded_message("layout error", &e, input_len),
+        Err(e) => checks::bounded_message("layout error", &e.to_string(), input_len),
     }
 }

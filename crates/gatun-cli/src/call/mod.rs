@@ -1,0 +1,175 @@
+//! `gatun call [-l LIB]... [-i HEADER]... [--errno] [--json] [--hex] 'DECL' ARGS...`: declare
+//! a C function with a prototype, link it with `gatun::Linker` and call it with arguments
+//! written as text.
+//!
+//! - `DECL` is parsed by `gatun::cdecl` (a trailing `;` is optional; struct definitions may
+//!   precede the prototype). With `-i HEADER` (repeatable) the headers are preprocessed by the
+//!   system C compiler first and their declarations are available; `DECL` may then be just
+//!   the name of a function they declare (`gatun call -l libz.so.1 -i zlib.h crc32 0 hello
+//!   5`). The symbol is looked up in the `-l` libraries (sonames or paths, in order), then
+//!   in the default lookup (the process, libc, libm).
+//! - Arguments: integers (`42`, `-1`, `0x10`), floating point (`1.5`, `1e3`), `true`/`false`,
+//!   `NULL` (a floating-point parameter also takes integers, `0x10` included); any other text
+//!   given for a pointer parameter is passed as a NUL-terminated string; `[N]` passes a zeroed
+//!   buffer of N bytes (printed after the call: as a string when it holds text, as hex bytes
+//!   otherwise or with `--hex`); `&TYPE` (`&int`, `&double`, `&char *`, `&struct tm`) passes
+//!   the address of a zeroed `TYPE`, `&TYPE=VALUE` of an initialized one, and prints its
+//!   value after the call (a `char *` as its string); a struct or union by value is a literal
+//!   in braces (`'{1.5, 2}'`; nested braces for nested members and arrays, which may be left
+//!   out as in C: `{1, 2, 3}` for `struct { int a[2]; int b; }`; a union takes its first
+//!   member, missing members are zero). Variadic arguments get their type from their text:
+//!   integer → `int` (or `long` if it does not fit), floating → `double`, anything else →
+//!   string.
+//! - The result is printed as a number, `true`/`false`, an address (`0x...`, `NULL`), a string
+//!   (for a return type written as a pointer to a character type, `char *` or `const unsigned
+//!   char *`, in the prototype or the header) or a brace literal for a struct; `--errno`
+//!   captures `errno` and prints `-1 (errno 2: No such file or directory)`; `--json` prints
+//!   one JSON object (and an error as `{"error": "MESSAGE"}` on stderr). Floating-point
+//!   results are printed in their shortest round-trip form (`0.1`, `1e300`); in JSON, NaN and
+//!   infinities are the strings `"NaN"`, `"inf"` and `"-inf"`.
+//! - Options may also follow the declaration or the arguments ([`hoist_options`]); an unknown
+//!   option is an error wherever it appears; after `--` every word is an argument. C's stdio
+//!   is flushed (`fflush(NULL)`) after the call, so what the function printed comes before
+//!   the result.
+//! - Exit status 0 when the call completed; 2 with one line on stderr for any bad input
+//!   ([`CallError`]: unknown type, missing symbol or library, wrong argument count,
+//!   non-numeric argument, ...).
+//!
+//! The files, in the order a call goes through them: `prototype.rs` (the declaration),
+//! `literal.rs` (numbers and brace literals as text), `values.rs` (argument words to values
+//! and segments, [`prepare_call`]), `fill.rs` (brace literals written into memory), this file
+//! (link and call, [`run`]), `render.rs` (the text or JSON printed after the call);
+//! `options.rs` orders the command line before clap reads it, `error.rs` holds [`CallError`].
+
+mod error;
+mod fill;
+mod literal;
+mod options;
+mod prototype;
+mod render;
+mod values;
+
+use clap::Args;
+use gatun::layout::ValueLayout;
+use gatun::linker::SymbolLookup;
+use gatun::memory::Arena;
+use gatun::{FunctionDescriptor, Linker, Value};
+
+pub use error::{CallError, LiteralError};
+pub use options::hoist_options;
+pub use prototype::parse_prototype;
+pub use values::{prepare_call, Out, PreparedCall};
+
+use render::{buffer_contents, show_out, show_result, Report};
+
+/// Arguments of `gatun call`.
+#[derive(Args, Debug)]
+pub struct CallArgs {
+    /// A library to search before the default ones (soname like `libz.so.1`, or a path).
+    /// Repeatable.
+    #[arg(short = 'l', long = "lib", value_name = "LIB")]
+    pub libs: Vec<String>,
+    /// A C header whose declarations the call may use (`zlib.h`, `sys/stat.h`), preprocessed
+    /// by the system C compiler (`$CC` or `cc`); the declaration may then be just a function
+    /// name. Repeatable.
+    #[arg(short = 'i', long = "include", value_name = "HEADER")]
+    pub includes: Vec<String>,
+    /// Capture `errno` right after the call and print it with its message.
+    #[arg(long)]
+    pub errno: bool,
+    /// Print JSON instead of text. Errors are then one JSON object on stderr,
+    /// `{"error": "MESSAGE"}` (stdout stays empty; exit status 2).
+    #[arg(long)]
+    pub json: bool,
+    /// Print every `[N]` buffer as hex bytes (buffers that do not hold text always are).
+    #[arg(long)]
+    pub hex: bool,
+    /// The C prototype, e.g. `size_t strlen(const char *)`.
+    pub decl: String,
+    /// The arguments, one per parameter (more for a variadic function).
+    #[arg(allow_hyphen_values = true)]
+    pub args: Vec<String>,
+}
+
+/// Runs `gatun call`: parses the declaration, links the function from the `-l` libraries
+/// (then the default lookup), builds the arguments ([`prepare_call`]), calls it, flushes C's
+/// stdio and prints the result, `errno`, buffers and out-parameters on stdout.
+///
+/// # Errors
+/// Any [`CallError`]; `gatun` prints it as one line on stderr and exits with status 2.
+pub fn run(args: &CallArgs) -> Result<(), CallError> {
+    let (decls, f) = parse_prototype(&args.decl, &args.includes)?;
+
+    let mut lookup: Option<SymbolLookup> = None;
+    for lib in &args.libs {
+        // SAFETY: loading runs the library's initialisers; naming a library on the command line
+        // asserts that this is sound, as with any C program that links it.
+        let l = unsafe { SymbolLookup::library(lib) }?;
+        lookup = Some(match lookup {
+            Some(prev) => prev.or(l),
+            None => l,
+        });
+    }
+    let lookup = match lookup {
+        Some(l) => l.or(SymbolLookup::default_lookup()),
+        None => SymbolLookup::default_lookup(),
+    };
+    let symbol = lookup.find(f.symbol())?;
+
+    let arena = Arena::confined();
+    let PreparedCall {
+        descriptor,
+        values,
+        options,
+        capture,
+        buffers,
+        outs,
+    } = prepare_call(&decls, &f, &args.args, args.errno, &arena)?;
+    let handle = Linker::native().downcall(&symbol, &descriptor, &options)?;
+    // SAFETY: the user declared the function's type and chose its arguments; as with a C
+    // program calling it, that declaration is the contract. Strings and buffers live in
+    // `arena` until after the call.
+    let result = unsafe { handle.invoke_into(&arena, &values) }?;
+    // What the function printed through C's stdio (`printf`) comes before the result.
+    flush_c_stdio()?;
+
+    // SAFETY: the prototype (typed or from a header) says whether the function returns a
+    // `char *`, i.e. a NUL-terminated string (or NULL); that declaration is the contract.
+    let result = unsafe { show_result(&result, &descriptor, f.returns_c_string()) };
+    let report = Report {
+        function: &f.name,
+        descriptor: &descriptor,
+        result,
+        errno: capture.map(|seg| seg.get::<i32>(0).unwrap_or(0)),
+        // `[N]` buffers: text when they hold text (then NULs), hex otherwise or with `--hex`.
+        buffers: buffers
+            .iter()
+            .map(|(i, seg)| (*i, buffer_contents(&seg.to_vec(), args.hex)))
+            .collect(),
+        // `&TYPE` out-parameters: their value after the call, shown by type.
+        outs: outs
+            .iter()
+            .map(|o| {
+                // SAFETY: `c_string` says the declared type is a pointer to a character type:
+                // the out-parameter was NULL before the call, and the declaration says the
+                // function stores NULL or the address of a NUL-terminated string there.
+                let value = unsafe { show_out(o.seg, o.c_string, &o.layout) };
+                (o.index, o.ty.as_str(), value)
+            })
+            .collect(),
+    };
+    print!("{}", report.render(args.json));
+    Ok(())
+}
+
+/// Flushes every C stdio output stream (`fflush(NULL)`, called through gatun), so output the
+/// called function buffered in C's `stdout` is written before gatun prints the result.
+fn flush_c_stdio() -> Result<(), CallError> {
+    let fflush = SymbolLookup::default_lookup().find("fflush")?;
+    let descriptor = FunctionDescriptor::of(ValueLayout::I32, [ValueLayout::ADDRESS]);
+    let handle = Linker::native().downcall(&fflush, &descriptor, &[])?;
+    // SAFETY: `int fflush(FILE *)` with NULL flushes all output streams (C11 7.21.5.2) and
+    // dereferences no argument.
+    unsafe { handle.invoke(&[Value::Address(std::ptr::null_mut())]) }?;
+    Ok(())
+}
