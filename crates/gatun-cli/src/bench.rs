@@ -140,9 +140,12 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
             .map_err(|e| format!("write {}: {e}", path.display()))?;
     }
     if let (Some(path), Some(machine)) = (&args.markdown, &machine) {
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
         let settings = format!(
-            "per measurement: warm-up {:?}, {} samples of {:?}",
-            config.warmup, config.samples, config.sample_time
+            "per measurement: warm-up {:.1} ms, {} samples of {} ms",
+            ms(config.warmup),
+            config.samples,
+            ms(config.sample_time)
         );
         let load_average = std::fs::read_to_string("/proc/loadavg")
             .ok()

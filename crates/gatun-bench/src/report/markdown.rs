@@ -240,7 +240,11 @@ fn num(x: f64, prec: usize) -> String {
 }
 
 fn opt(x: Option<f64>, prec: usize) -> String {
-    x.map_or_else(|| "–".into(), |x| num(x, prec))
+    match x {
+        Some(x) if x.fract() == 0.0 => num(x, 0),
+        Some(x) => num(x, prec),
+        None => "–".into(),
+    }
 }
 
 /// Renders the document.
@@ -342,14 +346,28 @@ pub fn render(doc: &Document<'_>) -> String {
                 opt(r.aarch64, 0)
             );
         }
+        if doc.instructions.iter().all(|r| r.aarch64.is_none()) {
+            let _ = writeln!(
+                w,
+                "\nAArch64 not counted in this run: `benchmarks-md --aarch64` adds the column (it \
+                 builds `percall` for `aarch64-unknown-linux-gnu` and needs the cross toolchain \
+                 and qemu-user that `.ci/run` installs)."
+            );
+        }
         let _ = writeln!(w);
     }
 
     let _ = writeln!(w, "## Ratios\n");
     if doc.ratios.is_empty() {
-        let _ = writeln!(w, "None: the rows each ratio needs were not all measured.\n");
+        let _ = writeln!(
+            w,
+            "None: the rows each ratio needs were not all measured.\n"
+        );
     } else {
-        let _ = writeln!(w, "| family | rows | kind | ours (min) | seed | seed source |");
+        let _ = writeln!(
+            w,
+            "| family | rows | kind | ours (min) | seed | seed source |"
+        );
         let _ = writeln!(w, "|---|---|---|---:|---:|---|");
         for r in doc.ratios {
             let _ = writeln!(

@@ -161,8 +161,12 @@ fn instruction_counts_parse_with_absent_figures_and_report_bad_lines() {
             },
         ]
     );
-    assert!(parse_instruction_counts("a 1 2").unwrap_err().contains("line 1"));
-    assert!(parse_instruction_counts("\na 1 x 2").unwrap_err().contains("line 2"));
+    assert!(parse_instruction_counts("a 1 2")
+        .unwrap_err()
+        .contains("line 1"));
+    assert!(parse_instruction_counts("\na 1 x 2")
+        .unwrap_err()
+        .contains("line 2"));
 }
 
 #[test]
@@ -216,6 +220,7 @@ fn markdown_states_the_machine_and_the_load_and_lists_every_row() {
         "1.50 of the 2 cores",
         "a loaded, shared machine",
         "| `upcall/noop` | 30 | 29.5 | – |",
+        "AArch64 not counted in this run",
         "`buffer_stack/buffer/8 ÷ confined/8`",
         "| `call_overhead/libffi_add6` | thread | 9.000 |",
         "median",
