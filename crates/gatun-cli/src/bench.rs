@@ -1,11 +1,13 @@
 //! `gatun bench`: runs the rows of `gatun-bench`, prints a JMH-style table and the ratios beside
-//! the seeds', and optionally writes JSON rows and an SVG chart of the ratios.
+//! the seeds', and optionally writes JSON rows, an SVG chart of the ratios and the
+//! `BENCHMARKS.md` document (`--markdown`, with the instruction counts of `--instructions`).
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::time::Instant;
 
 use clap::Args;
+use gatun_bench::report::markdown::{self, CpuSample, Document, Machine};
 use gatun_bench::report::{json_rows, ratios, svg_chart, Ratio};
 use gatun_bench::{measure, Config, Measurement, Row, ThreadKind};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -32,6 +34,15 @@ pub struct BenchArgs {
     /// Also write a bar chart of the ratios (ours beside the seeds') as SVG to FILE.
     #[arg(long, value_name = "FILE")]
     svg: Option<PathBuf>,
+    /// Also write the run as Markdown to FILE (`BENCHMARKS.md`): the machine (CPU, cores, OS,
+    /// compiler, date, mode, the load other processes put on it), the instruction counts of
+    /// `--instructions`, the ratios and the timings.
+    #[arg(long, value_name = "FILE")]
+    markdown: Option<PathBuf>,
+    /// Instruction counts for `--markdown`: one `ROW BUDGET X86_64 AARCH64` line per row (`-`
+    /// where absent), as `crates/gatun-bench/scripts/benchmarks-md` writes them.
+    #[arg(long, value_name = "FILE", requires = "markdown")]
+    instructions: Option<PathBuf>,
     /// Print the ids of the rows (after --filter) and exit without measuring.
     #[arg(long)]
     list: bool,
@@ -73,7 +84,23 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         (Config::quick_for(total), "quick")
     };
 
+    let instructions = match &args.instructions {
+        Some(path) => std::fs::read_to_string(path)
+            .map_err(|e| format!("read {}: {e}", path.display()))
+            .and_then(|t| {
+                markdown::parse_instruction_counts(&t)
+                    .map_err(|e| format!("{}: {e}", path.display()))
+            })?,
+        None => Vec::new(),
+    };
+    let machine = args.markdown.as_ref().map(|_| Machine::probe());
+    let cpu_before = CpuSample::now();
+    let measuring = Instant::now();
     let results = run_rows(&rows, kinds, config)?;
+    let wall = measuring.elapsed();
+    let others_busy_cores = cpu_before
+        .zip(CpuSample::now())
+        .and_then(|(a, b)| a.others_busy_cores(&b, machine.as_ref().map_or(1, |m| m.cores)));
 
     println!(
         "# gatun bench: {mode} mode, {} rows × {} thread kinds; per measurement: warm-up {:?}, {} samples of {:?}",
@@ -111,6 +138,30 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
         let title = format!("gatun bench ({mode}): ratios of medians, gatun beside the JDK seeds");
         std::fs::write(path, svg_chart(&rs, &title))
             .map_err(|e| format!("write {}: {e}", path.display()))?;
+    }
+    if let (Some(path), Some(machine)) = (&args.markdown, &machine) {
+        let ms = |d: std::time::Duration| d.as_secs_f64() * 1e3;
+        let settings = format!(
+            "per measurement: warm-up {:.1} ms, {} samples of {} ms",
+            ms(config.warmup),
+            config.samples,
+            ms(config.sample_time)
+        );
+        let load_average = std::fs::read_to_string("/proc/loadavg")
+            .ok()
+            .and_then(|l| l.split_whitespace().next()?.parse().ok());
+        let text = markdown::render(&Document {
+            machine,
+            mode,
+            settings: &settings,
+            wall,
+            others_busy_cores,
+            load_average,
+            results: &results,
+            ratios: &rs,
+            instructions: &instructions,
+        });
+        std::fs::write(path, text).map_err(|e| format!("write {}: {e}", path.display()))?;
     }
     println!();
     println!(

@@ -16,6 +16,48 @@
 //!
 //! Needs `clang` and `aarch64-linux-gnu-gcc` (Debian: `clang`, `gcc-aarch64-linux-gnu`); the
 //! test reports and skips a compiler that is missing.
+//!
+//! The test also counts how often each rule below is exercised, by the quoted label, and fails
+//! when one is not; and it checks that the other flavour's plans fail on the same assembly (the
+//! oracle is not blind). Linux follows gcc where gcc and clang differ, Apple follows clang; the
+//! differences are listed in the AArch64 classifier's module docs.
+//!
+//! # AAPCS64: rules and the labels that count them
+//!
+//! Rule numbers as in the AArch64 classifier (`crate::abi::aarch64`), AAPCS64 numbering up to
+//! its 2019Q4 edition. The plan unit tests and the execution tests of each rule are listed in
+//! the AArch64 backend's test module docs.
+//!
+//! | rule | labels (`linux_plans_match_gcc`, `linux_plans_match_clang`) |
+//! |---|---|
+//! | B.2 HFA (1–4 `float`/`double` leaves, no padding) | "B.2 HFA in v registers", "B.2 HFA of 4", "16-aligned HFA in v registers" |
+//! | B.3 over 16 bytes, not an HFA: by reference | "B.3 by reference in a GPR", "B.3 by reference on the stack" |
+//! | C.1–C.6 HFA all or nothing (NSRN = 8) | "C.3 HFA on the stack, v registers left", "HFA on the stack", "16-aligned HFA on the stack" |
+//! | C.7 integers, bools, pointers in the next GPR | "narrow integer in a GPR" |
+//! | C.8 16-aligned composite at an even GPR | "C.8 16-aligned at an even GPR" |
+//! | C.10–C.11 composite in consecutive GPRs or wholly on the stack | "C.10 composite in two GPRs", "C.11 composite on the stack, GPRs left" |
+//! | C.12–C.15 stack slots at max(8, natural alignment) | "C.12 16-aligned on the stack", "narrow integer on the stack" |
+//! | §6.9 results: x0/x1, v0–v3, memory at x8 | "result composite in x0/x1", "result HFA in v0..v3", "result in memory (x8)" |
+//! | variadics on Linux passed as named ones | "Linux variadic in registers" |
+//! | zero-length array inside an HFA member (gcc: not an HFA; clang: skipped) | "zero-length array in a member: HFA for clang, not for gcc" |
+//! | x18 and registers above x8 never used | every plan check: only x0–x8 and v0–v7 are accepted |
+//!
+//! # Apple arm64: rules and what checks them
+//!
+//! Nothing Apple executes in CI: `apple_plans_match_clang` checks the plans against
+//! `clang -target arm64-apple-macos11 -O1 -S`; the executor is built for `aarch64-apple-darwin`
+//! (`cargo build -p gatun --lib` assembles its Mach-O `global_asm!`) and the rest type-checks.
+//!
+//! | Apple rule | checked by |
+//! |---|---|
+//! | variadic arguments on the stack, one 8-byte slot each, even with registers free | "variadic on the stack, GPRs free"; unit test `variadic_arguments_on_apple_go_on_the_stack_in_8_byte_slots` |
+//! | named stack arguments packed at natural size and alignment | "Apple packed stack offset"; unit tests `apple_named_stack_arguments_are_packed`, `packed_apple_stack_arguments_are_written_with_their_own_bytes_only` (trampoline), `apple_packed_stack_arguments_are_stored_with_their_own_width` (stubs) |
+//! | callers extend integers narrower than 32 bits to 32 bits | the caller check of this test; unit test `apple_callers_extend_narrow_integers_in_registers` |
+//! | no even-GPR rounding for 16-byte-aligned composites | "16-aligned at an odd GPR" |
+//! | zero-length arrays inside HFA members skipped (clang) | "zero-length array in a member: HFA for clang, not for gcc"; unit test `b2_zero_length_array_inside_a_member_gcc_rejects_clang_skips` |
+//! | x18 reserved | plans name no register above x8; stub unit test `every_word_is_known_and_no_word_names_x18` |
+//! | `char` signed, `long double` = `double` | `data_models_match_the_compilers` |
+//! | `MAP_JIT`, `pthread_jit_write_protect_np` around writes, `sys_icache_invalidate`; default lookup = the process, then `libSystem.B.dylib` | compiled only; the pure choice logic is unit-tested in `code` and `linker::lookup` |
 // The compilers are Unix programs (under Wine they cannot be started).
 #![cfg(unix)]
 

@@ -1,4 +1,26 @@
-//! Downcalls through the x86-64 SysV trampoline against C functions in tests/native/sysv_abi.c.
+//! x86-64 System V downcalls against the C functions of `tests/native/sysv_abi.c` (compiled by
+//! gcc), through each handle's compiled stub; `memory_returns_use_the_hidden_pointer` also runs
+//! the trampoline twin (`DowncallHandle::interpreted`). The plans these calls carry out are
+//! asserted rule by rule in the SysV classifier's unit tests; the same rules are exercised by
+//! 1,000 generated signatures in `downcall_prop.rs` and 10,000 in `stub_differential.rs`.
+//!
+//! # System V AMD64 (§3.2.3): rules and the tests that cover them
+//!
+//! | rule | tests |
+//! |---|---|
+//! | INTEGER class in rdi, rsi, rdx, rcx, r8, r9; SSE class in xmm0–xmm7; then the stack | `scalars`, `float_int_int_double_double_int`, `sixteen_ints_and_sixteen_doubles` |
+//! | small integers and bools extended to 64 bits as arguments; returns truncated to the declared width, then extended by signedness | `small_integer_and_bool_arguments`, `small_integer_returns_are_truncated_then_extended` |
+//! | eightbytes of an aggregate merged over its flattened scalars (nested structs, arrays, unions) | `nested_arrays_and_unions`, `debian_libffi_344_bug_cases` (mixed INTEGER/SSE structs in the last GPR) |
+//! | a struct whose eightbytes do not all fit in the remaining registers goes wholly to the stack, leaving them for later arguments | `register_exhaustion_puts_whole_struct_on_stack` |
+//! | over 16 bytes or unaligned members: MEMORY class, copied to the stack | `packed_structs`, `memory_returns_use_the_hidden_pointer` (100 bytes by value) |
+//! | 16-byte-aligned aggregates on the stack at a 16-byte offset | `sixteen_byte_aligned_struct` |
+//! | two-eightbyte returns in rax/rdx, xmm0/xmm1 or mixed | `two_register_returns` |
+//! | MEMORY-class return through the hidden pointer in rdi, returned in rax | `memory_returns_use_the_hidden_pointer`, `raw_path_with_struct_return` |
+//! | odd sizes moved in exact pieces (a 12-byte struct as 8 + 4), never past the value | `odd_sized_structs` (arguments end before a `PROT_NONE` page), `three_ints_then_an_int` |
+//! | variadic: `%al` = vector registers used, `float` promoted to `double`, small integers extended | `variadic_promotions` |
+//! | errno restored right before the call and saved right after | `errno_capture_restores_before_and_saves_after` |
+//! | descriptors and options validated at link time | `link_time_validation` |
+//! | wrong argument count or kind: an error before the call, naming the function and argument | `argument_count_errors_name_the_function_with_correct_plurals`, `wrong_arguments_are_errors` |
 #![cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
 
 mod common;

@@ -10,6 +10,22 @@
 //! On Windows the Winsock error is the thread's last-error value itself (`WSAGetLastError` and
 //! `WSASetLastError` read and write the same slot as `GetLastError` and `SetLastError`); the
 //! tests assert that where it shows.
+//!
+//! # Rules and the tests that cover them
+//!
+//! | rule | tests |
+//! |---|---|
+//! | the capture layout is 12 bytes: last error, Winsock error, errno | `the_windows_capture_layout` |
+//! | the states are saved right after the call, before anything can clobber them | `a_failing_create_file_is_captured_before_anything_can_clobber_it`, `every_state_is_saved_just_after_the_call` |
+//! | the states are restored right before the call (`SetLastError` last) | `every_state_is_restored_just_before_the_call` |
+//! | Winsock errors are captured | `socket_without_wsastartup_is_wsanotinitialised` |
+//! | a capturing call nested inside an upcall keeps each level's states | `a_captured_call_nested_through_an_upcall` |
+//! | per-thread states | `eight_threads_each_see_their_own_last_error` |
+//! | the system-call adapter over `GetLastError` | `call_last_error_gives_windows_error_codes` |
+//! | capturing calls allocate nothing | `capturing_calls_allocate_nothing` |
+//!
+//! The executor-level capture tests (trampoline and stubs restoring and saving the three
+//! states) are in the Win64 backend's unit tests.
 #![cfg(all(target_arch = "x86_64", windows, not(miri)))]
 
 mod common;

@@ -1,11 +1,13 @@
 //! What a run produces besides the JMH-style table: the ratios (ours beside the seeds'), the
-//! JSON rows and the SVG bar chart. Pure functions over `(Row, Measurement)` pairs, so a filtered
+//! JSON rows, the SVG bar chart and the `BENCHMARKS.md` document ([`markdown`]). Pure functions over `(Row, Measurement)` pairs, so a filtered
 //! run simply yields fewer ratios: a ratio whose numerator or denominator row was not measured
 //! is left out.
 
 use std::fmt::Write as _;
 
 use serde_json::{json, Value as Json};
+
+pub mod markdown;
 
 use crate::seeds::{seed_for, SeedFigure};
 use crate::{Measurement, Row, ThreadKind};

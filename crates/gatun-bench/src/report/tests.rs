@@ -139,3 +139,97 @@ fn errors_of_mean_and_median() {
     assert_eq!(y.median_error(), 0.0);
     assert!(y.mean_error() > 10.0);
 }
+
+#[test]
+fn instruction_counts_parse_with_absent_figures_and_report_bad_lines() {
+    use markdown::{parse_instruction_counts, InstructionRow};
+    let rows = parse_instruction_counts("# c\nupcall/noop 30 29.5 -  # x\n\na/b - - 41\n").unwrap();
+    assert_eq!(
+        rows,
+        [
+            InstructionRow {
+                row: "upcall/noop".into(),
+                budget: Some(30.0),
+                x86_64: Some(29.5),
+                aarch64: None
+            },
+            InstructionRow {
+                row: "a/b".into(),
+                budget: None,
+                x86_64: None,
+                aarch64: Some(41.0)
+            },
+        ]
+    );
+    assert!(parse_instruction_counts("a 1 2")
+        .unwrap_err()
+        .contains("line 1"));
+    assert!(parse_instruction_counts("\na 1 x 2")
+        .unwrap_err()
+        .contains("line 2"));
+}
+
+#[test]
+fn utc_minutes_is_the_civil_date() {
+    use std::time::{Duration, SystemTime};
+    let at = |s: u64| markdown::utc_minutes(SystemTime::UNIX_EPOCH + Duration::from_secs(s));
+    assert_eq!(at(0), "1970-01-01 00:00");
+    // 2000-02-29 12:34 UTC (a leap day in a year divisible by 400).
+    assert_eq!(at(951_827_640), "2000-02-29 12:34");
+    // 2026-12-04 18:30 UTC.
+    assert_eq!(at(1_796_409_000), "2026-12-04 18:30");
+}
+
+#[test]
+fn markdown_states_the_machine_and_the_load_and_lists_every_row() {
+    use markdown::{render, Document, InstructionRow, Machine};
+    let results = sample_results();
+    let rs = ratios(&results);
+    let machine = Machine {
+        cpu: "Test CPU".into(),
+        cores: 2,
+        os: "TestOS".into(),
+        rustc: "rustc 1.0.0".into(),
+        date: "2026-12-04 18:30".into(),
+        nice: Some(10),
+    };
+    let instructions = [InstructionRow {
+        row: "upcall/noop".into(),
+        budget: Some(30.0),
+        x86_64: Some(29.5),
+        aarch64: None,
+    }];
+    let doc = Document {
+        machine: &machine,
+        mode: "quick",
+        settings: "test",
+        wall: std::time::Duration::from_secs(40),
+        others_busy_cores: Some(1.5),
+        load_average: Some(6.0),
+        results: &results,
+        ratios: &rs,
+        instructions: &instructions,
+    };
+    let text = render(&doc);
+    for needle in [
+        "| CPU | Test CPU |",
+        "| cores available | 2 |",
+        "rustc 1.0.0",
+        "2026-12-04 18:30 UTC",
+        "| niceness | 10 |",
+        "1.50 of the 2 cores",
+        "a loaded, shared machine",
+        "| `upcall/noop` | 30 | 29.5 | – |",
+        "AArch64 not counted in this run",
+        "`buffer_stack/buffer/8 ÷ confined/8`",
+        "| `call_overhead/libffi_add6` | thread | 9.000 |",
+        "median",
+    ] {
+        assert!(text.contains(needle), "{needle:?} missing from:\n{text}");
+    }
+    let idle = render(&Document {
+        others_busy_cores: Some(0.05),
+        ..doc
+    });
+    assert!(idle.contains("otherwise close to idle"), "{idle}");
+}
