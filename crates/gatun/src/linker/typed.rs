@@ -217,7 +217,7 @@ args_impl!(12; A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, F 5 f, G 6 g, H 7 h, I 8 i, J 
 /// cheap to clone; calling never allocates.
 ///
 /// ```
-/// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
+/// # #[cfg(gatun_executes)] {
 /// use gatun::linker::SymbolLookup;
 /// use gatun::{FunctionDescriptor, Linker, ValueLayout as V};
 /// let labs = SymbolLookup::default_lookup().find("labs").unwrap();
