@@ -187,7 +187,7 @@ thread_local! {
 }
 
 /// A pool of recyclable per-thread memory for short-lived arenas (the JDK's
-/// `CarrierLocalArenaPools`, openjdk/jdk pull request 23765: "the arena pool is able to share recyclable
+/// `CarrierLocalArenaPools`: "the arena pool is able to share recyclable
 /// memory across several arenas").
 ///
 /// Every thread that allocates from one of its pooled arenas gets, on first use, its own

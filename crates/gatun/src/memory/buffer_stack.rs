@@ -460,7 +460,8 @@ impl BufferStack {
     /// assert_eq!(stack.thread_blocks(), 1);
     /// drop(frame);
     /// std::thread::scope(|s| {
-    ///     s.spawn(|| stack.push_frame(8, 8).map(drop).unwrap());
+    ///     // `join` returns once the thread has exited, its thread-local cache freed.
+    ///     s.spawn(|| stack.push_frame(8, 8).map(drop).unwrap()).join().unwrap();
     /// });
     /// assert_eq!(stack.thread_blocks(), 1); // the other thread's block went with it
     /// ```
