@@ -1,5 +1,5 @@
 //! [`ArenaPool`]: recycled per-thread arena memory (the JDK's
-//! `jdk.internal.foreign.CarrierLocalArenaPools`, openjdk/jdk pull request 23765).
+//! `jdk.internal.foreign.CarrierLocalArenaPools`).
 //!
 //! Each pool owns, on every thread that uses it, one *region* of `byte_size` bytes aligned to
 //! `byte_alignment`. [`ArenaPool::take`] returns a [`PooledArena`] that bump-allocates from the
