@@ -81,8 +81,8 @@ fn gatun_handles_agree_with_the_natives() {
     let p: *mut DoublePoint = &mut point;
     // SAFETY: `point` is 16 bytes, not otherwise accessed while `seg` is used.
     let seg = unsafe { MemorySegment::from_raw_parts(p.cast(), 16) };
-    // SAFETY: the descriptor matches `DoublePoint unit(void)`.
     let alloc = Reused(seg);
+    // SAFETY: the descriptor matches `DoublePoint unit(void)`.
     let out = unsafe { h.invoke_into(&alloc, &[]) }.unwrap();
     assert_eq!(out.as_segment().unwrap().address(), seg.address());
     assert_eq!(seg.get::<f64>(0).unwrap(), 1.0);

@@ -75,8 +75,8 @@ fn every_scalar_kind_through_both_executors() {
     let noop = link("sysv_noop", &FD::of_void([]));
     let none = Arguments::<0>::new();
     assert_eq!(noop.takes_slots_path(&none), slots(0));
-    // SAFETY: void sysv_noop(void).
     assert_eq!(
+        // SAFETY: void sysv_noop(void).
         unsafe { noop.invoke_arguments(&none) }.unwrap(),
         Value::Void
     );
@@ -85,8 +85,8 @@ fn every_scalar_kind_through_both_executors() {
     let mut a = Arguments::<1>::new();
     a.i64(0x100);
     assert!(!b.takes_slots_path(&a));
-    // SAFETY: as above.
     assert_eq!(
+        // SAFETY: as above.
         unsafe { b.invoke_arguments(&a) }.unwrap(),
         Value::Bool(false)
     );
@@ -284,8 +284,8 @@ fn segments_structs_capture_and_variadic_take_the_value_path() {
     assert!(unsafe { id_make.invoke_arguments(&a) }.is_err());
     let mut a = Arguments::<1>::new();
     a.segment(s);
-    // SAFETY: as above.
     assert_eq!(
+        // SAFETY: as above.
         unsafe { id_sum.invoke_arguments(&a) }.unwrap(),
         Value::F64(40.25)
     );
@@ -307,8 +307,8 @@ fn segments_structs_capture_and_variadic_take_the_value_path() {
     let c = MemorySegment::of_slice(bytes);
     let mut a = Arguments::<3>::new();
     a.segment(c).i32(33).i32(-1);
-    // SAFETY: the C type is the descriptor's; `c` is a capture buffer.
     assert_eq!(
+        // SAFETY: the C type is the descriptor's; `c` is a capture buffer.
         unsafe { errno.invoke_arguments(&a) }.unwrap(),
         Value::I32(-1)
     );

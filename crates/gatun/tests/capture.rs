@@ -55,8 +55,8 @@ fn successful_int() {
 #[test]
 fn error_int() {
     let sc = int_call();
-    // SAFETY: as above.
     assert_eq!(
+        // SAFETY: as above.
         unsafe { sc.invoke(&[Value::I32(-1), Value::I32(13)]) },
         Ok(-13)
     );
@@ -72,8 +72,8 @@ fn successful_long() {
 #[test]
 fn error_long() {
     let sc = long_call();
-    // SAFETY: as above.
     assert_eq!(
+        // SAFETY: as above.
         unsafe { sc.invoke(&[Value::I64(-1), Value::I32(13)]) },
         Ok(-13)
     );
@@ -83,8 +83,8 @@ fn error_long() {
 fn successful_int_per_handle() {
     // A freshly adapted handle each time.
     for _ in 0..3 {
-        // SAFETY: as above.
         assert_eq!(
+            // SAFETY: as above.
             unsafe { int_call().invoke(&[Value::I32(1), Value::I32(0)]) },
             Ok(1)
         );
@@ -99,8 +99,8 @@ fn success_does_not_read_the_state() {
     // SAFETY: as above.
     let r = unsafe { sc.invoke(&[Value::I64(i64::MAX), Value::I32(5)]) };
     assert_eq!(r, Ok(i64::MAX));
-    // SAFETY: as above.
     assert_eq!(
+        // SAFETY: as above.
         unsafe { int_call().invoke(&[Value::I32(0), Value::I32(5)]) },
         Ok(0)
     );
@@ -110,8 +110,8 @@ fn success_does_not_read_the_state() {
 fn any_negative_result_becomes_minus_the_state() {
     let sc = int_call();
     for r in [-1, -2, i32::MIN] {
-        // SAFETY: as above.
         assert_eq!(
+            // SAFETY: as above.
             unsafe { sc.invoke(&[Value::I32(r), Value::I32(7)]) },
             Ok(-7)
         );
@@ -430,8 +430,8 @@ fn libc_call(name: &str, d: &FD, extra: &[LinkerOption]) -> SystemCall {
 #[test]
 fn close_of_a_bad_descriptor_is_ebadf() {
     let close = libc_call("close", &FD::of(V::I32, [V::I32]), &[]);
-    // SAFETY: close(int) -> int; -1 is never an open descriptor.
     assert_eq!(
+        // SAFETY: close(int) -> int; -1 is never an open descriptor.
         unsafe { close.invoke(&[Value::I32(-1)]) },
         Ok(-(libc::EBADF as i64))
     );
@@ -479,8 +479,8 @@ fn dup_succeeds() {
 #[test]
 fn read_of_an_empty_nonblocking_pipe_is_eagain() {
     let mut fds = [0 as c_int; 2];
-    // SAFETY: `fds` has room for two descriptors.
     assert_eq!(
+        // SAFETY: `fds` has room for two descriptors.
         unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_NONBLOCK) },
         0
     );

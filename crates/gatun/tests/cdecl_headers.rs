@@ -128,8 +128,8 @@ fn types_gatun_cannot_pass_fail_only_at_link_time() {
     // SAFETY: libm has sound initialisers.
     let m = unsafe { SymbolLookup::library("libm.so.6") }.unwrap();
     let sqrt = d.link(&m, "sqrt").unwrap();
-    // SAFETY: double sqrt(double).
     assert_eq!(
+        // SAFETY: double sqrt(double).
         unsafe { sqrt.invoke(&[Value::F64(2.25)]) }.unwrap(),
         Value::F64(1.5)
     );

@@ -52,8 +52,8 @@ fn misaligned_memory_return_is_an_error_not_a_crash() {
     // the same way, on the compiled stub and the trampoline)
     assert!(h.uses_compiled_stub());
     for h in [h.clone(), h.interpreted()] {
-        // SAFETY: sysv_a16x4_make(double) returns the 32-byte struct.
         let lying = Misaligning(block);
+        // SAFETY: sysv_a16x4_make(double) returns the 32-byte struct.
         let err = unsafe { h.invoke_into(&lying, &[Value::F64(1.5)]) };
         match err {
             Err(Error::MisalignedAccess { address, alignment }) => {
@@ -80,8 +80,8 @@ fn misaligned_memory_return_is_an_error_not_a_crash() {
         let got: Vec<f64> = (0..4).map(|i| s.get::<f64>(i * 8).unwrap()).collect();
         assert_eq!(got, [1.5, 3.0, 4.5, 6.0]);
         let dest = block.slice(16, 32).unwrap();
-        // SAFETY: as above.
         let into = PrefixAllocator::new(dest);
+        // SAFETY: as above.
         let v = unsafe { h.invoke_into(&into, &[Value::F64(2.0)]) }.unwrap();
         assert!(
             matches!(v, Value::Segment(s) if s.address() == dest.address()),
@@ -101,8 +101,8 @@ fn register_returns_check_alignment_too() {
         "sysv_l3_make",
         &FD::of(st([V::I64, V::I64, V::I64]), [V::I64; 3]),
     );
-    // SAFETY: sysv_l3_make(long, long, long) returns a 24-byte struct.
     let lying = Misaligning(block.slice(4, 40).unwrap());
+    // SAFETY: sysv_l3_make(long, long, long) returns a 24-byte struct.
     let err = unsafe { h.invoke_into(&lying, &[Value::I64(1), Value::I64(2), Value::I64(3)]) };
     assert!(
         matches!(err, Err(Error::MisalignedAccess { alignment: 8, .. })),

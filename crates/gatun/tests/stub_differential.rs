@@ -589,8 +589,8 @@ fn call(
             };
             vals.insert(0, Value::Segment(seg));
         }
-        // SAFETY: as above.
         let into = PrefixAllocator::new(dest);
+        // SAFETY: as above.
         let got = unsafe { h.invoke_into(&into, &vals) }.unwrap();
         if let Some(MemoryLayout::Value(v)) = &ret_layout {
             assert!(got.scalar_kind() == Some(v.kind()), "{got:?}");

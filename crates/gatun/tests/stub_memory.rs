@@ -436,8 +436,8 @@ fn without_file_descriptors_for_the_copies_pre_fork_chunks_are_retired() {
         rlim_cur: 0,
         rlim_max: 0,
     };
-    // SAFETY: reads this process's file descriptor limit.
     assert_eq!(
+        // SAFETY: reads this process's file descriptor limit.
         unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut saved) },
         0
     );

@@ -128,8 +128,8 @@ fn structs_are_called_directly_or_through_the_stub() {
     )
     .interpreted();
     let f = h.typed::<(Ll, i64), L3>().unwrap();
-    // SAFETY: as above.
     assert_eq!(
+        // SAFETY: as above.
         unsafe { f.call((Ll { x: -1, y: 2 }, 3)) },
         L3 { a: -1, b: 2, c: 3 }
     );

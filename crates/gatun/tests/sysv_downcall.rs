@@ -52,22 +52,28 @@ fn seg(v: Value<'_>) -> MemorySegment<'_> {
 fn scalars() {
     let h = link("sysv_add_i32", &FD::of(V::I32, [V::I32, V::I32]));
     assert_eq!(
+        // SAFETY: `int sysv_add_i32(int, int)` (tests/native/sysv_abi.c), as described; scalars
+        // only.
         unsafe { h.invoke(&[Value::I32(40), Value::I32(2)]) }.unwrap(),
         Value::I32(42)
     );
     let h = link("sysv_fma3", &FD::of(V::F64, [V::F64, V::F64, V::F64]));
     assert_eq!(
+        // SAFETY: `double sysv_fma3(double, double, double)`, as described; scalars only.
         unsafe { h.invoke(&[Value::F64(2.0), Value::F64(3.0), Value::F64(0.5)]) }.unwrap(),
         Value::F64(6.5)
     );
     let h = link("sysv_add6", &FD::of(V::I64, [V::I64; 6]));
     let args: Vec<Value> = (1..=6).map(Value::I64).collect();
+    // SAFETY: `int64_t sysv_add6(int64_t x6)`, as described; scalars only.
     assert_eq!(unsafe { h.invoke(&args) }.unwrap(), Value::I64(91));
     let h = link("sysv_noop", &FD::of_void([]));
+    // SAFETY: `void sysv_noop(void)`, as described.
     assert_eq!(unsafe { h.invoke(&[]) }.unwrap(), Value::Void);
     // `void f(void)` is called as that Rust fn type directly: a stray argument is still an
     // error, before the call.
     assert!(matches!(
+        // SAFETY: the argument count is checked before any call, so nothing is called.
         unsafe { h.invoke(&[Value::I32(1)]) },
         Err(gatun::Error::ArgumentCount {
             expected: 0,
@@ -75,15 +81,19 @@ fn scalars() {
             ..
         })
     ));
+    // SAFETY: `void sysv_noop(void)`, as described.
     assert_eq!(unsafe { h.interpreted().invoke(&[]) }.unwrap(), Value::Void);
     let h = link("sysv_f32_mix", &FD::of(V::F32, [V::F32, V::I32, V::F32]));
     assert_eq!(
+        // SAFETY: `float sysv_f32_mix(float, int, float)`, as described; scalars only.
         unsafe { h.invoke(&[Value::F32(1.5), Value::I32(-4), Value::F32(3.0)]) }.unwrap(),
         Value::F32(0.5)
     );
     let h = link("sysv_ptr_offset", &FD::of(V::ADDRESS, [V::ADDRESS, V::I64]));
     let base = 0x1000 as *mut std::ffi::c_void;
     assert_eq!(
+        // SAFETY: `void *sysv_ptr_offset(char *, int64_t)` only adds to the pointer, never
+        // dereferences it.
         unsafe { h.invoke(&[Value::Address(base), Value::I64(24)]) }.unwrap(),
         Value::Address(0x1018 as *mut _)
     );
@@ -101,10 +111,14 @@ fn small_integer_returns_are_truncated_then_extended() {
     ];
     for (name, layout, want) in cases {
         let h = link(name, &FD::of(&layout, [V::I64]));
+        // SAFETY: `sysv_ret_*(int64_t)` returns the small integer type `layout` describes; scalars
+        // only.
         assert_eq!(unsafe { h.invoke(&[x]) }.unwrap(), want, "{name}");
         // raw: exactly `size` bytes written
         let mut out = [0xAAu8; 8];
         let arg = 0x1234_5678_9abc_de80u64;
+        // SAFETY: one pointer to an `int64_t` argument; `out` has 8 bytes, room for any of these
+        // returns.
         unsafe { h.invoke_raw(&[&arg as *const u64 as *const u8], out.as_mut_ptr()) }.unwrap();
         let size = layout.byte_size();
         assert!(
@@ -120,6 +134,8 @@ fn small_integer_and_bool_arguments() {
         "sysv_small_args",
         &FD::of(V::I64, [V::I8, V::U8, V::I16, V::U16, V::BOOL, V::I32]),
     );
+    // SAFETY: `int64_t sysv_small_args(signed char, unsigned char, short, unsigned short, bool,
+    // int)`, as described.
     let r = unsafe {
         h.invoke(&[
             Value::I8(-3),
@@ -139,6 +155,8 @@ fn small_integer_and_bool_arguments() {
     let h = link("sysv_bool_as_int", &FD::of(V::I32, [V::BOOL]));
     let b = 2u8;
     let mut out = 0i32;
+    // SAFETY: `int sysv_bool_as_int(bool)`: one pointer to a `bool` argument (2 is passed on
+    // purpose: C sees a byte); `out` holds the int.
     unsafe { h.invoke_raw(&[&b], (&mut out as *mut i32).cast()) }.unwrap();
     assert_eq!(out, 1);
 }
@@ -153,10 +171,12 @@ fn float_int_int_double_double_int() {
     let h = link("sysv_fi_sum", &FD::of(V::F64, [&fi]));
     assert_eq!(h.plan().to_string(), "(rdi) -> xmm0");
     assert_eq!(
+        // SAFETY: `double sysv_fi_sum(sysv_FI)`; `s` is an arena segment with the struct's layout.
         f64_of(unsafe { h.invoke(&[Value::Segment(s)]) }.unwrap()),
         8.0
     );
     let h = link("sysv_fi_make", &FD::of(&fi, [V::F32, V::I32]));
+    // SAFETY: `sysv_FI sysv_fi_make(float, int)`; the arena hands out the return buffer.
     let r = seg(unsafe { h.invoke_into(&arena, &[Value::F32(2.5), Value::I32(9)]) }.unwrap());
     assert_eq!(
         (r.get::<f32>(0).unwrap(), r.get::<i32>(4).unwrap()),
@@ -170,11 +190,13 @@ fn float_int_int_double_double_int() {
     let h = link("sysv_id_sum", &FD::of(V::F64, [&id]));
     assert_eq!(h.plan().to_string(), "(rdi+xmm0) -> xmm0");
     assert_eq!(
+        // SAFETY: `double sysv_id_sum(sysv_ID)`; `s` is an arena segment with the struct's layout.
         f64_of(unsafe { h.invoke(&[Value::Segment(s)]) }.unwrap()),
         30.25
     );
     let h = link("sysv_id_make", &FD::of(&id, [V::I32, V::F64]));
     assert_eq!(h.plan().to_string(), "(rdi, xmm0) -> rax+xmm0");
+    // SAFETY: `sysv_ID sysv_id_make(int, double)`; the arena hands out the return buffer.
     let r = seg(unsafe { h.invoke_into(&arena, &[Value::I32(-5), Value::F64(1e300)]) }.unwrap());
     assert_eq!(
         (r.get::<i32>(0).unwrap(), r.get::<f64>(8).unwrap()),
@@ -188,10 +210,12 @@ fn float_int_int_double_double_int() {
     let h = link("sysv_di_sum", &FD::of(V::F64, [&di]));
     assert_eq!(h.plan().to_string(), "(xmm0+rdi) -> xmm0");
     assert_eq!(
+        // SAFETY: `double sysv_di_sum(sysv_DI)`; `s` is an arena segment with the struct's layout.
         f64_of(unsafe { h.invoke(&[Value::Segment(s)]) }.unwrap()),
         16.0
     );
     let h = link("sysv_di_make", &FD::of(&di, [V::F64, V::I32]));
+    // SAFETY: `sysv_DI sysv_di_make(double, int)`; the arena hands out the return buffer.
     let r = seg(unsafe { h.invoke_into(&arena, &[Value::F64(-2.0), Value::I32(77)]) }.unwrap());
     assert_eq!(
         (r.get::<f64>(0).unwrap(), r.get::<i32>(8).unwrap()),
@@ -228,6 +252,7 @@ fn debian_libffi_344_bug_cases() {
     let mut args: Vec<Value> = (1..=5).map(Value::I8).collect();
     args.push(Value::F32(50.0));
     args.push(Value::Segment(s));
+    // SAFETY: `char sysv_ffi_bug1(char x5, float, sysv_CD)`; `s` is an arena segment of `cd`.
     assert_eq!(unsafe { h.invoke(&args) }.unwrap(), Value::I8(15 + 50 + 13));
 
     let lf = st([V::U64, V::F32]);
@@ -244,6 +269,7 @@ fn debian_libffi_344_bug_cases() {
         h.plan().to_string(),
         "(rdi+xmm0, rsi+xmm1, rdx+xmm2, rcx+xmm3, r8+xmm4, r9+xmm5) -> xmm0"
     );
+    // SAFETY: `float sysv_ffi_bug2(sysv_LF x6)`; every segment is an arena allocation of `lf`.
     assert_eq!(unsafe { h.invoke(&segs) }.unwrap(), Value::F32(10.0));
 }
 
@@ -269,6 +295,8 @@ fn register_exhaustion_puts_whole_struct_on_stack() {
     vals.push(Value::Segment(s));
     vals.push(Value::I64(3));
     let want = (1..=8).map(|k| (k * k) as f64).sum::<f64>() + 100.0 + 2000.0 + 30000.0;
+    // SAFETY: `double sysv_after_8_doubles(double x8, sysv_DD, int64_t)`; `s` is an arena segment
+    // of `dd`.
     assert_eq!(f64_of(unsafe { h.invoke(&vals) }.unwrap()), want);
 
     let dl = st([V::F64, V::I64]);
@@ -286,6 +314,8 @@ fn register_exhaustion_puts_whole_struct_on_stack() {
     );
     vals[8] = Value::Segment(s2);
     assert_eq!(
+        // SAFETY: `double sysv_dl_after_8_doubles(double x8, sysv_DL, int64_t)`; `s2` is an arena
+        // segment of `dl`.
         f64_of(unsafe { h.invoke(&vals) }.unwrap()),
         36.0 + 400.0 + 5000.0 + 30000.0
     );
@@ -306,6 +336,8 @@ fn register_exhaustion_puts_whole_struct_on_stack() {
     v.push(Value::Segment(s3));
     v.push(Value::I64(8));
     assert_eq!(
+        // SAFETY: `int64_t sysv_ll_after_5_longs(int64_t x5, sysv_LL, int64_t)`; `s3` is an arena
+        // segment of `ll`.
         i64_of(unsafe { h.invoke(&v) }.unwrap()),
         55 + 600 + 7000 + 80000
     );
@@ -325,6 +357,7 @@ fn sixteen_ints_and_sixteen_doubles() {
     }
     let h = link("sysv_16i_16d", &FD::of(V::F64, layouts));
     assert_eq!(h.plan().stack_bytes(), 18 * 8);
+    // SAFETY: `double sysv_16i_16d` takes 16 (int, double) pairs, as described; scalars only.
     assert_eq!(f64_of(unsafe { h.invoke(&vals) }.unwrap()), want);
 }
 
@@ -338,6 +371,8 @@ fn memory_returns_use_the_hidden_pointer() {
         "(ret-ptr:rdi, rsi, rdx, rcx) -> memory"
     );
     let r = seg(
+        // SAFETY: `sysv_L3 sysv_l3_make(int64_t, int64_t, int64_t)`; the arena hands out the return
+        // buffer.
         unsafe { h.invoke_into(&arena, &[Value::I64(1), Value::I64(2), Value::I64(3)]) }.unwrap(),
     );
     assert_eq!(
@@ -356,6 +391,8 @@ fn memory_returns_use_the_hidden_pointer() {
     let dest = arena.allocate(24, 8).unwrap();
     for _ in 0..2 {
         let into = PrefixAllocator::new(dest);
+        // SAFETY: `sysv_L3 sysv_l3_fixed(void)`; `dest` (24 bytes, arena memory) receives the
+        // result.
         let r = seg(unsafe { h.invoke_into(&into, &[]) }.unwrap());
         assert_eq!(r.as_ptr(), dest.as_ptr());
         assert_eq!(
@@ -367,12 +404,14 @@ fn memory_returns_use_the_hidden_pointer() {
             [-7, 11, 1 << 20]
         );
     }
+    // SAFETY: the argument count is checked before any call, so nothing is called.
     assert!(unsafe { h.invoke_into(&arena, &[Value::I64(1)]) }.is_err());
 
     let b100 = bytes_struct(100);
     let h = link("sysv_b100_make", &FD::of(&b100, [V::I32, V::F64]));
     let mut buf = [0u8; 100];
     let dest = MemorySegment::of_slice(&mut buf);
+    // SAFETY: `sysv_B100 sysv_b100_make(int, double)`; `dest` is exactly the 100-byte result.
     unsafe {
         h.invoke_into(
             &PrefixAllocator::new(dest),
@@ -392,12 +431,14 @@ fn memory_returns_use_the_hidden_pointer() {
         .sum::<i64>()
         + 5;
     assert_eq!(
+        // SAFETY: `int64_t sysv_b100_sum(sysv_B100, int)`; `dest` covers the 100 bytes of `buf`.
         i64_of(unsafe { h.invoke(&[Value::Segment(dest), Value::I32(5)]) }.unwrap()),
         want
     );
     // a too-small destination is an error, not a write past its end
     let mut small = [0u8; 99];
     let into = PrefixAllocator::new(MemorySegment::of_slice(&mut small));
+    // SAFETY: `sysv_b100_make` as above; the 99-byte destination is refused before the call.
     let err = unsafe {
         link("sysv_b100_make", &FD::of(&b100, [V::I32, V::F64]))
             .invoke_into(&into, &[Value::I32(3), Value::F64(2.0)])
@@ -424,6 +465,7 @@ fn memory_returns_use_the_hidden_pointer() {
         h.plan().to_string(),
         "(ret-ptr:rdi, rsi+rdx, rcx) -> memory"
     );
+    // SAFETY: `sysv_L3 sysv_l3_from_ll(sysv_LL, int64_t)`; `s` is an arena segment of `ll`.
     let r = seg(unsafe { h.invoke_into(&arena, &[Value::Segment(s), Value::I64(30)]) }.unwrap());
     assert_eq!(
         [
@@ -448,6 +490,8 @@ fn odd_sized_structs() {
         let h = link(&format!("sysv_b{n}_inc"), &FD::of(&l, [&l]));
         let mut out = vec![0xEEu8; n + 8];
         let s = MemorySegment::of_slice(&mut src);
+        // SAFETY: `sysv_bN sysv_bN_inc(sysv_bN)` for this `n`: `s` and the destination hold at
+        // least n bytes.
         unsafe {
             h.invoke_into(
                 &PrefixAllocator::new(MemorySegment::of_slice(&mut out)),
@@ -470,6 +514,8 @@ fn odd_sized_structs() {
         // the struct's last byte is the last byte before a PROT_NONE page: reading one byte
         // past the argument would fault
         let guarded = GuardedBytes::new(&src);
+        // SAFETY: `int64_t sysv_bN_sum(int64_t, sysv_bN, int64_t)`; the guarded segment holds
+        // exactly n bytes.
         let r = unsafe {
             h.invoke(&[
                 Value::I64(0),
@@ -487,6 +533,7 @@ fn odd_sized_structs() {
             + 10_000_000 * 3;
         assert_eq!(
             i64_of(
+                // SAFETY: as above, with `s` over the n bytes of `src`.
                 unsafe { h.invoke(&[Value::I64(2), Value::Segment(s), Value::I64(3)]) }.unwrap()
             ),
             want,
@@ -505,13 +552,15 @@ fn nested_arrays_and_unions() {
         &FD::of(&nested, [V::F32, V::F32, V::F64]),
     );
     assert_eq!(h.plan().to_string(), "(xmm0, xmm1, xmm2) -> xmm0+xmm1");
-    let r =
-        seg(
-            unsafe { h.invoke_into(&arena, &[Value::F32(1.0), Value::F32(2.0), Value::F64(3.0)]) }
-                .unwrap(),
-        );
+    let r = seg(
+        // SAFETY: `sysv_Nested sysv_nested_make(float, float, double)`; the arena hands out the
+        // return buffer.
+        unsafe { h.invoke_into(&arena, &[Value::F32(1.0), Value::F32(2.0), Value::F64(3.0)]) }
+            .unwrap(),
+    );
     let h = link("sysv_nested_sum", &FD::of(V::F64, [&nested]));
     assert_eq!(
+        // SAFETY: `double sysv_nested_sum(sysv_Nested)`; `r` is the arena segment just returned.
         f64_of(unsafe { h.invoke(&[Value::Segment(r)]) }.unwrap()),
         321.0
     );
@@ -525,6 +574,8 @@ fn nested_arrays_and_unions() {
         &FD::of(&intarr, [V::I32, V::I32, V::I32, V::F32]),
     );
     assert_eq!(h.plan().to_string(), "(rdi, rsi, rdx, xmm0) -> rax+rdx");
+    // SAFETY: `sysv_IntArr sysv_intarr_make(int, int, int, float)`; the arena hands out the return
+    // buffer.
     let r = seg(unsafe {
         h.invoke_into(
             &arena,
@@ -535,16 +586,19 @@ fn nested_arrays_and_unions() {
     let h = link("sysv_intarr_sum", &FD::of(V::F64, [&intarr]));
     assert_eq!(h.plan().to_string(), "(rdi+rsi) -> xmm0");
     assert_eq!(
+        // SAFETY: `double sysv_intarr_sum(sysv_IntArr)`; `r` is the arena segment just returned.
         f64_of(unsafe { h.invoke(&[Value::Segment(r)]) }.unwrap()),
         4321.0
     );
 
     let f4 = st([MemoryLayout::sequence_layout(4, V::F32).unwrap()]);
     let h = link("sysv_f4_make", &FD::of(&f4, [V::F32]));
+    // SAFETY: `sysv_F4 sysv_f4_make(float)`; the arena hands out the return buffer.
     let r = seg(unsafe { h.invoke_into(&arena, &[Value::F32(1.0)]) }.unwrap());
     let h = link("sysv_f4_sum", &FD::of(V::F32, [&f4]));
     assert_eq!(h.plan().to_string(), "(xmm0+xmm1) -> xmm0");
     assert_eq!(
+        // SAFETY: `float sysv_f4_sum(sysv_F4)`; `r` is the arena segment just returned.
         unsafe { h.invoke(&[Value::Segment(r)]) }.unwrap(),
         Value::F32(4321.0)
     );
@@ -559,6 +613,7 @@ fn nested_arrays_and_unions() {
     let h = link("sysv_nest2_sum", &FD::of(V::F64, [&nest2]));
     assert_eq!(h.plan().to_string(), "(rdi+rsi) -> xmm0");
     assert_eq!(
+        // SAFETY: `double sysv_nest2_sum(sysv_Nest2)`; `s` is an arena segment of the struct.
         f64_of(unsafe { h.invoke(&[Value::Segment(s)]) }.unwrap()),
         4321.0
     );
@@ -572,6 +627,7 @@ fn nested_arrays_and_unions() {
     );
     assert_eq!(h.plan().to_string(), "(rdi, xmm0) -> rax");
     assert_eq!(
+        // SAFETY: `int sysv_uif_bits(sysv_UIF, float)`; `s` is an arena segment of the union.
         unsafe { h.invoke(&[Value::Segment(s), Value::F32(1.0)]) }.unwrap(),
         Value::I32(42)
     );
@@ -585,6 +641,7 @@ fn nested_arrays_and_unions() {
     );
     assert_eq!(h.plan().to_string(), "(xmm0, rdi) -> xmm0");
     assert_eq!(
+        // SAFETY: `double sysv_udf_get(sysv_UDF, int)`; `s` is an arena segment of the union.
         f64_of(unsafe { h.invoke(&[Value::Segment(s), Value::I32(0)]) }.unwrap()),
         2.5
     );
@@ -592,6 +649,7 @@ fn nested_arrays_and_unions() {
     let uld = MemoryLayout::union_layout([V::I64, V::F64]).unwrap();
     let h = link("sysv_uld_make", &FD::of(&uld, [V::I64]));
     assert_eq!(h.plan().to_string(), "(rdi) -> rax");
+    // SAFETY: `sysv_ULD sysv_uld_make(int64_t)`; the arena hands out the return buffer.
     let r = seg(unsafe { h.invoke_into(&arena, &[Value::I64(-99)]) }.unwrap());
     assert_eq!(r.get::<i64>(0).unwrap(), -99);
 
@@ -605,6 +663,7 @@ fn nested_arrays_and_unions() {
     let h = link("sysv_uf2_sum", &FD::of(V::F32, [&uf2]));
     assert_eq!(h.plan().to_string(), "(rdi) -> xmm0");
     assert_eq!(
+        // SAFETY: `float sysv_uf2_sum(sysv_UF2)`; `s` is an arena segment of the struct.
         unsafe { h.invoke(&[Value::Segment(s)]) }.unwrap(),
         Value::F32(3.5)
     );
@@ -624,6 +683,8 @@ fn packed_structs() {
     );
     assert_eq!(h.plan().to_string(), "(rdi, stack+0, rsi) -> rax");
     assert_eq!(
+        // SAFETY: `int64_t sysv_packed_ci(int64_t, sysv_PackedCI, int64_t)`; `s` is an arena
+        // segment of it.
         i64_of(unsafe { h.invoke(&[Value::I64(1), Value::Segment(s), Value::I64(2)]) }.unwrap()),
         1 + 30 + 700 + 200_000
     );
@@ -631,6 +692,8 @@ fn packed_structs() {
     let pcd = MemoryLayout::c_struct_packed([V::I8, V::F64], 1).unwrap();
     let h = link("sysv_packed_cd_make", &FD::of(&pcd, [V::I8, V::F64]));
     assert_eq!(h.plan().to_string(), "(ret-ptr:rdi, rsi, xmm0) -> memory");
+    // SAFETY: `sysv_PackedCD sysv_packed_cd_make(char, double)`; the arena hands out the return
+    // buffer.
     let r = seg(unsafe { h.invoke_into(&arena, &[Value::I8(5), Value::F64(0.5)]) }.unwrap());
     let h = link(
         "sysv_packed_cd",
@@ -638,6 +701,8 @@ fn packed_structs() {
     );
     assert_eq!(h.plan().to_string(), "(stack+0+stack+8, xmm0) -> xmm0");
     assert_eq!(
+        // SAFETY: `double sysv_packed_cd(sysv_PackedCD, double)`; `r` is the arena segment just
+        // returned.
         f64_of(unsafe { h.invoke(&[Value::Segment(r), Value::F64(2.0)]) }.unwrap()),
         5.0 + 5.0 + 2000.0
     );
@@ -649,6 +714,7 @@ fn packed_structs() {
     let h = link("sysv_packed_ii", &FD::of(V::I64, [&pii]));
     assert_eq!(h.plan().to_string(), "(rdi) -> rax");
     assert_eq!(
+        // SAFETY: `int64_t sysv_packed_ii(sysv_PackedII)`; `s` is an arena segment of the struct.
         i64_of(unsafe { h.invoke(&[Value::Segment(s)]) }.unwrap()),
         4003
     );
@@ -661,6 +727,7 @@ fn three_ints_then_an_int() {
     let h = link("sysv_i3_make", &FD::of(&i3, [V::I32, V::I32, V::I32]));
     assert_eq!(h.plan().to_string(), "(rdi, rsi, rdx) -> rax+rdx");
     let r = seg(
+        // SAFETY: `sysv_I3 sysv_i3_make(int, int, int)`; the arena hands out the return buffer.
         unsafe { h.invoke_into(&arena, &[Value::I32(1), Value::I32(2), Value::I32(3)]) }.unwrap(),
     );
     let h = link(
@@ -669,6 +736,7 @@ fn three_ints_then_an_int() {
     );
     assert_eq!(h.plan().to_string(), "(rdi+rsi, rdx) -> rax");
     assert_eq!(
+        // SAFETY: `int64_t sysv_i3_then_int(sysv_I3, int)`; `r` is the arena segment just returned.
         i64_of(unsafe { h.invoke(&[Value::Segment(r), Value::I32(4)]) }.unwrap()),
         4321
     );
@@ -699,6 +767,8 @@ fn two_register_returns() {
                 }
             })
             .collect();
+        // SAFETY: each `sysv_*_make` takes the struct's two fields and returns the struct, as
+        // described.
         let r = seg(unsafe { h.invoke_into(&arena, &vals) }.unwrap());
         for (k, v) in vals.iter().enumerate() {
             let got = match v {
@@ -737,6 +807,8 @@ fn variadic_promotions() {
         h.plan().to_string(),
         "(rdi, xmm0, rsi, xmm1, rdx, rcx, r8, xmm2+xmm3) -> xmm0"
     );
+    // SAFETY: `double sysv_va_sum(const char *tags, ...)`: `tags` is a NUL-terminated arena string
+    // naming the variadic types passed.
     let r = unsafe {
         h.invoke(&[
             Value::Segment(tags),
@@ -765,6 +837,7 @@ fn errno_capture_restores_before_and_saves_after() {
     let arena = Arena::confined();
     let cap = arena.allocate_layout(&capture_state_layout()).unwrap();
     assert_eq!(
+        // SAFETY: `int sysv_set_errno(int, int)`; `cap` is an arena segment of the capture layout.
         unsafe { h.invoke(&[Value::Segment(cap), Value::I32(13), Value::I32(-1)]) }.unwrap(),
         Value::I32(-1)
     );
@@ -779,12 +852,14 @@ fn errno_capture_restores_before_and_saves_after() {
     assert!(g.captures_call_state() && g.arity() == 1);
     cap.set(0, 77i32).unwrap();
     assert_eq!(
+        // SAFETY: `int sysv_get_errno(void)`; `cap` is an arena segment of the capture layout.
         unsafe { g.invoke(&[Value::Segment(cap)]) }.unwrap(),
         Value::I32(77)
     );
     assert_eq!(cap.get::<i32>(0).unwrap(), 77);
     // a missing capture segment is an error, not a crash
     assert!(matches!(
+        // SAFETY: the missing capture segment is refused before the call.
         unsafe { g.invoke(&[Value::I32(1)]) },
         Err(Error::ValueMismatch { .. })
     ));
@@ -834,6 +909,7 @@ fn link_time_validation() {
     assert_eq!(e.to_string(), "GetLastError is only available on Windows");
     let e = err(FD::of_void(vec![V::I64; 300]), &[]);
     assert!(e.to_string().contains("stack arguments"), "{e}");
+    // SAFETY: a null symbol is never called: linking it must fail, which is what is tested.
     let null = unsafe { gatun::Symbol::from_address(std::ptr::null()) };
     assert!(l.downcall(&null, &FD::of_void([V::I32]), &[]).is_err());
     assert!(l
@@ -904,6 +980,7 @@ fn argument_count_errors_name_the_function_with_correct_plurals() {
 fn wrong_arguments_are_errors() {
     let h = link("sysv_add_i32", &FD::of(V::I32, [V::I32, V::I32]));
     assert!(matches!(
+        // SAFETY: the argument count is checked before any call, so nothing is called.
         unsafe { h.invoke(&[Value::I32(1)]) },
         Err(Error::ArgumentCount {
             expected: 2,
@@ -912,10 +989,12 @@ fn wrong_arguments_are_errors() {
         })
     ));
     assert!(matches!(
+        // SAFETY: the argument kinds are checked before any call, so nothing is called.
         unsafe { h.invoke(&[Value::I32(1), Value::F64(1.0)]) },
         Err(Error::ValueMismatch { .. })
     ));
     assert!(matches!(
+        // SAFETY: the argument count is checked before any call, so nothing is called.
         unsafe { h.invoke_raw(&[], std::ptr::null_mut()) },
         Err(Error::ArgumentCount { .. })
     ));
@@ -923,26 +1002,31 @@ fn wrong_arguments_are_errors() {
     let h = link("sysv_fi_sum", &FD::of(V::F64, [&fi]));
     let mut small = [0u8; 7];
     assert!(matches!(
+        // SAFETY: the 7-byte segment is refused before the call (the struct needs 8).
         unsafe { h.invoke(&[Value::Segment(MemorySegment::of_slice(&mut small))]) },
         Err(Error::ValueMismatch { .. })
     ));
     assert!(matches!(
+        // SAFETY: a scalar for a struct argument is refused before the call.
         unsafe { h.invoke(&[Value::I64(0)]) },
         Err(Error::ValueMismatch { .. })
     ));
     let h = link("sysv_fi_make", &FD::of(&fi, [V::F32, V::I32]));
     assert!(matches!(
+        // SAFETY: this call is refused with an error before reaching C (asserted below).
         unsafe { h.invoke(&[Value::F32(1.0), Value::I32(1)]) },
         Err(Error::ValueMismatch { .. })
     ));
     // A register-returned struct goes through the stub's image entry: a rejected value falls
     // back to the checked path and is reported there, naming the argument.
     let arena = Arena::confined();
+    // SAFETY: the `I64` for an `int` argument is refused before the call.
     let e = unsafe { h.invoke_into(&arena, &[Value::F32(1.0), Value::I64(1)]) };
     assert!(
         matches!(&e, Err(Error::ValueMismatch { position, .. }) if position == "argument 2"),
         "{e:?}"
     );
+    // SAFETY: `sysv_FI sysv_fi_make(float, int)`; the arena hands out the return buffer.
     let ok = seg(unsafe { h.invoke_into(&arena, &[Value::F32(1.5), Value::I32(7)]) }.unwrap());
     assert_eq!(ok.get::<f32>(0).unwrap(), 1.5);
     assert_eq!(ok.get::<i32>(4).unwrap(), 7);
@@ -955,6 +1039,7 @@ fn wrong_arguments_are_errors() {
         }
     }
     let short = Short(Arena::confined());
+    // SAFETY: the allocator's short segment is refused before the call writes into it.
     let e = unsafe { h.invoke_into(&short, &[Value::F32(1.5), Value::I32(7)]) };
     assert!(
         matches!(
@@ -975,6 +1060,8 @@ fn raw_path_with_struct_return() {
     let h = link("sysv_id_make", &FD::of(&id, [V::I32, V::F64]));
     let (a, b) = (7i32, 0.125f64);
     let mut out = [0u8; 24];
+    // SAFETY: `sysv_ID sysv_id_make(int, double)`: pointers to an `int` and a `double`; `out` has
+    // the 16-byte result and more.
     unsafe {
         h.invoke_raw(
             &[(&a as *const i32).cast(), (&b as *const f64).cast()],
@@ -1062,12 +1149,16 @@ fn sixteen_byte_aligned_struct() {
     v.push(Value::Segment(s));
     v.push(Value::I64(3));
     assert_eq!(
+        // SAFETY: `int64_t sysv_a16_on_stack(int64_t x7, sysv_A16, int64_t)`; `s` is an arena
+        // segment of the struct.
         i64_of(unsafe { h.invoke(&v) }.unwrap()),
         21 + 700 + 5000 + 30000
     );
     let h = link("sysv_a16_in_reg", &FD::of(V::I64, [a16, V::I64.into()]));
     assert_eq!(h.plan().to_string(), "(rdi, rsi) -> rax");
     assert_eq!(
+        // SAFETY: `int64_t sysv_a16_in_reg(sysv_A16, int64_t)`; `s` is an arena segment of the
+        // struct.
         i64_of(unsafe { h.invoke(&[Value::Segment(s), Value::I64(4)]) }.unwrap()),
         5004
     );

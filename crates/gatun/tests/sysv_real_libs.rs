@@ -31,12 +31,14 @@ fn libc_strlen_getpid_snprintf() {
     let strlen = link_lib(&c, "strlen", &FD::of(V::U64, [V::ADDRESS]), &[]);
     let s = arena.allocate_c_string("hello, gatun").unwrap();
     assert_eq!(
+        // SAFETY: `size_t strlen(const char *)`; `s` is a NUL-terminated arena string.
         unsafe { strlen.invoke(&[Value::Segment(s)]) }.unwrap(),
         Value::U64(12)
     );
 
     let getpid = link_lib(&c, "getpid", &FD::of(V::I32, []), &[]);
     assert_eq!(
+        // SAFETY: `pid_t getpid(void)` (an `int` on Linux), as described; no arguments.
         unsafe { getpid.invoke(&[]) }.unwrap(),
         Value::I32(std::process::id() as i32)
     );
@@ -61,6 +63,9 @@ fn libc_strlen_getpid_snprintf() {
     let buf = arena.allocate(64, 1).unwrap();
     let fmt = arena.allocate_c_string("%d %s %.2f %c").unwrap();
     let word = arena.allocate_c_string("apples").unwrap();
+    // SAFETY: `int snprintf(char *, size_t, const char *, ...)`: `buf` has the 64 bytes passed as
+    // the size, `fmt` and `word` are NUL-terminated, and the variadic values match the conversions
+    // `%d %s %.2f %c`.
     let n = unsafe {
         snprintf.invoke(&[
             Value::Segment(buf),
@@ -82,12 +87,15 @@ fn libm_pow_frexp() {
     let m = lib("libm.so.6");
     let pow = link_lib(&m, "pow", &FD::of(V::F64, [V::F64, V::F64]), &[]);
     assert_eq!(
+        // SAFETY: `double pow(double, double)`, as described; scalars only.
         unsafe { pow.invoke(&[Value::F64(2.0), Value::F64(10.0)]) }.unwrap(),
         Value::F64(1024.0)
     );
     let frexp = link_lib(&m, "frexp", &FD::of(V::F64, [V::F64, V::ADDRESS]), &[]);
     let arena = Arena::confined();
     let exp = arena.allocate(4, 4).unwrap();
+    // SAFETY: `double frexp(double, int *)`; `exp` is a 4-byte, 4-aligned arena segment for the
+    // `int`.
     let r = unsafe { frexp.invoke(&[Value::F64(48.0), Value::Segment(exp)]) }.unwrap();
     assert_eq!(r, Value::F64(0.75));
     assert_eq!(exp.get::<i32>(0).unwrap(), 6);
@@ -112,6 +120,8 @@ fn libz_crc32_and_round_trip() {
         .allocate_from_bytes(b"The quick brown fox jumps over the lazy dog")
         .unwrap();
     let r =
+        // SAFETY: `uLong crc32(uLong, const Bytef *, uInt)`; `data` holds the 43 bytes passed as
+        // the length.
         unsafe { crc32.invoke(&[Value::U64(0), Value::Segment(data), Value::U32(43)]) }.unwrap();
     assert_eq!(r, Value::U64(0x414f_a339));
 
@@ -121,6 +131,7 @@ fn libz_crc32_and_round_trip() {
         src.set(k, ((k * 31) ^ (k >> 7)) as u8).unwrap();
     }
     let bound = link_lib(&z, "compressBound", &FD::of(V::U64, [V::U64]), &[]);
+    // SAFETY: `uLong compressBound(uLong)`, as described; scalars only.
     let Value::U64(cap) = unsafe { bound.invoke(&[Value::U64(N as u64)]) }.unwrap() else {
         panic!()
     };
@@ -133,6 +144,8 @@ fn libz_crc32_and_round_trip() {
         &FD::of(V::I32, [V::ADDRESS, V::ADDRESS, V::ADDRESS, V::U64, V::I32]),
         &[],
     );
+    // SAFETY: `int compress2(Bytef *, uLongf *, const Bytef *, uLong, int)`: `dst` has `cap` bytes
+    // as `*dst_len` says, `src` has the N bytes passed.
     let rc = unsafe {
         compress2.invoke(&[
             Value::Segment(dst),
@@ -155,6 +168,8 @@ fn libz_crc32_and_round_trip() {
         &FD::of(V::I32, [V::ADDRESS, V::ADDRESS, V::ADDRESS, V::U64]),
         &[],
     );
+    // SAFETY: `int uncompress(Bytef *, uLongf *, const Bytef *, uLong)`: `back` has N bytes as
+    // `*back_len` says, `dst` holds the `clen` compressed bytes.
     let rc = unsafe {
         uncompress.invoke(&[
             Value::Segment(back),
@@ -213,6 +228,8 @@ fn strtol_and_open_capture_errno() {
         &[capture[0].clone(), LinkerOption::FirstVariadicArg(2)],
     );
     let path = arena.allocate_c_string("/nonexistent").unwrap();
+    // SAFETY: `int open(const char *, int, ...)` with no variadic argument (flags 0 = `O_RDONLY`):
+    // `cap` is the capture segment, `path` a NUL-terminated arena string.
     let r = unsafe { open.invoke(&[Value::Segment(cap), Value::Segment(path), Value::I32(0)]) }
         .unwrap();
     assert_eq!(r, Value::I32(-1));

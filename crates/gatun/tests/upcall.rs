@@ -140,6 +140,9 @@ fn deep_stack_recursion_through_the_linker_stack() {
             .unwrap()
     };
     cb_address.store(stub.address() as usize, Ordering::Relaxed);
+    // SAFETY: `HVAPoint3D upcall_recurse(int, HVAPoint3D (*)(int))` (tests/native/upcall.c), as
+    // described; `stub` has that callback type and lives in `arena`, and the 24-byte result goes to
+    // `arena`.
     let top = unsafe { recurse.invoke_into(&arena, &[Value::I32(10), stub.as_value()]) }
         .unwrap()
         .as_segment()
@@ -196,6 +199,9 @@ fn pthreads_created_in_c_call_the_stub() {
             .unwrap()
     };
     let sums = arena.allocate_array(&V::I64.into(), THREADS).unwrap();
+    // SAFETY: `int upcall_run_threads(upcall_ticket_cb, int, int, int64_t *)`: `stub` has the
+    // callback type and outlives the call (the C threads are joined before it returns); `sums` has
+    // room for THREADS `int64_t`s.
     let r = unsafe {
         run.invoke(&[
             stub.as_value(),
@@ -270,6 +276,8 @@ fn check_class<S: Copy + PartialEq + Debug>(
         // SAFETY: the segment has the struct's size and alignment.
         unsafe { input.as_ptr().cast::<S>().write(sample) };
         for k in [3, -7] {
+            // SAFETY: `S upcall_call_S(S (*)(S, int), S, int)`, as described; `stub` has the
+            // callback type and lives in `arena`, `input` holds a valid `S`.
             let r = unsafe {
                 call.invoke_into(
                     &arena,
@@ -517,8 +525,10 @@ fn many_arguments_spill_to_the_stack() {
     assert!(plan.stack_bytes() >= 8 * spilled, "{plan}");
     let many = link("upcall_many", &FD::of(V::F64, [V::ADDRESS]));
     let expected = link("upcall_many_expected", &FD::of(V::F64, []));
+    // SAFETY: `double upcall_many_expected(void)`, as described; no arguments.
     let want = unsafe { expected.invoke(&[]) }.unwrap();
     assert_ne!(want, Value::F64(0.0));
+    // SAFETY: `double upcall_many(upcall_many_cb)`; `stub` has the callback type and is alive.
     assert_eq!(unsafe { many.invoke(&[stub.as_value()]) }.unwrap(), want);
 }
 
@@ -535,6 +545,8 @@ fn scalar_returns_are_extended_and_void_and_pointers_work() {
         )
         .unwrap();
     let call_i8 = link("upcall_call_i8", &FD::of(V::I32, [V::ADDRESS, V::I8]));
+    // SAFETY: `int upcall_call_i8(signed char (*)(signed char), signed char)`; `neg` has that
+    // callback type and is alive.
     let r = unsafe { call_i8.invoke(&[neg.as_value(), Value::I8(-20)]) }.unwrap();
     assert_eq!(r, Value::I32(-120));
 
@@ -546,6 +558,8 @@ fn scalar_returns_are_extended_and_void_and_pointers_work() {
         )
         .unwrap();
     let call_u16 = link("upcall_call_u16", &FD::of(V::U32, [V::ADDRESS, V::U16]));
+    // SAFETY: `unsigned upcall_call_u16(unsigned short (*)(unsigned short), unsigned short)`;
+    // `u16s` has that callback type and is alive.
     let r = unsafe { call_u16.invoke(&[u16s.as_value(), Value::U16(65000)]) }.unwrap();
     assert_eq!(r, Value::U32(65000u16.wrapping_add(1000) as u32));
 
@@ -558,6 +572,8 @@ fn scalar_returns_are_extended_and_void_and_pointers_work() {
         .unwrap();
     let call_bool = link("upcall_call_bool", &FD::of(V::I32, [V::ADDRESS, V::BOOL]));
     for b in [false, true] {
+        // SAFETY: `int upcall_call_bool(bool (*)(bool), bool)`; `not` has that callback type and is
+        // alive.
         let r = unsafe { call_bool.invoke(&[not.as_value(), Value::Bool(b)]) }.unwrap();
         assert_eq!(r, Value::I32(!b as i32));
     }
@@ -579,6 +595,8 @@ fn scalar_returns_are_extended_and_void_and_pointers_work() {
         "upcall_call_void",
         &FD::of_void([V::ADDRESS, V::I64, V::F32]),
     );
+    // SAFETY: `void upcall_call_void(void (*)(int64_t, float), int64_t, float)`; `sink` has that
+    // callback type and is alive.
     unsafe { call_void.invoke(&[sink.as_value(), Value::I64(-1 << 40), Value::F32(2.5)]) }.unwrap();
     assert_eq!(*got.lock().unwrap(), Some((-1 << 40, 2.5)));
 
@@ -599,6 +617,8 @@ fn scalar_returns_are_extended_and_void_and_pointers_work() {
         &FD::of(V::ADDRESS, [V::ADDRESS, V::ADDRESS, V::I64]),
     );
     let buf = arena.allocate(64, 8).unwrap();
+    // SAFETY: `void *upcall_call_ptr(void *(*)(void *, int64_t), void *, int64_t)`: `offset` only
+    // adds to the pointer and `buf` is a live arena segment.
     let r = unsafe { call_ptr.invoke(&[offset.as_value(), Value::Segment(buf), Value::I64(40)]) }
         .unwrap();
     assert_eq!(r, Value::Address(buf.as_ptr().wrapping_add(40).cast()));
@@ -654,6 +674,8 @@ fn confined_stub_with_a_non_send_closure_on_its_thread() {
     };
     let call_i8 = link("upcall_call_i8", &FD::of(V::I32, [V::ADDRESS, V::I8]));
     for x in [-3i8, 0, 5, 127] {
+        // SAFETY: `int upcall_call_i8(signed char (*)(signed char), signed char)`; `stub` has that
+        // callback type and is alive.
         let r = unsafe { call_i8.invoke(&[stub.as_value(), Value::I8(x)]) }.unwrap();
         assert_eq!(r, Value::I32((x as u8).wrapping_mul(7) as i8 as i32));
     }

@@ -49,6 +49,9 @@ fn c_threads_create_and_free_their_linker_stack_blocks() {
             .unwrap()
     };
     let sums = [0i64; 8];
+    // SAFETY: `int upcall_run_threads(upcall_ticket_cb, int, int, int64_t *)`: `stub` has the
+    // callback type and outlives the call (the C threads are joined before it returns); `sums` has
+    // room for the 8 `int64_t`s.
     let r = unsafe {
         run.invoke(&[
             stub.as_value(),

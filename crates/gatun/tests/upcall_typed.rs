@@ -132,8 +132,8 @@ fn full_integer_registers_and_stack_arguments_take_the_value_path() {
         )
         .unwrap();
     assert!(!eight.is_direct());
-    // SAFETY: the stub's own type.
     assert_eq!(
+        // SAFETY: the stub's own type.
         unsafe { (eight.function())(1, 2, 3, 4, 5, 6, 7, 0.5) },
         14.0
     );

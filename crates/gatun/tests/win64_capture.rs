@@ -166,14 +166,14 @@ fn a_failing_create_file_is_captured_before_anything_can_clobber_it() {
                     "invoke_raw, which {which}"
                 );
 
-                // SAFETY: as above (the adapter passes its own capture buffer).
                 assert_eq!(
+                    // SAFETY: as above (the adapter passes its own capture buffer).
                     unsafe { sc.invoke(&[Value::I32(which)]) },
                     Ok(-(want as i64)),
                     "adapted, which {which}"
                 );
-                // SAFETY: as above.
                 assert_eq!(
+                    // SAFETY: as above.
                     unsafe { typed.invoke((which,)) },
                     -want,
                     "typed, which {which}"
@@ -198,8 +198,8 @@ fn every_state_is_restored_just_before_the_call() {
     let seen = arena.allocate(12, 4).unwrap();
     for (k, path) in (0..6).zip(["invoke", "raw"].iter().cycle()) {
         set_states(&state, (1234 + k, 999, 56 + k));
-        // SAFETY: int32_t w64_fail_with(uint32_t, int32_t), not capturing.
         assert_eq!(
+            // SAFETY: int32_t w64_fail_with(uint32_t, int32_t), not capturing.
             unsafe { spoil.invoke(&[Value::U32(7), Value::I32(8)]) },
             Ok(Value::I32(-1))
         );
@@ -292,8 +292,8 @@ fn socket_without_wsastartup_is_wsanotinitialised() {
     }
     let arena = Arena::confined();
     let state = arena.allocate_layout(&capture_state_layout()).unwrap();
-    // SAFETY: as above, with a capture segment.
     assert_eq!(
+        // SAFETY: as above, with a capture segment.
         unsafe { h.invoke(&[Value::Segment(state)]) },
         Ok(Value::I32(-1))
     );
@@ -482,8 +482,8 @@ fn call_last_error_gives_windows_error_codes() {
         assert_eq!(io.raw_os_error(), Some(code));
         assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
         let typed = last.typed::<unsafe extern "C" fn(i32) -> i32>().unwrap();
-        // SAFETY: as above.
         assert_eq!(
+            // SAFETY: as above.
             unsafe { typed.call_last_error((which,)) },
             Err(LastError(code as u32))
         );
@@ -507,8 +507,8 @@ fn call_last_error_gives_windows_error_codes() {
         "WSAGetLastError",
     )
     .unwrap();
-    // SAFETY: int32_t w64_socket_without_startup(void).
     assert_eq!(
+        // SAFETY: int32_t w64_socket_without_startup(void).
         unsafe { sock.call_last_error(&[]) },
         Ok(Err(LastError(WSANOTINITIALISED as u32)))
     );

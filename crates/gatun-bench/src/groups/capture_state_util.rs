@@ -140,8 +140,8 @@ fn adapted_sys_call(name: &'static str, fail: c_int) -> Row {
     Row::new(GROUP, name, move || -> Body {
         let sc = adapted();
         Box::new(move |iters| {
-            // SAFETY: the adapter wraps `int sys_like(int)`.
             repeat(iters, || {
+                // SAFETY: the adapter wraps `int sys_like(int)`.
                 unsafe { sc.invoke(&[Value::I32(black_box(fail))]) }.unwrap()
             })
         })

@@ -31,7 +31,7 @@
 //! use gatun::linker::{FunctionDescriptor, Linker, LinkerOption, SymbolLookup};
 //! use gatun::{Value, ValueLayout};
 //! # fn main() -> gatun::Result<()> {
-//! # if !cfg!(all(any(target_arch = "x86_64", target_arch = "aarch64"), target_os = "linux")) { return Ok(()); }
+//! # #[cfg(all(gatun_executes, unix))] {
 //! let close = SymbolLookup::default_lookup().find("close")?;
 //! let handle = Linker::native().downcall(
 //!     &close,
@@ -45,6 +45,7 @@
 //! let close = close.typed::<unsafe extern "C" fn(i32) -> i32>()?;
 //! // SAFETY: as above.
 //! assert_eq!(unsafe { close.invoke((-1,)) }, -9);
+//! # }
 //! # Ok(())
 //! # }
 //! ```
@@ -162,7 +163,7 @@ enum Width {
 /// capture buffers (on its stack). No invocation path allocates.
 ///
 /// ```
-/// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
+/// # #[cfg(all(gatun_executes, unix))] {
 /// use gatun::capture::{adapt_system_call, Errno};
 /// use gatun::linker::{FunctionDescriptor, Linker, LinkerOption, SymbolLookup};
 /// use gatun::{Value, ValueLayout};

@@ -153,7 +153,7 @@ fn errno_location() -> *mut c_int {
 /// `Send + Sync` and `Clone`; keeps the handle (and so its library) alive.
 ///
 /// ```
-/// # #[cfg(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")))] {
+/// # #[cfg(all(gatun_executes, unix))] {
 /// use gatun::capture::{adapt_system_call, Errno};
 /// use gatun::linker::{FunctionDescriptor, Linker, LinkerOption, SymbolLookup};
 /// use gatun::{Value, ValueLayout};

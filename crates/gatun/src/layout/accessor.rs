@@ -61,6 +61,18 @@ impl MemoryLayout {
     /// empty name); [`Error::PathIndexOutOfRange`] or [`Error::PathNotFound`] for an element
     /// that does not apply (as [`MemoryLayout::select`]); [`Error::ValueMismatch`] if the path ends at a struct, union, sequence or padding
     /// rather than a scalar.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ScalarKind, ValueLayout};
+    /// use gatun::Error;
+    /// let s = MemoryLayout::c_struct([ValueLayout::I8.with_name("a"), ValueLayout::F32.with_name("b")])
+    ///     .unwrap();
+    /// let b = s.accessor("b").unwrap();
+    /// assert_eq!((b.offset(), b.kind()), (4, ScalarKind::F32));
+    /// assert!(matches!(s.accessor("c"), Err(Error::PathNotFound { .. })));
+    /// ```
     pub fn accessor(&self, path: &str) -> Result<Accessor> {
         let elements = parse_path(path)?;
         self.resolve(path.into(), elements)
@@ -71,6 +83,16 @@ impl MemoryLayout {
     ///
     /// # Errors
     /// As [`MemoryLayout::accessor`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, PathElement, ValueLayout};
+    /// let xs = MemoryLayout::sequence_layout(4, ValueLayout::I16).unwrap().with_name("xs");
+    /// let s = MemoryLayout::c_struct([ValueLayout::I32.into(), xs]).unwrap();
+    /// let third = s.accessor_at([PathElement::Name("xs"), PathElement::Index(2)]).unwrap();
+    /// assert_eq!((third.offset(), third.path()), (8, "xs[2]"));
+    /// ```
     pub fn accessor_at<'p, P>(&self, path: P) -> Result<Accessor>
     where
         P: IntoIterator,
@@ -106,21 +128,47 @@ impl MemoryLayout {
 
 impl Accessor {
     /// The path this accessor was built from, as text (`a.b[2].c`).
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ValueLayout};
+    /// let s = MemoryLayout::c_struct([ValueLayout::I32.with_name("x")]).unwrap();
+    /// assert_eq!(s.accessor("x").unwrap().path(), "x");
+    /// ```
     pub fn path(&self) -> &str {
         &self.path
     }
 
     /// Byte offset of the member from the start of the layout.
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ValueLayout};
+    /// let s = MemoryLayout::c_struct([ValueLayout::I8.with_name("c"), ValueLayout::I64.with_name("n")])
+    ///     .unwrap();
+    /// assert_eq!(s.accessor("n").unwrap().offset(), 8);
+    /// ```
     pub fn offset(&self) -> usize {
         self.offset
     }
 
     /// The member's layout (its kind, alignment in bytes, name).
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ValueLayout};
+    /// let s = MemoryLayout::c_struct_packed([ValueLayout::I8, ValueLayout::I32.with_name("n")], 1).unwrap();
+    /// let n = s.accessor("n").unwrap();
+    /// assert_eq!((n.layout().byte_size(), n.layout().byte_alignment()), (4, 1));
+    /// ```
     pub fn layout(&self) -> &ValueLayout {
         &self.layout
     }
 
     /// The member's scalar kind.
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ScalarKind, ValueLayout};
+    /// let s = MemoryLayout::c_struct([ValueLayout::ADDRESS.with_name("next")]).unwrap();
+    /// assert_eq!(s.accessor("next").unwrap().kind(), ScalarKind::Pointer);
+    /// ```
     pub fn kind(&self) -> ScalarKind {
         self.layout.kind()
     }
@@ -130,6 +178,20 @@ impl Accessor {
     /// # Errors
     /// [`Error::OutOfBounds`] if the segment is too short; [`Error::MisalignedAccess`] if the
     /// member's address is not a multiple of its alignment.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::{MemoryLayout, Value, ValueLayout};
+    /// let s = MemoryLayout::c_struct([ValueLayout::I32.with_name("x"), ValueLayout::U8.with_name("y")])
+    ///     .unwrap();
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate_layout(&s).unwrap();
+    /// seg.set::<u8>(4, 9).unwrap();
+    /// assert_eq!(s.accessor("y").unwrap().get(&seg).unwrap(), Value::U8(9));
+    /// assert!(s.accessor("y").unwrap().get(&seg.slice(0, 4).unwrap()).is_err()); // too short
+    /// ```
     pub fn get(&self, segment: &MemorySegment<'_>) -> Result<Value<'static>> {
         self.get_at(segment, 0)
     }
@@ -139,6 +201,18 @@ impl Accessor {
     ///
     /// # Errors
     /// As [`Accessor::get`]; [`Error::OutOfBounds`] also when `base + offset` overflows.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::{MemoryLayout, Value, ValueLayout};
+    /// let p = MemoryLayout::c_struct([ValueLayout::I32.with_name("x")]).unwrap();
+    /// let x = p.accessor("x").unwrap();
+    /// let arena = Arena::confined();
+    /// let array = arena.allocate_from_slice(&[5_i32, 6, 7]).unwrap();
+    /// assert_eq!(x.get_at(&array, 2 * p.byte_size()).unwrap(), Value::I32(7));
+    /// ```
     pub fn get_at(&self, segment: &MemorySegment<'_>, base: usize) -> Result<Value<'static>> {
         segment.get_value(&self.layout, self.at(base, segment)?)
     }
@@ -150,6 +224,20 @@ impl Accessor {
     /// # Errors
     /// [`Error::OutOfRange`] / [`Error::ValueMismatch`] from the conversion; as
     /// [`Accessor::get`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::{Error, MemoryLayout, ValueLayout};
+    /// let s = MemoryLayout::c_struct([ValueLayout::U8.with_name("b")]).unwrap();
+    /// let b = s.accessor("b").unwrap();
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate_layout(&s).unwrap();
+    /// b.set(&seg, 200).unwrap(); // an i32 converted to u8, range-checked
+    /// assert_eq!(seg.get::<u8>(0).unwrap(), 200);
+    /// assert!(matches!(b.set(&seg, 300), Err(Error::OutOfRange { .. })));
+    /// ```
     pub fn set<'v>(&self, segment: &MemorySegment<'_>, value: impl Into<Value<'v>>) -> Result<()> {
         self.set_at(segment, 0, value)
     }
@@ -158,6 +246,19 @@ impl Accessor {
     ///
     /// # Errors
     /// As [`Accessor::set`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::{MemoryLayout, ValueLayout};
+    /// let p = MemoryLayout::c_struct([ValueLayout::I16.with_name("v")]).unwrap();
+    /// let v = p.accessor("v").unwrap();
+    /// let arena = Arena::confined();
+    /// let array = arena.allocate_array(&p, 4).unwrap();
+    /// v.set_at(&array, 3 * p.byte_size(), -1).unwrap();
+    /// assert_eq!(array.get::<i16>(6).unwrap(), -1);
+    /// ```
     pub fn set_at<'v>(
         &self,
         segment: &MemorySegment<'_>,
@@ -272,6 +373,12 @@ impl<T> fmt::Debug for TypedAccessor<T> {
 
 impl<T: Scalar> TypedAccessor<T> {
     /// Byte offset of the member from the start of the layout.
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ValueLayout};
+    /// let s = MemoryLayout::c_struct([ValueLayout::I32, ValueLayout::F64.with_name("d")]).unwrap();
+    /// assert_eq!(s.accessor("d").unwrap().typed::<f64>().unwrap().offset(), 8);
+    /// ```
     pub fn offset(&self) -> usize {
         self.offset
     }
@@ -281,6 +388,19 @@ impl<T: Scalar> TypedAccessor<T> {
     /// # Errors
     /// [`Error::OutOfBounds`], [`Error::MisalignedAccess`] (against the member's alignment,
     /// which is below `T`'s natural one in a packed struct).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::{MemoryLayout, ValueLayout};
+    /// let s = MemoryLayout::c_struct([ValueLayout::I8, ValueLayout::I64.with_name("n")]).unwrap();
+    /// let n = s.accessor("n").unwrap().typed::<i64>().unwrap();
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate_layout(&s).unwrap();
+    /// seg.set::<i64>(8, -3).unwrap();
+    /// assert_eq!(n.get(&seg).unwrap(), -3);
+    /// ```
     pub fn get(&self, segment: &MemorySegment<'_>) -> Result<T> {
         self.get_at(segment, 0)
     }
@@ -289,6 +409,19 @@ impl<T: Scalar> TypedAccessor<T> {
     ///
     /// # Errors
     /// As [`TypedAccessor::get`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::{MemoryLayout, ValueLayout};
+    /// let p = MemoryLayout::c_struct([ValueLayout::U16.with_name("v")]).unwrap();
+    /// let v = p.accessor("v").unwrap().typed::<u16>().unwrap();
+    /// let arena = Arena::confined();
+    /// let array = arena.allocate_from_slice(&[1_u16, 2, 3]).unwrap();
+    /// assert_eq!(v.get_at(&array, 4).unwrap(), 3);
+    /// assert!(v.get_at(&array, 6).is_err()); // past the end
+    /// ```
     pub fn get_at(&self, segment: &MemorySegment<'_>, base: usize) -> Result<T> {
         let offset = self.at(base, segment)?;
         check_alignment(segment, offset, self.alignment, T::KIND.byte_size())?;
@@ -299,6 +432,19 @@ impl<T: Scalar> TypedAccessor<T> {
     ///
     /// # Errors
     /// As [`TypedAccessor::get`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::{MemoryLayout, ValueLayout};
+    /// let s = MemoryLayout::c_struct([ValueLayout::F32.with_name("f")]).unwrap();
+    /// let f = s.accessor("f").unwrap().typed::<f32>().unwrap();
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate_layout(&s).unwrap();
+    /// f.set(&seg, 1.25).unwrap();
+    /// assert_eq!(seg.get::<f32>(0).unwrap(), 1.25);
+    /// ```
     pub fn set(&self, segment: &MemorySegment<'_>, value: T) -> Result<()> {
         self.set_at(segment, 0, value)
     }
@@ -307,6 +453,20 @@ impl<T: Scalar> TypedAccessor<T> {
     ///
     /// # Errors
     /// As [`TypedAccessor::get`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::{MemoryLayout, ValueLayout};
+    /// let p = MemoryLayout::c_struct([ValueLayout::I32.with_name("x"), ValueLayout::I32.with_name("y")])
+    ///     .unwrap();
+    /// let y = p.accessor("y").unwrap().typed::<i32>().unwrap();
+    /// let arena = Arena::confined();
+    /// let array = arena.allocate_array(&p, 2).unwrap();
+    /// y.set_at(&array, p.byte_size(), 4).unwrap();
+    /// assert_eq!(array.get::<i32>(12).unwrap(), 4);
+    /// ```
     pub fn set_at(&self, segment: &MemorySegment<'_>, base: usize, value: T) -> Result<()> {
         let offset = self.at(base, segment)?;
         check_alignment(segment, offset, self.alignment, T::KIND.byte_size())?;

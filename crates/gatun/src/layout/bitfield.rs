@@ -65,6 +65,16 @@ impl BitField {
     /// # Errors
     /// [`Error::Unsupported`] if `kind` is not an integer or `bool` type, or `bit_width` is 0
     /// or wider than `kind`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::layout::{BitField, ScalarKind};
+    /// let f = BitField::new("mode", ScalarKind::U32, 4, 3).unwrap();
+    /// assert_eq!((f.name(), f.bit_offset(), f.bit_width()), ("mode", 4, 3));
+    /// assert!(BitField::new("x", ScalarKind::U8, 0, 9).is_err()); // wider than its type
+    /// assert!(BitField::new("x", ScalarKind::F32, 0, 1).is_err());
+    /// ```
     pub fn new(
         name: impl Into<Arc<str>>,
         kind: ScalarKind,
@@ -96,21 +106,41 @@ impl BitField {
     }
 
     /// The member's name.
+    ///
+    /// ```
+    /// use gatun::layout::{BitField, ScalarKind};
+    /// assert_eq!(BitField::new("ready", ScalarKind::Bool, 0, 1).unwrap().name(), "ready");
+    /// ```
     pub fn name(&self) -> &str {
         &self.name
     }
 
     /// The declared type (`I32` for `int x : 3`; `Bool` for `_Bool`).
+    ///
+    /// ```
+    /// use gatun::layout::{BitField, ScalarKind};
+    /// assert_eq!(BitField::new("n", ScalarKind::I16, 0, 5).unwrap().kind(), ScalarKind::I16);
+    /// ```
     pub fn kind(&self) -> ScalarKind {
         self.kind
     }
 
     /// Offset of the first bit, in bits from the start of the record.
+    ///
+    /// ```
+    /// use gatun::layout::{BitField, ScalarKind};
+    /// assert_eq!(BitField::new("n", ScalarKind::U32, 9, 2).unwrap().bit_offset(), 9);
+    /// ```
     pub fn bit_offset(&self) -> usize {
         self.bit_offset
     }
 
     /// Width, in bits.
+    ///
+    /// ```
+    /// use gatun::layout::{BitField, ScalarKind};
+    /// assert_eq!(BitField::new("n", ScalarKind::U32, 9, 2).unwrap().bit_width(), 2);
+    /// ```
     pub fn bit_width(&self) -> u32 {
         self.bit_width
     }
@@ -140,6 +170,19 @@ impl BitField {
     ///
     /// # Errors
     /// [`Error::OutOfBounds`] if the bytes holding it are not inside `segment`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::layout::{BitField, ScalarKind};
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::Value;
+    /// let hi = BitField::new("hi", ScalarKind::U8, 4, 4).unwrap();
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate_from_bytes(&[0xA5]).unwrap();
+    /// assert_eq!(hi.get(&seg, 0).unwrap(), Value::U8(0xA));
+    /// assert!(hi.get(&seg, 1).is_err()); // the record at byte 1 is outside the segment
+    /// ```
     pub fn get(&self, segment: &MemorySegment<'_>, offset: usize) -> Result<Value<'static>> {
         let (first, n) = self.byte_span();
         let mut buf = [0u8; 16];
@@ -175,6 +218,20 @@ impl BitField {
     /// [`Error::ValueMismatch`] for a value of another type, or one the width cannot hold
     /// (3 signed bits hold -4..=3); [`Error::OutOfBounds`] if the bytes are not inside
     /// `segment`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::layout::{BitField, ScalarKind};
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::{Error, Value};
+    /// let lo = BitField::new("lo", ScalarKind::U8, 0, 4).unwrap();
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate_from_bytes(&[0xA5]).unwrap();
+    /// lo.set(&seg, 0, &Value::U8(3)).unwrap();
+    /// assert_eq!(seg.get::<u8>(0).unwrap(), 0xA3); // the high bits are kept
+    /// assert!(matches!(lo.set(&seg, 0, &Value::U8(16)), Err(Error::ValueMismatch { .. })));
+    /// ```
     pub fn set(&self, segment: &MemorySegment<'_>, offset: usize, value: &Value<'_>) -> Result<()> {
         let v: i128 = match (self.kind, value) {
             (ScalarKind::Bool, Value::Bool(b)) => i128::from(*b),

@@ -126,6 +126,18 @@ impl DataModel {
     /// [`Error::Unsupported`] for `long double` unless [`DataModel::long_double_is_double`]
     /// (80-bit x87 on x86-64, binary128 on AArch64 Linux; gatun will not pass it silently
     /// wrong); [`Error::UnknownType`] for anything else it does not know.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::layout::{DataModel, ScalarKind};
+    /// use gatun::Error;
+    /// let win = DataModel::WINDOWS_X64;
+    /// assert_eq!(win.layout("unsigned long").unwrap().kind(), ScalarKind::U32);
+    /// assert_eq!(DataModel::SYSV_X86_64.layout("unsigned   long int").unwrap().kind(), ScalarKind::U64);
+    /// assert_eq!(win.layout("wchar_t").unwrap().byte_size(), 2);
+    /// assert!(matches!(win.layout("quad"), Err(Error::UnknownType { .. })));
+    /// ```
     pub fn layout(&self, name: &str) -> Result<ValueLayout> {
         let normalized = name.split_whitespace().collect::<Vec<_>>().join(" ");
         let words: Vec<&str> = normalized

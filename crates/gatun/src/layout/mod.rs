@@ -194,6 +194,16 @@ impl MemoryLayout {
     /// # Errors
     /// [`Error::SizeOverflow`] if the size does not fit in `isize`; [`Error::NestingTooDeep`]
     /// if the struct would nest more than [`MAX_NESTING`] levels.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ValueLayout};
+    /// // struct { char c; double d; short s; }: d at 8, s at 16, 6 bytes of trailing padding.
+    /// let s = MemoryLayout::c_struct([ValueLayout::I8, ValueLayout::F64, ValueLayout::I16]).unwrap();
+    /// assert_eq!((s.byte_size(), s.byte_alignment()), (24, 8));
+    /// assert_eq!(s.byte_offset([2]).unwrap(), 16);
+    /// ```
     pub fn c_struct<I>(members: I) -> Result<MemoryLayout>
     where
         I: IntoIterator,
@@ -208,6 +218,16 @@ impl MemoryLayout {
     /// # Errors
     /// [`Error::InvalidAlignment`] if `pack` is not a power of two; [`Error::SizeOverflow`];
     /// [`Error::NestingTooDeep`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ValueLayout};
+    /// // #pragma pack(2) struct { char c; int i; }
+    /// let s = MemoryLayout::c_struct_packed([ValueLayout::I8, ValueLayout::I32], 2).unwrap();
+    /// assert_eq!((s.byte_size(), s.byte_alignment(), s.byte_offset([1]).unwrap()), (6, 2, 2));
+    /// assert!(MemoryLayout::c_struct_packed([ValueLayout::I8], 3).is_err());
+    /// ```
     pub fn c_struct_packed<I>(members: I, pack: usize) -> Result<MemoryLayout>
     where
         I: IntoIterator,
@@ -260,6 +280,18 @@ impl MemoryLayout {
     /// # Errors
     /// [`Error::MisalignedField`] naming the first member whose offset is not a multiple of its
     /// alignment; [`Error::SizeOverflow`]; [`Error::NestingTooDeep`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ValueLayout};
+    /// use gatun::Error;
+    /// let pad = MemoryLayout::padding_layout(4).unwrap();
+    /// let s = MemoryLayout::struct_layout([ValueLayout::I32.into(), pad, ValueLayout::F64.into()]);
+    /// assert_eq!(s.unwrap().byte_size(), 16);
+    /// let e = MemoryLayout::struct_layout([ValueLayout::I32, ValueLayout::F64]).unwrap_err();
+    /// assert!(matches!(e, Error::MisalignedField { offset: 4, alignment: 8, .. }));
+    /// ```
     pub fn struct_layout<I>(members: I) -> Result<MemoryLayout>
     where
         I: IntoIterator,
@@ -298,6 +330,18 @@ impl MemoryLayout {
     ///
     /// # Errors
     /// [`Error::SizeOverflow`]; [`Error::NestingTooDeep`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ValueLayout};
+    /// let u = MemoryLayout::union_layout([
+    ///     MemoryLayout::sequence_layout(5, ValueLayout::U8).unwrap(),
+    ///     ValueLayout::I32.into(),
+    /// ])
+    /// .unwrap();
+    /// assert_eq!((u.byte_size(), u.byte_alignment()), (8, 4)); // 5 rounded up to 4's multiple
+    /// ```
     pub fn union_layout<I>(members: I) -> Result<MemoryLayout>
     where
         I: IntoIterator,
@@ -313,6 +357,14 @@ impl MemoryLayout {
     /// # Errors
     /// [`Error::InvalidAlignment`] if `pack` is not a power of two; [`Error::SizeOverflow`];
     /// [`Error::NestingTooDeep`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ValueLayout};
+    /// let u = MemoryLayout::union_layout_packed([ValueLayout::I8, ValueLayout::I64], 1).unwrap();
+    /// assert_eq!((u.byte_size(), u.byte_alignment()), (8, 1));
+    /// ```
     pub fn union_layout_packed<I>(members: I, pack: usize) -> Result<MemoryLayout>
     where
         I: IntoIterator,
@@ -356,6 +408,15 @@ impl MemoryLayout {
     /// [`Error::InvalidSize`] if the element's size is not a multiple of its alignment (its
     /// elements could not all be aligned); [`Error::SizeOverflow`] if `count * size` exceeds
     /// `isize::MAX`; [`Error::NestingTooDeep`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ValueLayout};
+    /// let a = MemoryLayout::sequence_layout(10, ValueLayout::I32).unwrap();
+    /// assert_eq!((a.byte_size(), a.byte_alignment()), (40, 4));
+    /// assert!(MemoryLayout::sequence_layout(usize::MAX, ValueLayout::I32).is_err()); // overflow
+    /// ```
     pub fn sequence_layout(count: usize, element: impl Into<MemoryLayout>) -> Result<MemoryLayout> {
         let element = element.into();
         let es = element.byte_size();
@@ -408,6 +469,13 @@ impl MemoryLayout {
     }
 
     /// Size in bytes.
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ValueLayout};
+    /// let s = MemoryLayout::c_struct([ValueLayout::I64, ValueLayout::I8]).unwrap();
+    /// assert_eq!(s.byte_size(), 16); // trailing padding included
+    /// assert_eq!(MemoryLayout::from(ValueLayout::I16).byte_size(), 2);
+    /// ```
     pub fn byte_size(&self) -> usize {
         match self {
             MemoryLayout::Value(v) => v.byte_size(),
@@ -419,6 +487,13 @@ impl MemoryLayout {
     }
 
     /// Alignment in bytes (a power of two; 1 for padding).
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ValueLayout};
+    /// let s = MemoryLayout::c_struct([ValueLayout::I8, ValueLayout::I32]).unwrap();
+    /// assert_eq!(s.byte_alignment(), 4);
+    /// assert_eq!(MemoryLayout::padding_layout(8).unwrap().byte_alignment(), 1);
+    /// ```
     pub fn byte_alignment(&self) -> usize {
         match self {
             MemoryLayout::Value(v) => v.byte_alignment(),
@@ -430,6 +505,13 @@ impl MemoryLayout {
     }
 
     /// The layout's name, if any.
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ValueLayout};
+    /// let s = MemoryLayout::c_struct([ValueLayout::I32]).unwrap();
+    /// assert_eq!(s.name(), None);
+    /// assert_eq!(s.with_name("point").name(), Some("point"));
+    /// ```
     pub fn name(&self) -> Option<&str> {
         match self {
             MemoryLayout::Value(v) => v.name(),
@@ -441,6 +523,13 @@ impl MemoryLayout {
     }
 
     /// The same layout with a name (used by name paths and in messages).
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ValueLayout};
+    /// let inner = MemoryLayout::c_struct([ValueLayout::I32.with_name("x")]).unwrap();
+    /// let outer = MemoryLayout::c_struct([ValueLayout::I32.into(), inner.with_name("pos")]).unwrap();
+    /// assert_eq!(outer.byte_offset_of("pos.x").unwrap(), 4);
+    /// ```
     pub fn with_name(self, name: impl Into<Arc<str>>) -> MemoryLayout {
         let name = Some(name.into());
         match self {
@@ -461,6 +550,17 @@ impl MemoryLayout {
     /// # Errors
     /// [`Error::InvalidAlignment`] for a non-power-of-two; [`Error::AlignmentTooSmall`] for a
     /// group alignment below its members'.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ValueLayout};
+    /// use gatun::Error;
+    /// let s = MemoryLayout::c_struct([ValueLayout::I32]).unwrap();
+    /// assert_eq!(s.clone().with_byte_alignment(16).unwrap().byte_alignment(), 16);
+    /// let e = s.with_byte_alignment(2).unwrap_err();
+    /// assert!(matches!(e, Error::AlignmentTooSmall { alignment: 2, required: 4, .. }));
+    /// ```
     pub fn with_byte_alignment(self, byte_alignment: usize) -> Result<MemoryLayout> {
         if !byte_alignment.is_power_of_two() {
             return Err(Error::InvalidAlignment {
@@ -526,6 +626,12 @@ impl MemoryLayout {
     }
 
     /// The value layout inside, if this is a [`MemoryLayout::Value`].
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ValueLayout};
+    /// assert_eq!(MemoryLayout::from(ValueLayout::F32).as_value(), Some(&ValueLayout::F32));
+    /// assert_eq!(MemoryLayout::padding_layout(1).unwrap().as_value(), None);
+    /// ```
     pub fn as_value(&self) -> Option<&ValueLayout> {
         match self {
             MemoryLayout::Value(v) => Some(v),
@@ -534,6 +640,12 @@ impl MemoryLayout {
     }
 
     /// `true` for structs and unions.
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ValueLayout};
+    /// assert!(MemoryLayout::union_layout([ValueLayout::I32]).unwrap().is_group());
+    /// assert!(!MemoryLayout::sequence_layout(2, ValueLayout::I32).unwrap().is_group());
+    /// ```
     pub fn is_group(&self) -> bool {
         matches!(self, MemoryLayout::Struct(_) | MemoryLayout::Union(_))
     }
@@ -544,6 +656,19 @@ impl MemoryLayout {
     /// [`Error::PathIndexOutOfRange`] for an index past a struct's or union's members or a
     /// sequence's elements; [`Error::PathNotFound`] naming the first other element that does
     /// not apply (an unknown name, a name on a sequence, a step into a scalar or padding).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, PathElement, ValueLayout};
+    /// use gatun::Error;
+    /// let s = MemoryLayout::c_struct([ValueLayout::I8.with_name("a"), ValueLayout::I16.with_name("b")])
+    ///     .unwrap();
+    /// let (offset, member) = s.select(["b"]).unwrap();
+    /// assert_eq!((offset, member.byte_size()), (2, 2));
+    /// let e = s.select([PathElement::Index(5)]).unwrap_err();
+    /// assert!(matches!(e, Error::PathIndexOutOfRange { index: 5, count: 2, .. }));
+    /// ```
     pub fn select<'p, P>(&self, path: P) -> Result<(usize, &MemoryLayout)>
     where
         P: IntoIterator,
@@ -633,6 +758,19 @@ impl MemoryLayout {
     /// # Errors
     /// [`Error::MalformedPath`] for text that is not a path (an unclosed `[`, a bad index, an
     /// empty name); otherwise as [`MemoryLayout::select`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ValueLayout};
+    /// use gatun::Error;
+    /// let point = MemoryLayout::c_struct([ValueLayout::I32.with_name("x"), ValueLayout::I32.with_name("y")])
+    ///     .unwrap();
+    /// let line = MemoryLayout::sequence_layout(2, point).unwrap().with_name("points");
+    /// let shape = MemoryLayout::c_struct([line]).unwrap();
+    /// assert_eq!(shape.byte_offset_of("points[1].y").unwrap(), 12);
+    /// assert!(matches!(shape.byte_offset_of("points[1"), Err(Error::MalformedPath { .. })));
+    /// ```
     pub fn byte_offset_of(&self, path: &str) -> Result<usize> {
         let elements = parse_path(path)?;
         self.byte_offset(elements)

@@ -163,6 +163,13 @@ impl MemoryLayout {
 impl ValueLayout {
     /// Nesting depth: 1, or 1 + the target's depth for a pointer with a target layout (at most
     /// [`MAX_NESTING`]).
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ValueLayout};
+    /// assert_eq!(ValueLayout::I32.depth(), 1);
+    /// let p = ValueLayout::pointer_to(ValueLayout::I32.into()).unwrap();
+    /// assert_eq!(p.depth(), 2);
+    /// ```
     pub fn depth(&self) -> usize {
         self.target().map_or(1, |t| 1 + t.depth())
     }

@@ -65,6 +65,13 @@ impl ScalarKind {
     ];
 
     /// Size in bytes.
+    ///
+    /// ```
+    /// use gatun::ScalarKind;
+    /// assert_eq!(ScalarKind::Bool.byte_size(), 1);
+    /// assert_eq!(ScalarKind::F32.byte_size(), 4);
+    /// assert_eq!(ScalarKind::Pointer.byte_size(), std::mem::size_of::<usize>());
+    /// ```
     #[inline]
     pub const fn byte_size(self) -> usize {
         match self {
@@ -77,18 +84,36 @@ impl ScalarKind {
     }
 
     /// Natural alignment in bytes (equal to the size on every supported target).
+    ///
+    /// ```
+    /// use gatun::ScalarKind;
+    /// assert_eq!(ScalarKind::I16.natural_alignment(), 2);
+    /// assert_eq!(ScalarKind::F64.natural_alignment(), 8);
+    /// ```
     #[inline]
     pub const fn natural_alignment(self) -> usize {
         self.byte_size()
     }
 
     /// `true` for `F32` and `F64`.
+    ///
+    /// ```
+    /// use gatun::ScalarKind;
+    /// assert!(ScalarKind::F32.is_float());
+    /// assert!(!ScalarKind::I64.is_float());
+    /// ```
     #[inline]
     pub const fn is_float(self) -> bool {
         matches!(self, ScalarKind::F32 | ScalarKind::F64)
     }
 
     /// `true` for the signed integer kinds.
+    ///
+    /// ```
+    /// use gatun::ScalarKind;
+    /// assert!(ScalarKind::I8.is_signed());
+    /// assert!(!ScalarKind::U8.is_signed() && !ScalarKind::Bool.is_signed() && !ScalarKind::F64.is_signed());
+    /// ```
     #[inline]
     pub const fn is_signed(self) -> bool {
         matches!(
@@ -98,12 +123,24 @@ impl ScalarKind {
     }
 
     /// `true` for bool, the integer kinds and pointers (everything passed in integer registers).
+    ///
+    /// ```
+    /// use gatun::ScalarKind;
+    /// assert!(ScalarKind::Pointer.is_integral() && ScalarKind::Bool.is_integral());
+    /// assert!(!ScalarKind::F32.is_integral());
+    /// ```
     #[inline]
     pub const fn is_integral(self) -> bool {
         !self.is_float()
     }
 
     /// A short name: `bool`, `i8` .. `u64`, `f32`, `f64`, `ptr`.
+    ///
+    /// ```
+    /// use gatun::ScalarKind;
+    /// assert_eq!(ScalarKind::U64.name(), "u64");
+    /// assert_eq!(ScalarKind::Bool.to_string(), ScalarKind::Bool.name());
+    /// ```
     pub const fn name(self) -> &'static str {
         match self {
             ScalarKind::Bool => "bool",
@@ -198,6 +235,13 @@ impl ValueLayout {
     }
 
     /// A layout of `kind` with its natural alignment and no name.
+    ///
+    /// ```
+    /// use gatun::{ScalarKind, ValueLayout};
+    /// let l = ValueLayout::new(ScalarKind::F32);
+    /// assert_eq!((l.byte_size(), l.byte_alignment(), l.name()), (4, 4, None));
+    /// assert_eq!(l, ValueLayout::F32);
+    /// ```
     #[inline]
     pub const fn new(kind: ScalarKind) -> ValueLayout {
         ValueLayout {
@@ -232,29 +276,59 @@ impl ValueLayout {
     }
 
     /// The scalar kind.
+    ///
+    /// ```
+    /// use gatun::{ScalarKind, ValueLayout};
+    /// assert_eq!(ValueLayout::ADDRESS.kind(), ScalarKind::Pointer);
+    /// ```
     #[inline]
     pub fn kind(&self) -> ScalarKind {
         self.kind
     }
 
     /// Size in bytes (`kind().byte_size()`).
+    ///
+    /// ```
+    /// use gatun::ValueLayout;
+    /// assert_eq!(ValueLayout::U16.byte_size(), 2);
+    /// assert_eq!(ValueLayout::I64.with_byte_alignment(1).unwrap().byte_size(), 8);
+    /// ```
     #[inline]
     pub fn byte_size(&self) -> usize {
         self.kind.byte_size()
     }
 
     /// Alignment in bytes (a power of two).
+    ///
+    /// ```
+    /// use gatun::ValueLayout;
+    /// assert_eq!(ValueLayout::I64.byte_alignment(), 8);
+    /// assert_eq!(ValueLayout::I64.with_byte_alignment(2).unwrap().byte_alignment(), 2);
+    /// ```
     #[inline]
     pub fn byte_alignment(&self) -> usize {
         self.byte_alignment
     }
 
     /// The name, if one was given with [`ValueLayout::with_name`].
+    ///
+    /// ```
+    /// use gatun::ValueLayout;
+    /// assert_eq!(ValueLayout::I32.name(), None);
+    /// assert_eq!(ValueLayout::I32.with_name("fd").name(), Some("fd"));
+    /// ```
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
     }
 
     /// The pointee layout of a pointer created with [`ValueLayout::pointer_to`].
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ValueLayout};
+    /// assert!(ValueLayout::ADDRESS.target().is_none());
+    /// let p = ValueLayout::pointer_to(ValueLayout::F64.into()).unwrap();
+    /// assert_eq!(p.target(), Some(&MemoryLayout::from(ValueLayout::F64)));
+    /// ```
     pub fn target(&self) -> Option<&MemoryLayout> {
         self.target.as_deref()
     }
@@ -265,12 +339,24 @@ impl ValueLayout {
     }
 
     /// The same layout with a name.
+    ///
+    /// ```
+    /// use gatun::ValueLayout;
+    /// let x = ValueLayout::F32.with_name("x");
+    /// assert_eq!(x.name(), Some("x"));
+    /// assert_ne!(x, ValueLayout::F32); // the name takes part in equality
+    /// ```
     pub fn with_name(mut self, name: impl Into<Arc<str>>) -> ValueLayout {
         self.name = Some(name.into());
         self
     }
 
     /// The same layout without a name.
+    ///
+    /// ```
+    /// use gatun::ValueLayout;
+    /// assert_eq!(ValueLayout::I8.with_name("c").without_name(), ValueLayout::I8);
+    /// ```
     pub fn without_name(mut self) -> ValueLayout {
         self.name = None;
         self
@@ -281,6 +367,17 @@ impl ValueLayout {
     ///
     /// # Errors
     /// [`Error::InvalidAlignment`] if `byte_alignment` is not a power of two.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::{Error, ValueLayout};
+    /// assert_eq!(ValueLayout::I32.with_byte_alignment(16).unwrap().byte_alignment(), 16);
+    /// assert_eq!(
+    ///     ValueLayout::I32.with_byte_alignment(3).unwrap_err(),
+    ///     Error::InvalidAlignment { alignment: 3 }
+    /// );
+    /// ```
     pub fn with_byte_alignment(mut self, byte_alignment: usize) -> Result<ValueLayout> {
         if !byte_alignment.is_power_of_two() {
             return Err(Error::InvalidAlignment {
@@ -292,6 +389,12 @@ impl ValueLayout {
     }
 
     /// `true` when the alignment is the natural one (accesses can use aligned loads).
+    ///
+    /// ```
+    /// use gatun::ValueLayout;
+    /// assert!(ValueLayout::F64.is_naturally_aligned());
+    /// assert!(!ValueLayout::F64.with_byte_alignment(4).unwrap().is_naturally_aligned());
+    /// ```
     #[inline]
     pub fn is_naturally_aligned(&self) -> bool {
         self.byte_alignment >= self.kind.natural_alignment()

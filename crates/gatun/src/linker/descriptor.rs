@@ -179,6 +179,14 @@ impl FunctionDescriptor {
     }
 
     /// A descriptor returning `void` and taking `args`.
+    ///
+    /// ```
+    /// use gatun::{FunctionDescriptor, ValueLayout};
+    /// // void free(void *)
+    /// let free = FunctionDescriptor::of_void([ValueLayout::ADDRESS]);
+    /// assert_eq!(free.return_layout(), None);
+    /// assert_eq!(free.to_string(), "(ptr)v");
+    /// ```
     pub fn of_void<I: ArgumentLayouts>(args: I) -> FunctionDescriptor {
         FunctionDescriptor {
             ret: None,
@@ -187,16 +195,38 @@ impl FunctionDescriptor {
     }
 
     /// The return layout; `None` for `void`.
+    ///
+    /// ```
+    /// use gatun::{FunctionDescriptor, MemoryLayout, ValueLayout};
+    /// let d = FunctionDescriptor::of(ValueLayout::F32, [ValueLayout::F32]);
+    /// assert_eq!(d.return_layout(), Some(&MemoryLayout::from(ValueLayout::F32)));
+    /// assert_eq!(FunctionDescriptor::of_void([]).return_layout(), None);
+    /// ```
     pub fn return_layout(&self) -> Option<&MemoryLayout> {
         self.ret.as_ref()
     }
 
     /// The argument layouts.
+    ///
+    /// ```
+    /// use gatun::{FunctionDescriptor, MemoryLayout, ValueLayout};
+    /// let d = FunctionDescriptor::of(ValueLayout::I32, [ValueLayout::ADDRESS, ValueLayout::I64]);
+    /// assert_eq!(d.argument_layouts().len(), 2);
+    /// assert_eq!(d.argument_layouts()[1], MemoryLayout::from(ValueLayout::I64));
+    /// ```
     pub fn argument_layouts(&self) -> &[MemoryLayout] {
         &self.args
     }
 
     /// The same descriptor with `layouts` appended to the arguments (Java's `appendArgumentLayouts`).
+    ///
+    /// ```
+    /// use gatun::{FunctionDescriptor, ValueLayout};
+    /// let open = FunctionDescriptor::of(ValueLayout::I32, [ValueLayout::ADDRESS, ValueLayout::I32]);
+    /// let with_mode = open.append_argument_layouts([ValueLayout::U32]); // the variadic mode_t
+    /// assert_eq!(with_mode.to_string(), "(ptr, i32, u32)i32");
+    /// assert_eq!(open.argument_layouts().len(), 2); // unchanged
+    /// ```
     pub fn append_argument_layouts<I: ArgumentLayouts>(&self, layouts: I) -> FunctionDescriptor {
         FunctionDescriptor {
             ret: self.ret.clone(),
@@ -211,6 +241,13 @@ impl FunctionDescriptor {
 
     /// The same descriptor with `layouts` inserted before argument `index` (Java's
     /// `insertArgumentLayouts`). `index` is clamped to the argument count.
+    ///
+    /// ```
+    /// use gatun::{FunctionDescriptor, ValueLayout};
+    /// let d = FunctionDescriptor::of_void([ValueLayout::I32, ValueLayout::I32]);
+    /// assert_eq!(d.insert_argument_layouts(1, [ValueLayout::F64]).to_string(), "(i32, f64, i32)v");
+    /// assert_eq!(d.insert_argument_layouts(9, [ValueLayout::I8]).to_string(), "(i32, i32, i8)v");
+    /// ```
     pub fn insert_argument_layouts<I: ArgumentLayouts>(
         &self,
         index: usize,
@@ -227,6 +264,14 @@ impl FunctionDescriptor {
     }
 
     /// The same arguments with another return layout (`None` for `void`).
+    ///
+    /// ```
+    /// use gatun::{FunctionDescriptor, ValueLayout};
+    /// let d = FunctionDescriptor::of_void([ValueLayout::ADDRESS]);
+    /// let d = d.change_return_layout(Some(ValueLayout::U64.into()));
+    /// assert_eq!(d.to_string(), "(ptr)u64");
+    /// assert_eq!(d.change_return_layout(None).return_layout(), None);
+    /// ```
     pub fn change_return_layout(&self, ret: Option<MemoryLayout>) -> FunctionDescriptor {
         FunctionDescriptor {
             ret,

@@ -102,7 +102,7 @@ impl fmt::Debug for Library {
 /// `FreeLibrary` on Windows) when the last of them drops. `Send + Sync`: see the module's thread rules.
 ///
 /// ```
-/// # if !cfg!(all(any(target_arch = "x86_64", target_arch = "aarch64"), target_os = "linux")) { return; } // calls C
+/// # #[cfg(gatun_executes)] {
 /// use gatun::linker::SymbolLookup;
 /// // zlib's crc32; on Windows, which has no zlib, kernel32's GetTickCount
 /// let (name, own) = if cfg!(target_vendor = "apple") {
@@ -118,6 +118,7 @@ impl fmt::Debug for Library {
 /// assert!(lookup.find(own).is_ok()); // from libz
 /// assert!(lookup.find("strlen").is_ok()); // from libc, searched next
 /// assert!(lookup.find("gatun_no_such_symbol").is_err());
+/// # }
 /// ```
 #[derive(Clone)]
 pub struct SymbolLookup {
@@ -147,6 +148,26 @@ impl SymbolLookup {
     /// Loading runs the library's initialisers (ELF `.init_array`, C++ static constructors) and
     /// unloading runs its finalisers: as with calling any foreign function, the caller asserts
     /// that running them here is sound. System libraries such as libc, libm or libz are.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::linker::SymbolLookup;
+    /// use gatun::Error;
+    /// let name = if cfg!(target_vendor = "apple") {
+    ///     "libm.dylib"
+    /// } else if cfg!(windows) {
+    ///     "msvcrt.dll"
+    /// } else {
+    ///     "libm.so.6"
+    /// };
+    /// // SAFETY: loading the C math library runs no initialisers with preconditions.
+    /// let libm = unsafe { SymbolLookup::library(name) }.unwrap();
+    /// assert_eq!(libm.find("floor").unwrap().library(), Some(name));
+    /// // SAFETY: nothing is loaded: the file does not exist.
+    /// let missing = unsafe { SymbolLookup::library("gatun-no-such-library") };
+    /// assert!(matches!(missing, Err(Error::LibraryLoad { .. })));
+    /// ```
     pub unsafe fn library(name_or_path: impl AsRef<OsStr>) -> Result<SymbolLookup> {
         // SAFETY: forwarded to the caller.
         unsafe { Self::library_with(name_or_path, LoadFlags::default()) }
@@ -160,6 +181,23 @@ impl SymbolLookup {
     ///
     /// # Safety
     /// As [`SymbolLookup::library`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::linker::{LoadFlags, SymbolLookup};
+    /// let name = if cfg!(target_vendor = "apple") {
+    ///     "libm.dylib"
+    /// } else if cfg!(windows) {
+    ///     "msvcrt.dll"
+    /// } else {
+    ///     "libm.so.6"
+    /// };
+    /// let flags = LoadFlags { lazy: true, ..LoadFlags::default() }; // RTLD_LAZY | RTLD_LOCAL
+    /// // SAFETY: loading the C math library runs no initialisers with preconditions.
+    /// let libm = unsafe { SymbolLookup::library_with(name, flags) }.unwrap();
+    /// assert!(libm.find("sqrt").is_ok());
+    /// ```
     pub unsafe fn library_with(
         name_or_path: impl AsRef<OsStr>,
         flags: LoadFlags,
@@ -194,6 +232,12 @@ impl SymbolLookup {
     /// not (glibc's libm, when nothing linked it) is loaded (`dlopen`, running its
     /// initialisers). Created once per process and cloned after; never fails (a
     /// library that cannot be opened is left out).
+    ///
+    /// ```
+    /// use gatun::linker::SymbolLookup;
+    /// let libc = SymbolLookup::default_lookup();
+    /// assert!(libc.find("strlen").is_ok() && libc.find("malloc").is_ok());
+    /// ```
     pub fn default_lookup() -> SymbolLookup {
         static DEFAULT: OnceLock<SymbolLookup> = OnceLock::new();
         DEFAULT
@@ -208,6 +252,23 @@ impl SymbolLookup {
     }
 
     /// A lookup that searches `self` first, then `other` (JDK `SymbolLookup.or`).
+    ///
+    /// ```
+    /// use gatun::linker::SymbolLookup;
+    /// let name = if cfg!(target_vendor = "apple") {
+    ///     "libm.dylib"
+    /// } else if cfg!(windows) {
+    ///     "msvcrt.dll"
+    /// } else {
+    ///     "libm.so.6"
+    /// };
+    /// // SAFETY: loading the C math library runs no initialisers with preconditions.
+    /// let libm = unsafe { SymbolLookup::library(name) }.unwrap();
+    /// let both = libm.or(SymbolLookup::default_lookup());
+    /// let cos = both.find("cos").unwrap();
+    /// assert_eq!(cos.library(), Some(name)); // searched first
+    /// assert!(both.find("getenv").is_ok());
+    /// ```
     pub fn or(mut self, other: SymbolLookup) -> SymbolLookup {
         self.libraries.extend(other.libraries);
         self
@@ -219,6 +280,18 @@ impl SymbolLookup {
     /// # Errors
     /// [`Error::SymbolNotFound`] naming the symbol and the libraries searched;
     /// [`Error::InteriorNul`] if `name` contains a NUL byte.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::linker::SymbolLookup;
+    /// use gatun::Error;
+    /// let libc = SymbolLookup::default_lookup();
+    /// let strlen = libc.find("strlen").unwrap();
+    /// assert_eq!(strlen.name(), Some("strlen"));
+    /// assert!(matches!(libc.find("gatun_no_such_symbol"), Err(Error::SymbolNotFound { .. })));
+    /// assert_eq!(libc.find("str\0len").unwrap_err(), Error::InteriorNul { index: 3 });
+    /// ```
     pub fn find(&self, name: &str) -> Result<Symbol> {
         self.find_impl(name, None)
     }
@@ -231,6 +304,20 @@ impl SymbolLookup {
     /// # Errors
     /// [`Error::SymbolNotFound`] (symbol `name@version`) when absent, and always off glibc,
     /// which has no symbol versions (Windows included); [`Error::InteriorNul`] as [`SymbolLookup::find`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::linker::SymbolLookup;
+    /// let libc = SymbolLookup::default_lookup();
+    /// if cfg!(all(target_os = "linux", target_env = "gnu", target_arch = "x86_64")) {
+    ///     let new = libc.find_versioned("realpath", "GLIBC_2.3").unwrap();
+    ///     let old = libc.find_versioned("realpath", "GLIBC_2.2.5").unwrap();
+    ///     assert_eq!(new.name(), Some("realpath@GLIBC_2.3"));
+    ///     assert_ne!(new.address(), old.address());
+    /// }
+    /// assert!(libc.find_versioned("strlen", "GATUN_NO_SUCH_VERSION").is_err());
+    /// ```
     pub fn find_versioned(&self, name: &str, version: &str) -> Result<Symbol> {
         self.find_impl(name, Some(version))
     }
@@ -313,6 +400,20 @@ impl Symbol {
     /// e.g. a function matching the descriptor it is linked with — for as long as this symbol and
     /// anything linked from it are used; in particular its library must not be unloaded
     /// meanwhile. A null address is allowed here but must never be called.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::ffi::c_void;
+    /// use gatun::linker::Symbol;
+    /// extern "C" fn seven() -> i32 {
+    ///     7
+    /// }
+    /// // SAFETY: `seven` is part of this program, so its code is never unloaded.
+    /// let s = unsafe { Symbol::from_address(seven as *const c_void) };
+    /// assert_eq!(s.address(), seven as *const c_void);
+    /// assert_eq!((s.name(), s.library()), (None, None));
+    /// ```
     pub unsafe fn from_address(address: *const c_void) -> Symbol {
         Symbol {
             address,
@@ -322,18 +423,38 @@ impl Symbol {
     }
 
     /// The symbol's address (never null for a symbol found by a [`SymbolLookup`]).
+    ///
+    /// ```
+    /// use gatun::linker::SymbolLookup;
+    /// let libc = SymbolLookup::default_lookup();
+    /// let a = libc.find("strlen").unwrap();
+    /// assert!(!a.address().is_null());
+    /// assert_eq!(a.address(), libc.find("strlen").unwrap().address());
+    /// ```
     pub fn address(&self) -> *const c_void {
         self.address
     }
 
     /// The name it was found by (`name@version` for a versioned symbol); `None` for
     /// [`Symbol::from_address`].
+    ///
+    /// ```
+    /// use gatun::linker::SymbolLookup;
+    /// let getenv = SymbolLookup::default_lookup().find("getenv").unwrap();
+    /// assert_eq!(getenv.name(), Some("getenv"));
+    /// ```
     pub fn name(&self) -> Option<&str> {
         self.name.as_deref()
     }
 
     /// The name or path of the library it was found in, as given to [`SymbolLookup::library`]
     /// (`the process` for the process's global scope); `None` for [`Symbol::from_address`].
+    ///
+    /// ```
+    /// use gatun::linker::SymbolLookup;
+    /// let strlen = SymbolLookup::default_lookup().find("strlen").unwrap();
+    /// assert!(strlen.library().is_some()); // the process, or the C library that defines it
+    /// ```
     pub fn library(&self) -> Option<&str> {
         self.library.as_deref().map(|l| l.name.as_str())
     }

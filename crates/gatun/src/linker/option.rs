@@ -6,7 +6,7 @@ use crate::layout::{MemoryLayout, ValueLayout};
 /// An option of [`crate::linker::Linker::downcall`].
 ///
 /// ```
-/// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
+/// # #[cfg(gatun_executes)] {
 /// use gatun::linker::{FunctionDescriptor, Linker, LinkerOption, SymbolLookup};
 /// use gatun::ValueLayout as V;
 /// // int printf(const char *fmt, ...) called with one int: variadic from index 1.

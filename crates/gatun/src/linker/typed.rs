@@ -217,15 +217,15 @@ args_impl!(12; A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, F 5 f, G 6 g, H 7 h, I 8 i, J 
 /// cheap to clone; calling never allocates.
 ///
 /// ```
-/// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
+/// # #[cfg(gatun_executes)] {
 /// use gatun::linker::SymbolLookup;
 /// use gatun::{FunctionDescriptor, Linker, ValueLayout as V};
-/// let labs = SymbolLookup::default_lookup().find("labs").unwrap();
-/// let h = Linker::native().downcall(&labs, &FunctionDescriptor::of(V::I64, [V::I64]), &[]).unwrap();
-/// let labs = h.typed::<(i64,), i64>().unwrap(); // checked once against the descriptor
-/// // SAFETY: labs has no preconditions.
-/// assert_eq!(unsafe { labs.call((-9,)) }, 9);
-/// assert!(h.typed::<(i32,), i64>().is_err());
+/// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
+/// let h = Linker::native().downcall(&abs, &FunctionDescriptor::of(V::I32, [V::I32]), &[]).unwrap();
+/// let abs = h.typed::<(i32,), i32>().unwrap(); // checked once against the descriptor
+/// // SAFETY: abs(int) has no preconditions.
+/// assert_eq!(unsafe { abs.call((-9,)) }, 9);
+/// assert!(h.typed::<(i64,), i32>().is_err());
 /// # }
 /// ```
 pub struct TypedHandle<A, R> {
@@ -274,6 +274,22 @@ impl DowncallHandle {
     /// [`Error::ArgumentCount`] for a tuple of the wrong length; [`Error::ValueMismatch`] for an
     /// argument or return type whose layout has another shape than the descriptor's (kinds,
     /// sizes, offsets and alignments are compared; names are ignored).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[cfg(gatun_executes)] {
+    /// use gatun::linker::SymbolLookup;
+    /// use gatun::{Error, FunctionDescriptor, Linker, ValueLayout as V};
+    /// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
+    /// let h = Linker::native().downcall(&abs, &FunctionDescriptor::of(V::I32, [V::I32]), &[]).unwrap();
+    /// let abs = h.typed::<(i32,), i32>().unwrap();
+    /// // SAFETY: abs(int) has no preconditions.
+    /// assert_eq!(unsafe { abs.call((-4,)) }, 4);
+    /// assert!(matches!(h.typed::<(i32, i32), i32>(), Err(Error::ArgumentCount { .. })));
+    /// assert!(matches!(h.typed::<(f32,), i32>(), Err(Error::ValueMismatch { .. })));
+    /// # }
+    /// ```
     pub fn typed<A: CArgs, R: CReturn>(&self) -> Result<TypedHandle<A, R>> {
         let capture = self.captures_call_state();
         let mut want: Vec<MemoryLayout> = Vec::with_capacity(A::COUNT);
@@ -324,6 +340,21 @@ impl DowncallHandle {
 
 impl<A: CArgs, R: CReturn> TypedHandle<A, R> {
     /// Whether calls go straight to the target as a typed `extern "C" fn` (no stub).
+    ///
+    /// ```
+    /// # #[cfg(gatun_executes)] {
+    /// use gatun::linker::{LinkerOption, SymbolLookup};
+    /// use gatun::{FunctionDescriptor, Linker, ValueLayout as V};
+    /// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
+    /// let d = FunctionDescriptor::of(V::I32, [V::I32]);
+    /// let plain = Linker::native().downcall(&abs, &d, &[]).unwrap();
+    /// assert!(plain.typed::<(i32,), i32>().unwrap().is_direct());
+    /// let capture = [LinkerOption::CaptureCallState(&["errno"])];
+    /// let capturing = Linker::native().downcall(&abs, &d, &capture).unwrap();
+    /// // The capture buffer comes first; the call goes through a stub that saves errno.
+    /// assert!(!capturing.typed::<(*mut i32, i32), i32>().unwrap().is_direct());
+    /// # }
+    /// ```
     pub fn is_direct(&self) -> bool {
         self.direct
     }
@@ -333,6 +364,19 @@ impl<A: CArgs, R: CReturn> TypedHandle<A, R> {
     /// no capture, not variadic); `None` otherwise. Calling it is exactly a direct call (the
     /// compiler sees the pointer's type; no flag test, no tuple). The pointer is valid while the
     /// handle (which keeps the library loaded) is alive.
+    ///
+    /// ```
+    /// # #[cfg(gatun_executes)] {
+    /// use gatun::linker::SymbolLookup;
+    /// use gatun::{FunctionDescriptor, Linker, ValueLayout as V};
+    /// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
+    /// let h = Linker::native().downcall(&abs, &FunctionDescriptor::of(V::I32, [V::I32]), &[]).unwrap();
+    /// let typed = h.typed::<(i32,), i32>().unwrap();
+    /// let abs: unsafe extern "C" fn(i32) -> i32 = typed.as_extern_fn().unwrap();
+    /// // SAFETY: abs(int) has no preconditions; `h` keeps the C library loaded.
+    /// assert_eq!(unsafe { abs(-8) }, 8);
+    /// # }
+    /// ```
     pub fn as_extern_fn(&self) -> Option<A::ExternFn<R>> {
         // SAFETY: direct handles' targets are C functions of exactly these types (checked
         // against the descriptor by `DowncallHandle::typed`).
@@ -341,6 +385,17 @@ impl<A: CArgs, R: CReturn> TypedHandle<A, R> {
     }
 
     /// The untyped handle.
+    ///
+    /// ```
+    /// # #[cfg(gatun_executes)] {
+    /// use gatun::linker::SymbolLookup;
+    /// use gatun::{FunctionDescriptor, Linker, ValueLayout as V};
+    /// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
+    /// let d = FunctionDescriptor::of(V::I32, [V::I32]);
+    /// let typed = Linker::native().downcall(&abs, &d, &[]).unwrap().typed::<(i32,), i32>().unwrap();
+    /// assert_eq!(typed.handle().descriptor(), &d);
+    /// # }
+    /// ```
     pub fn handle(&self) -> &DowncallHandle {
         &self.handle
     }
@@ -354,6 +409,22 @@ impl<A: CArgs, R: CReturn> TypedHandle<A, R> {
     /// writable, 4-byte aligned capture struct of
     /// [`capture_state_layout`](crate::linker::capture_state_layout)'s size (4 bytes; 12 on
     /// Windows, where all three `i32` fields are read before and written after the call).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[cfg(gatun_executes)] {
+    /// use gatun::linker::SymbolLookup;
+    /// use gatun::{FunctionDescriptor, Linker, ValueLayout as V};
+    /// // double ldexp(double x, int exp): x * 2^exp
+    /// let ldexp = SymbolLookup::default_lookup().find("ldexp").unwrap();
+    /// let d = FunctionDescriptor::of(V::F64, [V::F64, V::I32]);
+    /// let h = Linker::native().downcall(&ldexp, &d, &[]).unwrap();
+    /// let ldexp = h.typed::<(f64, i32), f64>().unwrap();
+    /// // SAFETY: ldexp has no preconditions.
+    /// assert_eq!(unsafe { ldexp.call((1.5, 3)) }, 12.0);
+    /// # }
+    /// ```
     #[inline(always)]
     pub unsafe fn call(&self, args: A) -> R {
         if self.direct {

@@ -40,6 +40,17 @@ pub trait SegmentAllocator {
     /// (e.g. [`Error::AllocatorExhausted`] for a bounded allocator, [`Error::OutOfMemory`]).
     /// On Windows every allocator also refuses an alignment above 2^30 bytes (1 GiB) with
     /// [`Error::OutOfMemory`]: the system allocator would commit `size + alignment` bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::Error;
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate(12, 16).unwrap();
+    /// assert_eq!((seg.byte_size(), seg.address() % 16), (12, 0));
+    /// assert_eq!(arena.allocate(8, 3).unwrap_err(), Error::InvalidAlignment { alignment: 3 });
+    /// ```
     fn allocate(&self, byte_size: usize, byte_alignment: usize) -> Result<MemorySegment<'_>>;
 
     /// As [`SegmentAllocator::allocate`], but the contents are unspecified (not zeroed).
@@ -47,6 +58,16 @@ pub trait SegmentAllocator {
     ///
     /// # Errors
     /// As [`SegmentAllocator::allocate`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate_uninit(8, 8).unwrap(); // contents unspecified: write before reading
+    /// seg.set::<u64>(0, 1).unwrap();
+    /// assert_eq!(seg.get::<u64>(0).unwrap(), 1);
+    /// ```
     fn allocate_uninit(
         &self,
         byte_size: usize,
@@ -59,6 +80,17 @@ pub trait SegmentAllocator {
     ///
     /// # Errors
     /// As [`SegmentAllocator::allocate`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::{MemoryLayout, ValueLayout};
+    /// let arena = Arena::confined();
+    /// let pair = MemoryLayout::c_struct([ValueLayout::I32, ValueLayout::F64]).unwrap();
+    /// let seg = arena.allocate_layout(&pair).unwrap();
+    /// assert_eq!((seg.byte_size(), seg.address() % 8), (16, 0));
+    /// ```
     fn allocate_layout(&self, layout: &MemoryLayout) -> Result<MemorySegment<'_>> {
         self.allocate(layout.byte_size(), layout.byte_alignment())
     }
@@ -67,6 +99,17 @@ pub trait SegmentAllocator {
     ///
     /// # Errors
     /// [`Error::SizeOverflow`] if `count * size` overflows; as [`SegmentAllocator::allocate`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::ValueLayout;
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate_array(&ValueLayout::I16.into(), 5).unwrap();
+    /// assert_eq!(seg.byte_size(), 10);
+    /// assert!(arena.allocate_array(&ValueLayout::I64.into(), usize::MAX).is_err()); // overflow
+    /// ```
     fn allocate_array(&self, element: &MemoryLayout, count: usize) -> Result<MemorySegment<'_>> {
         let size = element
             .byte_size()
@@ -81,6 +124,16 @@ pub trait SegmentAllocator {
     ///
     /// # Errors
     /// As [`SegmentAllocator::allocate`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate_from(3.5_f64).unwrap();
+    /// assert_eq!((seg.byte_size(), seg.address() % 8), (8, 0));
+    /// assert_eq!(seg.get::<f64>(0).unwrap(), 3.5);
+    /// ```
     #[inline]
     fn allocate_from<T: Scalar>(&self, value: T) -> Result<MemorySegment<'_>>
     where
@@ -95,6 +148,16 @@ pub trait SegmentAllocator {
     ///
     /// # Errors
     /// As [`SegmentAllocator::allocate`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate_from_slice(&[1_u16, 2, 3]).unwrap();
+    /// assert_eq!(seg.byte_size(), 6);
+    /// assert_eq!(seg.get::<u16>(4).unwrap(), 3);
+    /// ```
     fn allocate_from_slice<T: Scalar>(&self, values: &[T]) -> Result<MemorySegment<'_>>
     where
         Self: Sized,
@@ -111,6 +174,15 @@ pub trait SegmentAllocator {
     ///
     /// # Errors
     /// As [`SegmentAllocator::allocate`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate_from_bytes(&[9, 8, 7]).unwrap();
+    /// assert_eq!(seg.to_vec(), [9, 8, 7]);
+    /// ```
     fn allocate_from_bytes(&self, bytes: &[u8]) -> Result<MemorySegment<'_>> {
         let seg = self.allocate_uninit(bytes.len(), 1)?;
         seg.copy_from_slice(0, bytes)?;
@@ -123,6 +195,18 @@ pub trait SegmentAllocator {
     /// # Errors
     /// [`Error::InteriorNul`] if `s` contains a NUL (C would see a shorter string); as
     /// [`SegmentAllocator::allocate`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::Error;
+    /// let arena = Arena::confined();
+    /// let s = arena.allocate_c_string("héllo").unwrap();
+    /// assert_eq!(s.byte_size(), 7); // 6 UTF-8 bytes and the NUL
+    /// assert_eq!(s.get_string(0).unwrap(), "héllo");
+    /// assert_eq!(arena.allocate_c_string("a\0").unwrap_err(), Error::InteriorNul { index: 1 });
+    /// ```
     #[inline]
     fn allocate_c_string(&self, s: &str) -> Result<MemorySegment<'_>> {
         // Word at a time, inline; find the index only on error.
@@ -177,6 +261,13 @@ pub struct SlicingAllocator<'a> {
 
 impl<'a> SlicingAllocator<'a> {
     /// An allocator that slices `segment` from its start.
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator, SlicingAllocator};
+    /// let arena = Arena::confined();
+    /// let slicer = SlicingAllocator::new(arena.allocate(32, 8).unwrap());
+    /// assert_eq!(slicer.allocate(8, 8).unwrap().address(), slicer.segment().address());
+    /// ```
     pub fn new(segment: MemorySegment<'a>) -> SlicingAllocator<'a> {
         SlicingAllocator {
             segment,
@@ -185,18 +276,45 @@ impl<'a> SlicingAllocator<'a> {
     }
 
     /// Bytes handed out so far, alignment padding included.
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator, SlicingAllocator};
+    /// let arena = Arena::confined();
+    /// let slicer = SlicingAllocator::new(arena.allocate(32, 8).unwrap());
+    /// slicer.allocate(1, 1).unwrap();
+    /// slicer.allocate(4, 4).unwrap(); // 3 bytes of padding first
+    /// assert_eq!(slicer.current_offset(), 8);
+    /// ```
     #[inline]
     pub fn current_offset(&self) -> usize {
         self.offset.get()
     }
 
     /// The underlying segment.
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator, SlicingAllocator};
+    /// let arena = Arena::confined();
+    /// let block = arena.allocate(32, 8).unwrap();
+    /// let slicer = SlicingAllocator::new(block);
+    /// assert_eq!(slicer.segment(), block);
+    /// ```
     pub fn segment(&self) -> MemorySegment<'a> {
         self.segment
     }
 
     /// `true` if `allocate(byte_size, byte_alignment)` would succeed (arguments are assumed
     /// valid: a non-power-of-two alignment gives `false`).
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator, SlicingAllocator};
+    /// let arena = Arena::confined();
+    /// let slicer = SlicingAllocator::new(arena.allocate(16, 8).unwrap());
+    /// slicer.allocate(9, 1).unwrap();
+    /// assert!(slicer.can_allocate(7, 1));
+    /// assert!(!slicer.can_allocate(7, 8)); // aligned up to 16: nothing left
+    /// assert!(!slicer.can_allocate(1, 3));
+    /// ```
     #[inline]
     pub fn can_allocate(&self, byte_size: usize, byte_alignment: usize) -> bool {
         byte_alignment.is_power_of_two() && self.start_for(byte_size, byte_alignment).is_some()
@@ -214,6 +332,17 @@ impl<'a> SlicingAllocator<'a> {
     }
 
     /// Resets to the empty state; `&mut self` proves no segment from it is still alive.
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator, SlicingAllocator};
+    /// let arena = Arena::confined();
+    /// let mut slicer = SlicingAllocator::new(arena.allocate(16, 8).unwrap());
+    /// slicer.allocate(16, 1).unwrap();
+    /// assert!(!slicer.can_allocate(1, 1));
+    /// slicer.reset();
+    /// assert_eq!(slicer.current_offset(), 0);
+    /// assert!(slicer.can_allocate(16, 1));
+    /// ```
     pub fn reset(&mut self) {
         self.offset.set(0);
     }
@@ -263,6 +392,14 @@ pub struct PrefixAllocator<'a> {
 
 impl<'a> PrefixAllocator<'a> {
     /// An allocator that returns prefixes of `segment`.
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, PrefixAllocator, SegmentAllocator};
+    /// let arena = Arena::confined();
+    /// let block = arena.allocate(8, 8).unwrap();
+    /// let prefix = PrefixAllocator::new(block);
+    /// assert_eq!(prefix.allocate(4, 4).unwrap(), block.slice(0, 4).unwrap());
+    /// ```
     pub fn new(segment: MemorySegment<'a>) -> PrefixAllocator<'a> {
         PrefixAllocator { segment }
     }

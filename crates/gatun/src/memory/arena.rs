@@ -166,6 +166,13 @@ pub enum Arena {}
 
 impl Arena {
     /// A thread-confined arena (Java's `Arena.ofConfined()`).
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate(8, 8).unwrap();
+    /// assert_eq!(seg.get::<u64>(0).unwrap(), 0); // zeroed
+    /// ```
     pub fn confined() -> ConfinedArena {
         ConfinedArena {
             head: Cell::new(ptr::null_mut()),
@@ -174,6 +181,16 @@ impl Arena {
     }
 
     /// An arena that many threads may allocate from at once (Java's `Arena.ofShared()`).
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// let arena = Arena::shared();
+    /// let addresses: Vec<usize> = std::thread::scope(|s| {
+    ///     let hs: Vec<_> = (0..2).map(|_| s.spawn(|| arena.allocate(8, 8).unwrap().address())).collect();
+    ///     hs.into_iter().map(|h| h.join().unwrap()).collect()
+    /// });
+    /// assert_ne!(addresses[0], addresses[1]);
+    /// ```
     pub fn shared() -> SharedArena {
         SharedArena {
             head: AtomicPtr::new(ptr::null_mut()),
@@ -182,6 +199,13 @@ impl Arena {
 
     /// The global arena: its segments live for `'static` and are never freed
     /// (Java's `Arena.global()`).
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// let seg = Arena::global().allocate(4, 4).unwrap();
+    /// let forever: gatun::MemorySegment<'static> = seg;
+    /// assert_eq!(forever.byte_size(), 4);
+    /// ```
     pub fn global() -> &'static GlobalArena {
         static GLOBAL: GlobalArena = GlobalArena {
             head: AtomicPtr::new(ptr::null_mut()),
@@ -343,6 +367,15 @@ impl GlobalArena {
     ///
     /// # Errors
     /// [`Error::InvalidAlignment`], [`Error::SizeOverflow`], [`Error::OutOfMemory`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::Arena;
+    /// let seg = Arena::global().allocate_static(16, 16).unwrap();
+    /// assert_eq!((seg.byte_size(), seg.address() % 16), (16, 0));
+    /// assert!(Arena::global().allocate_static(1, 0).is_err());
+    /// ```
     pub fn allocate_static(
         &self,
         byte_size: usize,

@@ -1,5 +1,5 @@
 //! [`ArenaPool`]: recycled per-thread arena memory (the JDK's
-//! `jdk.internal.foreign.CarrierLocalArenaPools`, openjdk/jdk pull request 23765).
+//! `jdk.internal.foreign.CarrierLocalArenaPools`).
 //!
 //! Each pool owns, on every thread that uses it, one *region* of `byte_size` bytes aligned to
 //! `byte_alignment`. [`ArenaPool::take`] returns a [`PooledArena`] that bump-allocates from the
@@ -187,7 +187,7 @@ thread_local! {
 }
 
 /// A pool of recyclable per-thread memory for short-lived arenas (the JDK's
-/// `CarrierLocalArenaPools`, openjdk/jdk pull request 23765: "the arena pool is able to share recyclable
+/// `CarrierLocalArenaPools`: "the arena pool is able to share recyclable
 /// memory across several arenas").
 ///
 /// Every thread that allocates from one of its pooled arenas gets, on first use, its own
@@ -227,6 +227,16 @@ impl ArenaPool {
     /// [`crate::Error::InvalidAlignment`] if `byte_alignment` is not a power of two (0
     /// included); [`crate::Error::SizeOverflow`] if `byte_size` rounded up to `byte_alignment`
     /// exceeds `isize::MAX`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::ArenaPool;
+    /// use gatun::Error;
+    /// let pool = ArenaPool::new(1024, 16).unwrap();
+    /// assert_eq!((pool.byte_size(), pool.byte_alignment()), (1024, 16));
+    /// assert_eq!(ArenaPool::new(64, 6).unwrap_err(), Error::InvalidAlignment { alignment: 6 });
+    /// ```
     pub fn new(byte_size: usize, byte_alignment: usize) -> Result<ArenaPool> {
         check_size_align(byte_size, byte_alignment)?;
         Ok(ArenaPool {
@@ -242,16 +252,36 @@ impl ArenaPool {
     ///
     /// # Errors
     /// As [`ArenaPool::new`] (layouts are already valid, so in practice never).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::ArenaPool;
+    /// use gatun::{MemoryLayout, ValueLayout};
+    /// let layout = MemoryLayout::sequence_layout(32, ValueLayout::F64).unwrap();
+    /// let pool = ArenaPool::for_layout(&layout).unwrap();
+    /// assert_eq!((pool.byte_size(), pool.byte_alignment()), (256, 8));
+    /// ```
     pub fn for_layout(layout: &MemoryLayout) -> Result<ArenaPool> {
         ArenaPool::new(layout.byte_size(), layout.byte_alignment())
     }
 
     /// Size of each per-thread region, in bytes.
+    ///
+    /// ```
+    /// use gatun::memory::ArenaPool;
+    /// assert_eq!(ArenaPool::new(512, 8).unwrap().byte_size(), 512);
+    /// ```
     pub fn byte_size(&self) -> usize {
         self.byte_size
     }
 
     /// Alignment of each per-thread region, in bytes.
+    ///
+    /// ```
+    /// use gatun::memory::ArenaPool;
+    /// assert_eq!(ArenaPool::new(512, 64).unwrap().byte_alignment(), 64);
+    /// ```
     pub fn byte_alignment(&self) -> usize {
         self.byte_alignment
     }
@@ -263,6 +293,15 @@ impl ArenaPool {
     /// allocation, plus the registry's bookkeeping); later ones allocate nothing. Never fails
     /// and never panics: during thread-local teardown (after this thread's regions were freed)
     /// or if the region cannot be allocated, the arena serves every request from the heap.
+    ///
+    /// ```
+    /// use gatun::memory::{ArenaPool, SegmentAllocator};
+    /// let pool = ArenaPool::new(64, 8).unwrap();
+    /// let arena = pool.take();
+    /// let a = arena.allocate(16, 8).unwrap();
+    /// let b = arena.allocate(16, 8).unwrap();
+    /// assert_eq!(b.address(), a.address() + 16); // bumped inside this thread's region
+    /// ```
     #[inline]
     pub fn take(&self) -> PooledArena<'_> {
         PooledArena {

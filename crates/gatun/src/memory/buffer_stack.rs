@@ -387,6 +387,16 @@ impl BufferStack {
     /// # Errors
     /// [`Error::InvalidAlignment`] if `byte_alignment` is not a power of two;
     /// [`Error::SizeOverflow`] if `byte_size` rounded up to it exceeds `isize::MAX`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::BufferStack;
+    /// use gatun::Error;
+    /// let stack = BufferStack::new(4096, 16).unwrap();
+    /// assert_eq!((stack.byte_size(), stack.byte_alignment()), (4096, 16));
+    /// assert_eq!(BufferStack::new(64, 0).unwrap_err(), Error::InvalidAlignment { alignment: 0 });
+    /// ```
     pub fn new(byte_size: usize, byte_alignment: usize) -> Result<BufferStack> {
         check_size_align(byte_size, byte_alignment)?;
         Ok(BufferStack {
@@ -404,23 +414,57 @@ impl BufferStack {
     ///
     /// # Errors
     /// As [`BufferStack::new`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::BufferStack;
+    /// use gatun::{MemoryLayout, ValueLayout};
+    /// let layout = MemoryLayout::sequence_layout(4, ValueLayout::I64).unwrap();
+    /// let stack = BufferStack::for_layout(&layout).unwrap();
+    /// assert_eq!((stack.byte_size(), stack.byte_alignment()), (32, 8));
+    /// ```
     pub fn for_layout(layout: &MemoryLayout) -> Result<BufferStack> {
         BufferStack::new(layout.byte_size(), layout.byte_alignment())
     }
 
     /// Size in bytes of each thread's block.
+    ///
+    /// ```
+    /// use gatun::memory::BufferStack;
+    /// assert_eq!(BufferStack::new(128, 8).unwrap().byte_size(), 128);
+    /// ```
     pub fn byte_size(&self) -> usize {
         self.byte_size
     }
 
     /// Requested alignment in bytes of each thread's block (the block is at least
     /// [`BLOCK_MIN_ALIGNMENT`]-aligned whatever this says).
+    ///
+    /// ```
+    /// use gatun::memory::BufferStack;
+    /// assert_eq!(BufferStack::new(128, 32).unwrap().byte_alignment(), 32);
+    /// ```
     pub fn byte_alignment(&self) -> usize {
         self.byte_alignment
     }
 
     /// How many per-thread blocks of this stack are allocated right now (diagnostics: 0 once
     /// every thread that used it has exited).
+    ///
+    /// ```
+    /// use gatun::memory::BufferStack;
+    /// let stack = BufferStack::new(64, 8).unwrap();
+    /// assert_eq!(stack.thread_blocks(), 0); // nothing allocated before the first push
+    /// let frame = stack.push_frame(8, 8).unwrap();
+    /// assert_eq!(stack.thread_blocks(), 1);
+    /// drop(frame);
+    /// std::thread::scope(|s| {
+    ///     // `join` returns once the thread has exited, its thread-local cache freed.
+    ///     s.spawn(|| stack.push_frame(8, 8).map(drop).unwrap()).join().unwrap();
+    /// });
+    /// assert_eq!(stack.thread_blocks(), 1); // the other thread's block went with it
+    /// ```
     pub fn thread_blocks(&self) -> usize {
         self.shared.blocks.load(Ordering::Relaxed)
     }
@@ -438,6 +482,18 @@ impl BufferStack {
     /// [`Error::InvalidAlignment`] if `byte_alignment` is not a power of two;
     /// [`Error::SizeOverflow`] if the size rounded up to it exceeds `isize::MAX`;
     /// [`Error::OutOfMemory`] if a fallback frame's heap block cannot be allocated.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::BufferStack;
+    /// let stack = BufferStack::new(64, 8).unwrap();
+    /// let frame = stack.push_frame(48, 8).unwrap();
+    /// assert!(!frame.is_fallback());
+    /// let big = stack.push_frame(32, 8).unwrap(); // 48 + 32 > 64: served from the heap
+    /// assert!(big.is_fallback());
+    /// assert!(stack.push_frame(8, 5).is_err());
+    /// ```
     #[inline]
     pub fn push_frame(&self, byte_size: usize, byte_alignment: usize) -> Result<Frame<'_>> {
         check_size_align(byte_size, byte_alignment)?;
@@ -479,6 +535,16 @@ impl BufferStack {
     ///
     /// # Errors
     /// As [`BufferStack::push_frame`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::BufferStack;
+    /// use gatun::ValueLayout;
+    /// let stack = BufferStack::new(64, 8).unwrap();
+    /// let frame = stack.push_frame_layout(&ValueLayout::F64.into()).unwrap();
+    /// assert_eq!(frame.byte_size(), 8);
+    /// ```
     #[inline]
     pub fn push_frame_layout(&self, layout: &MemoryLayout) -> Result<Frame<'_>> {
         self.push_frame(layout.byte_size(), layout.byte_alignment())
@@ -651,18 +717,40 @@ impl Frame<'_> {
     /// `true` if the frame is a heap-backed fallback (it did not fit in the thread's block, or
     /// was pushed during thread-local teardown). Fallbacks behave the same, except that their
     /// memory starts zeroed and is freed when the frame is released.
+    ///
+    /// ```
+    /// use gatun::memory::BufferStack;
+    /// let stack = BufferStack::new(16, 8).unwrap();
+    /// assert!(!stack.push_frame(16, 8).unwrap().is_fallback());
+    /// assert!(stack.push_frame(17, 8).unwrap().is_fallback());
+    /// ```
     #[inline]
     pub fn is_fallback(&self) -> bool {
         self.block.is_null()
     }
 
     /// The frame's size in bytes, as pushed.
+    ///
+    /// ```
+    /// use gatun::memory::BufferStack;
+    /// let stack = BufferStack::new(64, 8).unwrap();
+    /// assert_eq!(stack.push_frame(24, 8).unwrap().byte_size(), 24);
+    /// ```
     #[inline]
     pub fn byte_size(&self) -> usize {
         self.size
     }
 
     /// Bytes of the frame used so far, alignment padding included.
+    ///
+    /// ```
+    /// use gatun::memory::{BufferStack, SegmentAllocator};
+    /// let stack = BufferStack::new(64, 8).unwrap();
+    /// let frame = stack.push_frame(32, 8).unwrap();
+    /// frame.allocate(1, 1).unwrap();
+    /// frame.allocate(8, 8).unwrap(); // 7 bytes of padding first
+    /// assert_eq!(frame.used_bytes(), 16);
+    /// ```
     #[inline]
     pub fn used_bytes(&self) -> usize {
         self.offset.get()
@@ -686,6 +774,18 @@ impl Frame<'_> {
     ///
     /// # Errors
     /// As [`SegmentAllocator::allocate`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{BufferStack, SegmentAllocator};
+    /// let stack = BufferStack::new(64, 8).unwrap();
+    /// let frame = stack.push_frame(8, 8).unwrap();
+    /// frame.allocate(8, 8).unwrap().set::<u64>(0, u64::MAX).unwrap();
+    /// frame.close().unwrap();
+    /// let frame = stack.push_frame(8, 8).unwrap(); // the same bytes again, not cleared
+    /// assert_eq!(frame.allocate_zeroed(8, 8).unwrap().get::<u64>(0).unwrap(), 0);
+    /// ```
     #[inline]
     pub fn allocate_zeroed(
         &self,
@@ -711,6 +811,18 @@ impl Frame<'_> {
     /// stack is still open. The stack pointer and every other frame are then unchanged; this
     /// frame, consumed by the call, is dropped, which defers its release (see the type's docs).
     /// Use [`Frame::try_close`] to keep the frame instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::BufferStack;
+    /// use gatun::Error;
+    /// let stack = BufferStack::new(64, 8).unwrap();
+    /// let outer = stack.push_frame(8, 8).unwrap();
+    /// let inner = stack.push_frame(8, 8).unwrap();
+    /// assert_eq!(outer.close().unwrap_err(), Error::FrameNotTopOfStack);
+    /// inner.close().unwrap();
+    /// ```
     #[inline]
     pub fn close(self) -> Result<()> {
         if self.is_top_of_stack() {
@@ -728,6 +840,18 @@ impl Frame<'_> {
     /// # Errors
     /// `Err(self)` when the frame is not top-of-stack (the JDK's
     /// `IllegalStateException("Out of order access: frame not top-of-stack")`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::BufferStack;
+    /// let stack = BufferStack::new(64, 8).unwrap();
+    /// let outer = stack.push_frame(8, 8).unwrap();
+    /// let inner = stack.push_frame(8, 8).unwrap();
+    /// let outer = outer.try_close().unwrap_err(); // handed back, still open
+    /// inner.try_close().unwrap();
+    /// outer.try_close().unwrap();
+    /// ```
     #[inline]
     pub fn try_close(self) -> std::result::Result<(), Self> {
         if self.is_top_of_stack() {
@@ -801,6 +925,13 @@ impl fmt::Debug for Frame<'_> {
 /// alignment is the largest alignment among the copied layouts (at least 8 on AArch64 when a
 /// compiled stub's array of copy pointers leads the frame), each copy at the next multiple
 /// of its own alignment.
+///
+/// ```
+/// use gatun::memory::linker_stack;
+/// let stack = linker_stack();
+/// assert!(std::ptr::eq(stack, linker_stack())); // one stack per process
+/// assert_eq!(stack.byte_alignment(), 1);
+/// ```
 pub fn linker_stack() -> &'static BufferStack {
     static STACK: OnceLock<BufferStack> = OnceLock::new();
     STACK.get_or_init(|| {

@@ -105,6 +105,18 @@ impl<'a> MemorySegment<'a> {
     /// For all of `'a`, `ptr..ptr+len` must be allocated, readable and writable, and must not be
     /// accessed through Rust references that are live while this segment (or a copy) is used.
     /// `ptr` must not be null unless `len` is 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::MemorySegment;
+    /// let mut words = [0u64; 2];
+    /// // SAFETY: `words` outlives `seg` and is not used through references while `seg` is.
+    /// let seg = unsafe { MemorySegment::from_raw_parts(words.as_mut_ptr().cast(), 16) };
+    /// seg.set::<u64>(8, 5).unwrap();
+    /// assert_eq!(seg.byte_size(), 16);
+    /// assert_eq!(words[1], 5);
+    /// ```
     #[inline]
     pub unsafe fn from_raw_parts(ptr: *mut u8, len: usize) -> MemorySegment<'a> {
         MemorySegment {
@@ -115,6 +127,15 @@ impl<'a> MemorySegment<'a> {
     }
 
     /// A segment over a Rust byte buffer, borrowed mutably for `'a`.
+    ///
+    /// ```
+    /// use gatun::MemorySegment;
+    /// let mut buf = [0u8; 8];
+    /// let seg = MemorySegment::of_slice(&mut buf);
+    /// seg.set_unaligned::<u16>(1, 0x0102).unwrap();
+    /// assert_eq!(seg.byte_size(), 8);
+    /// assert_eq!(u16::from_ne_bytes([buf[1], buf[2]]), 0x0102);
+    /// ```
     pub fn of_slice(bytes: &'a mut [u8]) -> MemorySegment<'a> {
         // SAFETY: the exclusive borrow guarantees the bytes are valid and not otherwise
         // accessed for 'a.
@@ -126,6 +147,18 @@ impl<'a> MemorySegment<'a> {
     ///
     /// # Safety
     /// As [`MemorySegment::from_raw_parts`] for `self.address()..+new_len`, for all of `'b`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// let arena = Arena::confined();
+    /// let block = arena.allocate_from(7_i32).unwrap();
+    /// let empty = block.slice(0, 0).unwrap(); // like a pointer C returned: no size
+    /// // SAFETY: the 4 bytes at that address belong to `arena`, which outlives `int`.
+    /// let int = unsafe { empty.reinterpret(4) };
+    /// assert_eq!(int.get::<i32>(0).unwrap(), 7);
+    /// ```
     #[inline]
     pub unsafe fn reinterpret<'b>(self, new_len: usize) -> MemorySegment<'b> {
         // SAFETY: forwarded to the caller.
@@ -143,6 +176,16 @@ impl<'a> MemorySegment<'a> {
     /// The absolute address of the first byte (0 for [`MemorySegment::NULL`]). A zero-length
     /// segment whose pointer is Rust's dangling address for `u8` (1, e.g. one over an empty
     /// slice) is indistinguishable from `NULL` and also reports 0.
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::MemorySegment;
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate(16, 16).unwrap();
+    /// assert_eq!(seg.address() % 16, 0);
+    /// assert_eq!(seg.slice_from(4).unwrap().address(), seg.address() + 4);
+    /// assert_eq!(MemorySegment::NULL.address(), 0);
+    /// ```
     #[inline]
     pub fn address(&self) -> usize {
         if self.is_null() {
@@ -154,6 +197,15 @@ impl<'a> MemorySegment<'a> {
 
     /// The first byte as a raw pointer (for passing to C); a null pointer for
     /// [`MemorySegment::NULL`].
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::MemorySegment;
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate(4, 4).unwrap();
+    /// assert_eq!(seg.as_ptr() as usize, seg.address());
+    /// assert!(MemorySegment::NULL.as_ptr().is_null());
+    /// ```
     #[inline]
     pub fn as_ptr(&self) -> *mut u8 {
         if self.is_null() {
@@ -164,18 +216,45 @@ impl<'a> MemorySegment<'a> {
     }
 
     /// Size in bytes.
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate(24, 8).unwrap();
+    /// assert_eq!(seg.byte_size(), 24);
+    /// assert_eq!(seg.slice(4, 10).unwrap().byte_size(), 10);
+    /// ```
     #[inline]
     pub fn byte_size(&self) -> usize {
         self.len
     }
 
     /// `true` when the size is 0.
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::MemorySegment;
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate(8, 8).unwrap();
+    /// assert!(!seg.is_empty());
+    /// assert!(seg.slice_from(8).unwrap().is_empty());
+    /// assert!(MemorySegment::NULL.is_empty());
+    /// ```
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// `true` when `self` and `other` share at least one byte.
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate(16, 8).unwrap();
+    /// let (a, b) = (seg.slice(0, 8).unwrap(), seg.slice(8, 8).unwrap());
+    /// assert!(seg.overlaps(&a) && seg.overlaps(&b));
+    /// assert!(!a.overlaps(&b)); // adjacent, no shared byte
+    /// ```
     pub fn overlaps(&self, other: &MemorySegment<'_>) -> bool {
         let (a, b) = (self.ptr.as_ptr() as usize, other.ptr.as_ptr() as usize);
         self.len > 0 && other.len > 0 && a < b + other.len && b < a + self.len
@@ -197,6 +276,22 @@ impl<'a> MemorySegment<'a> {
     ///
     /// # Errors
     /// [`Error::OutOfBounds`] if it does not lie within `self`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::Error;
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate(16, 8).unwrap();
+    /// let field = seg.slice(8, 4).unwrap();
+    /// field.set::<i32>(0, 9).unwrap();
+    /// assert_eq!(seg.get::<i32>(8).unwrap(), 9);
+    /// assert_eq!(
+    ///     seg.slice(12, 8).unwrap_err(),
+    ///     Error::OutOfBounds { offset: 12, access_size: 8, segment_size: 16 }
+    /// );
+    /// ```
     #[inline]
     pub fn slice(&self, offset: usize, len: usize) -> Result<MemorySegment<'a>> {
         let p = self.check(offset, len)?;
@@ -208,6 +303,16 @@ impl<'a> MemorySegment<'a> {
     ///
     /// # Errors
     /// [`Error::OutOfBounds`] if `offset > byte_size()`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate(16, 8).unwrap();
+    /// assert_eq!(seg.slice_from(10).unwrap().byte_size(), 6);
+    /// assert!(seg.slice_from(17).is_err());
+    /// ```
     pub fn slice_from(&self, offset: usize) -> Result<MemorySegment<'a>> {
         let len = self
             .len
@@ -220,6 +325,18 @@ impl<'a> MemorySegment<'a> {
     ///
     /// # Errors
     /// [`Error::OutOfBounds`], [`Error::MisalignedAccess`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::Error;
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate_from_slice(&[10_i32, 20]).unwrap();
+    /// assert_eq!(seg.get::<i32>(4).unwrap(), 20);
+    /// let e = seg.get::<i32>(2).unwrap_err();
+    /// assert_eq!(e, Error::MisalignedAccess { address: seg.address() + 2, alignment: 4 });
+    /// ```
     #[inline]
     pub fn get<T: Scalar>(&self, offset: usize) -> Result<T> {
         let p = self.check(offset, T::KIND.byte_size())?;
@@ -232,6 +349,17 @@ impl<'a> MemorySegment<'a> {
     ///
     /// # Errors
     /// [`Error::OutOfBounds`], [`Error::MisalignedAccess`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate(8, 8).unwrap();
+    /// seg.set::<f32>(4, 1.5).unwrap();
+    /// assert_eq!(seg.get::<f32>(4).unwrap(), 1.5);
+    /// assert!(seg.set::<u64>(4, 1).is_err()); // 8 bytes at offset 4 do not fit
+    /// ```
     #[inline]
     pub fn set<T: Scalar>(&self, offset: usize, value: T) -> Result<()> {
         let p = self.check(offset, T::KIND.byte_size())?;
@@ -245,6 +373,16 @@ impl<'a> MemorySegment<'a> {
     ///
     /// # Errors
     /// [`Error::OutOfBounds`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate_from_bytes(&[0, 1, 0, 0, 0]).unwrap();
+    /// assert_eq!(seg.get_unaligned::<u32>(1).unwrap(), u32::from_ne_bytes([1, 0, 0, 0]));
+    /// assert!(seg.get_unaligned::<u32>(2).is_err()); // past the end
+    /// ```
     #[inline]
     pub fn get_unaligned<T: Scalar>(&self, offset: usize) -> Result<T> {
         let p = self.check(offset, T::KIND.byte_size())?;
@@ -256,6 +394,17 @@ impl<'a> MemorySegment<'a> {
     ///
     /// # Errors
     /// [`Error::OutOfBounds`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate(9, 8).unwrap();
+    /// seg.set_unaligned::<u64>(1, u64::MAX).unwrap();
+    /// assert_eq!(seg.get::<u8>(0).unwrap(), 0);
+    /// assert_eq!(seg.get::<u8>(8).unwrap(), 0xff);
+    /// ```
     #[inline]
     pub fn set_unaligned<T: Scalar>(&self, offset: usize, value: T) -> Result<()> {
         let p = self.check(offset, T::KIND.byte_size())?;
@@ -269,6 +418,16 @@ impl<'a> MemorySegment<'a> {
     ///
     /// # Errors
     /// [`Error::OutOfBounds`], [`Error::MisalignedAccess`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::{Value, ValueLayout};
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate_from(-5_i16).unwrap();
+    /// assert_eq!(seg.get_value(&ValueLayout::I16, 0).unwrap(), Value::I16(-5));
+    /// ```
     pub fn get_value(&self, layout: &ValueLayout, offset: usize) -> Result<Value<'static>> {
         let p = self.check(offset, layout.byte_size())?;
         check_aligned(p, layout.byte_alignment())?;
@@ -281,6 +440,19 @@ impl<'a> MemorySegment<'a> {
     ///
     /// # Errors
     /// [`Error::ValueMismatch`], [`Error::OutOfBounds`], [`Error::MisalignedAccess`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::{Error, Value, ValueLayout};
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate(8, 8).unwrap();
+    /// seg.set_value(&ValueLayout::F64, 0, &Value::F64(0.25)).unwrap();
+    /// assert_eq!(seg.get::<f64>(0).unwrap(), 0.25);
+    /// let e = seg.set_value(&ValueLayout::F64, 0, &Value::I32(1)).unwrap_err();
+    /// assert!(matches!(e, Error::ValueMismatch { .. }));
+    /// ```
     pub fn set_value(&self, layout: &ValueLayout, offset: usize, value: &Value<'_>) -> Result<()> {
         if value.scalar_kind() != Some(layout.kind()) {
             return Err(Error::ValueMismatch {
@@ -301,6 +473,18 @@ impl<'a> MemorySegment<'a> {
     ///
     /// # Errors
     /// [`Error::OutOfBounds`] if `src` is larger than `self`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// let arena = Arena::confined();
+    /// let src = arena.allocate_from_bytes(b"abc").unwrap();
+    /// let dst = arena.allocate(4, 1).unwrap();
+    /// dst.copy_from(&src).unwrap();
+    /// assert_eq!(dst.to_vec(), b"abc\0");
+    /// assert!(src.copy_from(&dst).is_err()); // 4 bytes do not fit in 3
+    /// ```
     pub fn copy_from(&self, src: &MemorySegment<'_>) -> Result<()> {
         let p = self.check(0, src.len)?;
         // SAFETY: both ranges are valid for src.len bytes; `copy` allows overlap.
@@ -312,6 +496,17 @@ impl<'a> MemorySegment<'a> {
     ///
     /// # Errors
     /// [`Error::OutOfBounds`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate(4, 1).unwrap();
+    /// seg.copy_from_slice(1, &[7, 8]).unwrap();
+    /// assert_eq!(seg.to_vec(), [0, 7, 8, 0]);
+    /// assert!(seg.copy_from_slice(3, &[1, 2]).is_err());
+    /// ```
     pub fn copy_from_slice(&self, offset: usize, bytes: &[u8]) -> Result<()> {
         let p = self.check(offset, bytes.len())?;
         // SAFETY: destination checked; a Rust slice cannot overlap segment memory that is only
@@ -324,6 +519,18 @@ impl<'a> MemorySegment<'a> {
     ///
     /// # Errors
     /// [`Error::OutOfBounds`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate_from_bytes(&[1, 2, 3, 4]).unwrap();
+    /// let mut out = [0u8; 2];
+    /// seg.copy_to_slice(2, &mut out).unwrap();
+    /// assert_eq!(out, [3, 4]);
+    /// assert!(seg.copy_to_slice(3, &mut out).is_err());
+    /// ```
     pub fn copy_to_slice(&self, offset: usize, out: &mut [u8]) -> Result<()> {
         let p = self.check(offset, out.len())?;
         // SAFETY: source checked; `out` is a distinct exclusive borrow.
@@ -332,6 +539,13 @@ impl<'a> MemorySegment<'a> {
     }
 
     /// A copy of the segment's bytes.
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate_c_string("hi").unwrap();
+    /// assert_eq!(seg.to_vec(), b"hi\0");
+    /// ```
     pub fn to_vec(&self) -> Vec<u8> {
         let mut v = vec![0u8; self.len];
         self.copy_to_slice(0, &mut v).expect("same length");
@@ -339,6 +553,14 @@ impl<'a> MemorySegment<'a> {
     }
 
     /// Sets every byte to `byte` (Java's `fill`).
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate(4, 4).unwrap();
+    /// seg.fill(0xAB);
+    /// assert_eq!(seg.get::<u32>(0).unwrap(), 0xABAB_ABAB);
+    /// ```
     pub fn fill(&self, byte: u8) {
         // SAFETY: the whole segment is writable by the invariant.
         unsafe { std::ptr::write_bytes(self.ptr.as_ptr(), byte, self.len) }
@@ -349,6 +571,17 @@ impl<'a> MemorySegment<'a> {
     /// # Safety
     /// No write to these bytes (through any segment or C code) may happen while the returned
     /// slice is alive.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate_from_bytes(b"xyz").unwrap();
+    /// // SAFETY: nothing writes to `seg` while `bytes` is alive.
+    /// let bytes = unsafe { seg.as_slice() };
+    /// assert_eq!(bytes, b"xyz");
+    /// ```
     pub unsafe fn as_slice(&self) -> &'a [u8] {
         // SAFETY: valid for 'a by the invariant; no concurrent writes by the caller's promise.
         unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
@@ -359,6 +592,18 @@ impl<'a> MemorySegment<'a> {
     /// # Safety
     /// No other access to these bytes (through any segment, slice or C code) may happen while
     /// the returned slice is alive.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate(3, 1).unwrap();
+    /// // SAFETY: `seg` is accessed only through `bytes` while `bytes` is alive.
+    /// let bytes = unsafe { seg.as_mut_slice() };
+    /// bytes.copy_from_slice(b"abc");
+    /// assert_eq!(seg.to_vec(), b"abc");
+    /// ```
     #[allow(clippy::mut_from_ref)]
     pub unsafe fn as_mut_slice(&self) -> &'a mut [u8] {
         // SAFETY: valid for 'a by the invariant; exclusivity by the caller's promise.
@@ -371,6 +616,20 @@ impl<'a> MemorySegment<'a> {
     /// # Errors
     /// [`Error::OutOfBounds`] if `offset > byte_size()`; [`Error::UnterminatedString`] if no NUL
     /// byte follows within the segment.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::Error;
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate_from_bytes(b"ab\0cd").unwrap();
+    /// assert_eq!(seg.get_c_string(0).unwrap().as_bytes(), b"ab");
+    /// assert_eq!(
+    ///     seg.get_c_string(3).unwrap_err(),
+    ///     Error::UnterminatedString { offset: 3, segment_size: 5 }
+    /// );
+    /// ```
     pub fn get_c_string(&self, offset: usize) -> Result<CString> {
         let rest = self.slice_from(offset)?;
         let mut bytes = Vec::new();
@@ -392,6 +651,17 @@ impl<'a> MemorySegment<'a> {
     ///
     /// # Errors
     /// As [`MemorySegment::get_c_string`], plus [`Error::InvalidUtf8`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::Error;
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate_from_bytes(b"ok\0\xff\0").unwrap();
+    /// assert_eq!(seg.get_string(0).unwrap(), "ok");
+    /// assert_eq!(seg.get_string(3).unwrap_err(), Error::InvalidUtf8 { offset: 3, valid_up_to: 0 });
+    /// ```
     pub fn get_string(&self, offset: usize) -> Result<String> {
         let c = self.get_c_string(offset)?;
         c.into_string().map_err(|e| Error::InvalidUtf8 {
@@ -405,6 +675,19 @@ impl<'a> MemorySegment<'a> {
     /// # Errors
     /// [`Error::InteriorNul`] if `s` contains a NUL; [`Error::OutOfBounds`] if `s.len() + 1`
     /// bytes do not fit.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::Error;
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate(4, 1).unwrap();
+    /// seg.set_string(0, "abc").unwrap();
+    /// assert_eq!(seg.get_string(0).unwrap(), "abc");
+    /// assert_eq!(seg.set_string(0, "a\0b").unwrap_err(), Error::InteriorNul { index: 1 });
+    /// assert!(seg.set_string(0, "abcd").is_err()); // 5 bytes with the NUL
+    /// ```
     pub fn set_string(&self, offset: usize, s: &str) -> Result<()> {
         if let Some(index) = s.bytes().position(|b| b == 0) {
             return Err(Error::InteriorNul { index });
@@ -442,6 +725,19 @@ impl<'a> MemorySegment<'a> {
     ///
     /// # Errors
     /// [`Error::OutOfBounds`], [`Error::MisalignedAccess`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::ffi::c_void;
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// let arena = Arena::confined();
+    /// let slot = arena.allocate(16, 8).unwrap();
+    /// let target = arena.allocate(1, 1).unwrap();
+    /// slot.set_address(8, target.as_address()).unwrap();
+    /// assert_eq!(slot.get::<usize>(8).unwrap(), target.address());
+    /// assert!(slot.set_address(4, std::ptr::null_mut::<c_void>()).is_err()); // misaligned
+    /// ```
     #[inline]
     pub fn set_address(&self, offset: usize, address: *mut c_void) -> Result<()> {
         self.set(offset, address)
@@ -487,6 +783,15 @@ impl<'a> MemorySegment<'a> {
     }
 
     /// This segment as a C pointer value (null for [`MemorySegment::NULL`]).
+    ///
+    /// ```
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::MemorySegment;
+    /// let arena = Arena::confined();
+    /// let seg = arena.allocate(8, 8).unwrap();
+    /// assert_eq!(seg.as_address() as usize, seg.address());
+    /// assert!(MemorySegment::NULL.as_address().is_null());
+    /// ```
     pub fn as_address(&self) -> *mut c_void {
         self.as_ptr().cast()
     }

@@ -109,6 +109,18 @@ impl SharedArena {
     ///
     /// # Errors
     /// [`Error::InvalidAlignment`], [`Error::SizeOverflow`], [`Error::OutOfMemory`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::Arena;
+    /// let arena = Arena::shared();
+    /// let seg = arena.allocate_shared(16, 8).unwrap();
+    /// std::thread::scope(|s| {
+    ///     s.spawn(|| seg.set::<u64>(8, 3).unwrap());
+    /// });
+    /// assert_eq!((seg.byte_size(), seg.get::<u64>(8).unwrap()), (16, 3));
+    /// ```
     pub fn allocate_shared(
         &self,
         byte_size: usize,
@@ -153,6 +165,18 @@ impl<'a> SharedSegment<'a> {
     /// For all of `'a`, `ptr..ptr+len` must be allocated and, while any view made from this
     /// segment is used, accessed by Rust code only through shared segments (C code and
     /// accesses ordered by happens-before excepted). `ptr` must not be null unless `len` is 0.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::AtomicU32;
+    /// use gatun::memory::SharedSegment;
+    /// let word = AtomicU32::new(0);
+    /// // SAFETY: `word` outlives `seg` and Rust code touches it only through `seg`.
+    /// let seg = unsafe { SharedSegment::from_raw_parts(word.as_ptr().cast(), 4) };
+    /// seg.set::<u32>(0, 6).unwrap();
+    /// assert_eq!(seg.get::<u32>(0).unwrap(), 6);
+    /// ```
     pub unsafe fn from_raw_parts(ptr: *mut u8, len: usize) -> SharedSegment<'a> {
         SharedSegment {
             ptr,
@@ -162,18 +186,40 @@ impl<'a> SharedSegment<'a> {
     }
 
     /// Size in bytes.
+    ///
+    /// ```
+    /// use gatun::memory::Arena;
+    /// let arena = Arena::shared();
+    /// assert_eq!(arena.allocate_shared(24, 8).unwrap().byte_size(), 24);
+    /// ```
     #[inline]
     pub fn byte_size(&self) -> usize {
         self.len
     }
 
     /// `true` when the size is 0.
+    ///
+    /// ```
+    /// use gatun::memory::Arena;
+    /// let arena = Arena::shared();
+    /// let seg = arena.allocate_shared(8, 8).unwrap();
+    /// assert!(!seg.is_empty());
+    /// assert!(seg.slice(8, 0).unwrap().is_empty());
+    /// ```
     #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// The absolute address of the first byte.
+    ///
+    /// ```
+    /// use gatun::memory::Arena;
+    /// let arena = Arena::shared();
+    /// let seg = arena.allocate_shared(8, 64).unwrap();
+    /// assert_eq!(seg.address() % 64, 0);
+    /// assert_eq!(seg.slice(4, 4).unwrap().address(), seg.address() + 4);
+    /// ```
     #[inline]
     pub fn address(&self) -> usize {
         self.ptr as usize
@@ -182,6 +228,15 @@ impl<'a> SharedSegment<'a> {
     /// The first byte as a C pointer, to pass to a downcall (`Value::from(&shared)` does the
     /// same). What the C function does with it, and how it synchronises with other threads,
     /// is the contract of that (`unsafe`) call.
+    ///
+    /// ```
+    /// use gatun::memory::Arena;
+    /// use gatun::Value;
+    /// let arena = Arena::shared();
+    /// let seg = arena.allocate_shared(8, 8).unwrap();
+    /// assert_eq!(seg.as_address() as usize, seg.address());
+    /// assert_eq!(Value::from(&seg), Value::Address(seg.as_address()));
+    /// ```
     #[inline]
     pub fn as_address(&self) -> *mut c_void {
         self.ptr.cast()
@@ -194,6 +249,18 @@ impl<'a> SharedSegment<'a> {
     /// While the returned segment (or a copy or slice of it) is used, no other thread may
     /// access these bytes (through any shared segment or otherwise), and the segment must not
     /// be used after `'a`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::Arena;
+    /// let arena = Arena::shared();
+    /// let shared = arena.allocate_shared(8, 8).unwrap();
+    /// // SAFETY: no other thread uses these bytes while `plain` is in use.
+    /// let plain = unsafe { shared.as_segment() };
+    /// plain.set::<i64>(0, -2).unwrap();
+    /// assert_eq!(shared.get::<i64>(0).unwrap(), -2);
+    /// ```
     pub unsafe fn as_segment(&self) -> MemorySegment<'a> {
         // SAFETY: valid for 'a (our invariant); exclusivity while it is used is the caller's
         // promise, which makes its plain accesses race-free.
@@ -249,6 +316,17 @@ impl<'a> SharedSegment<'a> {
     ///
     /// # Errors
     /// [`Error::OutOfBounds`] if it does not lie within `self`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::Arena;
+    /// let arena = Arena::shared();
+    /// let seg = arena.allocate_shared(16, 8).unwrap();
+    /// seg.slice(8, 8).unwrap().set::<u64>(0, 1).unwrap();
+    /// assert_eq!(seg.get::<u64>(8).unwrap(), 1);
+    /// assert!(seg.slice(9, 8).is_err());
+    /// ```
     pub fn slice(&self, offset: usize, len: usize) -> Result<SharedSegment<'a>> {
         self.check(offset, len)?;
         Ok(SharedSegment {
@@ -262,6 +340,17 @@ impl<'a> SharedSegment<'a> {
     ///
     /// # Errors
     /// [`Error::OutOfBounds`], [`Error::MisalignedAccess`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::Arena;
+    /// use gatun::Error;
+    /// let arena = Arena::shared();
+    /// let seg = arena.allocate_shared(8, 8).unwrap();
+    /// assert_eq!(seg.get::<u32>(4).unwrap(), 0);
+    /// assert_eq!(seg.get::<u32>(2).unwrap_err(), Error::MisalignedAccess { address: seg.address() + 2, alignment: 4 });
+    /// ```
     pub fn get<T: Scalar>(&self, offset: usize) -> Result<T> {
         self.check(offset, T::KIND.byte_size())?;
         self.check_aligned(offset, T::KIND.natural_alignment())?;
@@ -272,6 +361,17 @@ impl<'a> SharedSegment<'a> {
     ///
     /// # Errors
     /// [`Error::OutOfBounds`], [`Error::MisalignedAccess`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::Arena;
+    /// let arena = Arena::shared();
+    /// let seg = arena.allocate_shared(8, 8).unwrap();
+    /// seg.set::<f32>(4, 2.0).unwrap();
+    /// assert_eq!(seg.get::<f32>(4).unwrap(), 2.0);
+    /// assert!(seg.set::<f64>(4, 2.0).is_err()); // out of bounds
+    /// ```
     pub fn set<T: Scalar>(&self, offset: usize, value: T) -> Result<()> {
         self.check(offset, T::KIND.byte_size())?;
         self.check_aligned(offset, T::KIND.natural_alignment())?;
@@ -283,6 +383,16 @@ impl<'a> SharedSegment<'a> {
     ///
     /// # Errors
     /// [`Error::OutOfBounds`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::Arena;
+    /// let arena = Arena::shared();
+    /// let seg = arena.allocate_shared(8, 8).unwrap();
+    /// seg.copy_from_slice(1, &7_u32.to_ne_bytes()).unwrap();
+    /// assert_eq!(seg.get_unaligned::<u32>(1).unwrap(), 7);
+    /// ```
     pub fn get_unaligned<T: Scalar>(&self, offset: usize) -> Result<T> {
         self.check(offset, T::KIND.byte_size())?;
         Ok(self.read(offset))
@@ -292,6 +402,16 @@ impl<'a> SharedSegment<'a> {
     ///
     /// # Errors
     /// [`Error::OutOfBounds`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::Arena;
+    /// let arena = Arena::shared();
+    /// let seg = arena.allocate_shared(8, 8).unwrap();
+    /// seg.set_unaligned::<u16>(3, 0xFFFF).unwrap();
+    /// assert_eq!(seg.to_vec(), [0, 0, 0, 0xFF, 0xFF, 0, 0, 0]);
+    /// ```
     pub fn set_unaligned<T: Scalar>(&self, offset: usize, value: T) -> Result<()> {
         self.check(offset, T::KIND.byte_size())?;
         self.write(offset, value);
@@ -318,6 +438,17 @@ impl<'a> SharedSegment<'a> {
     ///
     /// # Errors
     /// [`Error::OutOfBounds`], [`Error::MisalignedAccess`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::Arena;
+    /// use gatun::{Value, ValueLayout};
+    /// let arena = Arena::shared();
+    /// let seg = arena.allocate_shared(8, 8).unwrap();
+    /// seg.set::<u8>(1, 200).unwrap();
+    /// assert_eq!(seg.get_value(&ValueLayout::U8, 1).unwrap(), Value::U8(200));
+    /// ```
     pub fn get_value(&self, layout: &ValueLayout, offset: usize) -> Result<Value<'static>> {
         self.check(offset, layout.byte_size())?;
         self.check_aligned(offset, layout.byte_alignment())?;
@@ -332,6 +463,19 @@ impl<'a> SharedSegment<'a> {
     ///
     /// # Errors
     /// [`Error::ValueMismatch`], [`Error::OutOfBounds`], [`Error::MisalignedAccess`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::Arena;
+    /// use gatun::{Error, Value, ValueLayout};
+    /// let arena = Arena::shared();
+    /// let seg = arena.allocate_shared(8, 8).unwrap();
+    /// seg.set_value(&ValueLayout::I32, 4, &Value::I32(-7)).unwrap();
+    /// assert_eq!(seg.get::<i32>(4).unwrap(), -7);
+    /// let e = seg.set_value(&ValueLayout::I32, 0, &Value::U32(1)).unwrap_err();
+    /// assert!(matches!(e, Error::ValueMismatch { .. }));
+    /// ```
     pub fn set_value(&self, layout: &ValueLayout, offset: usize, value: &Value<'_>) -> Result<()> {
         if value.scalar_kind() != Some(layout.kind()) {
             return Err(Error::ValueMismatch {
@@ -353,6 +497,17 @@ impl<'a> SharedSegment<'a> {
     ///
     /// # Errors
     /// [`Error::OutOfBounds`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::Arena;
+    /// let arena = Arena::shared();
+    /// let seg = arena.allocate_shared(4, 1).unwrap();
+    /// seg.copy_from_slice(2, b"hi").unwrap();
+    /// assert_eq!(seg.to_vec(), b"\0\0hi");
+    /// assert!(seg.copy_from_slice(3, b"hi").is_err());
+    /// ```
     pub fn copy_from_slice(&self, offset: usize, bytes: &[u8]) -> Result<()> {
         self.check(offset, bytes.len())?;
         self.store_bytes(offset, bytes);
@@ -363,6 +518,18 @@ impl<'a> SharedSegment<'a> {
     ///
     /// # Errors
     /// [`Error::OutOfBounds`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::memory::Arena;
+    /// let arena = Arena::shared();
+    /// let seg = arena.allocate_shared(4, 1).unwrap();
+    /// seg.fill(5);
+    /// let mut out = [0u8; 3];
+    /// seg.copy_to_slice(1, &mut out).unwrap();
+    /// assert_eq!(out, [5, 5, 5]);
+    /// ```
     pub fn copy_to_slice(&self, offset: usize, out: &mut [u8]) -> Result<()> {
         self.check(offset, out.len())?;
         self.load_bytes(offset, out);
@@ -370,6 +537,14 @@ impl<'a> SharedSegment<'a> {
     }
 
     /// A copy of the segment's bytes.
+    ///
+    /// ```
+    /// use gatun::memory::Arena;
+    /// let arena = Arena::shared();
+    /// let seg = arena.allocate_shared(3, 1).unwrap();
+    /// seg.set::<u8>(2, 9).unwrap();
+    /// assert_eq!(seg.to_vec(), [0, 0, 9]);
+    /// ```
     pub fn to_vec(&self) -> Vec<u8> {
         let mut v = vec![0u8; self.len];
         self.load_bytes(0, &mut v);
@@ -377,6 +552,14 @@ impl<'a> SharedSegment<'a> {
     }
 
     /// Sets every byte to `byte`.
+    ///
+    /// ```
+    /// use gatun::memory::Arena;
+    /// let arena = Arena::shared();
+    /// let seg = arena.allocate_shared(4, 4).unwrap();
+    /// seg.fill(1);
+    /// assert_eq!(seg.get::<u32>(0).unwrap(), 0x0101_0101);
+    /// ```
     pub fn fill(&self, byte: u8) {
         for i in 0..self.len {
             self.byte(i).store(byte, Ordering::Relaxed);

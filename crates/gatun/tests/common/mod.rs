@@ -12,8 +12,8 @@ use gatun::Value;
 /// The test library built by the `gatun-test-natives` crate, loaded once.
 pub fn natives() -> &'static SymbolLookup {
     static LIB: OnceLock<SymbolLookup> = OnceLock::new();
-    // SAFETY: our own test library has no unsound initialisers.
     LIB.get_or_init(|| {
+        // SAFETY: our own test library has no unsound initialisers.
         unsafe { SymbolLookup::library(gatun_test_natives::PATH) }.expect("load test natives")
     })
 }
