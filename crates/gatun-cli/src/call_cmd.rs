@@ -893,18 +893,20 @@ pub fn prepare_call<'a>(
 
     // The fixed arguments are checked against the linker's limits before any argument buffer
     // is allocated (a by-value `struct { long a[1 << 40]; }` is an error, not an allocation).
-    if cfg!(all(target_arch = "x86_64", windows)) {
-        gatun::abi::win64::plan(&f.descriptor, f.variadic).map_err(|e| e.to_string())?;
+    use gatun::abi::{plan_for, Abi};
+    let abi = if cfg!(all(target_arch = "x86_64", windows)) {
+        Some(Abi::Win64)
     } else if cfg!(target_arch = "x86_64") {
-        gatun::abi::sysv_x64::plan(&f.descriptor, f.variadic).map_err(|e| e.to_string())?;
+        Some(Abi::SysVAmd64)
+    } else if cfg!(all(target_arch = "aarch64", target_vendor = "apple")) {
+        Some(Abi::AppleArm64)
     } else if cfg!(target_arch = "aarch64") {
-        use gatun::abi::aarch64::{plan, Flavour};
-        let flavour = if cfg!(target_vendor = "apple") {
-            Flavour::Apple
-        } else {
-            Flavour::Linux
-        };
-        plan(&f.descriptor, f.variadic, flavour).map_err(|e| e.to_string())?;
+        Some(Abi::Aapcs64)
+    } else {
+        None
+    };
+    if let Some(abi) = abi {
+        plan_for(abi, &f.descriptor, f.variadic).map_err(|e| e.to_string())?;
     }
 
     let mut bufs = Buffers {

@@ -12,7 +12,7 @@ macro_rules! executor_items {
     };
 }
 
-pub mod classify;
+pub(crate) use crate::abi::sysv as classify;
 
 executor_items! {
     use crate::abi::CallPlan;
