@@ -1,5 +1,4 @@
-//! The ABI layer: per-ABI classification of a [`FunctionDescriptor`](crate::FunctionDescriptor)
-//! into a [`CallPlan`].
+//! The ABI layer: per-ABI classification of a [`FunctionDescriptor`] into a [`CallPlan`].
 //!
 //! A `CallPlan` is pure data saying where every byte of every argument and of the return value
 //! lives at the moment of the call: which integer register, which vector register, which
