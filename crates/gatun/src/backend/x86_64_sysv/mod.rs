@@ -12,6 +12,7 @@ macro_rules! executor_items {
     };
 }
 
+#[cfg(any(test, gatun_backend = "x86_64_sysv"))]
 pub(crate) use crate::abi::sysv as classify;
 
 executor_items! {
