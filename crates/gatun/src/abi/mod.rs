@@ -123,10 +123,10 @@ impl Abi {
 /// # Errors
 /// [`Error::InvalidDescriptor`] for a padding, sequence or zero-sized argument or return, a
 /// group whose size is not a multiple of its alignment, a variadic index beyond the argument
-/// count, or a stack-argument area over
-/// [`MAX_STACK_BYTES`] (the message gives the bytes needed).
-/// The executors may reject more (e.g. SysV AMD64 upcalls of some by-value shapes); a
-/// [`Linker`](crate::Linker) call reports those.
+/// count, or a stack-argument area over [`MAX_STACK_BYTES`] (the message gives the bytes
+/// needed). Where `abi` is the one gatun executes, [`Linker::downcall`](crate::Linker::downcall)
+/// and [`Linker::upcall_stub`](crate::Linker::upcall_stub) reject the same descriptors with the
+/// same messages.
 pub fn plan_for(
     abi: Abi,
     descriptor: &FunctionDescriptor,
