@@ -1,7 +1,7 @@
 //! `gatun layout 'struct S { char c; double d; int i[3]; }'`: the layout of a C type as
 //! `gatun::cdecl` computes it — size, alignment, each field's offset and size, the padding
 //! holes (like pahole), and the classification of the ABI gatun calls with on this host: on
-//! x86-64 Linux the SysV class of each eightbyte (`gatun::abi::sysv_x64::classify`, SysV AMD64
+//! x86-64 Linux the SysV class of each eightbyte (`gatun::abi::sysv::classify`, SysV AMD64
 //! ABI §3.2.3), on x86-64 Windows the Microsoft x64 passing (1, 2, 4 or 8 bytes as an integer,
 //! any other size by reference), on AArch64 the AAPCS64 (or Apple arm64) argument class
 //! (`gatun::abi::aarch64::classify`, AAPCS64 §6.8.2 stage B: HFA, ≤ 16-byte composite, or by
@@ -10,7 +10,7 @@
 //! stat'`).
 
 use clap::Args;
-use gatun::abi::sysv_x64::{classify, ArgClass, Classification};
+use gatun::abi::sysv::{classify, ArgClass, Classification};
 use gatun::cdecl::CdeclError;
 use gatun::layout::MemoryLayout;
 use serde_json::{json, Value as Json};

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeSet;
 
-use gatun::abi::sysv_x64;
+use gatun::abi::sysv as sysv_x64;
 use gatun::cdecl::{CdeclError, Declarations, Declared};
 use gatun::layout::MemoryLayout;
 use gatun::{Linker, LinkerOption};

@@ -5,7 +5,7 @@
 use std::collections::hash_map::DefaultHasher;
 use std::hash::{Hash, Hasher};
 
-use gatun::abi::sysv_x64::{self, ArgClass, Classification};
+use gatun::abi::sysv::{self as sysv_x64, ArgClass, Classification};
 use gatun::abi::{CallPlan, Location, Register, ReturnPlan};
 use gatun::layout::MemoryLayout;
 use gatun::FunctionDescriptor;

@@ -3,7 +3,7 @@
 use std::ffi::OsString;
 
 use clap::{Args, Command, FromArgMatches};
-use gatun::abi::sysv_x64;
+use gatun::abi::sysv as sysv_x64;
 use gatun::memory::Arena;
 use gatun::LinkerOption;
 use gatun_cli::call::{self as call_cmd, CallArgs};

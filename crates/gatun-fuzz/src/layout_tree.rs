@@ -1,7 +1,7 @@
 //! [`check_layout`]: bytes as an `arbitrary` description of a layout tree.
 
 use arbitrary::{Arbitrary, Unstructured};
-use gatun::abi::sysv_x64;
+use gatun::abi::sysv as sysv_x64;
 use gatun::layout::{MemoryLayout, PathElement, ScalarKind, ValueLayout};
 use gatun::memory::{Arena, SegmentAllocator};
 use gatun::{FunctionDescriptor, Linker, LinkerOption, Value};

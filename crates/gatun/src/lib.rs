@@ -8,7 +8,7 @@
 //! - [`memory`]: [`memory::MemorySegment`] (bounds-checked, lifetime-checked views of native
 //!   memory), [`memory::SegmentAllocator`], and heap [`memory::Arena`]s.
 //! - [`linker`]: [`Linker`], [`DowncallHandle`], [`Symbol`] — downcalls; [`abi`]: the
-//!   classification into a [`abi::CallPlan`]; [`upcall`]: [`UpcallStub`] — Rust closures as C
+//!   classification into a [`abi::CallPlan`] ([`abi::plan_for`] any [`abi::Abi`]); [`upcall`]: [`UpcallStub`] — Rust closures as C
 //!   function pointers (`Linker::upcall_stub`).
 //! - [`capture`]: the system-call adapter ([`capture::adapt_system_call`]: `r` or `-errno`,
 //!   no allocation) and [`capture::Errno`].
@@ -36,6 +36,7 @@ pub mod error;
 pub mod layout;
 pub mod linker;
 pub mod memory;
+pub(crate) mod os;
 pub mod upcall;
 pub mod value;
 

@@ -19,7 +19,7 @@ use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use gatun::abi::sysv_x64::{classify, ArgClass, Classification};
+use gatun::abi::sysv::{classify, ArgClass, Classification};
 use gatun::cdecl::Declarations;
 use gatun::layout::{MemoryLayout, ValueLayout as V, MAX_NESTING};
 use gatun::linker::{CType, FunctionDescriptor as FD, Linker};

@@ -1,6 +1,6 @@
 //! Upcalls: Rust closures called from C through `Linker::upcall_stub`, against
 //! `tests/native/upcall.c` and the C library's `qsort` (glibc's, or msvcrt's on Windows). The
-//! struct cases name their SysV class (checked with `abi::sysv_x64::classify`, a pure
+//! struct cases name their SysV class (checked with `abi::sysv::classify`, a pure
 //! function); under Microsoft x64 the same structs are the 1/2/4/8-byte register cases and the
 //! by-reference ones.
 // Linux (x86-64 SysV, AAPCS64) and Windows on x86-64 (Microsoft x64, run under Wine).
@@ -24,7 +24,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use common::*;
-use gatun::abi::sysv_x64::{classify, ArgClass, Classification};
+use gatun::abi::sysv::{classify, ArgClass, Classification};
 use gatun::layout::MemoryLayout;
 use gatun::linker::{FunctionDescriptor as FD, Linker, SymbolLookup};
 use gatun::memory::{linker_stack, Arena, MemorySegment, SegmentAllocator};

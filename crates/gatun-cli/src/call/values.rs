@@ -155,18 +155,8 @@ pub fn prepare_call<'a>(
 /// allocated (a by-value `struct { long a[1 << 40]; }` is an error, not an allocation), with
 /// the classification of the host's ABI; other hosts check nothing here.
 fn check_plan(f: &FunctionDecl) -> Result<(), CallError> {
-    if cfg!(all(target_arch = "x86_64", windows)) {
-        gatun::abi::win64::plan(&f.descriptor, f.variadic)?;
-    } else if cfg!(target_arch = "x86_64") {
-        gatun::abi::sysv_x64::plan(&f.descriptor, f.variadic)?;
-    } else if cfg!(target_arch = "aarch64") {
-        use gatun::abi::aarch64::{plan, Flavour};
-        let flavour = if cfg!(target_vendor = "apple") {
-            Flavour::Apple
-        } else {
-            Flavour::Linux
-        };
-        plan(&f.descriptor, f.variadic, flavour)?;
+    if let Some(abi) = gatun::abi::Abi::host() {
+        gatun::abi::plan_for(abi, &f.descriptor, f.variadic)?;
     }
     Ok(())
 }

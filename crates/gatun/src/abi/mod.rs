@@ -1,46 +1,177 @@
-//! The ABI layer: per-ABI classification of a [`crate::linker::FunctionDescriptor`] into a
-//! [`CallPlan`].
+//! The ABI layer: per-ABI classification of a [`FunctionDescriptor`] into a [`CallPlan`].
 //!
 //! A `CallPlan` is pure data saying where every byte of every argument and of the return value
 //! lives at the moment of the call: which integer register, which vector register, which
 //! 8-byte slot of the outgoing stack area, or memory behind a hidden return pointer. Executors
-//! (the private `call` layer: the `global_asm!` trampoline today, a compiled stub later) only carry a plan
-//! out; they never classify. Tests assert plans directly ("`{int; double}` → rdi, xmm0").
+//! (the backends' compiled stubs and trampolines) only carry a plan out; they never classify.
+//! Tests assert plans directly ("`{int; double}` → rdi, xmm0").
 //!
 //! The plan types are ABI-neutral: registers are *indices* into the ABI's argument and return
 //! register sequences (for SysV AMD64: integer `rdi, rsi, rdx, rcx, r8, r9`, vector
-//! `xmm0..xmm7`; returns `rax, rdx` and `xmm0, xmm1`), so an AArch64 or Win64 classifier can
-//! produce the same type.
+//! `xmm0..xmm7`; returns `rax, rdx` and `xmm0, xmm1`), so every classifier produces the same
+//! type. Where a field means something different under another ABI, its documentation says so:
 //!
-//! AArch64 plans use the same types; where a field means something different there, its
-//! documentation says so under "AArch64" (registers `x0..x7`, `v0..v7`, returns `x0, x1` and
-//! `v0..v3`, the indirect-result register `x8`).
+//! - AArch64 (AAPCS64 on Linux, and Apple arm64): registers `x0..x7`, `v0..v7`, returns `x0, x1`
+//!   and `v0..v3`, the indirect-result register `x8`.
+//! - Win64 (the Microsoft x64 convention): `Int(n)`/`Vector(n)` are argument *slot* n (`rcx,
+//!   rdx, r8, r9` / `xmm0..xmm3`), stack offsets start after the 32-byte shadow space, and a
+//!   variadic float has a move to each of its slot's registers.
 //!
-//! - [`sysv_x64`]: System V AMD64 (ABI §3.2.3).
-//! - [`aarch64`]: AAPCS64 (Linux) and Apple arm64 (§6.8 stages B and C; executed on AArch64
-//!   Linux, Apple plans are classification only).
-//! - [`win64`]: the Microsoft x64 convention (executed on x86-64 Windows). Its plans use the same
-//!   types: `Int(n)`/`Vector(n)` are argument *slot* n (`rcx, rdx, r8, r9` / `xmm0..xmm3`),
-//!   stack offsets start after the 32-byte shadow space, and a variadic float has a move to
-//!   each of its slot's registers.
+//! [`plan_for`] plans a descriptor under any [`Abi`], on every host (classification is pure
+//! data); a linked [`DowncallHandle`](crate::DowncallHandle) shows the plan it runs
+//! ([`DowncallHandle::plan`](crate::DowncallHandle::plan)). The classifiers themselves (one
+//! module per ABI, with the stack-area rules they share) are private: their classes and
+//! register counts are not public API. With the `internals` feature (test and benchmark hooks,
+//! not public API) they are reachable as `gatun::abi::sysv`, `gatun::abi::aarch64` and
+//! `gatun::abi::win64`.
 
-pub use crate::backend::aarch64::classify as aarch64;
-pub use crate::backend::win64::classify as win64;
-pub use crate::backend::x86_64_sysv::classify as sysv_x64;
+// The classifiers: crate-private; public only with the `internals` feature (the oracle tests,
+// the fuzz checks and `gatun layout` read their classes).
+#[cfg(feature = "internals")]
+pub mod aarch64;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod aarch64;
+mod stack;
+#[cfg(feature = "internals")]
+pub mod sysv;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod sysv;
+#[cfg(feature = "internals")]
+pub mod win64;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod win64;
+
+pub(crate) use stack::StackArea;
+pub use stack::MAX_STACK_BYTES;
 
 use std::fmt;
 
 use crate::error::{Error, Result};
-use crate::layout::{MemoryLayout, ScalarKind};
-use crate::linker::FunctionDescriptor;
+use crate::layout::{FunctionDescriptor, MemoryLayout, ScalarKind};
+
+/// A calling convention gatun classifies, for [`plan_for`]. Each one is planned on every host
+/// (classification is pure data); which one gatun *executes* depends on the target.
+///
+/// ```
+/// use gatun::abi::{plan_for, Abi};
+/// use gatun::{FunctionDescriptor, ValueLayout as V};
+/// // double f(int, double): the int and the double take the first register of their kind,
+/// // except on Win64, where the two share four argument slots.
+/// let d = FunctionDescriptor::of(V::F64, [V::I32, V::F64]);
+/// let shown = |abi: Abi| abi.describe(&plan_for(abi, &d, None).unwrap());
+/// assert_eq!(shown(Abi::SysVAmd64), "(rdi, xmm0) -> xmm0");
+/// assert_eq!(shown(Abi::Aapcs64), "(x0, d0) -> v0");
+/// assert_eq!(shown(Abi::Win64), "(rcx, xmm1) -> xmm0");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Abi {
+    /// System V AMD64 (x86-64 Linux, the BSDs, macOS on x86-64): System V Application Binary
+    /// Interface, AMD64 Architecture Processor Supplement, §3.2.3.
+    SysVAmd64,
+    /// AAPCS64 as used by Linux and other ELF targets: Procedure Call Standard for the Arm
+    /// 64-bit Architecture, §6.8 and §6.9.
+    Aapcs64,
+    /// Apple arm64 (macOS, iOS): AAPCS64 with Apple's changes (variadic arguments on the stack,
+    /// named stack arguments packed at their natural size, narrow integers extended by the
+    /// caller).
+    AppleArm64,
+    /// The Microsoft x64 calling convention (x86-64 Windows, MSVC and mingw-w64 alike).
+    Win64,
+}
+
+impl Abi {
+    /// The calling convention of the target this build of gatun runs on: System V AMD64 on
+    /// x86-64 other than Windows, Win64 on x86-64 Windows, Apple arm64 on Apple AArch64,
+    /// AAPCS64 on other AArch64 targets; `None` on other architectures.
+    ///
+    /// ```
+    /// use gatun::abi::Abi;
+    /// if cfg!(all(target_arch = "x86_64", target_os = "linux")) {
+    ///     assert_eq!(Abi::host(), Some(Abi::SysVAmd64));
+    /// }
+    /// ```
+    pub fn host() -> Option<Abi> {
+        if cfg!(all(target_arch = "x86_64", windows)) {
+            Some(Abi::Win64)
+        } else if cfg!(target_arch = "x86_64") {
+            Some(Abi::SysVAmd64)
+        } else if cfg!(all(target_arch = "aarch64", target_vendor = "apple")) {
+            Some(Abi::AppleArm64)
+        } else if cfg!(target_arch = "aarch64") {
+            Some(Abi::Aapcs64)
+        } else {
+            None
+        }
+    }
+
+    /// A compact summary of `plan` (a plan of this ABI) in this ABI's register names, each
+    /// argument's destinations joined by `+`: SysV AMD64 `(rdi, xmm0+xmm1, stack+0) -> rax`
+    /// (the plan's [`Display`](fmt::Display)); AArch64 `(x8:ret-ptr, x0+x1, s0+s1, &x2,
+    /// sp+0) -> v0+v1` (`&`: a pointer to a caller-made copy; `s`/`d` by the move's width);
+    /// Win64 `(ret-ptr:rcx, xmm1+rdx, &r8, rsp+32) -> rax`.
+    pub fn describe(self, plan: &CallPlan) -> String {
+        match self {
+            Abi::SysVAmd64 => plan.to_string(),
+            Abi::Aapcs64 | Abi::AppleArm64 => aarch64::describe(plan),
+            Abi::Win64 => win64::describe(plan),
+        }
+    }
+}
+
+/// Plans a call of `descriptor` under `abi`: the same classification a downcall or upcall of
+/// that ABI uses at link time. `first_variadic` is the index of the first variadic argument
+/// (`None` for a non-variadic function; `Some(args.len())` is a variadic call with no variadic
+/// arguments).
+///
+/// Cost: linear in the number of arguments and in the distinct sub-layouts of the small
+/// by-value groups, independent of byte sizes (a by-value struct of 2^62 bytes is rejected
+/// without building a move per 8 bytes).
+///
+/// ```
+/// use gatun::abi::{plan_for, Abi, Location};
+/// use gatun::{FunctionDescriptor, MemoryLayout, ValueLayout as V};
+/// // struct { float x, y, z; } by value: three vector registers on AArch64 (an HFA), two
+/// // eightbytes in xmm0 and xmm1 on SysV AMD64, a pointer to a copy in rcx on Win64.
+/// let s = MemoryLayout::c_struct([V::F32; 3]).unwrap();
+/// let d = FunctionDescriptor::of_void([s]);
+/// let to = |abi| -> Vec<Location> {
+///     plan_for(abi, &d, None).unwrap().args()[0].moves.iter().map(|m| m.to).collect()
+/// };
+/// assert_eq!(to(Abi::Aapcs64), [Location::Vector(0), Location::Vector(1), Location::Vector(2)]);
+/// assert_eq!(to(Abi::SysVAmd64), [Location::Vector(0), Location::Vector(1)]);
+/// let win = plan_for(Abi::Win64, &d, None).unwrap();
+/// assert_eq!(win.args()[0].by_reference, Some(Location::Int(0)));
+/// ```
+///
+/// # Errors
+/// [`Error::InvalidDescriptor`] for a padding, sequence or zero-sized argument or return, a
+/// group whose size is not a multiple of its alignment, a variadic index beyond the argument
+/// count, or a stack-argument area over [`MAX_STACK_BYTES`] (the message gives the bytes
+/// needed). Where `abi` is the one gatun executes, [`Linker::downcall`](crate::Linker::downcall)
+/// and [`Linker::upcall_stub`](crate::Linker::upcall_stub) reject the same descriptors with the
+/// same messages.
+pub fn plan_for(
+    abi: Abi,
+    descriptor: &FunctionDescriptor,
+    first_variadic: Option<usize>,
+) -> Result<CallPlan> {
+    match abi {
+        Abi::SysVAmd64 => sysv::plan(descriptor, first_variadic),
+        Abi::Aapcs64 => aarch64::plan(descriptor, first_variadic, aarch64::Flavour::Linux),
+        Abi::AppleArm64 => aarch64::plan(descriptor, first_variadic, aarch64::Flavour::Apple),
+        Abi::Win64 => win64::plan(descriptor, first_variadic),
+    }
+}
 
 /// Where one eightbyte (or less) of an argument goes.
 ///
 /// ```
-/// use gatun::abi::{sysv_x64, Location};
+/// use gatun::abi::{plan_for, Abi, Location};
 /// use gatun::{FunctionDescriptor, ValueLayout as V};
 /// // double f(int, double): the int in rdi (integer register 0), the double in xmm0.
-/// let plan = sysv_x64::plan(&FunctionDescriptor::of(V::F64, [V::I32, V::F64]), None).unwrap();
+/// let d = FunctionDescriptor::of(V::F64, [V::I32, V::F64]);
+/// let plan = plan_for(Abi::SysVAmd64, &d, None).unwrap();
 /// assert_eq!(plan.args()[0].moves[0].to, Location::Int(0));
 /// assert_eq!(plan.args()[1].moves[0].to, Location::Vector(0));
 /// ```
@@ -68,9 +199,9 @@ pub enum Location {
 /// A register holding (part of) a return value.
 ///
 /// ```
-/// use gatun::abi::{sysv_x64, Register, ReturnPlan};
+/// use gatun::abi::{plan_for, Abi, Register, ReturnPlan};
 /// use gatun::{FunctionDescriptor, ValueLayout as V};
-/// let plan = sysv_x64::plan(&FunctionDescriptor::of(V::F64, []), None).unwrap();
+/// let plan = plan_for(Abi::SysVAmd64, &FunctionDescriptor::of(V::F64, []), None).unwrap();
 /// assert_eq!(*plan.ret(), ReturnPlan::Scalar(Register::Vector(0))); // xmm0
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -84,9 +215,10 @@ pub enum Register {
 /// How the bytes of a move are turned into the 64-bit register or slot value.
 ///
 /// ```
-/// use gatun::abi::{sysv_x64, Conversion};
+/// use gatun::abi::{plan_for, Abi, Conversion};
 /// use gatun::{FunctionDescriptor, ValueLayout as V};
-/// let plan = sysv_x64::plan(&FunctionDescriptor::of_void([V::I16, V::U16, V::BOOL]), None).unwrap();
+/// let d = FunctionDescriptor::of_void([V::I16, V::U16, V::BOOL]);
+/// let plan = plan_for(Abi::SysVAmd64, &d, None).unwrap();
 /// let convs: Vec<Conversion> = plan.args().iter().map(|a| a.moves[0].conv).collect();
 /// assert_eq!(convs, [Conversion::SignExtend, Conversion::Bytes, Conversion::Bool]);
 /// ```
@@ -120,11 +252,11 @@ impl Conversion {
 /// One move of an argument's bytes into a register or stack slot.
 ///
 /// ```
-/// use gatun::abi::{sysv_x64, ArgMove, Conversion, Location};
+/// use gatun::abi::{plan_for, Abi, ArgMove, Conversion, Location};
 /// use gatun::{FunctionDescriptor, MemoryLayout, ValueLayout as V};
 /// // A 12-byte struct { int a, b, c; } by value: 8 bytes into rdi, then 4 into rsi.
 /// let s = MemoryLayout::c_struct([V::I32, V::I32, V::I32]).unwrap();
-/// let plan = sysv_x64::plan(&FunctionDescriptor::of_void([s]), None).unwrap();
+/// let plan = plan_for(Abi::SysVAmd64, &FunctionDescriptor::of_void([s]), None).unwrap();
 /// assert_eq!(plan.args()[0].moves[1], ArgMove {
 ///     offset: 8,
 ///     size: 4,
@@ -148,10 +280,10 @@ pub struct ArgMove {
 /// The moves of one argument, in order.
 ///
 /// ```
-/// use gatun::abi::sysv_x64;
+/// use gatun::abi::{plan_for, Abi};
 /// use gatun::{FunctionDescriptor, MemoryLayout, ValueLayout as V};
 /// let s = MemoryLayout::c_struct([V::F64, V::F64]).unwrap(); // two SSE eightbytes
-/// let plan = sysv_x64::plan(&FunctionDescriptor::of_void([s]), None).unwrap();
+/// let plan = plan_for(Abi::SysVAmd64, &FunctionDescriptor::of_void([s]), None).unwrap();
 /// assert_eq!(plan.args()[0].moves.len(), 2);
 /// assert_eq!(plan.args()[0].by_reference, None);
 /// ```
@@ -172,11 +304,12 @@ pub struct ArgPlan {
 /// One move of a return register's low bytes into the return value.
 ///
 /// ```
-/// use gatun::abi::{sysv_x64, Register, ReturnMove, ReturnPlan};
+/// use gatun::abi::{plan_for, Abi, Register, ReturnMove, ReturnPlan};
 /// use gatun::{FunctionDescriptor, MemoryLayout, ValueLayout as V};
 /// // struct { int quot; int rem; } comes back in rax, both members in its 8 bytes.
 /// let div_t = MemoryLayout::c_struct([V::I32, V::I32]).unwrap();
-/// let plan = sysv_x64::plan(&FunctionDescriptor::of(div_t, [V::I32, V::I32]), None).unwrap();
+/// let d = FunctionDescriptor::of(div_t, [V::I32, V::I32]);
+/// let plan = plan_for(Abi::SysVAmd64, &d, None).unwrap();
 /// assert_eq!(
 ///     *plan.ret(),
 ///     ReturnPlan::Registers(vec![ReturnMove { from: Register::Int(0), offset: 0, size: 8 }])
@@ -195,11 +328,11 @@ pub struct ReturnMove {
 /// Where the return value is.
 ///
 /// ```
-/// use gatun::abi::{sysv_x64, Location, ReturnPlan};
+/// use gatun::abi::{plan_for, Abi, Location, ReturnPlan};
 /// use gatun::{FunctionDescriptor, MemoryLayout, ValueLayout as V};
 /// // A 24-byte struct is returned in memory through a hidden pointer in rdi.
 /// let big = MemoryLayout::c_struct([V::I64, V::I64, V::I64]).unwrap();
-/// let plan = sysv_x64::plan(&FunctionDescriptor::of(big, []), None).unwrap();
+/// let plan = plan_for(Abi::SysVAmd64, &FunctionDescriptor::of(big, []), None).unwrap();
 /// assert_eq!(*plan.ret(), ReturnPlan::InMemory);
 /// assert_eq!(plan.hidden_return_pointer(), Some(Location::Int(0)));
 /// ```
@@ -223,11 +356,11 @@ pub enum ReturnPlan {
 /// The complete plan of a call: pure data, computed once at link time.
 ///
 /// ```
-/// use gatun::abi::sysv_x64;
+/// use gatun::abi::{plan_for, Abi};
 /// use gatun::{FunctionDescriptor, ValueLayout as V};
 /// // int printf(const char *, ...) called with one double: variadic from argument index 1.
 /// let d = FunctionDescriptor::of(V::I32, [V::ADDRESS, V::F64]);
-/// let plan = sysv_x64::plan(&d, Some(1)).unwrap();
+/// let plan = plan_for(Abi::SysVAmd64, &d, Some(1)).unwrap();
 /// assert!(plan.is_variadic());
 /// assert_eq!((plan.vector_registers(), plan.stack_bytes()), (1, 0)); // %al = 1
 /// assert_eq!(plan.to_string(), "(rdi, xmm0) -> rax");
@@ -279,7 +412,7 @@ impl CallPlan {
     }
 
     /// Bytes of outgoing stack arguments (a multiple of 8; at most
-    /// [`MAX_STACK_BYTES`](crate::linker::MAX_STACK_BYTES)).
+    /// [`MAX_STACK_BYTES`]).
     pub fn stack_bytes(&self) -> u32 {
         self.stack_bytes
     }
@@ -322,13 +455,13 @@ impl CallPlan {
     /// register moves.
     ///
     /// ```
-    /// use gatun::abi::aarch64::{plan, Flavour};
+    /// use gatun::abi::{plan_for, Abi};
     /// use gatun::layout::ValueLayout;
     /// use gatun::linker::FunctionDescriptor;
     /// let d = FunctionDescriptor::of_void(vec![ValueLayout::I8; 9]);
-    /// let apple = plan(&d, None, Flavour::Apple).unwrap();
+    /// let apple = plan_for(Abi::AppleArm64, &d, None).unwrap();
     /// assert_eq!(apple.stack_write_bytes(8, &apple.args()[8].moves[0]), 1);
-    /// let linux = plan(&d, None, Flavour::Linux).unwrap();
+    /// let linux = plan_for(Abi::Aapcs64, &d, None).unwrap();
     /// assert_eq!(linux.stack_write_bytes(8, &linux.args()[8].moves[0]), 8);
     /// ```
     pub fn stack_write_bytes(&self, arg: usize, m: &ArgMove) -> usize {

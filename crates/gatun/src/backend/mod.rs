@@ -299,65 +299,8 @@ impl RetKind {
     }
 }
 
-/// Largest outgoing stack-argument area, in bytes, that the executors support (256 slots of
-/// 8 bytes). A descriptor needing more is rejected at link time (downcalls and upcalls alike)
-/// by the ABI's classification.
-pub const MAX_STACK_BYTES: usize = 2048;
-
-/// This thread's `errno` address (`__errno_location()` on Linux and Android, `__error()` on
-/// Apple targets and FreeBSD, the C runtime's `_errno()` on Windows), cached in a thread-local after the first call: a TLS load
-/// instead of a call into libc per captured call (the `errno_location` parameter of capture
-/// stubs, the system-call adapter). The address is fixed for a thread's lifetime. Null on other
-/// targets (which have no executor, so no handle reads it).
-#[inline(always)]
-pub(crate) fn thread_errno() -> *mut i32 {
-    thread_local! {
-        static ERRNO: std::cell::Cell<*mut i32> = const { std::cell::Cell::new(std::ptr::null_mut()) };
-    }
-    ERRNO.with(|c| {
-        let p = c.get();
-        if p.is_null() {
-            init_thread_errno(c)
-        } else {
-            p
-        }
-    })
-}
-
-#[cold]
-#[inline(never)]
-fn init_thread_errno(c: &std::cell::Cell<*mut i32>) -> *mut i32 {
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    // SAFETY: always safe to call; returns this thread's errno address.
-    let p = unsafe { libc::__errno_location() };
-    #[cfg(any(target_os = "macos", target_os = "ios", target_os = "freebsd"))]
-    // SAFETY: as above.
-    let p = unsafe { libc::__error() };
-    #[cfg(windows)]
-    // SAFETY: the C runtime's `_errno` (msvcrt.dll and ucrtbase.dll alike) is always safe to
-    // call and returns this thread's errno address, valid for the thread's lifetime.
-    let p = unsafe { windows_crt::_errno() };
-    #[cfg(not(any(
-        target_os = "linux",
-        target_os = "android",
-        target_os = "macos",
-        target_os = "ios",
-        target_os = "freebsd",
-        windows
-    )))]
-    let p = std::ptr::null_mut();
-    c.set(p);
-    p
-}
-
-/// The Windows C runtime's functions that the `libc` crate does not declare.
-#[cfg(windows)]
-mod windows_crt {
-    extern "C" {
-        /// This thread's `errno` address (`<errno.h>`'s `errno` is `(*_errno())`).
-        pub(super) fn _errno() -> *mut std::ffi::c_int;
-    }
-}
+pub(crate) use crate::abi::MAX_STACK_BYTES;
+pub(crate) use crate::os::thread_errno;
 
 /// The `Value` of a scalar or void return from its tag word and payload word.
 ///

@@ -63,20 +63,9 @@ impl LastError {
 /// trailing `\r\n` and spaces dropped) and returns its length in bytes; 0 when there is none.
 #[cfg(windows)]
 fn system_message(code: u32, buf: &mut [u8; 256]) -> usize {
-    const FORMAT_MESSAGE_IGNORE_INSERTS: u32 = 0x0000_0200;
-    const FORMAT_MESSAGE_FROM_SYSTEM: u32 = 0x0000_1000;
-    #[link(name = "kernel32")]
-    extern "system" {
-        fn FormatMessageW(
-            flags: u32,
-            source: *const std::ffi::c_void,
-            message_id: u32,
-            language_id: u32,
-            buffer: *mut u16,
-            size: u32,
-            arguments: *mut std::ffi::c_void,
-        ) -> u32;
-    }
+    use crate::os::last_error::{
+        FormatMessageW, FORMAT_MESSAGE_FROM_SYSTEM, FORMAT_MESSAGE_IGNORE_INSERTS,
+    };
     let mut wide = [0u16; 256];
     // SAFETY: `wide` is writable for its 256 UTF-16 units, the size passed; with
     // FORMAT_MESSAGE_FROM_SYSTEM and no FORMAT_MESSAGE_ALLOCATE_BUFFER the function writes at

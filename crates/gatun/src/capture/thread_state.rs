@@ -1,5 +1,5 @@
 //! The calling thread's capturable states, read and cleared directly: `errno` (through its
-//! cached address, [`crate::backend::thread_errno`]) and, on Windows, the thread's last error
+//! cached address, [`crate::os::thread_errno`]) and, on Windows, the thread's last error
 //! (`GetLastError`/`SetLastError`, kernel32) and Windows Sockets' last error
 //! (`WSAGetLastError`/`WSASetLastError`, ws2_32). The adapter's fast paths use these instead
 //! of a capture buffer: the state is cleared, the target called, and the state read right after
@@ -8,7 +8,7 @@
 //! # Unsafe invariants
 //! The four Windows functions only read or write a field of the calling thread's own
 //! environment block; they are always safe to call. `errno`'s address is valid for the life of
-//! the calling thread (see [`crate::backend::thread_errno`]).
+//! the calling thread (see [`crate::os::thread_errno`]).
 
 /// One capturable state (a [`crate::linker::capturable_states`] name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,7 +48,7 @@ impl State {
     pub(crate) fn clear(self) -> bool {
         match self {
             State::Errno => {
-                let errno = crate::backend::thread_errno();
+                let errno = crate::os::thread_errno();
                 if errno.is_null() {
                     return false;
                 }
@@ -70,7 +70,7 @@ impl State {
     pub(crate) fn read(self) -> i32 {
         match self {
             State::Errno => {
-                let errno = crate::backend::thread_errno();
+                let errno = crate::os::thread_errno();
                 if errno.is_null() {
                     return 0;
                 }
@@ -89,7 +89,7 @@ impl State {
 }
 
 #[cfg(windows)]
-use crate::backend::win64::last_error as windows;
+use crate::os::last_error as windows;
 
 #[cfg(test)]
 mod tests {

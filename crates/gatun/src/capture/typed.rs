@@ -143,7 +143,7 @@ signature!(a1 A1, a2 A2, a3 A3, a4 A4, a5 A5, a6 A6, a7 A7, a8 A8);
 #[inline(always)]
 fn errno_location() -> *mut c_int {
     // `__errno_location()`, cached per thread (a TLS load instead of a call into libc).
-    crate::backend::thread_errno()
+    crate::os::thread_errno()
 }
 
 /// A [`SystemCall`] with its signature fixed at compile time (built by

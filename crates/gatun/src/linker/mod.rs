@@ -12,15 +12,14 @@
 //!   checked against the descriptor once; calls at direct-call speed for scalar signatures.
 
 mod arguments;
-mod descriptor;
 mod handle;
 mod lookup;
 pub(crate) mod option;
 mod typed;
 
-pub use crate::backend::MAX_STACK_BYTES;
+pub use crate::abi::MAX_STACK_BYTES;
+pub use crate::layout::descriptor::{ArgumentLayouts, FunctionDescriptor, Layouts};
 pub use arguments::Arguments;
-pub use descriptor::{ArgumentLayouts, FunctionDescriptor, Layouts};
 pub use handle::{DowncallHandle, Linker};
 pub use lookup::{LoadFlags, Symbol, SymbolLookup};
 pub(crate) use option::check_capture_names;

@@ -30,7 +30,8 @@ macro_rules! executor_items {
     };
 }
 
-pub mod classify;
+#[cfg(any(test, gatun_backend = "aarch64"))]
+pub(crate) use crate::abi::aarch64 as classify;
 
 // The compiled-stub compiler: run by the executor; its code generation is pure data, compiled
 // (and unit-tested) on every host for the tests.

@@ -23,12 +23,13 @@ macro_rules! executor_items {
     };
 }
 
-pub mod classify;
+#[cfg(any(test, gatun_backend = "win64"))]
+pub(crate) use crate::abi::win64 as classify;
 
 // The thread's Windows error states (declared once: the trampoline, the stubs and the
 // system-call adapter's typed path use them).
 #[cfg(windows)]
-pub(crate) mod last_error;
+pub(crate) use crate::os::last_error;
 
 // The compiled-stub compiler: run by the executor; its code generation is pure data, compiled
 // (and unit-tested) on every host for the tests.

@@ -12,7 +12,8 @@ macro_rules! executor_items {
     };
 }
 
-pub mod classify;
+#[cfg(any(test, gatun_backend = "x86_64_sysv"))]
+pub(crate) use crate::abi::sysv as classify;
 
 executor_items! {
     use crate::abi::CallPlan;

@@ -3,9 +3,8 @@
 //! code generation.
 
 use super::*;
-use crate::abi::{ArgMove, Conversion, Location};
-use crate::layout::{MemoryLayout, ValueLayout as V};
-use crate::linker::FunctionDescriptor as FD;
+use crate::abi::{ArgMove, Conversion, Location, MAX_STACK_BYTES};
+use crate::layout::{FunctionDescriptor as FD, MemoryLayout, ValueLayout as V};
 
 use Location::{Int, Stack, Vector};
 

@@ -3,8 +3,7 @@
 use super::{classify, plan, ArgClass, Classification, Visited};
 use crate::abi::*;
 use crate::error::Error;
-use crate::layout::{MemoryLayout, ValueLayout as V};
-use crate::linker::FunctionDescriptor as FD;
+use crate::layout::{FunctionDescriptor as FD, MemoryLayout, ValueLayout as V};
 
 fn st(m: &[MemoryLayout]) -> MemoryLayout {
     MemoryLayout::c_struct(m.iter().cloned()).unwrap()

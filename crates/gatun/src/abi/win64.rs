@@ -53,16 +53,16 @@
 //! `long double` is not a [`ScalarKind`](crate::layout::ScalarKind): it cannot appear in a
 //! descriptor (MSVC's is `double`; mingw-w64 gcc's is the 80-bit x87 type in 16 bytes, passed
 //! by reference like a 16-byte aggregate).
-//! Sizes and limits are checked as in [`crate::abi::sysv_x64::plan`]: a descriptor needing more
+//! Sizes and limits are checked as in [`crate::abi::sysv::plan`]: a descriptor needing more
 //! than [`MAX_STACK_BYTES`] bytes of stack area (shadow space included) is rejected.
+//!
+//! [`MAX_STACK_BYTES`]: super::MAX_STACK_BYTES
 
 use crate::abi::{
-    ArgMove, ArgPlan, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan,
+    ArgMove, ArgPlan, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan, StackArea,
 };
-use crate::backend::MAX_STACK_BYTES;
-use crate::error::{Error, Result};
-use crate::layout::MemoryLayout;
-use crate::linker::FunctionDescriptor;
+use crate::error::Result;
+use crate::layout::{FunctionDescriptor, MemoryLayout};
 
 /// Number of argument slots passed in registers (`rcx`/`xmm0` .. `r9`/`xmm3`).
 pub const REGISTER_SLOTS: usize = 4;
@@ -216,6 +216,9 @@ fn arg_plan(layout: &MemoryLayout, slot: usize, variadic: bool) -> ArgPlan {
 /// whose size is not a multiple of its alignment, a variadic index beyond the argument count,
 /// or a stack area (32 bytes of shadow space plus 8 per argument past the fourth slot) over
 /// [`MAX_STACK_BYTES`] (the message gives the bytes needed).
+///
+/// [`MAX_STACK_BYTES`]: super::MAX_STACK_BYTES
+/// [`Error::InvalidDescriptor`]: crate::Error::InvalidDescriptor
 pub fn plan(descriptor: &FunctionDescriptor, first_variadic: Option<usize>) -> Result<CallPlan> {
     crate::abi::check_descriptor(descriptor, first_variadic)?;
     let ret = return_plan(descriptor.return_layout());
@@ -223,23 +226,15 @@ pub fn plan(descriptor: &FunctionDescriptor, first_variadic: Option<usize>) -> R
     let first_slot = usize::from(hidden_return_pointer.is_some());
     let layouts = descriptor.argument_layouts();
     let slots = layouts.len() + first_slot;
-    let stacked = slots.saturating_sub(REGISTER_SLOTS);
-    let stack_bytes = stacked
-        .checked_mul(8)
-        .and_then(|b| b.checked_add(SHADOW_SPACE_BYTES as usize))
-        .filter(|&b| b <= MAX_STACK_BYTES);
-    let Some(stack_bytes) = stack_bytes else {
-        let needed = stacked
-            .checked_mul(8)
-            .and_then(|b| b.checked_add(SHADOW_SPACE_BYTES as usize))
-            .map_or_else(|| "more than usize::MAX".into(), |n| n.to_string());
-        return Err(Error::InvalidDescriptor {
-            descriptor: descriptor.to_string(),
-            reason: format!(
-                "the call needs {needed} bytes of stack area (32 of shadow space and 8 per argument past the fourth); gatun's executor supports at most {MAX_STACK_BYTES}"
-            ),
-        });
-    };
+    // The shadow space, then one 8-byte slot per argument past the fourth slot (whose offsets
+    // `slot_location` computes), checked before any argument is planned.
+    let mut area = StackArea::new();
+    area.reserve(SHADOW_SPACE_BYTES as usize, 8);
+    area.reserve_slots(slots.saturating_sub(REGISTER_SLOTS));
+    let stack_bytes = area.size(
+        descriptor,
+        "stack area (32 of shadow space and 8 per argument past the fourth)",
+    )?;
     let args: Vec<ArgPlan> = layouts
         .iter()
         .enumerate()
@@ -254,7 +249,7 @@ pub fn plan(descriptor: &FunctionDescriptor, first_variadic: Option<usize>) -> R
         args,
         ret,
         hidden_return_pointer,
-        stack_bytes: stack_bytes as u32,
+        stack_bytes,
         vector_registers,
         first_variadic,
         packed_named_stack: false,

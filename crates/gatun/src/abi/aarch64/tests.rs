@@ -4,8 +4,8 @@
 
 use super::*;
 use crate::abi::{ArgMove, Conversion, Location};
-use crate::layout::{MemoryLayout, ValueLayout as V};
-use crate::linker::FunctionDescriptor as FD;
+use crate::error::Error;
+use crate::layout::{FunctionDescriptor as FD, MemoryLayout, ValueLayout as V};
 
 use Flavour::{Apple, Linux};
 use Location::{Int, Stack, Vector};

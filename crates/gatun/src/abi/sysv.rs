@@ -24,15 +24,13 @@
 //!   and stack slots (the ABI leaves the upper bits undefined; clang relies on extension to 32
 //!   bits, so we extend), bools to exactly 0 or 1.
 
-use crate::abi::{
-    ArgMove, ArgPlan, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan,
-};
 use std::collections::HashSet;
 
-use crate::backend::MAX_STACK_BYTES;
-use crate::error::{Error, Result};
-use crate::layout::{MemoryLayout, ScalarKind};
-use crate::linker::FunctionDescriptor;
+use crate::abi::{
+    ArgMove, ArgPlan, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan, StackArea,
+};
+use crate::error::Result;
+use crate::layout::{FunctionDescriptor, MemoryLayout, ScalarKind};
 
 /// Number of integer argument registers (rdi, rsi, rdx, rcx, r8, r9).
 pub const INT_ARG_REGS: u8 = 6;
@@ -43,7 +41,7 @@ pub const VECTOR_ARG_REGS: u8 = 8;
 /// layouts, which have no `long double` and no vector types).
 ///
 /// ```
-/// use gatun::abi::sysv_x64::{classify, ArgClass, Classification};
+/// use gatun::abi::sysv::{classify, ArgClass, Classification};
 /// use gatun::{MemoryLayout, ValueLayout as V};
 /// let s = MemoryLayout::c_struct([V::I32, V::F32, V::F64]).unwrap();
 /// assert_eq!(classify(&s), Classification::Eightbytes(vec![ArgClass::Integer, ArgClass::Sse]));
@@ -63,7 +61,7 @@ pub enum ArgClass {
 /// The classification of a whole value.
 ///
 /// ```
-/// use gatun::abi::sysv_x64::{classify, Classification};
+/// use gatun::abi::sysv::{classify, Classification};
 /// use gatun::{MemoryLayout, ValueLayout as V};
 /// let big = MemoryLayout::c_struct([V::I64, V::I64, V::I64]).unwrap(); // over 16 bytes
 /// assert_eq!(classify(&big), Classification::Memory);
@@ -240,35 +238,23 @@ pub fn classify(layout: &MemoryLayout) -> Classification {
 
 /// Register and stack assignment, left to right.
 ///
-/// `stack` is the end of the outgoing stack area so far, in bytes, computed in `usize` with
-/// checked arithmetic (`None` once it overflowed). Once it passes [`MAX_STACK_BYTES`] no more
-/// moves are built (the plan is an error anyway), so a huge by-value struct costs O(1) here,
-/// not one move per eightbyte; every `Location::Stack` offset built is below the limit.
+/// `stack` is the outgoing stack area (8-byte slots; see [`StackArea`]). Once it passes
+/// [`MAX_STACK_BYTES`] no more moves are built (the plan is an error anyway), so a huge
+/// by-value struct costs O(1) here, not one move per eightbyte; every `Location::Stack` offset
+/// built is below the limit.
+///
+/// [`MAX_STACK_BYTES`]: super::MAX_STACK_BYTES
 struct Assigner {
     int: u8,
     vec: u8,
-    stack: Option<usize>,
+    stack: StackArea,
 }
 
 impl Assigner {
-    /// Reserves `bytes` (a multiple of 8) of stack, aligned to 16 when `align16`; returns the
-    /// start when the whole reservation lies within [`MAX_STACK_BYTES`].
-    fn reserve(&mut self, bytes: usize, align16: bool) -> Option<u32> {
-        let start = if align16 {
-            self.stack.and_then(|s| s.checked_next_multiple_of(16))
-        } else {
-            self.stack
-        };
-        self.stack = start.and_then(|s| s.checked_add(bytes));
-        match self.stack {
-            Some(end) if end <= MAX_STACK_BYTES => start.and_then(|s| u32::try_from(s).ok()),
-            _ => None,
-        }
-    }
-
     fn stack_chunks(&mut self, size: usize, align: usize) -> Vec<ArgMove> {
         // `size` <= isize::MAX (a layout invariant), so rounding up to 8 cannot overflow.
-        let Some(start) = self.reserve(size.div_ceil(8) * 8, align >= 16) else {
+        let align = if align >= 16 { 16 } else { 8 };
+        let Some(start) = self.stack.reserve(size.div_ceil(8) * 8, align) else {
             return Vec::new();
         };
         // Within the limit: at most MAX_STACK_BYTES / 8 moves, offsets fit in u32.
@@ -293,7 +279,7 @@ impl Assigner {
                 self.int += 1;
                 Location::Int(self.int - 1)
             } else {
-                match self.reserve(8, false) {
+                match self.stack.reserve_slots(1) {
                     Some(s) => Location::Stack(s),
                     // Over the stack limit: the plan is rejected, this move is never used.
                     None => Location::Stack(0),
@@ -370,13 +356,16 @@ impl Assigner {
 /// whose size is not a multiple of its alignment, a variadic index beyond the argument count,
 /// or arguments needing more than [`MAX_STACK_BYTES`] bytes of stack (the message gives the
 /// bytes needed).
+///
+/// [`MAX_STACK_BYTES`]: super::MAX_STACK_BYTES
+/// [`Error::InvalidDescriptor`]: crate::Error::InvalidDescriptor
 pub fn plan(descriptor: &FunctionDescriptor, first_variadic: Option<usize>) -> Result<CallPlan> {
     let args = descriptor.argument_layouts();
     crate::abi::check_descriptor(descriptor, first_variadic)?;
     let mut asg = Assigner {
         int: 0,
         vec: 0,
-        stack: Some(0),
+        stack: StackArea::new(),
     };
     let (ret, hidden_return_pointer) = match descriptor.return_layout() {
         None => (ReturnPlan::Void, None),
@@ -424,18 +413,7 @@ pub fn plan(descriptor: &FunctionDescriptor, first_variadic: Option<usize>) -> R
         .enumerate()
         .map(|(i, a)| asg.arg(a, first_variadic.is_some_and(|f| i >= f)))
         .collect();
-    let stack_bytes = match asg.stack {
-        Some(n) if n <= MAX_STACK_BYTES => n as u32,
-        needed => {
-            let needed = needed.map_or_else(|| "more than usize::MAX".into(), |n| n.to_string());
-            return Err(Error::InvalidDescriptor {
-                descriptor: descriptor.to_string(),
-                reason: format!(
-                    "the call needs {needed} bytes of stack arguments; gatun's executor supports at most {MAX_STACK_BYTES}"
-                ),
-            });
-        }
-    };
+    let stack_bytes = asg.stack.size(descriptor, "stack arguments")?;
     Ok(CallPlan {
         args: arg_plans,
         ret,

@@ -86,18 +86,18 @@
 //! - Everything else the oracle generates (HFAs, by-reference copies, C.8 on Linux, C.11,
 //!   stack alignment, results, variadics) agrees with the specification on both compilers.
 //!
-//! Sizes and limits are checked as in [`crate::abi::sysv_x64::plan`]: one stack-limit check against
-//! [`MAX_STACK_BYTES`], and work linear in the distinct sub-layouts (see [`classify`]).
+//! Sizes and limits are checked as in [`crate::abi::sysv::plan`]: one stack-limit check
+//! against [`MAX_STACK_BYTES`], and work linear in the distinct sub-layouts (see [`classify`]).
+//!
+//! [`MAX_STACK_BYTES`]: super::MAX_STACK_BYTES
 
 use std::collections::HashMap;
 
 use crate::abi::{
-    ArgMove, ArgPlan, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan,
+    ArgMove, ArgPlan, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan, StackArea,
 };
-use crate::backend::MAX_STACK_BYTES;
-use crate::error::{Error, Result};
-use crate::layout::{MemoryLayout, ScalarKind};
-use crate::linker::FunctionDescriptor;
+use crate::error::Result;
+use crate::layout::{FunctionDescriptor, MemoryLayout, ScalarKind};
 
 /// Number of general-purpose argument registers (`x0..x7`).
 pub const INT_ARG_REGS: u8 = 8;
@@ -119,16 +119,6 @@ pub enum Flavour {
     /// Apple arm64 (`target_vendor = "apple"`): variadics on the stack, packed named stack
     /// arguments, caller-extended narrow integers, full alignment for C.8.
     Apple,
-}
-
-impl Flavour {
-    /// The flavour of an AArch64 build of this crate (`Apple` when `target_vendor = "apple"`);
-    /// on other architectures, `Linux` (only meaningful for display and tests there).
-    pub const HOST: Flavour = if cfg!(target_vendor = "apple") {
-        Flavour::Apple
-    } else {
-        Flavour::Linux
-    };
 }
 
 /// How a value is passed, before register assignment (AAPCS64 stage B), for display.
@@ -416,30 +406,21 @@ pub fn classify(layout: &MemoryLayout, flavour: Flavour) -> ArgClass {
 
 /// Register and stack assignment, left to right (stage C).
 ///
-/// `stack` is the NSAA in bytes, in `usize` with checked arithmetic (`None` once it
-/// overflowed). Past [`MAX_STACK_BYTES`] no more moves are built (the plan is rejected), so a
-/// huge HFA-free argument list costs O(arguments).
+/// `stack` is the area from the NSAA's start (see [`StackArea`]); its end is the NSAA. Past
+/// [`MAX_STACK_BYTES`] no more moves are built (the plan is rejected), so a huge HFA-free
+/// argument list costs O(arguments).
+///
+/// [`MAX_STACK_BYTES`]: super::MAX_STACK_BYTES
 struct Assigner {
     flavour: Flavour,
     /// A call of a variadic function (`first_variadic` is `Some`).
     variadic_call: bool,
     ngrn: u8,
     nsrn: u8,
-    stack: Option<usize>,
+    stack: StackArea,
 }
 
 impl Assigner {
-    /// Reserves `bytes` at the next multiple of `align`; returns the start when the whole
-    /// reservation lies within [`MAX_STACK_BYTES`].
-    fn reserve(&mut self, bytes: usize, align: usize) -> Option<u32> {
-        let start = self.stack.and_then(|s| s.checked_next_multiple_of(align));
-        self.stack = start.and_then(|s| s.checked_add(bytes));
-        match self.stack {
-            Some(end) if end <= MAX_STACK_BYTES => start.and_then(|s| u32::try_from(s).ok()),
-            _ => None,
-        }
-    }
-
     /// A stack location for a scalar (or a pointer to a copy): an 8-byte slot, or on Apple for
     /// a named argument its natural size and alignment.
     fn stack_scalar(&mut self, size: usize, packed: bool) -> Location {
@@ -451,7 +432,7 @@ impl Assigner {
             (true, false) => (size, size),
         };
         // Over the stack limit: the plan is rejected, the location is never used.
-        Location::Stack(self.reserve(bytes, align).unwrap_or(0))
+        Location::Stack(self.stack.reserve(bytes, align).unwrap_or(0))
     }
 
     /// Moves copying `size` bytes (at most 32, or a ≤ 16-byte composite) to the stack in 8-byte
@@ -463,7 +444,7 @@ impl Assigner {
         } else {
             size
         };
-        let Some(start) = self.reserve(bytes, align) else {
+        let Some(start) = self.stack.reserve(bytes, align) else {
             return Vec::new();
         };
         (0..size.div_ceil(chunk))
@@ -639,6 +620,9 @@ fn return_plan(layout: Option<&MemoryLayout>, flavour: Flavour) -> ReturnPlan {
 /// whose size is not a multiple of its alignment, a variadic index beyond the argument count,
 /// or arguments needing more than [`MAX_STACK_BYTES`] bytes of stack (the message gives the
 /// bytes needed).
+///
+/// [`MAX_STACK_BYTES`]: super::MAX_STACK_BYTES
+/// [`Error::InvalidDescriptor`]: crate::Error::InvalidDescriptor
 pub fn plan(
     descriptor: &FunctionDescriptor,
     first_variadic: Option<usize>,
@@ -653,7 +637,7 @@ pub fn plan(
         variadic_call: first_variadic.is_some(),
         ngrn: 0,
         nsrn: 0,
-        stack: Some(0),
+        stack: StackArea::new(),
     };
     let args = descriptor
         .argument_layouts()
@@ -661,18 +645,7 @@ pub fn plan(
         .enumerate()
         .map(|(i, a)| asg.arg(a, first_variadic.is_some_and(|f| i >= f)))
         .collect();
-    let stack_bytes = match asg.stack.and_then(|n| n.checked_next_multiple_of(8)) {
-        Some(n) if n <= MAX_STACK_BYTES => n as u32,
-        needed => {
-            let needed = needed.map_or_else(|| "more than usize::MAX".into(), |n| n.to_string());
-            return Err(Error::InvalidDescriptor {
-                descriptor: descriptor.to_string(),
-                reason: format!(
-                    "the call needs {needed} bytes of stack arguments; gatun's executor supports at most {MAX_STACK_BYTES}"
-                ),
-            });
-        }
-    };
+    let stack_bytes = asg.stack.size(descriptor, "stack arguments")?;
     Ok(CallPlan {
         args,
         ret,
