@@ -28,6 +28,8 @@ pub use crate::backend::aarch64::classify as aarch64;
 pub use crate::backend::win64::classify as win64;
 pub use crate::backend::x86_64_sysv::classify as sysv_x64;
 
+pub(crate) mod kinds;
+
 use std::fmt;
 
 use crate::error::{Error, Result};
