@@ -117,12 +117,6 @@ impl<C: StubCompiler> CompiledStub<C> {
     pub(crate) fn bytes(&self) -> Vec<u8> {
         self.code.bytes()
     }
-
-    /// Number of live stubs of this compiler in the cache (for tests of the cache).
-    #[cfg(test)]
-    pub(crate) fn live() -> usize {
-        stub_cache::live::<Self>()
-    }
 }
 
 impl<C: StubCompiler> Deref for CompiledStub<C> {

@@ -114,11 +114,13 @@ pub(crate) fn live<S: 'static>() -> usize {
 /// The cache locked by the code arena's fork handler for the duration of a `fork` (taken
 /// before the arena lock), so that the child never inherits it locked: a stub's drop takes
 /// it. Only Linux's code arena has a fork handler.
+#[cfg(target_os = "linux")]
 pub(crate) struct ForkLock {
     _held: MutexGuard<'static, Option<Map>>,
 }
 
 /// Locks the cache for a fork (see [`ForkLock`]).
+#[cfg(target_os = "linux")]
 pub(crate) fn lock_for_fork() -> ForkLock {
     ForkLock { _held: lock() }
 }

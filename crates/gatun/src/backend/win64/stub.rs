@@ -652,7 +652,7 @@ mod placed {
     /// Number of live stubs of this compiler in the cache (for tests of the cache).
     #[cfg(test)]
     pub(crate) fn cached_stubs() -> usize {
-        Stub::live()
+        crate::code::stub_cache::live::<Stub>()
     }
 }
 

@@ -548,7 +548,7 @@ pub(crate) fn stub_for(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> O
 /// Number of live stubs of this compiler in the cache (for tests of the cache).
 #[cfg(test)]
 pub(crate) fn cached_stubs() -> usize {
-    Stub::live()
+    crate::code::stub_cache::live::<Stub>()
 }
 
 #[cfg(test)]
