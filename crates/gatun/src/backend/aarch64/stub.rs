@@ -90,8 +90,8 @@ use std::sync::Arc;
 
 use super::encode::{self as e, Asm, Cond, MemOp, PairMode, Width, FP, LR, SP};
 use crate::abi::kinds::segment_tag;
-pub(crate) use crate::abi::kinds::ArgCheck;
 use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan};
+pub(crate) use crate::backend::ArgCheck;
 use crate::code::compiled::{CompiledStub, StubCompiler};
 use crate::error::Result;
 use crate::memory::MemorySegment;

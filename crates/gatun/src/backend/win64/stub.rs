@@ -87,9 +87,9 @@
 use std::ffi::c_void;
 
 use crate::abi::kinds::segment_tag;
-pub(crate) use crate::abi::kinds::ArgCheck;
 use crate::abi::{ArgMove, CallPlan, Location, Register, ReturnPlan};
 use crate::backend::x86_64_encode::{self as encode, Asm, R10, R11, R8, R9, RAX, RCX, RDX, RSP};
+pub(crate) use crate::backend::ArgCheck;
 use crate::memory::MemorySegment;
 use crate::value::{scalar_tag, Value};
 

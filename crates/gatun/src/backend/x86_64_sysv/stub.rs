@@ -70,7 +70,7 @@ use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-pub(crate) use crate::abi::kinds::{segment_tag, ArgCheck};
+use crate::abi::kinds::segment_tag;
 use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan};
 use crate::backend::x86_64_encode::{
     self as encode, Asm, R10, R11, R8, R9, RAX, RCX, RDI, RDX, RSI, RSP, XMM14, XMM15,
@@ -95,6 +95,7 @@ pub(crate) type StubFn = unsafe extern "C" fn(
 
 pub(crate) use crate::backend::{VALUE_PAYLOAD, VALUE_STRIDE};
 
+pub(crate) use crate::backend::ArgCheck;
 pub(crate) use crate::value::scalar_tag;
 
 /// How an entry finds argument bytes.
