@@ -29,14 +29,13 @@
 //! with its neighbours, so `/proc/self/maps` keeps one line per view). On hardware the remap
 //! costs one system call per reuse of a dirty page and nothing else. For it, each chunk keeps
 //! its memfd open (one file descriptor per chunk). If the `mmap` fails twice (an out-of-memory
-//! kernel), the chunk is retired (below): no new code goes into it. A failing `MAP_FIXED` can
+//! kernel), the chunk is retired (see the `fork` module): no new code goes into it. A failing `MAP_FIXED` can
 //! leave the range unmapped on some kernels, which the second try repairs when it succeeds;
 //! if both fail and the pages are gone while other granules on them hold live code (checked
 //! with `madvise`), the process aborts with a message rather than fault in a later call.
 //! On x86 (coherent instruction fetch) no memfd stays open and no extra system call is made;
 //! x86 code run under a user-mode emulator on another architecture (`qemu-x86_64`) would need
 //! the same remap, which is not done.
-//!
 //!
 //! # Invariants
 //! - Every chunk in `ARENA` is a `len`-byte `memfd` mapped read-execute at `rx` and read-write at
