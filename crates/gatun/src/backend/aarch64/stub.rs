@@ -596,7 +596,7 @@ impl ValuesEntry {
     }
 }
 
-/// The AArch64 stub compiler ([`compile`]) as the generic compiled stub's.
+/// The AArch64 stub compiler of [`CompiledStub`]: [`compile`] and the entries it lays out.
 #[derive(Debug)]
 pub(crate) struct Compiler;
 

@@ -573,8 +573,8 @@ mod placed {
     use crate::code::compiled::{CompiledStub, StubCompiler};
     use crate::error::Result;
 
-    /// The Win64 stub compiler ([`compile`] with this process's [`CaptureFns`]) as the
-    /// generic compiled stub's.
+    /// The Win64 stub compiler of [`CompiledStub`]: [`compile`] with this process's
+    /// [`CaptureFns`], the entries and the function table it lays out.
     #[derive(Debug)]
     pub(crate) struct Compiler;
 

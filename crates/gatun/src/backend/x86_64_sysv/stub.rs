@@ -471,7 +471,7 @@ pub(crate) fn has_image_entry(plan: &CallPlan, capture: bool) -> bool {
     !capture && matches!(plan.ret, ReturnPlan::Registers(_)) && tail_arguments(plan)
 }
 
-/// The System V stub compiler ([`compile`]) as the generic compiled stub's.
+/// The System V stub compiler of [`CompiledStub`]: [`compile`] and the entries it lays out.
 #[derive(Debug)]
 pub(crate) struct Compiler;
 
