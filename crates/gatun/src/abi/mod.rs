@@ -44,6 +44,8 @@ pub(crate) mod win64;
 pub(crate) use stack::StackArea;
 pub use stack::MAX_STACK_BYTES;
 
+pub(crate) mod kinds;
+
 use std::fmt;
 
 use crate::error::{Error, Result};

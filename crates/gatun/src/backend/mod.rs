@@ -19,8 +19,6 @@
 //! [`native`] is the backend gatun runs on, chosen here once at compile time; the layers above
 //! (`linker`, `upcall`, `capture`) use only `native` and contain no `cfg(target_arch)`.
 //!
-use crate::layout::{MemoryLayout, ScalarKind};
-
 // The one place the native backend is chosen: each arm is the `cfg` predicate of a target
 // with an executor and its backend module; every other target gets `unsupported`.
 macro_rules! native_backend {
@@ -79,7 +77,9 @@ pub(crate) mod aarch64;
 mod absent;
 mod by_reference;
 mod moves;
-mod stub_cache;
+// The register matrix of the direct `linker::Arguments` calls.
+#[cfg(any(gatun_backend = "x86_64_sysv", gatun_backend = "aarch64"))]
+mod slots;
 #[cfg(test)]
 mod test_values;
 pub(crate) mod win64;
@@ -140,164 +140,7 @@ pub(crate) const VALUE_STRIDE: i32 = std::mem::size_of::<crate::value::Value<'st
 
 const _: () = assert!(VALUE_STRIDE == 24);
 
-/// Which way a plan is used: the checks of a backend's [`native::plan`] name it in their
-/// messages; downcalls and upcalls otherwise accept the same descriptors.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Direction {
-    /// Rust calls C (`Linker::downcall`).
-    Downcall,
-    /// C calls Rust (`Linker::upcall_stub`).
-    Upcall,
-}
-
-impl Direction {
-    /// `"downcall"` or `"upcall"`.
-    #[cfg_attr(
-        any(
-            all(
-                target_arch = "aarch64",
-                any(target_os = "linux", target_vendor = "apple"),
-                not(miri)
-            ),
-            all(target_arch = "x86_64", target_os = "windows", not(miri))
-        ),
-        allow(dead_code)
-    )]
-    pub(crate) fn name(self) -> &'static str {
-        match self {
-            Direction::Downcall => "downcall",
-            Direction::Upcall => "upcall",
-        }
-    }
-}
-
-/// What an argument of a descriptor is, as the executors check it: a scalar of this kind, or
-/// a struct/union of this size and alignment (passed as a segment of at least that size).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ArgKind {
-    /// A scalar (`ValueLayout`) of this kind.
-    Scalar(ScalarKind),
-    /// A struct or union.
-    Group {
-        /// Size in bytes.
-        size: usize,
-        /// Alignment in bytes (a power of two).
-        align: usize,
-    },
-}
-
-impl ArgKind {
-    /// The kind of an argument layout.
-    pub(crate) fn of(l: &MemoryLayout) -> ArgKind {
-        match l {
-            MemoryLayout::Value(v) => ArgKind::Scalar(v.kind()),
-            g => ArgKind::Group {
-                size: g.byte_size(),
-                align: g.byte_alignment(),
-            },
-        }
-    }
-}
-
-/// What a compiled stub's value entry checks for one argument before anything else (shared by
-/// the x86-64 and AArch64 stub compilers).
-// Read by the stub compilers only (on targets without an executor, by their tests).
-#[cfg_attr(
-    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
-    allow(dead_code)
-)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(crate) enum ArgCheck {
-    /// A scalar: the `Value` must have this kind's variant.
-    Scalar(ScalarKind),
-    /// A struct/union of this many bytes: a `Value::Segment` at least this long.
-    Group(u32),
-}
-
-#[cfg_attr(
-    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
-    allow(dead_code)
-)]
-impl ArgCheck {
-    /// The checks of argument kinds `args`, one per argument in order.
-    #[cfg(feature = "internals")]
-    pub(crate) fn all(args: &[ArgKind]) -> Vec<ArgCheck> {
-        args.iter().map(|a| ArgCheck::of(*a)).collect()
-    }
-
-    /// The check of an argument of kind `a` (a group over `u32::MAX` bytes checks for
-    /// `u32::MAX`: no segment of a valid layout is that short and longer at once).
-    pub(crate) fn of(a: ArgKind) -> ArgCheck {
-        match a {
-            ArgKind::Scalar(k) => ArgCheck::Scalar(k),
-            ArgKind::Group { size, .. } => ArgCheck::Group(u32::try_from(size).unwrap_or(u32::MAX)),
-        }
-    }
-}
-
-/// The tag byte of `Value::Segment` (what a value entry compares a struct argument's tag with).
-#[cfg_attr(
-    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
-    allow(dead_code)
-)]
-pub(crate) fn segment_tag() -> u8 {
-    crate::value::value_tag(&crate::value::Value::Segment(
-        crate::memory::MemorySegment::NULL,
-    ))
-}
-
-/// The argument slots of `linker::Arguments`' fast path: at most eight, 8 bytes each, a
-/// scalar's bits in the low bytes (initialised for the arguments only).
-pub(crate) type Slots = [std::mem::MaybeUninit<u64>; 8];
-
-/// Which fast path an executor has for `linker::Arguments` (untagged 8-byte argument slots):
-/// a slots entry returning in the integer register (or nothing), one returning a float, or
-/// none (the handle then converts the arguments to `Value`s and takes the `Value` path).
-// Only the x86-64 SysV executor has slots entries (elsewhere `None` is the only variant made).
-#[cfg_attr(
-    not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
-    allow(dead_code)
-)]
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum SlotsPath {
-    /// No slots entry.
-    None,
-    /// An integer or void return.
-    Int,
-    /// A float return.
-    Float,
-}
-
-/// What a descriptor returns: nothing, a scalar, or a struct/union of `size` bytes aligned to
-/// `align` (a power of two).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum RetKind {
-    /// `void`.
-    Void,
-    /// A scalar of this kind.
-    Scalar(ScalarKind),
-    /// A struct or union.
-    Group {
-        /// Size in bytes.
-        size: usize,
-        /// Alignment in bytes.
-        align: usize,
-    },
-}
-
-impl RetKind {
-    /// The kind of a return layout (`None`: void).
-    pub(crate) fn of(l: Option<&MemoryLayout>) -> RetKind {
-        match l {
-            None => RetKind::Void,
-            Some(MemoryLayout::Value(v)) => RetKind::Scalar(v.kind()),
-            Some(g) => RetKind::Group {
-                size: g.byte_size(),
-                align: g.byte_alignment(),
-            },
-        }
-    }
-}
+pub(crate) use crate::abi::kinds::{ArgCheck, ArgKind, Direction, RetKind, Slots, SlotsPath};
 
 pub(crate) use crate::abi::MAX_STACK_BYTES;
 pub(crate) use crate::os::thread_errno;

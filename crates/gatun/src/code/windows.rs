@@ -15,16 +15,102 @@
 //! with `RtlDeleteFunctionTable` before the region is released.
 //!
 //! # Invariants
-//! - A region returned by [`map`] is a whole `VirtualAlloc` allocation owned by its caller,
+//! - A region returned by [`map_region`] is a whole `VirtualAlloc` allocation owned by its caller,
 //!   execute-read, whose first `code.len()` bytes are `code`; nothing else writes it.
-//! - [`unmap`] releases a region from [`map`] once nothing may execute it any more, and after
+//! - [`release_region`] releases a region from [`map_region`] once nothing may execute it any more, and after
 //!   its function table (if one was added) has been deleted.
 //! - A registered table lies inside its region (checked by the caller before mapping), so it
 //!   stays readable for as long as it is registered.
 
 use std::ffi::c_void;
+use std::sync::atomic::Ordering;
 
+use super::{Backing, ExecutableCode, MAPPED};
 use crate::error::{Error, Result};
+
+/// A region of its own (Windows has no arena): `map_len` bytes made by [`map_region`], and the
+/// offset of its registered `RUNTIME_FUNCTION` table, if any (deleted before the region is
+/// released).
+#[derive(Debug)]
+pub(super) struct Own {
+    /// The region's length in bytes (whole pages).
+    map_len: usize,
+    /// The offset of the registered function table in the region.
+    function_table: Option<usize>,
+}
+
+/// A `VirtualAlloc` region of its own holding `code`, execute-read.
+///
+/// # Errors
+/// [`Error::SizeOverflow`] for code too large to map; [`Error::Unsupported`] as
+/// [`map_region`].
+pub(super) fn map_own(code: &[u8]) -> Result<ExecutableCode> {
+    let map_len = code
+        .len()
+        .checked_next_multiple_of(PAGE)
+        .ok_or_else(|| Error::SizeOverflow {
+            what: format!("code mapping for {} bytes", code.len()),
+        })?;
+    let ptr = map_region(code, map_len)?;
+    MAPPED.fetch_add(map_len, Ordering::Relaxed);
+    Ok(ExecutableCode {
+        ptr,
+        code_len: code.len(),
+        backing: Backing::Own(Own {
+            map_len,
+            function_table: None,
+        }),
+    })
+}
+
+/// Deletes the region's function table (if registered) and releases the region at `ptr`.
+///
+/// # Safety
+/// `ptr` and `own` describe a region made by [`map_own`] that nothing may call into any more.
+pub(super) unsafe fn unmap(ptr: *mut u8, own: &Own) {
+    if let Some(offset) = own.function_table {
+        // SAFETY: registered by `with_function_table` with these arguments, not yet deleted;
+        // the region is still mapped.
+        unsafe { delete_function_table(ptr, offset) };
+    }
+    // SAFETY: the region is ours, made by map_region, and nobody may call into it any more
+    // (caller); its function table is deleted.
+    unsafe { release_region(ptr) };
+    MAPPED.fetch_sub(own.map_len, Ordering::Relaxed);
+}
+
+impl ExecutableCode {
+    /// Windows only: as [`ExecutableCode::new`], for code that carries its unwind information: the
+    /// `count` `RUNTIME_FUNCTION`s (12 bytes each: begin, end and `UNWIND_INFO` offsets from the
+    /// start of `code`) at byte `offset` of `code` are registered with `RtlAddFunctionTable`
+    /// once the region is execute-read, and deleted before it is released. Every range and
+    /// `UNWIND_INFO` offset is checked to lie inside `code`.
+    ///
+    /// # Errors
+    /// As [`ExecutableCode::new`]; [`Error::InvalidSize`] when the table is empty, not 4-aligned
+    /// or not inside `code`, or an entry names bytes outside `code`; [`Error::Unsupported`]
+    /// when the system refuses the table.
+    ///
+    /// # Safety
+    /// As [`ExecutableCode::new`]; in addition each `UNWIND_INFO` must describe its range's
+    /// prologue truthfully (the unwinder trusts it).
+    pub unsafe fn with_function_table(
+        code: &[u8],
+        offset: usize,
+        count: usize,
+    ) -> Result<ExecutableCode> {
+        super::function_table::check(code, offset, count)?;
+        // SAFETY: forwarded to the caller.
+        let mut exec = unsafe { ExecutableCode::new(code) }?;
+        // SAFETY: `exec` owns its region (made by map_region: Windows has no arena); the
+        // table and everything it names are inside the code (checked above); the table is
+        // deleted in `unmap` before the region is released.
+        unsafe { add_function_table(exec.ptr, offset, count) }?;
+        let Backing::Own(own) = &mut exec.backing;
+        own.function_table = Some(offset);
+        Ok(exec)
+    }
+}
 
 /// Page size of x86-64 and AArch64 Windows, in bytes: the unit regions are counted in.
 pub(super) const PAGE: usize = 4096;
@@ -72,7 +158,7 @@ fn os_error(what: &str) -> Error {
 /// # Errors
 /// [`Error::Unsupported`] naming the call that failed (`VirtualAlloc`, `VirtualProtect`) and
 /// the system's message.
-pub(super) fn map(code: &[u8], map_len: usize) -> Result<*mut u8> {
+fn map_region(code: &[u8], map_len: usize) -> Result<*mut u8> {
     debug_assert!(map_len >= code.len() && map_len % PAGE == 0);
     // SAFETY: a fresh allocation at an address of the system's choosing; no memory of ours is
     // touched.
@@ -104,11 +190,11 @@ pub(super) fn map(code: &[u8], map_len: usize) -> Result<*mut u8> {
     Ok(ptr)
 }
 
-/// Releases a region made by [`map`].
+/// Releases a region made by [`map_region`].
 ///
 /// # Safety
-/// `ptr` is the address [`map`] returned, not yet released, and nothing may execute it any more.
-pub(super) unsafe fn unmap(ptr: *mut u8) {
+/// `ptr` is the address [`map_region`] returned, not yet released, and nothing may execute it any more.
+unsafe fn release_region(ptr: *mut u8) {
     // SAFETY: forwarded to the caller; MEM_RELEASE takes size 0 and the allocation's base.
     unsafe { VirtualFree(ptr.cast(), 0, MEM_RELEASE) };
 }
@@ -120,10 +206,10 @@ pub(super) unsafe fn unmap(ptr: *mut u8) {
 /// [`Error::Unsupported`] when the system refuses the table (nothing is registered then).
 ///
 /// # Safety
-/// `base` is a region made by [`map`], not yet released; the table and every `UNWIND_INFO` and
+/// `base` is a region made by [`map_region`], not yet released; the table and every `UNWIND_INFO` and
 /// code range it names lie inside the region (4-aligned table); [`delete_function_table`] is
 /// called with the same arguments before the region is released.
-pub(super) unsafe fn add_function_table(base: *mut u8, offset: usize, count: usize) -> Result<()> {
+unsafe fn add_function_table(base: *mut u8, offset: usize, count: usize) -> Result<()> {
     let count = u32::try_from(count).map_err(|_| Error::Unsupported {
         type_name: "function table".into(),
         reason: format!("{count} entries do not fit RtlAddFunctionTable's 32-bit count"),
@@ -148,7 +234,10 @@ pub(super) unsafe fn add_function_table(base: *mut u8, offset: usize, count: usi
 /// # Safety
 /// `base` and `offset` are those of a successful [`add_function_table`] not yet deleted; the
 /// region is not yet released.
-pub(super) unsafe fn delete_function_table(base: *mut u8, offset: usize) {
+unsafe fn delete_function_table(base: *mut u8, offset: usize) {
     // SAFETY: the same table pointer that was registered (caller); the call only unlinks it.
     unsafe { RtlDeleteFunctionTable(base.add(offset).cast()) };
 }
+
+#[cfg(all(test, target_arch = "x86_64"))]
+mod tests;

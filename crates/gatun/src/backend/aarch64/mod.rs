@@ -103,9 +103,6 @@ executor_items! {
     pub(crate) use executor::{Executor, StructEntry};
     pub(crate) use frame::CallFrame;
     pub(crate) use super::absent::ImageEntry;
-    // The fork lock exists for Linux's code-arena fork handler only.
-    #[cfg(target_os = "linux")]
-    pub(crate) use stub::{lock_cache_for_fork, CacheLock};
 
     /// The flavour of the executor's target: [`classify::Flavour::Apple`] on Apple arm64,
     /// [`classify::Flavour::Linux`] (AAPCS64) elsewhere.

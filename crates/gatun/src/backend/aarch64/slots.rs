@@ -108,35 +108,11 @@ impl DirectRegisters {
                 if v0 { d0.to_bits() } else { x0 }
             }};
         }
-        macro_rules! by_floats {
-            ($gps:tt) => {
-                match self.nf {
-                    0 => asm_call!($gps, []),
-                    1 => asm_call!($gps, ["v0" 0]),
-                    2 => asm_call!($gps, ["v0" 0 "v1" 1]),
-                    3 => asm_call!($gps, ["v0" 0 "v1" 1 "v2" 2]),
-                    4 => asm_call!($gps, ["v0" 0 "v1" 1 "v2" 2 "v3" 3]),
-                    5 => asm_call!($gps, ["v0" 0 "v1" 1 "v2" 2 "v3" 3 "v4" 4]),
-                    6 => asm_call!($gps, ["v0" 0 "v1" 1 "v2" 2 "v3" 3 "v4" 4 "v5" 5]),
-                    7 => asm_call!($gps, ["v0" 0 "v1" 1 "v2" 2 "v3" 3 "v4" 4 "v5" 5 "v6" 6]),
-                    _ => asm_call!(
-                        $gps,
-                        ["v0" 0 "v1" 1 "v2" 2 "v3" 3 "v4" 4 "v5" 5 "v6" 6 "v7" 7]
-                    ),
-                }
-            };
-        }
-        match self.ni {
-            0 => by_floats!([]),
-            1 => by_floats!(["x0" 0]),
-            2 => by_floats!(["x0" 0 "x1" 1]),
-            3 => by_floats!(["x0" 0 "x1" 1 "x2" 2]),
-            4 => by_floats!(["x0" 0 "x1" 1 "x2" 2 "x3" 3]),
-            5 => by_floats!(["x0" 0 "x1" 1 "x2" 2 "x3" 3 "x4" 4]),
-            6 => by_floats!(["x0" 0 "x1" 1 "x2" 2 "x3" 3 "x4" 4 "x5" 5]),
-            7 => by_floats!(["x0" 0 "x1" 1 "x2" 2 "x3" 3 "x4" 4 "x5" 5 "x6" 6]),
-            _ => by_floats!(["x0" 0 "x1" 1 "x2" 2 "x3" 3 "x4" 4 "x5" 5 "x6" 6 "x7" 7]),
-        }
+        crate::backend::slots::register_matrix!(
+            asm_call!,
+            self.ni => ["x0" 0 "x1" 1 "x2" 2 "x3" 3 "x4" 4 "x5" 5 "x6" 6 "x7" 7],
+            self.nf => ["v0" 0 "v1" 1 "v2" 2 "v3" 3 "v4" 4 "v5" 5 "v6" 6 "v7" 7],
+        )
     }
 }
 

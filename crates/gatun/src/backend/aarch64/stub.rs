@@ -83,24 +83,16 @@
 // Off AArch64 Linux and Apple arm64 this module is compiled for its code-generation tests
 // only: the placing and calling half (`Stub`, the cache, the entries) is used by the AArch64
 // executor alone.
-#![cfg_attr(
-    not(all(
-        target_arch = "aarch64",
-        any(target_os = "linux", target_vendor = "apple"),
-        not(miri)
-    )),
-    allow(dead_code)
-)]
+#![cfg_attr(not(gatun_backend = "aarch64"), allow(dead_code))]
 
 use std::ptr::NonNull;
 use std::sync::Arc;
 
 use super::encode::{self as e, Asm, Cond, MemOp, PairMode, Width, FP, LR, SP};
+use crate::abi::kinds::segment_tag;
 use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan};
-use crate::backend::segment_tag;
-use crate::backend::stub_cache::{StubCache, StubKey};
 pub(crate) use crate::backend::ArgCheck;
-use crate::code::ExecutableCode;
+use crate::code::compiled::{CompiledStub, StubCompiler};
 use crate::error::Result;
 use crate::memory::MemorySegment;
 use crate::value::scalar_tag;
@@ -604,96 +596,66 @@ impl ValuesEntry {
     }
 }
 
-/// A compiled stub in the code arena ([`crate::code`]), with its entries. Immutable,
-/// `Send + Sync`; shared through `Arc` by every handle of its signature (the cache holds a
-/// `Weak`, so the code is freed with the last handle).
+/// The AArch64 stub compiler of [`CompiledStub`]: [`compile`] and the entries it lays out.
 #[derive(Debug)]
-pub(crate) struct Stub {
-    code: ExecutableCode,
-    /// The cache entry that refers to this stub (`None` for uncached stubs).
-    key: Option<StubKey>,
+pub(crate) struct Compiler;
+
+/// The entry points of a placed AArch64 stub (a [`Stub`] dereferences to them).
+#[derive(Debug)]
+pub(crate) struct Entries {
     /// The raw entry.
     pub raw: RawFn,
     /// The values entry.
     pub values: ValuesEntry,
 }
 
-impl Stub {
-    /// The code bytes (for disassembly in tests).
-    #[allow(dead_code)]
-    pub fn bytes(&self) -> Vec<u8> {
-        self.code.bytes()
-    }
-}
+// SAFETY: `compile` emits AArch64 code for the plan (on other hosts it is never called); the
+// raw entry is at offset 0 and the values entry at `values` (see the module documentation).
+unsafe impl StubCompiler for Compiler {
+    type Code = StubCode;
+    type Entries = Entries;
 
-impl Drop for Stub {
-    fn drop(&mut self) {
-        // Remove the cache entry if it is still this stub's.
-        if let Some(key) = &self.key {
-            CACHE.remove(key, self);
+    fn compile(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> StubCode {
+        compile(plan, checks, capture)
+    }
+
+    fn bytes(code: &StubCode) -> &[u8] {
+        &code.bytes
+    }
+
+    unsafe fn entries(code: &StubCode, base: NonNull<u8>) -> Entries {
+        Entries {
+            // SAFETY: offset 0 is the raw entry, a complete function with the `RawFn`
+            // signature, placed for as long as the entries are called (the caller's contract).
+            raw: unsafe { std::mem::transmute::<*mut u8, RawFn>(base.as_ptr()) },
+            // SAFETY: `code.values` is the start of the values entry inside the placed code.
+            values: ValuesEntry(unsafe { base.add(code.values) }),
         }
     }
 }
 
-/// The stub cache of this compiler (see `crate::backend::stub_cache`).
-static CACHE: StubCache<Stub> = StubCache::new();
-
-/// The stub cache, locked by the code arena's fork handler for the duration of a `fork` (so
-/// that the child never inherits it locked: a stub's drop takes it). See `crate::code`, "fork".
-/// Linux only: only Linux's code arena has a fork handler.
-#[cfg(target_os = "linux")]
-pub(crate) type CacheLock = crate::backend::stub_cache::CacheLock<Stub>;
-
-/// Locks the stub cache for a fork (see [`CacheLock`]).
-#[cfg(target_os = "linux")]
-pub(crate) fn lock_cache_for_fork() -> CacheLock {
-    CACHE.lock_for_fork()
-}
+/// A compiled stub in the code arena ([`crate::code`]), with its entries ([`Entries`]).
+/// Immutable, `Send + Sync`; shared through `Arc` by every handle of its signature (the cache
+/// holds a `Weak`, so the code is freed with the last handle).
+pub(crate) type Stub = CompiledStub<Compiler>;
 
 /// Compiles and places a stub without consulting the cache.
 ///
 /// # Errors
-/// As [`ExecutableCode::new`]: [`crate::Error::Unsupported`] when the OS refuses executable
-/// memory.
+/// As [`ExecutableCode::new`](crate::code::ExecutableCode::new):
+/// [`crate::Error::Unsupported`] when the OS refuses executable memory.
 #[cfg(any(test, feature = "internals"))]
 pub(crate) fn build(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> Result<Stub> {
-    build_keyed(plan, checks, capture, None)
+    Stub::build(plan, checks, capture)
 }
 
-fn build_keyed(
-    plan: &CallPlan,
-    checks: &[ArgCheck],
-    capture: bool,
-    key: Option<StubKey>,
-) -> Result<Stub> {
-    let code = compile(plan, checks, capture);
-    // SAFETY: AArch64 code emitted by this module for `plan`, called only through its entries
-    // as the module documentation says (on other hosts it is never called).
-    let exec = unsafe { ExecutableCode::new(&code.bytes) }?;
-    // SAFETY: `code.values` is the start of the values entry, inside `exec`, which the
-    // returned `Stub` owns; code addresses are never null.
-    let values =
-        ValuesEntry(unsafe { NonNull::new_unchecked(exec.entry().add(code.values).cast_mut()) });
-    // SAFETY: offset 0 is the raw entry, a complete function with the `RawFn` signature.
-    let raw = unsafe { std::mem::transmute::<*const u8, RawFn>(exec.entry()) };
-    Ok(Stub {
-        code: exec,
-        key,
-        raw,
-        values,
-    })
-}
-
-/// The stub for this signature: a live one from the cache, or compiled, placed and cached.
-///
-/// The lock is held only for the lookup and the insertion; two threads placing the same new
-/// signature at once may both compile it, and the second to insert takes the first's stub.
+/// The stub for this signature: a live one from the cache, or compiled, placed and cached
+/// (see `crate::code::stub_cache`).
 ///
 /// # Errors
 /// As [`build`].
 pub(crate) fn stub_for(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> Result<Arc<Stub>> {
-    let key = StubKey::new(plan, checks, capture);
-    CACHE.get_or_build(key, |key| build_keyed(plan, checks, capture, Some(key)))
+    Stub::cached(plan, checks, capture)
 }
 
 #[cfg(test)]

@@ -82,15 +82,12 @@
 //!   32 bits and `F` in `UWOP_ALLOC_LARGE`'s 16-bit slot count.
 
 // Off x86-64 Windows this module is compiled for its code-generation tests only.
-#![cfg_attr(
-    not(all(target_arch = "x86_64", target_os = "windows", not(miri))),
-    allow(dead_code)
-)]
+#![cfg_attr(not(gatun_backend = "win64"), allow(dead_code))]
 
 use std::ffi::c_void;
 
+use crate::abi::kinds::segment_tag;
 use crate::abi::{ArgMove, CallPlan, Location, Register, ReturnPlan};
-use crate::backend::segment_tag;
 use crate::backend::x86_64_encode::{self as encode, Asm, R10, R11, R8, R9, RAX, RCX, RDX, RSP};
 pub(crate) use crate::backend::ArgCheck;
 use crate::memory::MemorySegment;
@@ -99,10 +96,7 @@ use crate::value::{scalar_tag, Value};
 pub(crate) use crate::backend::{VALUE_PAYLOAD, VALUE_STRIDE};
 
 // The raw entry's signature is the by-reference backends' one (used where the stub is placed).
-#[cfg_attr(
-    not(all(target_arch = "x86_64", target_os = "windows", not(miri))),
-    allow(unused_imports)
-)]
+#[cfg_attr(not(gatun_backend = "win64"), allow(unused_imports))]
 pub(crate) use crate::backend::by_reference::RawFn;
 
 /// The values entry's signature (see the module documentation): `*rejected` is set to 1 when
@@ -149,7 +143,7 @@ pub(crate) struct CaptureFns {
 
 impl CaptureFns {
     /// The addresses of this process's functions.
-    #[cfg(all(target_arch = "x86_64", target_os = "windows", not(miri)))]
+    #[cfg(gatun_backend = "win64")]
     pub(crate) fn native() -> CaptureFns {
         use super::last_error::{GetLastError, SetLastError, WSAGetLastError, WSASetLastError};
         CaptureFns {
@@ -566,104 +560,84 @@ pub(crate) fn compile(
     }
 }
 
-#[cfg(all(target_arch = "x86_64", target_os = "windows", not(miri)))]
+#[cfg(gatun_backend = "win64")]
 pub(crate) use placed::*;
 
 /// The placing and calling half: x86-64 Windows only.
-#[cfg(all(target_arch = "x86_64", target_os = "windows", not(miri)))]
+#[cfg(gatun_backend = "win64")]
 mod placed {
+    use std::ptr::NonNull;
     use std::sync::Arc;
 
     use super::*;
-    use crate::backend::stub_cache::{StubCache, StubKey};
-    use crate::code::ExecutableCode;
+    use crate::code::compiled::{CompiledStub, StubCompiler};
     use crate::error::Result;
 
-    /// A compiled stub in its executable region ([`crate::code`]), with its entries and its
-    /// function table registered. Immutable, `Send + Sync`; shared through `Arc` by every handle
-    /// of its signature (the cache holds a `Weak`, so the code is freed with the last handle).
+    /// The Win64 stub compiler of [`CompiledStub`]: [`compile`] with this process's
+    /// [`CaptureFns`], the entries and the function table it lays out.
     #[derive(Debug)]
-    pub(crate) struct Stub {
-        code: ExecutableCode,
-        /// The cache entry that refers to this stub (`None` for uncached stubs).
-        key: Option<StubKey>,
+    pub(crate) struct Compiler;
+
+    /// The entry points of a placed Win64 stub (a [`Stub`] dereferences to them).
+    #[derive(Debug)]
+    pub(crate) struct Entries {
         /// The raw entry.
         pub raw: RawFn,
         /// The values entry.
         pub values: ValuesFn,
     }
 
-    impl Stub {
-        /// The code bytes (for disassembly in tests and tools).
-        #[allow(dead_code)]
-        pub fn bytes(&self) -> Vec<u8> {
-            self.code.bytes()
+    // SAFETY: `compile` emits Win64 code for the plan, with the raw entry at `raw` and the
+    // values entry at `values`, and the function table describing its framed entries (see
+    // the module documentation).
+    unsafe impl StubCompiler for Compiler {
+        type Code = StubCode;
+        type Entries = Entries;
+
+        fn compile(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> StubCode {
+            compile(plan, checks, capture, &CaptureFns::native())
         }
 
-        /// The address of the first code byte (the raw entry).
-        #[allow(dead_code)]
-        pub fn entry(&self) -> *const u8 {
-            self.code.entry()
+        fn bytes(code: &StubCode) -> &[u8] {
+            &code.bytes
         }
-    }
 
-    impl Drop for Stub {
-        fn drop(&mut self) {
-            // The code (and its function table) is freed when `self.code` drops, after this.
-            if let Some(key) = &self.key {
-                CACHE.remove(key, self);
+        fn function_table(code: &StubCode) -> Option<(usize, usize)> {
+            code.function_table
+        }
+
+        unsafe fn entries(code: &StubCode, base: NonNull<u8>) -> Entries {
+            let at = |offset: usize| base.as_ptr().wrapping_add(offset);
+            // SAFETY: `code.raw` and `code.values` are the starts of complete functions with
+            // these signatures inside the placed code, which outlives the entries (the
+            // caller's contract).
+            unsafe {
+                Entries {
+                    raw: std::mem::transmute::<*mut u8, RawFn>(at(code.raw)),
+                    values: std::mem::transmute::<*mut u8, ValuesFn>(at(code.values)),
+                }
             }
         }
     }
 
-    /// The stub cache of this compiler (see `crate::backend::stub_cache`).
-    static CACHE: StubCache<Stub> = StubCache::new();
+    /// A compiled stub in its executable region ([`crate::code`]), with its entries
+    /// ([`Entries`]) and its function table registered. Immutable, `Send + Sync`; shared
+    /// through `Arc` by every handle of its signature (the cache holds a `Weak`, so the code
+    /// is freed with the last handle).
+    pub(crate) type Stub = CompiledStub<Compiler>;
 
     /// Compiles and places a stub without consulting the cache.
     ///
     /// # Errors
-    /// As [`ExecutableCode::with_function_table`]: [`crate::Error::Unsupported`] when the OS
+    /// As `ExecutableCode::with_function_table`: [`crate::Error::Unsupported`] when the OS
     /// refuses executable memory or the function table.
     #[cfg(any(test, feature = "internals"))]
     pub(crate) fn build(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> Result<Stub> {
-        build_keyed(plan, checks, capture, None)
+        Stub::build(plan, checks, capture)
     }
 
-    fn build_keyed(
-        plan: &CallPlan,
-        checks: &[ArgCheck],
-        capture: bool,
-        key: Option<StubKey>,
-    ) -> Result<Stub> {
-        let code = compile(plan, checks, capture, &CaptureFns::native());
-        // SAFETY: Win64 code emitted by this module for `plan`, called only through its entries
-        // as the module documentation says; the function table (if any) is the one `compile`
-        // laid out after the code, describing its framed entries.
-        let exec = unsafe {
-            match code.function_table {
-                Some((offset, count)) => {
-                    ExecutableCode::with_function_table(&code.bytes, offset, count)
-                }
-                None => ExecutableCode::new(&code.bytes),
-            }
-        }?;
-        // SAFETY: offset 0 is the raw entry and `code.values` the values entry, complete
-        // functions with these signatures inside `exec`, which the returned `Stub` owns.
-        let (raw, values) = unsafe {
-            (
-                std::mem::transmute::<*const u8, RawFn>(exec.entry().add(code.raw)),
-                std::mem::transmute::<*const u8, ValuesFn>(exec.entry().add(code.values)),
-            )
-        };
-        Ok(Stub {
-            code: exec,
-            key,
-            raw,
-            values,
-        })
-    }
-
-    /// The stub for this signature: a live one from the cache, or compiled, placed and cached.
+    /// The stub for this signature: a live one from the cache, or compiled, placed and cached
+    /// (see `crate::code::stub_cache`).
     ///
     /// # Errors
     /// As [`build`].
@@ -672,14 +646,13 @@ mod placed {
         checks: &[ArgCheck],
         capture: bool,
     ) -> Result<Arc<Stub>> {
-        let key = StubKey::new(plan, checks, capture);
-        CACHE.get_or_build(key, |key| build_keyed(plan, checks, capture, Some(key)))
+        Stub::cached(plan, checks, capture)
     }
 
-    /// Number of live stubs in the cache (for tests of the cache).
-    #[allow(dead_code)]
+    /// Number of live stubs of this compiler in the cache (for tests of the cache).
+    #[cfg(test)]
     pub(crate) fn cached_stubs() -> usize {
-        CACHE.live()
+        crate::code::stub_cache::live::<Stub>()
     }
 }
 

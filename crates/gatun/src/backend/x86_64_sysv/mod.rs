@@ -34,7 +34,6 @@ executor_items! {
     pub(crate) use crate::backend::StackArgs;
     pub(crate) use frame::CallFrame;
     pub(crate) use image::ImageEntry;
-    pub(crate) use stub::{lock_cache_for_fork, CacheLock};
 }
 #[cfg(all(
     target_arch = "x86_64",

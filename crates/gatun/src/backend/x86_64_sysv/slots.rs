@@ -175,36 +175,11 @@ impl DirectRegisters {
                 if xmm0 { x0.to_bits() } else { rax }
             }};
         }
-        macro_rules! by_floats {
-            ($gps:tt) => {
-                match self.nf {
-                    0 => asm_call!($gps, []),
-                    1 => asm_call!($gps, ["xmm0" 0]),
-                    2 => asm_call!($gps, ["xmm0" 0 "xmm1" 1]),
-                    3 => asm_call!($gps, ["xmm0" 0 "xmm1" 1 "xmm2" 2]),
-                    4 => asm_call!($gps, ["xmm0" 0 "xmm1" 1 "xmm2" 2 "xmm3" 3]),
-                    5 => asm_call!($gps, ["xmm0" 0 "xmm1" 1 "xmm2" 2 "xmm3" 3 "xmm4" 4]),
-                    6 => asm_call!($gps, ["xmm0" 0 "xmm1" 1 "xmm2" 2 "xmm3" 3 "xmm4" 4 "xmm5" 5]),
-                    7 => asm_call!(
-                        $gps,
-                        ["xmm0" 0 "xmm1" 1 "xmm2" 2 "xmm3" 3 "xmm4" 4 "xmm5" 5 "xmm6" 6]
-                    ),
-                    _ => asm_call!(
-                        $gps,
-                        ["xmm0" 0 "xmm1" 1 "xmm2" 2 "xmm3" 3 "xmm4" 4 "xmm5" 5 "xmm6" 6 "xmm7" 7]
-                    ),
-                }
-            };
-        }
-        match self.ni {
-            0 => by_floats!([]),
-            1 => by_floats!(["rdi" 0]),
-            2 => by_floats!(["rdi" 0 "rsi" 1]),
-            3 => by_floats!(["rdi" 0 "rsi" 1 "rdx" 2]),
-            4 => by_floats!(["rdi" 0 "rsi" 1 "rdx" 2 "rcx" 3]),
-            5 => by_floats!(["rdi" 0 "rsi" 1 "rdx" 2 "rcx" 3 "r8" 4]),
-            _ => by_floats!(["rdi" 0 "rsi" 1 "rdx" 2 "rcx" 3 "r8" 4 "r9" 5]),
-        }
+        crate::backend::slots::register_matrix!(
+            asm_call!,
+            self.ni => ["rdi" 0 "rsi" 1 "rdx" 2 "rcx" 3 "r8" 4 "r9" 5],
+            self.nf => ["xmm0" 0 "xmm1" 1 "xmm2" 2 "xmm3" 3 "xmm4" 4 "xmm5" 5 "xmm6" 6 "xmm7" 7],
+        )
     }
 }
 

@@ -70,12 +70,15 @@ use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use crate::backend::stub_cache::{self, StubCache, StubKey};
-use crate::backend::x86_64_encode::{self as encode, Asm, RAX, RCX, RDI, RDX, RSI, RSP, R10, R11, R8, R9, XMM14, XMM15};
+use crate::abi::kinds::segment_tag;
 use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan};
+use crate::backend::x86_64_encode::{
+    self as encode, Asm, R10, R11, R8, R9, RAX, RCX, RDI, RDX, RSI, RSP, XMM14, XMM15,
+};
 use crate::backend::x86_64_sysv::entry::CheckedEntry;
 use crate::backend::x86_64_sysv::slots::SlotsEntry;
-use crate::code::ExecutableCode;
+use crate::code::compiled::{CompiledStub, StubCompiler};
+#[cfg(any(test, feature = "internals"))]
 use crate::error::Result;
 
 /// The signature of the raw entry (see the module documentation): an ordinary SysV function
@@ -92,9 +95,8 @@ pub(crate) type StubFn = unsafe extern "C" fn(
 
 pub(crate) use crate::backend::{VALUE_PAYLOAD, VALUE_STRIDE};
 
+pub(crate) use crate::backend::ArgCheck;
 pub(crate) use crate::value::scalar_tag;
-
-pub(crate) use crate::backend::{segment_tag, ArgCheck};
 
 /// How an entry finds argument bytes.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -469,15 +471,13 @@ pub(crate) fn has_image_entry(plan: &CallPlan, capture: bool) -> bool {
     !capture && matches!(plan.ret, ReturnPlan::Registers(_)) && tail_arguments(plan)
 }
 
-/// A compiled stub in the code arena ([`crate::code`]), with its entry points. Immutable,
-/// `Send + Sync`. Shared through `Arc` by every handle of its signature; the stub cache holds
-/// only a `Weak`, so the code is freed when the last handle drops (and the cache entry with
-/// it).
+/// The System V stub compiler of [`CompiledStub`]: [`compile`] and the entries it lays out.
 #[derive(Debug)]
-pub(crate) struct Stub {
-    code: ExecutableCode,
-    /// The cache entry that refers to this stub (`None` for uncached stubs).
-    key: Option<StubKey>,
+pub(crate) struct Compiler;
+
+/// The entry points of a placed System V stub (a [`Stub`] dereferences to them).
+#[derive(Debug)]
+pub(crate) struct Entries {
     /// The raw entry (`args` = array of argument pointers).
     pub raw: StubFn,
     /// The value entry (`args` = `&[Value]`); called through [`CheckedEntry::call`].
@@ -490,35 +490,45 @@ pub(crate) struct Stub {
     pub slots: Option<SlotsEntry>,
 }
 
-impl Stub {
-    /// The code bytes (for disassembly in tests).
-    #[allow(dead_code)]
-    pub fn bytes(&self) -> Vec<u8> {
-        self.code.bytes()
-    }
-}
+// SAFETY: `compile` emits x86-64 SysV code for the plan; the entries are the offsets it
+// reports, each the start of the entry of that type (see the module documentation).
+unsafe impl StubCompiler for Compiler {
+    type Code = StubCode;
+    type Entries = Entries;
 
-impl Drop for Stub {
-    fn drop(&mut self) {
-        // The code is freed when `self.code` drops, after this.
-        if let Some(key) = &self.key {
-            CACHE.remove(key, self);
+    fn compile(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> StubCode {
+        compile(plan, checks, capture)
+    }
+
+    fn bytes(code: &StubCode) -> &[u8] {
+        &code.bytes
+    }
+
+    unsafe fn entries(code: &StubCode, base: NonNull<u8>) -> Entries {
+        // SAFETY: every offset `compile` reports lies inside the placed code (the caller's
+        // contract).
+        let at = |offset: usize| unsafe { base.add(offset) };
+        // SAFETY: the offset is the start of a checked entry, placed for as long as the
+        // entries are called (the caller's contract).
+        let checked = |offset: usize| unsafe { CheckedEntry::new(at(offset)) };
+        // SAFETY: the offset is the start of the slots entry (as above).
+        let slots = |offset: usize| unsafe { SlotsEntry::new(at(offset)) };
+        Entries {
+            // SAFETY: offset 0 is the raw entry, a complete function with the `StubFn`
+            // signature.
+            raw: unsafe { std::mem::transmute::<*mut u8, StubFn>(base.as_ptr()) },
+            values: checked(code.value_entry),
+            image: code.image_entry.map(checked),
+            slots: code.slots_entry.map(slots),
         }
     }
 }
 
-/// The global stub cache of this compiler (see `crate::backend::stub_cache`).
-static CACHE: StubCache<Stub> = StubCache::new();
-
-/// The stub cache, locked by the code arena's fork handler for the duration of a `fork`
-/// (taken before the arena lock), so that the child never inherits it locked: a handle's
-/// drop takes it. See `crate::code`, "fork".
-pub(crate) type CacheLock = stub_cache::CacheLock<Stub>;
-
-/// Locks the stub cache for a fork (see [`CacheLock`]).
-pub(crate) fn lock_cache_for_fork() -> CacheLock {
-    CACHE.lock_for_fork()
-}
+/// A compiled stub in the code arena ([`crate::code`]), with its entry points ([`Entries`]).
+/// Immutable, `Send + Sync`. Shared through `Arc` by every handle of its signature; the stub
+/// cache holds only a `Weak`, so the code is freed when the last handle drops (and the cache
+/// entry with it).
+pub(crate) type Stub = CompiledStub<Compiler>;
 
 /// Compiles and maps a stub without consulting the cache (for compile-time measurements).
 ///
@@ -526,62 +536,21 @@ pub(crate) fn lock_cache_for_fork() -> CacheLock {
 /// [`crate::Error::Unsupported`] when the OS refuses executable memory.
 #[cfg(any(test, feature = "internals"))]
 pub(crate) fn build(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> Result<Stub> {
-    build_keyed(plan, checks, capture, None)
+    Stub::build(plan, checks, capture)
 }
 
-fn build_keyed(
-    plan: &CallPlan,
-    checks: &[ArgCheck],
-    capture: bool,
-    key: Option<StubKey>,
-) -> Result<Stub> {
-    let code = compile(plan, checks, capture);
-    // SAFETY: code emitted by this module's encoder for `plan`; called only through its
-    // entries as the module invariants say.
-    let exec = unsafe { ExecutableCode::new(&code.bytes) }?;
-    let checked = |offset: usize| {
-        // SAFETY: `offset` is the start of a checked entry emitted above, inside `exec`,
-        // which the returned `Stub` owns; code's address is never null.
-        unsafe { CheckedEntry::new(NonNull::new_unchecked(exec.entry().add(offset).cast_mut())) }
-    };
-    let (values, image) = (checked(code.value_entry), code.image_entry.map(checked));
-    let slots = code.slots_entry.map(|offset| {
-        // SAFETY: `offset` is the start of the slots entry emitted above inside `exec`, which
-        // the returned `Stub` owns; code's address is never null.
-        unsafe { SlotsEntry::new(NonNull::new_unchecked(exec.entry().add(offset).cast_mut())) }
-    });
-    // SAFETY: offset 0 is the raw entry, a complete function with the `StubFn` signature,
-    // emitted above inside `exec`.
-    let raw = unsafe { std::mem::transmute::<*const u8, StubFn>(exec.entry()) };
-    Ok(Stub {
-        code: exec,
-        key,
-        raw,
-        values,
-        image,
-        slots,
-    })
-}
-
-/// The stub for this signature: a live one from the cache, or compiled and cached. `None`
-/// when no executable memory can be had (the handle then uses the trampoline).
-///
-/// The cache lock is held only for the lookup and the insertion: code generation and the
-/// code arena's work (which may map memory) happen outside it. Two threads linking the same
-/// new signature at once may both compile it; the second to insert takes the first's stub and
-/// drops its own.
+/// The stub for this signature: a live one from the cache, or compiled and cached (see
+/// `crate::code::stub_cache`). `None` when no executable memory can be had (the handle then
+/// uses the trampoline).
 pub(crate) fn stub_for(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> Option<Arc<Stub>> {
-    let key = StubKey::new(plan, checks, capture);
-    CACHE
-        .get_or_build(key, |key| build_keyed(plan, checks, capture, Some(key)))
-        .ok()
+    Stub::cached(plan, checks, capture).ok()
 }
 
-/// Number of live stubs in the cache (for tests of the cache).
-#[allow(dead_code)]
+/// Number of live stubs of this compiler in the cache (for tests of the cache).
+#[cfg(test)]
 pub(crate) fn cached_stubs() -> usize {
-    CACHE.live()
+    crate::code::stub_cache::live::<Stub>()
 }
 
-#[cfg(all(test, target_arch = "x86_64", target_os = "linux", not(miri)))]
+#[cfg(test)]
 mod tests;

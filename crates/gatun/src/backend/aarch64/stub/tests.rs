@@ -381,7 +381,7 @@ fn apple_packed_stack_arguments_are_stored_with_their_own_width() {
     assert_eq!(stores(&linux), [0, 0, 0, 0, 2, 2, 2, 2]);
 }
 
-#[cfg(all(target_arch = "aarch64", target_os = "linux", not(miri)))]
+#[cfg(all(gatun_backend = "aarch64", target_os = "linux"))]
 mod run {
     //! The stubs placed and called (AArch64 Linux; `qemu-aarch64` on other hosts).
 

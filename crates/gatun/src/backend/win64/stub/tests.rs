@@ -325,7 +325,7 @@ fn the_unwind_information_describes_the_frame() {
             unwind_info(frame_bytes(&plan_of(&d, None)))
         );
     }
-    crate::code::check_function_table(&c.bytes, table, n).unwrap();
+    crate::code::function_table::check(&c.bytes, table, n).unwrap();
 }
 
 /// The registers an instruction's first operand writes (`None` for instructions that write
@@ -389,7 +389,7 @@ fn random_plans_decode_and_never_write_a_nonvolatile_register() {
                     );
                 }
                 if let Some((t, n)) = c.function_table {
-                    crate::code::check_function_table(&c.bytes, t, n).unwrap();
+                    crate::code::function_table::check(&c.bytes, t, n).unwrap();
                 }
             }
         }
@@ -450,7 +450,7 @@ fn instruction_counts_per_call() {
     }
 }
 
-#[cfg(all(target_arch = "x86_64", target_os = "windows", not(miri)))]
+#[cfg(gatun_backend = "win64")]
 mod differential;
-#[cfg(all(target_arch = "x86_64", target_os = "windows", not(miri)))]
+#[cfg(gatun_backend = "win64")]
 mod on_windows;

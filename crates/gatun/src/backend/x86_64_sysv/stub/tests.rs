@@ -482,7 +482,7 @@ fn fork_while_another_thread_holds_the_cache_lock_does_not_deadlock_the_child() 
     let stub = stub_for(&p, &c, false).unwrap();
     let (locked_tx, locked_rx) = std::sync::mpsc::channel();
     let holder = std::thread::spawn(move || {
-        let g = CACHE.lock_for_fork();
+        let g = crate::code::stub_cache::lock_for_fork();
         locked_tx.send(()).unwrap();
         // hold it while the other thread forks (the fork handler waits for it; without the
         // handler the child would inherit it locked)

@@ -651,7 +651,8 @@ fn stack_walks_get_through_a_framed_stub() {
     // caller's: then at most two frames (raw, call_through) separate the stub from the frames
     // of `mine` from this test on. (An unwinder that does not know the stub's frame takes it
     // for a leaf and reads the stub's stack slots as return addresses one by one.)
-    let start = s.entry() as usize;
+    // the raw entry is the first code byte
+    let start = s.raw as usize;
     let end = start + s.bytes().len();
     let in_stub = walked.iter().position(|&a| (start..end).contains(&a));
     let Some(in_stub) = in_stub else {
