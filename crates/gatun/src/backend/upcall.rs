@@ -282,6 +282,17 @@ pub(crate) struct RegisterShape {
     pub ret_moves_len: u8,
 }
 
+impl RegisterShape {
+    /// Whether the shape entry stores frame word `word` (an argument register among the
+    /// first [`RegisterShape::gprs`] integer or [`RegisterShape::vectors`] vector ones).
+    pub(crate) fn stores(&self, word: u8) -> bool {
+        match word.checked_sub(VECTOR_WORD as u8) {
+            None => word < self.gprs,
+            Some(v) => v < self.vectors,
+        }
+    }
+}
+
 /// The upcall entries of a backend: the code of a stub, and its optional fast paths.
 ///
 /// Every optional path has a default body returning `None` ("not available"): the upcall

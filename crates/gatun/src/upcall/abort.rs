@@ -32,7 +32,10 @@ pub(crate) fn guard(descriptor: &FunctionDescriptor, f: impl FnOnce() -> Result<
 /// [`abort_upcall`] for a caught panic, with its message if it has one.
 #[cold]
 #[inline(never)]
-pub(crate) fn abort_panicked(descriptor: &FunctionDescriptor, payload: Box<dyn std::any::Any + Send>) -> ! {
+pub(crate) fn abort_panicked(
+    descriptor: &FunctionDescriptor,
+    payload: Box<dyn std::any::Any + Send>,
+) -> ! {
     let message = payload
         .downcast_ref::<&str>()
         .copied()

@@ -16,11 +16,11 @@
 
 use std::hint::unreachable_unchecked;
 
+use super::dispatch::gatun_upcall_dispatch;
 use super::dispatch::int::IntPath;
 use super::dispatch::registers::RegisterPath;
 use super::dispatch::scalar::ScalarPath;
 use super::dispatch::shape::shape_dispatcher;
-use super::dispatch::gatun_upcall_dispatch;
 use super::UpcallArgs;
 use crate::abi::CallPlan;
 use crate::backend::upcall::{

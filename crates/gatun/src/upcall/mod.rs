@@ -87,7 +87,7 @@
 //! - `dispatch`: one file per dispatcher (general, scalar, registers, integer-register,
 //!   register-shape);
 //! - `abort`: the panic guard and the abort on errors;
-//! - [`typed`]: [`Linker::upcall_typed`].
+//! - [`typed`], the typed stubs of [`Linker::upcall_typed`].
 //!
 //! # Invariants (the unsafe story of this module)
 //! - A stub's code holds the address of its boxed `Context`, which lives exactly as long as
@@ -118,6 +118,8 @@ use std::ffi::c_void;
 use std::fmt;
 use std::ops::Deref;
 
+#[cfg(doc)]
+use crate::abi::{CallPlan, ReturnPlan};
 use crate::error::{Error, Result};
 use crate::layout::ScalarKind;
 use crate::linker::FunctionDescriptor;
@@ -126,8 +128,6 @@ use crate::linker::Linker;
 #[cfg(doc)]
 use crate::memory::linker_stack;
 use crate::memory::MemorySegment;
-#[cfg(doc)]
-use crate::abi::{CallPlan, ReturnPlan};
 use crate::value::{Scalar, Value};
 
 mod abort;

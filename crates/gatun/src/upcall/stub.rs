@@ -332,7 +332,9 @@ fn stub_code(ctx: &Context<'_>) -> Result<ExecutableCode> {
             // SAFETY: the header's shape dispatcher is the shape dispatcher of `shape`, the
             // native backend's register shape of the descriptor on the native plan
             // (`Context::with_plan`).
-            if let Some(code) = unsafe { <Native as UpcallEntries>::shape_upcall_code(shape, header) } {
+            if let Some(code) =
+                unsafe { <Native as UpcallEntries>::shape_upcall_code(shape, header) }
+            {
                 return code;
             }
         }

@@ -402,7 +402,10 @@ fn scalar_path_and_general_path_agree() {
         FD::of_void([V::I64; 7]),
         FD::of(st([V::I64, V::I64]), []),
     ] {
-        assert!(context(&d, |_| Ok(Value::Void)).path.scalar().is_none(), "{d}");
+        assert!(
+            context(&d, |_| Ok(Value::Void)).path.scalar().is_none(),
+            "{d}"
+        );
     }
 }
 
@@ -441,10 +444,7 @@ fn call_int(ctx: &Context<'_>, regs: [u64; 6]) -> u64 {
 #[test]
 fn integer_path_is_taken_only_by_in_order_integer_register_signatures() {
     let on = |d: &FunctionDescriptor| {
-        matches!(
-            sysv_context(d, |_| Ok(Value::Void)).path,
-            Path::Int { .. }
-        ) as u8
+        matches!(sysv_context(d, |_| Ok(Value::Void)).path, Path::Int { .. }) as u8
     };
     assert_eq!(on(&FD::of(V::I32, [V::I32])), 1);
     assert_eq!(on(&FD::of_void([])), 1);
@@ -538,12 +538,8 @@ fn integer_path_decodes_registers_and_extends_results_like_the_general_path() {
 
 #[test]
 fn register_path_is_taken_by_register_structs_only_and_agrees_with_the_general_path() {
-    let regs = |d: &FunctionDescriptor| {
-        matches!(
-            context(d, |_| Ok(Value::Void)).path,
-            Path::Registers(_)
-        )
-    };
+    let regs =
+        |d: &FunctionDescriptor| matches!(context(d, |_| Ok(Value::Void)).path, Path::Registers(_));
     let point = st([V::F64, V::F64]);
     let mixed = st([V::F64, V::I32]); // 12 bytes: an 8-byte and a 4-byte move
     assert!(regs(&FD::of(point.clone(), [point.clone()])));

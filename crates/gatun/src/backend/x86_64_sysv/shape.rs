@@ -216,8 +216,7 @@ pub(crate) fn register_shape(
                 };
             }
             path.ret_moves_len = moves.len() as u8;
-            let pair =
-                |a: u8, b: u8| (a, b) == (path.ret_moves[0].word, path.ret_moves[1].word);
+            let pair = |a: u8, b: u8| (a, b) == (path.ret_moves[0].word, path.ret_moves[1].word);
             let (i0, v0) = (RET_INT_WORD as u8, RET_VECTOR_WORD as u8);
             let whole = size == 16
                 && moves.len() == 2
@@ -337,7 +336,10 @@ mod tests {
         let mixed = st([V::I64, V::F64]);
         let p = shape(&FD::of(mixed.clone(), [V::I32.into(), mixed.clone()])).unwrap();
         assert_eq!((p.gprs, p.vectors), (2, 2));
-        assert_eq!((p.args[0].kind, p.args[1].kind), (SHAPE_SCALAR, SHAPE_COPIED));
+        assert_eq!(
+            (p.args[0].kind, p.args[1].kind),
+            (SHAPE_SCALAR, SHAPE_COPIED)
+        );
         assert_eq!(p.class, RET_IV);
         // 12 bytes in rax and rdx (8 + 4): the general return moves.
         let twelve = st([V::I32; 3]);
@@ -364,7 +366,10 @@ mod tests {
         assert_eq!(p.gprs, 2);
         // A one-eightbyte struct and a whole two-eightbyte one stay in place.
         let p = shape(&FD::of_void([st([V::I32, V::I32]), st([V::I64, V::I64])])).unwrap();
-        assert_eq!((p.args[0].kind, p.args[1].kind), (SHAPE_IN_PLACE, SHAPE_IN_PLACE));
+        assert_eq!(
+            (p.args[0].kind, p.args[1].kind),
+            (SHAPE_IN_PLACE, SHAPE_IN_PLACE)
+        );
     }
 
     #[test]

@@ -8,10 +8,10 @@
 
 use std::mem::MaybeUninit;
 
-use super::INLINE_ARGS;
 use super::super::abort::{guard, return_mismatch};
 use super::super::context::Context;
 use super::super::UpcallArgs;
+use super::INLINE_ARGS;
 use crate::abi::{ArgPlan, ReturnPlan};
 use crate::backend::store_low_bytes;
 use crate::backend::upcall::{UpcallArgKind, UpcallFrame, UpcallRetKind};

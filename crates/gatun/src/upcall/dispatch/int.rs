@@ -6,10 +6,10 @@ use std::ffi::c_void;
 use std::mem::MaybeUninit;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-use super::scalar::{scalar_result_bits, ScalarPath};
 use super::super::abort::{abort_panicked, abort_upcall, args_context};
 use super::super::context::Context;
 use super::super::UpcallArgs;
+use super::scalar::{scalar_result_bits, ScalarPath};
 use crate::backend::upcall::{UpcallArgKind, UpcallEntries, UpcallRetKind};
 use crate::error::Result;
 use crate::value::Value;

@@ -8,14 +8,12 @@
 
 use std::mem::MaybeUninit;
 
-use super::{write_scalar_value, ScalarArg, INLINE_ARGS};
 use super::super::abort::{group_return_mismatch, guard, return_mismatch};
 use super::super::context::Context;
 use super::super::UpcallArgs;
+use super::{write_scalar_value, ScalarArg, INLINE_ARGS};
 use crate::abi::{CallPlan, Location, ReturnPlan};
-use crate::backend::upcall::{
-    return_word, UpcallArgKind, UpcallFrame, UpcallRetKind, VECTOR_WORD,
-};
+use crate::backend::upcall::{return_word, UpcallArgKind, UpcallFrame, UpcallRetKind, VECTOR_WORD};
 use crate::backend::{load_low_bytes, store_low_bytes};
 use crate::error::Result;
 use crate::layout::ScalarKind;
@@ -75,10 +73,15 @@ pub(crate) struct RegisterPath {
 impl RegisterPath {
     /// The register path of a signature, or `None` (stack or by-reference arguments, a
     /// memory return, too many arguments or copies over [`REGISTER_COPY_BYTES`]).
-    pub(crate) fn of(args: &[UpcallArgKind], ret: UpcallRetKind, plan: &CallPlan) -> Option<RegisterPath> {
+    pub(crate) fn of(
+        args: &[UpcallArgKind],
+        ret: UpcallRetKind,
+        plan: &CallPlan,
+    ) -> Option<RegisterPath> {
         if args.len() > INLINE_ARGS
             || plan.hidden_return_pointer.is_some()
-            || (matches!(ret, UpcallRetKind::Group(_)) && !matches!(plan.ret, ReturnPlan::Registers(_)))
+            || (matches!(ret, UpcallRetKind::Group(_))
+                && !matches!(plan.ret, ReturnPlan::Registers(_)))
         {
             return None;
         }
@@ -260,7 +263,11 @@ pub(crate) unsafe fn dispatch_registers(
 /// # Safety
 /// As [`dispatch_registers`].
 #[inline(never)]
-pub(crate) unsafe fn run_registers(ctx: &Context<'_>, regs: &RegisterPath, frame: &mut UpcallFrame) {
+pub(crate) unsafe fn run_registers(
+    ctx: &Context<'_>,
+    regs: &RegisterPath,
+    frame: &mut UpcallFrame,
+) {
     // SAFETY: forwarded.
     guard(&ctx.descriptor, || unsafe {
         dispatch_registers(ctx, regs, frame)

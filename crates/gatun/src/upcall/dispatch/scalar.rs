@@ -3,14 +3,12 @@
 
 use std::mem::MaybeUninit;
 
-use super::{write_scalar_value, ScalarArg, INLINE_ARGS};
-use crate::backend::upcall::{
-    return_word, UpcallArgKind, UpcallFrame, UpcallRetKind, VECTOR_WORD,
-};
 use super::super::abort::return_mismatch;
 use super::super::context::Context;
 use super::super::UpcallArgs;
+use super::{write_scalar_value, ScalarArg, INLINE_ARGS};
 use crate::abi::Location;
+use crate::backend::upcall::{return_word, UpcallArgKind, UpcallFrame, UpcallRetKind, VECTOR_WORD};
 use crate::error::Result;
 use crate::layout::ScalarKind;
 use crate::value::Value;

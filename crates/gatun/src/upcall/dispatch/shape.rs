@@ -19,12 +19,13 @@ use super::super::context::{Context, Path};
 use super::super::UpcallArgs;
 use super::{write_scalar_value, ScalarArg};
 use crate::backend::load_low_bytes;
-#[cfg(doc)]
-use crate::backend::upcall::{RegisterShape, SHAPE_ARGS};
 use crate::backend::upcall::{
     pair_words, UpcallDispatch, UpcallEntries, UpcallFrame, UpcallHeader, RET_GROUP, RET_II,
-    RET_IV, RET_SCALAR, RET_VI, RET_VOID, RET_VV, SHAPE_COPIED, SHAPE_IN_PLACE, SHAPE_SCALAR,
+    RET_IV, RET_SCALAR, RET_VI, RET_VOID, RET_VV, SHAPE_COPIED, SHAPE_COPIED_LOW, SHAPE_IN_PLACE,
+    SHAPE_SCALAR,
 };
+#[cfg(doc)]
+use crate::backend::upcall::{RegisterShape, SHAPE_ARGS};
 use crate::backend::Native;
 use crate::error::Result;
 use crate::memory::MemorySegment;
@@ -93,6 +94,8 @@ pub(crate) unsafe extern "C" fn gatun_upcall_dispatch_shape<const N: usize, cons
     for i in 0..N {
         let a = path.args[i];
         let slot = values[i].as_mut_ptr();
+        // The entry stored the registers this argument is read from.
+        debug_assert!(path.stores(a.word) && path.stores(a.word2), "{a:?}");
         // SAFETY: `a.word` and `a.word2` are argument-register words of the frame (module
         // invariants); a struct's segment lies inside the frame's register words (in place:
         // `size` bytes from `word`, at most two consecutive words) or inside its 16-byte copy
@@ -124,6 +127,7 @@ pub(crate) unsafe extern "C" fn gatun_upcall_dispatch_shape<const N: usize, cons
                     );
                 }
                 _ => {
+                    debug_assert_eq!(a.kind, SHAPE_COPIED_LOW);
                     let c = copies.0[i].as_mut_ptr().cast::<u64>();
                     c.write(frame.add(a.word as usize).read());
                     c.add(1).write(0);
@@ -252,13 +256,13 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use super::*;
+    use crate::backend::upcall::RegisterShape;
     use crate::layout::{MemoryLayout, ScalarKind, ValueLayout as V};
     use crate::linker::FunctionDescriptor as FD;
     use crate::memory::MemorySegment;
     use crate::upcall::context::Closure;
     use crate::upcall::dispatch::dispatch;
     use crate::upcall::dispatch::general::dispatch_general;
-    use crate::backend::upcall::{RegisterShape, SHAPE_COPIED_LOW};
     use crate::upcall::tests::SysVRules;
 
     fn context(d: &FD, f: Box<Closure<'static>>) -> Context<'static> {
