@@ -1,5 +1,5 @@
-//! The upcall half of the backend contract: what a backend's upcall entries and the dispatchers
-//! of [`crate::upcall`] share, and the [`UpcallEntries`] trait a backend implements.
+//! The upcall half of the backend contract: what a backend's upcall entries and the upcall
+//! layer's dispatchers share, and the [`UpcallEntries`] trait a backend implements.
 //!
 //! - [`UpcallFrame`]: the register image an entry builds on its stack (192 bytes, the same on
 //!   every backend) and the dispatchers read the arguments from and write the return registers

@@ -52,13 +52,21 @@ impl UpcallEntries for SysVRules {
 }
 
 /// A context with the SysV plan (on every host: the dispatcher decodes SysV register frames)
-/// and no fast path of the backend's: the scalar, register or general path.
-fn context(
+/// and the paths of backend `B`.
+fn context_with<B: UpcallEntries>(
     d: &FunctionDescriptor,
     f: impl for<'a> Fn(&UpcallArgs<'a>) -> Result<Value<'a>> + Send + Sync + 'static,
 ) -> Context<'static> {
     let plan = crate::backend::x86_64_sysv::classify::plan(d, None).unwrap();
-    Context::with_plan::<Portable>(d, plan, Box::new(f), 0).unwrap()
+    Context::with_plan::<B>(d, plan, Box::new(f), 0).unwrap()
+}
+
+/// A context with no fast path of the backend's: the scalar, register or general path.
+fn context(
+    d: &FunctionDescriptor,
+    f: impl for<'a> Fn(&UpcallArgs<'a>) -> Result<Value<'a>> + Send + Sync + 'static,
+) -> Context<'static> {
+    context_with::<Portable>(d, f)
 }
 
 /// As [`context`], with the SysV rules of the integer-register and shape paths.
@@ -66,8 +74,7 @@ fn sysv_context(
     d: &FunctionDescriptor,
     f: impl for<'a> Fn(&UpcallArgs<'a>) -> Result<Value<'a>> + Send + Sync + 'static,
 ) -> Context<'static> {
-    let plan = crate::backend::x86_64_sysv::classify::plan(d, None).unwrap();
-    Context::with_plan::<SysVRules>(d, plan, Box::new(f), 0).unwrap()
+    context_with::<SysVRules>(d, f)
 }
 
 fn frame(stack: &[u64]) -> UpcallFrame {

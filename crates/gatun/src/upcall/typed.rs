@@ -259,7 +259,7 @@ enum Path<'s> {
 
 /// A C function pointer of type `S` that calls a Rust closure, made by
 /// [`Linker::upcall_typed`] (see the [module documentation](crate::upcall::typed)). Owns its
-/// code (32 bytes of the shared code arena) and the closure; dropping it frees both. It
+/// code (at most 32 bytes of the shared code arena) and the closure; dropping it frees both. It
 /// borrows the arena it was made for (`'s`), so it never outlives it. `Send + Sync` (the
 /// closure is).
 ///

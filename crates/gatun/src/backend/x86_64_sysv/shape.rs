@@ -304,16 +304,22 @@ mod tests {
     use crate::layout::ValueLayout as V;
     use crate::linker::FunctionDescriptor as FD;
 
-    /// The register shape of `d` by the SysV plan.
-    fn shape(d: &FD) -> Option<RegisterShape> {
+    /// The SysV plan of `d`, and its arguments and result as the upcall layer sees them.
+    fn kinds(d: &FD) -> (CallPlan, Vec<UpcallArgKind>, UpcallRetKind) {
         let plan = super::super::classify::plan(d, None).unwrap();
-        let args: Vec<UpcallArgKind> = d
+        let args = d
             .argument_layouts()
             .iter()
             .zip(&plan.args)
             .map(|(l, ap)| UpcallArgKind::of(l, ap))
             .collect();
         let ret = UpcallRetKind::of(d.return_layout(), &plan.ret);
+        (plan, args, ret)
+    }
+
+    /// The register shape of `d` by the SysV plan.
+    fn shape(d: &FD) -> Option<RegisterShape> {
+        let (plan, args, ret) = kinds(d);
         register_shape(&args, ret, &plan)
     }
 
@@ -375,14 +381,8 @@ mod tests {
     #[test]
     fn integer_register_args_are_in_order_integer_scalars_returning_in_rax() {
         let n = |d: &FD| {
-            let plan = super::super::classify::plan(d, None).unwrap();
-            let args: Vec<UpcallArgKind> = d
-                .argument_layouts()
-                .iter()
-                .zip(&plan.args)
-                .map(|(l, ap)| UpcallArgKind::of(l, ap))
-                .collect();
-            int_register_args(&args, UpcallRetKind::of(d.return_layout(), &plan.ret))
+            let (_, args, ret) = kinds(d);
+            int_register_args(&args, ret)
         };
         assert_eq!(n(&FD::of(V::I32, [V::I32, V::ADDRESS])), Some(2));
         assert_eq!(n(&FD::of_void([])), Some(0));
