@@ -53,9 +53,8 @@
 //!   to the heap when the 256-byte stack is full.
 //! - **Allocation.** Apart from what the closure itself does, an upcall allocates on the heap
 //!   only on the general path (taken when an argument is on the caller's stack or passed by
-//!   reference, the result goes through a hidden pointer, there are more than 16 arguments,
-//!   the register copies of struct arguments exceed 128 bytes, or the backend has no faster
-//!   path for the signature), and there only:
+//!   reference, the result goes through a hidden pointer, there are more than 16 arguments, or
+//!   the register copies of struct arguments exceed 128 bytes), and there only:
 //!   - with more than 16 arguments: one vector of the argument `Value`s per call, freed when
 //!     the closure returns;
 //!   - with struct arguments by value: one frame of the per-thread [`linker_stack`] per call;
@@ -80,9 +79,8 @@
 //! # Layout of this module
 //! - here: the module rules and [`UpcallArgs`], what a closure sees;
 //! - `stub`: [`UpcallStub`], [`ConfinedUpcallStub`] and [`Linker::upcall_stub`] /
-//!   [`Linker::upcall_stub_confined`], which ask the native backend
-//!   ([`crate::backend::Native`]'s [`UpcallEntries`](crate::backend::upcall::UpcallEntries))
-//!   for the stub's code;
+//!   [`Linker::upcall_stub_confined`], which ask the native backend (`backend::Native`'s
+//!   `UpcallEntries`, in `backend/upcall.rs`) for the stub's code;
 //! - `context`: the per-stub `Context` and its one `Path` (which dispatcher decodes a call);
 //! - `dispatch`: one file per dispatcher (general, scalar, registers, integer-register,
 //!   register-shape);
@@ -92,8 +90,8 @@
 //! # Invariants (the unsafe story of this module)
 //! - A stub's code holds the address of its boxed `Context`, which lives exactly as long as
 //!   the [`UpcallStub`] (fields drop code first, then the context). The context is
-//!   `#[repr(C)]` and starts with its [`UpcallHeader`](crate::backend::upcall::UpcallHeader),
-//!   so the header's address is the context's.
+//!   `#[repr(C)]` and starts with its `UpcallHeader`, so the header's address is the
+//!   context's.
 //! - The header's `dispatch` is called only by the native backend's upcall entry with a frame
 //!   holding the C caller's argument registers and the address of its stack arguments, for a
 //!   call of the stub's descriptor type (the caller's contract): every `Location::Stack(off)`
@@ -105,7 +103,7 @@
 //!   image is zeroed, 32 bytes on the general and register paths (an AAPCS64 HFA of four
 //!   doubles) and 16 bytes on the shape path (SysV returns at most two eightbytes).
 //! - A context holds one `Path`. The header's `shape_dispatch` is a register-shape dispatcher
-//!   only when the path is `Path::Shape`, whose [`RegisterShape`](crate::backend::upcall::RegisterShape) the native backend made for
+//!   only when the path is `Path::Shape`, whose `RegisterShape` the native backend made for
 //!   the signature on the native plan; only then is the stub a shape stub (every argument in
 //!   the registers the shape entry stores, the result in return registers). The stub jumps to
 //!   an integer-register dispatcher only when the path is `Path::Int`, for a signature the

@@ -19,8 +19,8 @@ use crate::error::Result;
 use crate::memory::{linker_stack, MemorySegment, SegmentAllocator};
 use crate::value::Value;
 
-/// [`dispatch_general`] under [`guard`](super::super::abort::guard), out of line (its frame is much larger than the
-/// scalar path's).
+/// [`dispatch_general`] under [`guard`], out of line (its frame is much larger than the scalar
+/// path's).
 ///
 /// # Safety
 /// As [`dispatch_general`].

@@ -149,8 +149,9 @@ int_dispatchers! {
 /// The Rust side of an integer-register path ([`IntPath`]) of `N` arguments whose result has
 /// the `Value` tag `R`: builds the `N` [`Value`]s from the argument registers `regs` (each
 /// value's tag from the path, its payload the 64-bit register image), runs the closure under
-/// [`guard`] and returns the result's 64-bit register image (0 for `void`; small integers
-/// extended by signedness, `f32` in the low 32 bits), which the caller finds in rax.
+/// `catch_unwind` (aborting on a panic or an error) and returns the result's 64-bit register image (0 for `void`; small integers
+/// extended by signedness, `f32` in the low 32 bits), which the caller finds in its first
+/// integer return register.
 ///
 /// # Safety
 /// Called only from a stub of a context whose [`IntPath::entry`] is this function's dispatcher,

@@ -257,8 +257,8 @@ pub(crate) unsafe fn dispatch_registers(
     Ok(())
 }
 
-/// [`dispatch_registers`] under [`guard`](super::super::abort::guard), out of line (inlined, it made the scalar path's code
-/// in the caller larger and slower on AArch64).
+/// [`dispatch_registers`] under [`guard`], out of line (inlined, it made the scalar path's
+/// code in the caller larger and slower on AArch64).
 ///
 /// # Safety
 /// As [`dispatch_registers`].
