@@ -82,6 +82,7 @@ mod moves;
 mod slots;
 #[cfg(test)]
 mod test_values;
+pub(crate) mod upcall;
 pub(crate) mod win64;
 // The x86-64 encoder of the stub compilers: where the SysV one runs, and where the Win64 one is
 // compiled (x86-64 Windows, and its code-shape tests on every host).
@@ -131,6 +132,20 @@ native_backend! {
     (all(target_arch = "aarch64", target_vendor = "apple", not(miri))) => aarch64,
     (all(target_arch = "x86_64", target_os = "windows", not(miri))) => win64,
 }
+
+/// The native backend's type (its upcall entries: [`upcall::UpcallEntries`]), chosen with the
+/// same conditions as [`native`].
+#[cfg(gatun_backend = "x86_64_sysv")]
+pub(crate) type Native = x86_64_sysv::SysV;
+/// See the `x86_64_sysv` alias.
+#[cfg(gatun_backend = "aarch64")]
+pub(crate) type Native = aarch64::Aapcs64;
+/// See the `x86_64_sysv` alias.
+#[cfg(gatun_backend = "win64")]
+pub(crate) type Native = win64::Win64;
+/// See the `x86_64_sysv` alias.
+#[cfg(gatun_backend = "unsupported")]
+pub(crate) type Native = unsupported::Unsupported;
 
 /// Byte offset of a `Value`'s payload in the stubs' values entries (the `#[repr(C, u8)]` tag is
 /// byte 0; the payload union is 8-aligned). An `i32` (x86-64 displacements; the AArch64 stub takes them as `u32`).

@@ -1,6 +1,7 @@
 //! The backend of targets without an executor: every link returns [`Error::Unsupported`].
 
 use crate::abi::CallPlan;
+use crate::backend::upcall::{UpcallEntries, UpcallHeader};
 use crate::backend::Direction;
 use crate::code::ExecutableCode;
 use crate::error::{Error, Result};
@@ -30,9 +31,14 @@ pub(crate) fn plan(
     Err(unsupported(direction))
 }
 
-/// Always [`Error::Unsupported`]: there is no upcall entry for this target.
-pub(crate) fn upcall_code(_context: usize) -> Result<ExecutableCode> {
-    Err(unsupported(Direction::Upcall))
+/// The backend of targets without an executor.
+pub(crate) struct Unsupported;
+
+impl UpcallEntries for Unsupported {
+    /// Always [`Error::Unsupported`]: there is no upcall entry for this target.
+    fn upcall_code(_header: *const UpcallHeader) -> Result<ExecutableCode> {
+        Err(unsupported(Direction::Upcall))
+    }
 }
 
 /// The stub tools' code: [`Error::Unsupported`] (no stub compiler for this target).

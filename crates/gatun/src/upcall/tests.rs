@@ -1,18 +1,80 @@
 //! The dispatcher on synthetic register frames (no assembly, no C: Miri-clean). The end-to-end
 //! tests through C are in `tests/upcall.rs`.
 
+use std::ffi::c_void;
+use std::mem::MaybeUninit;
 use std::sync::{Arc, Mutex};
 
+use super::context::{Context, Path};
+use super::dispatch::dispatch;
+use super::dispatch::general::dispatch_general;
+use super::dispatch::int::{int_result_bits, ErasedFn};
+use super::dispatch::scalar::dispatch_scalar;
+use super::dispatch::{write_scalar_value, ScalarArg};
 use super::*;
-use crate::layout::ValueLayout as V;
+use crate::abi::CallPlan;
+use crate::backend::upcall::{
+    RegisterShape, UpcallArgKind, UpcallEntries, UpcallFrame, UpcallHeader, UpcallRetKind,
+};
+use crate::code::ExecutableCode;
+use crate::layout::{MemoryLayout, ValueLayout as V};
+use crate::memory::{linker_stack, SegmentAllocator};
 
+/// A backend with the general entry only (no integer-register or shape path): the contexts
+/// of the scalar, register and general dispatchers' tests.
+pub(crate) struct Portable;
+
+impl UpcallEntries for Portable {
+    fn upcall_code(_header: *const UpcallHeader) -> Result<ExecutableCode> {
+        unreachable!("the dispatcher tests make no stub code")
+    }
+}
+
+/// The x86-64 System V rules of the integer-register and shape paths, on every host.
+pub(crate) struct SysVRules;
+
+impl UpcallEntries for SysVRules {
+    fn upcall_code(_header: *const UpcallHeader) -> Result<ExecutableCode> {
+        unreachable!("the dispatcher tests make no stub code")
+    }
+
+    fn int_register_args(args: &[UpcallArgKind], ret: UpcallRetKind) -> Option<usize> {
+        crate::backend::x86_64_sysv::shape::int_register_args(args, ret)
+    }
+
+    fn register_shape(
+        args: &[UpcallArgKind],
+        ret: UpcallRetKind,
+        plan: &CallPlan,
+    ) -> Option<RegisterShape> {
+        crate::backend::x86_64_sysv::shape::register_shape(args, ret, plan)
+    }
+}
+
+/// A context with the SysV plan (on every host: the dispatcher decodes SysV register frames)
+/// and the paths of backend `B`.
+fn context_with<B: UpcallEntries>(
+    d: &FunctionDescriptor,
+    f: impl for<'a> Fn(&UpcallArgs<'a>) -> Result<Value<'a>> + Send + Sync + 'static,
+) -> Context<'static> {
+    let plan = crate::backend::x86_64_sysv::classify::plan(d, None).unwrap();
+    Context::with_plan::<B>(d, plan, Box::new(f), 0).unwrap()
+}
+
+/// A context with no fast path of the backend's: the scalar, register or general path.
 fn context(
     d: &FunctionDescriptor,
     f: impl for<'a> Fn(&UpcallArgs<'a>) -> Result<Value<'a>> + Send + Sync + 'static,
 ) -> Context<'static> {
-    // The SysV plan on every host: the dispatcher decodes SysV register frames.
-    let plan = crate::backend::x86_64_sysv::classify::plan(d, None).unwrap();
-    Context::with_plan(d, plan, Box::new(f)).unwrap()
+    context_with::<Portable>(d, f)
+}
+
+/// As [`context`], with the SysV rules of the integer-register and shape paths.
+fn sysv_context(
+    d: &FunctionDescriptor,
+    f: impl for<'a> Fn(&UpcallArgs<'a>) -> Result<Value<'a>> + Send + Sync + 'static,
+) -> Context<'static> {
+    context_with::<SysVRules>(d, f)
 }
 
 fn frame(stack: &[u64]) -> UpcallFrame {
@@ -190,7 +252,8 @@ fn aapcs64_context(
     f: impl for<'a> Fn(&UpcallArgs<'a>) -> Result<Value<'a>> + Send + Sync + 'static,
 ) -> Context<'static> {
     use crate::backend::aarch64::classify::{plan, Flavour};
-    Context::with_plan(d, plan(d, None, Flavour::Linux).unwrap(), Box::new(f)).unwrap()
+    Context::with_plan::<Portable>(d, plan(d, None, Flavour::Linux).unwrap(), Box::new(f), 0)
+        .unwrap()
 }
 
 #[test]
@@ -312,7 +375,7 @@ fn scalar_path_and_general_path_agree() {
         s.lock().unwrap().push(format!("{:?}", &a[..]));
         Ok(Value::I8(-5))
     });
-    assert!(ctx.fast.is_some());
+    assert!(matches!(ctx.path, Path::Scalar(_)));
     let mut f1 = frame(&[]);
     f1.gpr[..5].copy_from_slice(&[
         0x1FF,
@@ -328,7 +391,7 @@ fn scalar_path_and_general_path_agree() {
     f2.vector = f1.vector;
     // SAFETY: synthetic register frames of the descriptor (no stack arguments).
     unsafe {
-        dispatch_scalar(&ctx, ctx.fast.as_ref().unwrap(), &mut f1).unwrap();
+        dispatch_scalar(&ctx, ctx.path.scalar().unwrap(), &mut f1).unwrap();
         dispatch_general(&ctx, &mut f2).unwrap();
     }
     assert_eq!(f1.ret_int, f2.ret_int);
@@ -346,7 +409,10 @@ fn scalar_path_and_general_path_agree() {
         FD::of_void([V::I64; 7]),
         FD::of(st([V::I64, V::I64]), []),
     ] {
-        assert!(context(&d, |_| Ok(Value::Void)).fast.is_none(), "{d}");
+        assert!(
+            context(&d, |_| Ok(Value::Void)).path.scalar().is_none(),
+            "{d}"
+        );
     }
 }
 
@@ -355,10 +421,13 @@ fn scalar_path_and_general_path_agree() {
 fn call_int(ctx: &Context<'_>, regs: [u64; 6]) -> u64 {
     type P = *const c_void;
     let p: P = (ctx as *const Context<'_>).cast();
-    let e = ctx.int_path.entry.expect("an integer path");
+    let Path::Int { int, .. } = &ctx.path else {
+        panic!("an integer path")
+    };
+    let e = int.entry;
     let [a, b, c, d, f, _] = regs;
     use std::mem::transmute as t;
-    type E = super::ErasedFn;
+    type E = ErasedFn;
     type F0 = unsafe extern "C" fn(P) -> u64;
     type F1 = unsafe extern "C" fn(u64, P) -> u64;
     type F2 = unsafe extern "C" fn(u64, u64, P) -> u64;
@@ -368,7 +437,7 @@ fn call_int(ctx: &Context<'_>, regs: [u64; 6]) -> u64 {
     // SAFETY: `entry` is `gatun_upcall_dispatch_int<n>` for this context (`IntPath::of`), of
     // this type for `n` arguments; the arguments are register images of the descriptor's.
     unsafe {
-        match ctx.int_path.n {
+        match int.n {
             0 => t::<E, F0>(e)(p),
             1 => t::<E, F1>(e)(a, p),
             2 => t::<E, F2>(e)(a, b, p),
@@ -381,8 +450,9 @@ fn call_int(ctx: &Context<'_>, regs: [u64; 6]) -> u64 {
 
 #[test]
 fn integer_path_is_taken_only_by_in_order_integer_register_signatures() {
-    let on =
-        |d: &FunctionDescriptor| context(d, |_| Ok(Value::Void)).int_path.entry.is_some() as u8;
+    let on = |d: &FunctionDescriptor| {
+        matches!(sysv_context(d, |_| Ok(Value::Void)).path, Path::Int { .. }) as u8
+    };
     assert_eq!(on(&FD::of(V::I32, [V::I32])), 1);
     assert_eq!(on(&FD::of_void([])), 1);
     assert_eq!(on(&FD::of(V::ADDRESS, [V::I64; 5])), 1);
@@ -398,7 +468,7 @@ fn integer_path_is_taken_only_by_in_order_integer_register_signatures() {
 fn integer_path_decodes_registers_and_extends_results_like_the_general_path() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s = seen.clone();
-    let ctx = context(
+    let ctx = sysv_context(
         &FD::of(V::I16, [V::I8, V::U16, V::I32, V::U32, V::ADDRESS]),
         move |a| {
             s.lock().unwrap().extend(a.iter().map(|v| v.to_string()));
@@ -443,14 +513,14 @@ fn integer_path_decodes_registers_and_extends_results_like_the_general_path() {
     ];
     for (kind, ret, expect) in results {
         for n in 0..=5 {
-            let ctx = context(&FD::of(kind.clone(), vec![V::I64; n]), move |_| Ok(ret()));
-            assert_eq!(ctx.int_path.n as usize, n);
+            let ctx = sysv_context(&FD::of(kind.clone(), vec![V::I64; n]), move |_| Ok(ret()));
+            assert!(matches!(&ctx.path, Path::Int { int, .. } if int.n as usize == n));
             assert_eq!(call_int(&ctx, [1, 2, 3, 4, 5, 6]), expect, "{kind:?} {n}");
         }
     }
     // Every argument count passes its registers in order.
     for n in 0..=5 {
-        let ctx = context(&FD::of(V::I64, vec![V::I64; n]), |a| {
+        let ctx = sysv_context(&FD::of(V::I64, vec![V::I64; n]), |a| {
             Ok(Value::I64(
                 a.iter()
                     .enumerate()
@@ -465,7 +535,7 @@ fn integer_path_decodes_registers_and_extends_results_like_the_general_path() {
         assert_eq!(call_int(&ctx, [1, 2, 3, 4, 5, 6]), expect as u64, "{n}");
     }
     // A `void` closure returning a value is reported like on the general path.
-    let ctx = context(&FD::of_void([V::I32]), |_| Ok(Value::I32(1)));
+    let ctx = sysv_context(&FD::of_void([V::I32]), |_| Ok(Value::I32(1)));
     assert!(matches!(
         int_result_bits::<0>(&ctx, &Value::I32(1)),
         Err(Error::ValueMismatch { .. })
@@ -475,7 +545,8 @@ fn integer_path_decodes_registers_and_extends_results_like_the_general_path() {
 
 #[test]
 fn register_path_is_taken_by_register_structs_only_and_agrees_with_the_general_path() {
-    let regs = |d: &FunctionDescriptor| context(d, |_| Ok(Value::Void)).regs.is_some();
+    let regs =
+        |d: &FunctionDescriptor| matches!(context(d, |_| Ok(Value::Void)).path, Path::Registers(_));
     let point = st([V::F64, V::F64]);
     let mixed = st([V::F64, V::I32]); // 12 bytes: an 8-byte and a 4-byte move
     assert!(regs(&FD::of(point.clone(), [point.clone()])));
@@ -505,9 +576,9 @@ fn register_path_is_taken_by_register_structs_only_and_agrees_with_the_general_p
         Ok(Value::Segment(s))
     }
     let fast = context(&d, echo);
-    assert!(fast.regs.is_some());
+    assert!(matches!(fast.path, Path::Registers(_)));
     let mut general = context(&d, echo);
-    general.regs = None;
+    general.path = Path::General;
     assert_eq!(run(&fast), run(&general));
     assert_eq!(run(&fast).1[0], 2.5f64.to_bits());
     assert_eq!(run(&fast).0[0] as u32, 7);
@@ -547,7 +618,7 @@ fn padding_bytes_of_struct_arguments_read_as_zero_on_the_register_path() {
         s.lock().unwrap().push(seen_bytes(a));
         Ok(Value::Void)
     });
-    assert!(ctx.fast.is_none() && ctx.regs.as_ref().is_some_and(|r| r.padded));
+    assert!(matches!(&ctx.path, Path::Registers(r) if r.padded));
     let mut f = frame(&[]);
     f.gpr[..3].copy_from_slice(&[0x0101_0101_0101_0101, 0x0202_0202_0202_0202, 7]);
     // Stale data in the words after the arguments.
@@ -577,7 +648,7 @@ fn padding_bytes_of_struct_arguments_read_as_zero_on_the_general_path() {
         s.lock().unwrap().push(seen_bytes(a));
         Ok(Value::Void)
     });
-    assert!(ctx.shape.is_none() && ctx.regs.is_none() && ctx.fast.is_none());
+    assert!(matches!(ctx.path, Path::General));
     let stack = [7u64, 8];
     for round in 0..2 {
         // Leave non-zero bytes in the linker stack where the copy goes.

@@ -6,8 +6,8 @@
 //! `Fn(A0, ..) -> R` ([`UpcallFn`]), which the compiler checks, so a closure of another
 //! signature does not compile.
 //!
-//! - **Direct path** (x86-64 System V, when the C arguments leave an integer argument register
-//!   free): the stub's code loads the address of its context (descriptor and closure) into
+//! - **Direct path** (a backend with free-register stubs, x86-64 System V, when the C
+//!   arguments leave an integer argument register free): the stub's code loads the address of its context (descriptor and closure) into
 //!   that register and jumps to a monomorphised `extern "C" fn(A0, .., *const Context) -> R`
 //!   trampoline. The C caller's arguments stay where it put them: Rust's own `extern "C"`
 //!   lowering of the trampoline reads them (the same classification as the C caller, checked
@@ -27,14 +27,19 @@
 //! - A direct stub's code holds the address of its boxed `TypedContext`, which lives as
 //!   long as the [`TypedUpcallStub`] (the code is dropped first), and the trampoline it jumps
 //!   to is the one monomorphised for the same closure type and signature.
-//! - The direct path is taken only when the SysV plan of the signature with one more pointer
-//!   argument puts that pointer in an integer register and adds no stack bytes.
+//! - The direct path is taken only when the native backend's `free_register` found the
+//!   integer argument register of a pointer parameter appended to the signature (on x86-64
+//!   System V: the SysV plan of the extended signature puts it in a register and adds no stack
+//!   bytes).
 
 use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
 
-use super::{guard, UpcallArgs, UpcallStub};
+use super::abort::guard;
+use super::{UpcallArgs, UpcallStub};
+use crate::backend::upcall::UpcallEntries;
+use crate::backend::Native;
 use crate::error::{Error, Result};
 use crate::layout::{MemoryLayout, ScalarKind};
 use crate::linker::{CReturn, CType, FunctionDescriptor, Linker};
@@ -242,11 +247,8 @@ signature_impl!(A 0 a, B 1 b, C 2 c, D 3 d, E 4 e, G 5 g, H 6 h, I 7 i, J 8 j, K
 
 /// How a [`TypedUpcallStub`] runs (fields drop in order: the code before the context).
 enum Path<'s> {
-    /// The direct trampoline, with its boxed `TypedContext` (x86-64 System V only).
-    #[cfg_attr(
-        not(all(target_arch = "x86_64", target_os = "linux", not(miri))),
-        allow(dead_code)
-    )]
+    /// The direct trampoline, with its boxed `TypedContext` (a backend with free-register
+    /// stubs: x86-64 System V).
     Direct {
         code: crate::code::ExecutableCode,
         _ctx: Box<dyn Send + Sync + 's>,
@@ -257,7 +259,7 @@ enum Path<'s> {
 
 /// A C function pointer of type `S` that calls a Rust closure, made by
 /// [`Linker::upcall_typed`] (see the [module documentation](crate::upcall::typed)). Owns its
-/// code (32 bytes of the shared code arena) and the closure; dropping it frees both. It
+/// code (at most 32 bytes of the shared code arena) and the closure; dropping it frees both. It
 /// borrows the arena it was made for (`'s`), so it never outlives it. `Send + Sync` (the
 /// closure is).
 ///
@@ -318,41 +320,30 @@ impl<'s, S: UpcallSignature> TypedUpcallStub<'s, S> {
     }
 }
 
-/// The direct typed stub of `descriptor` for closure `f`, if the signature has a free integer
-/// argument register for the context (x86-64 System V only).
-#[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+/// The direct typed stub of `descriptor` (whose native plan is `plan`) for closure `f`, if
+/// the native backend has a free-register stub for the signature (an integer argument
+/// register the C arguments leave free for the context: x86-64 System V only); else `f` back.
 fn direct<'s, S: UpcallSignature, F: UpcallFn<S> + Send + Sync + 's>(
     descriptor: FunctionDescriptor,
     plan: &crate::abi::CallPlan,
     f: F,
 ) -> std::result::Result<Result<Path<'s>>, F> {
-    use crate::abi::Location;
-    let mut extended: Vec<MemoryLayout> = descriptor.argument_layouts().to_vec();
-    extended.push(crate::layout::ValueLayout::ADDRESS.into());
-    let with_context = match descriptor.return_layout() {
-        Some(r) => FunctionDescriptor::of(r.clone(), extended),
-        None => FunctionDescriptor::of_void(extended),
-    };
-    let Ok(ext) = crate::backend::x86_64_sysv::classify::plan(&with_context, None) else {
+    let Some(register) = <Native as UpcallEntries>::free_register(&descriptor, plan) else {
         return Err(f);
-    };
-    let register = match ext.args.last().map(|a| a.moves.as_slice()) {
-        Some([m]) if ext.stack_bytes == plan.stack_bytes => match m.to {
-            Location::Int(n) => n as usize,
-            _ => return Err(f),
-        },
-        _ => return Err(f),
     };
     let ctx = Box::new(TypedContext { descriptor, f });
     let context = &*ctx as *const TypedContext<F> as usize;
     // SAFETY: the trampoline of `F` for `S` takes the C arguments of `S` and then a pointer,
-    // which the SysV plan just computed puts in integer register `register`; the context is
-    // that trampoline's `TypedContext<F>`, boxed and kept alive by the stub (module
-    // invariants).
+    // which the native ABI puts in integer argument register `register` (`free_register`);
+    // the context is that trampoline's `TypedContext<F>`, boxed and kept alive by the stub
+    // (module invariants).
     let code = unsafe {
-        crate::backend::x86_64_sysv::typed_upcall_code(register, context, F::trampoline())
+        <Native as UpcallEntries>::free_register_code(register, context, F::trampoline())
     };
-    Ok(code.map(|code| Path::Direct { code, _ctx: ctx }))
+    match code {
+        Some(code) => Ok(code.map(|code| Path::Direct { code, _ctx: ctx })),
+        None => Err(ctx.f),
+    }
 }
 
 impl Linker {
@@ -408,7 +399,6 @@ impl Linker {
         // The native ABI's checks, for both paths (and the target's support).
         let plan =
             crate::backend::native::plan(&descriptor, None, crate::backend::Direction::Upcall)?;
-        #[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
         let closure = match direct::<S, _>(descriptor.clone(), &plan, closure) {
             Ok(path) => {
                 return path.map(|path| TypedUpcallStub {
@@ -418,7 +408,6 @@ impl Linker {
             }
             Err(closure) => closure,
         };
-        let _ = plan;
         let ret = match descriptor.return_layout() {
             Some(MemoryLayout::Value(v)) => Some(v.kind()),
             _ => None,

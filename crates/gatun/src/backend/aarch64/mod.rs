@@ -97,6 +97,10 @@ executor_items! {
     pub(crate) mod slots;
     pub(crate) mod trampoline;
     pub(crate) mod upcall_entry;
+
+    /// The AArch64 backend, AAPCS64 and Apple arm64 (its upcall entry: `upcall_entry`).
+    pub(crate) struct Aapcs64;
+
     #[cfg(test)]
     mod tests;
 
@@ -125,18 +129,6 @@ executor_items! {
         _direction: Direction,
     ) -> Result<CallPlan> {
         classify::plan(descriptor, first_variadic, FLAVOUR)
-    }
-
-    /// The code of an upcall stub whose context is at address `context` (see `upcall_entry`),
-    /// placed in the code arena.
-    ///
-    /// # Errors
-    /// [`crate::Error::Unsupported`] if the OS refuses executable memory.
-    pub(crate) fn upcall_code(context: usize) -> Result<crate::code::ExecutableCode> {
-        // SAFETY: the upcall stub's code (`upcall_entry`): loads `context` into x17 and the
-        // shared entry's address into x16 and branches to it, called only as a function of the
-        // stub's descriptor type.
-        unsafe { crate::code::ExecutableCode::new(&upcall_entry::stub_code(context)) }
     }
 }
 

@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! 0:  bti c
-//! 4:  ldr x17, 16            ; the stub's Context
+//! 4:  ldr x17, 16            ; the stub's context, which starts with its UpcallHeader
 //! 8:  ldr x16, 24            ; gatun_aapcs64_upcall_entry
 //! 12: br  x16
 //! 16: .quad <context>
@@ -17,20 +17,28 @@
 //! carry no argument, so the caller's argument registers (x0..x7, x8, v0..v7) and stack reach
 //! the entry untouched, and `br x16` to the entry's `bti c` is a valid branch where branch
 //! target identification is enforced. The entry is shared by every stub. It:
-//! 1. starts with `bti c`, pushes the frame record x29/x30 and reserves an
-//!    [`crate::upcall::UpcallFrame`] (sp stays 16-byte aligned);
+//! 1. starts with `bti c`, pushes the frame record x29/x30 and reserves an [`UpcallFrame`] (sp
+//!    stays 16-byte aligned);
 //! 2. stores x0..x7 and x8 (`gpr`), d0..d7 (`vector`: the low 64 bits of v0..v7) and the
 //!    address of the caller's first stack argument (sp at entry = `x29 + 16`, §6.8.2 C.12ff.)
 //!    into the frame;
-//! 3. calls the Rust dispatcher `dispatch(context = x17, frame = sp)`;
+//! 3. loads the header's dispatcher ([`UpcallHeader::dispatch`], at offset 0) into x16 and
+//!    calls it (`blr x16`) with `(header = x17, frame = sp)`;
 //! 4. loads x0, x1 (`ret_int`) and d0..d3 (`ret_vector`) from the frame, restores sp, x29, x30
 //!    and returns to the C caller. The callee-saved x19..x28 and d8..d15 are preserved by the
 //!    dispatcher, an ordinary `extern "C"` function.
 //!
 //! Neither piece reads or writes x18 (the platform register; reserved on Apple).
 //!
-//! Invariant: the offsets used below are those of [`crate::upcall::UpcallFrame`] (0..192),
-//! asserted next to its definition.
+//! Invariant: the offsets used below are those of [`UpcallFrame`] (0..192) and
+//! [`UpcallHeader`] (0), asserted next to their definitions.
+
+use super::Aapcs64;
+use crate::backend::upcall::{UpcallEntries, UpcallHeader};
+#[cfg(doc)]
+use crate::backend::upcall::UpcallFrame;
+use crate::code::ExecutableCode;
+use crate::error::Result;
 
 asm_function!(
     "gatun_aapcs64_upcall_entry",
@@ -55,9 +63,10 @@ asm_function!(
     "stp d6, d7, [sp, #120]",
     "add x9, x29, #16",
     "str x9, [sp, #136]",
+    "ldr x16, [x17]",
     "mov x0, x17",
     "mov x1, sp",
-    "bl {dispatch}",
+    "blr x16",
     "ldp x0, x1, [sp, #144]",
     "ldp d0, d1, [sp, #160]",
     "ldp d2, d3, [sp, #176]",
@@ -67,7 +76,6 @@ asm_function!(
     "ret",
     ".cfi_endproc",
     ],
-    dispatch = sym crate::upcall::gatun_upcall_dispatch,
 );
 
 extern "C" {
@@ -100,6 +108,15 @@ pub(crate) fn stub_code(context: usize) -> [u8; STUB_LEN] {
     code[16..24].copy_from_slice(&(context as u64).to_le_bytes());
     code[24..32].copy_from_slice(&(entry as u64).to_le_bytes());
     code
+}
+
+impl UpcallEntries for Aapcs64 {
+    fn upcall_code(header: *const UpcallHeader) -> Result<ExecutableCode> {
+        // SAFETY: the stub's code loads `header` into x17 and the shared entry's address into
+        // x16 and branches to it; the entry calls the header's dispatcher. Called only as a
+        // function of the stub's descriptor type.
+        unsafe { ExecutableCode::new(&stub_code(header as usize)) }
+    }
 }
 
 #[cfg(test)]

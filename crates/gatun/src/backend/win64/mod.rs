@@ -47,6 +47,10 @@ executor_items! {
     pub(crate) mod slots;
     pub(crate) mod trampoline;
     pub(crate) mod upcall_entry;
+
+    /// The Win64 backend (its upcall entry: `upcall_entry`).
+    pub(crate) struct Win64;
+
     #[cfg(test)]
     mod tests;
 
@@ -67,18 +71,6 @@ executor_items! {
         _direction: Direction,
     ) -> Result<CallPlan> {
         classify::plan(descriptor, first_variadic)
-    }
-
-    /// The code of an upcall stub whose context is at address `context` (see `upcall_entry`),
-    /// in its own executable region.
-    ///
-    /// # Errors
-    /// [`crate::Error::Unsupported`] if the OS refuses executable memory.
-    pub(crate) fn upcall_code(context: usize) -> Result<crate::code::ExecutableCode> {
-        // SAFETY: the upcall stub's code (`upcall_entry`): loads `context` into r10 and the
-        // shared entry's address into r11 and jumps to it, called only as a function of the
-        // stub's descriptor type.
-        unsafe { crate::code::ExecutableCode::new(&upcall_entry::stub_code(context)) }
     }
 }
 

@@ -4,7 +4,7 @@
 //! A stub's own code is 23 bytes in an [`crate::code::ExecutableCode`]:
 //!
 //! ```text
-//! movabs r10, <context>                ; the stub's Context
+//! movabs r10, <context>                ; the stub's context (its UpcallHeader first)
 //! movabs r11, gatun_win64_upcall_entry
 //! jmp r11
 //! ```
@@ -17,14 +17,15 @@
 //! every stub. It:
 //! 1. pushes rbp (`.seh_pushreg`), makes it the frame register (`.seh_setframe`) and reserves
 //!    32 bytes of shadow space for the dispatcher ("the caller must always allocate sufficient
-//!    space to store four register parameters") plus an [`crate::upcall::UpcallFrame`] above
-//!    it (224 bytes; rsp stays 16-byte aligned);
+//!    space to store four register parameters") plus an [`UpcallFrame`] above it (224 bytes;
+//!    rsp stays 16-byte aligned);
 //! 2. stores rcx, rdx, r8, r9 (`gpr[0..4]`), the low 64 bits of xmm0..xmm3 (`vector[0..4]`)
 //!    and `stack` = the caller's rsp at its call instruction (entry rsp + 8, past the return
 //!    address), where the plan's `Location::Stack(off)` offsets count from: the shadow space at
 //!    0..32, the caller's first stack argument at 32;
-//! 3. calls the Rust dispatcher `dispatch(context = r10, frame)` (a Microsoft x64 function,
-//!    which preserves rbx, rsi, rdi, r12..r15 and xmm6..xmm15);
+//! 3. calls the header's dispatcher ([`UpcallHeader::dispatch`], at offset 0: `call [r10]`)
+//!    with `(header = r10, frame)` (a Microsoft x64 function, which preserves rbx, rsi, rdi,
+//!    r12..r15 and xmm6..xmm15);
 //! 4. loads rax (`ret_int[0]`) and xmm0 (`ret_vector[0]`) from the frame — for an in-memory
 //!    result the dispatcher put the hidden return pointer (rcx at entry) in `ret_int[0]` —,
 //!    restores rsp and rbp and returns.
@@ -32,8 +33,15 @@
 //! The entry itself uses only rax, rcx, rdx (volatile) and rbp (saved); it never touches rsi,
 //! rdi or xmm4..xmm15.
 //!
-//! Invariant: the offsets used below are those of [`crate::upcall::UpcallFrame`] (0..192),
-//! asserted next to its definition, placed at `rsp + 32`.
+//! Invariant: the offsets used below are those of [`UpcallFrame`] (0..192), placed at
+//! `rsp + 32`, and [`UpcallHeader`] (0), asserted next to their definitions.
+
+use super::Win64;
+use crate::backend::upcall::{UpcallEntries, UpcallHeader};
+#[cfg(doc)]
+use crate::backend::upcall::UpcallFrame;
+use crate::code::ExecutableCode;
+use crate::error::Result;
 
 std::arch::global_asm!(
     ".text",
@@ -64,14 +72,13 @@ std::arch::global_asm!(
     "mov qword ptr [rsp + 168], rax",
     "mov rcx, r10",
     "lea rdx, [rsp + 32]",
-    "call {dispatch}",
+    "call qword ptr [r10]",
     "mov rax, qword ptr [rsp + 176]",
     "movq xmm0, qword ptr [rsp + 192]",
     "lea rsp, [rbp]",
     "pop rbp",
     "ret",
     ".seh_endproc",
-    dispatch = sym crate::upcall::gatun_upcall_dispatch,
 );
 
 extern "C" {
@@ -92,6 +99,15 @@ pub(crate) fn stub_code(context: usize) -> [u8; STUB_LEN] {
     code[12..20].copy_from_slice(&(entry as u64).to_le_bytes());
     code[20..23].copy_from_slice(&[0x41, 0xFF, 0xE3]); // jmp r11
     code
+}
+
+impl UpcallEntries for Win64 {
+    fn upcall_code(header: *const UpcallHeader) -> Result<ExecutableCode> {
+        // SAFETY: the stub's code loads `header` into r10 and jumps to the shared entry, which
+        // calls the header's dispatcher; called only as a function of the stub's descriptor
+        // type.
+        unsafe { ExecutableCode::new(&stub_code(header as usize)) }
+    }
 }
 
 #[cfg(test)]

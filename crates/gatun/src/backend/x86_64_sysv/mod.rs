@@ -2,8 +2,8 @@
 //! ([`classify`], compiled on every host; the rest only on x86-64 Linux, where this is
 //! `backend::native`), the compiled-stub encoder ([`stub`]) and the calls
 //! into its checked entries ([`entry`], [`image`]), the hand-written trampoline
-//! ([`trampoline`]) with the Rust code that fills its call frame (here), and the upcall entry
-//! (`upcall_entry`).
+//! ([`trampoline`]) with the Rust code that fills its call frame (here), and the upcall entries
+//! (`upcall_entry`) with the register rules of the upcall fast paths (`shape`).
 
 /// Items of the executor: compiled only where it runs (this module is then `backend::native`).
 macro_rules! executor_items {
@@ -14,6 +14,10 @@ macro_rules! executor_items {
 
 #[cfg(any(test, gatun_backend = "x86_64_sysv"))]
 pub(crate) use crate::abi::sysv as classify;
+// The upcall paths' register rules: used where this backend runs, and by the upcall
+// dispatchers' unit tests on every host.
+#[cfg(any(test, gatun_backend = "x86_64_sysv"))]
+pub(crate) mod shape;
 
 executor_items! {
     use crate::abi::CallPlan;
@@ -29,6 +33,9 @@ executor_items! {
     pub(crate) mod stub;
     pub(crate) mod trampoline;
     pub(crate) mod upcall_entry;
+
+    /// The x86-64 System V backend (its upcall entries: `upcall_entry`).
+    pub(crate) struct SysV;
 
     pub(crate) use executor::{Executor, StructEntry};
     pub(crate) use crate::backend::StackArgs;
@@ -67,62 +74,5 @@ executor_items! {
             });
         }
         Ok(plan)
-    }
-
-    /// The code of an upcall stub whose context is at address `context` (see `upcall_entry`),
-    /// placed in the code arena.
-    ///
-    /// # Errors
-    /// [`Error::Unsupported`] if the OS refuses executable memory.
-    pub(crate) fn upcall_code(context: usize) -> Result<crate::code::ExecutableCode> {
-        // SAFETY: the upcall stub's code (`upcall_entry`): loads `context` into r10 and jumps to
-        // the shared entry, called only as a function of the stub's descriptor type.
-        unsafe { crate::code::ExecutableCode::new(&upcall_entry::stub_code(context)) }
-    }
-
-    /// The code of a register-shape upcall stub (`upcall_entry::shape_stub_code`) whose
-    /// context is at address `context`, placed in the code arena.
-    ///
-    /// # Errors
-    /// [`Error::Unsupported`] if the OS refuses executable memory.
-    ///
-    /// # Safety
-    /// The context's first word is the address of an `extern "C" fn(context, frame)` shape
-    /// dispatcher, and the stub is called only as a function of a type whose arguments are all
-    /// in the first `gprs` integer and `vectors` vector argument registers and whose result is
-    /// `void` or in rax, rdx, xmm0, xmm1.
-    pub(crate) unsafe fn shape_upcall_code(
-        gprs: usize,
-        vectors: usize,
-        context: usize,
-    ) -> Result<crate::code::ExecutableCode> {
-        // SAFETY: the caller's contract: the code loads `context` into r10 and jumps to the
-        // shape entry storing those registers.
-        unsafe {
-            crate::code::ExecutableCode::new(&upcall_entry::shape_stub_code(
-                gprs, vectors, context,
-            ))
-        }
-    }
-
-    /// The code of a typed upcall stub (`upcall_entry::typed_stub_code`): `context` into the
-    /// integer argument register `n` (0..6), then a jump to the trampoline at `target`.
-    ///
-    /// # Errors
-    /// [`Error::Unsupported`] if the OS refuses executable memory.
-    ///
-    /// # Safety
-    /// `target` is an `extern "C"` function whose parameters are those of the C type the stub
-    /// is called as, followed by one pointer parameter that the SysV rules put in register
-    /// `n`; it must accept `context` there.
-    pub(crate) unsafe fn typed_upcall_code(
-        n: usize,
-        context: usize,
-        target: usize,
-    ) -> Result<crate::code::ExecutableCode> {
-        // SAFETY: the caller's contract: the code only adds the trailing argument and jumps.
-        unsafe {
-            crate::code::ExecutableCode::new(&upcall_entry::typed_stub_code(n, context, target))
-        }
     }
 }

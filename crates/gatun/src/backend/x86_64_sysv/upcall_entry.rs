@@ -4,7 +4,8 @@
 //!
 //! ```text
 //! endbr64
-//! movabs r10, <context>          ; the stub's Context (r10: SysV's static-chain register)
+//! movabs r10, <context>          ; the stub's context, which starts with its UpcallHeader
+//!                                ; (r10: SysV's static-chain register)
 //! movabs r11, gatun_upcall_entry
 //! jmp r11
 //! ```
@@ -13,36 +14,49 @@
 //! argument registers and stack reach `gatun_upcall_entry` untouched. The entry is shared by
 //! every stub.
 //!
-//! A stub whose context has an integer-register path (see `crate::upcall`: every argument is
-//! a scalar in integer argument register `i` for argument `i`, at most five, and the return is
-//! `void` or in rax) has no entry here: it is a [`typed_stub_code`] stub that puts the context
-//! in the integer argument register after the last argument and jumps straight to the Rust
-//! dispatcher, an `extern "C" fn(a0, .., context) -> u64`.
+//! A stub whose context has an integer-register path (`super::shape::int_register_args`:
+//! every argument is a scalar in integer argument register `i` for argument `i`, at most five,
+//! and the return is `void` or in rax) has no entry here: it is a [`typed_stub_code`] stub that
+//! puts the context in the integer argument register after the last argument and jumps
+//! straight to the Rust dispatcher, an `extern "C" fn(a0, .., context) -> u64`. A typed stub
+//! (`UpcallEntries::free_register`) is the same code jumping to its trampoline.
 //!
-//! A stub whose context has a register-shape path (`crate::upcall::shape`: every argument in
-//! argument registers, the result `void` or in rax/rdx/xmm0/xmm1) jumps to the shape entry for
-//! the integer and vector argument registers its signature uses, rounded up to 0, 2, 4 or 6
-//! and 0, 2, 4 or 8, `gatun_upcall_entry_g<g>v<v>`: it reserves an
-//! [`crate::upcall::UpcallFrame`] (no frame pointer, no stack-argument address: such a
-//! signature has none), stores those registers only, calls the context's shape dispatcher (the
-//! context's first word) with `(context = r10, frame = rsp)` and loads rax, rdx, xmm0, xmm1
-//! from the frame's return slots.
+//! A stub whose context has a register-shape path (`super::shape::register_shape`: every
+//! argument in argument registers, the result `void` or in rax/rdx/xmm0/xmm1) jumps to the
+//! shape entry for the integer and vector argument registers its signature uses, rounded up to
+//! 0, 2, 4 or 6 and 0, 2, 4 or 8, `gatun_upcall_entry_g<g>v<v>`: it reserves an
+//! [`UpcallFrame`] (no frame pointer, no stack-argument address: such a signature has none),
+//! stores those registers only, calls the header's shape dispatcher
+//! ([`UpcallHeader::shape_dispatch`], at offset 8) with `(header = r10, frame = rsp)` and loads
+//! rax, rdx, xmm0, xmm1 from the frame's return slots.
 //!
 //! The general entry:
-//! 1. pushes rbp (the stack is then 16-byte aligned) and reserves an
-//!    [`crate::upcall::UpcallFrame`];
+//! 1. pushes rbp (the stack is then 16-byte aligned) and reserves an [`UpcallFrame`];
 //! 2. stores rdi..r9, the low 64 bits of xmm0..xmm7 and the address of the caller's first
 //!    stack argument (`rbp + 16`) into the frame;
-//! 3. calls the Rust dispatcher `dispatch(context = r10, frame = rsp)`;
+//! 3. calls the header's dispatcher ([`UpcallHeader::dispatch`], at offset 0) with
+//!    `(header = r10, frame = rsp)`;
 //! 4. loads rax, rdx, xmm0, xmm1 from the frame's return slots, restores rsp/rbp and returns to
 //!    the C caller. Callee-saved registers (rbx, r12..r15) are preserved by the dispatcher,
 //!    which is an ordinary `extern "C"` function.
 //!
-//! The frame is the backend-neutral [`crate::upcall::UpcallFrame`]: rdi..r9 fill `gpr[0..6]`,
+//! The frame is the backend-neutral [`UpcallFrame`]: rdi..r9 fill `gpr[0..6]`,
 //! xmm0..xmm7 `vector`, and rax, rdx, xmm0, xmm1 come from `ret_int` and `ret_vector[0..2]`.
 //!
-//! Invariant: the offsets used below are those of [`crate::upcall::UpcallFrame`] (0..192),
-//! asserted next to its definition.
+//! Invariant: the offsets used below are those of [`UpcallFrame`] (0..192) and
+//! [`UpcallHeader`] (0, 8), asserted next to their definitions.
+
+use super::SysV;
+use crate::abi::CallPlan;
+#[cfg(doc)]
+use crate::backend::upcall::UpcallFrame;
+use crate::backend::upcall::{
+    RegisterShape, UpcallArgKind, UpcallEntries, UpcallHeader, UpcallRetKind,
+};
+use crate::code::ExecutableCode;
+use crate::error::Result;
+use crate::linker::FunctionDescriptor;
+use crate::value::Value;
 
 std::arch::global_asm!(
     ".text",
@@ -77,7 +91,7 @@ std::arch::global_asm!(
     "mov qword ptr [rsp + 136], rax",
     "mov rdi, r10",
     "mov rsi, rsp",
-    "call {dispatch}",
+    "call qword ptr [r10]",
     "mov rax, qword ptr [rsp + 144]",
     "mov rdx, qword ptr [rsp + 152]",
     "movq xmm0, qword ptr [rsp + 160]",
@@ -87,13 +101,12 @@ std::arch::global_asm!(
     "ret",
     ".cfi_endproc",
     ".size gatun_upcall_entry, . - gatun_upcall_entry",
-    dispatch = sym crate::upcall::gatun_upcall_dispatch,
 );
 
 /// A register-shape entry: stores the integer argument registers `$g`.. and vector argument
-/// registers `$v`.. given as `$store`s into an [`crate::upcall::UpcallFrame`] at rsp (200
-/// bytes reserved: the frame and 8 bytes that align the stack at the call), calls the word at
-/// r10 (the context's shape dispatcher) with `(context = r10, frame = rsp)`, and returns rax,
+/// registers `$v`.. given as `$store`s into an [`UpcallFrame`] at rsp (200 bytes reserved: the
+/// frame and 8 bytes that align the stack at the call), calls the word at r10 + 8 (the header's
+/// shape dispatcher) with `(header = r10, frame = rsp)`, and returns rax,
 /// rdx, xmm0, xmm1 from the frame's return slots.
 macro_rules! shape_entry {
     ($g:literal, $v:literal, [$($store:literal),*]) => {
@@ -111,7 +124,7 @@ macro_rules! shape_entry {
             $($store,)*
             "mov rdi, r10",
             "mov rsi, rsp",
-            "call qword ptr [r10]",
+            "call qword ptr [r10 + 8]",
             "mov rax, qword ptr [rsp + 144]",
             "mov rdx, qword ptr [rsp + 152]",
             "movq xmm0, qword ptr [rsp + 160]",
@@ -223,10 +236,10 @@ fn stub_code_for(context: usize, entry: usize) -> [u8; STUB_LEN] {
     code
 }
 
-/// The machine code of a typed upcall stub (`crate::upcall::typed`): `endbr64`,
+/// The machine code of a free-register stub (the typed and integer-register paths): `endbr64`,
 /// `movabs <int argument register n>, context`, `movabs r11, target`, `jmp r11` — the context
-/// becomes the trailing pointer argument of the monomorphised `extern "C"` trampoline at
-/// `target`, in the integer argument register `n` (0..6: rdi, rsi, rdx, rcx, r8, r9) that the
+/// becomes the trailing pointer argument of the `extern "C"` function at `target`, in the
+/// integer argument register `n` (0..6: rdi, rsi, rdx, rcx, r8, r9) that the
 /// C caller's arguments leave free. The caller's own argument registers and stack are
 /// untouched.
 pub(crate) fn typed_stub_code(n: usize, context: usize, target: usize) -> [u8; STUB_LEN] {
@@ -242,6 +255,65 @@ pub(crate) fn typed_stub_code(n: usize, context: usize, target: usize) -> [u8; S
     code[16..24].copy_from_slice(&(target as u64).to_le_bytes());
     code[24..27].copy_from_slice(&[0x41, 0xFF, 0xE3]); // jmp r11
     code
+}
+
+impl UpcallEntries for SysV {
+    fn upcall_code(header: *const UpcallHeader) -> Result<ExecutableCode> {
+        // SAFETY: the stub's code loads `header` into r10 and jumps to the general entry,
+        // which calls the header's dispatcher; called only as a function of the stub's
+        // descriptor type.
+        unsafe { ExecutableCode::new(&stub_code(header as usize)) }
+    }
+
+    fn int_register_args(args: &[UpcallArgKind], ret: UpcallRetKind) -> Option<usize> {
+        super::shape::int_register_args(args, ret)
+    }
+
+    fn register_shape(
+        args: &[UpcallArgKind],
+        ret: UpcallRetKind,
+        plan: &CallPlan,
+    ) -> Option<RegisterShape> {
+        super::shape::register_shape(args, ret, plan)
+    }
+
+    unsafe fn shape_upcall_code(
+        shape: &RegisterShape,
+        header: *const UpcallHeader,
+    ) -> Option<Result<ExecutableCode>> {
+        // SAFETY: the caller's contract: the stub is called as a function whose arguments are
+        // all in the first `gprs` integer and `vectors` vector argument registers and whose
+        // result is `void` or in rax, rdx, xmm0, xmm1 (`register_shape`); the code loads
+        // `header` into r10 and jumps to the shape entry storing those registers, which calls
+        // the header's shape dispatcher.
+        Some(unsafe {
+            ExecutableCode::new(&shape_stub_code(
+                shape.gprs as usize,
+                shape.vectors as usize,
+                header as usize,
+            ))
+        })
+    }
+
+    fn free_register(descriptor: &FunctionDescriptor, plan: &CallPlan) -> Option<usize> {
+        super::shape::free_register(descriptor, plan)
+    }
+
+    unsafe fn free_register_code(
+        n: usize,
+        context: usize,
+        target: usize,
+    ) -> Option<Result<ExecutableCode>> {
+        // SAFETY: the caller's contract: the code only adds the trailing argument in integer
+        // argument register `n` and jumps to `target`, which accepts it there.
+        Some(unsafe { ExecutableCode::new(&typed_stub_code(n, context, target)) })
+    }
+
+    #[inline(always)]
+    unsafe fn write_segment_value(slot: *mut Value<'_>, ptr: *mut u8, len: usize) {
+        // SAFETY: forwarded.
+        unsafe { super::shape::write_segment_value(slot, ptr, len) }
+    }
 }
 
 #[cfg(test)]
