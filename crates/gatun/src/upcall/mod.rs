@@ -503,7 +503,11 @@ unsafe fn write_scalar_value(slot: *mut Value<'_>, a: ScalarArg, bits: u64) {
 impl<'s> Context<'s> {
     /// Classifies `descriptor` (the native backend's ABI) and precomputes what a call needs.
     fn new(descriptor: &FunctionDescriptor, closure: Box<Closure<'s>>) -> Result<Context<'s>> {
-        let plan = crate::backend::native::plan(descriptor, None, Direction::Upcall)?;
+        let plan = <crate::backend::Native as crate::backend::Backend>::plan(
+            descriptor,
+            None,
+            Direction::Upcall,
+        )?;
         Self::with_plan(descriptor, plan, closure)
     }
 

@@ -406,8 +406,11 @@ impl Linker {
             None => FunctionDescriptor::of_void(args),
         };
         // The native ABI's checks, for both paths (and the target's support).
-        let plan =
-            crate::backend::native::plan(&descriptor, None, crate::backend::Direction::Upcall)?;
+        let plan = <crate::backend::Native as crate::backend::Backend>::plan(
+            &descriptor,
+            None,
+            crate::backend::Direction::Upcall,
+        )?;
         #[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
         let closure = match direct::<S, _>(descriptor.clone(), &plan, closure) {
             Ok(path) => {

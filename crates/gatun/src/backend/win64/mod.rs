@@ -16,13 +16,6 @@
 //! `RtlAddFunctionTable` while the stub lives. The trampoline runs the calls when the OS refuses
 //! executable memory.
 
-/// Items of the executor: compiled only where it runs (this module is then `backend::native`).
-macro_rules! executor_items {
-    ($($item:item)*) => {
-        $(#[cfg(all(target_arch = "x86_64", target_os = "windows", not(miri)))] $item)*
-    };
-}
-
 pub mod classify;
 
 // The thread's Windows error states (declared once: the trampoline, the stubs and the
@@ -32,59 +25,88 @@ pub(crate) mod last_error;
 
 // The compiled-stub compiler: run by the executor; its code generation is pure data, compiled
 // (and unit-tested) on every host for the tests.
-#[cfg(any(test, all(target_arch = "x86_64", target_os = "windows", not(miri))))]
+#[cfg(any(test, gatun_backend = "win64"))]
 pub(crate) mod stub;
 
-executor_items! {
-    use crate::abi::CallPlan;
-    use crate::backend::Direction;
-    use crate::error::Result;
-    use crate::linker::FunctionDescriptor;
+// The executor: compiled only where it runs (this module is then `backend::native`).
+#[cfg(gatun_backend = "win64")]
+pub(crate) mod executor;
+#[cfg(gatun_backend = "win64")]
+mod frame;
+#[cfg(gatun_backend = "win64")]
+pub(crate) mod slots;
+#[cfg(all(test, gatun_backend = "win64"))]
+mod tests;
+#[cfg(gatun_backend = "win64")]
+pub(crate) mod trampoline;
+#[cfg(gatun_backend = "win64")]
+pub(crate) mod upcall_entry;
 
-    pub(crate) mod executor;
-    mod frame;
-    pub(crate) mod slots;
-    pub(crate) mod trampoline;
-    pub(crate) mod upcall_entry;
-    #[cfg(test)]
-    mod tests;
+#[cfg(gatun_backend = "win64")]
+pub(crate) use frame::CallFrame;
 
-    pub(crate) use executor::{Executor, StructEntry};
-    pub(crate) use frame::CallFrame;
-    pub(crate) use super::absent::ImageEntry;
+/// The Microsoft x64 backend.
+#[cfg(gatun_backend = "win64")]
+pub(crate) struct Win64;
 
-    /// This backend's one classification entry point for its executor: the Win64 plan
-    /// ([`classify::plan`], which checks every size and the stack limit), for downcalls and
-    /// upcalls alike. The executor has no limits of its own beyond the plan's: by-reference
-    /// arguments and the hidden return pointer are carried out.
-    ///
-    /// # Errors
-    /// As [`classify::plan`].
-    pub(crate) fn plan(
-        descriptor: &FunctionDescriptor,
+#[cfg(gatun_backend = "win64")]
+impl crate::backend::Backend for Win64 {
+    type Executor = crate::backend::executor::StubExecutor<executor::Entries>;
+
+    /// The Win64 plan ([`classify::plan`], which checks every size and the stack limit), for
+    /// downcalls and upcalls alike. The executor has no limits of its own beyond the plan's:
+    /// by-reference arguments and the hidden return pointer are carried out.
+    fn plan(
+        descriptor: &crate::linker::FunctionDescriptor,
         first_variadic: Option<usize>,
-        _direction: Direction,
-    ) -> Result<CallPlan> {
+        _direction: crate::backend::Direction,
+    ) -> crate::Result<crate::abi::CallPlan> {
         classify::plan(descriptor, first_variadic)
     }
 
-    /// The code of an upcall stub whose context is at address `context` (see `upcall_entry`),
-    /// in its own executable region.
-    ///
-    /// # Errors
-    /// [`crate::Error::Unsupported`] if the OS refuses executable memory.
-    pub(crate) fn upcall_code(context: usize) -> Result<crate::code::ExecutableCode> {
-        // SAFETY: the upcall stub's code (`upcall_entry`): loads `context` into r10 and the
-        // shared entry's address into r11 and jumps to it, called only as a function of the
-        // stub's descriptor type.
-        unsafe { crate::code::ExecutableCode::new(&upcall_entry::stub_code(context)) }
+    /// A compiled stub with its fast path, or the trampoline when the OS gives no executable
+    /// memory or refuses the stub's function table (`StubExecutor::link`).
+    fn link(
+        plan: &crate::abi::CallPlan,
+        args: &[crate::backend::ArgKind],
+        ret: crate::backend::RetKind,
+        capture: bool,
+        _target: *const std::ffi::c_void,
+    ) -> crate::Result<Self::Executor> {
+        crate::backend::executor::StubExecutor::link(plan, args, ret, capture)
+    }
+
+    #[cfg(feature = "internals")]
+    fn stub_code(
+        plan: &crate::abi::CallPlan,
+        args: &[crate::backend::ArgKind],
+        capture: bool,
+    ) -> crate::Result<Vec<u8>> {
+        let checks = crate::backend::ArgCheck::all(args);
+        let fns = stub::CaptureFns::native();
+        Ok(stub::compile(plan, &checks, capture, &fns).bytes)
+    }
+
+    #[cfg(feature = "internals")]
+    fn compile_uncached(
+        plan: &crate::abi::CallPlan,
+        args: &[crate::backend::ArgKind],
+        capture: bool,
+    ) -> crate::Result<usize> {
+        let checks = crate::backend::ArgCheck::all(args);
+        Ok(stub::build(plan, &checks, capture)?.bytes().len())
     }
 }
 
-#[cfg(all(
-    target_arch = "x86_64",
-    target_os = "windows",
-    not(miri),
-    feature = "internals"
-))]
-pub(crate) use executor::{compile_uncached, stub_code};
+/// The code of an upcall stub whose context is at address `context` (see `upcall_entry`),
+/// in its own executable region.
+///
+/// # Errors
+/// [`crate::Error::Unsupported`] if the OS refuses executable memory.
+#[cfg(gatun_backend = "win64")]
+pub(crate) fn upcall_code(context: usize) -> crate::Result<crate::code::ExecutableCode> {
+    // SAFETY: the upcall stub's code (`upcall_entry`): loads `context` into r10 and the
+    // shared entry's address into r11 and jumps to it, called only as a function of the
+    // stub's descriptor type.
+    unsafe { crate::code::ExecutableCode::new(&upcall_entry::stub_code(context)) }
+}

@@ -103,7 +103,7 @@ pub(crate) use crate::backend::{VALUE_PAYLOAD, VALUE_STRIDE};
     not(all(target_arch = "x86_64", target_os = "windows", not(miri))),
     allow(unused_imports)
 )]
-pub(crate) use crate::backend::by_reference::RawFn;
+pub(crate) use crate::backend::RawFn;
 
 /// The values entry's signature (see the module documentation): `*rejected` is set to 1 when
 /// an argument is rejected (nothing called), and left alone otherwise.

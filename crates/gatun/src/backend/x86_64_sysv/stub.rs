@@ -70,9 +70,11 @@ use std::ffi::c_void;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use crate::backend::stub_cache::{self, StubCache, StubKey};
-use crate::backend::x86_64_encode::{self as encode, Asm, RAX, RCX, RDI, RDX, RSI, RSP, R10, R11, R8, R9, XMM14, XMM15};
 use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan};
+use crate::backend::stub_cache::{self, StubCache, StubKey};
+use crate::backend::x86_64_encode::{
+    self as encode, Asm, R10, R11, R8, R9, RAX, RCX, RDI, RDX, RSI, RSP, XMM14, XMM15,
+};
 use crate::backend::x86_64_sysv::entry::CheckedEntry;
 use crate::backend::x86_64_sysv::slots::SlotsEntry;
 use crate::code::ExecutableCode;
@@ -121,7 +123,6 @@ fn emit_move(a: &mut Asm, base: u8, disp: i32, m: &ArgMove) {
 fn emit_return_move(a: &mut Asm, base: u8, m: &ReturnMove) {
     encode::emit_return_move(a, &INT_RETURNS, base, m);
 }
-
 
 /// Where argument `i`'s bytes are: `(base register, displacement)`, loading the argument's
 /// pointer into r10 where needed. `args` is the register holding the entry's `args` parameter.
