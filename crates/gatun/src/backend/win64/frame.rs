@@ -17,7 +17,7 @@ use std::ffi::c_void;
 
 use super::trampoline;
 use crate::abi::{CallPlan, Location, Register};
-use crate::backend::by_reference::Trampoline;
+use crate::backend::executor::Trampoline;
 use crate::backend::StackArgs;
 
 /// The call frame the trampoline consumes (`#[repr(C)]`: the assembly uses these offsets,

@@ -170,10 +170,11 @@ impl DowncallHandle {
             if seg.byte_size() < inner.ret_size || seg.address() & inner.ret_align_mask != 0 {
                 return Err(inner.bad_struct_segment(seg.address(), seg.byte_size()));
             }
+            let target = inner.target as *const c_void;
             // SAFETY: one `Value` per descriptor argument, checked by the stub first; `seg`
             // holds the return layout's size at its alignment (checked above); the callee's
             // contract is the caller's.
-            let done = unsafe { entry.call(args, seg.as_ptr(), inner.target as *const c_void) };
+            let done = unsafe { StructCall::call(entry, args, seg.as_ptr(), target) };
             if !done {
                 // SAFETY: as above; the checked path reports the argument the stub rejected.
                 unsafe { self.invoke_values_outlined(seg.as_ptr(), args)? };
@@ -208,9 +209,10 @@ impl DowncallHandle {
     ) -> Result<()> {
         let inner = &*self.inner;
         if args.len() == inner.args.len() {
+            let target = inner.target as *const c_void;
             // SAFETY: one `Value` per descriptor argument, checked by the stub first; the
             // callee's contract is the caller's.
-            let regs = unsafe { image.call(args.as_ptr().cast(), inner.target as *const c_void) };
+            let regs = unsafe { ImageCall::call(&image, args.as_ptr().cast(), target) };
             if let Some(regs) = regs {
                 // SAFETY: `ret` holds the return layout's size (caller).
                 unsafe { image.store(ret, regs) };
@@ -331,9 +333,10 @@ impl DowncallHandle {
         }
         // SAFETY: `errno` is this thread's errno address (`__errno_location()`).
         unsafe { errno.write(0) };
+        let target = inner.target as *const c_void;
         // SAFETY: one `Value` per descriptor argument,
         // checked by the stub first; the callee's contract is the caller's.
-        let bits = unsafe { stub.call(args.as_ptr().cast(), inner.target as *const c_void) };
+        let bits = unsafe { UncapturedCall::call(stub, args.as_ptr().cast(), target) };
         bits.map(|bits| (bits, errno))
     }
 
