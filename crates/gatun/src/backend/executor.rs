@@ -504,7 +504,7 @@ impl<E: StubEntries> StubExecutor<E> {
 impl<E: StubEntries> crate::backend::Executor for StubExecutor<E> {
     type Image = Absent;
     type StructEntry = StructEntry<E>;
-    type Uncaptured = Uncaptured<E>;
+    type Uncaptured<'a> = Uncaptured<E>;
 
     /// One call through the backend's trampoline with the linked copies (see [`interpret`]):
     /// a by-reference argument's bytes are copied into this call's linker-stack frame and the

@@ -191,8 +191,11 @@ pub(crate) trait Executor: Clone + Send + Sync + 'static {
     type Image: ImageCall;
     /// The entry of a struct return written through the return destination, or [`Absent`].
     type StructEntry: StructCall;
-    /// A capture handle's entry into its signature's stub without capture, or [`Absent`].
-    type Uncaptured: UncapturedCall;
+    /// A capture handle's entry into its signature's stub without capture (it may borrow
+    /// from the executor), or [`Absent`].
+    type Uncaptured<'a>: UncapturedCall
+    where
+        Self: 'a;
 
     /// The checked general path: argument `i`'s source comes from `arg(i)` for every planned
     /// argument before anything is called (its first error is returned then); the hidden
@@ -298,7 +301,7 @@ pub(crate) trait Executor: Clone + Send + Sync + 'static {
 
     /// A capture handle's entry into the same signature's stub without capture (the
     /// system-call adapter, which zeroes and reads errno itself). Default: `None`.
-    fn uncaptured(&self) -> Option<Self::Uncaptured> {
+    fn uncaptured(&self) -> Option<Self::Uncaptured<'_>> {
         None
     }
 
@@ -426,7 +429,7 @@ impl UncapturedCall for Absent {
 impl Executor for Absent {
     type Image = Absent;
     type StructEntry = Absent;
-    type Uncaptured = Absent;
+    type Uncaptured<'a> = Absent;
 
     unsafe fn interpret(
         &self,

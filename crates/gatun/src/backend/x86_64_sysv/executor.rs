@@ -200,7 +200,7 @@ impl Executor {
 impl crate::backend::Executor for Executor {
     type Image = ImageEntry;
     type StructEntry = StructEntry;
-    type Uncaptured = Uncaptured;
+    type Uncaptured<'a> = Uncaptured<'a>;
 
     /// The trampoline executor (the test hook that forces the interpreted path).
     #[cfg(feature = "internals")]
@@ -421,9 +421,9 @@ impl crate::backend::Executor for Executor {
     /// system-call adapter, which zeroes and reads errno itself), if it has one: capture, an
     /// integer or void result, a stub.
     #[inline(always)]
-    fn uncaptured(&self) -> Option<Uncaptured> {
+    fn uncaptured(&self) -> Option<Uncaptured<'_>> {
         match self {
-            Executor::CaptureUncaptured(_, stub) => Some(Uncaptured(stub.values)),
+            Executor::CaptureUncaptured(_, stub) => Some(Uncaptured(stub)),
             _ => None,
         }
     }
@@ -504,17 +504,17 @@ impl crate::backend::Executor for Executor {
 }
 
 /// A capture handle's value entry of its signature's stub without capture
-/// (`uncaptured`); kept alive by the executor it was taken from.
+/// (`uncaptured`), borrowed from its executor.
 #[derive(Clone, Copy)]
-pub(crate) struct Uncaptured(CheckedEntry);
+pub(crate) struct Uncaptured<'a>(&'a StubEntry);
 
-impl UncapturedCall for Uncaptured {
+impl UncapturedCall for Uncaptured<'_> {
     /// Calls it: rax, or `None` if the stub rejected an argument (nothing was called).
     #[inline(always)]
     unsafe fn call(self, args: *const u8, target: *const c_void) -> Option<u64> {
         // SAFETY: the stub checks every argument first; it captures nothing and needs no
         // return destination (scalar or void return); the rest is the caller's contract.
-        unsafe { self.0.call_plain(args, target) }
+        unsafe { self.0.values.call_plain(args, target) }
     }
 }
 
