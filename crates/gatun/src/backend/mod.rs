@@ -1,7 +1,6 @@
 //! The call layer's ABI backends, one module per ABI, behind one contract: the [`Backend`]
 //! trait (classification and link) and the [`Executor`] trait (how a linked handle's calls
-//! run). `linker`, `upcall` and `capture` use only [`Native`] and these traits; they contain no
-//! `cfg(target_arch)`.
+//! run). The linker (`linker::handle`) uses only [`Native`] and these traits.
 //!
 //! - [`x86_64_sysv`] ([`x86_64_sysv::SysV`]): System V AMD64, on x86-64 Linux.
 //! - [`aarch64`] ([`aarch64::Aapcs64`]): AAPCS64 (Linux) and Apple arm64.
@@ -21,9 +20,12 @@
 //! [`Backend::plan`], [`Backend::link`] and [`Executor::interpret`]. Everything else is
 //! optional: every fast path of [`Executor`] has a default body meaning "absent", so the
 //! handle layer falls back to [`Executor::interpret`], which accepts the same values and
-//! reports the exact error. A backend with a stub compiler and by-reference copies gets
-//! every fast path but the SysV-only ones by implementing [`executor::StubEntries`] and using
-//! [`executor::StubExecutor`].
+//! reports the exact error. A backend with a stub compiler gets every fast path but the
+//! SysV-only ones (the float path, image entries, a target standing in for its stub) by
+//! implementing `executor::StubEntries` (its entry calls, copies' layout and slots path) and
+//! naming `executor::StubExecutor<its entries>` as its executor, as AArch64 and Win64 do.
+//! x86-64 SysV keeps its own executor enum (`x86_64_sysv::executor`), one variant per fast
+//! path, so that each fast path is one discriminant test with its entry inside the variant.
 
 use std::ffi::c_void;
 
