@@ -3,8 +3,8 @@
 //! run). The linker (`linker::handle`) uses only [`Native`] and these traits.
 //!
 //! - [`x86_64_sysv`] ([`x86_64_sysv::SysV`]): System V AMD64, on x86-64 Linux.
-//! - [`aarch64`] ([`aarch64::Aapcs64`]): AAPCS64 (Linux) and Apple arm64.
-//! - [`win64`] ([`win64::Win64`]): the Microsoft x64 convention, on x86-64 Windows.
+//! - [`aarch64`] (`aarch64::Aapcs64`): AAPCS64 (Linux) and Apple arm64.
+//! - [`win64`] (`win64::Win64`): the Microsoft x64 convention, on x86-64 Windows.
 //! - `unsupported` (`unsupported::Unsupported`): every other target (and every target under
 //!   Miri); its link returns [`Error::Unsupported`](crate::Error::Unsupported).
 //!
@@ -96,7 +96,7 @@ const _: () = {
 /// [`Native`]'s is used (static dispatch: nothing here is called through `dyn`).
 ///
 /// Required: [`Backend::plan`] and [`Backend::link`]. The `internals` hooks
-/// ([`Backend::stub_code`], [`Backend::compile_uncached`]) default to
+/// (`Backend::stub_code`, `Backend::compile_uncached`) default to
 /// [`Error::Unsupported`](crate::Error::Unsupported): a backend without a stub compiler leaves
 /// them out.
 pub(crate) trait Backend: 'static {

@@ -9,11 +9,11 @@
 //! - An [`Executor`] was built by [`Executor::link`] from the handle's own plan, argument kinds,
 //!   return kind and capture flag, and never changes: the fast path is one variant of the
 //!   executor, so a handle cannot hold inconsistent fast paths.
-//!   [`Executor::int_arity`] and [`Executor::float_arity`] are derived from it.
+//!   [`int_arity`](crate::backend::Executor::int_arity) and [`float_arity`](crate::backend::Executor::float_arity) are derived from it.
 //! - Every entry is kept alive by the `Arc<Stub>` in the same `Compiled` (the stub cache holds
 //!   only a `Weak`).
 //! - The value entries check every argument's tag and segment length before anything else and
-//!   report a mismatch without calling (`entry`); callers then take [`Executor::interpret`],
+//!   report a mismatch without calling (`entry`); callers then take [`interpret`](crate::backend::Executor::interpret),
 //!   which performs the same checks in Rust, so the same values are accepted either way.
 
 use std::ffi::c_void;
@@ -50,7 +50,7 @@ pub(crate) struct StubEntry {
 #[derive(Clone)]
 pub(crate) enum Executor {
     /// The trampoline carries the plan out (the OS refused executable memory, or forced by
-    /// [`Executor::interpreted`]).
+    /// `interpreted` test hook).
     Interpreted,
     /// No capture, a non-bool scalar or void result in rax: `invoke` calls this value entry
     /// with `call_plain` (for a function of no arguments, not variadic, it is the target itself:
@@ -62,7 +62,7 @@ pub(crate) enum Executor {
     /// No capture, a struct returned in registers, with an image entry.
     Image(Compiled, ImageEntry),
     /// No capture, any other struct return: the value entry writes through `ret`
-    /// ([`Executor::struct_entry`]). For a MEMORY-class return of a function of no arguments,
+    /// ([`struct_entry`](crate::backend::Executor::struct_entry)). For a MEMORY-class return of a function of no arguments,
     /// not variadic, the entry is the target itself: its stub would only move `ret` into rdi
     /// and jump to it, and [`StructEntry::call`] passes `ret` in rdi already.
     Struct(Compiled, CheckedEntry),
@@ -72,7 +72,7 @@ pub(crate) enum Executor {
     /// capture (the system-call adapter zeroes and reads errno itself).
     CaptureUncaptured(Compiled, StubEntry),
     /// A bool result without capture (normalised on the way out), or capture with a struct
-    /// return: the value entry through [`Executor::call_values`].
+    /// return: the value entry through [`call_values`](crate::backend::Executor::call_values).
     Plain(Compiled),
 }
 
@@ -213,7 +213,7 @@ impl crate::backend::Executor for Executor {
         self.compiled().is_some()
     }
 
-    /// `nargs` (the descriptor's argument count) when [`Executor::call_int`] applies, else
+    /// `nargs` (the descriptor's argument count) when [`call_int`](crate::backend::Executor::call_int) applies, else
     /// `usize::MAX` (no slice is that long), so that `invoke` decides with one compare.
     fn int_arity(&self, nargs: usize) -> usize {
         match self {
@@ -222,7 +222,7 @@ impl crate::backend::Executor for Executor {
         }
     }
 
-    /// As [`Executor::int_arity`], for [`Executor::call_float`].
+    /// As [`int_arity`](crate::backend::Executor::int_arity), for [`call_float`](crate::backend::Executor::call_float).
     fn float_arity(&self, nargs: usize) -> usize {
         match self {
             Executor::Float(..) => nargs,
@@ -234,7 +234,7 @@ impl crate::backend::Executor for Executor {
     /// argument (nothing was called).
     ///
     /// # Safety
-    /// [`Executor::int_arity`] is not `usize::MAX`; `args` points to one `Value` per descriptor
+    /// [`int_arity`](crate::backend::Executor::int_arity) is not `usize::MAX`; `args` points to one `Value` per descriptor
     /// argument; the callee's contract is the caller's.
     #[inline(always)]
     unsafe fn call_int(&self, args: *const u8, target: *const c_void) -> Option<u64> {
@@ -248,10 +248,10 @@ impl crate::backend::Executor for Executor {
         unsafe { entry.call_plain(args, target) }
     }
 
-    /// As [`Executor::call_int`] for a float result (xmm0's low 64 bits).
+    /// As [`call_int`](crate::backend::Executor::call_int) for a float result (xmm0's low 64 bits).
     ///
     /// # Safety
-    /// As [`Executor::call_int`], with [`Executor::float_arity`].
+    /// As [`call_int`](crate::backend::Executor::call_int), with [`float_arity`](crate::backend::Executor::float_arity).
     #[inline(always)]
     unsafe fn call_float(&self, args: *const u8, target: *const c_void) -> Option<u64> {
         let Executor::Float(_, entry) = self else {
@@ -280,7 +280,7 @@ impl crate::backend::Executor for Executor {
     /// the stub's slots entry.
     ///
     /// # Safety
-    /// [`Executor::slots_path`] is `Int`; `kinds` is the descriptor's kind word
+    /// [`slots_path`](crate::backend::Executor::slots_path) is `Int`; `kinds` is the descriptor's kind word
     /// (`linker::arguments`) and `slots` holds one 8-byte slot per descriptor argument with a
     /// value of its kind in its low bytes; the callee's contract is the caller's.
     #[inline(always)]
@@ -308,10 +308,10 @@ impl crate::backend::Executor for Executor {
         }
     }
 
-    /// As [`Executor::call_slots_int`] for a float return: xmm0's low 64 bits.
+    /// As [`call_slots_int`](crate::backend::Executor::call_slots_int) for a float return: xmm0's low 64 bits.
     ///
     /// # Safety
-    /// As [`Executor::call_slots_int`], with [`Executor::slots_path`] `Float`.
+    /// As [`call_slots_int`](crate::backend::Executor::call_slots_int), with [`slots_path`](crate::backend::Executor::slots_path) `Float`.
     #[inline(always)]
     unsafe fn call_slots_float(&self, kinds: u64, slots: &Slots, target: *const c_void) -> u64 {
         let Executor::Float(
@@ -390,7 +390,7 @@ impl crate::backend::Executor for Executor {
     /// scalar or void return, no stub) or the stub rejected an argument (nothing was called).
     ///
     /// # Safety
-    /// As [`Executor::call_values`] with a non-null `capture`.
+    /// As [`call_values`](crate::backend::Executor::call_values) with a non-null `capture`.
     #[inline(always)]
     unsafe fn call_capture(
         &self,

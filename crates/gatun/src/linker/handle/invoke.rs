@@ -21,10 +21,10 @@ impl DowncallHandle {
     /// `byte != 0`).
     ///
     /// # Errors
-    /// [`Error::ArgumentCount`]; [`Error::ValueMismatch`] for an argument of the wrong kind, a
+    /// [`Error::ArgumentCount`](crate::Error::ArgumentCount); [`Error::ValueMismatch`](crate::Error::ValueMismatch) for an argument of the wrong kind, a
     /// segment smaller than its struct layout or a capture segment smaller than
     /// [`capture_state_layout`](crate::linker::capture_state_layout) (4 bytes, 12 on Windows), and
-    /// for a struct return (use [`DowncallHandle::invoke_into`]); [`Error::MisalignedAccess`]
+    /// for a struct return (use [`DowncallHandle::invoke_into`]); [`Error::MisalignedAccess`](crate::Error::MisalignedAccess)
     /// for a capture segment that is not 4-byte aligned; all before the call. (Struct argument
     /// segments may have any alignment: their bytes are copied, never handed to the callee.)
     ///
@@ -130,9 +130,9 @@ impl DowncallHandle {
     /// `SegmentAllocator`). Scalar returns do not touch the allocator.
     ///
     /// # Errors
-    /// As [`DowncallHandle::invoke`], plus the allocator's errors, [`Error::OutOfBounds`] if
+    /// As [`DowncallHandle::invoke`], plus the allocator's errors, [`Error::OutOfBounds`](crate::Error::OutOfBounds) if
     /// the allocator returns a segment shorter than the return layout, and
-    /// [`Error::MisalignedAccess`] if the segment's address is not a multiple of the return
+    /// [`Error::MisalignedAccess`](crate::Error::MisalignedAccess) if the segment's address is not a multiple of the return
     /// layout's alignment (`SegmentAllocator` is a safe trait and may hand out either); all
     /// before the call.
     ///
@@ -259,8 +259,8 @@ impl DowncallHandle {
     /// descriptor's arguments: only the capture option and the argument count are checked.
     ///
     /// # Errors
-    /// [`Error::ArgumentCount`] (counting the capture segment, as [`DowncallHandle::invoke`]
-    /// does); [`Error::ValueMismatch`] if the handle does not capture call state, and as
+    /// [`Error::ArgumentCount`](crate::Error::ArgumentCount) (counting the capture segment, as [`DowncallHandle::invoke`]
+    /// does); [`Error::ValueMismatch`](crate::Error::ValueMismatch) if the handle does not capture call state, and as
     /// [`DowncallHandle::invoke`] for the arguments; all before the call.
     ///
     /// # Safety

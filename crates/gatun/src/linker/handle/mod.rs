@@ -326,7 +326,7 @@ impl Inner {
 }
 
 impl Inner {
-    /// [`bad_return_segment`] for this handle's struct return. Reads the return's size and
+    /// [`bad_return_segment`](checks::bad_return_segment) for this handle's struct return. Reads the return's size and
     /// alignment itself, so that its caller can compare against them in memory.
     #[cold]
     #[inline(never)]

@@ -45,7 +45,7 @@ impl DowncallHandle {
     /// the struct's bytes. Nothing is written for `void` (`ret` may then be null).
     ///
     /// # Errors
-    /// [`Error::ArgumentCount`] (before the call); [`Error::OutOfMemory`] when the caller copies
+    /// [`Error::ArgumentCount`](crate::Error::ArgumentCount) (before the call); [`Error::OutOfMemory`](crate::Error::OutOfMemory) when the caller copies
     /// of by-reference arguments (AArch64 composites over 16 bytes, AAPCS64 §6.8.2 B.3) fit
     /// neither this thread's linker stack nor the heap (nothing is called then).
     ///
@@ -114,8 +114,8 @@ impl DowncallHandle {
     /// `args` holding only the descriptor's arguments.
     ///
     /// # Errors
-    /// [`Error::ArgumentCount`] as [`DowncallHandle::invoke_capture_ptr`];
-    /// [`Error::ValueMismatch`] if the handle does not capture call state (before the call).
+    /// [`Error::ArgumentCount`](crate::Error::ArgumentCount) as [`DowncallHandle::invoke_capture_ptr`];
+    /// [`Error::ValueMismatch`](crate::Error::ValueMismatch) if the handle does not capture call state (before the call).
     ///
     /// # Safety
     /// As [`DowncallHandle::invoke_raw`]; `capture` must be valid for reads and writes of
