@@ -50,7 +50,7 @@ pub(crate) struct StubEntry {
 #[derive(Clone)]
 pub(crate) enum Executor {
     /// The trampoline carries the plan out (the OS refused executable memory, or forced by
-    /// `interpreted` test hook).
+    /// the `interpreted` test hook).
     Interpreted,
     /// No capture, a non-bool scalar or void result in rax: `invoke` calls this value entry
     /// with `call_plain` (for a function of no arguments, not variadic, it is the target itself:
