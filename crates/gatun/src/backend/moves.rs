@@ -8,23 +8,9 @@
 //! callers guarantee the memory.
 
 // Used by the executors (and the upcall dispatcher) only: the unsupported backend has none.
-#![cfg_attr(
-    not(any(
-        all(
-            target_arch = "x86_64",
-            any(target_os = "linux", target_os = "windows"),
-            not(miri)
-        ),
-        all(
-            target_arch = "aarch64",
-            any(target_os = "linux", target_vendor = "apple"),
-            not(miri)
-        )
-    )),
-    allow(dead_code)
-)]
+#![cfg_attr(not(gatun_executes), allow(dead_code))]
 
-use crate::abi::{ArgMove, ArgPlan, CallPlan, Conversion, Location, Register, ReturnPlan};
+use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnPlan};
 
 /// Where the interpreted path reads one argument: the 64-bit little-endian bits of a scalar
 /// (covering any scalar's bytes), or a pointer to the argument's bytes.
@@ -122,14 +108,7 @@ impl StackArgs {
 
     /// Writes the 8-byte slot at byte offset `off` (a `Location::Stack` of the plan).
     // The x86-64 executors' (whole slots).
-    #[cfg_attr(
-        not(all(
-            target_arch = "x86_64",
-            any(target_os = "linux", target_os = "windows"),
-            not(miri)
-        )),
-        allow(dead_code)
-    )]
+    #[cfg(any(gatun_backend = "x86_64_sysv", gatun_backend = "win64"))]
     #[inline(always)]
     pub(crate) fn set(&mut self, off: u32, value: u64) {
         self.0[off as usize / 8].write(value);
@@ -144,14 +123,7 @@ impl StackArgs {
     /// If `off + bytes` exceeds the area (2048 bytes) or `bytes > 8`: a plan the linker
     /// accepted never does.
     // Used by the AArch64 executor (packed Apple stack arguments) and the tests.
-    #[cfg_attr(
-        not(all(
-            target_arch = "aarch64",
-            any(target_os = "linux", target_vendor = "apple"),
-            not(miri)
-        )),
-        allow(dead_code)
-    )]
+    #[cfg(any(test, gatun_backend = "aarch64"))]
     #[inline(always)]
     pub(crate) fn set_bytes(&mut self, off: u32, value: u64, bytes: usize) {
         let end = off as usize + bytes;
@@ -173,16 +145,13 @@ impl StackArgs {
 /// # Safety
 /// `src` must be readable for every move's `offset + size` bytes (the argument layout's size).
 // The x86-64 executors' (whole slots).
-#[cfg_attr(
-    not(all(
-        target_arch = "x86_64",
-        any(target_os = "linux", target_os = "windows"),
-        not(miri)
-    )),
-    allow(dead_code)
-)]
+#[cfg(any(gatun_backend = "x86_64_sysv", gatun_backend = "win64"))]
 #[inline(always)]
-pub(crate) unsafe fn load_arg(arg: &ArgPlan, src: *const u8, mut store: impl FnMut(Location, u64)) {
+pub(crate) unsafe fn load_arg(
+    arg: &crate::abi::ArgPlan,
+    src: *const u8,
+    mut store: impl FnMut(Location, u64),
+) {
     for m in &arg.moves {
         // SAFETY: forwarded to the caller.
         store(m.to, unsafe { load_move(src, m) });
@@ -196,14 +165,7 @@ pub(crate) unsafe fn load_arg(arg: &ArgPlan, src: *const u8, mut store: impl FnM
 /// # Safety
 /// As [`load_arg`]: `src` must be readable for every move's `offset + size` bytes.
 // Used by the AArch64 executor (packed Apple stack arguments) and the tests.
-#[cfg_attr(
-    not(all(
-        target_arch = "aarch64",
-        any(target_os = "linux", target_vendor = "apple"),
-        not(miri)
-    )),
-    allow(dead_code)
-)]
+#[cfg(any(test, gatun_backend = "aarch64"))]
 #[inline(always)]
 pub(crate) unsafe fn load_arg_sized(
     plan: &CallPlan,

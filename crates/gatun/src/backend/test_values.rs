@@ -2,7 +2,7 @@
 //! executor's tests): struct layouts, segments holding a Rust value, reading one back, the
 //! linker stack's emptiness, and the struct-entry path of `invoke_into` run on every backend.
 
-// The case tables run on their executors' targets only; elsewhere these are unused.
+// Each executor's case table uses its own share of these.
 #![allow(dead_code)]
 
 use crate::layout::{MemoryLayout, ValueLayout as V};

@@ -155,7 +155,11 @@ impl<'s> Context<'s> {
         closure: Box<Closure<'s>>,
         owner: usize,
     ) -> Result<Context<'s>> {
-        let plan = crate::backend::native::plan(descriptor, None, Direction::Upcall)?;
+        let plan = <crate::backend::Native as crate::backend::Backend>::plan(
+            descriptor,
+            None,
+            Direction::Upcall,
+        )?;
         Self::with_plan::<Native>(descriptor, plan, closure, owner)
     }
 

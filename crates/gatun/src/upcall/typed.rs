@@ -397,8 +397,11 @@ impl Linker {
             None => FunctionDescriptor::of_void(args),
         };
         // The native ABI's checks, for both paths (and the target's support).
-        let plan =
-            crate::backend::native::plan(&descriptor, None, crate::backend::Direction::Upcall)?;
+        let plan = <crate::backend::Native as crate::backend::Backend>::plan(
+            &descriptor,
+            None,
+            crate::backend::Direction::Upcall,
+        )?;
         let closure = match direct::<S, _>(descriptor.clone(), &plan, closure) {
             Ok(path) => {
                 return path.map(|path| TypedUpcallStub {

@@ -20,7 +20,7 @@ use std::ffi::c_void;
 
 use super::trampoline;
 use crate::abi::{CallPlan, Location, Register};
-use crate::backend::by_reference::Trampoline;
+use crate::backend::executor::Trampoline;
 use crate::backend::StackArgs;
 
 /// The call frame the trampoline consumes (`#[repr(C)]`: the assembly uses these offsets).
@@ -76,7 +76,13 @@ impl Trampoline for CallFrame {
     /// [`CallPlan::stack_write_bytes`] bytes (fewer than 8 for a named argument of a packed
     /// Apple plan, so that the neighbouring packed arguments are not overwritten).
     #[inline(always)]
-    unsafe fn store_arg(&mut self, stack: &mut StackArgs, plan: &CallPlan, i: usize, src: *const u8) {
+    unsafe fn store_arg(
+        &mut self,
+        stack: &mut StackArgs,
+        plan: &CallPlan,
+        i: usize,
+        src: *const u8,
+    ) {
         // SAFETY: forwarded to the caller.
         unsafe {
             crate::backend::moves::load_arg_sized(plan, i, src, |to, v, bytes| {

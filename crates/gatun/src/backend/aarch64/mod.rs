@@ -19,123 +19,123 @@
 //! Apple executor is compiled (an `aarch64-apple-darwin` rlib, which assembles the Mach-O
 //! code) but not executed by gatun's tests; the Linux one runs under qemu.
 
-/// Items of the executor: compiled only where it runs (this module is then `backend::native`).
-macro_rules! executor_items {
-    ($($item:item)*) => {
-        $(#[cfg(all(
-            target_arch = "aarch64",
-            any(target_os = "linux", target_vendor = "apple"),
-            not(miri)
-        ))] $item)*
-    };
-}
-
 #[cfg(any(test, gatun_backend = "aarch64"))]
 pub(crate) use crate::abi::aarch64 as classify;
 
 // The compiled-stub compiler: run by the executor; its code generation is pure data, compiled
 // (and unit-tested) on every host for the tests.
-#[cfg(any(
-    test,
-    all(
-        target_arch = "aarch64",
-        any(target_os = "linux", target_vendor = "apple"),
-        not(miri)
-    )
-))]
+#[cfg(any(test, gatun_backend = "aarch64"))]
 pub(crate) mod encode;
-#[cfg(any(
-    test,
-    all(
-        target_arch = "aarch64",
-        any(target_os = "linux", target_vendor = "apple"),
-        not(miri)
-    )
-))]
+#[cfg(any(test, gatun_backend = "aarch64"))]
 pub(crate) mod stub;
 
-executor_items! {
-    /// One `global_asm!` function `$name` (a string literal, the C name) with the body
-    /// `$body` and the operands `$operands`: `.text`, 16-byte aligned, global but private to
-    /// the linked image, with the object format's directives — ELF: `.hidden`, `.type` and
-    /// `.size`; Mach-O: the `_`-prefixed name and `.private_extern` (no `.type`/`.size`).
-    /// The body is written once for both.
-    macro_rules! asm_function {
-        ($name:literal, [$($body:expr),* $(,)?] $(, $($operands:tt)*)?) => {
-            #[cfg(target_vendor = "apple")]
-            std::arch::global_asm!(
-                ".text",
-                ".p2align 4",
-                concat!(".globl _", $name),
-                concat!(".private_extern _", $name),
-                concat!("_", $name, ":"),
-                $($body,)*
-                $($($operands)*)?
-            );
-            #[cfg(not(target_vendor = "apple"))]
-            std::arch::global_asm!(
-                ".text",
-                ".p2align 4",
-                concat!(".globl ", $name),
-                concat!(".hidden ", $name),
-                concat!(".type ", $name, ",%function"),
-                concat!($name, ":"),
-                $($body,)*
-                concat!(".size ", $name, ", . - ", $name),
-                $($($operands)*)?
-            );
-        };
-    }
-
-    use crate::abi::CallPlan;
-    use crate::backend::Direction;
-    use crate::error::Result;
-    use crate::linker::FunctionDescriptor;
-
-    pub(crate) mod executor;
-    mod frame;
-    pub(crate) mod slots;
-    pub(crate) mod trampoline;
-    pub(crate) mod upcall_entry;
-
-    /// The AArch64 backend, AAPCS64 and Apple arm64 (its upcall entry: `upcall_entry`).
-    pub(crate) struct Aapcs64;
-
-    #[cfg(test)]
-    mod tests;
-
-    pub(crate) use executor::{Executor, StructEntry};
-    pub(crate) use frame::CallFrame;
-    pub(crate) use super::absent::ImageEntry;
-
-    /// The flavour of the executor's target: [`classify::Flavour::Apple`] on Apple arm64,
-    /// [`classify::Flavour::Linux`] (AAPCS64) elsewhere.
-    pub(crate) const FLAVOUR: classify::Flavour = if cfg!(target_vendor = "apple") {
-        classify::Flavour::Apple
-    } else {
-        classify::Flavour::Linux
+/// One `global_asm!` function `$name` (a string literal, the C name) with the body
+/// `$body` and the operands `$operands`: `.text`, 16-byte aligned, global but private to
+/// the linked image, with the object format's directives — ELF: `.hidden`, `.type` and
+/// `.size`; Mach-O: the `_`-prefixed name and `.private_extern` (no `.type`/`.size`).
+/// The body is written once for both.
+#[cfg(gatun_backend = "aarch64")]
+macro_rules! asm_function {
+    ($name:literal, [$($body:expr),* $(,)?] $(, $($operands:tt)*)?) => {
+        #[cfg(target_vendor = "apple")]
+        std::arch::global_asm!(
+            ".text",
+            ".p2align 4",
+            concat!(".globl _", $name),
+            concat!(".private_extern _", $name),
+            concat!("_", $name, ":"),
+            $($body,)*
+            $($($operands)*)?
+        );
+        #[cfg(not(target_vendor = "apple"))]
+        std::arch::global_asm!(
+            ".text",
+            ".p2align 4",
+            concat!(".globl ", $name),
+            concat!(".hidden ", $name),
+            concat!(".type ", $name, ",%function"),
+            concat!($name, ":"),
+            $($body,)*
+            concat!(".size ", $name, ", . - ", $name),
+            $($($operands)*)?
+        );
     };
-
-    /// This backend's one classification entry point for its executor: the plan of the
-    /// target's flavour ([`classify::plan`] with [`FLAVOUR`], which checks every size and
-    /// the stack limit), for downcalls and upcalls alike. The executor has no limits of its own
-    /// beyond the plan's: by-reference arguments (B.3) and `x8` results (§6.9) are carried out.
-    ///
-    /// # Errors
-    /// As [`classify::plan`].
-    pub(crate) fn plan(
-        descriptor: &FunctionDescriptor,
-        first_variadic: Option<usize>,
-        _direction: Direction,
-    ) -> Result<CallPlan> {
-        classify::plan(descriptor, first_variadic, FLAVOUR)
-    }
 }
 
-#[cfg(all(
-    target_arch = "aarch64",
-    any(target_os = "linux", target_vendor = "apple"),
-    not(miri),
-    feature = "internals"
-))]
-pub(crate) use executor::{compile_uncached, stub_code};
+// The executor: compiled only where it runs (this module is then `backend::native`).
+#[cfg(gatun_backend = "aarch64")]
+pub(crate) mod executor;
+#[cfg(gatun_backend = "aarch64")]
+mod frame;
+#[cfg(gatun_backend = "aarch64")]
+pub(crate) mod slots;
+#[cfg(all(test, gatun_backend = "aarch64"))]
+mod tests;
+#[cfg(gatun_backend = "aarch64")]
+pub(crate) mod trampoline;
+#[cfg(gatun_backend = "aarch64")]
+pub(crate) mod upcall_entry;
+
+#[cfg(gatun_backend = "aarch64")]
+pub(crate) use frame::CallFrame;
+
+/// The AAPCS64 (Linux) or Apple arm64 backend (the flavour is the target's, [`FLAVOUR`]).
+#[cfg(gatun_backend = "aarch64")]
+pub(crate) struct Aapcs64;
+
+/// The flavour of the executor's target: [`classify::Flavour::Apple`] on Apple arm64,
+/// [`classify::Flavour::Linux`] (AAPCS64) elsewhere.
+#[cfg(gatun_backend = "aarch64")]
+pub(crate) const FLAVOUR: classify::Flavour = if cfg!(target_vendor = "apple") {
+    classify::Flavour::Apple
+} else {
+    classify::Flavour::Linux
+};
+
+#[cfg(gatun_backend = "aarch64")]
+impl crate::backend::Backend for Aapcs64 {
+    type Executor = crate::backend::executor::StubExecutor<executor::Entries>;
+
+    /// The plan of the target's flavour ([`classify::plan`] with [`FLAVOUR`], which checks
+    /// every size and the stack limit), for downcalls and upcalls alike. The executor has no
+    /// limits of its own beyond the plan's: by-reference arguments (B.3) and `x8` results
+    /// (§6.9) are carried out.
+    fn plan(
+        descriptor: &crate::layout::FunctionDescriptor,
+        first_variadic: Option<usize>,
+        _direction: crate::backend::Direction,
+    ) -> crate::Result<crate::abi::CallPlan> {
+        classify::plan(descriptor, first_variadic, FLAVOUR)
+    }
+
+    /// A compiled stub with its fast path, or the trampoline when the OS gives no executable
+    /// memory (`StubExecutor::link`).
+    fn link(
+        plan: &crate::abi::CallPlan,
+        args: &[crate::backend::ArgKind],
+        ret: crate::backend::RetKind,
+        capture: bool,
+        _target: *const std::ffi::c_void,
+    ) -> crate::Result<Self::Executor> {
+        crate::backend::executor::StubExecutor::link(plan, args, ret, capture)
+    }
+
+    #[cfg(feature = "internals")]
+    fn stub_code(
+        plan: &crate::abi::CallPlan,
+        args: &[crate::backend::ArgKind],
+        capture: bool,
+    ) -> crate::Result<Vec<u8>> {
+        Ok(stub::compile(plan, &crate::backend::ArgCheck::all(args), capture).bytes)
+    }
+
+    #[cfg(feature = "internals")]
+    fn compile_uncached(
+        plan: &crate::abi::CallPlan,
+        args: &[crate::backend::ArgKind],
+        capture: bool,
+    ) -> crate::Result<usize> {
+        let checks = crate::backend::ArgCheck::all(args);
+        Ok(stub::build(plan, &checks, capture)?.bytes().len())
+    }
+}

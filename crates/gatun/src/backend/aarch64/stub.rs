@@ -99,7 +99,7 @@ use crate::value::scalar_tag;
 
 pub(crate) use crate::backend::{VALUE_PAYLOAD, VALUE_STRIDE};
 
-pub(crate) use crate::backend::by_reference::RawFn;
+pub(crate) use crate::backend::RawFn;
 
 // Scratch registers (caller-saved temporaries).
 /// The rejection flag of the values entry, and the checks' scratch.

@@ -8,10 +8,10 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::abi::Location;
+use crate::backend::test_values::{arena, read, seg_of, st};
 use crate::layout::{MemoryLayout, ValueLayout as V};
 use crate::linker::{DowncallHandle, FunctionDescriptor as FD, Linker, LinkerOption, Symbol};
 use crate::memory::SegmentAllocator;
-use crate::backend::test_values::{arena, read, seg_of, st};
 use crate::Value;
 
 /// A function linked twice: through its compiled stub (`.0`, asserted) and through the
@@ -41,7 +41,12 @@ impl Both {
         args: &[Value<'_>],
     ) -> crate::Result<Value<'a>> {
         // SAFETY: forwarded.
-        let (c, t) = unsafe { (self.0.invoke_into(allocator, args), self.1.invoke_into(allocator, args)) };
+        let (c, t) = unsafe {
+            (
+                self.0.invoke_into(allocator, args),
+                self.1.invoke_into(allocator, args),
+            )
+        };
         // A struct result's bytes are not compared here (padding is left uninitialised); both
         // must succeed or fail alike, and the tests check the returned contents.
         match (&c, &t) {
@@ -54,7 +59,11 @@ impl Both {
     /// # Safety
     /// As [`DowncallHandle::invoke_raw`] (`ret` holds at most 64 bytes).
     unsafe fn invoke_raw(&self, args: &[*const u8], ret: *mut u8) -> crate::Result<()> {
-        let n = self.0.descriptor().return_layout().map_or(0, |l| l.byte_size());
+        let n = self
+            .0
+            .descriptor()
+            .return_layout()
+            .map_or(0, |l| l.byte_size());
         assert!(n <= 64);
         let mut theirs = [0u64; 8];
         // SAFETY: forwarded; `theirs` holds 64 bytes, 8-aligned.
@@ -83,7 +92,6 @@ fn link_with(f: *const c_void, d: &FD, options: &[LinkerOption]) -> Both {
 fn link(f: *const c_void, d: &FD) -> Both {
     link_with(f, d, &[])
 }
-
 
 extern "C" fn ints10(
     a: i64,
@@ -946,7 +954,9 @@ fn deep_reentrancy_with_by_reference_copies_at_every_level() {
                 let stub = Value::Address(stub_addr.load(Ordering::Relaxed) as *mut c_void);
                 // SAFETY: call_back's type; the stub lives for the whole test.
                 // (inner levels through the compiled stub only: `Both` would double every level)
-                let r = unsafe { cb.0.invoke(&[stub, Value::I32(depth - 1), Value::Segment(next)]) }?;
+                let r = unsafe {
+                    cb.0.invoke(&[stub, Value::I32(depth - 1), Value::Segment(next)])
+                }?;
                 assert_eq!(
                     read::<Big>(&next).a,
                     (depth - 1) as i64,

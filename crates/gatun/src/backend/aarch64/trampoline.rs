@@ -33,10 +33,10 @@
 use super::CallFrame;
 
 // This thread's errno address: `__errno_location` (Linux), `__error` (Apple).
-#[cfg(target_vendor = "apple")]
-use libc::__error as thread_errno_location;
 #[cfg(not(target_vendor = "apple"))]
 use libc::__errno_location as thread_errno_location;
+#[cfg(target_vendor = "apple")]
+use libc::__error as thread_errno_location;
 
 const _: () = {
     assert!(std::mem::offset_of!(CallFrame, target) == 0);

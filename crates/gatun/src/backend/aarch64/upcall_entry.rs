@@ -34,47 +34,47 @@
 //! [`UpcallHeader`] (0), asserted next to their definitions.
 
 use super::Aapcs64;
-use crate::backend::upcall::{UpcallEntries, UpcallHeader};
 #[cfg(doc)]
 use crate::backend::upcall::UpcallFrame;
+use crate::backend::upcall::{UpcallEntries, UpcallHeader};
 use crate::code::ExecutableCode;
 use crate::error::Result;
 
 asm_function!(
     "gatun_aapcs64_upcall_entry",
     [
-    ".cfi_startproc",
-    "hint #34", // bti c
-    "stp x29, x30, [sp, #-16]!",
-    ".cfi_def_cfa_offset 16",
-    ".cfi_offset 29, -16",
-    ".cfi_offset 30, -8",
-    "mov x29, sp",
-    ".cfi_def_cfa_register 29",
-    "sub sp, sp, #192",
-    "stp x0, x1, [sp]",
-    "stp x2, x3, [sp, #16]",
-    "stp x4, x5, [sp, #32]",
-    "stp x6, x7, [sp, #48]",
-    "str x8, [sp, #64]",
-    "stp d0, d1, [sp, #72]",
-    "stp d2, d3, [sp, #88]",
-    "stp d4, d5, [sp, #104]",
-    "stp d6, d7, [sp, #120]",
-    "add x9, x29, #16",
-    "str x9, [sp, #136]",
-    "ldr x16, [x17]",
-    "mov x0, x17",
-    "mov x1, sp",
-    "blr x16",
-    "ldp x0, x1, [sp, #144]",
-    "ldp d0, d1, [sp, #160]",
-    "ldp d2, d3, [sp, #176]",
-    "mov sp, x29",
-    "ldp x29, x30, [sp], #16",
-    ".cfi_def_cfa 31, 0",
-    "ret",
-    ".cfi_endproc",
+        ".cfi_startproc",
+        "hint #34", // bti c
+        "stp x29, x30, [sp, #-16]!",
+        ".cfi_def_cfa_offset 16",
+        ".cfi_offset 29, -16",
+        ".cfi_offset 30, -8",
+        "mov x29, sp",
+        ".cfi_def_cfa_register 29",
+        "sub sp, sp, #192",
+        "stp x0, x1, [sp]",
+        "stp x2, x3, [sp, #16]",
+        "stp x4, x5, [sp, #32]",
+        "stp x6, x7, [sp, #48]",
+        "str x8, [sp, #64]",
+        "stp d0, d1, [sp, #72]",
+        "stp d2, d3, [sp, #88]",
+        "stp d4, d5, [sp, #104]",
+        "stp d6, d7, [sp, #120]",
+        "add x9, x29, #16",
+        "str x9, [sp, #136]",
+        "ldr x16, [x17]",
+        "mov x0, x17",
+        "mov x1, sp",
+        "blr x16",
+        "ldp x0, x1, [sp, #144]",
+        "ldp d0, d1, [sp, #160]",
+        "ldp d2, d3, [sp, #176]",
+        "mov sp, x29",
+        "ldp x29, x30, [sp], #16",
+        ".cfi_def_cfa 31, 0",
+        "ret",
+        ".cfi_endproc",
     ],
 );
 

@@ -17,7 +17,7 @@ use std::ffi::c_void;
 
 use super::trampoline;
 use crate::abi::{CallPlan, Location, Register};
-use crate::backend::by_reference::Trampoline;
+use crate::backend::executor::Trampoline;
 use crate::backend::StackArgs;
 
 /// The call frame the trampoline consumes (`#[repr(C)]`: the assembly uses these offsets,
@@ -127,7 +127,13 @@ impl Trampoline for CallFrame {
 
     /// Each move of argument `i`, stack moves writing their whole 8-byte slot.
     #[inline(always)]
-    unsafe fn store_arg(&mut self, stack: &mut StackArgs, plan: &CallPlan, i: usize, src: *const u8) {
+    unsafe fn store_arg(
+        &mut self,
+        stack: &mut StackArgs,
+        plan: &CallPlan,
+        i: usize,
+        src: *const u8,
+    ) {
         // SAFETY: forwarded to the caller.
         unsafe { crate::backend::load_arg(&plan.args[i], src, |to, v| self.store(stack, to, v)) }
     }

@@ -16,13 +16,6 @@
 //! `RtlAddFunctionTable` while the stub lives. The trampoline runs the calls when the OS refuses
 //! executable memory.
 
-/// Items of the executor: compiled only where it runs (this module is then `backend::native`).
-macro_rules! executor_items {
-    ($($item:item)*) => {
-        $(#[cfg(all(target_arch = "x86_64", target_os = "windows", not(miri)))] $item)*
-    };
-}
-
 #[cfg(any(test, gatun_backend = "win64"))]
 pub(crate) use crate::abi::win64 as classify;
 
@@ -33,51 +26,75 @@ pub(crate) use crate::os::last_error;
 
 // The compiled-stub compiler: run by the executor; its code generation is pure data, compiled
 // (and unit-tested) on every host for the tests.
-#[cfg(any(test, all(target_arch = "x86_64", target_os = "windows", not(miri))))]
+#[cfg(any(test, gatun_backend = "win64"))]
 pub(crate) mod stub;
 
-executor_items! {
-    use crate::abi::CallPlan;
-    use crate::backend::Direction;
-    use crate::error::Result;
-    use crate::linker::FunctionDescriptor;
+// The executor: compiled only where it runs (this module is then `backend::native`).
+#[cfg(gatun_backend = "win64")]
+pub(crate) mod executor;
+#[cfg(gatun_backend = "win64")]
+mod frame;
+#[cfg(gatun_backend = "win64")]
+pub(crate) mod slots;
+#[cfg(all(test, gatun_backend = "win64"))]
+mod tests;
+#[cfg(gatun_backend = "win64")]
+pub(crate) mod trampoline;
+#[cfg(gatun_backend = "win64")]
+pub(crate) mod upcall_entry;
 
-    pub(crate) mod executor;
-    mod frame;
-    pub(crate) mod slots;
-    pub(crate) mod trampoline;
-    pub(crate) mod upcall_entry;
+#[cfg(gatun_backend = "win64")]
+pub(crate) use frame::CallFrame;
 
-    /// The Win64 backend (its upcall entry: `upcall_entry`).
-    pub(crate) struct Win64;
+/// The Microsoft x64 backend.
+#[cfg(gatun_backend = "win64")]
+pub(crate) struct Win64;
 
-    #[cfg(test)]
-    mod tests;
+#[cfg(gatun_backend = "win64")]
+impl crate::backend::Backend for Win64 {
+    type Executor = crate::backend::executor::StubExecutor<executor::Entries>;
 
-    pub(crate) use executor::{Executor, StructEntry};
-    pub(crate) use frame::CallFrame;
-    pub(crate) use super::absent::ImageEntry;
-
-    /// This backend's one classification entry point for its executor: the Win64 plan
-    /// ([`classify::plan`], which checks every size and the stack limit), for downcalls and
-    /// upcalls alike. The executor has no limits of its own beyond the plan's: by-reference
-    /// arguments and the hidden return pointer are carried out.
-    ///
-    /// # Errors
-    /// As [`classify::plan`].
-    pub(crate) fn plan(
-        descriptor: &FunctionDescriptor,
+    /// The Win64 plan ([`classify::plan`], which checks every size and the stack limit), for
+    /// downcalls and upcalls alike. The executor has no limits of its own beyond the plan's:
+    /// by-reference arguments and the hidden return pointer are carried out.
+    fn plan(
+        descriptor: &crate::layout::FunctionDescriptor,
         first_variadic: Option<usize>,
-        _direction: Direction,
-    ) -> Result<CallPlan> {
+        _direction: crate::backend::Direction,
+    ) -> crate::Result<crate::abi::CallPlan> {
         classify::plan(descriptor, first_variadic)
     }
-}
 
-#[cfg(all(
-    target_arch = "x86_64",
-    target_os = "windows",
-    not(miri),
-    feature = "internals"
-))]
-pub(crate) use executor::{compile_uncached, stub_code};
+    /// A compiled stub with its fast path, or the trampoline when the OS gives no executable
+    /// memory or refuses the stub's function table (`StubExecutor::link`).
+    fn link(
+        plan: &crate::abi::CallPlan,
+        args: &[crate::backend::ArgKind],
+        ret: crate::backend::RetKind,
+        capture: bool,
+        _target: *const std::ffi::c_void,
+    ) -> crate::Result<Self::Executor> {
+        crate::backend::executor::StubExecutor::link(plan, args, ret, capture)
+    }
+
+    #[cfg(feature = "internals")]
+    fn stub_code(
+        plan: &crate::abi::CallPlan,
+        args: &[crate::backend::ArgKind],
+        capture: bool,
+    ) -> crate::Result<Vec<u8>> {
+        let checks = crate::backend::ArgCheck::all(args);
+        let fns = stub::CaptureFns::native();
+        Ok(stub::compile(plan, &checks, capture, &fns).bytes)
+    }
+
+    #[cfg(feature = "internals")]
+    fn compile_uncached(
+        plan: &crate::abi::CallPlan,
+        args: &[crate::backend::ArgKind],
+        capture: bool,
+    ) -> crate::Result<usize> {
+        let checks = crate::backend::ArgCheck::all(args);
+        Ok(stub::build(plan, &checks, capture)?.bytes().len())
+    }
+}

@@ -164,7 +164,10 @@ mod tests {
     /// `h.invoke_arguments(a)` from a frame of its own, so the walk must unwind the frame that
     /// made the call (not only find it by its return address) to reach the test.
     #[inline(never)]
-    fn invoke_in_a_frame<const N: usize>(h: &DowncallHandle, a: &Arguments<'_, N>) -> Value<'static> {
+    fn invoke_in_a_frame<const N: usize>(
+        h: &DowncallHandle,
+        a: &Arguments<'_, N>,
+    ) -> Value<'static> {
         // SAFETY: the callers' callees have their descriptors' C types.
         unsafe { h.invoke_arguments(a) }.unwrap()
     }
@@ -185,7 +188,10 @@ mod tests {
         assert_eq!(r, Value::I64(-5 + (1 << 40) + 7 + 200));
         check(&walk());
         // Float return.
-        let h = link(scale_walking as *const c_void, &FD::of(V::F64, [V::F64, V::I32]));
+        let h = link(
+            scale_walking as *const c_void,
+            &FD::of(V::F64, [V::F64, V::I32]),
+        );
         let mut a = Arguments::<2>::new();
         a.f64(1.25).i32(-4);
         assert!(h.takes_slots_path(&a));

@@ -97,7 +97,7 @@ pub(crate) use crate::backend::{VALUE_PAYLOAD, VALUE_STRIDE};
 
 // The raw entry's signature is the by-reference backends' one (used where the stub is placed).
 #[cfg_attr(not(gatun_backend = "win64"), allow(unused_imports))]
-pub(crate) use crate::backend::by_reference::RawFn;
+pub(crate) use crate::backend::RawFn;
 
 /// The values entry's signature (see the module documentation): `*rejected` is set to 1 when
 /// an argument is rejected (nothing called), and left alone otherwise.

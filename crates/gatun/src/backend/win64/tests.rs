@@ -10,13 +10,13 @@ use std::ffi::c_void;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 use super::last_error::{GetLastError, SetLastError, WSAGetLastError};
-use super::{CallFrame, Executor};
+use super::{CallFrame, Win64};
 use crate::abi::{Location, Register, ReturnPlan};
-use crate::backend::{ArgKind, ArgSource, RetKind, StackArgs};
+use crate::backend::test_values::{arena, read, seg_of, st};
+use crate::backend::{ArgKind, ArgSource, Backend, Executor as _, RetKind, StackArgs};
 use crate::layout::ValueLayout as V;
 use crate::linker::{DowncallHandle, FunctionDescriptor as FD, Linker, LinkerOption, Symbol};
 use crate::memory::SegmentAllocator;
-use crate::backend::test_values::{arena, read, seg_of, st};
 use crate::Value;
 
 /// The trampoline handle of `f` (these tests are the trampoline's; the compiled stubs are
@@ -48,7 +48,10 @@ fn int_of_int_and_slots_shared_by_int_and_double() {
     let h = link(twice as *const c_void, &FD::of(V::I32, [V::I32]));
     assert_eq!(h.plan().stack_bytes(), 32);
     // SAFETY: `twice` is an `int (int)`.
-    assert_eq!(unsafe { h.invoke(&[Value::I32(21)]) }.unwrap(), Value::I32(42));
+    assert_eq!(
+        unsafe { h.invoke(&[Value::I32(21)]) }.unwrap(),
+        Value::I32(42)
+    );
     let d = FD::of(V::F64, [V::I32, V::F64]);
     let h = link(int_double as *const c_void, &d);
     let to: Vec<_> = h.plan().args().iter().map(|a| a.moves[0].to).collect();
@@ -60,12 +63,28 @@ fn int_of_int_and_slots_shared_by_int_and_double() {
 
 #[allow(clippy::too_many_arguments)]
 extern "C" fn seven(a: i64, b: f64, c: i8, d: f32, e: i32, f: f64, g: u16) -> f64 {
-    a as f64 + b * 10.0 + c as f64 * 100.0 + d as f64 * 1e3 + e as f64 * 1e4 + f * 1e5
+    a as f64
+        + b * 10.0
+        + c as f64 * 100.0
+        + d as f64 * 1e3
+        + e as f64 * 1e4
+        + f * 1e5
         + g as f64 * 1e6
 }
 
 #[allow(clippy::too_many_arguments)]
-extern "C" fn ten(a: i64, b: i64, c: i64, d: i64, e: i64, f: i8, g: f64, h: i64, i: f32, j: i64) -> i64 {
+extern "C" fn ten(
+    a: i64,
+    b: i64,
+    c: i64,
+    d: i64,
+    e: i64,
+    f: i8,
+    g: f64,
+    h: i64,
+    i: f32,
+    j: i64,
+) -> i64 {
     [a, b, c, d, e, f as i64, g as i64, h, i as i64, j]
         .iter()
         .enumerate()
@@ -75,7 +94,10 @@ extern "C" fn ten(a: i64, b: i64, c: i64, d: i64, e: i64, f: i8, g: f64, h: i64,
 
 #[test]
 fn arguments_past_the_fourth_slot_go_to_the_stack_above_the_shadow_space() {
-    let d = FD::of(V::F64, [V::I64, V::F64, V::I8, V::F32, V::I32, V::F64, V::U16]);
+    let d = FD::of(
+        V::F64,
+        [V::I64, V::F64, V::I8, V::F32, V::I32, V::F64, V::U16],
+    );
     let h = link(seven as *const c_void, &d);
     assert_eq!(h.plan().stack_bytes(), 32 + 3 * 8);
     let args = [
@@ -92,7 +114,18 @@ fn arguments_past_the_fourth_slot_go_to_the_stack_above_the_shadow_space() {
     assert_eq!(unsafe { h.invoke(&args) }.unwrap(), Value::F64(want));
     let d = FD::of(
         V::I64,
-        [V::I64, V::I64, V::I64, V::I64, V::I64, V::I8, V::F64, V::I64, V::F32, V::I64],
+        [
+            V::I64,
+            V::I64,
+            V::I64,
+            V::I64,
+            V::I64,
+            V::I8,
+            V::F64,
+            V::I64,
+            V::F32,
+            V::I64,
+        ],
     );
     let h = link(ten as *const c_void, &d);
     assert_eq!(h.plan().stack_bytes(), 32 + 6 * 8);
@@ -109,7 +142,10 @@ fn arguments_past_the_fourth_slot_go_to_the_stack_above_the_shadow_space() {
         Value::I64(1),
     ];
     // SAFETY: `ten` has this type.
-    assert_eq!(unsafe { h.invoke(&args) }.unwrap(), Value::I64(1_987_654_321));
+    assert_eq!(
+        unsafe { h.invoke(&args) }.unwrap(),
+        Value::I64(1_987_654_321)
+    );
 }
 
 #[repr(C)]
@@ -129,7 +165,10 @@ struct B2(u8, u8);
 struct B1(u8);
 
 extern "C" fn small(a: F1, b: F2, c: B2, d: D1, e: B1) -> F2 {
-    F2(a.0 + b.0 + c.0 as f32 + e.0 as f32, b.1 * d.0 as f32 + c.1 as f32)
+    F2(
+        a.0 + b.0 + c.0 as f32 + e.0 as f32,
+        b.1 * d.0 as f32 + c.1 as f32,
+    )
 }
 
 extern "C" fn small_bits(a: u32, b: u64, c: u16, d: u64, e: u8) -> u64 {
@@ -150,7 +189,13 @@ fn aggregates_of_1_2_4_8_bytes_travel_as_integers_even_all_float() {
     let to: Vec<_> = h.plan().args().iter().map(|a| a.moves[0].to).collect();
     assert_eq!(
         to,
-        [Location::Int(0), Location::Int(1), Location::Int(2), Location::Int(3), Location::Stack(32)]
+        [
+            Location::Int(0),
+            Location::Int(1),
+            Location::Int(2),
+            Location::Int(3),
+            Location::Stack(32)
+        ]
     );
     assert_eq!(
         *h.plan().ret(),
@@ -170,7 +215,9 @@ fn aggregates_of_1_2_4_8_bytes_travel_as_integers_even_all_float() {
     ];
     // SAFETY: `small` has this type.
     let r = unsafe { h.invoke_into(&a, &args) }.unwrap();
-    let Value::Segment(r) = r else { panic!("{r:?}") };
+    let Value::Segment(r) = r else {
+        panic!("{r:?}")
+    };
     assert_eq!(read::<F2>(&r), F2(14.0, 23.0));
     // The same bytes seen by a callee reading the GPRs and the stack slot as integers: the
     // floats are in rcx/rdx/r8/r9, not in an XMM register.
@@ -221,7 +268,9 @@ extern "C" fn by_ref(x: i32, a: *mut S3, b: *mut S12, c: *mut S16, d: *mut S24, 
 
 /// The same structs received by value, as Rust declares a Win64 C function.
 extern "C" fn by_value(x: i32, a: S3, b: S12, c: S16, d: S24, y: i32) -> i64 {
-    (a.0 as i64 + a.2 as i64 + b.1 as i64 + c.1 + d.2 + d.1 as i64) * 10 + x as i64 + y as i64 * 1000
+    (a.0 as i64 + a.2 as i64 + b.1 as i64 + c.1 + d.2 + d.1 as i64) * 10
+        + x as i64
+        + y as i64 * 1000
 }
 
 #[test]
@@ -248,7 +297,12 @@ fn other_aggregates_are_passed_as_a_16_byte_aligned_copy_the_callee_may_write() 
     );
     let a = arena();
     let (v3, v12, v16, v24) = (S3(1, 2, 3), S12(4, 5, 6), S16(7.0, 8), S24(9, 10.0, 11));
-    let segs = [seg_of(&a, v3), seg_of(&a, v12), seg_of(&a, v16), seg_of(&a, v24)];
+    let segs = [
+        seg_of(&a, v3),
+        seg_of(&a, v12),
+        seg_of(&a, v16),
+        seg_of(&a, v24),
+    ];
     let args = [
         Value::I32(7),
         Value::Segment(segs[0]),
@@ -260,7 +314,11 @@ fn other_aggregates_are_passed_as_a_16_byte_aligned_copy_the_callee_may_write() 
     let want = (1 + 3 + 5 + 8 + 11 + 10) * 10 + 7 + 2000;
     // SAFETY: `by_ref` takes pointers where the descriptor has by-reference structs.
     assert_eq!(unsafe { h.invoke(&args) }.unwrap(), Value::I64(want));
-    assert_eq!(COPY_ADDRESSES.load(Ordering::Relaxed) % 16, 0, "every copy is 16-byte aligned");
+    assert_eq!(
+        COPY_ADDRESSES.load(Ordering::Relaxed) % 16,
+        0,
+        "every copy is 16-byte aligned"
+    );
     // the callee wrote its copies, not the caller's segments
     assert_eq!((read::<S3>(&segs[0]), read::<S12>(&segs[1])), (v3, v12));
     assert_eq!((read::<S16>(&segs[2]), read::<S24>(&segs[3])), (v16, v24));
@@ -304,38 +362,68 @@ fn other_results_are_written_through_the_hidden_pointer_in_rcx_shifting_the_argu
     let d = FD::of(&s12, [V::I32, V::F64, V::I32]);
     let h = link(make12 as *const c_void, &d);
     assert_eq!(h.plan().hidden_return_pointer(), Some(Location::Int(0)));
-    assert_eq!(super::classify::describe(h.plan()), "(ret-ptr:rcx, rdx, xmm2, r9) -> memory");
+    assert_eq!(
+        super::classify::describe(h.plan()),
+        "(ret-ptr:rcx, rdx, xmm2, r9) -> memory"
+    );
     // SAFETY: `make12` has this type.
     let r = unsafe { h.invoke_into(&a, &[Value::I32(1), Value::F64(2.0), Value::I32(3)]) };
-    let Value::Segment(r) = r.unwrap() else { panic!() };
+    let Value::Segment(r) = r.unwrap() else {
+        panic!()
+    };
     assert_eq!(read::<S12>(&r), S12(1, 2, 3));
-    let h = link(make16 as *const c_void, &FD::of(st([V::F64, V::I64]), [V::F64, V::I64]));
+    let h = link(
+        make16 as *const c_void,
+        &FD::of(st([V::F64, V::I64]), [V::F64, V::I64]),
+    );
     // SAFETY: `make16` has this type.
     let r = unsafe { h.invoke_into(&a, &[Value::F64(1.5), Value::I64(-4)]) };
-    let Value::Segment(r) = r.unwrap() else { panic!() };
+    let Value::Segment(r) = r.unwrap() else {
+        panic!()
+    };
     assert_eq!(read::<S16>(&r), S16(3.0, -8));
     // four arguments and the pointer: the last argument goes to the first stack slot
-    let d = FD::of(st([V::I64, V::F64, V::I64]), [V::I64, V::F64, V::I64, V::I64]);
+    let d = FD::of(
+        st([V::I64, V::F64, V::I64]),
+        [V::I64, V::F64, V::I64, V::I64],
+    );
     let h = link(make24 as *const c_void, &d);
     assert_eq!(h.plan().args()[3].moves[0].to, Location::Stack(32));
-    let args = [Value::I64(1), Value::F64(2.5), Value::I64(3), Value::I64(40)];
+    let args = [
+        Value::I64(1),
+        Value::F64(2.5),
+        Value::I64(3),
+        Value::I64(40),
+    ];
     // SAFETY: `make24` has this type.
     let r = unsafe { h.invoke_into(&a, &args) };
-    let Value::Segment(r) = r.unwrap() else { panic!() };
+    let Value::Segment(r) = r.unwrap() else {
+        panic!()
+    };
     assert_eq!(read::<S24>(&r), S24(41, 2.5, 3));
     // the executor itself: the callee returns the destination's address in rax
     let plan = h.plan().clone();
     let kinds: Vec<ArgKind> = d.argument_layouts().iter().map(ArgKind::of).collect();
-    let exec = Executor::link(&plan, &kinds, RetKind::of(d.return_layout()), false, std::ptr::null())
-        .unwrap();
+    let exec = Win64::link(
+        &plan,
+        &kinds,
+        RetKind::of(d.return_layout()),
+        false,
+        std::ptr::null(),
+    )
+    .unwrap();
     let mut out = S24(0, 0.0, 0);
     let ret = (&mut out as *mut S24).cast::<u8>();
     let bits = [1u64, 2.5f64.to_bits(), 3, 40];
     // SAFETY: `make24` has this type; `ret` holds an S24; every source is 8 readable bytes.
     let rax = unsafe {
-        exec.interpret(&plan, make24 as *const c_void, std::ptr::null_mut(), ret, |i| {
-            Ok(ArgSource::Bits(bits[i]))
-        })
+        exec.interpret(
+            &plan,
+            make24 as *const c_void,
+            std::ptr::null_mut(),
+            ret,
+            |i| Ok(ArgSource::Bits(bits[i])),
+        )
     }
     .unwrap();
     assert_eq!(rax, ret as usize as u64);
@@ -354,12 +442,24 @@ extern "C" fn va_gpr(_n: i32, x: u64, y: u64, z: u64) -> u64 {
 fn variadic_doubles_go_in_both_the_xmm_register_and_the_gpr() {
     let d = FD::of(V::F64, [V::I32, V::F64, V::F32, V::F64]);
     let opts = [LinkerOption::FirstVariadicArg(1)];
-    let args = [Value::I32(1), Value::F64(2.0), Value::F32(3.0), Value::F64(4.0)];
+    let args = [
+        Value::I32(1),
+        Value::F64(2.0),
+        Value::F32(3.0),
+        Value::F64(4.0),
+    ];
     let h = link_with(va_xmm as *const c_void, &d, &opts);
-    assert_eq!(super::classify::describe(h.plan()), "(rcx, xmm1+rdx, xmm2+r8, xmm3+r9) -> xmm0");
+    assert_eq!(
+        super::classify::describe(h.plan()),
+        "(rcx, xmm1+rdx, xmm2+r8, xmm3+r9) -> xmm0"
+    );
     // SAFETY: `va_xmm` reads the XMM registers (the float promoted to double).
     assert_eq!(unsafe { h.invoke(&args) }.unwrap(), Value::F64(4321.0));
-    let h = link_with(va_gpr as *const c_void, &FD::of(V::I64, [V::I32, V::F64, V::F32, V::F64]), &opts);
+    let h = link_with(
+        va_gpr as *const c_void,
+        &FD::of(V::I64, [V::I32, V::F64, V::F32, V::F64]),
+        &opts,
+    );
     let want = 2f64.to_bits() ^ 3f64.to_bits().rotate_left(1) ^ 4f64.to_bits().rotate_left(2);
     // SAFETY: `va_gpr` reads the same calls' GPRs as integers.
     assert_eq!(unsafe { h.invoke(&args) }.unwrap(), Value::I64(want as i64));
@@ -371,7 +471,10 @@ fn the_c_runtime_formats_variadic_doubles_and_ints() {
         panic!("the C runtime's _snprintf is not found by the default lookup")
     };
     // int _snprintf(char *buf, size_t n, const char *fmt, ...)
-    let d = FD::of(V::I32, [V::ADDRESS, V::U64, V::ADDRESS, V::F64, V::I32, V::F64]);
+    let d = FD::of(
+        V::I32,
+        [V::ADDRESS, V::U64, V::ADDRESS, V::F64, V::I32, V::F64],
+    );
     let h = Linker::native()
         .downcall(&snprintf, &d, &[LinkerOption::FirstVariadicArg(3)])
         .unwrap();
@@ -544,7 +647,9 @@ fn the_trampoline_and_the_upcall_entry_preserve_every_nonvolatile_register() {
                 // SAFETY: always safe.
                 unsafe { SetLastError(77) };
                 let (i, f) = (|k| u.get::<i64>(k), |k| u.get::<f64>(k));
-                Ok(Value::I64(i(0)? + f(1)? as i64 + i(2)? + f(3)? as i64 + i(4)? + f(5)? as i64))
+                Ok(Value::I64(
+                    i(0)? + f(1)? as i64 + i(2)? + f(3)? as i64 + i(4)? + f(5)? as i64,
+                ))
             },
             &a,
         )
@@ -554,11 +659,19 @@ fn the_trampoline_and_the_upcall_entry_preserve_every_nonvolatile_register() {
         let mut stack = StackArgs::new();
         let mut frame = CallFrame::new(target, &plan, &mut stack);
         for (k, ap) in plan.args().iter().enumerate() {
-            let v = if k % 2 == 0 { k as u64 + 1 } else { ((k + 1) as f64).to_bits() };
+            let v = if k % 2 == 0 {
+                k as u64 + 1
+            } else {
+                ((k + 1) as f64).to_bits()
+            };
             frame.store(&mut stack, ap.moves[0].to, v);
         }
         let mut buffer = [1i32, 2, 3];
-        frame.capture_into(if capture { buffer.as_mut_ptr() } else { std::ptr::null_mut() });
+        frame.capture_into(if capture {
+            buffer.as_mut_ptr()
+        } else {
+            std::ptr::null_mut()
+        });
         frame.stack = stack.base();
         let mut out = [0u64; 18];
         // SAFETY: the frame follows the plan of both targets' type; the harness restores its
@@ -598,7 +711,11 @@ fn capture_restores_the_three_states_before_the_call_and_saves_them_after() {
         "WSAGetLastError",
         "errno",
     ])];
-    let h = link_with(last_errors as *const c_void, &FD::of(V::I32, [V::U32, V::I32]), &opts);
+    let h = link_with(
+        last_errors as *const c_void,
+        &FD::of(V::I32, [V::U32, V::I32]),
+        &opts,
+    );
     let layout = crate::linker::capture_state_layout();
     assert_eq!((layout.byte_size(), layout.byte_alignment()), (12, 4));
     let a = arena();
@@ -624,16 +741,27 @@ fn through(stub: &crate::upcall::UpcallStub<'_>) -> DowncallHandle {
 fn upcalls_of_int_and_double_arguments() {
     let a = arena();
     let inc = Linker::native()
-        .upcall_stub(&FD::of(V::I32, [V::I32]), |u| Ok(Value::I32(u.get::<i32>(0)? + 1)), &a)
+        .upcall_stub(
+            &FD::of(V::I32, [V::I32]),
+            |u| Ok(Value::I32(u.get::<i32>(0)? + 1)),
+            &a,
+        )
         .unwrap();
     // SAFETY: the stub is an `int (int)` that lives while `inc` does.
     let f: extern "C" fn(i32) -> i32 = unsafe { std::mem::transmute(inc.address()) };
     assert_eq!(f(41), 42);
     // SAFETY: as above.
-    assert_eq!(unsafe { through(&inc).invoke(&[Value::I32(-1)]) }.unwrap(), Value::I32(0));
+    assert_eq!(
+        unsafe { through(&inc).invoke(&[Value::I32(-1)]) }.unwrap(),
+        Value::I32(0)
+    );
     let d = FD::of(V::F64, [V::F64, V::I32]);
     let mul = Linker::native()
-        .upcall_stub(&d, |u| Ok(Value::F64(u.get::<f64>(0)? * u.get::<i32>(1)? as f64)), &a)
+        .upcall_stub(
+            &d,
+            |u| Ok(Value::F64(u.get::<f64>(0)? * u.get::<i32>(1)? as f64)),
+            &a,
+        )
         .unwrap();
     // SAFETY: the stub is a `double (double, int)`.
     let f: extern "C" fn(f64, i32) -> f64 = unsafe { std::mem::transmute(mul.address()) };
@@ -678,13 +806,20 @@ fn upcalls_with_stack_arguments() {
         Value::F64(6.0),
     ];
     // SAFETY: as above.
-    assert_eq!(unsafe { through(&stub).invoke(&args) }.unwrap(), Value::F64(want));
+    assert_eq!(
+        unsafe { through(&stub).invoke(&args) }.unwrap(),
+        Value::F64(want)
+    );
 }
 
 #[test]
 fn upcalls_take_by_reference_structs_and_return_through_the_hidden_pointer() {
     let a = arena();
-    let (s16, s24, f2) = (st([V::F64, V::I64]), st([V::I64, V::F64, V::I64]), st([V::F32, V::F32]));
+    let (s16, s24, f2) = (
+        st([V::F64, V::I64]),
+        st([V::I64, V::F64, V::I64]),
+        st([V::F32, V::F32]),
+    );
     // S24 f(int, S16 by reference, F2 in a GPR, S24 by reference on the stack slot... ) with the
     // hidden pointer in rcx shifting the slots: rcx ret, rdx int, r8 &S16, r9 F2, [32] &S24.
     let d = FD::of(&s24, [V::I32.into(), s16, f2, s24.clone()]);
@@ -722,11 +857,22 @@ fn upcalls_take_by_reference_structs_and_return_through_the_hidden_pointer() {
     assert_eq!(mine, S24(100, 3.0, 7));
     // a downcall into the stub: the executor's copies, and the caller's segment is unchanged
     let h = through(&stub);
-    let segs = [seg_of(&a, S16(0.5, 8)), seg_of(&a, F2(1.0, 2.0)), seg_of(&a, mine)];
-    let args = [Value::I32(1), Value::Segment(segs[0]), Value::Segment(segs[1]), Value::Segment(segs[2])];
+    let segs = [
+        seg_of(&a, S16(0.5, 8)),
+        seg_of(&a, F2(1.0, 2.0)),
+        seg_of(&a, mine),
+    ];
+    let args = [
+        Value::I32(1),
+        Value::Segment(segs[0]),
+        Value::Segment(segs[1]),
+        Value::Segment(segs[2]),
+    ];
     // SAFETY: as above.
     let r = unsafe { h.invoke_into(&a, &args) }.unwrap();
-    let Value::Segment(r) = r else { panic!("{r:?}") };
+    let Value::Segment(r) = r else {
+        panic!("{r:?}")
+    };
     assert_eq!(read::<S24>(&r), want);
     assert_ne!(seen.get(), segs[2].address());
     assert_eq!(seen.get() % 16, 0);
@@ -775,14 +921,18 @@ fn upcalls_run_on_a_thread_created_with_create_thread() {
                 // SAFETY: always safe.
                 ran_on.store(unsafe { GetCurrentThreadId() }, Ordering::Relaxed);
                 let p: F2 = read(&u.segment(2)?);
-                Ok(Value::F64(u.get::<f64>(0)? * u.get::<i32>(1)? as f64 + (p.0 + p.1) as f64))
+                Ok(Value::F64(
+                    u.get::<f64>(0)? * u.get::<i32>(1)? as f64 + (p.0 + p.1) as f64,
+                ))
             },
             &a,
         )
         .unwrap();
     let mut call = ThreadCall {
         // SAFETY: the stub has this type and lives until after the thread has exited.
-        f: unsafe { std::mem::transmute::<*const c_void, extern "C" fn(f64, i32, F2) -> f64>(stub.address()) },
+        f: unsafe {
+            std::mem::transmute::<*const c_void, extern "C" fn(f64, i32, F2) -> f64>(stub.address())
+        },
         result: 0.0,
     };
     let mut id = 0u32;
@@ -825,9 +975,15 @@ fn stack_walks_pass_through_the_trampoline_and_the_upcall_entry() {
     // test's frame, below the trampoline (its `.pdata`/`.xdata` unwind it).
     let h = link(take_backtrace as *const c_void, &FD::of(V::I32, [V::I32]));
     // SAFETY: `take_backtrace` is an `int (int)`.
-    assert_eq!(unsafe { h.invoke(&[Value::I32(1)]) }.unwrap(), Value::I32(2));
+    assert_eq!(
+        unsafe { h.invoke(&[Value::I32(1)]) }.unwrap(),
+        Value::I32(2)
+    );
     let walk = std::mem::take(&mut *WALK.lock().unwrap());
-    assert!(walk.contains("stack_walks_pass_through_the_trampoline"), "{walk}");
+    assert!(
+        walk.contains("stack_walks_pass_through_the_trampoline"),
+        "{walk}"
+    );
     // A downcall into an upcall whose closure walks the stack: through the dispatcher, the
     // upcall entry and the trampoline, down to this test.
     let a = arena();
@@ -842,10 +998,16 @@ fn stack_walks_pass_through_the_trampoline_and_the_upcall_entry() {
         )
         .unwrap();
     // SAFETY: the stub is an `int (int)` that lives.
-    assert_eq!(unsafe { through(&stub).invoke(&[Value::I32(5)]) }.unwrap(), Value::I32(15));
+    assert_eq!(
+        unsafe { through(&stub).invoke(&[Value::I32(5)]) }.unwrap(),
+        Value::I32(15)
+    );
     let walk = std::mem::take(&mut *WALK.lock().unwrap());
     assert!(walk.contains("gatun_upcall_dispatch"), "{walk}");
-    assert!(walk.contains("stack_walks_pass_through_the_trampoline"), "{walk}");
+    assert!(
+        walk.contains("stack_walks_pass_through_the_trampoline"),
+        "{walk}"
+    );
 }
 
 extern "C" fn call_back(f: extern "C" fn(i32, S24) -> i64, depth: i32, s: S24) -> i64 {

@@ -37,9 +37,9 @@
 //! `rsp + 32`, and [`UpcallHeader`] (0), asserted next to their definitions.
 
 use super::Win64;
-use crate::backend::upcall::{UpcallEntries, UpcallHeader};
 #[cfg(doc)]
 use crate::backend::upcall::UpcallFrame;
+use crate::backend::upcall::{UpcallEntries, UpcallHeader};
 use crate::code::ExecutableCode;
 use crate::error::Result;
 

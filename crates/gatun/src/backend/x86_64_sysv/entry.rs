@@ -159,5 +159,4 @@ impl CheckedEntry {
         );
         accepted.then_some(xmm0.to_bits())
     }
-
 }

@@ -9,11 +9,11 @@
 //! - An [`Executor`] was built by [`Executor::link`] from the handle's own plan, argument kinds,
 //!   return kind and capture flag, and never changes: the fast path is one variant of the
 //!   executor, so a handle cannot hold inconsistent fast paths.
-//!   [`Executor::int_arity`] and [`Executor::float_arity`] are derived from it.
+//!   [`int_arity`](crate::backend::Executor::int_arity) and [`float_arity`](crate::backend::Executor::float_arity) are derived from it.
 //! - Every entry is kept alive by the `Arc<Stub>` in the same `Compiled` (the stub cache holds
 //!   only a `Weak`).
 //! - The value entries check every argument's tag and segment length before anything else and
-//!   report a mismatch without calling (`entry`); callers then take [`Executor::interpret`],
+//!   report a mismatch without calling (`entry`); callers then take [`interpret`](crate::backend::Executor::interpret),
 //!   which performs the same checks in Rust, so the same values are accepted either way.
 
 use std::ffi::c_void;
@@ -23,9 +23,11 @@ use super::entry::CheckedEntry;
 use super::image::ImageEntry;
 use super::slots::{DirectRegisters, SlotsEntry};
 use super::stub::{ArgCheck, Stub, StubFn};
-use super::{CallFrame, StackArgs};
+use super::CallFrame;
 use crate::abi::{CallPlan, Location, Register, ReturnPlan};
-use crate::backend::{ArgKind, ArgSource, RetKind, Slots, SlotsPath};
+use crate::backend::{
+    ArgKind, ArgSource, RetKind, Slots, SlotsPath, StackArgs, StructCall, UncapturedCall,
+};
 use crate::error::Result;
 use crate::layout::ScalarKind;
 use crate::value::Value;
@@ -48,7 +50,7 @@ pub(crate) struct StubEntry {
 #[derive(Clone)]
 pub(crate) enum Executor {
     /// The trampoline carries the plan out (the OS refused executable memory, or forced by
-    /// [`Executor::interpreted`]).
+    /// the `interpreted` test hook).
     Interpreted,
     /// No capture, a non-bool scalar or void result in rax: `invoke` calls this value entry
     /// with `call_plain` (for a function of no arguments, not variadic, it is the target itself:
@@ -60,7 +62,7 @@ pub(crate) enum Executor {
     /// No capture, a struct returned in registers, with an image entry.
     Image(Compiled, ImageEntry),
     /// No capture, any other struct return: the value entry writes through `ret`
-    /// ([`Executor::struct_entry`]). For a MEMORY-class return of a function of no arguments,
+    /// ([`struct_entry`](crate::backend::Executor::struct_entry)). For a MEMORY-class return of a function of no arguments,
     /// not variadic, the entry is the target itself: its stub would only move `ret` into rdi
     /// and jump to it, and [`StructEntry::call`] passes `ret` in rdi already.
     Struct(Compiled, CheckedEntry),
@@ -70,7 +72,7 @@ pub(crate) enum Executor {
     /// capture (the system-call adapter zeroes and reads errno itself).
     CaptureUncaptured(Compiled, StubEntry),
     /// A bool result without capture (normalised on the way out), or capture with a struct
-    /// return: the value entry through [`Executor::call_values`].
+    /// return: the value entry through [`call_values`](crate::backend::Executor::call_values).
     Plain(Compiled),
 }
 
@@ -95,32 +97,24 @@ fn compiled_stub(plan: &CallPlan, args: &[ArgKind], capture: bool) -> Option<Stu
     })
 }
 
-#[cfg(feature = "internals")]
-stub_internals! {
-    compile: |plan, checks, capture| super::stub::compile(plan, checks, capture).bytes,
-    build_errors: "[`crate::Error::Unsupported`] if the OS refuses executable memory.",
-}
-
 impl Executor {
     /// The executor of a handle calling `target` with `plan` (argument kinds `args`, return
     /// `ret`, `capture`): a compiled stub with its fast path, or the trampoline when the OS
     /// gives no executable memory.
     ///
-    /// # Errors
-    /// None on this backend (the `Result` is the backend interface: `unsupported` fails here).
     pub(crate) fn link(
         plan: &CallPlan,
         args: &[ArgKind],
         ret: RetKind,
         capture: bool,
         target: *const c_void,
-    ) -> Result<Executor> {
+    ) -> Executor {
         let Some(stub) = compiled_stub(plan, args, capture) else {
-            return Ok(Executor::Interpreted);
+            return Executor::Interpreted;
         };
         let ret_in_xmm = matches!(plan.ret, ReturnPlan::Scalar(Register::Vector(_)));
         let mut c = Compiled { stub, ret_in_xmm };
-        Ok(match (capture, ret) {
+        match (capture, ret) {
             (false, RetKind::Scalar(ScalarKind::Bool)) => Executor::Plain(c),
             (false, RetKind::Void | RetKind::Scalar(_))
                 if args.is_empty()
@@ -184,7 +178,7 @@ impl Executor {
             }
             (true, RetKind::Void | RetKind::Scalar(_)) => Executor::Capture(c),
             (true, RetKind::Group { .. }) => Executor::Plain(c),
-        })
+        }
     }
 
     /// The compiled stub, if any.
@@ -201,29 +195,35 @@ impl Executor {
             | Executor::Plain(c) => Some(c),
         }
     }
+}
+
+impl crate::backend::Executor for Executor {
+    type Image = ImageEntry;
+    type StructEntry = StructEntry;
+    type Uncaptured<'a> = Uncaptured<'a>;
 
     /// The trampoline executor (the test hook that forces the interpreted path).
     #[cfg(feature = "internals")]
-    pub(crate) fn interpreted(&self) -> Executor {
+    fn interpreted(&self) -> Executor {
         Executor::Interpreted
     }
 
     /// Whether calls run a compiled stub.
-    pub(crate) fn is_compiled(&self) -> bool {
+    fn is_compiled(&self) -> bool {
         self.compiled().is_some()
     }
 
-    /// `nargs` (the descriptor's argument count) when [`Executor::call_int`] applies, else
+    /// `nargs` (the descriptor's argument count) when [`call_int`](crate::backend::Executor::call_int) applies, else
     /// `usize::MAX` (no slice is that long), so that `invoke` decides with one compare.
-    pub(crate) fn int_arity(&self, nargs: usize) -> usize {
+    fn int_arity(&self, nargs: usize) -> usize {
         match self {
             Executor::Int(..) => nargs,
             _ => usize::MAX,
         }
     }
 
-    /// As [`Executor::int_arity`], for [`Executor::call_float`].
-    pub(crate) fn float_arity(&self, nargs: usize) -> usize {
+    /// As [`int_arity`](crate::backend::Executor::int_arity), for [`call_float`](crate::backend::Executor::call_float).
+    fn float_arity(&self, nargs: usize) -> usize {
         match self {
             Executor::Float(..) => nargs,
             _ => usize::MAX,
@@ -234,10 +234,10 @@ impl Executor {
     /// argument (nothing was called).
     ///
     /// # Safety
-    /// [`Executor::int_arity`] is not `usize::MAX`; `args` points to one `Value` per descriptor
+    /// [`int_arity`](crate::backend::Executor::int_arity) is not `usize::MAX`; `args` points to one `Value` per descriptor
     /// argument; the callee's contract is the caller's.
     #[inline(always)]
-    pub(crate) unsafe fn call_int(&self, args: *const u8, target: *const c_void) -> Option<u64> {
+    unsafe fn call_int(&self, args: *const u8, target: *const c_void) -> Option<u64> {
         let Executor::Int(_, entry) = self else {
             // SAFETY: `int_arity` is not `usize::MAX` only for this variant (caller).
             unsafe { std::hint::unreachable_unchecked() }
@@ -248,12 +248,12 @@ impl Executor {
         unsafe { entry.call_plain(args, target) }
     }
 
-    /// As [`Executor::call_int`] for a float result (xmm0's low 64 bits).
+    /// As [`call_int`](crate::backend::Executor::call_int) for a float result (xmm0's low 64 bits).
     ///
     /// # Safety
-    /// As [`Executor::call_int`], with [`Executor::float_arity`].
+    /// As [`call_int`](crate::backend::Executor::call_int), with [`float_arity`](crate::backend::Executor::float_arity).
     #[inline(always)]
-    pub(crate) unsafe fn call_float(&self, args: *const u8, target: *const c_void) -> Option<u64> {
+    unsafe fn call_float(&self, args: *const u8, target: *const c_void) -> Option<u64> {
         let Executor::Float(_, entry) = self else {
             // SAFETY: `float_arity` is not `usize::MAX` only for this variant (caller).
             unsafe { std::hint::unreachable_unchecked() }
@@ -265,7 +265,7 @@ impl Executor {
     /// Which slots fast path (`linker::Arguments`) calls take: `Int` for the `Int` executor,
     /// `Float` for the `Float` one, when the stub has a slots entry (every argument a scalar);
     /// else `None`.
-    pub(crate) fn slots_path(&self) -> SlotsPath {
+    fn slots_path(&self) -> SlotsPath {
         match self {
             Executor::Int(c, _) if c.stub.slots.is_some() => SlotsPath::Int,
             Executor::Float(c, _) if c.stub.slots.is_some() => SlotsPath::Float,
@@ -280,22 +280,20 @@ impl Executor {
     /// the stub's slots entry.
     ///
     /// # Safety
-    /// [`Executor::slots_path`] is `Int`; `kinds` is the descriptor's kind word
+    /// [`slots_path`](crate::backend::Executor::slots_path) is `Int`; `kinds` is the descriptor's kind word
     /// (`linker::arguments`) and `slots` holds one 8-byte slot per descriptor argument with a
     /// value of its kind in its low bytes; the callee's contract is the caller's.
     #[inline(always)]
-    pub(crate) unsafe fn call_slots_int(
-        &self,
-        kinds: u64,
-        slots: &Slots,
-        target: *const c_void,
-    ) -> u64 {
-        let Executor::Int(Compiled {
-            stub: StubEntry {
-                slots: Some(entry), ..
+    unsafe fn call_slots_int(&self, kinds: u64, slots: &Slots, target: *const c_void) -> u64 {
+        let Executor::Int(
+            Compiled {
+                stub: StubEntry {
+                    slots: Some(entry), ..
+                },
+                ..
             },
-            ..
-        }, _) = self
+            _,
+        ) = self
         else {
             // SAFETY: `slots_path` is `Int` only for this shape (caller).
             unsafe { std::hint::unreachable_unchecked() }
@@ -310,23 +308,21 @@ impl Executor {
         }
     }
 
-    /// As [`Executor::call_slots_int`] for a float return: xmm0's low 64 bits.
+    /// As [`call_slots_int`](crate::backend::Executor::call_slots_int) for a float return: xmm0's low 64 bits.
     ///
     /// # Safety
-    /// As [`Executor::call_slots_int`], with [`Executor::slots_path`] `Float`.
+    /// As [`call_slots_int`](crate::backend::Executor::call_slots_int), with [`slots_path`](crate::backend::Executor::slots_path) `Float`.
     #[inline(always)]
-    pub(crate) unsafe fn call_slots_float(
-        &self,
-        kinds: u64,
-        slots: &Slots,
-        target: *const c_void,
-    ) -> u64 {
-        let Executor::Float(Compiled {
-            stub: StubEntry {
-                slots: Some(entry), ..
+    unsafe fn call_slots_float(&self, kinds: u64, slots: &Slots, target: *const c_void) -> u64 {
+        let Executor::Float(
+            Compiled {
+                stub: StubEntry {
+                    slots: Some(entry), ..
+                },
+                ..
             },
-            ..
-        }, _) = self
+            _,
+        ) = self
         else {
             // SAFETY: `slots_path` is `Float` only for this shape (caller).
             unsafe { std::hint::unreachable_unchecked() }
@@ -342,7 +338,7 @@ impl Executor {
 
     /// The image entry of a register-returned struct without capture, if the handle has one.
     #[inline(always)]
-    pub(crate) fn image(&self) -> Option<ImageEntry> {
+    fn image(&self) -> Option<ImageEntry> {
         match self {
             Executor::Image(_, image) => Some(*image),
             _ => None,
@@ -354,7 +350,7 @@ impl Executor {
     /// or a register return without an image entry), if the handle has one. The handle keeps
     /// it beside this executor, which keeps the stub alive.
     #[inline(always)]
-    pub(crate) fn struct_entry(&self) -> Option<StructEntry> {
+    fn struct_entry(&self) -> Option<StructEntry> {
         match self {
             Executor::Struct(_, entry) => Some(StructEntry(*entry)),
             _ => None,
@@ -370,7 +366,7 @@ impl Executor {
     /// or a capture buffer (4 bytes, 4-aligned) of a capture handle; the callee's contract is
     /// the caller's.
     #[inline(always)]
-    pub(crate) unsafe fn call_values(
+    unsafe fn call_values(
         &self,
         args: *const u8,
         ret: *mut u8,
@@ -394,9 +390,9 @@ impl Executor {
     /// scalar or void return, no stub) or the stub rejected an argument (nothing was called).
     ///
     /// # Safety
-    /// As [`Executor::call_values`] with a non-null `capture`.
+    /// As [`call_values`](crate::backend::Executor::call_values) with a non-null `capture`.
     #[inline(always)]
-    pub(crate) unsafe fn call_capture(
+    unsafe fn call_capture(
         &self,
         args: *const u8,
         capture: *mut i32,
@@ -425,7 +421,7 @@ impl Executor {
     /// system-call adapter, which zeroes and reads errno itself), if it has one: capture, an
     /// integer or void result, a stub.
     #[inline(always)]
-    pub(crate) fn uncaptured(&self) -> Option<Uncaptured<'_>> {
+    fn uncaptured(&self) -> Option<Uncaptured<'_>> {
         match self {
             Executor::CaptureUncaptured(_, stub) => Some(Uncaptured(stub)),
             _ => None,
@@ -440,7 +436,7 @@ impl Executor {
     /// `ret` writable (and aligned) for the return layout's size; `capture` null or a capture
     /// buffer of a capture handle; the callee's contract is the caller's.
     #[inline(always)]
-    pub(crate) unsafe fn call_raw(
+    unsafe fn call_raw(
         &self,
         args: *const *const u8,
         ret: *mut u8,
@@ -477,7 +473,7 @@ impl Executor {
     /// aligned) for the return layout's size, or null for scalar/void returns; `capture` null
     /// or a capture buffer of a capture handle; the callee's contract is the caller's.
     #[inline(never)]
-    pub(crate) unsafe fn interpret(
+    unsafe fn interpret(
         &self,
         plan: &CallPlan,
         target: *const c_void,
@@ -508,18 +504,14 @@ impl Executor {
 }
 
 /// A capture handle's value entry of its signature's stub without capture
-/// ([`Executor::uncaptured`]), borrowed from its executor.
+/// (`uncaptured`), borrowed from its executor.
 #[derive(Clone, Copy)]
 pub(crate) struct Uncaptured<'a>(&'a StubEntry);
 
-impl Uncaptured<'_> {
+impl UncapturedCall for Uncaptured<'_> {
     /// Calls it: rax, or `None` if the stub rejected an argument (nothing was called).
-    ///
-    /// # Safety
-    /// `args` points to one `Value` per descriptor argument (without
-    /// the capture segment); the callee's contract is the caller's.
     #[inline(always)]
-    pub(crate) unsafe fn call(self, args: *const u8, target: *const c_void) -> Option<u64> {
+    unsafe fn call(self, args: *const u8, target: *const c_void) -> Option<u64> {
         // SAFETY: the stub checks every argument first; it captures nothing and needs no
         // return destination (scalar or void return); the rest is the caller's contract.
         unsafe { self.0.values.call_plain(args, target) }
@@ -527,28 +519,17 @@ impl Uncaptured<'_> {
 }
 
 /// The value entry of a struct return without capture written through `ret`
-/// ([`Executor::struct_entry`]). `Copy`; valid while the executor it came from is alive.
+/// (`struct_entry`). `Copy`; valid while the executor it came from is alive.
 #[derive(Clone, Copy)]
 pub(crate) struct StructEntry(CheckedEntry);
 
-impl StructEntry {
+impl StructCall for StructEntry {
     /// Calls it with `args` (a `&[Value]`), the struct written through `ret` (by the stub, or
-    /// by the target through the hidden pointer in rdi): `true` if it ran, `false` if the stub
-    /// rejected an argument (then nothing was called and nothing written). Without arguments
-    /// rdi carries `ret` (no stub of such a signature reads an argument pointer), so that the
-    /// target itself can be the entry.
-    ///
-    /// # Safety
-    /// The executor it came from is alive; `args` holds one `Value` per descriptor argument;
-    /// `ret` is writable for the return layout's size and aligned for it; the callee's
-    /// contract is the caller's.
+    /// by the target through the hidden pointer in rdi). Without arguments rdi carries `ret`
+    /// (no stub of such a signature reads an argument pointer), so that the target itself can
+    /// be the entry.
     #[inline(always)]
-    pub(crate) unsafe fn call(
-        self,
-        args: &[Value<'_>],
-        ret: *mut u8,
-        target: *const c_void,
-    ) -> bool {
+    unsafe fn call(self, args: &[Value<'_>], ret: *mut u8, target: *const c_void) -> bool {
         let first = if args.is_empty() {
             ret.cast_const()
         } else {
@@ -564,6 +545,7 @@ impl StructEntry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::backend::Executor as _;
     use crate::layout::{MemoryLayout, ValueLayout as V};
     use crate::linker::FunctionDescriptor as FD;
 
@@ -575,12 +557,15 @@ mod tests {
         let args: Vec<ArgKind> = d.argument_layouts().iter().map(ArgKind::of).collect();
         let ret = RetKind::of(d.return_layout());
         let target = never_called as *const c_void;
-        let exec = Executor::link(&plan, &args, ret, capture, target).unwrap();
+        let exec = Executor::link(&plan, &args, ret, capture, target);
         // the test hook is one variant, whatever the fast path was
         let interpreted = exec.interpreted();
         assert!(matches!(interpreted, Executor::Interpreted));
         assert_eq!(
-            (interpreted.int_arity(args.len()), interpreted.float_arity(args.len())),
+            (
+                interpreted.int_arity(args.len()),
+                interpreted.float_arity(args.len())
+            ),
             (usize::MAX, usize::MAX)
         );
         assert!(interpreted.image().is_none() && interpreted.uncaptured().is_none());
@@ -617,7 +602,9 @@ mod tests {
 
     #[test]
     fn one_fast_path_per_signature() {
-        let st = |m: &[V]| MemoryLayout::c_struct(m.iter().map(|v| MemoryLayout::from(v.clone()))).unwrap();
+        let st = |m: &[V]| {
+            MemoryLayout::c_struct(m.iter().map(|v| MemoryLayout::from(v.clone()))).unwrap()
+        };
         assert_eq!(variant(&FD::of_void([]), None, false), "Int");
         assert_eq!(variant(&FD::of(V::I32, [V::I32]), None, false), "Int");
         assert_eq!(variant(&FD::of(V::F64, [V::F64]), None, false), "Float");
@@ -627,7 +614,11 @@ mod tests {
             "Image"
         );
         assert_eq!(
-            variant(&FD::of(st(&[V::I64, V::I64, V::I64]), [V::I32]), None, false),
+            variant(
+                &FD::of(st(&[V::I64, V::I64, V::I64]), [V::I32]),
+                None,
+                false
+            ),
             "Struct"
         );
         assert_eq!(
@@ -645,7 +636,7 @@ mod tests {
         let plan = super::super::classify::plan(&d, None).unwrap();
         let target = never_called as *const c_void;
         let exec = Executor::link(&plan, &[], RetKind::of(d.return_layout()), false, target);
-        let Some(StructEntry(entry)) = exec.unwrap().struct_entry() else {
+        let Some(StructEntry(entry)) = exec.struct_entry() else {
             panic!("no struct entry")
         };
         assert_eq!(entry.address(), target.cast());
@@ -657,7 +648,6 @@ mod tests {
             let plan = super::super::classify::plan(&d, v).unwrap();
             let args: Vec<ArgKind> = d.argument_layouts().iter().map(ArgKind::of).collect();
             let exec = Executor::link(&plan, &args, RetKind::of(d.return_layout()), false, target);
-            let exec = exec.unwrap();
             let (Some(StructEntry(entry)), Some(c)) = (exec.struct_entry(), exec.compiled()) else {
                 panic!("no struct entry for {d}")
             };

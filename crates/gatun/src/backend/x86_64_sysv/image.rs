@@ -19,8 +19,8 @@
 use std::ffi::c_void;
 
 use crate::abi::{Register, ReturnMove, ReturnPlan};
-use crate::backend::store_low_bytes;
 use crate::backend::x86_64_sysv::entry::{CheckedEntry, REJECTED};
+use crate::backend::{store_low_bytes, ImageCall};
 
 /// The eightbyte classes of a register-returned struct, as the pair of registers the image
 /// entry's caller reads (first eightbyte, second eightbyte). Bit 0: the first eightbyte is
@@ -70,10 +70,12 @@ impl ImageEntry {
             align,
         })
     }
+}
 
+impl ImageCall for ImageEntry {
     /// The struct's size and alignment in bytes (the return layout's).
     #[inline(always)]
-    pub(crate) fn size_align(&self) -> (usize, usize) {
+    fn size_align(&self) -> (usize, usize) {
         (self.size, self.align)
     }
 
@@ -90,7 +92,7 @@ impl ImageEntry {
     /// As the value entry: `args` points to one `Value` per descriptor argument, `target` is
     /// a function of the handle's type whose contract the caller meets.
     #[inline(always)]
-    pub(crate) unsafe fn call(&self, args: *const u8, target: *const c_void) -> Option<[u64; 2]> {
+    unsafe fn call(&self, args: *const u8, target: *const c_void) -> Option<[u64; 2]> {
         let (first, second, r12): (u64, u64, u64);
         // SAFETY: see `super::entry`: the image entry is a checked entry with the stub
         // parameters (rdi = args, rcx = target; it reads no other) that tail-jumps to the
@@ -129,7 +131,7 @@ impl ImageEntry {
     /// # Safety
     /// `ret` is valid for writes of the struct's size in bytes.
     #[inline(always)]
-    pub(crate) unsafe fn store(&self, ret: *mut u8, image: [u64; 2]) {
+    unsafe fn store(&self, ret: *mut u8, image: [u64; 2]) {
         // SAFETY: the caller guarantees `size` writable bytes at `ret`; every store below
         // stays inside them.
         unsafe {

@@ -124,7 +124,6 @@ fn emit_return_move(a: &mut Asm, base: u8, m: &ReturnMove) {
     encode::emit_return_move(a, &INT_RETURNS, base, m);
 }
 
-
 /// Where argument `i`'s bytes are: `(base register, displacement)`, loading the argument's
 /// pointer into r10 where needed. `args` is the register holding the entry's `args` parameter.
 fn arg_source(a: &mut Asm, mode: Mode, args: u8, i: usize, check: ArgCheck) -> (u8, i32) {

@@ -149,9 +149,33 @@ macro_rules! shape_entries {
 }
 
 shape_entries!(0, []);
-shape_entries!(2, ["mov qword ptr [rsp + 0], rdi", "mov qword ptr [rsp + 8], rsi"]);
-shape_entries!(4, ["mov qword ptr [rsp + 0], rdi", "mov qword ptr [rsp + 8], rsi", "mov qword ptr [rsp + 16], rdx", "mov qword ptr [rsp + 24], rcx"]);
-shape_entries!(6, ["mov qword ptr [rsp + 0], rdi", "mov qword ptr [rsp + 8], rsi", "mov qword ptr [rsp + 16], rdx", "mov qword ptr [rsp + 24], rcx", "mov qword ptr [rsp + 32], r8", "mov qword ptr [rsp + 40], r9"]);
+shape_entries!(
+    2,
+    [
+        "mov qword ptr [rsp + 0], rdi",
+        "mov qword ptr [rsp + 8], rsi"
+    ]
+);
+shape_entries!(
+    4,
+    [
+        "mov qword ptr [rsp + 0], rdi",
+        "mov qword ptr [rsp + 8], rsi",
+        "mov qword ptr [rsp + 16], rdx",
+        "mov qword ptr [rsp + 24], rcx"
+    ]
+);
+shape_entries!(
+    6,
+    [
+        "mov qword ptr [rsp + 0], rdi",
+        "mov qword ptr [rsp + 8], rsi",
+        "mov qword ptr [rsp + 16], rdx",
+        "mov qword ptr [rsp + 24], rcx",
+        "mov qword ptr [rsp + 32], r8",
+        "mov qword ptr [rsp + 40], r9"
+    ]
+);
 
 extern "C" {
     /// See the module documentation. Never called from Rust; only its address is used.
@@ -338,7 +362,7 @@ mod tests {
         assert_eq!(code[14..16], [0x49, 0xBB]); // movabs r11,
         assert_ne!(u64::from_le_bytes(code[16..24].try_into().unwrap()), 0);
         assert_eq!(code[24..], [0x41, 0xFF, 0xE3]); // jmp r11
-        // The shape stubs differ only in the entry address, one per register count pair.
+                                                    // The shape stubs differ only in the entry address, one per register count pair.
         let mut entries = std::collections::BTreeSet::new();
         for g in [0, 2, 4, 6] {
             for v in [0, 2, 4, 8] {

@@ -4,11 +4,11 @@
 use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
 
 use super::*;
-use crate::layout::ScalarKind;
-use crate::value::{value_tag, Value};
 use crate::backend::x86_64_sysv::classify::plan;
+use crate::layout::ScalarKind;
 use crate::layout::{MemoryLayout, ValueLayout as V};
 use crate::linker::FunctionDescriptor as FD;
+use crate::value::{value_tag, Value};
 
 fn disasm(bytes: &[u8]) -> Vec<String> {
     let mut d = Decoder::with_ip(64, bytes, 0, DecoderOptions::NONE);
@@ -151,7 +151,9 @@ fn slots_entry_reads_untagged_slots_without_checks() {
     let d = FD::of(V::F64, [V::F64, V::F32, V::I32]);
     let p = plan(&d, None).unwrap();
     let code = compile(&p, &checks(&d), false);
-    let at = code.slots_entry.expect("a scalar signature has a slots entry");
+    let at = code
+        .slots_entry
+        .expect("a scalar signature has a slots entry");
     let body: Vec<String> = disasm(&code.bytes[at..])
         .into_iter()
         .filter(|s| s != "int3")
@@ -552,7 +554,10 @@ fn memory_class_returns_tail_jump_with_the_hidden_pointer_in_rdi() {
     assert_eq!(raw.last().map(String::as_str), Some("jmp r11"), "{raw:?}");
     assert!(raw.iter().any(|i| i == "movq rdi, xmm14"), "{raw:?}");
     // with stack arguments or capture it keeps the leaf frame
-    for (d, capture) in [(FD::of(big.clone(), [V::I64; 6]), false), (FD::of(big, []), true)] {
+    for (d, capture) in [
+        (FD::of(big.clone(), [V::I64; 6]), false),
+        (FD::of(big, []), true),
+    ] {
         let (_, val) = entries(&d, None, capture);
         assert!(!val.iter().any(|i| i == "jmp r11"), "{d}: {val:?}");
     }

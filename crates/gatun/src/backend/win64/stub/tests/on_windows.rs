@@ -694,12 +694,12 @@ fn identical_signatures_share_one_stub_freed_with_its_last_user() {
 
 #[test]
 fn one_fast_path_per_signature() {
-    use super::super::super::executor::Executor;
-    use crate::backend::{ArgKind, RetKind};
+    use crate::backend::executor::StubExecutor as Executor;
+    use crate::backend::{ArgKind, Backend, Executor as _, RetKind};
     let variant = |d: &FD, fv: Option<usize>, capture: bool| {
         let plan = plan_of(d, fv);
         let args: Vec<ArgKind> = d.argument_layouts().iter().map(ArgKind::of).collect();
-        let exec = Executor::link(
+        let exec = crate::backend::win64::Win64::link(
             &plan,
             &args,
             RetKind::of(d.return_layout()),

@@ -1,52 +1,42 @@
-//! The interpreted call of the ABIs with by-reference arguments (AAPCS64 composites over 16
-//! bytes that are not HFAs, Win64 aggregates not of 1, 2, 4 or 8 bytes), the same on each:
-//! [`interpret`] pushes the linker-stack frame of one call's copies, places every argument (a
-//! by-reference one as its copy's address) into the backend's [`Trampoline`] frame, runs it and
-//! reads the result; [`kinds_mismatch`] is the error of a plan that does not match the linked
-//! copies.
+//! The one executor of the backends with a stub compiler and by-reference arguments (AAPCS64
+//! composites over 16 bytes that are not HFAs, Win64 aggregates not of 1, 2, 4 or 8 bytes):
+//! [`StubExecutor`], generic over the backend's [`StubEntries`] (its trampoline frame, its
+//! stub's entry calls, its copies' layout and its `linker::Arguments` path). Its `link`, the
+//! slots dispatch, the struct entry and every call path are written here once; a backend
+//! implements [`StubEntries`] and names `StubExecutor<its entries>` as its executor.
 //!
-//! The compiled side is shared too: [`plan_copies`] lays out, once at link time, the
-//! trampoline's copies ([`Copies`]) and the one frame of a stub call ([`Refs`]: the stub's
-//! pointer array, 8 bytes per by-reference argument at offset 0, then each copy at its aligned
-//! offset). [`Executor`] is the executor of such a backend: the trampoline, or a [`Compiled`]
-//! stub whose entries ([`StubEntries`]: their calls are the ABI-specific part, in the backend)
-//! it runs on the integer, value, capture and raw paths ([`Refs::with_copies`] fills
-//! the frame per call: one frame, no heap allocation). Each backend adds `link`, `image`,
-//! `struct_entry` and `uncaptured`.
+//! The interpreted call: [`interpret`] pushes the linker-stack frame of one call's copies,
+//! places every argument (a by-reference one as its copy's address) into the backend's
+//! [`Trampoline`] frame, runs it and reads the result; [`kinds_mismatch`] is the error of a plan
+//! that does not match the linked copies.
+//!
+//! The compiled call: [`plan_copies`] lays out, once at link time, the trampoline's copies
+//! ([`Copies`]) and the one frame of a stub call ([`Refs`]: the stub's pointer array, 8 bytes
+//! per by-reference argument at offset 0, then each copy at its aligned offset);
+//! [`Refs::with_copies`] fills the frame per call (one frame, no heap allocation).
 //!
 //! # Invariants
 //! - Each copy is a fresh allocation of the call's frame of exactly the argument's size, filled
 //!   from a source the caller vouches for; the frame outlives the call (the caller keeps it).
 //! - A [`Refs`] is built by [`Refs::new`] only: its pointer array and every copy lie inside
 //!   `area.bytes`, each copy at a multiple of its alignment, and `area.align` is at least 8.
-//! - A [`Compiled`] is built by [`Executor::of_stub`] (from a backend's `Executor::link`) with
-//!   the handle's own plan: its `refs` follow `plan.args` in order, and `capture`/`struct_ret`
-//!   are the handle's; the fast path is one variant ([`Executor::Int`]: no capture, no
-//!   by-reference copies, no return destination), so [`Executor::int_arity`] is derived from
-//!   it; its entries are kept alive by the [`StubEntries`] value (the stub cache holds only a
+//! - A [`Compiled`] is built by [`StubExecutor::link`] only, with the handle's own plan: its
+//!   `refs` follow `plan.args` in order, and `capture`/`struct_ret` are the handle's; the fast
+//!   path is one variant ([`StubExecutor::Int`]: no capture, no by-reference copies, no return
+//!   destination), so `int_arity` and `slots_path` are derived from it; its entries are kept alive by the [`StubEntries`] value (the stub cache holds only a
 //!   `Weak`).
 //! - The values entry checks every argument's tag and segment length before anything else and
 //!   reports a mismatch without calling ([`StubEntries::call_values`] gives `None`); on the
 //!   value path each by-reference `Value` must also be a `Value::Segment` of at least the
 //!   struct's size before its bytes are copied, otherwise nothing is called.
 
-// Used by the executors with by-reference copies (AArch64, Win64) only.
-#![cfg_attr(
-    not(any(
-        all(target_arch = "x86_64", target_os = "windows", not(miri)),
-        all(
-            target_arch = "aarch64",
-            any(target_os = "linux", target_vendor = "apple"),
-            not(miri)
-        )
-    )),
-    allow(dead_code)
-)]
-
 use std::ffi::c_void;
 
 use crate::abi::{CallPlan, Location, Register};
-use crate::backend::{ArgKind, ArgSource, CopyArea, RetKind, StackArgs};
+use crate::backend::{
+    Absent, ArgCheck, ArgKind, ArgSource, CopyArea, RetKind, Slots, SlotsPath, StackArgs,
+    StructCall, UncapturedCall,
+};
 use crate::layout::ScalarKind;
 use crate::memory::{linker_stack, Frame, SegmentAllocator};
 use crate::value::Value;
@@ -320,21 +310,6 @@ pub(crate) fn errno_for(capture: *mut i32) -> *mut i32 {
     }
 }
 
-/// The raw entry's signature of a by-reference backend's stub (the platform's C convention:
-/// AAPCS64 `x0`..`x5`, or Win64 `rcx`, `rdx`, `r8`, `r9` and two stack slots): argument `i`'s
-/// bytes at `args[i]`; the struct result's destination `ret`; the capture buffer; the target;
-/// the by-reference copies' pointer array (one per such argument, in argument order; the
-/// callee may write through them); the thread's errno address (capture stubs only). Returns the
-/// result's raw 64 bits (see each backend's `stub` module).
-pub(crate) type RawFn = unsafe extern "C" fn(
-    args: *const *const u8,
-    ret: *mut u8,
-    capture: *mut i32,
-    target: *const c_void,
-    copies: *const *const u8,
-    errno_location: *mut i32,
-) -> u64;
-
 /// The arguments of a stub entry besides its first (the `Value`s or the argument pointers),
 /// the same for both entries (see each backend's `stub` module for their registers).
 #[derive(Clone, Copy, Debug)]
@@ -371,19 +346,59 @@ impl EntryArgs {
     }
 }
 
-/// The two entries of a backend's compiled stub: the ABI-specific calls. The value implementing
-/// it keeps the stub alive.
-pub(crate) trait StubEntries {
+/// What a backend with a stub compiler and by-reference copies gives [`StubExecutor`]: its
+/// trampoline frame, its stub's entries (the value implementing this trait keeps the stub
+/// alive; the stub cache holds only a `Weak`), the copies' layout and its `linker::Arguments`
+/// fast path. Everything else — the variants, `link`, the copies' frame, the struct entry,
+/// the slots dispatch — is written once in [`StubExecutor`].
+pub(crate) trait StubEntries: Clone + Send + Sync + 'static {
     /// The backend's trampoline frame (the interpreted path).
     type Frame: Trampoline;
+    /// The address of the stub's values entry (`Copy`, `Send + Sync`: immutable code).
+    type Values: Copy + Send + Sync + 'static;
 
-    /// Calls the values entry: `Some(result bits)` when the arguments passed the checks and the
-    /// target was called, `None` when they were rejected (nothing called or written).
+    /// The `(size, align)` in bytes of the copy of a by-reference argument of kind `kind`.
+    fn copy_layout(kind: ArgKind) -> (usize, usize);
+
+    /// The stub of the signature (compiled, or found in the stub cache) with its entries, or
+    /// `None` when the OS refuses executable memory (the trampoline is used). `checks` are the
+    /// argument kinds' checks, `ret` the return kind.
+    fn compile(plan: &CallPlan, checks: &[ArgCheck], ret: RetKind, capture: bool) -> Option<Self>;
+
+    /// The `linker::Arguments` fast path of a handle of this signature with a stub
+    /// ([`SlotsPath::None`]: none).
+    fn slots_path(plan: &CallPlan, args: &[ArgKind], ret: RetKind, capture: bool) -> SlotsPath;
+
+    /// The slots call: the target called with `slots` in the argument registers; the integer
+    /// (`float == false`) or float return register's bits.
     ///
     /// # Safety
-    /// `values` points to the stub's `n` arguments; `a` is what the stub's plan needs, and
-    /// calling its target with the converted arguments is sound.
-    unsafe fn call_values(&self, values: *const Value<'_>, a: EntryArgs) -> Option<u64>;
+    /// The handle's [`StubEntries::slots_path`] is `Int` (`float == false`) or `Float`;
+    /// `kinds` and `slots` as [`crate::backend::Executor::call_slots_int`]; `target`'s
+    /// contract is the caller's.
+    unsafe fn call_slots(kinds: u64, slots: &Slots, target: *const c_void, float: bool) -> u64;
+
+    /// The values entry.
+    fn values(&self) -> Self::Values;
+
+    /// The values entry of the same signature's stub without capture, kept alive by `self`,
+    /// for a capture handle with an integer or void result and no by-reference arguments
+    /// (`None`, the default: the backend has none).
+    fn uncaptured(&self) -> Option<Self::Values> {
+        None
+    }
+
+    /// Calls the values entry `entry`: `Some(result bits)` when the arguments passed the checks
+    /// and the target was called, `None` when they were rejected (nothing called or written).
+    ///
+    /// # Safety
+    /// `values` points to the stub's `n` arguments; `a` is what the stub's plan needs; the
+    /// stub is alive; calling its target with the converted arguments is sound.
+    unsafe fn call_values(
+        entry: Self::Values,
+        values: *const Value<'_>,
+        a: EntryArgs,
+    ) -> Option<u64>;
 
     /// Calls the raw entry: the result bits.
     ///
@@ -404,41 +419,50 @@ pub(crate) struct Compiled<E> {
     pub(crate) capture: bool,
     /// Whether the result is a struct (a destination is needed).
     pub(crate) struct_ret: bool,
-    /// The trampoline's copies, for [`Executor::interpreted`].
+    /// The trampoline's copies, for the `interpreted` test hook.
     pub(crate) copies: Copies,
-    /// The `linker::Arguments` fast path the backend gave this stub ([`Executor::with_slots`];
-    /// `None` unless the backend has one).
-    pub(crate) slots: crate::backend::SlotsPath,
+    /// The `linker::Arguments` fast path ([`StubEntries::slots_path`]; only on the `Int`
+    /// variant).
+    pub(crate) slots: SlotsPath,
 }
 
-/// How a handle's calls run on a backend with by-reference copies (its stub entries `E`).
-/// Chosen once by the backend's `Executor::link`.
+/// How a handle's calls run on a backend with a stub compiler and by-reference copies (its
+/// stub entries `E`). Chosen once by [`StubExecutor::link`].
 #[derive(Clone)]
-pub(crate) enum Executor<E> {
+pub(crate) enum StubExecutor<E> {
     /// The trampoline carries the plan out (the OS refused executable memory, or forced by
-    /// [`Executor::interpreted`]).
+    /// the `interpreted` test hook).
     Interpreted(Copies),
     /// No capture, no by-reference arguments, an integer (not bool), float or void result:
-    /// `invoke` calls the values entry through [`Executor::call_int`] (the entry returns a
-    /// float's bits in the integer return register too, so one fast path serves both).
+    /// `invoke` calls the values entry through `call_int` (the entry returns a float's bits in
+    /// the integer return register too, so one fast path serves both).
     Int(Compiled<E>),
-    /// Every other signature with a stub: [`Executor::call_values`] (a bool result is
-    /// normalised by the handle), the backend's `struct_entry`, [`Executor::call_capture`].
+    /// Every other signature with a stub: `call_values` (a bool result is normalised by the
+    /// handle), the struct entry, `call_capture`.
     Stub(Compiled<E>),
 }
 
-impl<E: StubEntries + Clone> Executor<E> {
-    /// The executor of a linked stub (`entries`, with the copies laid out by [`plan_copies`])
-    /// of a handle with return `ret` and `capture`: the integer fast path when it applies (no
-    /// capture, no by-reference arguments, an integer (not bool), float or void result), else
-    /// the stub.
-    pub(crate) fn of_stub(
-        entries: E,
-        refs: Refs,
-        copies: Copies,
+impl<E: StubEntries> StubExecutor<E> {
+    /// The executor of a handle with `plan` (argument kinds `args`, return `ret`, `capture`):
+    /// a compiled stub with its fast path, or the trampoline when the OS gives no executable
+    /// memory. The by-reference copy areas are computed here once ([`plan_copies`]).
+    ///
+    /// # Errors
+    /// As [`plan_copies`].
+    pub(crate) fn link(
+        plan: &CallPlan,
+        args: &[ArgKind],
         ret: RetKind,
         capture: bool,
-    ) -> Executor<E> {
+    ) -> crate::Result<Self> {
+        let (copies, refs) = plan_copies(plan, args, E::copy_layout)?;
+        let Some(refs) = refs else {
+            return Ok(StubExecutor::Interpreted(copies));
+        };
+        let checks: Vec<ArgCheck> = args.iter().map(|a| ArgCheck::of(*a)).collect();
+        let Some(entries) = E::compile(plan, &checks, ret, capture) else {
+            return Ok(StubExecutor::Interpreted(copies));
+        };
         let int = !capture
             && refs.each.is_empty()
             && matches!(ret, RetKind::Void | RetKind::Scalar(_))
@@ -449,86 +473,87 @@ impl<E: StubEntries + Clone> Executor<E> {
             capture,
             struct_ret: matches!(ret, RetKind::Group { .. }),
             copies,
-            slots: crate::backend::SlotsPath::None,
+            slots: SlotsPath::None,
         };
-        if int {
-            Executor::Int(c)
+        Ok(if int {
+            let slots = E::slots_path(plan, args, ret, capture);
+            StubExecutor::Int(Compiled { slots, ..c })
         } else {
-            Executor::Stub(c)
-        }
-    }
-
-    /// This executor with the `linker::Arguments` fast path `path` (the backend decides which
-    /// signatures have one); only the `Int` variant takes it.
-    pub(crate) fn with_slots(mut self, path: crate::backend::SlotsPath) -> Self {
-        if let Executor::Int(c) = &mut self {
-            c.slots = path;
-        }
-        self
-    }
-
-    /// The `linker::Arguments` fast path of this executor (`None` but on the `Int` variant
-    /// given one by [`Executor::with_slots`]).
-    #[inline(always)]
-    pub(crate) fn slots_choice(&self) -> crate::backend::SlotsPath {
-        match self {
-            Executor::Int(c) => c.slots,
-            _ => crate::backend::SlotsPath::None,
-        }
+            StubExecutor::Stub(c)
+        })
     }
 
     /// The compiled stub, if any.
     #[inline(always)]
     pub(crate) fn compiled(&self) -> Option<&Compiled<E>> {
         match self {
-            Executor::Interpreted(_) => None,
-            Executor::Int(c) | Executor::Stub(c) => Some(c),
+            StubExecutor::Interpreted(_) => None,
+            StubExecutor::Int(c) | StubExecutor::Stub(c) => Some(c),
         }
     }
 
     /// The trampoline's copies.
     pub(crate) fn copies(&self) -> &Copies {
         match self {
-            Executor::Interpreted(copies) => copies,
-            Executor::Int(c) | Executor::Stub(c) => &c.copies,
+            StubExecutor::Interpreted(copies) => copies,
+            StubExecutor::Int(c) | StubExecutor::Stub(c) => &c.copies,
         }
     }
+}
 
-    /// The trampoline executor (the test hook that forces the interpreted path).
-    #[cfg(feature = "internals")]
-    pub(crate) fn interpreted(&self) -> Executor<E> {
-        Executor::Interpreted(self.copies().clone())
+impl<E: StubEntries> crate::backend::Executor for StubExecutor<E> {
+    type Image = Absent;
+    type StructEntry = StructEntry<E>;
+    type Uncaptured<'a> = Uncaptured<E>;
+
+    /// One call through the backend's trampoline with the linked copies (see [`interpret`]):
+    /// a by-reference argument's bytes are copied into this call's linker-stack frame and the
+    /// copy's address passed.
+    ///
+    /// # Errors
+    /// As [`interpret`]: the first error of `arg`; [`crate::Error::OutOfMemory`] for the
+    /// copies' frame; [`kinds_mismatch`] when `plan` has more by-reference arguments than the
+    /// linked one (nothing is called then).
+    #[inline(never)]
+    unsafe fn interpret(
+        &self,
+        plan: &CallPlan,
+        target: *const c_void,
+        capture: *mut i32,
+        ret: *mut u8,
+        arg: impl FnMut(usize) -> crate::Result<ArgSource>,
+    ) -> crate::Result<u64> {
+        let copies = self.copies();
+        let each = copies.each.iter().copied();
+        // SAFETY: forwarded to the caller.
+        unsafe { interpret::<E::Frame>(plan, target, capture, ret, copies.area, each, arg) }
     }
 
-    /// Whether calls run a compiled stub.
-    pub(crate) fn is_compiled(&self) -> bool {
+    #[cfg(feature = "internals")]
+    fn interpreted(&self) -> Self {
+        StubExecutor::Interpreted(self.copies().clone())
+    }
+
+    #[inline(always)]
+    fn is_compiled(&self) -> bool {
         self.compiled().is_some()
     }
 
-    /// `nargs` (the descriptor's argument count) when [`Executor::call_int`] applies, else
-    /// `usize::MAX` (no slice is that long), so that `invoke` decides with one compare.
-    pub(crate) fn int_arity(&self, nargs: usize) -> usize {
+    /// `nargs` for the `Int` variant.
+    #[inline(always)]
+    fn int_arity(&self, nargs: usize) -> usize {
         match self {
-            Executor::Int(_) => nargs,
+            StubExecutor::Int(_) => nargs,
             _ => usize::MAX,
         }
     }
 
-    /// `usize::MAX`: float results take [`Executor::call_int`] (the values entry returns their
-    /// bits in the integer return register).
-    pub(crate) fn float_arity(&self, _nargs: usize) -> usize {
-        usize::MAX
-    }
+    // `float_arity` keeps the default: float results take `call_int` (the values entry returns
+    // their bits in the integer return register).
 
-    /// The integer (and float) fast path: the result bits in the integer return register, or
-    /// `None` if the stub rejected an argument (nothing was called).
-    ///
-    /// # Safety
-    /// [`Executor::int_arity`] is not `usize::MAX`; `args` points to one `Value` per descriptor
-    /// argument; the callee's contract is the caller's.
     #[inline(always)]
-    pub(crate) unsafe fn call_int(&self, args: *const u8, target: *const c_void) -> Option<u64> {
-        let Executor::Int(c) = self else {
+    unsafe fn call_int(&self, args: *const u8, target: *const c_void) -> Option<u64> {
+        let StubExecutor::Int(c) = self else {
             // SAFETY: `int_arity` is not `usize::MAX` only for this variant (caller).
             unsafe { std::hint::unreachable_unchecked() }
         };
@@ -541,30 +566,51 @@ impl<E: StubEntries + Clone> Executor<E> {
         };
         // SAFETY: the values entry checks every tag and segment length before anything else;
         // no capture, no by-reference copies and no return destination (a scalar or void
-        // return; `Executor::Int`); the rest is the caller's contract.
-        unsafe { c.entries.call_values(args.cast(), a) }
+        // return; `StubExecutor::Int`); the rest is the caller's contract.
+        unsafe { E::call_values(c.entries.values(), args.cast(), a) }
     }
 
-    /// Never called ([`Executor::float_arity`] is `usize::MAX`): `None`.
-    ///
-    /// # Safety
-    /// None needed (nothing is called).
+    /// The backend's slots path, on the `Int` variant only.
     #[inline(always)]
-    pub(crate) unsafe fn call_float(&self, _: *const u8, _: *const c_void) -> Option<u64> {
-        None
+    fn slots_path(&self) -> SlotsPath {
+        match self {
+            StubExecutor::Int(c) => c.slots,
+            _ => SlotsPath::None,
+        }
     }
 
-    /// Any call through the value entry: the scalar result's bits (the integer return
-    /// register; a float's bits), or `None` if there is no stub or an argument was rejected
-    /// (nothing was called).
-    ///
-    /// # Safety
-    /// `args` points to one `Value` per descriptor argument; `ret` is null (scalar or void
-    /// return) or writable and aligned for the return layout; `capture` is null (no capture)
-    /// or the capture buffer of a capture handle (the backend's capture state layout); the
-    /// callee's contract is the caller's.
     #[inline(always)]
-    pub(crate) unsafe fn call_values(
+    unsafe fn call_slots_int(&self, kinds: u64, slots: &Slots, target: *const c_void) -> u64 {
+        // SAFETY: `slots_path` is `Int` (caller).
+        unsafe { E::call_slots(kinds, slots, target, false) }
+    }
+
+    #[inline(always)]
+    unsafe fn call_slots_float(&self, kinds: u64, slots: &Slots, target: *const c_void) -> u64 {
+        // SAFETY: `slots_path` is `Float` (caller).
+        unsafe { E::call_slots(kinds, slots, target, true) }
+    }
+
+    /// The values entry of a struct return without capture and without by-reference
+    /// arguments (it passes `ret` to the target as the ABI's result pointer, or stores a
+    /// register-returned struct there).
+    #[inline(always)]
+    fn struct_entry(&self) -> Option<StructEntry<E>> {
+        match self {
+            StubExecutor::Stub(c) if c.struct_ret && !c.capture && c.refs.each.is_empty() => {
+                Some(StructEntry(c.entries.values()))
+            }
+            _ => None,
+        }
+    }
+
+    #[inline(always)]
+    fn uncaptured(&self) -> Option<Uncaptured<E>> {
+        self.compiled()?.entries.uncaptured().map(Uncaptured)
+    }
+
+    #[inline(always)]
+    unsafe fn call_values(
         &self,
         args: *const u8,
         ret: *mut u8,
@@ -574,10 +620,11 @@ impl<E: StubEntries + Clone> Executor<E> {
         let c = self.compiled()?;
         let values = args.cast::<Value<'_>>();
         let a = EntryArgs::with(ret, capture, target);
+        let entry = c.entries.values();
         if c.refs.each.is_empty() {
             // SAFETY: the caller's contract; the stub checks every argument first; no
             // by-reference arguments.
-            return unsafe { c.entries.call_values(values, a(std::ptr::null())) };
+            return unsafe { E::call_values(entry, values, a(std::ptr::null())) };
         }
         let source = |r: &Ref| {
             // SAFETY: `values` holds one `Value` per descriptor argument (caller) and
@@ -591,18 +638,13 @@ impl<E: StubEntries + Clone> Executor<E> {
         // `copies` as the stub needs (`with_copies`); the rest is the caller's contract.
         unsafe {
             c.refs
-                .with_copies(source, |copies| c.entries.call_values(values, a(copies)))
+                .with_copies(source, |copies| E::call_values(entry, values, a(copies)))
         }
     }
 
-    /// The system-call adapter's fast path: the capture stub with the adapter's buffer, the raw
-    /// result bits. `None` when this path does not apply (not a capture handle with a scalar
-    /// or void return, no stub) or an argument was rejected (nothing was called).
-    ///
-    /// # Safety
-    /// As [`Executor::call_values`] with a non-null `capture`.
+    /// The capture stub, for a capture handle with a scalar or void return.
     #[inline(always)]
-    pub(crate) unsafe fn call_capture(
+    unsafe fn call_capture(
         &self,
         args: *const u8,
         capture: *mut i32,
@@ -617,16 +659,8 @@ impl<E: StubEntries + Clone> Executor<E> {
         }
     }
 
-    /// The raw path through the stub: writes a struct result at `ret` and returns the scalar
-    /// result's bits; `None` without a stub, or when the copies' frame could not be had
-    /// (nothing was called).
-    ///
-    /// # Safety
-    /// `args` holds one pointer per descriptor argument, each readable for its layout's size;
-    /// `ret` writable (and aligned) for the return layout's size; `capture` null or a capture
-    /// buffer of a capture handle; the callee's contract is the caller's.
     #[inline(always)]
-    pub(crate) unsafe fn call_raw(
+    unsafe fn call_raw(
         &self,
         args: *const *const u8,
         ret: *mut u8,
@@ -648,35 +682,60 @@ impl<E: StubEntries + Clone> Executor<E> {
             )
         }
     }
+}
 
-    /// One call through the backend's trampoline with the linked copies (see [`interpret`]):
-    /// `arg(i)` gives argument `i`'s bytes, for every planned argument, before anything runs;
-    /// a by-reference argument's bytes are copied into this call's linker-stack frame and the
-    /// copy's address passed; the hidden return pointer is `ret`; `capture` is handed to the
-    /// frame (restored right before the call and saved right after it).
-    ///
-    /// # Errors
-    /// The first error of `arg`; [`crate::Error::OutOfMemory`] if the copies' frame falls back
-    /// to the heap and that allocation fails (nothing is called then);
-    /// [`crate::Error::InvalidDescriptor`] (an internal error, nothing called) when `plan` has
-    /// more by-reference arguments than the plan the executor was linked with.
-    ///
-    /// # Safety
-    /// Each `ArgSource::Bytes` is readable for its layout's size; `ret` is writable (and
-    /// aligned) for the return layout's size, or null for scalar/void returns; `capture` null
-    /// or a capture buffer of a capture handle; the callee's contract is the caller's.
-    #[inline(never)]
-    pub(crate) unsafe fn interpret(
-        &self,
-        plan: &CallPlan,
-        target: *const c_void,
-        capture: *mut i32,
-        ret: *mut u8,
-        arg: impl FnMut(usize) -> crate::Result<ArgSource>,
-    ) -> crate::Result<u64> {
-        let copies = self.copies();
-        let each = copies.each.iter().copied();
-        // SAFETY: forwarded to the caller.
-        unsafe { interpret::<E::Frame>(plan, target, capture, ret, copies.area, each, arg) }
+/// The values entry of a struct return without capture and without by-reference arguments
+/// ([`crate::backend::Executor::struct_entry`]). `Copy`; valid while the executor it came
+/// from is alive.
+pub(crate) struct StructEntry<E: StubEntries>(E::Values);
+
+impl<E: StubEntries> Clone for StructEntry<E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<E: StubEntries> Copy for StructEntry<E> {}
+
+impl<E: StubEntries> StructCall for StructEntry<E> {
+    #[inline(always)]
+    unsafe fn call(self, args: &[Value<'_>], ret: *mut u8, target: *const c_void) -> bool {
+        let a = EntryArgs {
+            ret,
+            capture: std::ptr::null_mut(),
+            target,
+            copies: std::ptr::null(),
+            errno_location: std::ptr::null_mut(),
+        };
+        // SAFETY: the stub checks every argument first; no capture (no buffer, no errno
+        // address) and no by-reference copies; `ret` and the rest are the caller's contract.
+        unsafe { E::call_values(self.0, args.as_ptr(), a).is_some() }
+    }
+}
+
+/// A capture handle's values entry of its signature's stub without capture
+/// ([`crate::backend::Executor::uncaptured`]); kept alive by the executor it came from.
+pub(crate) struct Uncaptured<E: StubEntries>(E::Values);
+
+impl<E: StubEntries> Clone for Uncaptured<E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<E: StubEntries> Copy for Uncaptured<E> {}
+
+impl<E: StubEntries> UncapturedCall for Uncaptured<E> {
+    #[inline(always)]
+    unsafe fn call(self, args: *const u8, target: *const c_void) -> Option<u64> {
+        let a = EntryArgs {
+            ret: std::ptr::null_mut(),
+            capture: std::ptr::null_mut(),
+            target,
+            copies: std::ptr::null(),
+            errno_location: std::ptr::null_mut(),
+        };
+        // SAFETY: the stub checks every argument first; it captures nothing, needs no return
+        // destination (integer or void result) and has no by-reference arguments; the rest is
+        // the caller's contract.
+        unsafe { E::call_values(self.0, args.cast(), a) }
     }
 }

@@ -1,0 +1,170 @@
+//! The handle's argument and destination checks, and their errors (out of line, `#[cold]`):
+//! argument values, struct-return segments, capture segments and the `*_captured` paths'
+//! count; with the small helpers the call paths share (`write_scalar`, `cold_path`).
+
+use std::fmt;
+
+use super::DowncallHandle;
+use crate::backend::store_low_bytes;
+use crate::error::{Error, Result};
+use crate::layout::ScalarKind;
+use crate::linker::option::CAPTURE_STATE_SIZE;
+use crate::memory::MemorySegment;
+use crate::value::Value;
+
+/// A wrong argument value; `i` is its 0-based position among all the values of the call
+/// (capture segment included), numbered from 1 in the message (see `crate::error`).
+pub(super) fn mismatch(i: usize, expected: impl fmt::Display, found: &Value<'_>) -> Error {
+    Error::ValueMismatch {
+        position: format!("argument {}", i + 1),
+        expected: expected.to_string(),
+        found: match found {
+            Value::Segment(s) => format!("a segment of {} bytes", s.byte_size()),
+            other => other.kind_name().to_string(),
+        },
+    }
+}
+
+/// Whether `seg` can take a struct return of `size` bytes aligned to `align` (a power of
+/// two): at least `size` bytes, at an address that is a multiple of `align`;
+/// [`bad_return_segment`] says which check failed.
+#[inline(always)]
+pub(super) fn fits_return(seg: &MemorySegment<'_>, size: usize, align: usize) -> bool {
+    seg.byte_size() >= size && seg.address() & (align - 1) == 0
+}
+
+/// `Ok` if `seg` can take a struct return of `size` bytes aligned to `align` ([`fits_return`]),
+/// else the error saying why ([`bad_return_segment`], out of line).
+#[inline(always)]
+pub(super) fn check_return(seg: &MemorySegment<'_>, size: usize, align: usize) -> Result<()> {
+    if fits_return(seg, size, align) {
+        Ok(())
+    } else {
+        Err(bad_return_segment(
+            seg.address(),
+            seg.byte_size(),
+            size,
+            align,
+        ))
+    }
+}
+
+/// The error for a struct-return destination (at `address`, `segment_size` bytes) that
+/// [`fits_return`] rejects: shorter than the return layout ([`Error::OutOfBounds`]), or
+/// misaligned for it ([`Error::MisalignedAccess`]). Takes plain values, not the segment: a
+/// reference would make the caller keep the segment in memory on its hot path.
+#[cold]
+#[inline(never)]
+pub(super) fn bad_return_segment(
+    address: usize,
+    segment_size: usize,
+    size: usize,
+    align: usize,
+) -> Error {
+    if segment_size < size {
+        Error::OutOfBounds {
+            offset: 0,
+            access_size: size,
+            segment_size,
+        }
+    } else {
+        Error::MisalignedAccess {
+            address,
+            alignment: align,
+        }
+    }
+}
+
+/// A branch hint: the path calling this is unlikely (lays the other path out as the
+/// fall-through). A stand-in for `std::hint::cold_path`, stable only since Rust 1.95.
+#[cold]
+#[inline(always)]
+pub(super) fn cold_path() {}
+
+/// Writes a scalar return of `kind` (exactly its size in bytes) from the 64-bit register value.
+#[inline(always)]
+pub(super) unsafe fn write_scalar(kind: ScalarKind, bits: u64, ret: *mut u8) {
+    let bits = if kind == ScalarKind::Bool {
+        (bits as u8 != 0) as u64
+    } else {
+        bits
+    };
+    // SAFETY: the caller guarantees `ret` is writable for kind.byte_size() bytes.
+    unsafe { store_low_bytes(ret, bits, kind.byte_size()) }
+}
+
+/// The capture buffer of a `Value` capture argument: a segment of at least
+/// [`CAPTURE_STATE_SIZE`] bytes (`capture_state_layout()`'s 4, or 12 on Windows), 4-aligned (a
+/// misaligned one is [`Error::MisalignedAccess`], as for return segments).
+#[inline(always)]
+pub(super) fn capture_ptr(v: &Value<'_>) -> Result<*mut i32> {
+    match *v {
+        Value::Segment(s) if s.byte_size() >= CAPTURE_STATE_SIZE && s.address() % 4 == 0 => {
+            Ok(s.as_ptr().cast::<i32>())
+        }
+        Value::Segment(s) if s.byte_size() >= CAPTURE_STATE_SIZE => Err(Error::MisalignedAccess {
+            address: s.address(),
+            alignment: 4,
+        }),
+        Value::Segment(s) => Err(capture_mismatch(format!(
+            "a segment of {} bytes",
+            s.byte_size()
+        ))),
+        ref v => Err(capture_mismatch(v.kind_name().into())),
+    }
+}
+
+#[cold]
+#[inline(never)]
+pub(super) fn capture_mismatch(found: String) -> Error {
+    Error::ValueMismatch {
+        position: "argument 1 (the capture segment)".into(),
+        expected: format!(
+            "a capture segment (capture_state_layout(): {CAPTURE_STATE_SIZE} bytes, 4-byte aligned)"
+        ),
+        found,
+    }
+}
+
+#[cold]
+#[inline(never)]
+pub(super) fn struct_return_error() -> Error {
+    Error::ValueMismatch {
+        position: "return".into(),
+        expected: "a scalar or void return (use invoke_into for a struct return)".into(),
+        found: "struct".into(),
+    }
+}
+
+impl DowncallHandle {
+    /// The checks of the `*_captured` paths: a capture handle, and exactly the descriptor's
+    /// arguments.
+    #[inline(always)]
+    pub(super) fn check_captured(&self, found: usize) -> Result<()> {
+        if self.inner.capture && found + 1 == self.arity() {
+            Ok(())
+        } else {
+            Err(self.captured_mismatch(found))
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(super) fn captured_mismatch(&self, found: usize) -> Error {
+        if !self.inner.capture {
+            return Error::ValueMismatch {
+                position: "the capture segment".into(),
+                expected: "no capture segment (the handle was linked without CaptureCallState)"
+                    .into(),
+                found: "a capture segment".into(),
+            };
+        }
+        Error::ArgumentCount {
+            function: self.function_label(),
+            descriptor: self.inner.descriptor.to_string(),
+            capture: true,
+            expected: self.arity(),
+            found: found + 1,
+        }
+    }
+}
