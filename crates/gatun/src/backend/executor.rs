@@ -306,7 +306,7 @@ pub(crate) fn errno_for(capture: *mut i32) -> *mut i32 {
     if capture.is_null() {
         std::ptr::null_mut()
     } else {
-        crate::backend::thread_errno()
+        crate::os::thread_errno()
     }
 }
 

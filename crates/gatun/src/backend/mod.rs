@@ -467,7 +467,6 @@ const _: () = assert!(VALUE_STRIDE == 24);
 pub(crate) use crate::abi::kinds::{ArgCheck, ArgKind, Direction, RetKind, Slots, SlotsPath};
 
 pub(crate) use crate::abi::MAX_STACK_BYTES;
-pub(crate) use crate::os::thread_errno;
 
 /// The `Value` of a scalar or void return from its tag word and payload word.
 ///

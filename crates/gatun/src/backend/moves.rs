@@ -303,9 +303,9 @@ impl CopyArea {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::aarch64::classify::{plan, Flavour};
+    use crate::abi::aarch64::{plan, Flavour};
+    use crate::layout::FunctionDescriptor as FD;
     use crate::layout::{MemoryLayout, ValueLayout as V};
-    use crate::linker::FunctionDescriptor as FD;
 
     /// The outgoing stack area an interpreted call of `args` (after eight `long`s and eight
     /// `double`s that fill the registers) writes for `flavour`, from the argument bytes `src`.

@@ -19,8 +19,8 @@
 use crate::abi::{ArgPlan, CallPlan, Location, Register, ReturnPlan};
 use crate::code::ExecutableCode;
 use crate::error::Result;
+use crate::layout::FunctionDescriptor;
 use crate::layout::{MemoryLayout, ScalarKind};
-use crate::linker::FunctionDescriptor;
 use crate::memory::MemorySegment;
 use crate::value::Value;
 

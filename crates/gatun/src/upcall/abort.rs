@@ -9,7 +9,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use super::context::Context;
 use super::UpcallArgs;
 use crate::error::{Error, Result};
-use crate::linker::FunctionDescriptor;
+use crate::layout::FunctionDescriptor;
 use crate::value::Value;
 
 /// Runs `f` (one upcall's work) and aborts the process with a message naming `descriptor`

@@ -28,7 +28,7 @@ use crate::backend::upcall::{
 };
 use crate::backend::{CopyArea, Direction, Native};
 use crate::error::Result;
-use crate::linker::FunctionDescriptor;
+use crate::layout::FunctionDescriptor;
 use crate::value::Value;
 
 /// The closure type an [`UpcallStub`](super::UpcallStub) owns.

@@ -119,8 +119,8 @@ use std::ops::Deref;
 #[cfg(doc)]
 use crate::abi::{CallPlan, ReturnPlan};
 use crate::error::{Error, Result};
+use crate::layout::FunctionDescriptor;
 use crate::layout::ScalarKind;
-use crate::linker::FunctionDescriptor;
 #[cfg(doc)]
 use crate::linker::Linker;
 #[cfg(doc)]

@@ -57,7 +57,7 @@ fn context_with<B: UpcallEntries>(
     d: &FunctionDescriptor,
     f: impl for<'a> Fn(&UpcallArgs<'a>) -> Result<Value<'a>> + Send + Sync + 'static,
 ) -> Context<'static> {
-    let plan = crate::backend::x86_64_sysv::classify::plan(d, None).unwrap();
+    let plan = crate::abi::sysv::plan(d, None).unwrap();
     Context::with_plan::<B>(d, plan, Box::new(f), 0).unwrap()
 }
 
@@ -251,7 +251,7 @@ fn aapcs64_context(
     d: &FunctionDescriptor,
     f: impl for<'a> Fn(&UpcallArgs<'a>) -> Result<Value<'a>> + Send + Sync + 'static,
 ) -> Context<'static> {
-    use crate::backend::aarch64::classify::{plan, Flavour};
+    use crate::abi::aarch64::{plan, Flavour};
     Context::with_plan::<Portable>(d, plan(d, None, Flavour::Linux).unwrap(), Box::new(f), 0)
         .unwrap()
 }

@@ -153,8 +153,8 @@ mod tests {
     use super::*;
     use crate::backend::executor::{Refs, StubExecutor};
     use crate::backend::{Backend, CopyArea, Executor as _};
+    use crate::layout::FunctionDescriptor as FD;
     use crate::layout::{MemoryLayout, ValueLayout as V};
-    use crate::linker::FunctionDescriptor as FD;
 
     extern "C" fn never_called() {}
 

@@ -19,7 +19,7 @@
 //! Apple executor is compiled (an `aarch64-apple-darwin` rlib, which assembles the Mach-O
 //! code) but not executed by gatun's tests; the Linux one runs under qemu.
 
-#[cfg(any(test, gatun_backend = "aarch64"))]
+#[cfg(gatun_backend = "aarch64")]
 pub(crate) use crate::abi::aarch64 as classify;
 
 // The compiled-stub compiler: run by the executor; its code generation is pure data, compiled

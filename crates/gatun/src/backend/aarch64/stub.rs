@@ -14,7 +14,7 @@
 //! | `x2` | `capture: *mut i32`: the capture segment's errno slot (read only by capture stubs) | the same |
 //! | `x3` | the target function | the same |
 //! | `x4` | `copies: *const *const u8`: the caller-made copies of the by-reference arguments ([`ArgPlan::by_reference`](crate::abi::ArgPlan::by_reference)), one pointer each in argument order | the same |
-//! | `x5` | the thread's `errno` address ([`crate::backend::thread_errno`]; capture stubs only) | the same |
+//! | `x5` | the thread's `errno` address ([`crate::os::thread_errno`]; capture stubs only) | the same |
 //!
 //! Both return the scalar result's bits in `x0` (a `float`/`double` result: `fmov x0, d0`, the
 //! bits of `d0`; the upper bits of a narrow integer are whatever the callee left, as for any

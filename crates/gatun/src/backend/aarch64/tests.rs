@@ -534,13 +534,13 @@ fn large_results_are_written_through_x8() {
 
 extern "C" fn set_errno(v: i32, ret: i32) -> i32 {
     // SAFETY: this thread's errno.
-    unsafe { *crate::backend::thread_errno() = v };
+    unsafe { *crate::os::thread_errno() = v };
     ret
 }
 
 extern "C" fn get_errno() -> i32 {
     // SAFETY: this thread's errno.
-    unsafe { *crate::backend::thread_errno() }
+    unsafe { *crate::os::thread_errno() }
 }
 
 #[test]

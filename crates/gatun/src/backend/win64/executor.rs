@@ -156,8 +156,8 @@ mod tests {
     use super::*;
     use crate::backend::executor::Copies;
     use crate::backend::{Backend, CopyArea, Executor as _};
+    use crate::layout::FunctionDescriptor as FD;
     use crate::layout::{MemoryLayout, ValueLayout as V};
-    use crate::linker::FunctionDescriptor as FD;
 
     fn copies(d: &FD) -> Copies {
         let plan = super::super::classify::plan(d, None).unwrap();

@@ -75,7 +75,7 @@ impl CallFrame {
     pub fn capture_into(&mut self, buffer: *mut i32) {
         self.capture = buffer;
         if !buffer.is_null() {
-            self.errno = crate::backend::thread_errno();
+            self.errno = crate::os::thread_errno();
         }
     }
 

@@ -14,7 +14,7 @@
 //! | 3, `r8` | `capture: *mut i32`: the 12-byte capture buffer (`GetLastError` at 0, `WSAGetLastError` at 4, `errno` at 8; capture stubs only) | the same |
 //! | 4, `r9` | the target function | the same |
 //! | 5, `[rsp+40]` | `refs: *const *const u8`: the caller-made, 16-byte aligned copies of the by-reference arguments ([`ArgPlan::by_reference`](crate::abi::ArgPlan::by_reference)), one pointer each in argument order | the same |
-//! | 6, `[rsp+48]` | the thread's `errno` address ([`crate::backend::thread_errno`]; capture stubs only) | the same |
+//! | 6, `[rsp+48]` | the thread's `errno` address ([`crate::os::thread_errno`]; capture stubs only) | the same |
 //! | 7, `[rsp+56]` | — | `rejected: *mut u8`: set to 1 when an argument is rejected |
 //!
 //! Both return the result's raw 64 bits: `rax` (a `float`/`double` result: the bits of `xmm0`;

@@ -696,7 +696,7 @@ extern "C" fn last_errors(code: u32, errno: i32) -> i32 {
         // First: a thread-local access may go through `TlsGetValue`, which clears the last
         // error when it succeeds.
         let last = GetLastError();
-        let e = crate::backend::thread_errno();
+        let e = crate::os::thread_errno();
         SEEN.store((last as u64) << 32 | *e as u32 as u64, Ordering::Relaxed);
         SetLastError(code);
         *e = errno;

@@ -377,7 +377,7 @@ impl crate::backend::Executor for Executor {
         let errno = if capture.is_null() {
             std::ptr::null_mut()
         } else {
-            crate::backend::thread_errno()
+            crate::os::thread_errno()
         };
         // SAFETY: the caller's contract; the stub checks every argument first.
         let [rax, xmm0] = unsafe { c.stub.values.call(args, ret, capture, target, errno) }?;
@@ -410,7 +410,7 @@ impl crate::backend::Executor for Executor {
                 std::ptr::null_mut(),
                 capture,
                 target,
-                crate::backend::thread_errno(),
+                crate::os::thread_errno(),
             )
         };
         // A capture stub always has the leaf frame, which copies a float result to rax.
@@ -447,7 +447,7 @@ impl crate::backend::Executor for Executor {
         let errno = if capture.is_null() {
             std::ptr::null_mut()
         } else {
-            crate::backend::thread_errno()
+            crate::os::thread_errno()
         };
         // SAFETY: the caller's contract.
         Some(unsafe {
@@ -546,8 +546,8 @@ impl StructCall for StructEntry {
 mod tests {
     use super::*;
     use crate::backend::Executor as _;
+    use crate::layout::FunctionDescriptor as FD;
     use crate::layout::{MemoryLayout, ValueLayout as V};
-    use crate::linker::FunctionDescriptor as FD;
 
     extern "C" fn never_called() {}
 

@@ -174,9 +174,9 @@ fn shape(moves: &[ReturnMove], size: usize) -> Option<Shape> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::x86_64_sysv::classify as sysv_x64;
+    use crate::abi::sysv as sysv_x64;
+    use crate::layout::FunctionDescriptor as FD;
     use crate::layout::{MemoryLayout, ValueLayout as V};
-    use crate::linker::FunctionDescriptor as FD;
 
     fn shape_of(fields: &[V]) -> Option<Shape> {
         let l = MemoryLayout::c_struct(fields.iter().cloned()).unwrap();

@@ -32,8 +32,8 @@ use crate::backend::upcall::{
     RET_INT_WORD, RET_IV, RET_SCALAR, RET_VECTOR_WORD, RET_VI, RET_VOID, RET_VV, SHAPE_ARGS,
     SHAPE_COPIED, SHAPE_COPIED_LOW, SHAPE_IN_PLACE, SHAPE_SCALAR, VECTOR_WORD,
 };
+use crate::layout::FunctionDescriptor;
 use crate::layout::{MemoryLayout, ScalarKind};
-use crate::linker::FunctionDescriptor;
 #[cfg(gatun_backend = "x86_64_sysv")]
 use crate::{memory::MemorySegment, value::Value};
 
@@ -301,8 +301,8 @@ fn segment_fields(ptr: *mut u8, len: usize) -> (*mut u8, *mut u8) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::layout::FunctionDescriptor as FD;
     use crate::layout::ValueLayout as V;
-    use crate::linker::FunctionDescriptor as FD;
 
     /// The SysV plan of `d`, and its arguments and result as the upcall layer sees them.
     fn kinds(d: &FD) -> (CallPlan, Vec<UpcallArgKind>, UpcallRetKind) {

@@ -55,7 +55,7 @@ use crate::backend::upcall::{
 };
 use crate::code::ExecutableCode;
 use crate::error::Result;
-use crate::linker::FunctionDescriptor;
+use crate::layout::FunctionDescriptor;
 use crate::value::Value;
 
 std::arch::global_asm!(

@@ -10,7 +10,7 @@ use super::records::first_member;
 use super::{complete, PResult, Parser};
 use crate::cdecl::lexer::Kind;
 use crate::cdecl::{Declared, FnTy, FunctionDecl, NoLayout, Span, State, Ty};
-use crate::linker::FunctionDescriptor;
+use crate::layout::FunctionDescriptor;
 
 impl Parser<'_, '_> {
     /// One external declaration. In type mode, returns the type if the item turned out to be

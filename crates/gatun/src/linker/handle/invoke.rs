@@ -327,7 +327,7 @@ impl DowncallHandle {
         if args.len() != inner.args.len() {
             return None;
         }
-        let errno = crate::backend::thread_errno();
+        let errno = crate::os::thread_errno();
         if errno.is_null() {
             return None;
         }

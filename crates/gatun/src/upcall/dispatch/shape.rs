@@ -257,8 +257,8 @@ mod tests {
 
     use super::*;
     use crate::backend::upcall::RegisterShape;
+    use crate::layout::FunctionDescriptor as FD;
     use crate::layout::{MemoryLayout, ScalarKind, ValueLayout as V};
-    use crate::linker::FunctionDescriptor as FD;
     use crate::memory::MemorySegment;
     use crate::upcall::context::Closure;
     use crate::upcall::dispatch::dispatch;
@@ -267,7 +267,7 @@ mod tests {
 
     fn context(d: &FD, f: Box<Closure<'static>>) -> Context<'static> {
         // The SysV plan and rules on every host: the shape path decodes SysV register frames.
-        let plan = crate::backend::x86_64_sysv::classify::plan(d, None).unwrap();
+        let plan = crate::abi::sysv::plan(d, None).unwrap();
         Context::with_plan::<SysVRules>(d, plan, f, 0).unwrap()
     }
 

@@ -4,9 +4,9 @@
 //! other hosts), the stubs placed in the code arena and called.
 
 use super::*;
-use crate::backend::aarch64::classify::{plan, Flavour};
+use crate::abi::aarch64::{plan, Flavour};
+use crate::layout::FunctionDescriptor as FD;
 use crate::layout::{MemoryLayout, ValueLayout as V};
-use crate::linker::FunctionDescriptor as FD;
 
 fn checks_of(d: &FD) -> Vec<ArgCheck> {
     d.argument_layouts()
@@ -386,7 +386,7 @@ mod run {
     //! The stubs placed and called (AArch64 Linux; `qemu-aarch64` on other hosts).
 
     use super::*;
-    use crate::backend::thread_errno;
+    use crate::os::thread_errno;
     use crate::value::Value;
     use std::cell::RefCell;
     use std::ffi::c_void;

@@ -6,8 +6,8 @@
 use iced_x86::{Code, Decoder, DecoderOptions, Formatter, Instruction, IntelFormatter, Mnemonic};
 
 use super::*;
+use crate::layout::FunctionDescriptor as FD;
 use crate::layout::{MemoryLayout, ScalarKind, ValueLayout as V};
-use crate::linker::FunctionDescriptor as FD;
 
 /// Placeholder capture addresses for code-shape tests (never called).
 const FNS: CaptureFns = CaptureFns {

@@ -4,10 +4,10 @@
 use iced_x86::{Decoder, DecoderOptions, Formatter, IntelFormatter};
 
 use super::*;
-use crate::backend::x86_64_sysv::classify::plan;
+use crate::abi::sysv::plan;
+use crate::layout::FunctionDescriptor as FD;
 use crate::layout::ScalarKind;
 use crate::layout::{MemoryLayout, ValueLayout as V};
-use crate::linker::FunctionDescriptor as FD;
 use crate::value::{value_tag, Value};
 
 fn disasm(bytes: &[u8]) -> Vec<String> {

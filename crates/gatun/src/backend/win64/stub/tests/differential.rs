@@ -503,7 +503,7 @@ extern "C" fn last_errors(code: u32, errno: i32) -> i64 {
     unsafe {
         let last = GetLastError();
         let wsa = WSAGetLastError();
-        let e = crate::backend::thread_errno();
+        let e = crate::os::thread_errno();
         let seen = (last as i64) << 40 | (wsa as i64 & 0xFF) << 32 | *e as u32 as i64;
         *e = errno;
         SetLastError(code);

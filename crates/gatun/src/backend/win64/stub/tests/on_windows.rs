@@ -34,7 +34,7 @@ unsafe fn raw(
             capture,
             target,
             refs.as_ptr().cast(),
-            crate::backend::thread_errno(),
+            crate::os::thread_errno(),
         )
     }
 }
@@ -60,7 +60,7 @@ unsafe fn values(
             capture,
             target,
             refs.as_ptr().cast(),
-            crate::backend::thread_errno(),
+            crate::os::thread_errno(),
             &mut rejected,
         )
     };
@@ -502,11 +502,11 @@ extern "C" fn set_states(x: i32) -> i32 {
         let seen = (
             GetLastError(),
             WSAGetLastError(),
-            *crate::backend::thread_errno(),
+            *crate::os::thread_errno(),
         );
         *SEEN.lock().unwrap() = seen;
         // errno first: its thread-local lookup may clear the last error (TlsGetValue does)
-        *crate::backend::thread_errno() = x + 3;
+        *crate::os::thread_errno() = x + 3;
         SetLastError((x + 1) as u32);
     }
     x * 2
