@@ -407,9 +407,6 @@ pub(crate) fn check_size_align(byte_size: usize, byte_alignment: usize) -> Resul
 }
 
 /// Formats a list for error messages: `a, b, c`.
-// Not used by the foundation layers yet: the linker uses it (e.g. the valid capture-state names
-// in `Error::UnknownCaptureState`).
-#[allow(dead_code)]
 pub(crate) fn join<T: fmt::Display>(items: impl IntoIterator<Item = T>) -> String {
     items
         .into_iter()

@@ -4,6 +4,10 @@
 //! ([`Direction`]), and the untagged argument slots of `linker::Arguments` ([`Slots`],
 //! [`SlotsPath`]). Nothing here depends on a calling convention.
 
+// The stub compilers' checks and the slots paths are read where a backend executes (and by the
+// tests); the `unsupported` backend has neither.
+#![cfg_attr(not(any(test, gatun_executes)), allow(dead_code))]
+
 use crate::layout::{MemoryLayout, ScalarKind};
 
 /// Which way a plan is used: the checks of a backend's `plan` name it in their messages;
@@ -18,15 +22,18 @@ pub(crate) enum Direction {
 
 impl Direction {
     /// `"downcall"` or `"upcall"`.
-    #[cfg_attr(
-        any(gatun_backend = "aarch64", gatun_backend = "win64"),
-        allow(dead_code)
-    )]
     pub(crate) fn name(self) -> &'static str {
         match self {
             Direction::Downcall => "downcall",
             Direction::Upcall => "upcall",
         }
+    }
+}
+
+impl std::fmt::Display for Direction {
+    /// Writes [`Direction::name`].
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
     }
 }
 
@@ -61,7 +68,6 @@ impl ArgKind {
 /// What a compiled stub's value entry checks for one argument before anything else (shared by
 /// the x86-64 and AArch64 stub compilers), and part of a compiled stub's cache key.
 // Read by the stub compilers only (on targets without an executor, by their tests).
-#[cfg_attr(not(gatun_backend = "x86_64_sysv"), allow(dead_code))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(crate) enum ArgCheck {
     /// A scalar: the `Value` must have this kind's variant.
@@ -70,7 +76,6 @@ pub(crate) enum ArgCheck {
     Group(u32),
 }
 
-#[cfg_attr(not(gatun_backend = "x86_64_sysv"), allow(dead_code))]
 impl ArgCheck {
     /// The checks of argument kinds `args`, one per argument in order.
     #[cfg(feature = "internals")]
@@ -89,7 +94,6 @@ impl ArgCheck {
 }
 
 /// The tag byte of `Value::Segment` (what a value entry compares a struct argument's tag with).
-#[cfg_attr(not(gatun_backend = "x86_64_sysv"), allow(dead_code))]
 pub(crate) fn segment_tag() -> u8 {
     crate::value::value_tag(&crate::value::Value::Segment(
         crate::memory::MemorySegment::NULL,
@@ -104,7 +108,6 @@ pub(crate) type Slots = [std::mem::MaybeUninit<u64>; 8];
 /// a slots entry returning in the integer register (or nothing), one returning a float, or
 /// none (the handle then converts the arguments to `Value`s and takes the `Value` path).
 // Only the x86-64 SysV executor has slots entries (elsewhere `None` is the only variant made).
-#[cfg_attr(not(gatun_backend = "x86_64_sysv"), allow(dead_code))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum SlotsPath {
     /// No slots entry.

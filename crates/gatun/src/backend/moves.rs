@@ -8,7 +8,7 @@
 //! callers guarantee the memory.
 
 // Used by the executors (and the upcall dispatcher) only: the unsupported backend has none.
-#![cfg_attr(not(gatun_executes), allow(dead_code))]
+#![cfg_attr(not(gatun_executes), allow(dead_code, unused_imports))]
 
 use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnPlan};
 

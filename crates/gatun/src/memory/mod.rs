@@ -19,8 +19,6 @@ pub use arena::{Arena, ConfinedArena, GlobalArena, SharedArena};
 pub use arena_pool::{ArenaPool, PooledArena};
 pub use buffer_stack::{linker_stack, BufferStack, Frame};
 pub use segment::MemorySegment;
-#[allow(unused_imports)]
-pub(crate) use segment::{read_kind, write_value};
 pub use shared_segment::SharedSegment;
 
 #[cfg(test)]

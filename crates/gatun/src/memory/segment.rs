@@ -81,8 +81,8 @@ fn oob(offset: usize, access_size: usize, segment_size: usize) -> Error {
     }
 }
 
-// Read only by the native stub compiler (absent on targets without an executor).
-#[allow(dead_code)]
+// Read only by the stub compilers (compiled where a backend executes, and for their tests).
+#[cfg(any(test, gatun_executes))]
 impl MemorySegment<'_> {
     /// Byte offset of the base pointer inside a `MemorySegment` (read by compiled downcall
     /// stubs, `backend::x86_64_sysv::stub`).

@@ -329,10 +329,10 @@ fn stub_code(ctx: &Context<'_>) -> Result<ExecutableCode> {
             }
         }
         Path::Shape(shape) => {
-            // SAFETY: the header's shape dispatcher is the shape dispatcher of `shape`, the
-            // native backend's register shape of the descriptor on the native plan
-            // (`Context::with_plan`).
             if let Some(code) =
+                // SAFETY: the header's shape dispatcher is the shape dispatcher of `shape`, the
+                // native backend's register shape of the descriptor on the native plan
+                // (`Context::with_plan`).
                 unsafe { <Native as UpcallEntries>::shape_upcall_code(shape, header) }
             {
                 return code;

@@ -503,10 +503,10 @@ fn integer_path_decodes_registers_and_extends_results_like_the_general_path() {
         (V::U64, || Value::U64(u64::MAX - 1), u64::MAX - 1),
         (V::BOOL, || Value::Bool(true), 1),
         (V::ADDRESS, || Value::Address(8 as *mut c_void), 8),
-        // A pointer result may also be a segment (the general path's rule); SAFETY: a
-        // zero-length segment gives access to no bytes.
+        // A pointer result may also be a segment (the general path's rule).
         (
             V::ADDRESS,
+            // SAFETY: a zero-length segment gives access to no bytes.
             || Value::Segment(unsafe { MemorySegment::from_raw_parts(16 as *mut u8, 0) }),
             16,
         ),

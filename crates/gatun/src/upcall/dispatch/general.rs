@@ -104,9 +104,9 @@ pub(crate) unsafe fn dispatch_general(ctx: &Context<'_>, frame: &mut UpcallFrame
     let mut image = MaybeUninit::<[u64; 4]>::uninit();
     let image_ptr = image.as_mut_ptr().cast::<u8>();
     let ret = match (ctx.ret, ctx.plan.hidden_return_pointer) {
-        // SAFETY: the hidden pointer is writable for the return layout's size (caller's
-        // contract), for the whole call.
         (UpcallRetKind::Group(size), Some(loc)) => {
+            // SAFETY: the hidden pointer is writable for the return layout's size (caller's
+            // contract), for the whole call.
             Some(unsafe { MemorySegment::from_raw_parts(frame.arg(loc) as usize as *mut u8, size) })
         }
         // SAFETY: a register-returned struct has at most 32 bytes; `image` (32 bytes, zeroed

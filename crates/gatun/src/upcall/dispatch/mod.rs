@@ -85,8 +85,8 @@ pub(crate) unsafe extern "C" fn gatun_upcall_dispatch(
         check_owner(ctx);
     }
     match &ctx.path {
-        // SAFETY: forwarded (the frame is a call of the stub's type).
         Path::Scalar(fast) | Path::Int { scalar: fast, .. } => {
+            // SAFETY: forwarded (the frame is a call of the stub's type).
             super::abort::guard(&ctx.descriptor, || unsafe {
                 scalar::dispatch_scalar(ctx, fast, frame)
             })

@@ -189,10 +189,10 @@ pub(crate) unsafe fn dispatch_registers(
             RegisterArg::Scalar(s) => unsafe {
                 write_scalar_value(slot.as_mut_ptr(), s, words.add(s.word as usize).read())
             },
-            // SAFETY: the copy lies inside the buffer, which outlives the segment (the closure
-            // cannot keep it: `UpcallArgs`); its bytes were written by the moves above, or
-            // zeroed before them (bytes no move writes: `padded`).
             RegisterArg::Group { offset, size } => {
+                // SAFETY: the copy lies inside the buffer, which outlives the segment (the
+                // closure cannot keep it: `UpcallArgs`); its bytes were written by the moves
+                // above, or zeroed before them (bytes no move writes: `padded`).
                 slot.write(Value::Segment(unsafe {
                     MemorySegment::from_raw_parts(base.add(offset as usize), size as usize)
                 }));
@@ -206,9 +206,10 @@ pub(crate) unsafe fn dispatch_registers(
     let mut image = [0u64; 4];
     let image_ptr = image.as_mut_ptr().cast::<u8>();
     let ret = match ctx.ret {
-        // SAFETY: a register-returned struct has at most 32 bytes; `image` outlives the
-        // segment, which the closure cannot keep, and is read below only through `image_ptr`.
         UpcallRetKind::Group(size) => {
+            // SAFETY: a register-returned struct has at most 32 bytes; `image` outlives the
+            // segment, which the closure cannot keep, and is read below only through
+            // `image_ptr`.
             Some(unsafe { MemorySegment::from_raw_parts(image_ptr, size.min(32)) })
         }
         _ => None,
