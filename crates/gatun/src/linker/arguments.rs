@@ -162,6 +162,12 @@ macro_rules! scalar_pushes {
             $(#[$doc])*
             ///
             /// Returns `self` for chaining.
+            ///
+            /// ```
+            #[doc = concat!("let mut args = gatun::Arguments::<2>::new();")]
+            #[doc = concat!("args.", stringify!($name), "(Default::default());")]
+            /// assert_eq!(args.len(), 1);
+            /// ```
             #[inline(always)]
             pub fn $name(&mut self, value: $t) -> &mut Self {
                 let bits: fn($t) -> u64 = $bits;
@@ -496,6 +502,20 @@ impl DowncallHandle {
     /// Whether [`DowncallHandle::invoke_arguments`] with `args` takes the slots fast path (the
     /// compiled stub's slots entry, no `Value`s built). Test and benchmark hook (cargo feature
     /// `internals`).
+    ///
+    /// ```
+    /// # #[cfg(gatun_executes)] {
+    /// use gatun::linker::SymbolLookup;
+    /// use gatun::{FunctionDescriptor, Linker, ValueLayout as V};
+    /// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
+    /// let d = FunctionDescriptor::of(V::I32, [V::I32]);
+    /// let h = Linker::native().downcall(&abs, &d, &[]).unwrap();
+    /// let mut args = gatun::Arguments::<2>::new();
+    /// args.i32(-2);
+    /// // A scalar-only signature takes the slots path wherever the OS allows compiled stubs.
+    /// assert_eq!(h.takes_slots_path(&args), h.uses_compiled_stub());
+    /// # }
+    /// ```
     #[cfg(feature = "internals")]
     pub fn takes_slots_path<const N: usize>(&self, args: &Arguments<'_, N>) -> bool {
         self.slots_kinds_match(args.kind_word())

@@ -31,6 +31,22 @@ impl DowncallHandle {
     /// # Safety
     /// The symbol must be a function of the linked type, and `args` must satisfy its contract
     /// (valid pointers, etc.).
+    ///
+    /// ```
+    /// # #[cfg(gatun_executes)] {
+    /// use gatun::linker::SymbolLookup;
+    /// use gatun::{Error, FunctionDescriptor, Linker, Value, ValueLayout as V};
+    /// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
+    /// let h = Linker::native()
+    ///     .downcall(&abs, &FunctionDescriptor::of(V::I32, [V::I32]), &[])
+    ///     .unwrap();
+    /// // SAFETY: int abs(int) has no preconditions.
+    /// assert_eq!(unsafe { h.invoke(&[Value::I32(-8)]) }.unwrap(), Value::I32(8));
+    /// // SAFETY: as above; a wrong count is an error before any call.
+    /// let err = unsafe { h.invoke(&[]) }.unwrap_err();
+    /// assert!(matches!(err, Error::ArgumentCount { expected: 1, found: 0, .. }));
+    /// # }
+    /// ```
     #[inline(always)]
     pub unsafe fn invoke(&self, args: &[Value<'_>]) -> Result<Value<'static>> {
         let inner = &*self.inner;
@@ -138,6 +154,23 @@ impl DowncallHandle {
     ///
     /// # Safety
     /// As [`DowncallHandle::invoke`].
+    ///
+    /// ```
+    /// # #[cfg(gatun_executes)] {
+    /// use gatun::linker::SymbolLookup;
+    /// use gatun::{Arena, FunctionDescriptor, Linker, MemoryLayout, Value, ValueLayout as V};
+    /// // div_t div(int, int), div_t being struct { int quot; int rem; }.
+    /// let div = SymbolLookup::default_lookup().find("div").unwrap();
+    /// let div_t = MemoryLayout::struct_layout([MemoryLayout::from(V::I32), V::I32.into()]).unwrap();
+    /// let d = FunctionDescriptor::of(div_t, [V::I32, V::I32]);
+    /// let h = Linker::native().downcall(&div, &d, &[]).unwrap();
+    /// let arena = Arena::confined();
+    /// // SAFETY: div has no preconditions for a non-zero divisor.
+    /// let r = unsafe { h.invoke_into(&arena, &[Value::I32(17), Value::I32(5)]) }.unwrap();
+    /// let Value::Segment(r) = r else { unreachable!() };
+    /// assert_eq!((r.get::<i32>(0).unwrap(), r.get::<i32>(4).unwrap()), (3, 2));
+    /// # }
+    /// ```
     #[inline(always)]
     pub unsafe fn invoke_into<'a, A: SegmentAllocator + ?Sized>(
         &self,

@@ -116,6 +116,22 @@ impl Linker {
     ///   [`Error::CaptureStateUnavailable`] ("GetLastError is only available on Windows").
     /// - [`Error::Unsupported`] on a platform without an executor (anything but x86-64 and AArch64
     ///   Linux, Apple arm64 and x86-64 Windows).
+    ///
+    /// ```
+    /// # #[cfg(gatun_executes)] {
+    /// use gatun::linker::SymbolLookup;
+    /// use gatun::{Error, FunctionDescriptor, Linker, LinkerOption, Value, ValueLayout as V};
+    /// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
+    /// let d = FunctionDescriptor::of(V::I32, [V::I32]);
+    /// let h = Linker::native().downcall(&abs, &d, &[]).unwrap();
+    /// // SAFETY: int abs(int) has no preconditions.
+    /// assert_eq!(unsafe { h.invoke(&[Value::I32(-4)]) }.unwrap(), Value::I32(4));
+    /// // An option given twice is an error at link time.
+    /// let twice = [LinkerOption::Critical, LinkerOption::Critical];
+    /// let err = Linker::native().downcall(&abs, &d, &twice).unwrap_err();
+    /// assert!(matches!(err, Error::InvalidDescriptor { .. }));
+    /// # }
+    /// ```
     // On the `unsupported` backend the link always fails, so the handle is never built.
     #[cfg_attr(gatun_backend = "unsupported", allow(unreachable_code))]
     pub fn downcall(
@@ -179,6 +195,15 @@ impl Linker {
     /// As [`Linker::downcall`] for the descriptor and options (every option check included;
     /// there is no symbol to check); [`Error::Unsupported`] on a target without a stub
     /// compiler.
+    ///
+    /// ```
+    /// # #[cfg(gatun_executes)] {
+    /// use gatun::{FunctionDescriptor, Linker, ValueLayout as V};
+    /// let d = FunctionDescriptor::of(V::I32, [V::I32]);
+    /// let code = Linker::native().stub_code(&d, &[]).unwrap();
+    /// assert!(!code.is_empty());
+    /// # }
+    /// ```
     pub fn stub_code(
         &self,
         descriptor: &FunctionDescriptor,
@@ -195,6 +220,15 @@ impl Linker {
     ///
     /// # Errors
     /// As [`Linker::downcall`]; [`Error::Unsupported`] if the OS refuses executable memory.
+    ///
+    /// ```
+    /// # #[cfg(gatun_executes)] {
+    /// use gatun::{FunctionDescriptor, Linker, ValueLayout as V};
+    /// let d = FunctionDescriptor::of(V::I32, [V::I32]);
+    /// let size = Linker::native().compile_stub_uncached(&d, &[]).unwrap();
+    /// assert_eq!(size, Linker::native().stub_code(&d, &[]).unwrap().len());
+    /// # }
+    /// ```
     pub fn compile_stub_uncached(
         &self,
         descriptor: &FunctionDescriptor,
@@ -406,21 +440,70 @@ impl fmt::Debug for DowncallHandle {
 
 impl DowncallHandle {
     /// The descriptor this handle was linked with (without the capture segment).
+    ///
+    /// ```
+    /// # #[cfg(gatun_executes)] {
+    /// use gatun::linker::SymbolLookup;
+    /// use gatun::{FunctionDescriptor, Linker, ValueLayout as V};
+    /// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
+    /// let d = FunctionDescriptor::of(V::I32, [V::I32]);
+    /// let h = Linker::native().downcall(&abs, &d, &[]).unwrap();
+    /// assert_eq!(h.descriptor().to_string(), d.to_string());
+    /// # }
+    /// ```
     pub fn descriptor(&self) -> &FunctionDescriptor {
         &self.inner.descriptor
     }
 
     /// The call plan (for inspection, tests and compiled stubs).
+    ///
+    /// ```
+    /// # #[cfg(gatun_executes)] {
+    /// use gatun::linker::SymbolLookup;
+    /// use gatun::{FunctionDescriptor, Linker, ValueLayout as V};
+    /// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
+    /// let d = FunctionDescriptor::of(V::I32, [V::I32]);
+    /// let h = Linker::native().downcall(&abs, &d, &[]).unwrap();
+    /// // One planned argument, in a register on every supported ABI.
+    /// assert_eq!(h.plan().args().len(), 1);
+    /// # }
+    /// ```
     pub fn plan(&self) -> &CallPlan {
         &self.inner.plan
     }
 
     /// The target function's address.
+    ///
+    /// ```
+    /// # #[cfg(gatun_executes)] {
+    /// use gatun::linker::SymbolLookup;
+    /// use gatun::{FunctionDescriptor, Linker, ValueLayout as V};
+    /// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
+    /// let d = FunctionDescriptor::of(V::I32, [V::I32]);
+    /// let h = Linker::native().downcall(&abs, &d, &[]).unwrap();
+    /// assert_eq!(h.address(), abs.address());
+    /// # }
+    /// ```
     pub fn address(&self) -> *const c_void {
         self.inner.target as *const c_void
     }
 
     /// Whether the handle takes a leading capture segment.
+    ///
+    /// ```
+    /// # #[cfg(gatun_executes)] {
+    /// use gatun::linker::SymbolLookup;
+    /// use gatun::{FunctionDescriptor, Linker, LinkerOption, ValueLayout as V};
+    /// let close = SymbolLookup::default_lookup().find("close").unwrap();
+    /// let d = FunctionDescriptor::of(V::I32, [V::I32]);
+    /// let plain = Linker::native().downcall(&close, &d, &[]).unwrap();
+    /// let capture = [LinkerOption::CaptureCallState(&["errno"])];
+    /// let captured = Linker::native().downcall(&close, &d, &capture).unwrap();
+    /// assert!(!plain.captures_call_state() && captured.captures_call_state());
+    /// // The capture segment comes first.
+    /// assert_eq!((plain.arity(), captured.arity()), (1, 2));
+    /// # }
+    /// ```
     pub fn captures_call_state(&self) -> bool {
         self.inner.capture
     }
@@ -428,6 +511,18 @@ impl DowncallHandle {
     /// The state names given to [`LinkerOption::CaptureCallState`] (empty without capture),
     /// e.g. `["errno"]`; for the system-call adapter's "was not linked with
     /// capture_call_state(\"errno\")" check.
+    ///
+    /// ```
+    /// # #[cfg(gatun_executes)] {
+    /// use gatun::linker::SymbolLookup;
+    /// use gatun::{FunctionDescriptor, Linker, LinkerOption, ValueLayout as V};
+    /// let close = SymbolLookup::default_lookup().find("close").unwrap();
+    /// let d = FunctionDescriptor::of(V::I32, [V::I32]);
+    /// let capture = [LinkerOption::CaptureCallState(&["errno"])];
+    /// let h = Linker::native().downcall(&close, &d, &capture).unwrap();
+    /// assert_eq!(h.captured_states(), &["errno"]);
+    /// # }
+    /// ```
     pub fn captured_states(&self) -> &'static [&'static str] {
         self.inner.captured
     }
@@ -436,6 +531,19 @@ impl DowncallHandle {
     /// (cargo feature `internals`). `false` when
     /// the platform or the OS (no executable mappings) does not allow one; the handle then
     /// uses the `global_asm!` trampoline, with identical results.
+    ///
+    /// ```
+    /// # #[cfg(gatun_executes)] {
+    /// use gatun::linker::SymbolLookup;
+    /// use gatun::{FunctionDescriptor, Linker, ValueLayout as V};
+    /// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
+    /// let d = FunctionDescriptor::of(V::I32, [V::I32]);
+    /// let h = Linker::native().downcall(&abs, &d, &[]).unwrap();
+    /// // The interpreted twin never runs a stub, whatever the OS allows.
+    /// assert!(!h.interpreted().uses_compiled_stub());
+    /// let _compiled_if_allowed = h.uses_compiled_stub();
+    /// # }
+    /// ```
     #[cfg(feature = "internals")]
     pub fn uses_compiled_stub(&self) -> bool {
         self.inner.exec.is_compiled()

@@ -54,6 +54,21 @@ impl DowncallHandle {
     /// layout's size and aligned to the return layout's alignment (a callee returning a
     /// MEMORY-class struct may store through the hidden pointer with aligned vector stores,
     /// e.g. `movaps`), and the call must satisfy the callee's contract.
+    ///
+    /// ```
+    /// # #[cfg(gatun_executes)] {
+    /// use gatun::linker::SymbolLookup;
+    /// use gatun::{FunctionDescriptor, Linker, ValueLayout as V};
+    /// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
+    /// let d = FunctionDescriptor::of(V::I32, [V::I32]);
+    /// let h = Linker::native().downcall(&abs, &d, &[]).unwrap();
+    /// let (x, mut r) = (-9i32, 0i32);
+    /// let args = [(&x as *const i32).cast::<u8>()];
+    /// // SAFETY: `args[0]` points to an i32; `r` takes the i32 result; abs has no preconditions.
+    /// unsafe { h.invoke_raw(&args, (&mut r as *mut i32).cast()) }.unwrap();
+    /// assert_eq!(r, 9);
+    /// # }
+    /// ```
     pub unsafe fn invoke_raw(&self, args: &[*const u8], ret: *mut u8) -> Result<()> {
         self.check_count(args.len())?;
         let (capture, args) = if self.inner.capture {
