@@ -49,10 +49,6 @@ pub use value::{Scalar, Value};
 
 /// The README's examples, compiled and run as doc tests so they stay true (where the
 /// executor runs: they call C).
-#[cfg(all(
-    doctest,
-    target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64")
-))]
+#[cfg(all(doctest, gatun_executes, target_os = "linux"))]
 #[doc = include_str!("../../../README.md")]
 pub struct ReadmeDoctests;

@@ -689,7 +689,7 @@ impl Declarations {
     /// use gatun::linker::SymbolLookup;
     ///
     /// let decls = Declarations::parse("size_t strlen(const char *s);").unwrap();
-    /// # #[cfg(all(target_arch = "x86_64", target_os = "linux", not(miri)))]
+    /// # #[cfg(gatun_backend = "x86_64_sysv")]
     /// let strlen = decls.link(&SymbolLookup::default_lookup(), "strlen").unwrap();
     /// ```
     ///

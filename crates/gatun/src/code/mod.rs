@@ -116,7 +116,7 @@ pub const CHUNK_BYTES: usize = 64 << 10;
 /// the code's length rounded up to 16 bytes.
 ///
 /// ```
-/// # #[cfg(all(target_arch = "x86_64", unix, feature = "internals"))] {
+/// # #[cfg(all(gatun_backend = "x86_64_sysv", feature = "internals"))] {
 /// use gatun::code::ExecutableCode;
 /// // SAFETY: `mov eax, 42; ret`, called below as the `extern "C" fn() -> i32` it is.
 /// let code = unsafe { ExecutableCode::new(&[0xB8, 42, 0, 0, 0, 0xC3]) }.unwrap();

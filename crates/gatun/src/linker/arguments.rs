@@ -111,7 +111,7 @@ pub(super) fn slots_words(path: SlotsPath, args: &[ArgKind]) -> (u64, u64) {
 /// on the stack) a few kilobytes at the most.
 ///
 /// ```
-/// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
+/// # #[cfg(gatun_executes)] {
 /// use gatun::linker::SymbolLookup;
 /// use gatun::{Arguments, FunctionDescriptor, Linker, Value, ValueLayout as V};
 /// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
@@ -460,7 +460,7 @@ impl DowncallHandle {
     /// arguments must satisfy its contract.
     ///
     /// ```
-    /// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
+    /// # #[cfg(gatun_executes)] {
     /// use gatun::linker::SymbolLookup;
     /// use gatun::{Arguments, FunctionDescriptor, Linker, Value, ValueLayout as V};
     /// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
@@ -554,7 +554,7 @@ impl DowncallHandle {
     /// As [`DowncallHandle::invoke`].
     ///
     /// ```
-    /// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
+    /// # #[cfg(gatun_executes)] {
     /// use gatun::linker::SymbolLookup;
     /// use gatun::{Arena, Arguments, FunctionDescriptor, Linker, MemoryLayout, Value, ValueLayout as V};
     /// // div_t div(int, int): a struct { int quot; int rem; } returned by value.

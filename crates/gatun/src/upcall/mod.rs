@@ -153,7 +153,7 @@ pub use typed::{TypedUpcallStub, UpcallFn, UpcallSignature};
 /// `!Sync`, like the segments it holds.
 ///
 /// ```
-/// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
+/// # #[cfg(gatun_executes)] {
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
 /// use gatun::memory::Arena;
 /// let arena = Arena::confined();

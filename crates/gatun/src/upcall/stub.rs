@@ -29,7 +29,7 @@ use crate::Error;
 /// argument, return, error, panic and thread rules.
 ///
 /// ```
-/// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
+/// # #[cfg(gatun_executes)] {
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
 /// use gatun::memory::Arena;
 /// let arena = Arena::confined();
@@ -126,7 +126,7 @@ impl Linker {
     /// use gatun::memory::{Arena, SegmentAllocator};
     /// use gatun::{Value, ValueLayout};
     ///
-    /// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
+    /// # #[cfg(gatun_executes)] {
     /// let arena = Arena::confined();
     /// // int cmp(const void *a, const void *b), comparing two ints.
     /// let cmp = Linker::native().upcall_stub(
@@ -213,7 +213,7 @@ impl<'s> UpcallStub<'s> {
 /// that thread too. Derefs to [`UpcallStub`] for the address and the other accessors.
 ///
 /// ```
-/// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
+/// # #[cfg(gatun_executes)] {
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
 /// use gatun::memory::Arena;
 /// let arena = Arena::confined();

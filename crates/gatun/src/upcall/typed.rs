@@ -264,7 +264,7 @@ enum Path<'s> {
 /// closure is).
 ///
 /// ```
-/// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
+/// # #[cfg(gatun_executes)] {
 /// use gatun::{memory::Arena, Linker};
 /// let arena = Arena::confined();
 /// let twice = Linker::native()
@@ -361,7 +361,7 @@ impl Linker {
     /// use std::ffi::c_void;
     /// use gatun::linker::{FunctionDescriptor, SymbolLookup};
     /// use gatun::{memory::Arena, Linker, Value, ValueLayout as V};
-    /// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
+    /// # #[cfg(gatun_executes)] {
     /// let arena = Arena::confined();
     /// type Cmp = unsafe extern "C" fn(*const c_void, *const c_void) -> i32;
     /// let cmp = Linker::native().upcall_typed::<Cmp>(

@@ -58,7 +58,7 @@ type StructEntry = <Exec as Executor>::StructEntry;
 /// [`Linker::downcall`] returns [`Error::Unsupported`].
 ///
 /// ```
-/// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
+/// # #[cfg(gatun_executes)] {
 /// use gatun::linker::SymbolLookup;
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout};
 /// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
@@ -401,7 +401,7 @@ impl std::ops::Deref for Inner {
 /// on Windows, 4-byte aligned), as in Java.
 ///
 /// ```
-/// # #[cfg(any(all(target_os = "linux", any(target_arch = "x86_64", target_arch = "aarch64")), all(windows, target_arch = "x86_64")))] {
+/// # #[cfg(gatun_executes)] {
 /// use gatun::linker::SymbolLookup;
 /// use gatun::{FunctionDescriptor, Linker, Value, ValueLayout as V};
 /// // int abs(int): linked once, called from any thread, never allocating.
