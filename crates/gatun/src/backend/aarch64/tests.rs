@@ -198,8 +198,9 @@ fn floats_and_doubles_go_in_s_and_d_registers_then_the_stack() {
     let want = floats10(1.5, 2.25, 3.5, 4.25, 5.5, 6.25, 7.5, 8.25, 9.5, 10.25);
     assert_eq!(r, Value::F64(want));
     let h = link(half as *const c_void, &FD::of(V::F32, [V::F32]));
-    // SAFETY: half has this type.
     assert_eq!(
+        // SAFETY: `half` is a Rust `extern "C" fn(f32) -> f32`, the descriptor's
+        // `float (float)`, alive for the program; the argument is a plain value.
         unsafe { h.invoke(&[Value::F32(-3.0)]) }.unwrap(),
         Value::F32(-1.5)
     );
@@ -368,8 +369,10 @@ fn a_16_byte_aligned_composite_starts_at_an_even_gpr() {
         v: 0x1111_2222_3333_4444_5555_6666_7777_8888,
     };
     let args = [Value::I64(3), Value::Segment(seg_of(&ar, x)), Value::I64(5)];
-    // SAFETY: even_pair has this type.
     assert_eq!(
+        // SAFETY: `even_pair` is a Rust `extern "C" fn(i64, A16, i64) -> u64`, the
+        // descriptor's `uint64_t (int64_t, struct { 16-aligned uint64_t; uint64_t }, int64_t)`;
+        // the segment holds an `A16` in the arena `ar`, alive across the call.
         unsafe { h.invoke(&args) }.unwrap(),
         Value::U64(even_pair(3, x, 5))
     );
@@ -411,8 +414,10 @@ fn composites_over_16_bytes_are_passed_as_a_pointer_to_a_copy() {
     let s = seg_of(&a, v);
     let args = [Value::I32(5), Value::Segment(s), Value::I32(6)];
     for h in [&h.0, &h.1] {
-        // SAFETY: by_ref has this type.
         assert_eq!(
+            // SAFETY: `by_ref` is a Rust `extern "C" fn(i32, Big, i32) -> i64`, the
+            // descriptor's `int64_t (int32_t, struct { int64_t a, b, c; int32_t d; }, int32_t)`;
+            // `s` holds a `Big` in the arena `a`, alive across the call (the callee gets a copy).
             unsafe { h.invoke(&args) }.unwrap(),
             Value::I64(110_000 + 4321)
         );
@@ -588,20 +593,23 @@ fn bools_and_narrow_integers_are_converted_both_ways() {
         Value::U16(65_535),
         Value::I16(-2),
     ];
-    // SAFETY: narrow has this type.
     assert_eq!(
+        // SAFETY: `narrow` is a Rust `extern "C" fn(bool, i8, u16, i16) -> i32`, the
+        // descriptor's `int32_t (bool, int8_t, uint16_t, int16_t)`, alive for the program.
         unsafe { h.invoke(&args) }.unwrap(),
         Value::I32(narrow(true, -5, 65_535, -2))
     );
     let h = link(narrow_ret as *const c_void, &FD::of(V::I8, [V::I32]));
-    // SAFETY: narrow_ret has this type.
     assert_eq!(
+        // SAFETY: `narrow_ret` is a Rust `extern "C" fn(i32) -> i8`, the descriptor's
+        // `int8_t (int32_t)`, alive for the program.
         unsafe { h.invoke(&[Value::I32(0x1ff)]) }.unwrap(),
         Value::I8(-1)
     );
     let h = link(bool_ret as *const c_void, &FD::of(V::BOOL, [V::I32]));
-    // SAFETY: bool_ret has this type.
     assert_eq!(
+        // SAFETY: `bool_ret` is a Rust `extern "C" fn(i32) -> bool`, the descriptor's
+        // `bool (int32_t)`, alive for the program.
         unsafe { h.invoke(&[Value::I32(9)]) }.unwrap(),
         Value::Bool(true)
     );
@@ -625,9 +633,11 @@ fn variadic_arguments_are_passed_as_named_ones_and_floats_promoted() {
         Value::I64(3),
         Value::F64(0.25),
     ];
-    // SAFETY: under AAPCS64 (Linux) a variadic call passes arguments as this named function
-    // takes them, the float promoted to double.
     assert_eq!(
+        // SAFETY: `named_like_variadic` is a Rust `extern "C" fn(i32, f64, i64, f64) -> f64`;
+        // under AAPCS64 (Linux) a variadic call passes its arguments in the registers this
+        // named function reads, the `float` promoted to `double`. (Apple arm64 puts variadic
+        // arguments on the stack instead; the Apple tests are compiled, never run.)
         unsafe { h.invoke(&args) }.unwrap(),
         Value::F64(1.0 + 5.0 + 300.0 + 250.0)
     );

@@ -47,8 +47,9 @@ extern "C" fn int_double(n: i32, x: f64) -> f64 {
 fn int_of_int_and_slots_shared_by_int_and_double() {
     let h = link(twice as *const c_void, &FD::of(V::I32, [V::I32]));
     assert_eq!(h.plan().stack_bytes(), 32);
-    // SAFETY: `twice` is an `int (int)`.
     assert_eq!(
+        // SAFETY: `twice` is a Rust `extern "C" fn(i32) -> i32`, the descriptor's `int (int)`,
+        // alive for the program.
         unsafe { h.invoke(&[Value::I32(21)]) }.unwrap(),
         Value::I32(42)
     );
@@ -141,8 +142,10 @@ fn arguments_past_the_fourth_slot_go_to_the_stack_above_the_shadow_space() {
         Value::F32(9.0),
         Value::I64(1),
     ];
-    // SAFETY: `ten` has this type.
     assert_eq!(
+        // SAFETY: `ten` is a Rust
+        // `extern "C" fn(i64, i64, i64, i64, i64, i8, f64, i64, f32, i64) -> i64`, exactly the
+        // descriptor's ten arguments and return, alive for the program.
         unsafe { h.invoke(&args) }.unwrap(),
         Value::I64(1_987_654_321)
     );
@@ -750,8 +753,9 @@ fn upcalls_of_int_and_double_arguments() {
     // SAFETY: the stub is an `int (int)` that lives while `inc` does.
     let f: extern "C" fn(i32) -> i32 = unsafe { std::mem::transmute(inc.address()) };
     assert_eq!(f(41), 42);
-    // SAFETY: as above.
     assert_eq!(
+        // SAFETY: `through` links `inc`'s address with `inc`'s own `int (int)` descriptor;
+        // the stub lives (in the arena `a`) while `inc` does, across the call.
         unsafe { through(&inc).invoke(&[Value::I32(-1)]) }.unwrap(),
         Value::I32(0)
     );
@@ -805,8 +809,10 @@ fn upcalls_with_stack_arguments() {
         Value::I8(-5),
         Value::F64(6.0),
     ];
-    // SAFETY: as above.
     assert_eq!(
+        // SAFETY: `through` links `stub`'s address with `stub`'s own
+        // `double (int64_t, double, int, float, int8_t, double)` descriptor; the stub lives
+        // (in the arena `a`) while `stub` does, across the call.
         unsafe { through(&stub).invoke(&args) }.unwrap(),
         Value::F64(want)
     );
@@ -974,8 +980,9 @@ fn stack_walks_pass_through_the_trampoline_and_the_upcall_entry() {
     // A downcall straight into a function that walks the stack: the walk must reach this
     // test's frame, below the trampoline (its `.pdata`/`.xdata` unwind it).
     let h = link(take_backtrace as *const c_void, &FD::of(V::I32, [V::I32]));
-    // SAFETY: `take_backtrace` is an `int (int)`.
     assert_eq!(
+        // SAFETY: `take_backtrace` is a Rust `extern "C" fn(i32) -> i32`, the descriptor's
+        // `int (int)`, alive for the program.
         unsafe { h.invoke(&[Value::I32(1)]) }.unwrap(),
         Value::I32(2)
     );
@@ -997,8 +1004,9 @@ fn stack_walks_pass_through_the_trampoline_and_the_upcall_entry() {
             &a,
         )
         .unwrap();
-    // SAFETY: the stub is an `int (int)` that lives.
     assert_eq!(
+        // SAFETY: `through` links `stub`'s address with `stub`'s own `int (int)` descriptor;
+        // the stub lives (in the arena `a`) while `stub` does, across the call.
         unsafe { through(&stub).invoke(&[Value::I32(5)]) }.unwrap(),
         Value::I32(15)
     );

@@ -963,8 +963,10 @@ mod run {
             seen(),
             [0x030201, 0x05_0403_0201, 0x0807_0605_0403_0201, 0x0C0B_0A09]
         );
-        // SAFETY: the 3 bytes written before the guard page.
         assert_eq!(
+            // SAFETY: `ret` is the last 3 bytes of `g[3]`'s readable page (the guard page
+            // follows), just written by `call_raw` with `odd_target`'s `Three`; `g` outlives
+            // the slice, and any byte is a valid `u8`.
             unsafe { std::slice::from_raw_parts(ret, 3) },
             [0xC1, 0xC2, 0xC3]
         );

@@ -577,10 +577,11 @@ fn capture_restores_before_and_saves_after_the_call() {
                 "float={float} values={via_values}"
             );
             // save: GetLastError, WSAGetLastError, errno
-            // SAFETY: per-thread state function.
             let wsa_after = if shared {
                 41
             } else {
+                // SAFETY: `WSAGetLastError` (ws2_32, `int WSAGetLastError(void)`) only reads this
+                // thread's last Winsock error; it has no preconditions.
                 unsafe { WSAGetLastError() }
             };
             assert_eq!(
