@@ -4,6 +4,36 @@
 //! doubles in both registers, nonvolatile registers, capture of the three Windows states, and
 //! upcalls of the same classes (a downcall into the upcall stub, and Rust code calling the stub
 //! as C, on this thread and on a `CreateThread` thread). Run under Wine on a Linux host.
+//!
+//! # Microsoft x64: rules and the tests that cover them
+//!
+//! Rules as stated in the Win64 classifier (`src/abi/win64.rs`) (Microsoft "x64 calling convention" and "x64 ABI
+//! conventions"). Classification: `abi/win64/tests.rs` on every host and
+//! `tests/win64_oracle.rs` against `x86_64-w64-mingw32-gcc`. Execution runs under Wine:
+//! `backend/win64/tests.rs` (the trampoline, against Rust `extern "C"` functions, which are
+//! Microsoft x64 functions there), `backend/win64/stub/tests/on_windows.rs` and
+//! `stub/tests/differential.rs` (compiled stubs, both entries, compared with the trampoline),
+//! `backend/win64/stub/tests.rs` (the emitted code, on every host), and the integration suites
+//! against the mingw-built C test natives: `tests/downcall_prop.rs` (1,000 generated signatures in
+//! the Microsoft x64 mixture: 601 with 1/2/4/8-byte aggregate arguments, 532 with other aggregates
+//! up to 16 bytes, 446 all-float structs, 553 with more than four arguments, 255 variadic, 439
+//! hidden-pointer returns; stub, trampoline and raw paths), `tests/upcall_prop.rs` (the same
+//! signatures called from C), `tests/stub_differential.rs` (a Microsoft x64 recorder, 10,000 random
+//! signatures), `tests/win64_capture.rs` and `tests/win64_zero_alloc.rs`.
+//!
+//! | rule | execution tests |
+//! |---|---|
+//! | four slots shared by integer and floating arguments (`double f(int, double)`: rcx, xmm1) | `int_of_int_and_slots_shared_by_int_and_double`; stub `scalars_slots_and_stack_arguments_agree_on_every_path`; `downcall_prop` |
+//! | stack arguments from the fifth slot at `rsp+32+8k`, above the 32-byte shadow space; 16-byte alignment at the call | `arguments_past_the_fourth_slot_go_to_the_stack_above_the_shadow_space`, `upcalls_with_stack_arguments`; stub `six_integers_put_two_on_the_stack_above_the_shadow_space`, `stack_arguments_mixed_kinds_and_a_float_result` |
+//! | aggregates of 1, 2, 4, 8 bytes as integers in a GPR, all-float ones too | `aggregates_of_1_2_4_8_bytes_travel_as_integers_even_all_float`; stub `a_struct_in_rax_is_stored_with_its_exact_size`, `aggregates_by_value_by_reference_and_through_the_hidden_pointer_agree` |
+//! | other aggregates by reference to a 16-byte-aligned caller copy from the linker BufferStack; the callee writing it leaves the caller's segment unchanged | `other_aggregates_are_passed_as_a_16_byte_aligned_copy_the_callee_may_write`, `deep_reentrancy_with_by_reference_copies_at_every_level`, `upcalls_take_by_reference_structs_and_return_through_the_hidden_pointer`; stub `by_reference_arguments_pass_the_copies_in_registers_and_on_the_stack`; `tests/sysv_zero_alloc.rs` and `tests/win64_zero_alloc.rs` (no allocation) |
+//! | hidden return pointer in rcx (slot 0, arguments shifted), returned in rax | `other_results_are_written_through_the_hidden_pointer_in_rcx_shifting_the_arguments`; stub `a_16_byte_struct_comes_back_through_the_hidden_pointer_in_rcx`, `struct_results_in_memory_and_in_rax`; upcalls return it in rax (`upcalls_take_by_reference_structs_and_return_through_the_hidden_pointer`) |
+//! | variadic `float`/`double` in both the XMM register and the GPR | `variadic_doubles_go_in_both_the_xmm_register_and_the_gpr`, `the_c_runtime_formats_variadic_doubles_and_ints` (msvcrt `sprintf`); stub `a_variadic_float_arrives_in_both_its_xmm_register_and_its_gpr`, `variadic_floats_agree_in_both_registers` |
+//! | rbx, rbp, rdi, rsi, r12–r15, xmm6–xmm15 nonvolatile | `the_trampoline_and_the_upcall_entry_preserve_every_nonvolatile_register`; stub `random_plans_decode_and_never_write_a_nonvolatile_register` |
+//! | unwind data for the trampoline, the upcall entry and every framed stub | `stack_walks_pass_through_the_trampoline_and_the_upcall_entry`, stub `stack_walks_get_through_a_framed_stub` (fails without the registered table), `the_unwind_information_describes_the_frame` |
+//! | capture: the three states restored right before the call (`SetLastError` last) and saved right after | `capture_restores_the_three_states_before_the_call_and_saves_them_after`, stub `capture_restores_before_and_saves_after_the_call`, `capture_agrees_on_every_path`; `tests/win64_capture.rs`: `a_failing_create_file_is_captured_before_anything_can_clobber_it`, `every_state_is_restored_just_before_the_call`, `every_state_is_saved_just_after_the_call`, `socket_without_wsastartup_is_wsanotinitialised`, `a_captured_call_nested_through_an_upcall`, `eight_threads_each_see_their_own_last_error`, `call_last_error_gives_windows_error_codes`, `capturing_calls_allocate_nothing` |
+//! | upcalls from threads the process did not create with Rust | `upcalls_run_on_a_thread_created_with_create_thread`; `tests/upcall.rs` (C threads made with `CreateThread`) |
+//! | `long` is 4 bytes (LLP64) | `tests/win64_data_model.rs` against mingw gcc |
 
 use std::cell::Cell;
 use std::ffi::c_void;
