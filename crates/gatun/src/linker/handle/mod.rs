@@ -494,11 +494,11 @@ impl DowncallHandle {
     /// # #[cfg(gatun_executes)] {
     /// use gatun::linker::SymbolLookup;
     /// use gatun::{FunctionDescriptor, Linker, LinkerOption, ValueLayout as V};
-    /// let close = SymbolLookup::default_lookup().find("close").unwrap();
+    /// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
     /// let d = FunctionDescriptor::of(V::I32, [V::I32]);
-    /// let plain = Linker::native().downcall(&close, &d, &[]).unwrap();
+    /// let plain = Linker::native().downcall(&abs, &d, &[]).unwrap();
     /// let capture = [LinkerOption::CaptureCallState(&["errno"])];
-    /// let captured = Linker::native().downcall(&close, &d, &capture).unwrap();
+    /// let captured = Linker::native().downcall(&abs, &d, &capture).unwrap();
     /// assert!(!plain.captures_call_state() && captured.captures_call_state());
     /// // The capture segment comes first.
     /// assert_eq!((plain.arity(), captured.arity()), (1, 2));
@@ -516,10 +516,10 @@ impl DowncallHandle {
     /// # #[cfg(gatun_executes)] {
     /// use gatun::linker::SymbolLookup;
     /// use gatun::{FunctionDescriptor, Linker, LinkerOption, ValueLayout as V};
-    /// let close = SymbolLookup::default_lookup().find("close").unwrap();
+    /// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
     /// let d = FunctionDescriptor::of(V::I32, [V::I32]);
     /// let capture = [LinkerOption::CaptureCallState(&["errno"])];
-    /// let h = Linker::native().downcall(&close, &d, &capture).unwrap();
+    /// let h = Linker::native().downcall(&abs, &d, &capture).unwrap();
     /// assert_eq!(h.captured_states(), &["errno"]);
     /// # }
     /// ```
