@@ -44,7 +44,7 @@
 //! - GNU C as system headers use it, after `cc -E -P` ([`Declarations::from_headers`] runs the
 //!   preprocessor): `__attribute__((...))` wherever a declarator allows it; `static`/`inline`
 //!   function definitions (their bodies are skipped and they are not declared: there may be no
-//!   symbol); `_Static_assert` (evaluated: a false one is an error); `__asm__("label")` after a
+//!   symbol; [`Declarations::is_inline_only`] tells such a name from an unknown one); `_Static_assert` (evaluated: a false one is an error); `__asm__("label")` after a
 //!   prototype, which becomes the [`FunctionDecl::symbol`] to look up (glibc redirects some
 //!   functions this way); variable-length array parameters (`int a[n]`, pointers anyway);
 //!   identical re-declarations and re-typedefs (conflicting ones are errors), and a header's
@@ -185,6 +185,8 @@ pub struct FunctionDecl {
     pub param_names: Vec<Option<String>>,
     /// See [`FunctionDecl::returns_c_string`].
     returns_c_string: bool,
+    /// See [`FunctionDecl::param_is_c_string`]: one entry per fixed parameter.
+    param_c_strings: Vec<bool>,
 }
 
 impl FunctionDecl {
@@ -195,20 +197,42 @@ impl FunctionDecl {
 
     /// Whether the prototype writes the return type as a pointer to a character type
     /// (`char *`, `const char *`, `unsigned char *`, `signed char *`, or a typedef of one of
-    /// those character types followed by `*`), i.e. the function returns what C code
+    /// those character types followed by `*`, or a typedef of such a pointer:
+    /// `typedef const char *png_const_charp;`), i.e. the function returns what C code
     /// usually treats as a NUL-terminated string (or NULL). The [`FunctionDescriptor`]
-    /// returns a plain address either way; this is a hint for printing results. A typedef
-    /// naming the pointer type itself (`typedef char *str; str f(void);`) is not recognised:
-    /// the typedef keeps only the address layout.
+    /// returns a plain address either way; this is a hint for printing results.
     ///
     /// ```
     /// use gatun::cdecl::Declarations;
-    /// let d = Declarations::parse("char *getenv(const char *); void *malloc(unsigned long);").unwrap();
+    /// let d = Declarations::parse(
+    ///     "char *getenv(const char *); void *malloc(unsigned long);
+    ///      typedef const char *str; str version(void);",
+    /// )
+    /// .unwrap();
     /// assert!(d.function("getenv").unwrap().returns_c_string());
+    /// assert!(d.function("version").unwrap().returns_c_string());
     /// assert!(!d.function("malloc").unwrap().returns_c_string());
     /// ```
     pub fn returns_c_string(&self) -> bool {
         self.returns_c_string
+    }
+
+    /// Whether fixed parameter `index` (from 0) is written as a pointer to a character type,
+    /// in any of the spellings [`FunctionDecl::returns_c_string`] recognises, or as an array
+    /// of one (`char s[]`, which decays to `char *`): the parameter C code usually passes a
+    /// NUL-terminated string to. `false` for any other parameter and for an `index` past the
+    /// fixed parameters. Like `returns_c_string`, a hint that is no part of the descriptor.
+    ///
+    /// ```
+    /// use gatun::cdecl::Declarations;
+    /// let d = Declarations::parse("int stat(const char *path, struct stat *buf);").unwrap();
+    /// let stat = d.function("stat").unwrap();
+    /// assert!(stat.param_is_c_string(0));
+    /// assert!(!stat.param_is_c_string(1)); // a pointer, but not to a character type
+    /// assert!(!stat.param_is_c_string(2)); // no such parameter
+    /// ```
+    pub fn param_is_c_string(&self, index: usize) -> bool {
+        self.param_c_strings.get(index).copied().unwrap_or(false)
     }
 }
 
@@ -412,6 +436,9 @@ pub(crate) struct FnTy {
     /// is the same address layout either way.
     pub(crate) returns_c_string: bool,
     pub(crate) params: Vec<(Option<String>, Ty)>,
+    /// For each parameter, whether it was written as a pointer to a character type (like
+    /// `returns_c_string`, no part of the type's identity).
+    pub(crate) param_c_strings: Vec<bool>,
     /// For each parameter that is a pointer to a function, that function's type.
     pub(crate) callbacks: Vec<Option<Arc<FnTy>>>,
     pub(crate) variadic: bool,
@@ -466,6 +493,12 @@ pub(crate) struct State {
     /// Typedef names of arrays of unknown size (`typedef T list[];`): incomplete types,
     /// held as zero-length sequences for members and parameters, but without a layout.
     incomplete_arrays: HashSet<String>,
+    /// Typedef names of pointers to a character type (`typedef const char *str;`), for
+    /// [`FunctionDecl::returns_c_string`] and [`FunctionDecl::param_is_c_string`].
+    c_string_typedefs: HashSet<String>,
+    /// Names of functions defined `static` or `inline` with a body (skipped, not declared),
+    /// for [`Declarations::is_inline_only`].
+    inline_definitions: HashSet<String>,
     pack: Option<usize>,
     pack_stack: Vec<Option<usize>>,
 }
@@ -812,6 +845,29 @@ impl Declarations {
     /// has no gatun layout), by name; [`Declarations::try_function`] gives the reason.
     pub fn unlinkable_functions(&self) -> impl Iterator<Item = &str> {
         self.state.unlinkable.keys().map(String::as_str)
+    }
+
+    /// Whether `name` is a function the declarations only *define*, `static` or `inline`
+    /// with a body (headers' `static inline` helpers), and never declare with a prototype.
+    /// Such a definition's body is skipped and the function is not declared
+    /// ([`Declarations::function`] is `None`): no library need export a symbol for it, so
+    /// it cannot be linked. `false` once a prototype declares `name` too.
+    ///
+    /// ```
+    /// use gatun::cdecl::Declarations;
+    /// let d = Declarations::parse(
+    ///     "static inline int twice(int x) { return 2 * x; }
+    ///      inline int half(int x) { return x / 2; } int half(int);",
+    /// )
+    /// .unwrap();
+    /// assert!(d.is_inline_only("twice") && d.function("twice").is_none());
+    /// assert!(!d.is_inline_only("half")); // also declared by a prototype
+    /// assert!(!d.is_inline_only("thrice")); // never mentioned
+    /// ```
+    pub fn is_inline_only(&self, name: &str) -> bool {
+        self.state.inline_definitions.contains(name)
+            && !self.state.functions.contains_key(name)
+            && !self.state.unlinkable.contains_key(name)
     }
 
     /// The layout of a defined tag — `"struct point"`, `"union value"`, `"enum color"`

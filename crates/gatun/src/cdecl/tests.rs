@@ -370,8 +370,29 @@ fn type_layout_forms() {
     assert!(e.message().contains("no layout"), "{e}");
     let e = Declarations::new().type_layout("int f(void);").unwrap_err();
     assert!(e.message().contains("declaration of `f`"), "{e}");
+    // A tag that nothing declares is "not declared"; one declared (forward, or by a typedef
+    // or a pointer) but never defined is "incomplete".
     let e = Declarations::new().type_layout("struct fwd").unwrap_err();
-    assert!(e.message().contains("incomplete"), "{e}");
+    assert_eq!(
+        e.message(),
+        "`struct fwd` is not declared (nothing defines it, so it has no layout)"
+    );
+    for src in [
+        "struct fwd; struct fwd",
+        "typedef struct fwd F; struct fwd",
+        "struct fwd *p(void); struct fwd",
+        "typedef struct fwd F; F",
+    ] {
+        let e = Declarations::new().type_layout(src).unwrap_err();
+        assert!(
+            e.message()
+                .contains("is incomplete (declared but never defined)"),
+            "{src}: {e}"
+        );
+    }
+    let mut d = Declarations::parse("struct fwd;").unwrap();
+    let e = d.type_layout("struct fwd").unwrap_err();
+    assert!(e.message().contains("never defined"), "{e}");
     let e = Declarations::new().type_layout("").unwrap_err();
     assert!(e.message().contains("end of input"), "{e}");
 }
@@ -1008,20 +1029,75 @@ fn returns_c_string_records_a_pointer_to_a_character_type() {
          gchar *e(void); char *(f)(void); char (*g(void)); \
          void *h(void); char **i(void); int *j(void); char k(void); str l(void); \
          char *(*m(void))(void); void n(char *); \
-         typedef const char *F(void); F o;",
+         typedef const char *F(void); F o; \
+         typedef str str2; str2 q(void); str (r)(void); str *s(void); \
+         typedef str *strp; strp t(void); typedef char arr[4]; arr *u(void);",
     );
     let yes = |n: &str| d.function(n).unwrap().returns_c_string();
-    for n in ["a", "b", "c", "d", "e", "f", "g", "o"] {
+    // `l`, `q` and `r` return a `char *` through a pointer typedef.
+    for n in ["a", "b", "c", "d", "e", "f", "g", "o", "l", "q", "r"] {
         assert!(yes(n), "{n} returns a C string");
     }
-    // `l` returns a `char *` through a pointer typedef, which keeps only the address layout.
-    for n in ["h", "i", "j", "k", "l", "m", "n"] {
+    for n in ["h", "i", "j", "k", "m", "n", "s", "t", "u"] {
         assert!(!yes(n), "{n} does not return a C string");
     }
+    // A typedef redefined as another pointer type is no longer a string type.
+    let mut d = parse("typedef char *str;");
+    d.add("typedef void *vp; str a(void); vp b(void);").unwrap();
+    assert!(d.function("a").unwrap().returns_c_string());
+    assert!(!d.function("b").unwrap().returns_c_string());
     // The fact is no part of the type: redeclaring through the typedef is compatible.
     let mut d = parse("typedef char *str; char *p(void);");
     d.add("str p(void);").unwrap();
     assert!(d.function("p").unwrap().returns_c_string());
+}
+
+#[test]
+fn param_is_c_string_records_pointers_and_arrays_of_characters() {
+    let d = parse(
+        "typedef const char *png_const_charp; typedef unsigned char uchar; \
+         struct stat; \
+         void f(const char *a, char b[], png_const_charp c, uchar *d, char e, \
+                char **g, void *h, struct stat *i, int *j, char (*k)(void), char l[2][3]);",
+    );
+    let f = d.function("f").unwrap();
+    let strings: Vec<bool> = (0..12).map(|i| f.param_is_c_string(i)).collect();
+    assert_eq!(
+        strings,
+        [true, true, true, true, false, false, false, false, false, false, false, false]
+    );
+    // One character-pointer spelling among compatible redeclarations is enough, in either
+    // order (as for `returns_c_string`).
+    for (first, second) in [
+        ("int g(void *);", "int g(str);"),
+        ("int g(str);", "int g(void *);"),
+    ] {
+        let mut d = parse("typedef char *str;");
+        d.add(first).unwrap();
+        d.add(second).unwrap();
+        assert!(
+            d.function("g").unwrap().param_is_c_string(0),
+            "{first} {second}"
+        );
+    }
+}
+
+#[test]
+fn inline_only_functions_are_remembered_by_name() {
+    let d = parse(
+        "static inline int twice(int x) { return 2 * x; } \
+         static __inline__ unsigned swap(unsigned x) { return x; } \
+         extern inline int both(int x) { return x; } int both(int); \
+         int plain(int);",
+    );
+    assert!(d.is_inline_only("twice") && d.function("twice").is_none());
+    assert!(d.is_inline_only("swap"));
+    assert!(!d.is_inline_only("both") && d.function("both").is_some());
+    assert!(!d.is_inline_only("plain") && !d.is_inline_only("nothing"));
+    assert!(matches!(
+        d.try_function("twice"),
+        Err(crate::Error::NotDeclared { .. })
+    ));
 }
 
 /// Parses `src` and returns the error and the parser's steps (tokens consumed plus nesting

@@ -45,7 +45,8 @@ impl Parser<'_, '_> {
             self.attributes(&mut attrs)?;
             let base = self.type_attrs(spec.ty.clone(), &attrs, Some(&d))?;
             let base_for_fn = base.clone();
-            let ty = self.apply(base, &d)?;
+            let c_string = d.is_c_string(&base, spec.c_string, false);
+            let ty = self.apply_spec(base, &d, spec.c_string)?;
             let Some((name, name_span)) = d.name().cloned() else {
                 if type_mode && !spec.typedef {
                     self.eat_punct(";");
@@ -71,9 +72,11 @@ impl Parser<'_, '_> {
                 let t = self.peek();
                 if matches!(ty, Ty::Func(_)) && spec.inline_or_static && !spec.typedef {
                     // A `static`/`inline` definition (glibc's `static __inline` helpers): its
-                    // body is skipped and it is not declared (there may be no symbol).
+                    // body is skipped and it is not declared (there may be no symbol); its
+                    // name is kept for `Declarations::is_inline_only`.
                     self.bump();
                     self.skip_braces(t)?;
+                    self.st.inline_definitions.insert(name);
                     return Ok(None);
                 }
                 return Err(self.err(
@@ -128,6 +131,11 @@ impl Parser<'_, '_> {
                     self.st.unsigned_enums.insert(name.clone());
                 } else {
                     self.st.unsigned_enums.remove(&name);
+                }
+                if c_string {
+                    self.st.c_string_typedefs.insert(name.clone());
+                } else {
+                    self.st.c_string_typedefs.remove(&name);
                 }
                 if d.is_flexible() || (spec.incomplete_array && !d.derives()) {
                     self.st.incomplete_arrays.insert(name.clone());
@@ -217,6 +225,9 @@ impl Parser<'_, '_> {
                 if let Some(old) = self.st.functions.get(&name) {
                     // One `char *` spelling is enough (a redeclaration may use a typedef).
                     decl.returns_c_string |= old.returns_c_string;
+                    for (new, old) in decl.param_c_strings.iter_mut().zip(&old.param_c_strings) {
+                        *new |= old;
+                    }
                     if old.descriptor != decl.descriptor || old.variadic != decl.variadic {
                         return Err(self.err_at(
                             span,
@@ -375,5 +386,6 @@ pub(in crate::cdecl) fn function_decl(
         variadic: f.variadic.then_some(f.params.len()),
         param_names: f.params.iter().map(|(n, _)| n.clone()).collect(),
         returns_c_string: f.returns_c_string,
+        param_c_strings: f.param_c_strings.clone(),
     })
 }

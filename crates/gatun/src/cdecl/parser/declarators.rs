@@ -83,6 +83,29 @@ impl Declarator {
     pub(super) fn is_flexible(&self) -> bool {
         matches!(self.outermost(), Some(Some(Suffix::Array(None, _))))
     }
+
+    /// Whether the declarator applied to `base` declares a pointer to a character type: `*`
+    /// on a character type (`char *s`, `const unsigned char *s`), nothing on a typedef of
+    /// such a pointer (`base_c_string`: `str s` after `typedef char *str;`), or for a
+    /// parameter (`decays`) an array of a character type (`char s[]`, C11 §6.7.6.3 ¶7).
+    pub(super) fn is_c_string(&self, base: &Ty, base_c_string: bool, decays: bool) -> bool {
+        if self.inner.as_ref().is_some_and(|d| d.derives()) {
+            return false;
+        }
+        match (self.ptrs, self.suffixes.as_slice()) {
+            (0, []) => base_c_string,
+            (1, []) => is_char(base),
+            (0, [Suffix::Array(..) | Suffix::Vla(_)]) => decays && is_char(base),
+            _ => false,
+        }
+    }
+}
+
+/// Whether `ty` is a character type (`char`, `signed char`, `unsigned char`, or a typedef of
+/// one): a byte-sized integer.
+fn is_char(ty: &Ty) -> bool {
+    matches!(ty, Ty::Object(MemoryLayout::Value(v))
+        if matches!(v.kind(), crate::layout::ScalarKind::I8 | crate::layout::ScalarKind::U8))
 }
 
 impl Parser<'_, '_> {
@@ -244,6 +267,7 @@ impl Parser<'_, '_> {
     fn params(&mut self, open: Token) -> PResult<FnTy> {
         self.enter(open)?;
         let mut params = Vec::new();
+        let mut param_c_strings = Vec::new();
         let mut callbacks = Vec::new();
         let mut variadic = false;
         let t = self.peek();
@@ -253,6 +277,7 @@ impl Parser<'_, '_> {
                 ret: Ty::Void,
                 returns_c_string: false,
                 params,
+                param_c_strings: Vec::new(),
                 callbacks: Vec::new(),
                 variadic,
             });
@@ -268,6 +293,7 @@ impl Parser<'_, '_> {
                 ret: Ty::Void,
                 returns_c_string: false,
                 params,
+                param_c_strings: Vec::new(),
                 callbacks: Vec::new(),
                 variadic,
             });
@@ -288,7 +314,8 @@ impl Parser<'_, '_> {
             let base = self.type_attrs(spec.ty.clone(), &attrs, Some(&d))?;
             let name = d.name().map(|(n, _)| n.clone());
             callbacks.push(self.pointee_fn(&base, &d, spec.typedef_fn.as_ref()));
-            let ty = match self.apply(base, &d) {
+            param_c_strings.push(d.is_c_string(&base, spec.c_string, true));
+            let ty = match self.apply_spec(base, &d, spec.c_string) {
                 // A variable-length array parameter is a pointer, whatever its sizes.
                 Err(_) if d.has_vla() && d.derives() => Ty::Object(ValueLayout::ADDRESS.into()),
                 // Arrays of types without a layout decay too.
@@ -334,6 +361,7 @@ impl Parser<'_, '_> {
             ret: Ty::Void,
             returns_c_string: false,
             params,
+            param_c_strings,
             callbacks,
             variadic,
         })
@@ -360,9 +388,9 @@ impl Parser<'_, '_> {
         }
         let saved_depth = self.depth;
         let r = if leaf.ptrs == 1 && leaf.suffixes.is_empty() {
-            self.apply_ex(base.clone(), d, true)
+            self.apply_ex(base.clone(), d, true, false)
         } else {
-            self.apply_ex(base.clone(), d, false)
+            self.apply_ex(base.clone(), d, false, false)
         };
         self.depth = saved_depth;
         match r {
@@ -373,23 +401,43 @@ impl Parser<'_, '_> {
 
     /// Applies a declarator's derivations to the specifiers' type (C11 §6.7.6).
     pub(super) fn apply(&mut self, base: Ty, d: &Declarator) -> PResult<Ty> {
-        self.apply_ex(base, d, false)
+        self.apply_ex(base, d, false, false)
+    }
+
+    /// [`Parser::apply`] for specifiers naming a typedef of a pointer to a character type
+    /// (`base_c_string`: `typedef const char *str;`), so that a function declared to return
+    /// `str` is known to return a C string.
+    pub(super) fn apply_spec(
+        &mut self,
+        base: Ty,
+        d: &Declarator,
+        base_c_string: bool,
+    ) -> PResult<Ty> {
+        self.apply_ex(base, d, false, base_c_string)
     }
 
     /// [`Parser::apply`]; with `skip_leaf_ptr`, without the innermost declarator's last
-    /// pointer (giving what that pointer points to).
-    fn apply_ex(&mut self, base: Ty, d: &Declarator, skip_leaf_ptr: bool) -> PResult<Ty> {
+    /// pointer (giving what that pointer points to); `base_c_string` as in
+    /// [`Parser::apply_spec`].
+    fn apply_ex(
+        &mut self,
+        base: Ty,
+        d: &Declarator,
+        skip_leaf_ptr: bool,
+        base_c_string: bool,
+    ) -> PResult<Ty> {
         let mut t = base;
         let ptrs = if skip_leaf_ptr && d.inner.is_none() {
             d.ptrs.saturating_sub(1)
         } else {
             d.ptrs
         };
-        // Whether `t` is a pointer to a character type (`char *`, `const unsigned char *`),
-        // recorded in a function type that returns it (`FunctionDecl::returns_c_string`).
-        let mut c_string = ptrs == 1
-            && matches!(&t, Ty::Object(MemoryLayout::Value(v))
-                if matches!(v.kind(), crate::layout::ScalarKind::I8 | crate::layout::ScalarKind::U8));
+        // Whether `t` is a pointer to a character type (`char *`, `const unsigned char *`, a
+        // typedef of one), recorded in a function type that returns it
+        // (`FunctionDecl::returns_c_string`).
+        let mut c_string = (ptrs == 1 && is_char(&t)) || (ptrs == 0 && base_c_string);
+        // This level leaves the type as it is: an inner declarator still applies to `base`.
+        let inner_c_string = ptrs == 0 && d.suffixes.is_empty() && base_c_string;
         for _ in 0..ptrs {
             t = Ty::Object(ValueLayout::ADDRESS.into());
         }
@@ -435,6 +483,7 @@ impl Parser<'_, '_> {
                         ret,
                         returns_c_string,
                         params: f.params.clone(),
+                        param_c_strings: f.param_c_strings.clone(),
                         callbacks: f.callbacks.clone(),
                         variadic: f.variadic,
                     })),
@@ -442,7 +491,7 @@ impl Parser<'_, '_> {
             };
         }
         if let Some(inner) = &d.inner {
-            t = self.apply_ex(t, inner, skip_leaf_ptr)?;
+            t = self.apply_ex(t, inner, skip_leaf_ptr, inner_c_string)?;
         }
         Ok(t)
     }

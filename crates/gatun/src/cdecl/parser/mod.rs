@@ -59,6 +59,10 @@ pub(super) struct Parser<'s, 'st> {
     declared: Vec<Declared>,
     /// The bitfields of the record `tag_spec` built last (for the specifiers using it).
     last_bits: Arc<[BitField]>,
+    /// Each tag this parse met first as a reference (`struct tm` in `struct tm *p`), with
+    /// the index of the token after it: a type name that is such a tag and nothing else
+    /// names a type that is not declared at all (see [`Parser::type_name_source`]).
+    implicit_tags: Vec<(String, usize)>,
     /// Whether the enum `tag_spec` saw last has no negative values.
     last_enum_unsigned: bool,
     /// The declarator being parsed declares a name (not a parameter or type name).
@@ -85,6 +89,7 @@ impl<'s, 'st> Parser<'s, 'st> {
             depth: 0,
             declared: Vec::new(),
             last_bits: Arc::from(Vec::new()),
+            implicit_tags: Vec::new(),
             last_enum_unsigned: false,
             named_context: false,
             unclosed_from: usize::MAX,
@@ -245,8 +250,24 @@ impl<'s, 'st> Parser<'s, 'st> {
                 return Err(self.err(t, "expected a C type, found end of input"));
             }
             let start = self.peek();
+            let start_pos = self.pos;
             if let Some(ty) = self.external(true)? {
                 let span = self.span_from(start);
+                if let Ty::Incomplete(name) = &ty {
+                    // A tag this very type name introduced (`struct tm` with nothing declaring
+                    // it before): not declared, rather than declared but never defined.
+                    let introduced = self.implicit_tags.iter().any(|(tag, at)| {
+                        *at > start_pos && name.split_whitespace().last() == Some(tag.as_str())
+                    });
+                    if introduced {
+                        return Err(self.err_at(
+                            span,
+                            format!(
+                                "`{name}` is not declared (nothing defines it, so it has no layout)"
+                            ),
+                        ));
+                    }
+                }
                 return self.object_layout(ty, span);
             }
             if self.at_eof() {

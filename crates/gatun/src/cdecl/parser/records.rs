@@ -143,6 +143,7 @@ impl Parser<'_, '_> {
                         no_layout: None,
                     },
                 );
+                self.implicit_tags.push((tag.to_string(), self.pos));
                 Ok(Ty::Incomplete(format!("{} {tag}", kind.keyword())))
             }
         }

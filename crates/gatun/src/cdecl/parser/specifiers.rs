@@ -106,6 +106,8 @@ pub(super) struct Spec {
     pub(super) enum_unsigned: bool,
     /// The type is a typedef of an array of unknown size (incomplete: no `sizeof`).
     pub(super) incomplete_array: bool,
+    /// The type is a typedef of a pointer to a character type (`typedef const char *str;`).
+    pub(super) c_string: bool,
     /// The attributes among the specifiers.
     pub(super) attrs: Attrs,
     /// The specifier defined an untagged struct/union (a C11 anonymous member if no
@@ -349,6 +351,7 @@ impl Parser<'_, '_> {
         let mut bits: Arc<[BitField]> = Arc::from(Vec::new());
         let mut enum_unsigned = false;
         let mut incomplete_array = false;
+        let mut c_string = false;
         let mut attrs = Attrs::default();
         let mut anonymous_record = false;
         loop {
@@ -426,6 +429,7 @@ impl Parser<'_, '_> {
                         }
                         enum_unsigned = self.st.unsigned_enums.contains(w);
                         incomplete_array = self.st.incomplete_arrays.contains(w);
+                        c_string = self.st.c_string_typedefs.contains(w);
                         self.bump();
                     }
                     None => break,
@@ -456,6 +460,7 @@ impl Parser<'_, '_> {
             bits,
             enum_unsigned,
             incomplete_array,
+            c_string,
             attrs,
             anonymous_record,
             span,
