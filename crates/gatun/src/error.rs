@@ -282,8 +282,25 @@ pub enum Error {
         max: usize,
     },
 
-    /// A function descriptor or linker option that cannot be linked.
-    #[error("invalid function descriptor {descriptor}: {reason}")]
+    /// A function descriptor or linker option that cannot be linked. The message gives the
+    /// reason first, then the descriptor cut after
+    /// [`Error::MAX_DESCRIPTOR_CHARS`] characters (`…`): a descriptor of many or large
+    /// by-value structs can be kilobytes of text.
+    ///
+    /// ```
+    /// use gatun::Error;
+    /// let e = Error::InvalidDescriptor {
+    ///     descriptor: format!("({})v", vec!["i32"; 500].join(", ")),
+    ///     reason: "too many arguments".into(),
+    /// };
+    /// let text = e.to_string();
+    /// assert!(text.starts_with("invalid function descriptor: too many arguments (descriptor: (i32, i32"));
+    /// assert!(text.ends_with("…)") && text.len() < 300);
+    /// ```
+    #[error(
+        "invalid function descriptor: {reason} (descriptor: {})",
+        shortened(descriptor, Error::MAX_DESCRIPTOR_CHARS)
+    )]
     InvalidDescriptor {
         /// The descriptor, as text.
         descriptor: String,
@@ -341,6 +358,20 @@ pub enum Error {
 }
 
 /// `""` for 1, `"s"` otherwise: `format!("{n} argument{}", plural(n))`.
+impl Error {
+    /// At most this many characters of a descriptor are shown in
+    /// [`Error::InvalidDescriptor`]'s message (then `…`).
+    pub const MAX_DESCRIPTOR_CHARS: usize = 200;
+}
+
+/// `text` cut after `max` characters, with `…` when it was cut.
+fn shortened(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
 pub(crate) fn plural(n: usize) -> &'static str {
     if n == 1 {
         ""

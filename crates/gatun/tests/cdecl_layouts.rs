@@ -156,10 +156,10 @@ fn bitfield_structs_pass_by_value() {
     let field = |n: &str| decls.bitfield("struct cl_bf_byval", n).unwrap().clone();
     let arena = Arena::confined();
     let s = arena.allocate_layout(&layout).unwrap();
-    field("a").set(&s, 0, &Value::U32(5)).unwrap();
-    field("b").set(&s, 0, &Value::I32(-9)).unwrap();
-    field("c").set(&s, 0, &Value::U32(1_000_000)).unwrap();
-    field("d").set(&s, 0, &Value::I32(-100)).unwrap();
+    field("a").set(&s, Value::U32(5)).unwrap();
+    field("b").set(&s, Value::I32(-9)).unwrap();
+    field("c").set(&s, Value::U32(1_000_000)).unwrap();
+    field("d").set(&s, Value::I32(-100)).unwrap();
     let sum = decls.link(&lib, "cl_bf_byval_sum").unwrap();
     // SAFETY: long long cl_bf_byval_sum(struct cl_bf_byval) with a struct of that layout.
     let r = unsafe { sum.invoke(&[Value::Segment(s)]) }.unwrap();
@@ -179,17 +179,17 @@ fn bitfield_structs_pass_by_value() {
     }
     .unwrap();
     let out = out.as_segment().expect("a struct");
-    assert_eq!(field("a").get(&out, 0).unwrap(), Value::U32(7));
-    assert_eq!(field("b").get(&out, 0).unwrap(), Value::I32(15));
-    assert_eq!(field("c").get(&out, 0).unwrap(), Value::U32(0xABCDE));
-    assert_eq!(field("d").get(&out, 0).unwrap(), Value::I32(-128));
+    assert_eq!(field("a").get(&out).unwrap(), Value::U32(7));
+    assert_eq!(field("b").get(&out).unwrap(), Value::I32(15));
+    assert_eq!(field("c").get(&out).unwrap(), Value::U32(0xABCDE));
+    assert_eq!(field("d").get(&out).unwrap(), Value::I32(-128));
     // A float and a bitfield share the first eightbyte: INTEGER class, as gcc passes it
     // (AArch64: not an HFA, so in x0).
     let fl = decls.layout("struct cl_bf_float").unwrap().clone();
     let s = arena.allocate_layout(&fl).unwrap();
     s.set(0, 2.0f32).unwrap();
     let tag = decls.bitfield("struct cl_bf_float", "tag").unwrap();
-    tag.set(&s, 0, &Value::I32(-3)).unwrap();
+    tag.set(&s, Value::I32(-3)).unwrap();
     let f = decls.link(&lib, "cl_bf_float_tag").unwrap();
     // SAFETY: int cl_bf_float_tag(struct cl_bf_float).
     let r = unsafe { f.invoke(&[Value::Segment(s)]) }.unwrap();

@@ -657,17 +657,18 @@ fn bitfields_get_gccs_layout_and_accessors() {
     // Reading and writing.
     let mut bytes = [0u8; 12];
     let seg = crate::memory::MemorySegment::of_slice(&mut bytes);
-    hi.set(&seg, 0, &crate::Value::U32(9)).unwrap();
+    hi.set(&seg, crate::Value::U32(9)).unwrap();
     d.bitfield("struct outer", "lo")
         .unwrap()
-        .set(&seg, 0, &crate::Value::U32(15))
+        .set(&seg, 15)
         .unwrap();
-    assert_eq!(hi.get(&seg, 0).unwrap(), crate::Value::U32(9));
+    assert_eq!(hi.get(&seg).unwrap(), crate::Value::U32(9));
     assert_eq!(seg.get::<u8>(4).unwrap(), 0x9f);
-    assert!(hi.set(&seg, 0, &crate::Value::U32(16)).is_err());
-    assert!(hi.set(&seg, 0, &crate::Value::I32(1)).is_err());
-    assert!(hi.set(&seg, 9, &crate::Value::U32(1)).is_err()); // out of bounds
-                                                              // Errors.
+    assert!(hi.set(&seg, 16).is_err()); // 4 bits
+    assert!(hi.set(&seg, -1).is_err()); // not an unsigned int
+    assert!(hi.set(&seg, 1.5).is_err());
+    assert!(hi.set_at(&seg, 9, 1).is_err()); // out of bounds
+                                             // Errors.
     let e = err("struct s { int x : 33; };");
     assert!(e.message().contains("33 bits wide"), "{e}");
     assert!(err("struct s { int x : 0; };").message().contains("1..=32"));

@@ -47,9 +47,9 @@ use crate::value::Value;
 /// assert_eq!((level.bit_offset(), level.bit_width()), (1, 3));
 /// let arena = Arena::confined();
 /// let s = arena.allocate_layout(d.layout("struct flags").unwrap()).unwrap();
-/// level.set(&s, 0, &Value::I32(-2)).unwrap();
-/// assert_eq!(level.get(&s, 0).unwrap(), Value::I32(-2));
-/// assert!(level.set(&s, 0, &Value::I32(4)).is_err()); // 3 signed bits hold -4..=3
+/// level.set(&s, -2).unwrap();
+/// assert_eq!(level.get(&s).unwrap(), Value::I32(-2));
+/// assert!(level.set(&s, 4).is_err()); // 3 signed bits hold -4..=3
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct BitField {
@@ -165,8 +165,9 @@ impl BitField {
         (1u128 << self.bit_width) - 1
     }
 
-    /// Reads the bitfield of the record at byte `offset` in `segment`, as a [`Value`] of its
-    /// declared type (sign-extended for signed types).
+    /// Reads the bitfield of the record that starts at byte 0 of `segment`, as a [`Value`] of
+    /// its declared type (sign-extended for signed types); the same shape as
+    /// [`Accessor::get`](super::Accessor::get).
     ///
     /// # Errors
     /// [`Error::OutOfBounds`] if the bytes holding it are not inside `segment`.
@@ -180,13 +181,37 @@ impl BitField {
     /// let hi = BitField::new("hi", ScalarKind::U8, 4, 4).unwrap();
     /// let arena = Arena::confined();
     /// let seg = arena.allocate_from_bytes(&[0xA5]).unwrap();
-    /// assert_eq!(hi.get(&seg, 0).unwrap(), Value::U8(0xA));
-    /// assert!(hi.get(&seg, 1).is_err()); // the record at byte 1 is outside the segment
+    /// assert_eq!(hi.get(&seg).unwrap(), Value::U8(0xA));
+    /// assert!(hi.get(&seg.slice(0, 0).unwrap()).is_err()); // the byte is not in the segment
     /// ```
-    pub fn get(&self, segment: &MemorySegment<'_>, offset: usize) -> Result<Value<'static>> {
+    pub fn get(&self, segment: &MemorySegment<'_>) -> Result<Value<'static>> {
+        self.get_at(segment, 0)
+    }
+
+    /// Reads the bitfield of the record that starts at byte `base` of `segment` (one element
+    /// of an array of records: `base = i * layout.byte_size()`), as
+    /// [`Accessor::get_at`](super::Accessor::get_at) does for an ordinary member.
+    ///
+    /// # Errors
+    /// As [`BitField::get`]; [`Error::OutOfBounds`] also when `base` is so large that the
+    /// bytes' offset overflows.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::layout::{BitField, ScalarKind};
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::Value;
+    /// let hi = BitField::new("hi", ScalarKind::U8, 4, 4).unwrap();
+    /// let arena = Arena::confined();
+    /// let records = arena.allocate_from_bytes(&[0xA5, 0x3C]).unwrap(); // two 1-byte records
+    /// assert_eq!(hi.get_at(&records, 1).unwrap(), Value::U8(0x3));
+    /// assert!(hi.get_at(&records, 2).is_err()); // a record at byte 2 is outside the segment
+    /// ```
+    pub fn get_at(&self, segment: &MemorySegment<'_>, base: usize) -> Result<Value<'static>> {
         let (first, n) = self.byte_span();
         let mut buf = [0u8; 16];
-        segment.copy_to_slice(offset.saturating_add(first), &mut buf[..n])?;
+        segment.copy_to_slice(self.at(base, first, n, segment)?, &mut buf[..n])?;
         let raw = (u128::from_le_bytes(buf) >> (self.bit_offset % 8)) & self.mask();
         let signed = self.kind.is_signed();
         let v: i128 = if signed && (raw >> (self.bit_width - 1)) & 1 == 1 {
@@ -210,45 +235,88 @@ impl BitField {
         })
     }
 
-    /// Writes `value` into the bitfield of the record at byte `offset` in `segment`, leaving
-    /// every other bit as it was. `value` must be of the declared type (`Value::I32` for an
-    /// `int` bitfield) and fit in the width.
+    /// Writes `value` into the bitfield of the record that starts at byte 0 of `segment`,
+    /// leaving every other bit as it was; the same shape as
+    /// [`Accessor::set`](super::Accessor::set). `value` is converted to the declared type
+    /// with [`Value::convert_to`] (so `set(&seg, 3)` works for any integer bitfield,
+    /// range-checked) and must fit in the width.
     ///
     /// # Errors
-    /// [`Error::ValueMismatch`] for a value of another type, or one the width cannot hold
-    /// (3 signed bits hold -4..=3); [`Error::OutOfBounds`] if the bytes are not inside
-    /// `segment`.
+    /// [`Error::OutOfRange`] / [`Error::ValueMismatch`] from the conversion;
+    /// [`Error::ValueMismatch`] for a value the width cannot hold (3 signed bits hold
+    /// -4..=3); [`Error::OutOfBounds`] if the bytes are not inside `segment`.
     ///
     /// # Examples
     ///
     /// ```
     /// use gatun::layout::{BitField, ScalarKind};
     /// use gatun::memory::{Arena, SegmentAllocator};
-    /// use gatun::{Error, Value};
+    /// use gatun::Error;
     /// let lo = BitField::new("lo", ScalarKind::U8, 0, 4).unwrap();
     /// let arena = Arena::confined();
     /// let seg = arena.allocate_from_bytes(&[0xA5]).unwrap();
-    /// lo.set(&seg, 0, &Value::U8(3)).unwrap();
+    /// lo.set(&seg, 3).unwrap(); // an i32 converted to u8
     /// assert_eq!(seg.get::<u8>(0).unwrap(), 0xA3); // the high bits are kept
-    /// assert!(matches!(lo.set(&seg, 0, &Value::U8(16)), Err(Error::ValueMismatch { .. })));
+    /// assert!(matches!(lo.set(&seg, 16), Err(Error::ValueMismatch { .. }))); // 4 bits
+    /// assert!(matches!(lo.set(&seg, -1), Err(Error::OutOfRange { .. }))); // not a u8
     /// ```
-    pub fn set(&self, segment: &MemorySegment<'_>, offset: usize, value: &Value<'_>) -> Result<()> {
-        let v: i128 = match (self.kind, value) {
-            (ScalarKind::Bool, Value::Bool(b)) => i128::from(*b),
-            (ScalarKind::I8, Value::I8(x)) => i128::from(*x),
-            (ScalarKind::U8, Value::U8(x)) => i128::from(*x),
-            (ScalarKind::I16, Value::I16(x)) => i128::from(*x),
-            (ScalarKind::U16, Value::U16(x)) => i128::from(*x),
-            (ScalarKind::I32, Value::I32(x)) => i128::from(*x),
-            (ScalarKind::U32, Value::U32(x)) => i128::from(*x),
-            (ScalarKind::I64, Value::I64(x)) => i128::from(*x),
-            (ScalarKind::U64, Value::U64(x)) => i128::from(*x),
-            (_, other) => {
+    pub fn set<'v>(&self, segment: &MemorySegment<'_>, value: impl Into<Value<'v>>) -> Result<()> {
+        self.set_at(segment, 0, value)
+    }
+
+    /// As [`BitField::set`], for the record that starts at byte `base` of `segment`.
+    ///
+    /// # Errors
+    /// As [`BitField::set`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::layout::{BitField, ScalarKind};
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// use gatun::Value;
+    /// let level = BitField::new("level", ScalarKind::I32, 1, 3).unwrap();
+    /// let arena = Arena::confined();
+    /// let records = arena.allocate(8, 4).unwrap(); // two 4-byte records
+    /// records.fill(0);
+    /// level.set_at(&records, 4, -2).unwrap();
+    /// assert_eq!(level.get_at(&records, 4).unwrap(), Value::I32(-2));
+    /// assert_eq!(level.get_at(&records, 0).unwrap(), Value::I32(0));
+    /// ```
+    pub fn set_at<'v>(
+        &self,
+        segment: &MemorySegment<'_>,
+        base: usize,
+        value: impl Into<Value<'v>>,
+    ) -> Result<()> {
+        let position = || format!("bitfield `{}`", self.name);
+        let value = value.into().convert_to(self.kind).map_err(|e| match e {
+            Error::ValueMismatch {
+                expected, found, ..
+            } => Error::ValueMismatch {
+                position: position(),
+                expected,
+                found,
+            },
+            other => other,
+        })?;
+        let v: i128 = match value {
+            Value::Bool(b) => i128::from(b),
+            Value::I8(x) => i128::from(x),
+            Value::U8(x) => i128::from(x),
+            Value::I16(x) => i128::from(x),
+            Value::U16(x) => i128::from(x),
+            Value::I32(x) => i128::from(x),
+            Value::U32(x) => i128::from(x),
+            Value::I64(x) => i128::from(x),
+            Value::U64(x) => i128::from(x),
+            other => {
+                // `convert_to` gives a value of the (integer) declared kind.
                 return Err(Error::ValueMismatch {
-                    position: format!("bitfield `{}`", self.name),
+                    position: position(),
                     expected: self.kind.name().into(),
                     found: format!("{other:?}"),
-                })
+                });
             }
         };
         let (lo, hi) = if self.kind.is_signed() {
@@ -261,13 +329,13 @@ impl BitField {
         };
         if v < lo || v > hi {
             return Err(Error::ValueMismatch {
-                position: format!("bitfield `{}`", self.name),
+                position: position(),
                 expected: format!("a value of {} bits ({lo}..={hi})", self.bit_width),
                 found: v.to_string(),
             });
         }
         let (first, n) = self.byte_span();
-        let at = offset.saturating_add(first);
+        let at = self.at(base, first, n, segment)?;
         let mut buf = [0u8; 16];
         segment.copy_to_slice(at, &mut buf[..n])?;
         let shift = self.bit_offset % 8;
@@ -275,6 +343,22 @@ impl BitField {
         word &= !(self.mask() << shift);
         word |= ((v as u128) & self.mask()) << shift;
         segment.copy_from_slice(at, &word.to_le_bytes()[..n])
+    }
+
+    /// The offset in `segment` of the `n` bytes holding the bits of the record at `base`
+    /// (`first` is their offset in the record).
+    fn at(
+        &self,
+        base: usize,
+        first: usize,
+        n: usize,
+        segment: &MemorySegment<'_>,
+    ) -> Result<usize> {
+        base.checked_add(first).ok_or_else(|| Error::OutOfBounds {
+            offset: base,
+            access_size: n,
+            segment_size: segment.byte_size(),
+        })
     }
 }
 
@@ -506,27 +590,28 @@ mod tests {
         let mut bytes = [0xAAu8; 10];
         let seg = MemorySegment::of_slice(&mut bytes);
         let u = BitField::new("u", ScalarKind::U64, 7, 64).unwrap();
-        u.set(&seg, 0, &Value::U64(u64::MAX - 1)).unwrap();
-        assert_eq!(u.get(&seg, 0).unwrap(), Value::U64(u64::MAX - 1));
+        u.set(&seg, Value::U64(u64::MAX - 1)).unwrap();
+        assert_eq!(u.get(&seg).unwrap(), Value::U64(u64::MAX - 1));
         // Bits outside the field are untouched: bit 0..7 of byte 0 and bit 7.. of byte 8.
         assert_eq!(seg.get::<u8>(0).unwrap() & 0x7f, 0xAA & 0x7f);
         assert_eq!(seg.get::<u8>(8).unwrap() & 0x80, 0xAA & 0x80);
         assert_eq!(seg.get::<u8>(9).unwrap(), 0xAA);
         let i = BitField::new("i", ScalarKind::I64, 7, 64).unwrap();
-        i.set(&seg, 0, &Value::I64(i64::MIN)).unwrap();
-        assert_eq!(i.get(&seg, 0).unwrap(), Value::I64(i64::MIN));
+        i.set(&seg, Value::I64(i64::MIN)).unwrap();
+        assert_eq!(i.get(&seg).unwrap(), Value::I64(i64::MIN));
         let s = BitField::new("s", ScalarKind::I8, 13, 3).unwrap();
         for v in -4..=3 {
-            s.set(&seg, 0, &Value::I8(v)).unwrap();
-            assert_eq!(s.get(&seg, 0).unwrap(), Value::I8(v));
+            s.set(&seg, Value::I8(v)).unwrap();
+            assert_eq!(s.get(&seg).unwrap(), Value::I8(v));
         }
-        assert!(s.set(&seg, 0, &Value::I8(4)).is_err());
-        assert!(s.set(&seg, 0, &Value::I8(-5)).is_err());
+        assert!(s.set(&seg, Value::I8(4)).is_err());
+        assert!(s.set(&seg, Value::I8(-5)).is_err());
         let b = BitField::new("b", ScalarKind::Bool, 1, 1).unwrap();
-        b.set(&seg, 0, &Value::Bool(true)).unwrap();
-        assert_eq!(b.get(&seg, 0).unwrap(), Value::Bool(true));
+        b.set(&seg, Value::Bool(true)).unwrap();
+        assert_eq!(b.get(&seg).unwrap(), Value::Bool(true));
         // Out of bounds: the record would end past the segment.
-        assert!(u.get(&seg, 2).is_err());
+        assert!(u.get_at(&seg, 2).is_err());
+        assert!(u.get_at(&seg, usize::MAX).is_err());
     }
 
     #[test]
