@@ -11,11 +11,14 @@
 
 use clap::Args;
 use gatun::abi::sysv::{classify, ArgClass, Classification};
-use gatun::cdecl::CdeclError;
-use gatun::layout::MemoryLayout;
+use gatun::cdecl::{CdeclError, Declarations};
+use gatun::layout::{BitField, MemoryLayout, ScalarKind, ValueLayout};
 use serde_json::{json, Value as Json};
 
-use crate::headers::{header_declarations, HeadersError};
+use crate::headers::{
+    header_declarations, header_hint, undeclared_hint, undeclared_type, HeaderArgs, HeadersError,
+    Missing,
+};
 
 /// Why `gatun layout` could not show a type's layout.
 #[derive(Debug, thiserror::Error)]
@@ -25,12 +28,28 @@ pub enum LayoutError {
     #[error(transparent)]
     Headers(#[from] HeadersError),
     /// The declaration does not parse or does not name a type with a layout; shown as
-    /// `LINE:COLUMN: error: MESSAGE`.
-    #[error("{}", .0.summary())]
+    /// `LINE:COLUMN: error: MESSAGE`, and for a type that is not declared, what to add
+    /// (`(add -i time.h)` for `struct tm`).
+    #[error("{}{}", .0.summary(), declaration_hint(.0))]
     Declaration(CdeclError),
     /// The JSON document could not be serialised (it cannot for these documents).
     #[error(transparent)]
     Json(#[from] serde_json::Error),
+}
+
+/// ` (add -i time.h)` after an error saying a type is not declared or defined (or is an
+/// unknown name that a well-known header declares), else nothing.
+fn declaration_hint(e: &CdeclError) -> String {
+    match undeclared_type(e.message()) {
+        Some((ty, Missing::NotDeclared | Missing::Incomplete)) => {
+            format!(" ({})", undeclared_hint(&ty))
+        }
+        Some((ty, Missing::Unknown)) => match header_hint(&ty) {
+            Some(h) => format!(" (add -i {h})"),
+            None => String::new(),
+        },
+        None => String::new(),
+    }
 }
 
 /// Arguments of `gatun layout`.
@@ -44,50 +63,174 @@ pub struct LayoutArgs {
     /// `{"error": "MESSAGE"}` (stdout stays empty; exit status 2).
     #[arg(long)]
     pub json: bool,
-    /// A C header whose declarations the type may use (`sys/stat.h` for `struct stat`),
-    /// preprocessed by the system C compiler (`$CC` or `cc`). Repeatable.
-    #[arg(short = 'i', long = "include", value_name = "HEADER")]
-    pub includes: Vec<String>,
+    /// The headers whose types the declaration may use (`-i sys/stat.h` for `struct stat`),
+    /// and the preprocessor's options for them.
+    #[command(flatten)]
+    pub headers: HeaderArgs,
 }
 
 /// At most this many fields are listed. Members can be shared (`union U1 { union U0 a, b; }`
 /// … `U40` is 2^40 fields when expanded), so the listing stops there and says so.
 pub const MAX_FIELDS: usize = 2000;
 
+/// A bit-field member: where its bits are.
+#[derive(Clone, Copy)]
+struct Bits {
+    /// The bit of the byte at the node's offset where the bit-field starts (0 = least
+    /// significant).
+    bit: usize,
+    /// The width, in bits.
+    width: u32,
+    /// The declared type.
+    kind: ScalarKind,
+}
+
 /// One field (or the whole type), with absolute offsets.
 struct Node {
     name: Option<String>,
     offset: usize,
     layout: MemoryLayout,
+    /// Set for a bit-field (then `layout` is the bytes holding it).
+    bits: Option<Bits>,
     children: Vec<Node>,
     /// `(absolute offset, size)` of each padding hole directly inside this struct (between
-    /// members, and trailing).
+    /// members, and trailing), in bytes.
     holes: Vec<(usize, usize)>,
+    /// `(absolute bit offset, width)` of each run of unused bits among this struct's
+    /// bit-field bytes.
+    bit_holes: BitRuns,
     /// Members not listed because [`MAX_FIELDS`] were already listed.
     elided: usize,
 }
 
-/// The field tree of `layout`, listing at most `budget` fields in all.
-fn node(name: Option<String>, offset: usize, layout: &MemoryLayout, budget: &mut usize) -> Node {
+/// The bit-fields of the record being listed: `bits` (offsets from the record's start),
+/// the record starting at byte `base`. Anonymous struct and union members share their
+/// record's; named struct members have their own, which are not known here.
+#[derive(Clone, Copy)]
+struct BitContext<'b> {
+    bits: &'b [BitField],
+    base: usize,
+}
+
+impl BitContext<'_> {
+    const NONE: BitContext<'static> = BitContext { bits: &[], base: 0 };
+
+    /// The bit-fields whose first bit lies in the bytes `start..end` (absolute), as
+    /// `(absolute bit offset, bit-field)`.
+    fn within(&self, start: usize, end: usize) -> Vec<(usize, &BitField)> {
+        self.bits
+            .iter()
+            .map(|b| (self.base * 8 + b.bit_offset(), b))
+            .filter(|&(at, _)| at >= start * 8 && at < end * 8)
+            .collect()
+    }
+}
+
+/// Whether `m` is the storage of bit-fields: an unnamed byte array (how cdecl lays out the
+/// bytes holding a record's bit-fields).
+fn is_bit_storage(m: &MemoryLayout) -> bool {
+    match m {
+        MemoryLayout::Sequence(s) => {
+            m.name().is_none() && s.element().as_value().map(|v| v.kind()) == Some(ScalarKind::U8)
+        }
+        _ => false,
+    }
+}
+
+/// Runs of bits, as `(absolute bit offset, width in bits)`.
+type BitRuns = Vec<(usize, usize)>;
+
+/// The nodes of the bit-fields stored in `m`, at absolute byte `at`, and the runs of its bits
+/// no bit-field uses; `None` when the record's bit-fields are not known.
+fn bit_nodes(at: usize, m: &MemoryLayout, ctx: BitContext<'_>) -> Option<(Vec<Node>, BitRuns)> {
+    if ctx.bits.is_empty() {
+        return None;
+    }
+    let end = at + m.byte_size();
+    let mut fields = ctx.within(at, end);
+    fields.sort_by_key(|&(bit, _)| bit);
+    let mut nodes = Vec::with_capacity(fields.len());
+    let mut gaps = Vec::new();
+    let mut next = at * 8;
+    for (bit, b) in fields {
+        if bit > next {
+            gaps.push((next, bit - next));
+        }
+        next = next.max(bit + b.bit_width() as usize);
+        nodes.push(Node {
+            name: Some(b.name().to_string()),
+            offset: bit / 8,
+            layout: m.clone(),
+            bits: Some(Bits {
+                bit: bit % 8,
+                width: b.bit_width(),
+                kind: b.kind(),
+            }),
+            children: Vec::new(),
+            holes: Vec::new(),
+            bit_holes: Vec::new(),
+            elided: 0,
+        });
+    }
+    if end * 8 > next {
+        gaps.push((next, end * 8 - next));
+    }
+    Some((nodes, gaps))
+}
+
+/// The field tree of `layout` at byte `offset`, listing at most `budget` fields in all;
+/// `ctx` holds the bit-fields of the record `layout` belongs to (or is).
+fn node(
+    name: Option<String>,
+    offset: usize,
+    layout: &MemoryLayout,
+    ctx: BitContext<'_>,
+    budget: &mut usize,
+) -> Node {
     let mut children = Vec::new();
     let mut holes = Vec::new();
+    let mut bit_holes = Vec::new();
     let mut elided = 0;
-    let mut child = |name: Option<&str>, offset: usize, m: &MemoryLayout| {
+    // The members of a group: bit-field bytes become the bit-fields (when known), anonymous
+    // records share this record's bit-fields, named ones have their own (unknown here).
+    let mut member = |at: usize, m: &MemoryLayout, children: &mut Vec<Node>| {
+        if is_bit_storage(m) {
+            if let Some((nodes, gaps)) = bit_nodes(at, m, ctx) {
+                bit_holes.extend(gaps);
+                for n in nodes {
+                    if *budget == 0 {
+                        elided += 1;
+                    } else {
+                        *budget -= 1;
+                        children.push(n);
+                    }
+                }
+                return;
+            }
+        }
         if *budget == 0 {
             elided += 1;
-        } else {
-            *budget -= 1;
-            children.push(node(name.map(str::to_string), offset, m, budget));
+            return;
         }
+        *budget -= 1;
+        let inner = if m.is_group() && m.name().is_none() {
+            ctx
+        } else {
+            BitContext::NONE
+        };
+        children.push(node(m.name().map(str::to_string), at, m, inner, budget));
     };
     match layout {
         MemoryLayout::Struct(s) => {
             let mut end = 0;
             for (off, m) in s.fields() {
+                if matches!(m, MemoryLayout::Padding(_)) {
+                    continue;
+                }
                 if off > end {
                     holes.push((offset + end, off - end));
                 }
-                child(m.name(), offset + off, m);
+                member(offset + off, m, &mut children);
                 end = end.max(off + m.byte_size());
             }
             if s.byte_size() > end {
@@ -95,11 +238,28 @@ fn node(name: Option<String>, offset: usize, layout: &MemoryLayout, budget: &mut
             }
         }
         MemoryLayout::Union(u) => {
+            let mut largest = 0;
+            let mut bits_listed = false;
             for m in u.members() {
-                child(m.name(), offset, m);
+                if matches!(m, MemoryLayout::Padding(_)) {
+                    continue;
+                }
+                largest = largest.max(m.byte_size());
+                // In a union each bit-field has its own bytes at offset 0: list the
+                // bit-fields once, with the first run.
+                if is_bit_storage(m) && !ctx.bits.is_empty() {
+                    if !bits_listed {
+                        bits_listed = true;
+                        let all = MemoryLayout::sequence_layout(u.byte_size(), ValueLayout::U8)
+                            .unwrap_or_else(|_| m.clone());
+                        if let Some((nodes, _)) = bit_nodes(offset, &all, ctx) {
+                            children.extend(nodes);
+                        }
+                    }
+                    continue;
+                }
+                member(offset, m, &mut children);
             }
-            let largest = u.members().iter().map(MemoryLayout::byte_size).max();
-            let largest = largest.unwrap_or(0);
             if u.byte_size() > largest {
                 holes.push((offset + largest, u.byte_size() - largest));
             }
@@ -110,8 +270,10 @@ fn node(name: Option<String>, offset: usize, layout: &MemoryLayout, budget: &mut
         name,
         offset,
         layout: layout.clone(),
+        bits: None,
         children,
         holes,
+        bit_holes,
         elided,
     }
 }
@@ -121,13 +283,23 @@ fn any_elided(n: &Node) -> bool {
     n.elided > 0 || n.children.iter().any(any_elided)
 }
 
-/// The label of a member's type: `struct`, `union`, `[3:i32]`, `i32`. (A member's layout
-/// carries the member's name, not its tag, so nested groups are not named.)
-fn member_label(l: &MemoryLayout) -> String {
+/// The label of a member's type: `struct`, `union`, `[3:i32]`, `i32`, `i32:3` for a
+/// bit-field. (A member's layout carries the member's name, not its tag, so nested groups
+/// are not named.)
+fn member_label(n: &Node) -> String {
+    match n.bits {
+        Some(b) => format!("{}:{}", b.kind, b.width),
+        None => layout_member_label(&n.layout),
+    }
+}
+
+fn layout_member_label(l: &MemoryLayout) -> String {
     match l {
         MemoryLayout::Struct(_) => "struct".into(),
         MemoryLayout::Union(_) => "union".into(),
-        MemoryLayout::Sequence(s) => format!("[{}:{}]", s.count(), member_label(s.element())),
+        MemoryLayout::Sequence(s) => {
+            format!("[{}:{}]", s.count(), layout_member_label(s.element()))
+        }
         other => type_label(other),
     }
 }
@@ -158,37 +330,88 @@ fn class_name(c: ArgClass) -> &'static str {
     }
 }
 
-fn total_holes(n: &Node) -> (usize, usize) {
-    let own = n.holes.iter().map(|h| h.1).sum::<usize>();
-    n.children.iter().fold((n.holes.len(), own), |(c, b), ch| {
-        let (cc, cb) = total_holes(ch);
-        (c + cc, b + cb)
-    })
+/// `(holes, bytes)` of padding in the tree, and `(bit holes, bits)` unused among bit-field
+/// bytes.
+fn total_holes(n: &Node) -> ((usize, usize), (usize, usize)) {
+    let own = (n.holes.len(), n.holes.iter().map(|h| h.1).sum::<usize>());
+    let own_bits = (
+        n.bit_holes.len(),
+        n.bit_holes.iter().map(|h| h.1).sum::<usize>(),
+    );
+    n.children
+        .iter()
+        .fold((own, own_bits), |((c, b), (bc, bb)), ch| {
+            let ((cc, cb), (cbc, cbb)) = total_holes(ch);
+            ((c + cc, b + cb), (bc + cbc, bb + cbb))
+        })
+}
+
+/// One row of the table: a member, a padding hole or unused bits, by offset.
+enum Row<'n> {
+    Member(&'n Node),
+    Hole(usize, usize),
+    BitHole(usize, usize),
+}
+
+fn plural(n: usize) -> &'static str {
+    if n == 1 {
+        ""
+    } else {
+        "s"
+    }
 }
 
 fn render_text(n: &Node, depth: usize, out: &mut String) {
     let indent = "  ".repeat(depth + 1);
-    // Members and holes by offset (a union's members keep their order: all at one offset).
-    let mut items: Vec<(usize, u8, Option<&Node>)> =
-        n.children.iter().map(|c| (c.offset, 0, Some(c))).collect();
-    items.extend(n.holes.iter().map(|&(off, _)| (off, 1, None)));
-    items.sort_by_key(|&(off, tag, _)| (off, tag));
-    let mut hole_iter = n.holes.iter();
-    for (off, _, child) in items {
-        match child {
-            Some(c) => {
+    // Members and holes by offset (bits within a byte); a union's members keep their order:
+    // all at one offset.
+    let mut rows: Vec<(usize, u8, Row<'_>)> = n
+        .children
+        .iter()
+        .map(|c| {
+            (
+                c.offset * 8 + c.bits.map_or(0, |b| b.bit),
+                0,
+                Row::Member(c),
+            )
+        })
+        .collect();
+    rows.extend(
+        n.holes
+            .iter()
+            .map(|&(off, size)| (off * 8, 1, Row::Hole(off, size))),
+    );
+    rows.extend(
+        n.bit_holes
+            .iter()
+            .map(|&(bit, width)| (bit, 1, Row::BitHole(bit, width))),
+    );
+    rows.sort_by_key(|&(at, tag, _)| (at, tag));
+    for (_, _, row) in rows {
+        match row {
+            Row::Member(c) => {
                 let name = c.name.as_deref().unwrap_or("(anonymous)");
-                out.push_str(&format!(
-                    "{:>6} {:>6} {:>6}  {indent}{name}: {}\n",
-                    c.offset,
-                    c.layout.byte_size(),
-                    c.layout.byte_alignment(),
-                    member_label(&c.layout)
-                ));
+                match c.bits {
+                    Some(b) => out.push_str(&format!(
+                        "{:>6} {:>6} {:>6}  {indent}{name}: {} (bit offset {}, width {})\n",
+                        c.offset,
+                        "",
+                        "",
+                        member_label(c),
+                        b.bit,
+                        b.width
+                    )),
+                    None => out.push_str(&format!(
+                        "{:>6} {:>6} {:>6}  {indent}{name}: {}\n",
+                        c.offset,
+                        c.layout.byte_size(),
+                        c.layout.byte_alignment(),
+                        member_label(c)
+                    )),
+                }
                 render_text(c, depth + 1, out);
             }
-            None => {
-                let size = hole_iter.find(|h| h.0 == off).map_or(0, |h| h.1);
+            Row::Hole(off, size) => {
                 let trailing = off + size == n.offset + n.layout.byte_size();
                 let what = if trailing { "trailing padding" } else { "hole" };
                 out.push_str(&format!(
@@ -196,9 +419,17 @@ fn render_text(n: &Node, depth: usize, out: &mut String) {
                     off,
                     size,
                     "",
-                    if size == 1 { "" } else { "s" }
+                    plural(size)
                 ));
             }
+            Row::BitHole(bit, width) => out.push_str(&format!(
+                "{:>6} {:>6} {:>6}  {indent}/* bit hole: {width} bit{} at bit offset {} */\n",
+                bit / 8,
+                "",
+                "",
+                plural(width),
+                bit % 8
+            )),
         }
     }
     if n.elided > 0 {
@@ -208,15 +439,24 @@ fn render_text(n: &Node, depth: usize, out: &mut String) {
             "",
             "",
             n.elided,
-            if n.elided == 1 { "" } else { "s" }
+            plural(n.elided)
         ));
     }
 }
 
 fn node_json(n: &Node) -> Json {
+    if let Some(b) = n.bits {
+        return json!({
+            "name": n.name,
+            "type": member_label(n),
+            "offset": n.offset,
+            "bit_offset": b.bit,
+            "bit_width": b.width,
+        });
+    }
     let mut v = json!({
         "name": n.name,
-        "type": if n.name.is_some() { member_label(&n.layout) } else { type_label(&n.layout) },
+        "type": if n.name.is_some() { member_label(n) } else { type_label(&n.layout) },
         "offset": n.offset,
         "size": n.layout.byte_size(),
         "alignment": n.layout.byte_alignment(),
@@ -229,6 +469,16 @@ fn node_json(n: &Node) -> Json {
                 .map(|&(offset, size)| json!({ "offset": offset, "size": size }))
                 .collect(),
         );
+        if !n.bit_holes.is_empty() {
+            v["bit_holes"] = Json::Array(
+                n.bit_holes
+                    .iter()
+                    .map(|&(bit, width)| {
+                        json!({ "offset": bit / 8, "bit_offset": bit % 8, "bit_width": width })
+                    })
+                    .collect(),
+            );
+        }
         if n.elided > 0 {
             v["elided_fields"] = json!(n.elided);
         }
@@ -362,29 +612,74 @@ pub fn run(args: &LayoutArgs) -> Result<(), LayoutError> {
 }
 
 /// What `gatun layout` prints for `args`: the table (or with `args.json`, the JSON document),
-/// ending in a newline. Headers given (`args.includes`) are preprocessed by the system C
-/// compiler first.
+/// ending in a newline. Headers given (`args.headers`) are preprocessed by the system C
+/// compiler first. A record's bit-fields are listed by name, with their bit offsets and
+/// widths (those of named nested records as the bytes holding them).
 ///
 /// # Errors
 /// A header that does not preprocess or parse ([`LayoutError::Headers`]), or the parse error
 /// of `args.decl` (positioned), or a declaration that is not a type with a layout
-/// ([`LayoutError::Declaration`]).
+/// ([`LayoutError::Declaration`]; a type that is not declared says which header usually
+/// declares it).
 pub fn render(args: &LayoutArgs) -> Result<String, LayoutError> {
-    let mut decls = header_declarations(&args.includes)?;
+    let mut decls = header_declarations(&args.headers)?;
     let layout = decls
         .type_layout(&args.decl)
         .map_err(LayoutError::Declaration)?;
-    render_layout(&layout, args.json)
+    let bits = record_bitfields(&decls, &args.decl, &layout);
+    render_with_bitfields(&layout, &bits, args.json)
+}
+
+/// The bit-fields of the record type `layout` that `decl` names (after `decl` was added to
+/// `decls`): by the record's tag or typedef name, or for an untagged record written out in
+/// `decl` by declaring it again as a typedef (`DECL typedef NAME;`) in a copy of `decls`.
+fn record_bitfields(decls: &Declarations, decl: &str, layout: &MemoryLayout) -> Vec<BitField> {
+    if !layout.is_group() {
+        return Vec::new();
+    }
+    if let Some(name) = layout.name() {
+        let keyword = if matches!(layout, MemoryLayout::Union(_)) {
+            "union"
+        } else {
+            "struct"
+        };
+        for key in [format!("{keyword} {name}"), name.to_string()] {
+            let bits = decls.bitfields(&key);
+            if !bits.is_empty() {
+                return bits.to_vec();
+            }
+        }
+        return Vec::new();
+    }
+    const PROBE: &str = "__gatun_layout_record";
+    let mut probe = decls.clone();
+    let src = format!("{} typedef {PROBE};", decl.trim_end().trim_end_matches(';'));
+    match probe.type_layout(&src) {
+        Ok(l) if l == layout.clone().with_name(PROBE) => probe.bitfields(PROBE).to_vec(),
+        _ => Vec::new(),
+    }
 }
 
 /// What `gatun layout` prints for a type of `layout` (as a table, or with `json` as a JSON
-/// document), ending in a newline. At most [`MAX_FIELDS`] fields are listed.
+/// document), ending in a newline. At most [`MAX_FIELDS`] fields are listed. Bit-fields
+/// are not known from a layout alone: their bytes are listed as unnamed byte arrays (see
+/// [`render`]).
 ///
 /// # Errors
 /// Only if JSON serialisation fails ([`LayoutError::Json`]; it does not for these documents).
 pub fn render_layout(layout: &MemoryLayout, json: bool) -> Result<String, LayoutError> {
+    render_with_bitfields(layout, &[], json)
+}
+
+/// [`render_layout`] for a record whose bit-fields are `bits`.
+fn render_with_bitfields(
+    layout: &MemoryLayout,
+    bits: &[BitField],
+    json: bool,
+) -> Result<String, LayoutError> {
     let mut budget = MAX_FIELDS;
-    let root = node(None, 0, layout, &mut budget);
+    let ctx = BitContext { bits, base: 0 };
+    let root = node(None, 0, layout, ctx, &mut budget);
     let sysv = sysv(layout);
     let aapcs64 = aapcs64(layout);
     let win64 = win64(layout);
@@ -410,17 +705,23 @@ pub fn render_layout(layout: &MemoryLayout, json: bool) -> Result<String, Layout
     if layout.is_group() {
         out.push_str("offset   size  align  field\n");
         render_text(&root, 0, &mut out);
-        let (count, bytes) = total_holes(&root);
+        let ((count, bytes), (bit_count, bit_total)) = total_holes(&root);
         out.push_str(&format!(
-            "padding: {bytes} byte{} in {count} hole{}{}\n",
-            if bytes == 1 { "" } else { "s" },
-            if count == 1 { "" } else { "s" },
-            if any_elided(&root) {
-                " among the fields shown"
-            } else {
-                ""
-            }
+            "padding: {bytes} byte{} in {count} hole{}",
+            plural(bytes),
+            plural(count)
         ));
+        if bit_count > 0 {
+            out.push_str(&format!(
+                ", {bit_total} unused bit{} in {bit_count} bit hole{}",
+                plural(bit_total),
+                plural(bit_count)
+            ));
+        }
+        if any_elided(&root) {
+            out.push_str(" among the fields shown");
+        }
+        out.push('\n');
     }
     if let Some((text, _)) = sysv.or(aapcs64).or(win64) {
         out.push_str(&text);

@@ -9,14 +9,16 @@
 //!   its errors are [`call::CallError`].
 //! - [`layout_cmd`]: `gatun layout` — [`layout_cmd::render`] (the table or JSON as text) and
 //!   [`layout_cmd::run`] (print it); its errors are [`layout_cmd::LayoutError`].
-//! - [`headers`]: the declarations of the headers given with `-i`, shared by both.
+//! - [`headers`]: the headers given with `-i` and the preprocessor's options for them (`-D`,
+//!   `-I`, `-include`), shared by both.
 //!
 //! ```
+//! use gatun_cli::headers::HeaderArgs;
 //! use gatun_cli::layout_cmd::{render, LayoutArgs};
 //! let args = LayoutArgs {
 //!     decl: "struct S { char c; double d; }".into(),
 //!     json: false,
-//!     includes: Vec::new(),
+//!     headers: HeaderArgs::default(),
 //! };
 //! let text = render(&args).unwrap();
 //! assert!(text.starts_with("struct S: size 16, alignment 8\n"));

@@ -221,7 +221,7 @@ fn zero_size_elements_with_a_huge_count_as_call_argument_and_result() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_eq!(String::from_utf8(out.stdout).unwrap(), "{5, {}}\n");
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), "{x = 5, z = {}}\n");
 }
 
 fn shared_unions(levels: usize) -> String {

@@ -22,7 +22,7 @@ const MAX_BUFFER: usize = 1 << 20;
 /// words after `gatun` (the words need not be UTF-8), and parses them as the binary does:
 ///
 /// - `call ...`: options hoisted (`call_cmd::hoist_options`: the result must hold the same
-///   words plus one `--`), clap's parse of `CallArgs`, the prototype
+///   words, `-include` respelled `--force-include`, plus one `--`), clap's parse of `CallArgs`, the prototype
 ///   (`call_cmd::parse_prototype`), then the argument words built into values and segments
 ///   (`call_cmd::prepare_call`: one value per word, plus the `errno` segment for `--errno`)
 ///   and the resulting descriptor planned (SysV x86-64). No library is loaded, nothing is
@@ -63,11 +63,30 @@ fn os_word(bytes: &[u8]) -> OsString {
 
 fn call(argv: Vec<OsString>, input_len: usize) {
     let hoisted = call_cmd::hoist_options(argv.clone());
-    let mut before: Vec<&OsString> = argv.iter().collect();
-    let mut after: Vec<&OsString> = hoisted.iter().collect();
     let dash = OsString::from("--");
-    // hoist_options adds one `--` (and keeps a `--` the user typed only as the separator it
-    // stands for): compare the words without any `--`, and count the added one.
+    // The C compiler's `-include` is respelled `--force-include` before the user's `--`.
+    let typed_dash = argv
+        .iter()
+        .skip(2)
+        .position(|w| *w == dash)
+        .map_or(argv.len(), |i| i + 2);
+    let force_include = OsString::from("--force-include");
+    let before: Vec<&OsString> = argv
+        .iter()
+        .enumerate()
+        .map(|(i, w)| {
+            if i < typed_dash && w == "-include" {
+                &force_include
+            } else {
+                w
+            }
+        })
+        .collect();
+    let mut before = before;
+    let mut after: Vec<&OsString> = hoisted.iter().collect();
+    // hoist_options adds one `--`, and keeps a `--` the user typed as one before the words
+    // after it (which are then passed as text): compare the words without any `--`, and
+    // count the added one.
     let dashes_before = before.iter().filter(|w| ***w == dash).count();
     let dashes_after = after.iter().filter(|w| ***w == dash).count();
     before.retain(|w| **w != dash);
@@ -93,11 +112,11 @@ fn call(argv: Vec<OsString>, input_len: usize) {
             return;
         }
     };
-    if !args.includes.is_empty() {
+    if args.headers.is_active() {
         // `-i HEADER` runs the system C compiler: not from a fuzz target.
         return;
     }
-    let (decls, f) = match call_cmd::parse_prototype(&args.decl, &args.includes) {
+    let (decls, f) = match call_cmd::parse_prototype(&args.decl, &args.headers) {
         Ok(parsed) => parsed,
         Err(e) => {
             checks::bounded_message("prototype error", &e.to_string(), input_len);
@@ -121,14 +140,17 @@ fn call(argv: Vec<OsString>, input_len: usize) {
             return;
         }
     };
+    // A `--` among the words separates the literal ones from those passed as text.
+    let (literal, text) = call_cmd::split_argument_words(&args.args);
+    let words = literal.len() + text.len();
     assert_eq!(
         prepared.values.len(),
-        args.args.len() + usize::from(args.errno),
+        words + usize::from(args.errno),
         "one value per argument word (and the errno segment)"
     );
     assert_eq!(
         prepared.descriptor.argument_layouts().len(),
-        args.args.len(),
+        words,
         "one argument layout per argument word"
     );
     assert_eq!(
@@ -162,7 +184,7 @@ fn layout(argv: &[OsString], input_len: usize) {
             return;
         }
     };
-    if !args.includes.is_empty() {
+    if args.headers.is_active() {
         // `-i HEADER` runs the system C compiler: not from a fuzz target.
         return;
     }

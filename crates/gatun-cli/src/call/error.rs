@@ -176,11 +176,69 @@ pub enum CallError {
         kind: ScalarKind,
     },
 
-    /// A `[N]` buffer whose `N` is not a number of at most 2^30.
-    #[error("bad buffer size in `{text}` (expected `[N]`, N <= 2^30)")]
+    /// A word starting with `[` that is not a `[N]` buffer with `N` a number of at most
+    /// 2^30.
+    #[error(
+        "argument {argument}: bad buffer size in `{text}` (expected `[N]`, N <= 2^30; to pass \
+         the text as a string, put it after `--`)"
+    )]
     BufferSize {
+        /// The argument's position, from 1.
+        argument: usize,
         /// The word as given (`[N]`).
         text: String,
+    },
+
+    /// A `&TYPE` out-parameter whose type does not resolve (not declared, a typo, an
+    /// incomplete type): nothing is called, rather than the text being passed as a string
+    /// the callee would write past.
+    #[error(
+        "argument {argument}: '{text}': {reason}; nothing was called (to pass the text as a \
+         string, put it after `--`)"
+    )]
+    Unresolved {
+        /// The argument's position, from 1.
+        argument: usize,
+        /// The word as given.
+        text: String,
+        /// Why the type does not resolve, with what to add (`struct stat is not declared
+        /// (add -i sys/stat.h)`).
+        reason: String,
+    },
+
+    /// A type name (`int`, `struct stat`) given for a pointer to something other than a
+    /// character type: an out-parameter written without its `&`.
+    #[error(
+        "argument {argument}: `{text}` names a type, and the parameter is not a string: write \
+         `&{text}` for an out-parameter (to pass the text as a string, put it after `--`)"
+    )]
+    TypeNameForPointer {
+        /// The argument's position, from 1.
+        argument: usize,
+        /// The word, trimmed.
+        text: String,
+    },
+
+    /// The headers define the named function `static inline`: it has no symbol to call.
+    #[error(
+        "`{name}` is static inline in the header ({headers}), not exported by any library: \
+         there is no symbol to call"
+    )]
+    InlineOnly {
+        /// The function's name.
+        name: String,
+        /// The headers, comma separated.
+        headers: String,
+    },
+
+    /// The symbol of a function the headers declare was not found, and no library was given:
+    /// the message says to add `-l LIBRARY`.
+    #[error("{error} (the headers declare it; add -l LIBRARY, the library that exports it{hint})")]
+    SymbolNotFound {
+        /// What the lookup reported.
+        error: gatun::Error,
+        /// `, e.g. -l libz.so.1` for a header of a known library, else empty.
+        hint: String,
     },
 
     /// A brace literal given for a pointer parameter.

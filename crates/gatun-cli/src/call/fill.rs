@@ -209,9 +209,14 @@ mod tests {
         let seg = arena.allocate_layout(&layout).unwrap();
         let lit = parse_literal("{1, {{2, 3}, 4.5}, {7}, \"abc\", NULL}").unwrap();
         fill(seg, 0, &layout, &lit, 0, &mut bufs).unwrap();
-        let (text, json) = show_memory(seg, 0, &layout);
-        assert_eq!(text, "{1, {{2, 3}, 4.5}, {7}, {97, 98, 99, 0}, NULL}");
-        assert_eq!(json[1][0], json!([2, 3]));
+        let (text, json) = show_memory(seg, 0, &layout, &[]);
+        assert_eq!(
+            text,
+            "{c = 1, in = {a = {2, 3}, d = 4.5}, u = {i = 7}, name = {97, 98, 99, 0}, p = NULL}"
+        );
+        let json: serde_json::Value = serde_json::from_str(&json.to_text()).unwrap();
+        assert_eq!(json["in"]["a"], json!([2, 3]));
+        assert_eq!(json["u"], json!({ "i": 7 }));
         // Fewer values than members: the rest stays zero; too many is an error.
         let seg = arena.allocate_layout(&layout).unwrap();
         fill(
@@ -223,9 +228,9 @@ mod tests {
             &mut bufs,
         )
         .unwrap();
-        assert!(show_memory(seg, 0, &layout)
+        assert!(show_memory(seg, 0, &layout, &[])
             .0
-            .starts_with("{5, {{0, 0}, 0}"));
+            .starts_with("{c = 5, in = {a = {0, 0}, d = 0}"));
         let too_many = parse_literal("{1, {}, {}, \"a\", NULL, 6}").unwrap();
         assert!(fill(seg, 0, &layout, &too_many, 0, &mut bufs).is_err());
         let bad = parse_literal("{x}").unwrap();
@@ -248,22 +253,22 @@ mod tests {
         let show = |lit: &str, bufs: &mut Buffers<'_>| -> Result<String, CallError> {
             let seg = arena.allocate_layout(&layout).unwrap();
             fill(seg, 0, &layout, &parse_literal(lit).unwrap(), 0, bufs)?;
-            Ok(show_memory(seg, 0, &layout).0)
+            Ok(show_memory(seg, 0, &layout, &[]).0)
         };
         let full = "{{1, 2}, {3, {4, 5, 6}}, 7.5, {8}}";
-        let want = "{{1, 2}, {3, {4, 5, 6}}, 7.5, {8}}";
+        let want = "{a = {1, 2}, in = {s = 3, t = {4, 5, 6}}, d = 7.5, u = {i = 8}}";
         assert_eq!(show(full, &mut bufs).unwrap(), want);
         // Every inner brace left out: C11 6.7.9 ¶20.
         assert_eq!(show("{1, 2, 3, 4, 5, 6, 7.5, 8}", &mut bufs).unwrap(), want);
         // Some left out; a quoted string initializes the char array; a braced scalar.
         assert_eq!(
             show("{1, 2, {3, \"ab\"}, {7.5}, 8}", &mut bufs).unwrap(),
-            "{{1, 2}, {3, {97, 98, 0}}, 7.5, {8}}"
+            "{a = {1, 2}, in = {s = 3, t = {97, 98, 0}}, d = 7.5, u = {i = 8}}"
         );
         // Stopping early leaves the rest zero.
         assert_eq!(
             show("{1, 2, 3}", &mut bufs).unwrap(),
-            "{{1, 2}, {3, {0, 0, 0}}, 0, {0}}"
+            "{a = {1, 2}, in = {s = 3, t = {0, 0, 0}}, d = 0, u = {i = 0}}"
         );
         let e = show("{1, 2, 3, 4, 5, 6, 7.5, 8, 9}", &mut bufs).unwrap_err();
         assert_eq!(

@@ -47,10 +47,12 @@ mod literal;
 mod options;
 mod prototype;
 mod render;
+pub mod stdout;
 mod values;
 
 use clap::Args;
-use gatun::layout::ValueLayout;
+use gatun::cdecl::Declarations;
+use gatun::layout::{BitField, MemoryLayout, ValueLayout};
 use gatun::linker::SymbolLookup;
 use gatun::memory::Arena;
 use gatun::{FunctionDescriptor, Linker, Value};
@@ -58,7 +60,9 @@ use gatun::{FunctionDescriptor, Linker, Value};
 pub use error::{CallError, LiteralError};
 pub use options::hoist_options;
 pub use prototype::parse_prototype;
-pub use values::{prepare_call, Out, PreparedCall};
+pub use values::{prepare_call, split_argument_words, Out, PreparedCall, LITERAL_TEXT_FROM};
+
+use crate::headers::{library_hint, HeaderArgs};
 
 use render::{buffer_contents, show_out, show_result, Report};
 
@@ -69,11 +73,10 @@ pub struct CallArgs {
     /// Repeatable.
     #[arg(short = 'l', long = "lib", value_name = "LIB")]
     pub libs: Vec<String>,
-    /// A C header whose declarations the call may use (`zlib.h`, `sys/stat.h`), preprocessed
-    /// by the system C compiler (`$CC` or `cc`); the declaration may then be just a function
-    /// name. Repeatable.
-    #[arg(short = 'i', long = "include", value_name = "HEADER")]
-    pub includes: Vec<String>,
+    /// The headers whose declarations the call may use (the declaration may then be just a
+    /// function name), and the preprocessor's options for them.
+    #[command(flatten)]
+    pub headers: HeaderArgs,
     /// Capture `errno` right after the call and print it with its message.
     #[arg(long)]
     pub errno: bool,
@@ -86,19 +89,21 @@ pub struct CallArgs {
     pub hex: bool,
     /// The C prototype, e.g. `size_t strlen(const char *)`.
     pub decl: String,
-    /// The arguments, one per parameter (more for a variadic function).
+    /// The arguments, one per parameter (more for a variadic function); after a `--`, words
+    /// for pointer parameters and variadic arguments are passed as text.
     #[arg(allow_hyphen_values = true)]
     pub args: Vec<String>,
 }
 
 /// Runs `gatun call`: parses the declaration, links the function from the `-l` libraries
 /// (then the default lookup), builds the arguments ([`prepare_call`]), calls it, flushes C's
-/// stdio and prints the result, `errno`, buffers and out-parameters on stdout.
+/// stdio and prints the result, `errno`, buffers and out-parameters on stdout (the result on
+/// a line of its own, see [`stdout`]).
 ///
 /// # Errors
 /// Any [`CallError`]; `gatun` prints it as one line on stderr and exits with status 2.
 pub fn run(args: &CallArgs) -> Result<(), CallError> {
-    let (decls, f) = parse_prototype(&args.decl, &args.includes)?;
+    let (decls, f) = parse_prototype(&args.decl, &args.headers)?;
 
     let mut lookup: Option<SymbolLookup> = None;
     for lib in &args.libs {
@@ -114,7 +119,20 @@ pub fn run(args: &CallArgs) -> Result<(), CallError> {
         Some(l) => l.or(SymbolLookup::default_lookup()),
         None => SymbolLookup::default_lookup(),
     };
-    let symbol = lookup.find(f.symbol())?;
+    let symbol = lookup.find(f.symbol()).map_err(|error| {
+        // A function from the headers whose library was not given: say to give it.
+        if args.headers.is_active() && args.libs.is_empty() {
+            let hint = args
+                .headers
+                .includes
+                .iter()
+                .find_map(|h| library_hint(h))
+                .map_or(String::new(), |lib| format!(", e.g. -l {lib}"));
+            CallError::SymbolNotFound { error, hint }
+        } else {
+            CallError::Gatun(error)
+        }
+    })?;
 
     let arena = Arena::confined();
     let PreparedCall {
@@ -126,16 +144,23 @@ pub fn run(args: &CallArgs) -> Result<(), CallError> {
         outs,
     } = prepare_call(&decls, &f, &args.args, args.errno, &arena)?;
     let handle = Linker::native().downcall(&symbol, &descriptor, &options)?;
+    let watch = stdout::Watch::start();
     // SAFETY: the user declared the function's type and chose its arguments; as with a C
     // program calling it, that declaration is the contract. Strings and buffers live in
     // `arena` until after the call.
-    let result = unsafe { handle.invoke_into(&arena, &values) }?;
-    // What the function printed through C's stdio (`printf`) comes before the result.
-    flush_c_stdio()?;
+    let result = unsafe { handle.invoke_into(&arena, &values) };
+    // What the function printed through C's stdio (`printf`) comes before the result, which
+    // starts on a line of its own.
+    let (flushed, unterminated) = watch.finish(flush_c_stdio);
+    let result = result?;
+    flushed?;
 
+    let bits = descriptor
+        .return_layout()
+        .map_or(Vec::new(), |l| record_bitfields(&decls, l));
     // SAFETY: the prototype (typed or from a header) says whether the function returns a
     // `char *`, i.e. a NUL-terminated string (or NULL); that declaration is the contract.
-    let result = unsafe { show_result(&result, &descriptor, f.returns_c_string()) };
+    let result = unsafe { show_result(&result, &descriptor, f.returns_c_string(), &bits) };
     let report = Report {
         function: &f.name,
         descriptor: &descriptor,
@@ -153,13 +178,35 @@ pub fn run(args: &CallArgs) -> Result<(), CallError> {
                 // SAFETY: `c_string` says the declared type is a pointer to a character type:
                 // the out-parameter was NULL before the call, and the declaration says the
                 // function stores NULL or the address of a NUL-terminated string there.
-                let value = unsafe { show_out(o.seg, o.c_string, &o.layout) };
+                let value = unsafe { show_out(o.seg, o.c_string, &o.layout, &o.bits) };
                 (o.index, o.ty.as_str(), value)
             })
             .collect(),
     };
-    print!("{}", report.render(args.json));
+    let mut text = report.render(args.json);
+    if unterminated && !text.is_empty() {
+        text.insert(0, '\n');
+    }
+    print!("{text}");
     Ok(())
+}
+
+/// The bit-fields of the record type `layout` (a function's result), found in `decls` by
+/// the record's tag or typedef name; empty for other types.
+fn record_bitfields(decls: &Declarations, layout: &MemoryLayout) -> Vec<BitField> {
+    let Some(name) = layout.name().filter(|_| layout.is_group()) else {
+        return Vec::new();
+    };
+    let keyword = if matches!(layout, MemoryLayout::Union(_)) {
+        "union"
+    } else {
+        "struct"
+    };
+    [format!("{keyword} {name}"), name.to_string()]
+        .iter()
+        .map(|key| decls.bitfields(key))
+        .find(|bits| !bits.is_empty())
+        .map_or(Vec::new(), <[BitField]>::to_vec)
 }
 
 /// Flushes every C stdio output stream (`fflush(NULL)`, called through gatun), so output the

@@ -5,7 +5,7 @@
 use gatun::cdecl::{Declarations, Declared, FunctionDecl};
 
 use super::error::CallError;
-use crate::headers::header_declarations;
+use crate::headers::{header_declarations, HeaderArgs};
 
 /// A C identifier: the declaration is then a function name looked up in the headers.
 fn is_identifier(s: &str) -> bool {
@@ -15,41 +15,55 @@ fn is_identifier(s: &str) -> bool {
 }
 
 /// Parses `decl` as `gatun call` does: any number of declarations (a trailing `;` is
-/// optional) declaring exactly one function, or with `includes` (headers, preprocessed by the
+/// optional) declaring exactly one function, or with headers (`headers`, preprocessed by the
 /// system C compiler) just the name of a function they declare. Returns the declarations and
 /// the function's declaration.
+///
+/// ```
+/// use gatun_cli::call::parse_prototype;
+/// use gatun_cli::headers::HeaderArgs;
+/// let (_, f) = parse_prototype("size_t strlen(const char *s)", &HeaderArgs::default()).unwrap();
+/// assert_eq!((f.name.as_str(), f.param_is_c_string(0)), ("strlen", true));
+/// ```
 ///
 /// # Errors
 /// A header that does not preprocess or parse ([`CallError::Headers`]), the parse error of
 /// `decl` (positioned as typed, [`CallError::Declaration`]), a bare name without headers
-/// ([`CallError::OnlyAName`]) or that they do not declare ([`CallError::NotDeclared`]),
+/// ([`CallError::OnlyAName`]), that they define only `static inline`
+/// ([`CallError::InlineOnly`]) or do not declare ([`CallError::NotDeclared`]),
 /// [`CallError::NoFunction`], [`CallError::SeveralFunctions`], or a function whose type
 /// gatun cannot pass.
 pub fn parse_prototype(
     decl: &str,
-    includes: &[String],
+    headers: &HeaderArgs,
 ) -> Result<(Declarations, FunctionDecl), CallError> {
-    let mut decls = header_declarations(includes)?;
+    let mut decls = header_declarations(headers)?;
     let typed = decl.trim_end();
     let name = typed.trim();
     // With headers, the declaration may be just the name of a function they declare.
-    let bare_name = !includes.is_empty() && is_identifier(name);
+    let bare_name = headers.is_active() && is_identifier(name);
     let mut src = typed.to_string();
     if !src.ends_with(';') {
         src.push(';');
     }
-    if includes.is_empty() && is_identifier(name) && decls.function(name).is_none() {
+    if !headers.is_active() && is_identifier(name) && decls.function(name).is_none() {
         return Err(CallError::OnlyAName {
             name: name.to_string(),
         });
     }
     let declared = if bare_name {
         if decls.function(name).is_none() {
+            if decls.is_inline_only(name) {
+                return Err(CallError::InlineOnly {
+                    name: name.to_string(),
+                    headers: headers.names(),
+                });
+            }
             // The header's reason (a type gatun cannot pass), or "not declared".
             return Err(match decls.try_function(name).err() {
                 Some(error) => CallError::NotCallableInHeaders {
                     error,
-                    headers: includes.join(", "),
+                    headers: headers.names(),
                 },
                 None => CallError::NotDeclared {
                     name: name.to_string(),
@@ -66,7 +80,7 @@ pub fn parse_prototype(
         // against what they typed ("found end of input" right after it).
         Err(e) if src.len() > typed.len() && e.span().start >= typed.len() => {
             return Err(CallError::Declaration(
-                header_declarations(includes)?.add(typed).err().unwrap_or(e),
+                header_declarations(headers)?.add(typed).err().unwrap_or(e),
             ));
         }
         Err(e) => return Err(CallError::Declaration(e)),

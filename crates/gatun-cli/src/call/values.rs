@@ -4,7 +4,7 @@
 //! typed by their text, and [`prepare_call`], which builds a whole call.
 
 use gatun::cdecl::{Declarations, FunctionDecl};
-use gatun::layout::{MemoryLayout, ScalarKind, ValueLayout};
+use gatun::layout::{BitField, MemoryLayout, ScalarKind, ValueLayout};
 use gatun::linker::{capture_state_layout, LinkerOption};
 use gatun::memory::{ConfinedArena, MemorySegment, SegmentAllocator};
 use gatun::{FunctionDescriptor, Value};
@@ -12,6 +12,7 @@ use gatun::{FunctionDescriptor, Value};
 use super::error::CallError;
 use super::fill::fill;
 use super::literal::{parse_float, parse_int, parse_literal};
+use crate::headers::missing_type_phrase;
 
 /// The largest `[N]` buffer, `&TYPE` out-parameter and by-value argument, in bytes (2^30):
 /// each is allocated and zeroed before the call.
@@ -56,6 +57,8 @@ pub struct Out<'a> {
     pub c_string: bool,
     /// The out-parameter's memory: `layout`'s size and alignment.
     pub seg: MemorySegment<'a>,
+    /// The bit-fields of `TYPE` when it is a record that has some (printed by name).
+    pub bits: Vec<BitField>,
 }
 
 /// A call of `gatun call` ready to link and invoke: what [`prepare_call`] built from the
@@ -79,17 +82,49 @@ pub struct PreparedCall<'a> {
     pub outs: Vec<Out<'a>>,
 }
 
+/// The word that separates the argument words read as literals (`&int`, `[4]`, `{1, 2}`,
+/// `NULL`, numbers) from those passed as text: `gatun call`'s `--` (see
+/// [`hoist_options`](super::hoist_options), which puts one there when the user typed one).
+pub const LITERAL_TEXT_FROM: &str = "--";
+
+/// The argument words before the first [`LITERAL_TEXT_FROM`] (read as literals) and after it
+/// (passed as text where a pointer or variadic argument is expected).
+///
+/// ```
+/// use gatun_cli::call::split_argument_words;
+/// let words: Vec<String> = ["5", "--", "&int", "--"].map(String::from).into();
+/// let (literal, text) = split_argument_words(&words);
+/// assert_eq!((literal, text), (&words[..1], &words[2..]));
+/// ```
+pub fn split_argument_words(args: &[String]) -> (&[String], &[String]) {
+    match args.iter().position(|a| a == LITERAL_TEXT_FROM) {
+        Some(i) => (&args[..i], &args[i + 1..]),
+        None => (args, &[]),
+    }
+}
+
 /// Builds the values of a call of `f` (declared in `decls`, which also give the types of
 /// `&TYPE` out-parameters) from the argument words `args` as `gatun call` does (see the
 /// [module documentation](super) for the literal syntax), allocating strings, buffers,
-/// out-parameters and by-value structs in `arena`. The fixed arguments are planned first, so
-/// a descriptor the linker would reject allocates nothing. Nothing is linked or called.
+/// out-parameters and by-value structs in `arena`. A [`LITERAL_TEXT_FROM`] word (`--`) in
+/// `args` is no argument: the words after it are passed as text to pointer parameters and
+/// as variadic arguments, whatever they look like ([`split_argument_words`]). The fixed
+/// arguments are planned first, so a descriptor the linker would reject allocates nothing.
+/// Nothing is linked or called.
+///
+/// A word for a pointer parameter that looks like a literal but is not a valid one is an
+/// error, never a string the callee could write past: `&TYPE` whose type is not declared
+/// (`&struct stat` without `-i sys/stat.h`, `&itn`), `[N` without its `]`, a brace
+/// literal; so is a word that names a type (`int`, `struct stat`) for a pointer to anything
+/// but a character type, which looks like an out-parameter without its `&`.
 ///
 /// # Errors
 /// A wrong argument count ([`CallError::ArgumentCount`]), a descriptor the ABI's
 /// classification rejects (e.g. a by-value struct beyond the stack-argument limit), a
-/// non-numeric or out-of-range argument, a malformed struct literal or out-parameter type, a
-/// buffer, out-parameter or by-value argument over 2^30 bytes, or an allocation failure.
+/// non-numeric or out-range argument, a malformed struct literal, an out-parameter type that
+/// does not resolve ([`CallError::Unresolved`]), a type name for a non-string pointer
+/// ([`CallError::TypeNameForPointer`]), a buffer, out-parameter or by-value argument over
+/// 2^30 bytes, or an allocation failure.
 pub fn prepare_call<'a>(
     decls: &Declarations,
     f: &FunctionDecl,
@@ -97,8 +132,14 @@ pub fn prepare_call<'a>(
     errno: bool,
     arena: &'a ConfinedArena,
 ) -> Result<PreparedCall<'a>, CallError> {
+    let (literal, text) = split_argument_words(args);
+    let words: Vec<(&str, bool)> = literal
+        .iter()
+        .map(|w| (w.as_str(), false))
+        .chain(text.iter().map(|w| (w.as_str(), true)))
+        .collect();
     let fixed = f.descriptor.argument_layouts().len();
-    let given = args.len();
+    let given = words.len();
     if given < fixed || (f.variadic.is_none() && given > fixed) {
         return Err(CallError::ArgumentCount {
             function: f.name.clone(),
@@ -111,16 +152,35 @@ pub fn prepare_call<'a>(
 
     let mut bufs = Buffers::new(arena, decls);
     let mut values: Vec<Value<'a>> = Vec::with_capacity(given + 1);
-    for (i, (text, layout)) in args.iter().zip(f.descriptor.argument_layouts()).enumerate() {
+    for (i, (&(word, as_text), layout)) in words
+        .iter()
+        .zip(f.descriptor.argument_layouts())
+        .enumerate()
+    {
         let v = match layout {
-            MemoryLayout::Value(v) => scalar_value(v.kind(), text, i, &mut bufs)?,
-            group => by_value(group, text, i, &mut bufs)?,
+            MemoryLayout::Value(v) if v.kind() == ScalarKind::Pointer => {
+                if as_text {
+                    Value::Segment(bufs.arena.allocate_c_string(word)?)
+                } else {
+                    if !f.param_is_c_string(i) {
+                        check_not_a_type_name(word, i, &bufs.decls)?;
+                    }
+                    pointer_value(word, i, &mut bufs)?
+                }
+            }
+            MemoryLayout::Value(v) => scalar_value(v.kind(), word, i, &mut bufs)?,
+            group => by_value(group, word, i, &mut bufs)?,
         };
         values.push(v);
     }
     let mut extra = Vec::new();
-    for (i, text) in args.iter().enumerate().skip(fixed) {
-        let (layout, v) = variadic_value(text, i, &mut bufs)?;
+    for (i, &(word, as_text)) in words.iter().enumerate().skip(fixed) {
+        let (layout, v) = if as_text {
+            let seg = bufs.arena.allocate_c_string(word)?;
+            (ValueLayout::ADDRESS, Value::Segment(seg))
+        } else {
+            variadic_value(word, i, &mut bufs)?
+        };
         extra.push(layout);
         values.push(v);
     }
@@ -149,6 +209,26 @@ pub fn prepare_call<'a>(
         buffers: bufs.shown,
         outs: bufs.outs,
     })
+}
+
+/// `Err` when `word`, given for argument `index` (from 0), a pointer to something other
+/// than a character type, names a type (`int`, `struct stat`, `char[4]`): an out-parameter
+/// written without its `&`, which passed as a string would let the callee write past it.
+fn check_not_a_type_name(word: &str, index: usize, decls: &Declarations) -> Result<(), CallError> {
+    let t = word.trim();
+    let first = t.split_whitespace().next().unwrap_or("");
+    let is_type = matches!(first, "struct" | "union" | "enum")
+        || (!t.is_empty()
+            && !matches!(t, "NULL" | "null" | "nullptr")
+            && !t.starts_with(['&', '[', '{'])
+            && decls.clone().type_layout(t).is_ok());
+    if is_type {
+        return Err(CallError::TypeNameForPointer {
+            argument: index + 1,
+            text: t.to_string(),
+        });
+    }
+    Ok(())
 }
 
 /// Checks `f`'s fixed arguments against the linker's limits before any argument buffer is
@@ -296,7 +376,10 @@ pub(super) fn check_float_range(
 }
 
 /// Argument `index` (from 0) for a pointer parameter: `NULL` (`null`, `nullptr`), a zeroed
-/// `[N]` buffer, a `&TYPE` out-parameter, or else the text as a NUL-terminated string.
+/// `[N]` buffer, a `&TYPE` out-parameter, or else the text as a NUL-terminated string. A
+/// word starting with `[`, `{` or `&` that is not a valid buffer, out-parameter (a type
+/// that does not resolve) or pointer is an error: passed as a string, the callee could
+/// write past it.
 pub(super) fn pointer_value<'a>(
     text: &str,
     index: usize,
@@ -305,13 +388,14 @@ pub(super) fn pointer_value<'a>(
     if matches!(text, "NULL" | "null" | "nullptr") {
         return Ok(Value::Address(std::ptr::null_mut()));
     }
-    if let Some(n) = text.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
-        let n: usize = n
-            .trim()
-            .parse()
-            .ok()
+    if text.starts_with('[') {
+        let n: usize = text
+            .strip_prefix('[')
+            .and_then(|t| t.strip_suffix(']'))
+            .and_then(|n| n.trim().parse().ok())
             .filter(|&n| n <= MAX_BUFFER_BYTES)
             .ok_or_else(|| CallError::BufferSize {
+                argument: index + 1,
                 text: text.to_string(),
             })?;
         let seg = bufs.arena.allocate(n.max(1), 16)?;
@@ -324,32 +408,44 @@ pub(super) fn pointer_value<'a>(
             argument: index + 1,
         });
     }
-    if let Some(out) = out_parameter(text, index, bufs)? {
-        return Ok(out);
+    if let Some(spec) = text.strip_prefix('&') {
+        return out_parameter(text, spec, index, bufs);
     }
     let seg = bufs.arena.allocate_c_string(text)?;
     Ok(Value::Segment(seg))
 }
 
-/// `&TYPE` or `&TYPE=VALUE`: a zeroed (or initialized) `TYPE` whose address is passed and
-/// whose value is printed after the call. `None` when `text` after the `&` is not a type, so
-/// such text is passed as a string.
+/// `&TYPE` or `&TYPE=VALUE` (`spec` is the text after the `&`): a zeroed (or initialized)
+/// `TYPE` whose address is passed and whose value is printed after the call.
+///
+/// # Errors
+/// [`CallError::Unresolved`] when `TYPE` is not a type with a layout (not declared, a typo,
+/// incomplete); as [`fill`] for a bad `VALUE`; size limits.
 fn out_parameter<'a>(
     text: &str,
+    spec: &str,
     index: usize,
     bufs: &mut Buffers<'a>,
-) -> Result<Option<Value<'a>>, CallError> {
-    let Some(spec) = text.strip_prefix('&') else {
-        return Ok(None);
-    };
+) -> Result<Value<'a>, CallError> {
+    let argument = index + 1;
     let (ty, init) = match spec.split_once('=') {
         Some((t, v)) => (t.trim(), Some(v.trim())),
         None => (spec.trim(), None),
     };
-    let Ok(layout) = bufs.decls.type_layout(ty) else {
-        return Ok(None);
+    let unresolved = |reason: String| CallError::Unresolved {
+        argument,
+        text: text.to_string(),
+        reason,
     };
-    let argument = index + 1;
+    if ty.is_empty() {
+        return Err(unresolved(
+            "expected a type after `&` (`&int`, `&struct tm`)".into(),
+        ));
+    }
+    let layout = bufs
+        .decls
+        .type_layout(ty)
+        .map_err(|e| unresolved(type_problem(e.message())))?;
     if layout.byte_size() == 0 {
         return Err(CallError::EmptyOutParameter {
             argument,
@@ -372,14 +468,22 @@ fn out_parameter<'a>(
     }
     let c_string = layout.as_value().map(ValueLayout::kind) == Some(ScalarKind::Pointer)
         && is_c_string_type(&bufs.decls, ty);
+    let bits = bufs.decls.bitfields(ty).to_vec();
     bufs.outs.push(Out {
         index,
         ty: ty.to_string(),
         layout,
         c_string,
         seg,
+        bits,
     });
-    Ok(Some(Value::Segment(seg)))
+    Ok(Value::Segment(seg))
+}
+
+/// Why a type did not resolve: the declarations' message, or for a type that is not
+/// declared or defined (or an unknown name), that fact and the header to add.
+fn type_problem(message: &str) -> String {
+    missing_type_phrase(message).unwrap_or_else(|| message.to_string())
 }
 
 /// Whether type `ty` is a pointer to a character type (`char *`, `const unsigned char *`, a
@@ -434,8 +538,11 @@ mod tests {
     #[test]
     fn a_huge_by_value_argument_is_an_error_not_an_allocation() {
         // 16 GiB by value: rejected before the arena is asked for it, on every target.
-        let (decls, f) =
-            parse_prototype("union u { int a[1LL << 32]; }; int f(union u)", &[]).unwrap();
+        let (decls, f) = parse_prototype(
+            "union u { int a[1LL << 32]; }; int f(union u)",
+            &Default::default(),
+        )
+        .unwrap();
         let arena = Arena::confined();
         let Err(e) = prepare_call(&decls, &f, &["{1}".to_string()], false, &arena) else {
             panic!("a 16 GiB argument is an error");

@@ -375,7 +375,7 @@ fn type_layout_forms() {
     let e = Declarations::new().type_layout("struct fwd").unwrap_err();
     assert_eq!(
         e.message(),
-        "`struct fwd` is not declared (nothing defines it, so it has no layout)"
+        "`struct fwd` is not declared, so it has no layout"
     );
     for src in [
         "struct fwd; struct fwd",

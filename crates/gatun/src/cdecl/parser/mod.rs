@@ -262,9 +262,7 @@ impl<'s, 'st> Parser<'s, 'st> {
                     if introduced {
                         return Err(self.err_at(
                             span,
-                            format!(
-                                "`{name}` is not declared (nothing defines it, so it has no layout)"
-                            ),
+                            format!("`{name}` is not declared, so it has no layout"),
                         ));
                     }
                 }
