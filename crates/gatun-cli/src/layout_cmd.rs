@@ -390,7 +390,14 @@ fn render_text(n: &Node, depth: usize, out: &mut String) {
     for (_, _, row) in rows {
         match row {
             Row::Member(c) => {
-                let name = c.name.as_deref().unwrap_or("(anonymous)");
+                // Unnamed bytes holding bit-fields whose names are not known here (those of
+                // a named nested record) are labelled as such.
+                let unnamed = if is_bit_storage(&c.layout) {
+                    "(bit-fields)"
+                } else {
+                    "(anonymous)"
+                };
+                let name = c.name.as_deref().unwrap_or(unnamed);
                 match c.bits {
                     Some(b) => out.push_str(&format!(
                         "{:>6} {:>6} {:>6}  {indent}{name}: {} (bit offset {}, width {})\n",
@@ -637,19 +644,8 @@ fn record_bitfields(decls: &Declarations, decl: &str, layout: &MemoryLayout) -> 
     if !layout.is_group() {
         return Vec::new();
     }
-    if let Some(name) = layout.name() {
-        let keyword = if matches!(layout, MemoryLayout::Union(_)) {
-            "union"
-        } else {
-            "struct"
-        };
-        for key in [format!("{keyword} {name}"), name.to_string()] {
-            let bits = decls.bitfields(&key);
-            if !bits.is_empty() {
-                return bits.to_vec();
-            }
-        }
-        return Vec::new();
+    if layout.name().is_some() {
+        return named_record_bitfields(decls, layout);
     }
     const PROBE: &str = "__gatun_layout_record";
     let mut probe = decls.clone();
@@ -658,6 +654,25 @@ fn record_bitfields(decls: &Declarations, decl: &str, layout: &MemoryLayout) -> 
         Ok(l) if l == layout.clone().with_name(PROBE) => probe.bitfields(PROBE).to_vec(),
         _ => Vec::new(),
     }
+}
+
+/// The bit-fields of the record type `layout`, found in `decls` by the record's name (its
+/// tag, `struct NAME` / `union NAME`, or the typedef name an untagged record is known by);
+/// empty for other types and records without bit-fields.
+pub(crate) fn named_record_bitfields(decls: &Declarations, layout: &MemoryLayout) -> Vec<BitField> {
+    let Some(name) = layout.name().filter(|_| layout.is_group()) else {
+        return Vec::new();
+    };
+    let keyword = if matches!(layout, MemoryLayout::Union(_)) {
+        "union"
+    } else {
+        "struct"
+    };
+    [format!("{keyword} {name}"), name.to_string()]
+        .iter()
+        .map(|key| decls.bitfields(key))
+        .find(|bits| !bits.is_empty())
+        .map_or(Vec::new(), <[BitField]>::to_vec)
 }
 
 /// What `gatun layout` prints for a type of `layout` (as a table, or with `json` as a JSON

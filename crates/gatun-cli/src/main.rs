@@ -1,10 +1,10 @@
 //! `gatun`: the command line of the gatun FFI library.
 //!
 //! - `gatun bench`: run the benchmark suite and print a JMH-style table.
-//! - `gatun call [-l LIB]... [-i HEADER]... 'DECL' ARGS...`: declare a C function (or name one
-//!   a header declares) and call it.
-//! - `gatun layout [-i HEADER]... DECL`: size, alignment, field offsets, padding holes and the
-//!   argument classification of a C type (SysV on x86-64, AAPCS64 on AArch64).
+//! - `gatun call [-l LIB]... [-i HEADER]... [-D NAME[=VALUE]]... [-I DIR]... 'DECL' ARGS...`:
+//!   declare a C function (or name one a header declares) and call it.
+//! - `gatun layout [-i HEADER]... DECL`: size, alignment, field offsets, bit-fields, padding
+//!   holes and the argument classification of a C type (SysV on x86-64, AAPCS64 on AArch64).
 
 mod bench;
 
@@ -48,16 +48,24 @@ enum Command {
         which may be left out as in C; a union takes its first member; missing members are \
         zero)\n  \
         variadic arguments: integer -> int (long if it does not fit), floating -> double, \
-        anything else -> string\n\n\
+        anything else -> string\n  \
+        A word starting with &, [ or { that does not resolve (&struct stat without its \
+        header, a typo) is an error and nothing is called; so is a type name for a pointer to \
+        a non-character type. After `--`, words for pointer parameters and variadic \
+        arguments are passed as text, whatever they look like.\n\n\
         With -i HEADER (repeatable) the header's declarations are available, and the \
         declaration may be just a function name: gatun call -l libz.so.1 -i zlib.h crc32 0 \
-        hello 5.\n\n\
-        Options (-l, -i, --errno, --json, --hex) may come before or after the declaration; an \
-        unknown option is an error anywhere. Negative numbers (-5, -1.5) are arguments; after \
-        `--` every word is an argument (to pass text such as `--json` or `-lx` to a `char *` \
-        parameter). Floating-point results print in their shortest round-trip form; in \
-        --json, NaN and infinities are the strings \"NaN\", \"inf\", \"-inf\". A \
-        declaration must declare exactly one function (struct definitions may precede it)."
+        hello 5. -D NAME[=VALUE], -I DIR and -include FILE are passed to the C \
+        preprocessor: gatun call -D _GNU_SOURCE -i string.h strcasestr Hello ELL.\n\n\
+        Options (-l, -i, -D, -I, -include, --errno, --json, --hex) may come before or after \
+        the declaration; an unknown option is an error anywhere. Negative numbers (-5, -1.5) \
+        are arguments; after `--` every word is an argument (to pass text such as `--json` or \
+        `-lx` to a `char *` parameter). Structs print with their members' names ({quot = 3, \
+        rem = 2}; JSON objects); floating-point numbers print in their shortest round-trip \
+        form, plain or with an exponent, whichever is shorter, alike in text and --json \
+        (where NaN and infinities are the strings \"NaN\", \"inf\", \"-inf\"). The result \
+        starts on a line of its own. A declaration must declare exactly one function (struct \
+        definitions may precede it)."
     )]
     Call(call::CallArgs),
 }

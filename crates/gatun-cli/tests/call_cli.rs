@@ -634,3 +634,348 @@ fn numbers_that_do_not_fit_the_parameter_say_why() {
         "1e308\n"
     );
 }
+
+/// A path in the temporary directory unique to this test process and `name`.
+fn temp_path(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir().join(format!("gatun-cli-{}-{name}", std::process::id()))
+}
+
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
+#[test]
+fn unresolved_literals_are_errors_and_nothing_is_called() {
+    // `cli_mark_and_fill` creates its first argument as a file, then writes 4 KiB through its
+    // second: the file exists exactly when the function was called.
+    let lib = gatun_test_natives::PATH;
+    let declared_only =
+        "struct cli_record; int cli_mark_and_fill(const char *, struct cli_record *)";
+    let defined = "struct cli_record { long values[512]; }; \
+                   int cli_mark_and_fill(const char *, struct cli_record *)";
+    let cases: [(&str, &str, &str); 6] = [
+        (
+            declared_only,
+            "&struct cli_record",
+            "argument 2: '&struct cli_record': struct cli_record is declared but never defined",
+        ),
+        (
+            defined,
+            "&struct cli_recrod",
+            "argument 2: '&struct cli_recrod': struct cli_recrod is not declared",
+        ),
+        (defined, "&cli_record", "unknown type name `cli_record`"),
+        (
+            defined,
+            "struct cli_record",
+            "`struct cli_record` names a type",
+        ),
+        (defined, "[4096", "bad buffer size in `[4096`"),
+        (
+            defined,
+            "{1}",
+            "a struct literal cannot be passed for a pointer",
+        ),
+    ];
+    for (i, (decl, word, message)) in cases.iter().enumerate() {
+        let marker = temp_path(&format!("unresolved-{i}"));
+        let _ = std::fs::remove_file(&marker);
+        let e = call_fails(&["-l", lib, decl, marker.to_str().unwrap(), word]);
+        assert!(e.contains(message), "{word}: {e}");
+        assert!(!marker.exists(), "{word}: the function was called ({e})");
+    }
+    // The same call with a type that resolves: called, and the record printed by name.
+    let marker = temp_path("resolved");
+    let out = call(&[
+        "-l",
+        lib,
+        defined,
+        marker.to_str().unwrap(),
+        "&struct cli_record",
+    ]);
+    assert!(marker.exists());
+    std::fs::remove_file(&marker).unwrap();
+    let value = 0x5a5a_5a5a_5a5a_5a5a_u64 as i64;
+    assert!(
+        out.starts_with(&format!("1\nargument 2: {{values = {{{value}, {value}, ")),
+        "{}",
+        &out[..80.min(out.len())]
+    );
+    // After `--` such words are text: `fopen` creates a file of that name.
+    let dir = temp_path("literal-dir");
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = gatun()
+        .current_dir(&dir)
+        .args([
+            "call",
+            "void *fopen(const char *, const char *)",
+            "--",
+            "&int",
+            "w",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(dir.join("&int").exists(), "`&int` after `--` is a string");
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_eq!(
+        call(&["size_t strlen(const char *)", "--", "&struct stat"]),
+        "12\n"
+    );
+}
+
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
+#[test]
+fn the_issues_typos_are_errors() {
+    // Each of these once called the function with the text as a buffer it wrote past.
+    let e = call_fails(&[
+        "int stat(const char*, struct stat*)",
+        "/etc/passwd",
+        "&struct stat",
+    ]);
+    assert!(
+        e.contains("'&struct stat': struct stat is declared but never defined")
+            && e.contains("(add -i sys/stat.h)"),
+        "{e}"
+    );
+    let e = call_fails(&[
+        "int stat(const char*, void*)",
+        "/etc/passwd",
+        "&struct stat",
+    ]);
+    assert!(
+        e.contains("'&struct stat': struct stat is not declared (add -i sys/stat.h)"),
+        "{e}"
+    );
+    let e = call_fails(&[
+        "struct tm *localtime_r(const long *, struct tm *)",
+        "&long=0",
+        "&struct tm",
+    ]);
+    assert!(
+        e.contains("'&struct tm': struct tm is") && e.contains("add -i time.h"),
+        "{e}"
+    );
+    let e = call_fails(&[
+        "-l",
+        "libm.so.6",
+        "double frexp(double, int*)",
+        "48",
+        "&itn",
+    ]);
+    assert!(e.contains("'&itn': unknown type name `itn`"), "{e}");
+    // A type name for a pointer to a non-character type is an out-parameter without its `&`;
+    // for a `char *` it is text.
+    let e = call_fails(&["-l", "libm.so.6", "double frexp(double, int*)", "48", "int"]);
+    assert!(e.contains("write `&int` for an out-parameter"), "{e}");
+    assert_eq!(call(&["size_t strlen(const char *)", "int"]), "3\n");
+    // With the header, the same call works and prints the struct by member name.
+    let out = call(&["-i", "time.h", "localtime_r", "&long=0", "&struct tm"]);
+    assert!(
+        out.contains("argument 2: {tm_sec = 0, tm_min = 0, "),
+        "{out}"
+    );
+    assert!(out.contains("tm_year = 70"), "{out}");
+}
+
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
+#[test]
+fn preprocessor_options_for_headers() {
+    // strcasestr is declared only under _GNU_SOURCE.
+    let e = call_fails(&["-i", "string.h", "strcasestr", "Hello", "ELL"]);
+    assert!(e.contains("`strcasestr`"), "{e}");
+    assert_eq!(
+        call(&[
+            "-D",
+            "_GNU_SOURCE",
+            "-i",
+            "string.h",
+            "strcasestr",
+            "Hello",
+            "ELL"
+        ]),
+        "ello\n"
+    );
+    assert_eq!(
+        call(&[
+            "strcasestr",
+            "Hello",
+            "ELL",
+            "-D_GNU_SOURCE",
+            "-i",
+            "string.h"
+        ]),
+        "ello\n"
+    );
+    // -I finds a header of our own, -D selects what it declares, -include reads a file first.
+    let dir = temp_path("headers");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("gatun_cli_test.h"),
+        "static inline int gatun_twice(int x) { return 2 * x; }\n\
+         #ifdef GATUN_WANT_LABS\nlong labs(long);\n#endif\n\
+         #ifdef GATUN_FROM_INCLUDE\nint abs(int);\n#endif\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("first.h"), "#define GATUN_FROM_INCLUDE 1\n").unwrap();
+    let d = dir.to_str().unwrap();
+    let e = call_fails(&["-I", d, "-i", "gatun_cli_test.h", "labs", "-5"]);
+    assert!(e.contains("`labs`"), "{e}");
+    assert_eq!(
+        call(&[
+            "-I",
+            d,
+            "-D",
+            "GATUN_WANT_LABS=1",
+            "-i",
+            "gatun_cli_test.h",
+            "labs",
+            "-5"
+        ]),
+        "5\n"
+    );
+    let first = dir.join("first.h");
+    assert_eq!(
+        call(&[
+            "-I",
+            d,
+            "-include",
+            first.to_str().unwrap(),
+            "-i",
+            "gatun_cli_test.h",
+            "abs",
+            "-7"
+        ]),
+        "7\n"
+    );
+    // A static inline function has no symbol: said so, rather than "not declared".
+    let e = call_fails(&["-I", d, "-i", "gatun_cli_test.h", "gatun_twice", "2"]);
+    assert!(
+        e.contains(
+            "`gatun_twice` is static inline in the header (gatun_cli_test.h), not exported by \
+             any library"
+        ),
+        "{e}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+    // -D and -I need a header to apply to.
+    let e = call_fails(&["-D", "X", "int abs(int)", "1"]);
+    assert!(e.contains("-D and -I apply to headers"), "{e}");
+}
+
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
+#[test]
+fn a_header_function_without_its_library_says_to_add_it() {
+    let e = call_fails(&["-i", "zlib.h", "crc32", "0", "hello", "5"]);
+    assert!(e.contains("symbol `crc32` not found"), "{e}");
+    assert!(
+        e.contains("add -l LIBRARY, the library that exports it, e.g. -l libz.so.1"),
+        "{e}"
+    );
+    // Without headers the plain error.
+    let e = call_fails(&["int gatun_nowhere(int)", "1"]);
+    assert!(!e.contains("add -l"), "{e}");
+}
+
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
+#[test]
+fn strings_behind_pointer_typedefs_print_as_strings() {
+    let decl = "typedef const char *png_const_charp; png_const_charp strerror(int)";
+    assert_eq!(call(&[decl, "2"]), "No such file or directory\n");
+    let v: serde_json::Value = serde_json::from_str(&call(&["--json", decl, "2"])).unwrap();
+    assert_eq!(v["result"], "No such file or directory");
+    // Out-parameters of such a type too.
+    let strtod = "typedef char *charp; double strtod(const char *, charp *)";
+    assert_eq!(
+        call(&[strtod, "2.5rest", "&charp"]),
+        "2.5\nargument 2: \"rest\"\n"
+    );
+}
+
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
+#[test]
+fn floats_are_written_alike_in_text_and_json() {
+    for (args, text) in [
+        (["10", "6"], "1e6"),
+        (["2", "0.5"], "1.4142135623730951"),
+        (["10", "-7"], "1e-7"),
+        (["2", "10"], "1024"),
+    ] {
+        let mut all = vec!["-l", "libm.so.6", "double pow(double, double)"];
+        all.extend(args);
+        assert_eq!(call(&all), format!("{text}\n"));
+        all.insert(0, "--json");
+        let out = call(&all);
+        assert!(out.contains(&format!(r#""result":{text}}}"#)), "{out}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(v["result"].as_f64(), text.parse::<f64>().ok(), "{out}");
+    }
+}
+
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
+#[test]
+fn the_result_starts_on_its_own_line() {
+    // Through a pipe (how the tests run the binary): C's stdio output and raw write(2).
+    assert_eq!(call(&["int printf(const char*, ...)", "hi"]), "hi\n2\n");
+    assert_eq!(
+        call(&["long write(int, const void *, size_t)", "1", "abc", "3"]),
+        "abc\n3\n"
+    );
+    // Output that ends its line gets no blank line; JSON starts on its own line too.
+    assert_eq!(call(&["int puts(const char*)", "hi"]), "hi\n3\n");
+    let out = call(&["--json", "int printf(const char*, ...)", "hi"]);
+    assert!(out.starts_with("hi\n{"), "{out}");
+    // Into a regular file (open for writing only, as `> file` opens it).
+    let path = temp_path("stdout.txt");
+    let file = std::fs::File::create(&path).unwrap();
+    let status = gatun_test_natives::target_command(env!("CARGO_BIN_EXE_gatun"))
+        .args(["call", "int printf(const char*, ...)", "hi"])
+        .stdout(file)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "hi\n2\n");
+    std::fs::remove_file(&path).unwrap();
+    // On a terminal (util-linux `script` gives the command a pseudo-terminal), where C's
+    // stdout is line-buffered and nothing is interposed.
+    let binary = env!("CARGO_BIN_EXE_gatun");
+    if gatun_test_natives::RUNNER.is_empty() && std::path::Path::new("/usr/bin/script").exists() {
+        let out = std::process::Command::new("/usr/bin/script")
+            .args(["-qec"])
+            .arg(format!("{binary} call 'int printf(const char*, ...)' hi"))
+            .arg("/dev/null")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), "hi\r\n2\r\n");
+    }
+}
+
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
+#[test]
+fn bit_fields_of_results_print_by_name_as_the_c_compiler_sets_them() {
+    let lib = gatun_test_natives::PATH;
+    let decl = "struct cli_bits { int a : 3; unsigned b : 5; char c; }; \
+                struct cli_bits cli_make_bits(int, unsigned, char)";
+    assert_eq!(
+        call(&["-l", lib, decl, "-3", "21", "7"]),
+        "{a = -3, b = 21, c = 7}\n"
+    );
+    let v: serde_json::Value =
+        serde_json::from_str(&call(&["--json", "-l", lib, decl, "3", "31", "-1"])).unwrap();
+    assert_eq!(v["result"], serde_json::json!({ "a": 3, "b": 31, "c": -1 }));
+}
+
+#[test]
+fn a_rejected_descriptor_says_why_first_and_briefly() {
+    // 300 `long` parameters: 2352 bytes of stack arguments on SysV, more than gatun's 2048.
+    let params = vec!["long"; 300].join(", ");
+    let decl = format!("int abs({params})");
+    let mut args = vec![decl.as_str()];
+    args.extend(std::iter::repeat_n("1", 300));
+    let e = call_fails(&args);
+    assert!(
+        e.starts_with("gatun: invalid function descriptor: the call needs "),
+        "{e}"
+    );
+    assert!(e.contains("(descriptor: (i64, i64, "), "{e}");
+    assert!(e.len() < 400, "{} characters: {e}", e.len());
+    assert!(e.trim_end().ends_with("…)"), "{e}");
+}

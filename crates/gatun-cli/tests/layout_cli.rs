@@ -320,3 +320,185 @@ fn types_from_headers() {
     );
     assert!(text.contains("st_mode: u32"), "{text}");
 }
+
+/// Where the C compiler puts each bit-field of `struct TAG` (defined by `src`): `(name, bit
+/// offset from the record's start, width)`, found by setting the field to all ones in a
+/// zeroed record and reading which bits changed; `None` where test programs cannot run here
+/// (a cross build).
+#[cfg(target_os = "linux")]
+fn c_bit_fields(src: &str, tag: &str, fields: &[&str]) -> Option<Vec<(String, usize, usize)>> {
+    if !gatun_test_natives::RUNNER.is_empty() {
+        return None;
+    }
+    let mut prog = format!(
+        "#include <stdio.h>\n#include <string.h>\n{src};\nint main(void) {{ struct {tag} s;\n"
+    );
+    for f in fields {
+        prog.push_str(&format!(
+            "memset(&s, 0, sizeof s); s.{f} = -1; {{ unsigned char *p = (unsigned char *)&s; \
+             int first = -1, n = 0; for (unsigned i = 0; i < sizeof s * 8; i++) \
+             if (p[i / 8] >> (i % 8) & 1) {{ if (first < 0) first = i; n++; }} \
+             printf(\"{f} %d %d\\n\", first, n); }}\n"
+        ));
+    }
+    prog.push_str("return 0; }\n");
+    let dir = std::env::temp_dir().join(format!("gatun-layout-bits-{}-{tag}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let c = dir.join("bits.c");
+    let exe = dir.join("bits");
+    std::fs::write(&c, prog).unwrap();
+    let built = std::process::Command::new(gatun_test_natives::CC)
+        .arg(&c)
+        .arg("-o")
+        .arg(&exe)
+        .status()
+        .unwrap();
+    assert!(built.success());
+    let out = std::process::Command::new(&exe).output().unwrap();
+    std::fs::remove_dir_all(&dir).unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    Some(
+        text.lines()
+            .map(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                (
+                    w[0].to_string(),
+                    w[1].parse().unwrap(),
+                    w[2].parse().unwrap(),
+                )
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn bit_fields_are_listed_by_name_and_count_as_used() {
+    let b = "struct B { int a:3; int b:5; char c; }";
+    let out = stdout_of(&["layout", b]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines[0], "struct B: size 4, alignment 4", "{out}");
+    assert_eq!(
+        lines[2..6],
+        [
+            "     0                  a: i32:3 (bit offset 0, width 3)",
+            "     0                  b: i32:5 (bit offset 3, width 5)",
+            "     1      1      1    c: i8",
+            "     2      2           /* trailing padding: 2 bytes */",
+        ],
+        "{out}"
+    );
+    // a and b fill byte 0: the only padding is the 2 bytes after c, as pahole counts it.
+    assert_eq!(lines[6], "padding: 2 bytes in 1 hole", "{out}");
+    let v: serde_json::Value = serde_json::from_str(&stdout_of(&["layout", "--json", b])).unwrap();
+    assert_eq!(
+        v["fields"][1],
+        serde_json::json!({ "name": "b", "type": "i32:5", "offset": 0, "bit_offset": 3, "bit_width": 5 })
+    );
+    assert_eq!(v["holes"], serde_json::json!([{ "offset": 2, "size": 2 }]));
+
+    // Bits no bit-field uses are a bit hole; an untagged record is found too. Every position
+    // is the C compiler's.
+    let h = "struct H { char x; int a:3; long long y:20; short z:9; unsigned char w; }";
+    let out = stdout_of(&["layout", "--json", h]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    #[cfg(target_os = "linux")]
+    if let Some(c) = c_bit_fields(h, "H", &["a", "y", "z"]) {
+        for (name, bit, width) in c {
+            let f = v["fields"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|f| f["name"] == name.as_str())
+                .unwrap_or_else(|| panic!("no {name} in {out}"));
+            let at = f["offset"].as_u64().unwrap() * 8 + f["bit_offset"].as_u64().unwrap();
+            assert_eq!(
+                (at as usize, f["bit_width"].as_u64().unwrap() as usize),
+                (bit, width),
+                "{name}: {out}"
+            );
+        }
+    }
+    let text = stdout_of(&["layout", h]);
+    assert!(text.contains("/* bit hole: "), "{text}");
+    assert!(text.contains(" unused bit"), "{text}");
+    let anonymous = stdout_of(&[
+        "layout",
+        "struct { unsigned ready:1; unsigned level:4; short n; }",
+    ]);
+    assert!(
+        anonymous.contains("level: u32:4 (bit offset 1, width 4)"),
+        "{anonymous}"
+    );
+    assert!(
+        anonymous.contains("/* bit hole: 3 bits at bit offset 5 */"),
+        "{anonymous}"
+    );
+}
+
+#[test]
+fn undeclared_and_undefined_types_are_told_apart() {
+    let e = one_line_error(&["layout", "struct tm"]);
+    assert_eq!(
+        e,
+        "gatun: 1:1: error: `struct tm` is not declared, so it has no layout (add -i time.h)\n"
+    );
+    let e = one_line_error(&["layout", "struct mine"]);
+    assert!(e.contains("`struct mine` is not declared"), "{e}");
+    assert!(e.contains("add -i with the header that defines it"), "{e}");
+    // A real forward declaration keeps its message.
+    let e = one_line_error(&["layout", "struct fwd; struct fwd"]);
+    assert!(
+        e.contains("`struct fwd` is incomplete (declared but never defined)"),
+        "{e}"
+    );
+    let e = one_line_error(&["layout", "z_stream"]);
+    assert!(
+        e.contains("unknown type name `z_stream` (add -i zlib.h)"),
+        "{e}"
+    );
+}
+
+#[test]
+// glibc's headers, through the system C preprocessor with the preprocessor's options.
+#[cfg(target_os = "linux")]
+fn preprocessor_options_apply_to_layout_headers() {
+    let dir = std::env::temp_dir().join(format!("gatun-layout-headers-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("gatun_layout_test.h"),
+        "struct sized { char c[SIZE]; };\n",
+    )
+    .unwrap();
+    let d = dir.to_str().unwrap();
+    let out = stdout_of(&[
+        "layout",
+        "-I",
+        d,
+        "-D",
+        "SIZE=12",
+        "-i",
+        "gatun_layout_test.h",
+        "struct sized",
+    ]);
+    assert!(
+        out.starts_with("struct sized: size 12, alignment 1"),
+        "{out}"
+    );
+    let first = dir.join("first.h");
+    std::fs::write(&first, "#define SIZE 5\n").unwrap();
+    let out = stdout_of(&[
+        "layout",
+        "-include",
+        first.to_str().unwrap(),
+        "-I",
+        d,
+        "-i",
+        "gatun_layout_test.h",
+        "struct sized",
+    ]);
+    assert!(
+        out.starts_with("struct sized: size 5, alignment 1"),
+        "{out}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,45 +1,60 @@
-//! `gatun call [-l LIB]... [-i HEADER]... [--errno] [--json] [--hex] 'DECL' ARGS...`: declare
-//! a C function with a prototype, link it with `gatun::Linker` and call it with arguments
-//! written as text.
+//! `gatun call [-l LIB]... [-i HEADER]... [-D NAME[=VALUE]]... [-I DIR]... [-include FILE]...
+//! [--errno] [--json] [--hex] 'DECL' ARGS... [-- TEXT...]`: declare a C function with a
+//! prototype, link it with `gatun::Linker` and call it with arguments written as text.
 //!
 //! - `DECL` is parsed by `gatun::cdecl` (a trailing `;` is optional; struct definitions may
 //!   precede the prototype). With `-i HEADER` (repeatable) the headers are preprocessed by the
 //!   system C compiler first and their declarations are available; `DECL` may then be just
 //!   the name of a function they declare (`gatun call -l libz.so.1 -i zlib.h crc32 0 hello
-//!   5`). The symbol is looked up in the `-l` libraries (sonames or paths, in order), then
-//!   in the default lookup (the process, libc, libm).
+//!   5`). `-D NAME[=VALUE]`, `-I DIR` and `-include FILE` are passed to the preprocessor
+//!   (`gatun call -D _GNU_SOURCE -i string.h strcasestr Hello ELL`). The symbol is looked up
+//!   in the `-l` libraries (sonames or paths, in order), then in the default lookup (the
+//!   process, libc, libm); a function the headers declare but no library given exports is
+//!   reported with a hint to add `-l`, one the headers only define `static inline` as such.
 //! - Arguments: integers (`42`, `-1`, `0x10`), floating point (`1.5`, `1e3`), `true`/`false`,
 //!   `NULL` (a floating-point parameter also takes integers, `0x10` included); any other text
 //!   given for a pointer parameter is passed as a NUL-terminated string; `[N]` passes a zeroed
 //!   buffer of N bytes (printed after the call: as a string when it holds text, as hex bytes
 //!   otherwise or with `--hex`); `&TYPE` (`&int`, `&double`, `&char *`, `&struct tm`) passes
 //!   the address of a zeroed `TYPE`, `&TYPE=VALUE` of an initialized one, and prints its
-//!   value after the call (a `char *` as its string); a struct or union by value is a literal
-//!   in braces (`'{1.5, 2}'`; nested braces for nested members and arrays, which may be left
-//!   out as in C: `{1, 2, 3}` for `struct { int a[2]; int b; }`; a union takes its first
-//!   member, missing members are zero). Variadic arguments get their type from their text:
-//!   integer → `int` (or `long` if it does not fit), floating → `double`, anything else →
-//!   string.
+//!   value after the call (a pointer to a character type as its string); a struct or union
+//!   by value is a literal in braces (`'{1.5, 2}'`; nested braces for nested members and
+//!   arrays, which may be left out as in C: `{1, 2, 3}` for `struct { int a[2]; int b; }`;
+//!   a union takes its first member, missing members are zero). Variadic arguments get their
+//!   type from their text: integer → `int` (or `long` if it does not fit), floating →
+//!   `double`, anything else → string.
+//! - A word for a pointer that starts with `&`, `[` or `{` and is not a valid out-parameter
+//!   (its type not declared, a typo), buffer or pointer is an error, and nothing is called:
+//!   passed as a string, the callee would write past it. So is a type name (`int`, `struct
+//!   stat`) for a pointer to anything but a character type: an out-parameter without its `&`.
+//!   After `--`, words for pointer parameters and variadic arguments are passed as text,
+//!   whatever they look like (`-- '&not an out-parameter'`); numbers and by-value structs are
+//!   read as before.
 //! - The result is printed as a number, `true`/`false`, an address (`0x...`, `NULL`), a string
-//!   (for a return type written as a pointer to a character type, `char *` or `const unsigned
-//!   char *`, in the prototype or the header) or a brace literal for a struct; `--errno`
-//!   captures `errno` and prints `-1 (errno 2: No such file or directory)`; `--json` prints
-//!   one JSON object (and an error as `{"error": "MESSAGE"}` on stderr). Floating-point
-//!   results are printed in their shortest round-trip form (`0.1`, `1e300`); in JSON, NaN and
-//!   infinities are the strings `"NaN"`, `"inf"` and `"-inf"`.
+//!   (for a return type written as a pointer to a character type, `char *`, `const unsigned
+//!   char *` or a typedef of one, in the prototype or the header) or a struct with its
+//!   members' names, as gdb prints it (`{quot = 3, rem = 2}`; bit-fields by name; in JSON an
+//!   object keyed by member name); `--errno` captures `errno` and prints `-1 (errno 2: No such
+//!   file or directory)`; `--json` prints one JSON object (and an error as `{"error":
+//!   "MESSAGE"}` on stderr). Floating-point numbers are written the same way in text and
+//!   JSON: their shortest round-trip digits, in plain or exponent notation, whichever is
+//!   shorter (`0.1`, `1024`, `1e6`, `1e300`); in JSON, NaN and infinities are the strings
+//!   `"NaN"`, `"inf"` and `"-inf"`.
 //! - Options may also follow the declaration or the arguments ([`hoist_options`]); an unknown
 //!   option is an error wherever it appears; after `--` every word is an argument. C's stdio
 //!   is flushed (`fflush(NULL)`) after the call, so what the function printed comes before
-//!   the result.
+//!   the result, which starts on a line of its own: a newline is printed first when the
+//!   function's output did not end one ([`stdout`] says how that is known).
 //! - Exit status 0 when the call completed; 2 with one line on stderr for any bad input
 //!   ([`CallError`]: unknown type, missing symbol or library, wrong argument count,
-//!   non-numeric argument, ...).
+//!   non-numeric argument, an out-parameter type that does not resolve, ...).
 //!
 //! The files, in the order a call goes through them: `prototype.rs` (the declaration),
 //! `literal.rs` (numbers and brace literals as text), `values.rs` (argument words to values
 //! and segments, [`prepare_call`]), `fill.rs` (brace literals written into memory), this file
-//! (link and call, [`run`]), `render.rs` (the text or JSON printed after the call);
-//! `options.rs` orders the command line before clap reads it, `error.rs` holds [`CallError`].
+//! (link and call, [`run`]), `stdout.rs` (standard output watched during the call),
+//! `render.rs` (the text or JSON printed after the call); `options.rs` orders the command
+//! line before clap reads it, `error.rs` holds [`CallError`].
 
 mod error;
 mod fill;
@@ -51,8 +66,7 @@ pub mod stdout;
 mod values;
 
 use clap::Args;
-use gatun::cdecl::Declarations;
-use gatun::layout::{BitField, MemoryLayout, ValueLayout};
+use gatun::layout::ValueLayout;
 use gatun::linker::SymbolLookup;
 use gatun::memory::Arena;
 use gatun::{FunctionDescriptor, Linker, Value};
@@ -63,6 +77,7 @@ pub use prototype::parse_prototype;
 pub use values::{prepare_call, split_argument_words, Out, PreparedCall, LITERAL_TEXT_FROM};
 
 use crate::headers::{library_hint, HeaderArgs};
+use crate::layout_cmd::named_record_bitfields;
 
 use render::{buffer_contents, show_out, show_result, Report};
 
@@ -157,7 +172,7 @@ pub fn run(args: &CallArgs) -> Result<(), CallError> {
 
     let bits = descriptor
         .return_layout()
-        .map_or(Vec::new(), |l| record_bitfields(&decls, l));
+        .map_or(Vec::new(), |l| named_record_bitfields(&decls, l));
     // SAFETY: the prototype (typed or from a header) says whether the function returns a
     // `char *`, i.e. a NUL-terminated string (or NULL); that declaration is the contract.
     let result = unsafe { show_result(&result, &descriptor, f.returns_c_string(), &bits) };
@@ -189,24 +204,6 @@ pub fn run(args: &CallArgs) -> Result<(), CallError> {
     }
     print!("{text}");
     Ok(())
-}
-
-/// The bit-fields of the record type `layout` (a function's result), found in `decls` by
-/// the record's tag or typedef name; empty for other types.
-fn record_bitfields(decls: &Declarations, layout: &MemoryLayout) -> Vec<BitField> {
-    let Some(name) = layout.name().filter(|_| layout.is_group()) else {
-        return Vec::new();
-    };
-    let keyword = if matches!(layout, MemoryLayout::Union(_)) {
-        "union"
-    } else {
-        "struct"
-    };
-    [format!("{keyword} {name}"), name.to_string()]
-        .iter()
-        .map(|key| decls.bitfields(key))
-        .find(|bits| !bits.is_empty())
-        .map_or(Vec::new(), <[BitField]>::to_vec)
 }
 
 /// Flushes every C stdio output stream (`fflush(NULL)`, called through gatun), so output the
