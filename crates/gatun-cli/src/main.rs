@@ -29,8 +29,8 @@ struct Cli {
 enum Command {
     /// Run the benchmark suite (quick mode by default) and print a JMH-style table.
     Bench(bench::BenchArgs),
-    /// Print the layout of a C type: size, alignment, field offsets and sizes, padding holes,
-    /// and the ABI's classification: on x86-64 the SysV class of each eightbyte, on AArch64
+    /// Print the layout of a C type: size, alignment, field offsets and sizes, bit-fields
+    /// (byte offset, bit offset, width), padding holes, and the ABI's classification: on x86-64 the SysV class of each eightbyte, on AArch64
     /// the AAPCS64 (Linux) argument class.
     Layout(layout_cmd::LayoutArgs),
     /// Declare a C function with a prototype and call it: `gatun call 'size_t strlen(const

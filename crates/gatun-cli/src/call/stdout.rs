@@ -15,7 +15,8 @@
 //!   every byte at once to the real standard output and remembering the last one. Exact, and
 //!   the function still writes to a pipe, as it would have. The thread stops once the call has
 //!   returned, C's stdio is flushed and the pipe is empty; output that a process the function
-//!   started in the background writes after that is discarded.
+//!   started in the background writes after that is lost (its writes fail, with `EPIPE` or
+//!   `SIGPIPE`, once the thread has closed the pipe).
 //! - **A terminal**: nothing is interposed (a function may prompt, or check `isatty`); C's
 //!   `stdout` is line-buffered there, so bytes still pending in its buffer before the flush
 //!   (`__fpending`, glibc and musl) mean its last line was not ended. Output written with
