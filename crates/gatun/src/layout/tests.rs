@@ -322,7 +322,8 @@ fn value_layout_alignment_and_names() {
 #[test]
 fn pointer_with_target_layout() {
     let point = MemoryLayout::c_struct([i32("x"), i32("y")]).unwrap();
-    let p = ValueLayout::pointer_to(point.clone()).unwrap();
+    // SAFETY: nothing is read through `p`.
+    let p = unsafe { ValueLayout::pointer_to(point.clone()) }.unwrap();
     assert_eq!(p.kind(), ScalarKind::Pointer);
     assert_eq!(p.byte_size(), std::mem::size_of::<usize>());
     assert_eq!(p.target(), Some(&point));
@@ -957,10 +958,13 @@ fn every_constructor_enforces_the_nesting_bound() {
         ("union", &|l| MemoryLayout::union_layout_packed([l], 2)),
         ("sequence", &|l| MemoryLayout::sequence_layout(1, l)),
         ("pointer target", &|l| {
-            ValueLayout::pointer_to(l).map(MemoryLayout::from)
+            // SAFETY: nothing is read through these layouts.
+            unsafe { ValueLayout::pointer_to(l) }.map(MemoryLayout::from)
         }),
         ("struct", &|l| {
-            MemoryLayout::c_struct([ValueLayout::pointer_to(l)?]).map(|s| s.with_name("s"))
+            // SAFETY: nothing is read through these layouts.
+            MemoryLayout::c_struct([unsafe { ValueLayout::pointer_to(l) }?])
+                .map(|s| s.with_name("s"))
         }),
     ];
     for (what, wrap) in cases {
@@ -1036,7 +1040,8 @@ fn equality_still_sees_every_difference() {
     assert_ne!(a.clone(), a.clone().with_name("n"));
     assert_ne!(a.clone(), a.clone().with_byte_alignment(8).unwrap());
     assert_eq!(a.clone().with_name("n"), a.clone().with_name("n"));
-    let p = |t: MemoryLayout| MemoryLayout::from(ValueLayout::pointer_to(t).unwrap());
+    // SAFETY: nothing is read through these layouts.
+    let p = |t: MemoryLayout| MemoryLayout::from(unsafe { ValueLayout::pointer_to(t) }.unwrap());
     assert_ne!(p(a.clone()), p(s("x", ValueLayout::U32)));
     assert_eq!(p(a.clone()), p(s("x", ValueLayout::I32)));
     let seq = |n| MemoryLayout::sequence_layout(n, ValueLayout::I8).unwrap();

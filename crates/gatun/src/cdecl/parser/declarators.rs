@@ -9,7 +9,11 @@ use super::specifiers::IGNORED;
 use super::{PResult, Parser};
 use crate::cdecl::lexer::{Kind, Token};
 use crate::cdecl::{CdeclError, FnTy, NoLayout, Span, Ty, MAX_NESTING};
-use crate::layout::{MemoryLayout, ValueLayout};
+use crate::layout::{MemoryLayout, PointerTarget, ScalarKind, ValueLayout};
+
+/// Pointer targets are attached to layouts less deep than this, so that records holding such
+/// pointers keep well within [`MAX_NESTING`] (a target adds its depth to the pointer's).
+const MAX_TARGET_DEPTH: usize = MAX_NESTING / 2;
 
 #[derive(Debug)]
 /// An array or function derivation written after a declarator's name.
@@ -50,6 +54,11 @@ impl Declarator {
         self.ptrs > 0
             || !self.suffixes.is_empty()
             || self.inner.as_ref().is_some_and(|d| d.derives())
+    }
+
+    /// Whether the declarator has a pointer anywhere (`*name[]`, `(*name)[]`).
+    fn derives_pointer(&self) -> bool {
+        self.ptrs > 0 || self.inner.as_ref().is_some_and(|d| d.derives_pointer())
     }
 
     /// Whether some array size is not a constant.
@@ -288,7 +297,7 @@ impl Parser<'_, '_> {
             let base = self.type_attrs(spec.ty.clone(), &attrs, Some(&d))?;
             let name = d.name().map(|(n, _)| n.clone());
             callbacks.push(self.pointee_fn(&base, &d, spec.typedef_fn.as_ref()));
-            let ty = match self.apply(base, &d) {
+            let ty = match self.apply(base, &d, spec.plain_char) {
                 // A variable-length array parameter is a pointer, whatever its sizes.
                 Err(_) if d.has_vla() && d.derives() => Ty::Object(ValueLayout::ADDRESS.into()),
                 // Arrays of types without a layout decay too.
@@ -303,10 +312,14 @@ impl Parser<'_, '_> {
                 _ => ty,
             };
             let ty = match ty {
-                // C11 §6.7.6.3 ¶7-8: arrays and functions decay to pointers.
-                Ty::Object(MemoryLayout::Sequence(_)) | Ty::Func(_) => {
-                    Ty::Object(ValueLayout::ADDRESS.into())
+                // C11 §6.7.6.3 ¶7-8: arrays decay to pointers to their elements (`char s[]`
+                // to `char *`, a C string with pointer targets), functions to pointers.
+                Ty::Object(MemoryLayout::Sequence(seq)) => {
+                    let element = seq.element().clone();
+                    let char_element = spec.plain_char && !d.derives_pointer();
+                    self.pointer(Ty::Object(element), char_element)
                 }
+                Ty::Func(_) => Ty::Object(ValueLayout::ADDRESS.into()),
                 Ty::Void => return Err(self.err_at(
                     spec.span,
                     "a parameter cannot have type `void` (write `(void)` alone for no parameters)",
@@ -360,9 +373,9 @@ impl Parser<'_, '_> {
         }
         let saved_depth = self.depth;
         let r = if leaf.ptrs == 1 && leaf.suffixes.is_empty() {
-            self.apply_ex(base.clone(), d, true)
+            self.apply_ex(base.clone(), d, true, false)
         } else {
-            self.apply_ex(base.clone(), d, false)
+            self.apply_ex(base.clone(), d, false, false)
         };
         self.depth = saved_depth;
         match r {
@@ -371,15 +384,24 @@ impl Parser<'_, '_> {
         }
     }
 
-    /// Applies a declarator's derivations to the specifiers' type (C11 §6.7.6).
-    pub(super) fn apply(&mut self, base: Ty, d: &Declarator) -> PResult<Ty> {
-        self.apply_ex(base, d, false)
+    /// Applies a declarator's derivations to the specifiers' type (C11 §6.7.6); `plain_char`:
+    /// the specifiers name plain `char` (or a typedef of it), whose pointers are C strings.
+    pub(super) fn apply(&mut self, base: Ty, d: &Declarator, plain_char: bool) -> PResult<Ty> {
+        self.apply_ex(base, d, false, plain_char)
     }
 
     /// [`Parser::apply`]; with `skip_leaf_ptr`, without the innermost declarator's last
-    /// pointer (giving what that pointer points to).
-    fn apply_ex(&mut self, base: Ty, d: &Declarator, skip_leaf_ptr: bool) -> PResult<Ty> {
+    /// pointer (giving what that pointer points to). `plain_char`: `base` is plain `char`,
+    /// not derived yet.
+    fn apply_ex(
+        &mut self,
+        base: Ty,
+        d: &Declarator,
+        skip_leaf_ptr: bool,
+        plain_char: bool,
+    ) -> PResult<Ty> {
         let mut t = base;
+        let mut plain_char = plain_char;
         let ptrs = if skip_leaf_ptr && d.inner.is_none() {
             d.ptrs.saturating_sub(1)
         } else {
@@ -391,9 +413,10 @@ impl Parser<'_, '_> {
             && matches!(&t, Ty::Object(MemoryLayout::Value(v))
                 if matches!(v.kind(), crate::layout::ScalarKind::I8 | crate::layout::ScalarKind::U8));
         for _ in 0..ptrs {
-            t = Ty::Object(ValueLayout::ADDRESS.into());
+            t = self.pointer(t, std::mem::take(&mut plain_char));
         }
         for s in d.suffixes.iter().rev() {
+            plain_char = false;
             let returns_c_string = std::mem::take(&mut c_string);
             t = match s {
                 Suffix::Array(n, span) => match self.complete(t) {
@@ -442,9 +465,44 @@ impl Parser<'_, '_> {
             };
         }
         if let Some(inner) = &d.inner {
-            t = self.apply_ex(t, inner, skip_leaf_ptr)?;
+            t = self.apply_ex(t, inner, skip_leaf_ptr, plain_char)?;
         }
         Ok(t)
+    }
+
+    /// A pointer to `pointee`: a plain address, or, in a set made with
+    /// `Declarations::with_pointer_targets`, one carrying its pointee as target (C's rules:
+    /// a complete object type is a [`PointerTarget::Layout`], plain `char` a
+    /// [`PointerTarget::CString`], the struct or union being defined around the pointer a
+    /// [`PointerTarget::Enclosing`]; `void`, functions, incomplete types, types without a
+    /// layout and layouts too deep to be a target give a plain address).
+    pub(super) fn pointer(&self, pointee: Ty, plain_char: bool) -> Ty {
+        if !self.st.pointer_targets {
+            return Ty::Object(ValueLayout::ADDRESS.into());
+        }
+        let target = match self.complete(pointee) {
+            Ty::Object(MemoryLayout::Value(v))
+                if plain_char && matches!(v.kind(), ScalarKind::I8 | ScalarKind::U8) =>
+            {
+                Some(PointerTarget::CString)
+            }
+            Ty::Object(l) if l.depth() < MAX_TARGET_DEPTH => Some(PointerTarget::Layout(l)),
+            Ty::Incomplete(full) if self.defining.contains(&full) => full
+                .split_whitespace()
+                .last()
+                .map(|tag| PointerTarget::Enclosing(tag.into())),
+            _ => None,
+        };
+        let pointer = match target {
+            // SAFETY: the caller of `Declarations::with_pointer_targets` (which sets
+            // `pointer_targets`) made the promise of `ValueLayout::with_target` for every
+            // pointer these declarations describe.
+            Some(t) => {
+                unsafe { ValueLayout::ADDRESS.with_target(t) }.unwrap_or(ValueLayout::ADDRESS)
+            }
+            None => ValueLayout::ADDRESS,
+        };
+        Ty::Object(pointer.into())
     }
 
     /// Layouts nest (arrays of arrays, structs of structs) at most [`MAX_NESTING`] deep, so

@@ -106,6 +106,9 @@ pub(super) struct Spec {
     pub(super) enum_unsigned: bool,
     /// The type is a typedef of an array of unknown size (incomplete: no `sizeof`).
     pub(super) incomplete_array: bool,
+    /// The type is plain `char` (neither `signed` nor `unsigned`), or a typedef of it: a
+    /// pointer to it is a C string.
+    pub(super) plain_char: bool,
     /// The attributes among the specifiers.
     pub(super) attrs: Attrs,
     /// The specifier defined an untagged struct/union (a C11 anonymous member if no
@@ -179,6 +182,12 @@ impl Builtin {
             }
         };
         *slot = slot.saturating_add(1);
+    }
+
+    /// Whether the keywords name plain `char` (C17 §6.2.5 ¶15: a type of its own, distinct
+    /// from `signed char` and `unsigned char`).
+    fn is_plain_char(&self) -> bool {
+        self.char > 0 && self.signed + self.unsigned + self.complex == 0
     }
 
     /// Whether the keywords seen form a valid combination (C17 §6.7.2 ¶2).
@@ -349,6 +358,7 @@ impl Parser<'_, '_> {
         let mut bits: Arc<[BitField]> = Arc::from(Vec::new());
         let mut enum_unsigned = false;
         let mut incomplete_array = false;
+        let mut plain_char = false;
         let mut attrs = Attrs::default();
         let mut anonymous_record = false;
         loop {
@@ -426,6 +436,7 @@ impl Parser<'_, '_> {
                         }
                         enum_unsigned = self.st.unsigned_enums.contains(w);
                         incomplete_array = self.st.incomplete_arrays.contains(w);
+                        plain_char = self.st.char_typedefs.contains(w);
                         self.bump();
                     }
                     None => break,
@@ -435,6 +446,7 @@ impl Parser<'_, '_> {
             }
         }
         let span = self.span_from(start);
+        plain_char |= ty.is_none() && b.is_plain_char();
         let ty = match ty {
             Some(t) => t,
             None if !b.is_empty() => b.ty().map_err(|e| self.layout_err(span, e))?,
@@ -456,6 +468,7 @@ impl Parser<'_, '_> {
             bits,
             enum_unsigned,
             incomplete_array,
+            plain_char,
             attrs,
             anonymous_record,
             span,
@@ -472,6 +485,6 @@ impl Parser<'_, '_> {
         if let Some((n, span)) = d.name() {
             return Err(self.err_at(*span, format!("unexpected name `{n}` in a type name")));
         }
-        self.apply(spec.ty, &d)
+        self.apply(spec.ty, &d, spec.plain_char)
     }
 }
