@@ -232,9 +232,10 @@ impl Builder {
         let pack = |n: u8| 1usize << (n % 5);
         match step {
             Step::Scalar(k) => Some(ValueLayout::new(ScalarKind::ALL[usize::from(*k) % 12]).into()),
-            // SAFETY: as in `wrap`: only null pointers are read through these layouts.
             Step::Pointer(r) => {
-                self.ok(unsafe { ValueLayout::pointer_to(self.get(*r)) }.map(Into::into))
+                // SAFETY: as in `wrap`: only null pointers are read through these layouts.
+                let pointer = unsafe { ValueLayout::pointer_to(self.get(*r)) };
+                self.ok(pointer.map(Into::into))
             }
             Step::Struct(m) => self.ok(MemoryLayout::c_struct(self.members(m))),
             Step::StructPacked(m, p) => {

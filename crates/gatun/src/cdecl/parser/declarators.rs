@@ -494,11 +494,12 @@ impl Parser<'_, '_> {
             _ => None,
         };
         let pointer = match target {
-            // SAFETY: the caller of `Declarations::with_pointer_targets` (which sets
-            // `pointer_targets`) made the promise of `ValueLayout::with_target` for every
-            // pointer these declarations describe.
             Some(t) => {
-                unsafe { ValueLayout::ADDRESS.with_target(t) }.unwrap_or(ValueLayout::ADDRESS)
+                // SAFETY: the caller of `Declarations::with_pointer_targets` (which sets
+                // `pointer_targets`) made the promise of `ValueLayout::with_target` for every
+                // pointer these declarations describe.
+                let with = unsafe { ValueLayout::ADDRESS.with_target(t) };
+                with.unwrap_or(ValueLayout::ADDRESS)
             }
             None => ValueLayout::ADDRESS,
         };
