@@ -28,8 +28,10 @@
 //!   to pointers (C11 §6.7.6.3 ¶7-8).
 //! - `struct` and `union` definitions: named, anonymous (C11 anonymous members), nested, arrays
 //!   (`T a[N][M]`, flexible `T a[]` and GNU `T a[0]` as zero-length sequences), pointers and
-//!   function pointers (both plain [`ValueLayout::ADDRESS`]), self-referential structs through
-//!   pointers. Members are named after their declarators; structs and unions after their tags
+//!   function pointers (both plain [`ValueLayout::ADDRESS`]; with
+//!   [`Declarations::with_pointer_targets`], pointers to objects and strings carry their
+//!   pointees as targets, so C data is walked without raw pointers), self-referential structs
+//!   through pointers. Members are named after their declarators; structs and unions after their tags
 //!   (or after the `typedef` name that gives an anonymous one its name).
 //! - `typedef`, `enum` (enumerators are constants usable in array sizes and other constant
 //!   expressions; the enum is `int`, or `unsigned int` / 64-bit if its values need it, as GCC
