@@ -9,8 +9,9 @@
 //!
 //! Each header is parsed a second time into the same set (identical re-declarations must be
 //! accepted), and twice more into a set with pointer targets
-//! (`Declarations::with_pointer_targets`), which must declare the same functions. What was parsed is then checked against gcc: every enumeration constant's value
-//! and the size, alignment and member offsets of every record and typedef with a layout become
+//! (`Declarations::with_pointer_targets`), which must declare the same functions. What was
+//! parsed is then checked against gcc: every enumeration constant's value and the size,
+//! alignment and member offsets of every record and typedef with a layout become
 //! `_Static_assert`s compiled after the header, and every bitfield's bit offset, width and
 //! signedness is measured by a program gcc compiles and runs; every disagreement is reported.
 #![cfg(all(target_os = "linux", not(miri)))]

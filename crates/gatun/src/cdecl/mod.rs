@@ -31,8 +31,8 @@
 //!   function pointers (both plain [`ValueLayout::ADDRESS`]; with
 //!   [`Declarations::with_pointer_targets`], pointers to objects and strings carry their
 //!   pointees as targets, so C data is walked without raw pointers), self-referential structs
-//!   through pointers. Members are named after their declarators; structs and unions after their tags
-//!   (or after the `typedef` name that gives an anonymous one its name).
+//!   through pointers. Members are named after their declarators; structs and unions after
+//!   their tags (or after the `typedef` name that gives an anonymous one its name).
 //! - `typedef`, `enum` (enumerators are constants usable in array sizes and other constant
 //!   expressions; the enum is `int`, or `unsigned int` / 64-bit if its values need it, as GCC
 //!   does). Constant expressions are typed as in C: integer constants take the type their

@@ -178,11 +178,14 @@ impl Accessor {
         self.layout.kind()
     }
 
-    /// Reads the member of the layout instance that starts at byte 0 of `segment`.
+    /// Reads the member of the layout instance that starts at byte 0 of `segment`. A pointer
+    /// member with a target reads as a [`Value::Segment`] over its pointee, living as long as
+    /// `segment` ([`MemorySegment::get_value`]; [`Accessor::get_target`] gives an `Option`).
     ///
     /// # Errors
     /// [`Error::OutOfBounds`] if the segment is too short; [`Error::MisalignedAccess`] if the
-    /// member's address is not a multiple of its alignment.
+    /// member's address is not a multiple of its alignment, or a pointer with a target is not
+    /// a multiple of its target layout's alignment.
     ///
     /// # Examples
     ///
@@ -311,8 +314,7 @@ impl Accessor {
     /// use gatun::memory::{Arena, SegmentAllocator};
     /// // SAFETY: every pointer read through these declarations is null or points to what its
     /// // C type says, and `names` to a NULL-terminated array (built below).
-    /// let decls = unsafe { Declarations::with_pointer_targets() };
-    /// let mut decls = decls;
+    /// let mut decls = unsafe { Declarations::with_pointer_targets() };
     /// decls.add("struct group { const char **names; };").unwrap();
     /// let group = decls.layout("struct group").unwrap();
     /// let arena = Arena::confined();

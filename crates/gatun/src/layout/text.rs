@@ -147,8 +147,8 @@ impl fmt::Display for MemoryLayout {
     /// A compact, Java-like rendering: `i32`, `[i8(tag) x7 f64(x)](point)`, `<i32|f32>`,
     /// `[4:i32]`, `x7` for 7 padding bytes; `%N` marks a non-natural alignment, `ptr:T` a
     /// pointer with target layout `T`, `ptr:cstr` one to a C string, `ptr:^name` one to the
-    /// enclosing record `name` ([`super::PointerTarget`]). At most 2048 bytes: longer renderings (big or deeply
-    /// shared layouts) are cut and end with `…`.
+    /// enclosing record `name` ([`super::PointerTarget`]). At most 2048 bytes: longer
+    /// renderings (big or deeply shared layouts) are cut and end with `…`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         bounded(f, |w| write_layout(self, w))
     }

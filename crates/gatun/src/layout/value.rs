@@ -279,9 +279,9 @@ impl ValueLayout {
 
     /// This pointer layout with a target (Java's restricted `AddressLayout.withTargetLayout`):
     /// the one trust step after which pointers read through the layout become segments over
-    /// their pointees, with no `unsafe` at each read. A [`Declarations`](crate::cdecl::Declarations)
-    /// made with `with_pointer_targets` attaches targets to the pointers it declares by the same
-    /// contract.
+    /// their pointees, with no `unsafe` at each read. A
+    /// [`Declarations`](crate::cdecl::Declarations) made with `with_pointer_targets` attaches
+    /// targets to the pointers it declares by the same contract.
     ///
     /// How a pointer `p` read through the layout becomes a segment (null gives
     /// [`crate::MemorySegment::NULL`] or `None`, never a segment that reads anything):
@@ -293,7 +293,7 @@ impl ValueLayout {
     /// - [`PointerTarget::Enclosing`]: as `Layout` of the enclosing record of that name where
     ///   an accessor resolves it (see [`PointerTarget`]); unresolved, zero bytes at `p`.
     /// - Read as a NULL-terminated array ([`ValueLayout::null_terminated`], for a pointer whose
-    ///   target is a pointer layout): the pointers at `p`, `p + 8`, ... up to the first null
+    ///   target is a pointer layout): the pointer-sized slots from `p` on, up to the first null
     ///   one, each turned into a segment by its own target.
     ///
     /// # Errors
@@ -328,6 +328,7 @@ impl ValueLayout {
     /// let slot = arena.allocate_from(text.as_address()).unwrap(); // a `char *` in memory
     /// let s = slot.get_target(&name, 0).unwrap().unwrap();
     /// assert_eq!((s.byte_size(), s.get_string(0).unwrap().as_str()), (3, "hi"));
+    /// // SAFETY: nothing is read (an `int` layout takes no target).
     /// assert!(unsafe { ValueLayout::I32.with_target(PointerTarget::CString) }.is_err());
     /// ```
     pub unsafe fn with_target(self, target: PointerTarget) -> Result<ValueLayout> {

@@ -1204,8 +1204,9 @@ fn null_terminated_arrays_stop_at_their_null_element() {
         .map(|s| s.unwrap().get::<i64>(0).unwrap())
         .collect();
     assert_eq!(read, [1, 2]);
-    assert!(it.next().is_none()); // fused
-                                  // Elements without a target: zero-length segments at their addresses.
+    // Fused: nothing more after the null element.
+    assert!(it.next().is_none());
+    // Elements without a target: zero-length segments at their addresses.
     let voids = to(PointerTarget::Layout(ValueLayout::ADDRESS.into()));
     let segs: Vec<MemorySegment<'_>> = voids
         .null_terminated(&Value::Address(array.as_address()))
