@@ -212,7 +212,9 @@ impl Builder {
             Wrap::Pointer => {
                 let pointers = members
                     .into_iter()
-                    .map(|m| ValueLayout::pointer_to(m).map(MemoryLayout::from))
+                    // SAFETY: the fuzz checks read pointers only from zeroed segments, and a
+                    // null pointer is what every target allows.
+                    .map(|m| unsafe { ValueLayout::pointer_to(m) }.map(MemoryLayout::from))
                     .collect::<gatun::Result<Vec<_>>>();
                 match pointers {
                     Ok(p) => MemoryLayout::c_struct(p),
@@ -230,7 +232,11 @@ impl Builder {
         let pack = |n: u8| 1usize << (n % 5);
         match step {
             Step::Scalar(k) => Some(ValueLayout::new(ScalarKind::ALL[usize::from(*k) % 12]).into()),
-            Step::Pointer(r) => self.ok(ValueLayout::pointer_to(self.get(*r)).map(Into::into)),
+            Step::Pointer(r) => {
+                // SAFETY: as in `wrap`: only null pointers are read through these layouts.
+                let pointer = unsafe { ValueLayout::pointer_to(self.get(*r)) };
+                self.ok(pointer.map(Into::into))
+            }
             Step::Struct(m) => self.ok(MemoryLayout::c_struct(self.members(m))),
             Step::StructPacked(m, p) => {
                 self.ok(MemoryLayout::c_struct_packed(self.members(m), pack(*p)))

@@ -261,7 +261,8 @@ fn builder_nesting_is_bounded_like_cdecl() {
     let mut p: MemoryLayout = V::I8.into();
     let mut reached = 1;
     for _ in 0..1_000_000 {
-        match V::pointer_to(p.clone()) {
+        // SAFETY: nothing is read through these layouts.
+        match unsafe { V::pointer_to(p.clone()) } {
             Ok(next) => {
                 p = next.into();
                 reached += 1;

@@ -186,7 +186,8 @@ fn gatun_layouts() -> BTreeMap<&'static str, MemoryLayout> {
                 c("char", "c"),
                 c("void*", "p"),
                 c("int", "i"),
-                ValueLayout::pointer_to(ValueLayout::I8.into())
+                // SAFETY: nothing is read through this layout (only its shape is compared).
+                unsafe { ValueLayout::pointer_to(ValueLayout::I8.into()) }
                     .unwrap()
                     .with_name("name")
                     .into(),

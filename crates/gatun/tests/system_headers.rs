@@ -8,8 +8,10 @@
 //! any.
 //!
 //! Each header is parsed a second time into the same set (identical re-declarations must be
-//! accepted). What was parsed is then checked against gcc: every enumeration constant's value
-//! and the size, alignment and member offsets of every record and typedef with a layout become
+//! accepted), and twice more into a set with pointer targets
+//! (`Declarations::with_pointer_targets`), which must declare the same functions. What was
+//! parsed is then checked against gcc: every enumeration constant's value and the size,
+//! alignment and member offsets of every record and typedef with a layout become
 //! `_Static_assert`s compiled after the header, and every bitfield's bit offset, width and
 //! signedness is measured by a program gcc compiles and runs; every disagreement is reported.
 #![cfg(all(target_os = "linux", not(miri)))]
@@ -305,6 +307,22 @@ fn run(names: Vec<String>, flags: &[&str]) -> (usize, Vec<String>, Vec<String>) 
                                 .lock()
                                 .unwrap()
                                 .push(format!("{name} parsed twice: {e}"));
+                        }
+                        // With pointer targets too: the same source parses (twice) and
+                        // declares the same functions.
+                        // SAFETY: nothing is read through these declarations' layouts.
+                        let mut targets = unsafe { Declarations::with_pointer_targets() };
+                        match targets.add(&src).and_then(|_| targets.add(&src)) {
+                            Ok(_) if targets.functions().count() == decls.functions().count() => {}
+                            Ok(_) => failures.lock().unwrap().push(format!(
+                                "{name} with pointer targets declares {} functions, {} without",
+                                targets.functions().count(),
+                                decls.functions().count()
+                            )),
+                            Err(e) => failures
+                                .lock()
+                                .unwrap()
+                                .push(format!("{name} with pointer targets: {e}")),
                         }
                         let wrong = check_against_gcc(&name, flags, &decls, &declared);
                         if !wrong.is_empty() {

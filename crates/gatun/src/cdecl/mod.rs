@@ -28,9 +28,11 @@
 //!   to pointers (C11 §6.7.6.3 ¶7-8).
 //! - `struct` and `union` definitions: named, anonymous (C11 anonymous members), nested, arrays
 //!   (`T a[N][M]`, flexible `T a[]` and GNU `T a[0]` as zero-length sequences), pointers and
-//!   function pointers (both plain [`ValueLayout::ADDRESS`]), self-referential structs through
-//!   pointers. Members are named after their declarators; structs and unions after their tags
-//!   (or after the `typedef` name that gives an anonymous one its name).
+//!   function pointers (both plain [`ValueLayout::ADDRESS`]; with
+//!   [`Declarations::with_pointer_targets`], pointers to objects and strings carry their
+//!   pointees as targets, so C data is walked without raw pointers), self-referential structs
+//!   through pointers. Members are named after their declarators; structs and unions after
+//!   their tags (or after the `typedef` name that gives an anonymous one its name).
 //! - `typedef`, `enum` (enumerators are constants usable in array sizes and other constant
 //!   expressions; the enum is `int`, or `unsigned int` / 64-bit if its values need it, as GCC
 //!   does). Constant expressions are typed as in C: integer constants take the type their
@@ -499,6 +501,11 @@ pub(crate) struct State {
     /// Names of functions defined `static` or `inline` with a body (skipped, not declared),
     /// for [`Declarations::is_inline_only`].
     inline_definitions: HashSet<String>,
+    /// Typedef names of plain `char` (`typedef char XML_Char;`): pointers to them are C
+    /// strings.
+    char_typedefs: HashSet<String>,
+    /// Pointers carry their pointees as targets ([`Declarations::with_pointer_targets`]).
+    pointer_targets: bool,
     pack: Option<usize>,
     pack_stack: Vec<Option<usize>>,
 }
@@ -643,6 +650,75 @@ impl Declarations {
             }
         }
         Declarations { state }
+    }
+
+    /// A set holding only [`STANDARD_TYPEDEFS`] and [`OPAQUE_TYPEDEFS`], whose pointers carry
+    /// their pointees as targets ([`ValueLayout::with_target`], Java's restricted
+    /// `withTargetLayout`): the one trust step after which C data structures are walked with
+    /// no `unsafe` and no raw pointer — a member `struct addrinfo *ai_next` read with
+    /// [`Accessor::get_target`](crate::layout::Accessor::get_target) is the next node as a
+    /// segment, `char *` members read as C strings, `const char **` arrays with
+    /// [`Accessor::null_terminated`](crate::layout::Accessor::null_terminated).
+    ///
+    /// Every pointer type written in a declaration later [added](Declarations::add) to the set
+    /// (members, parameters, return types, typedefs, callbacks) gets a target by C's rules:
+    ///
+    /// - a pointer to a complete object type `T`: one `T`
+    ///   ([`PointerTarget::Layout`](crate::layout::PointerTarget::Layout));
+    /// - a pointer to plain `char` (or a typedef of it, like expat's `XML_Char`; not
+    ///   `signed char`/`unsigned char`, which are bytes): a NUL-terminated string
+    ///   ([`PointerTarget::CString`](crate::layout::PointerTarget::CString));
+    /// - a pointer to the struct or union being defined around it (`struct node *next` inside
+    ///   `struct node`): [`PointerTarget::Enclosing`](crate::layout::PointerTarget::Enclosing),
+    ///   which accessors built from that record (or one holding it) resolve to the record;
+    /// - `void *`, function pointers, pointers to incomplete types (declared but not defined at
+    ///   that point), to types without a layout, and to layouts at least [`MAX_NESTING`]` / 2`
+    ///   levels deep: a plain [`ValueLayout::ADDRESS`].
+    ///
+    /// An array parameter decays to a pointer to its element (`char *argv[]` is a pointer to
+    /// C-string pointers). Redeclarations are compared without targets (a prototype written
+    /// before and after its pointee is complete is the same prototype; the later one is kept).
+    /// Without this step (every other constructor), pointers are plain addresses and a parsed
+    /// descriptor equals the hand-built one.
+    ///
+    /// ```
+    /// use gatun::cdecl::Declarations;
+    /// use gatun::layout::PointerTarget;
+    /// // SAFETY: every pointer read through these declarations is null or points to what its
+    /// // C type says (see `# Safety`); nothing is read here.
+    /// let mut d = unsafe { Declarations::with_pointer_targets() };
+    /// d.add("struct node { int v; const char *name; struct node *next; void *data; };").unwrap();
+    /// let node = d.layout("struct node").unwrap();
+    /// let target = |m: &str| node.accessor(m).unwrap().layout().pointer_target().cloned();
+    /// assert_eq!(target("name"), Some(PointerTarget::CString));
+    /// assert_eq!(target("next"), Some(PointerTarget::Layout(node.clone()))); // resolved
+    /// assert_eq!(target("data"), None);
+    /// assert!(d.has_pointer_targets());
+    /// ```
+    ///
+    /// # Safety
+    /// The promise of [`ValueLayout::with_target`], for every pointer turned into a segment
+    /// through a layout or descriptor these declarations give: each such pointer C stores,
+    /// returns or passes is null or points to what its C type says — `sizeof(T)` bytes aligned
+    /// for `T` for a `T *`, a NUL-terminated string for a `char *`, and a NULL-terminated array
+    /// where the program reads one as such — valid for as long as the segments read from it
+    /// are used (not freed by C meanwhile: for `getaddrinfo`'s list, until `freeaddrinfo`), and
+    /// writable where the program writes through them.
+    pub unsafe fn with_pointer_targets() -> Declarations {
+        let mut d = Declarations::new();
+        d.state.pointer_targets = true;
+        d
+    }
+
+    /// Whether pointers carry their pointees as targets: this set was made with
+    /// [`Declarations::with_pointer_targets`].
+    ///
+    /// ```
+    /// use gatun::cdecl::Declarations;
+    /// assert!(!Declarations::new().has_pointer_targets());
+    /// ```
+    pub fn has_pointer_targets(&self) -> bool {
+        self.state.pointer_targets
     }
 
     /// Parses `src` (any number of declarations) into a new set.
@@ -1000,6 +1076,48 @@ fn upcall_descriptor(st: &State, what: &str, f: &FnTy) -> Result<FunctionDescrip
         });
     }
     Ok(decl.descriptor)
+}
+
+/// Whether two declarations of a type agree, pointer targets aside: a declaration made before
+/// a pointee is complete (a plain address) and one made after it (a pointer with a target)
+/// declare the same type.
+pub(crate) fn same_declared_ty(a: &Ty, b: &Ty) -> bool {
+    match (a, b) {
+        (Ty::Object(x), Ty::Object(y)) => crate::layout::same_declaration(x, y),
+        (Ty::Func(x), Ty::Func(y)) => same_declared_fn(x, y),
+        _ => a == b,
+    }
+}
+
+/// [`same_declared_ty`] for function types.
+fn same_declared_fn(a: &FnTy, b: &FnTy) -> bool {
+    a.variadic == b.variadic
+        && same_declared_ty(&a.ret, &b.ret)
+        && a.params.len() == b.params.len()
+        && a.params
+            .iter()
+            .zip(&b.params)
+            .all(|((n, x), (m, y))| n == m && same_declared_ty(x, y))
+        && a.callbacks.len() == b.callbacks.len()
+        && a.callbacks.iter().zip(&b.callbacks).all(|pair| match pair {
+            (Some(x), Some(y)) => same_declared_fn(x, y),
+            (x, y) => x.is_none() && y.is_none(),
+        })
+}
+
+/// [`same_declared_ty`] for descriptors.
+pub(crate) fn same_declared_descriptor(a: &FunctionDescriptor, b: &FunctionDescriptor) -> bool {
+    let same = |x: &MemoryLayout, y: &MemoryLayout| crate::layout::same_declaration(x, y);
+    match (a.return_layout(), b.return_layout()) {
+        (Some(x), Some(y)) if same(x, y) => {}
+        (None, None) => {}
+        _ => return false,
+    }
+    a.argument_layouts().len() == b.argument_layouts().len()
+        && a.argument_layouts()
+            .iter()
+            .zip(b.argument_layouts())
+            .all(|(x, y)| same(x, y))
 }
 
 /// The value layout of an enum whose constants span `min..=max` (GCC's rule: `int` if they

@@ -1,7 +1,7 @@
 //! Unit tests of the C declaration parser (pure Rust: they run under Miri too).
 
 use super::*;
-use crate::layout::ValueLayout as V;
+use crate::layout::{PointerTarget, ValueLayout as V};
 
 fn parse(src: &str) -> Declarations {
     match Declarations::parse(src) {
@@ -1156,4 +1156,184 @@ fn unterminated_array_size_inside_a_closed_one_is_still_reported() {
     assert!(e.message().contains("unterminated array size"), "{e}");
     // A size that is not a constant in a parameter is a VLA (skipped to its `]`).
     parse("void f(int n, int a[n + (1)]);");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pointer targets (`Declarations::with_pointer_targets`)
+// ---------------------------------------------------------------------------------------------
+
+/// `src` parsed with pointer targets.
+fn trusted(src: &str) -> Declarations {
+    // SAFETY: these tests only inspect layouts; no pointer is read through them.
+    let mut d = unsafe { Declarations::with_pointer_targets() };
+    if let Err(e) = d.add(src) {
+        panic!("parse failed:\n{e}");
+    }
+    d
+}
+
+/// The target of member `path` of `record`, as an accessor resolves it.
+fn member_target(d: &Declarations, record: &str, path: &str) -> Option<PointerTarget> {
+    let l = d.layout(record).unwrap_or_else(|| panic!("{record}"));
+    let a = l.accessor(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    a.layout().pointer_target().cloned()
+}
+
+const TARGETS_SRC: &str = "
+    struct point { int x, y; };
+    struct fwd;
+    typedef char xchar;
+    typedef xchar ychar;
+    typedef signed char schar;
+    typedef struct node node_t;
+    struct node {
+        int v;
+        char *s; const char *cs; xchar *xs; ychar *ys; schar *ss; unsigned char *us;
+        struct point *p; struct point **pp; char **argv; char (*text)[8];
+        void *opaque; int (*cb)(int); struct fwd *f; node_t *next; struct node *also;
+        int (*arr)[4];
+        struct { struct node *outer; int depth; } inner;
+    };
+    struct point *make(const char *name, char *argv[], char buf[16], int xs[4], void *v);
+    typedef void (*start_handler)(void *data, const xchar *name, const xchar **atts);
+";
+
+#[test]
+fn without_the_trust_step_pointers_stay_plain_addresses() {
+    let d = parse(TARGETS_SRC);
+    assert!(!d.has_pointer_targets());
+    for m in ["s", "p", "pp", "next", "inner.outer", "argv"] {
+        assert_eq!(member_target(&d, "struct node", m), None, "{m}");
+    }
+    assert_eq!(
+        d.function("make").unwrap().descriptor,
+        FunctionDescriptor::of(V::ADDRESS, [V::ADDRESS; 5])
+    );
+}
+
+#[test]
+fn pointer_members_carry_their_pointees() {
+    let d = trusted(TARGETS_SRC);
+    assert!(d.has_pointer_targets());
+    let t = |m: &str| member_target(&d, "struct node", m);
+    let layout = |l: MemoryLayout| Some(PointerTarget::Layout(l));
+    let point = d.layout("struct point").unwrap().clone();
+    let node = d.layout("struct node").unwrap().clone();
+    // Plain `char`, also through typedefs: C strings.
+    for m in ["s", "cs", "xs", "ys"] {
+        assert_eq!(t(m), Some(PointerTarget::CString), "{m}");
+    }
+    // `signed char` and `unsigned char` are bytes: one byte.
+    assert_eq!(t("ss"), layout(V::I8.into()));
+    assert_eq!(t("us"), layout(V::U8.into()));
+    assert_eq!(t("p"), layout(point.clone()));
+    let to_point = unsafe_pointer(PointerTarget::Layout(point.clone()));
+    assert_eq!(t("pp"), layout(to_point.into()));
+    let string = unsafe_pointer(PointerTarget::CString);
+    assert_eq!(t("argv"), layout(string.clone().into()));
+    let text = MemoryLayout::sequence_layout(8, V::I8).unwrap();
+    assert_eq!(t("text"), layout(text));
+    assert_eq!(
+        t("arr"),
+        layout(MemoryLayout::sequence_layout(4, V::I32).unwrap())
+    );
+    // No target: `void *`, function pointers, incomplete structs.
+    for m in ["opaque", "cb", "f"] {
+        assert_eq!(t(m), None, "{m}");
+    }
+    // The record itself, however it is named, and from inside an anonymous member.
+    for m in ["next", "also", "inner.outer"] {
+        assert_eq!(t(m), layout(node.clone()), "{m}");
+    }
+    let (_, raw) = node.select(["next"]).unwrap();
+    assert_eq!(raw.to_string(), "ptr:^node(next)");
+    // Parameters, array parameters (decayed to pointers to their elements) and returns.
+    let make = &d.function("make").unwrap().descriptor;
+    assert_eq!(
+        make.return_layout(),
+        Some(&unsafe_pointer(PointerTarget::Layout(point)).into())
+    );
+    let args: Vec<Option<PointerTarget>> = make
+        .argument_layouts()
+        .iter()
+        .map(|l| l.as_value().unwrap().pointer_target().cloned())
+        .collect();
+    assert_eq!(
+        args,
+        [
+            Some(PointerTarget::CString),
+            layout(string.clone().into()),
+            Some(PointerTarget::CString),
+            layout(V::I32.into()),
+            None,
+        ]
+    );
+    // Callback parameters: `const XML_Char **atts` is a pointer to C-string pointers.
+    let handler = d.function_pointer("start_handler").unwrap();
+    let atts = handler.argument_layouts()[2].as_value().unwrap();
+    assert_eq!(atts.target(), Some(&string.into()));
+    assert_eq!(handler.to_string(), "(ptr, ptr:cstr, ptr:ptr:cstr)v");
+}
+
+/// A pointer layout with `target` (the tests compare layouts only).
+fn unsafe_pointer(target: PointerTarget) -> V {
+    // SAFETY: nothing is read through it.
+    unsafe { V::ADDRESS.with_target(target) }.unwrap()
+}
+
+#[test]
+fn a_record_defined_inside_another_points_to_it_only_from_inside() {
+    let d = trusted("struct outer { int x; struct inner { struct outer *up; } in; };");
+    let outer = d.layout("struct outer").unwrap().clone();
+    assert_eq!(
+        member_target(&d, "struct outer", "in.up"),
+        Some(PointerTarget::Layout(outer))
+    );
+    // Alone, `struct inner` has no `outer` around it: unresolved.
+    assert_eq!(
+        member_target(&d, "struct inner", "up"),
+        Some(PointerTarget::Enclosing("outer".into()))
+    );
+}
+
+#[test]
+fn redeclarations_before_and_after_a_pointee_is_complete_agree() {
+    let d = trusted(
+        "struct a; void f(struct a *); struct b { struct a *p; }; typedef struct a *ap;
+         struct a { int x; };
+         void f(struct a *); struct b { struct a *p; }; typedef struct a *ap;",
+    );
+    let a = d.layout("struct a").unwrap().clone();
+    // The later declaration is kept: its pointer has the target.
+    let f = &d.function("f").unwrap().descriptor;
+    assert_eq!(
+        f.argument_layouts()[0].as_value().unwrap().target(),
+        Some(&a)
+    );
+    assert_eq!(
+        member_target(&d, "struct b", "p"),
+        Some(PointerTarget::Layout(a.clone()))
+    );
+    assert_eq!(
+        d.typedef("ap").unwrap().as_value().unwrap().target(),
+        Some(&a)
+    );
+    // As without targets, pointers agree whatever they point to; names still count.
+    let mut d = trusted("struct a { int x; }; void f(struct a *); struct b { int *p; };");
+    d.add("void f(int *); struct b { char *p; };").unwrap();
+    assert!(d.add("struct b { int *q; };").is_err());
+}
+
+#[test]
+fn layouts_too_deep_to_be_targets_are_plain_pointers() {
+    let half = crate::layout::MAX_NESTING / 2;
+    // `int [1]...[1]` is 1 + n levels deep; a target must be less deep than half the limit.
+    let d = trusted(&format!(
+        "struct s {{ int (*shallow){}; int (*deep){}; }};",
+        "[1]".repeat(half - 2),
+        "[1]".repeat(half - 1)
+    ));
+    let t = |m: &str| member_target(&d, "struct s", m);
+    assert_eq!(t("shallow").unwrap().layout().unwrap().depth(), half - 1);
+    assert_eq!(t("deep"), None);
 }

@@ -11,9 +11,10 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use super::target::{has_enclosing, records_along, resolve_enclosing};
 use super::{parse_path, MemoryLayout, PathElement, ScalarKind, ValueLayout};
 use crate::error::{Error, Result};
-use crate::memory::MemorySegment;
+use crate::memory::{MemorySegment, NullTerminated};
 use crate::value::{Scalar, Value};
 
 /// A scalar member of a layout, resolved from a path: its byte offset from the layout's start
@@ -110,12 +111,16 @@ impl MemoryLayout {
     }
 
     fn resolve(&self, path: Arc<str>, elements: Vec<PathElement<'_>>) -> Result<Accessor> {
-        let (offset, member) = self.select(elements)?;
+        let (offset, member) = self.select(elements.iter().copied())?;
         match member {
             MemoryLayout::Value(v) => Ok(Accessor {
                 path,
                 offset,
-                layout: v.clone(),
+                layout: if has_enclosing(v) {
+                    resolve_enclosing(v, &records_along(self, &elements))
+                } else {
+                    v.clone()
+                },
             }),
             other => Err(Error::ValueMismatch {
                 position: format!("path `{path}`"),
@@ -173,11 +178,14 @@ impl Accessor {
         self.layout.kind()
     }
 
-    /// Reads the member of the layout instance that starts at byte 0 of `segment`.
+    /// Reads the member of the layout instance that starts at byte 0 of `segment`. A pointer
+    /// member with a target reads as a [`Value::Segment`] over its pointee, living as long as
+    /// `segment` ([`MemorySegment::get_value`]; [`Accessor::get_target`] gives an `Option`).
     ///
     /// # Errors
     /// [`Error::OutOfBounds`] if the segment is too short; [`Error::MisalignedAccess`] if the
-    /// member's address is not a multiple of its alignment.
+    /// member's address is not a multiple of its alignment, or a pointer with a target is not
+    /// a multiple of its target layout's alignment.
     ///
     /// # Examples
     ///
@@ -192,7 +200,7 @@ impl Accessor {
     /// assert_eq!(s.accessor("y").unwrap().get(&seg).unwrap(), Value::U8(9));
     /// assert!(s.accessor("y").unwrap().get(&seg.slice(0, 4).unwrap()).is_err()); // too short
     /// ```
-    pub fn get(&self, segment: &MemorySegment<'_>) -> Result<Value<'static>> {
+    pub fn get<'s>(&self, segment: &MemorySegment<'s>) -> Result<Value<'s>> {
         self.get_at(segment, 0)
     }
 
@@ -213,8 +221,122 @@ impl Accessor {
     /// let array = arena.allocate_from_slice(&[5_i32, 6, 7]).unwrap();
     /// assert_eq!(x.get_at(&array, 2 * p.byte_size()).unwrap(), Value::I32(7));
     /// ```
-    pub fn get_at(&self, segment: &MemorySegment<'_>, base: usize) -> Result<Value<'static>> {
+    pub fn get_at<'s>(&self, segment: &MemorySegment<'s>, base: usize) -> Result<Value<'s>> {
         segment.get_value(&self.layout, self.at(base, segment)?)
+    }
+
+    /// Reads the pointer member of the instance at byte 0 of `segment` through its target
+    /// ([`MemorySegment::get_target`]): `None` for null, else the segment it points to (the
+    /// target layout's size, or a C string with its NUL), living as long as `segment`. A
+    /// self-referential member (`struct node *next` in `struct node`) reads as a whole
+    /// `struct node` when the accessor was built from a layout enclosing it (see
+    /// [`super::PointerTarget::Enclosing`]), so a list is walked with this one accessor.
+    /// Allocates nothing.
+    ///
+    /// # Errors
+    /// [`Error::ValueMismatch`] if the member is not a pointer with a target; as
+    /// [`Accessor::get`]; [`Error::MisalignedAccess`] for a pointer that is not a multiple of
+    /// its target layout's alignment.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::cdecl::Declarations;
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// // SAFETY: every pointer read through these declarations is null or points to what its
+    /// // C type says (here: nodes allocated below).
+    /// let mut decls = unsafe { Declarations::with_pointer_targets() };
+    /// decls.add("struct node { int value; struct node *next; };").unwrap();
+    /// let node = decls.layout("struct node").unwrap();
+    /// let (value, next) = (node.accessor("value").unwrap(), node.accessor("next").unwrap());
+    /// let arena = Arena::confined();
+    /// let (a, b) = (arena.allocate_layout(node).unwrap(), arena.allocate_layout(node).unwrap());
+    /// value.set(&a, 1).unwrap();
+    /// value.set(&b, 2).unwrap();
+    /// next.set(&a, b).unwrap(); // a -> b -> NULL
+    /// let mut sum = 0;
+    /// let mut at = Some(a);
+    /// while let Some(n) = at {
+    ///     sum += value.get(&n).unwrap().as_i32().unwrap();
+    ///     at = next.get_target(&n).unwrap();
+    /// }
+    /// assert_eq!(sum, 3);
+    /// ```
+    pub fn get_target<'s>(&self, segment: &MemorySegment<'s>) -> Result<Option<MemorySegment<'s>>> {
+        self.get_target_at(segment, 0)
+    }
+
+    /// As [`Accessor::get_target`], for the instance at byte `base` of `segment`.
+    ///
+    /// # Errors
+    /// As [`Accessor::get_target`]; [`Error::OutOfBounds`] also when `base + offset` overflows.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::layout::{MemoryLayout, ValueLayout};
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// let arena = Arena::confined();
+    /// let x = arena.allocate_from(9_i32).unwrap();
+    /// // SAFETY: the pointers read through `p` are null or point to an int of `arena`.
+    /// let p = unsafe { ValueLayout::pointer_to(ValueLayout::I32.into()) }.unwrap();
+    /// let holder = MemoryLayout::c_struct([p.with_name("p")]).unwrap();
+    /// let array = arena.allocate_array(&holder, 2).unwrap(); // two holders, pointers null
+    /// let member = holder.accessor("p").unwrap();
+    /// member.set_at(&array, 8, x).unwrap();
+    /// assert_eq!(member.get_target_at(&array, 0).unwrap(), None);
+    /// assert_eq!(member.get_target_at(&array, 8).unwrap().unwrap().get::<i32>(0).unwrap(), 9);
+    /// ```
+    pub fn get_target_at<'s>(
+        &self,
+        segment: &MemorySegment<'s>,
+        base: usize,
+    ) -> Result<Option<MemorySegment<'s>>> {
+        segment
+            .get_target(&self.layout, self.at(base, segment)?)
+            .map_err(|e| self.in_path(e))
+    }
+
+    /// The NULL-terminated array of pointers that the member of the instance at byte 0 of
+    /// `segment` points to (`const char **names`, `T **items` ended by NULL), as
+    /// [`ValueLayout::null_terminated`]: its elements up to the first null one, as segments
+    /// (C strings with their NUL for `char **`). A null member is an empty array. Allocates
+    /// nothing.
+    ///
+    /// # Errors
+    /// As [`Accessor::get`]; as [`ValueLayout::null_terminated`] (the member must be a pointer
+    /// whose target is a pointer layout).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::cdecl::Declarations;
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// // SAFETY: every pointer read through these declarations is null or points to what its
+    /// // C type says, and `names` to a NULL-terminated array (built below).
+    /// let mut decls = unsafe { Declarations::with_pointer_targets() };
+    /// decls.add("struct group { const char **names; };").unwrap();
+    /// let group = decls.layout("struct group").unwrap();
+    /// let arena = Arena::confined();
+    /// let (a, b) = (arena.allocate_c_string("ann").unwrap(), arena.allocate_c_string("bo").unwrap());
+    /// let names = arena
+    ///     .allocate_from_slice(&[a.as_address(), b.as_address(), std::ptr::null_mut()])
+    ///     .unwrap();
+    /// let g = arena.allocate_layout(group).unwrap();
+    /// let member = group.accessor("names").unwrap();
+    /// member.set(&g, names).unwrap();
+    /// let read: Vec<String> = member
+    ///     .null_terminated(&g)
+    ///     .unwrap()
+    ///     .map(|s| s.unwrap().get_string(0).unwrap())
+    ///     .collect();
+    /// assert_eq!(read, ["ann", "bo"]);
+    /// ```
+    pub fn null_terminated<'s>(&self, segment: &MemorySegment<'s>) -> Result<NullTerminated<'s>> {
+        let pointer = segment.get_value(&self.layout, self.at(0, segment)?)?;
+        self.layout
+            .null_terminated(&pointer)
+            .map_err(|e| self.in_path(e))
     }
 
     /// Writes `value` into the member of the instance at byte 0 of `segment`, converted to the

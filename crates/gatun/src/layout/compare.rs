@@ -1,6 +1,6 @@
-//! Structural comparison of layouts: `==` (everything) and [`same_shape`] (names and pointer
-//! targets ignored), both linear in the size of the two layouts however their members are
-//! shared.
+//! Structural comparison of layouts: `==` (everything), [`same_declaration`] (pointer targets
+//! ignored) and [`same_shape`] (names and pointer targets ignored), all linear in the size of
+//! the two layouts however their members are shared.
 //!
 //! A layout is a DAG: member lists, sequence elements, pointer targets, offset lists and names
 //! sit behind `Arc`s and may be shared any number of times. Its *size* here is the number of
@@ -33,7 +33,8 @@ use std::sync::Arc;
 
 use super::structure::Shape;
 use super::{
-    MemoryLayout, PaddingLayout, ScalarKind, SequenceLayout, StructLayout, UnionLayout, ValueLayout,
+    MemoryLayout, PaddingLayout, PointerTarget, ScalarKind, SequenceLayout, StructLayout,
+    UnionLayout, ValueLayout,
 };
 
 /// What a comparison looks at.
@@ -41,6 +42,9 @@ use super::{
 pub(crate) enum Compare {
     /// Everything: kinds, sizes, alignments, offsets, counts, names and pointer targets (`==`).
     Exact,
+    /// What a C declaration says without the trusted pointer targets: everything but pointer
+    /// targets (a record declared twice, once before and once after a pointee is complete).
+    Declaration,
     /// What the C ABI sees: kinds, sizes, alignments, offsets and counts; names and pointer
     /// targets are ignored.
     Shape,
@@ -77,6 +81,12 @@ pub(crate) fn same_shape(a: &MemoryLayout, b: &MemoryLayout) -> bool {
     equal(a, b, Compare::Shape, direct, Interner::node)
 }
 
+/// Equality of layouts except for pointer targets: kinds, sizes, alignments, offsets, counts and
+/// names. Linear in the size of the two layouts (see the module documentation).
+pub(crate) fn same_declaration(a: &MemoryLayout, b: &MemoryLayout) -> bool {
+    equal(a, b, Compare::Declaration, direct, Interner::node)
+}
+
 /// Compares `a` and `b`: the walk first, numbering when its budget runs out.
 fn equal<'a, T: ?Sized>(
     a: &'a T,
@@ -99,9 +109,10 @@ fn names_eq(a: Option<&str>, b: Option<&str>, mode: Compare) -> bool {
     mode == Compare::Shape || a == b
 }
 
-/// The cached shapes agree (only under [`Compare::Exact`]: the shape hashes names and targets).
+/// The cached shapes agree (only under [`Compare::Exact`]: the shape hashes names and targets,
+/// and its depth counts targets).
 fn shapes_eq(a: &Shape, b: &Shape, mode: Compare) -> bool {
-    mode == Compare::Shape || a == b
+    mode != Compare::Exact || a == b
 }
 
 /// The allocation-free walk: `Some(equal)`, or `None` when `budget` ran out first.
@@ -138,13 +149,16 @@ fn direct_value(
     {
         return Some(false);
     }
-    if mode == Compare::Shape {
+    if mode != Compare::Exact {
         return Some(true);
     }
     match (a.target_arc(), b.target_arc()) {
         (None, None) => Some(true),
         (Some(x), Some(y)) if Arc::ptr_eq(x, y) => Some(true),
-        (Some(x), Some(y)) => direct(x, y, mode, budget),
+        (Some(x), Some(y)) => match (&**x, &**y) {
+            (PointerTarget::Layout(x), PointerTarget::Layout(y)) => direct(x, y, mode, budget),
+            (x, y) => Some(x == y),
+        },
         _ => Some(false),
     }
 }
@@ -237,6 +251,10 @@ enum Key<'a> {
         name: usize,
         target: usize,
     },
+    /// A [`PointerTarget::CString`] target.
+    CString,
+    /// A [`PointerTarget::Enclosing`] target, by the number of its name.
+    Enclosing(usize),
     Struct {
         size: usize,
         align: usize,
@@ -313,7 +331,7 @@ impl<'a> Interner<'a> {
     fn name(&mut self, name: Option<&'a str>) -> usize {
         match (self.mode, name) {
             (Compare::Shape, _) | (_, None) => 0,
-            (Compare::Exact, Some(s)) => {
+            (Compare::Exact | Compare::Declaration, Some(s)) => {
                 step(1);
                 self.shared(Place::Name(s.as_ptr() as usize, s.len()), |_| {
                     step(s.len());
@@ -361,8 +379,13 @@ impl<'a> Interner<'a> {
 
     fn value(&mut self, v: &'a ValueLayout) -> usize {
         step(1);
-        let target = match (self.mode, v.target()) {
-            (Compare::Exact, Some(t)) => self.shared_node(t),
+        let target = match (self.mode, v.pointer_target()) {
+            (Compare::Exact, Some(PointerTarget::Layout(t))) => self.shared_node(t),
+            (Compare::Exact, Some(PointerTarget::CString)) => self.number(Key::CString),
+            (Compare::Exact, Some(PointerTarget::Enclosing(name))) => {
+                let name = self.name(Some(name));
+                self.number(Key::Enclosing(name))
+            }
             _ => 0,
         };
         let key = Key::Value {
@@ -488,6 +511,9 @@ mod tests {
         let seq = |n, e: MemoryLayout| MemoryLayout::sequence_layout(n, e).unwrap();
         let pad = |n| MemoryLayout::padding_layout(n).unwrap();
         let base = s(vec![v(i32.clone()), v(ValueLayout::I8)]);
+        // SAFETY: nothing is read through these layouts.
+        let ptr = |t: PointerTarget| v(unsafe { ValueLayout::ADDRESS.with_target(t) }.unwrap());
+        let to = |l: MemoryLayout| ptr(PointerTarget::Layout(l));
         vec![
             v(i32.clone()),
             v(ValueLayout::U32),
@@ -497,9 +523,9 @@ mod tests {
             v(i32.clone().with_name("")),
             v(i32.clone().with_byte_alignment(1).unwrap()),
             v(ValueLayout::ADDRESS),
-            v(ValueLayout::pointer_to(base.clone()).unwrap()),
-            v(ValueLayout::pointer_to(v(i32.clone())).unwrap()),
-            v(ValueLayout::pointer_to(v(i32.clone().with_name("x"))).unwrap()),
+            to(base.clone()),
+            to(v(i32.clone())),
+            to(v(i32.clone().with_name("x"))),
             base.clone(),
             base.clone().with_name("s"),
             base.clone().with_byte_alignment(16).unwrap(),
@@ -524,6 +550,11 @@ mod tests {
             pad(4),
             pad(4).with_name("p"),
             pad(5),
+            ptr(PointerTarget::CString),
+            ptr(PointerTarget::Enclosing("s".into())),
+            ptr(PointerTarget::Enclosing("t".into())),
+            s(vec![ptr(PointerTarget::Enclosing("s".into()))]).with_name("s"),
+            s(vec![to(base.clone())]).with_name("s"),
         ]
     }
 
@@ -531,7 +562,7 @@ mod tests {
     fn walk_and_numbering_agree_on_every_pair() {
         let a = variants();
         let b = variants(); // separately built: equal pairs share no Arcs
-        for mode in [Compare::Exact, Compare::Shape] {
+        for mode in [Compare::Exact, Compare::Declaration, Compare::Shape] {
             for (i, x) in a.iter().enumerate() {
                 for (j, y) in b.iter().enumerate() {
                     // Miri is slow at hashing: there, each variant against itself and its
@@ -544,6 +575,11 @@ mod tests {
                     if mode == Compare::Exact {
                         assert_eq!(walked, i == j, "{x} vs {y}");
                         assert_eq!(x == y, i == j, "{x} vs {y}");
+                    } else if mode == Compare::Declaration {
+                        assert_eq!(same_declaration(x, y), walked, "{x} vs {y}");
+                        if i == j {
+                            assert!(walked, "{x}");
+                        }
                     } else {
                         assert_eq!(same_shape(x, y), walked, "{x} vs {y}");
                         if i == j {
@@ -560,6 +596,11 @@ mod tests {
         assert!(shape(32, 33));
         assert!(!shape(0, 1) && !shape(0, 6) && !shape(11, 13) && !shape(11, 18));
         assert!(!shape(18, 19) && !shape(27, 28) && !shape(32, 34));
+        // Declaration equality ignores targets (of every kind), and names count.
+        let declared = |i: usize, j: usize| same_declaration(&a[i], &b[j]);
+        assert!(declared(7, 8) && declared(8, 9) && declared(8, 35) && declared(36, 37));
+        assert!(declared(39, 38) && declared(7, 36));
+        assert!(!declared(0, 3) && !declared(11, 12) && !declared(0, 7) && !declared(38, 11));
     }
 
     /// `n` copies of one `n`-field struct in a union; with `odd`, the last field of the last

@@ -27,16 +27,18 @@ mod compare;
 pub(crate) mod descriptor;
 mod group;
 mod structure;
+mod target;
 pub(crate) mod text;
 mod value;
 
 pub use accessor::{Accessor, TypedAccessor};
 pub use bitfield::BitField;
 pub use canonical::{canonical_layouts, DataModel};
-pub(crate) use compare::same_shape;
+pub(crate) use compare::{same_declaration, same_shape};
 pub(crate) use descriptor::FunctionDescriptor;
 pub use group::{PaddingLayout, SequenceLayout, StructLayout, UnionLayout};
 pub use structure::MAX_NESTING;
+pub use target::PointerTarget;
 pub use value::{ScalarKind, ValueLayout};
 
 use std::fmt;

@@ -167,7 +167,8 @@ impl ValueLayout {
     /// ```
     /// use gatun::layout::{MemoryLayout, ValueLayout};
     /// assert_eq!(ValueLayout::I32.depth(), 1);
-    /// let p = ValueLayout::pointer_to(ValueLayout::I32.into()).unwrap();
+    /// // SAFETY: nothing is read through `p`.
+    /// let p = unsafe { ValueLayout::pointer_to(ValueLayout::I32.into()) }.unwrap();
     /// assert_eq!(p.depth(), 2);
     /// ```
     pub fn depth(&self) -> usize {

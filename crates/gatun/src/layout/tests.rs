@@ -322,7 +322,8 @@ fn value_layout_alignment_and_names() {
 #[test]
 fn pointer_with_target_layout() {
     let point = MemoryLayout::c_struct([i32("x"), i32("y")]).unwrap();
-    let p = ValueLayout::pointer_to(point.clone()).unwrap();
+    // SAFETY: nothing is read through `p`.
+    let p = unsafe { ValueLayout::pointer_to(point.clone()) }.unwrap();
     assert_eq!(p.kind(), ScalarKind::Pointer);
     assert_eq!(p.byte_size(), std::mem::size_of::<usize>());
     assert_eq!(p.target(), Some(&point));
@@ -957,10 +958,13 @@ fn every_constructor_enforces_the_nesting_bound() {
         ("union", &|l| MemoryLayout::union_layout_packed([l], 2)),
         ("sequence", &|l| MemoryLayout::sequence_layout(1, l)),
         ("pointer target", &|l| {
-            ValueLayout::pointer_to(l).map(MemoryLayout::from)
+            // SAFETY: nothing is read through these layouts.
+            unsafe { ValueLayout::pointer_to(l) }.map(MemoryLayout::from)
         }),
         ("struct", &|l| {
-            MemoryLayout::c_struct([ValueLayout::pointer_to(l)?]).map(|s| s.with_name("s"))
+            // SAFETY: nothing is read through these layouts.
+            MemoryLayout::c_struct([unsafe { ValueLayout::pointer_to(l) }?])
+                .map(|s| s.with_name("s"))
         }),
     ];
     for (what, wrap) in cases {
@@ -1036,7 +1040,8 @@ fn equality_still_sees_every_difference() {
     assert_ne!(a.clone(), a.clone().with_name("n"));
     assert_ne!(a.clone(), a.clone().with_byte_alignment(8).unwrap());
     assert_eq!(a.clone().with_name("n"), a.clone().with_name("n"));
-    let p = |t: MemoryLayout| MemoryLayout::from(ValueLayout::pointer_to(t).unwrap());
+    // SAFETY: nothing is read through these layouts.
+    let p = |t: MemoryLayout| MemoryLayout::from(unsafe { ValueLayout::pointer_to(t) }.unwrap());
     assert_ne!(p(a.clone()), p(s("x", ValueLayout::U32)));
     assert_eq!(p(a.clone()), p(s("x", ValueLayout::I32)));
     let seq = |n| MemoryLayout::sequence_layout(n, ValueLayout::I8).unwrap();
@@ -1226,4 +1231,192 @@ fn cached_member_alignment_gives_the_least_group_alignment() {
     assert_eq!(seq.with_byte_alignment(8).unwrap().byte_alignment(), 8);
     let empty = MemoryLayout::union_layout(Vec::<MemoryLayout>::new()).unwrap();
     assert_eq!(empty.with_byte_alignment(1).unwrap().byte_alignment(), 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pointer targets
+// ---------------------------------------------------------------------------------------------
+
+/// A pointer layout with `target` (nothing is read through it in these tests).
+fn ptr(target: PointerTarget) -> ValueLayout {
+    // SAFETY: layouts only built, compared and printed here; no pointer is read through them.
+    unsafe { ValueLayout::ADDRESS.with_target(target) }.unwrap()
+}
+
+#[test]
+fn targets_attach_to_pointers_only_and_print_compactly() {
+    let e = |l: ValueLayout| {
+        // SAFETY: the call fails; nothing is read.
+        unsafe { l.with_target(PointerTarget::CString) }.unwrap_err()
+    };
+    assert_eq!(
+        e(ValueLayout::I64).to_string(),
+        "value mismatch at the target cstr: expected a pointer layout, found i64"
+    );
+    assert!(matches!(e(ValueLayout::U8), Error::ValueMismatch { .. }));
+    let point = MemoryLayout::c_struct([i32("x"), i32("y")])
+        .unwrap()
+        .with_name("point");
+    assert_eq!(ptr(PointerTarget::CString).to_string(), "ptr:cstr");
+    assert_eq!(
+        ptr(PointerTarget::Enclosing("node".into())).to_string(),
+        "ptr:^node"
+    );
+    assert_eq!(
+        ptr(PointerTarget::Layout(point.clone()))
+            .with_name("p")
+            .to_string(),
+        "ptr:[i32(x) i32(y)](point)(p)"
+    );
+    // Name and alignment survive; `without_target` gives the plain address back.
+    let named = ValueLayout::ADDRESS
+        .with_name("s")
+        .with_byte_alignment(4)
+        .unwrap();
+    // SAFETY: nothing is read through it.
+    let t = unsafe { named.clone().with_target(PointerTarget::CString) }.unwrap();
+    assert_eq!((t.name(), t.byte_alignment()), (Some("s"), 4));
+    assert_eq!(t.clone().without_target(), named);
+    // `target()` is the layout of a layout target only; depth counts layout targets only.
+    assert_eq!(
+        ptr(PointerTarget::Layout(point.clone())).target(),
+        Some(&point)
+    );
+    assert_eq!(ptr(PointerTarget::CString).target(), None);
+    assert_eq!(ptr(PointerTarget::CString).depth(), 1);
+    assert_eq!(ptr(PointerTarget::Layout(point.clone())).depth(), 3);
+}
+
+#[test]
+fn targets_take_part_in_equality_and_hashing() {
+    use std::collections::HashSet;
+    let l = |t: PointerTarget| MemoryLayout::from(ptr(t));
+    let all = [
+        MemoryLayout::from(ValueLayout::ADDRESS),
+        l(PointerTarget::CString),
+        l(PointerTarget::Enclosing("a".into())),
+        l(PointerTarget::Enclosing("b".into())),
+        l(PointerTarget::Layout(ValueLayout::I32.into())),
+        l(PointerTarget::Layout(ValueLayout::U32.into())),
+    ];
+    for (i, x) in all.iter().enumerate() {
+        for (j, y) in all.iter().enumerate() {
+            assert_eq!(x == y, i == j, "{x} vs {y}");
+        }
+    }
+    let set: HashSet<&MemoryLayout> = all.iter().collect();
+    assert_eq!(set.len(), all.len());
+    // In a struct too, where the cached shape hashes the members.
+    let s = |m: MemoryLayout| MemoryLayout::c_struct([m]).unwrap();
+    assert_ne!(s(all[1].clone()), s(all[2].clone()));
+    assert_eq!(
+        s(all[2].clone()),
+        s(l(PointerTarget::Enclosing("a".into())))
+    );
+}
+
+/// `struct node { int v; struct node *next; }` with `next` pointing to its enclosing record.
+fn node() -> MemoryLayout {
+    MemoryLayout::c_struct([
+        i32("v"),
+        ptr(PointerTarget::Enclosing("node".into()))
+            .with_name("next")
+            .into(),
+    ])
+    .unwrap()
+    .with_name("node")
+}
+
+#[test]
+fn accessors_resolve_enclosing_targets_to_the_record() {
+    let node = node();
+    let next = node.accessor("next").unwrap();
+    assert_eq!(next.layout().target(), Some(&node));
+    assert_eq!(next.layout().name(), Some("next"));
+    // The resolved target is the record itself, whose own pointer is unresolved again.
+    let (_, inner) = node.select(["next"]).unwrap();
+    assert_eq!(
+        inner.as_value().unwrap().pointer_target(),
+        Some(&PointerTarget::Enclosing("node".into()))
+    );
+    // Embedded in another record, or in an array of them, the innermost `node` is meant.
+    let holder = MemoryLayout::c_struct([
+        i64("tag"),
+        MemoryLayout::sequence_layout(2, node.clone())
+            .unwrap()
+            .with_name("nodes"),
+    ])
+    .unwrap()
+    .with_name("holder");
+    let n1 = holder.accessor("nodes[1].next").unwrap();
+    assert_eq!(
+        (n1.offset(), n1.layout().target()),
+        (8 + 16 + 8, Some(&node))
+    );
+    // Without a `node` around it, the target stays unresolved (it reads as zero bytes).
+    let alone =
+        MemoryLayout::c_struct([ptr(PointerTarget::Enclosing("node".into())).with_name("p")])
+            .unwrap()
+            .with_name("other");
+    assert_eq!(
+        alone.accessor("p").unwrap().layout().pointer_target(),
+        Some(&PointerTarget::Enclosing("node".into()))
+    );
+    // A union of that name counts; a sequence or a value does not enclose anything.
+    let u = MemoryLayout::union_layout([ptr(PointerTarget::Enclosing("u".into())).with_name("p")])
+        .unwrap()
+        .with_name("u");
+    assert_eq!(u.accessor("p").unwrap().layout().target(), Some(&u));
+}
+
+#[test]
+fn enclosing_targets_resolve_through_pointer_chains() {
+    // struct tree { struct tree **kids; }: a pointer to (pointers to the enclosing record).
+    let kid = ptr(PointerTarget::Enclosing("tree".into()));
+    let tree = MemoryLayout::c_struct([ptr(PointerTarget::Layout(kid.into())).with_name("kids")])
+        .unwrap()
+        .with_name("tree");
+    let kids = tree.accessor("kids").unwrap();
+    let element = kids
+        .layout()
+        .target()
+        .and_then(MemoryLayout::as_value)
+        .unwrap();
+    assert_eq!(element.target(), Some(&tree));
+    // Non-pointer targets and plain pointers are left as they are.
+    let plain = MemoryLayout::c_struct([
+        ValueLayout::ADDRESS.with_name("a"),
+        ptr(PointerTarget::CString).with_name("s"),
+    ])
+    .unwrap();
+    assert_eq!(
+        plain.accessor("a").unwrap().layout(),
+        &ValueLayout::ADDRESS.with_name("a")
+    );
+    assert_eq!(
+        plain.accessor("s").unwrap().layout().pointer_target(),
+        Some(&PointerTarget::CString)
+    );
+}
+
+#[test]
+fn a_record_too_deep_to_be_a_target_stays_unresolved() {
+    // A record at the nesting limit cannot be a pointer's target (one more level).
+    let p = ptr(PointerTarget::Enclosing("deep".into())).with_name("p");
+    let mut l = MemoryLayout::c_struct([p]).unwrap();
+    let mut path = String::from("p");
+    while l.depth() + 1 < MAX_NESTING {
+        l = MemoryLayout::c_struct([l.with_name("m")]).unwrap();
+        path.insert_str(0, "m.");
+    }
+    let deep = MemoryLayout::c_struct([l.with_name("m")])
+        .unwrap()
+        .with_name("deep");
+    path.insert_str(0, "m.");
+    assert_eq!(deep.depth(), MAX_NESTING);
+    let p = deep.accessor(&path).unwrap();
+    assert_eq!(
+        p.layout().pointer_target(),
+        Some(&PointerTarget::Enclosing("deep".into()))
+    );
 }

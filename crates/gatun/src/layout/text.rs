@@ -7,7 +7,10 @@
 
 use std::fmt::{self, Write};
 
-use super::{MemoryLayout, PaddingLayout, SequenceLayout, StructLayout, UnionLayout, ValueLayout};
+use super::{
+    MemoryLayout, PaddingLayout, PointerTarget, SequenceLayout, StructLayout, UnionLayout,
+    ValueLayout,
+};
 
 /// The most bytes of text one layout or descriptor renders to (before the final `…`).
 pub(crate) const TEXT_LIMIT: usize = 2048;
@@ -81,9 +84,14 @@ fn write_value(v: &ValueLayout, w: &mut Bounded<'_>) -> fmt::Result {
     if v.byte_alignment() != v.kind().natural_alignment() {
         write!(w, "%{}", v.byte_alignment())?;
     }
-    if let Some(t) = v.target() {
-        w.write_str(":")?;
-        write_layout(t, w)?;
+    match v.pointer_target() {
+        Some(PointerTarget::Layout(t)) => {
+            w.write_str(":")?;
+            write_layout(t, w)?;
+        }
+        Some(PointerTarget::CString) => w.write_str(":cstr")?,
+        Some(PointerTarget::Enclosing(name)) => write!(w, ":^{name}")?,
+        None => {}
     }
     write_name(v.name(), w)
 }
@@ -138,8 +146,9 @@ fn write_padding(p: &PaddingLayout, w: &mut Bounded<'_>) -> fmt::Result {
 impl fmt::Display for MemoryLayout {
     /// A compact, Java-like rendering: `i32`, `[i8(tag) x7 f64(x)](point)`, `<i32|f32>`,
     /// `[4:i32]`, `x7` for 7 padding bytes; `%N` marks a non-natural alignment, `ptr:T` a
-    /// pointer with target layout `T`. At most 2048 bytes: longer renderings (big or deeply
-    /// shared layouts) are cut and end with `…`.
+    /// pointer with target layout `T`, `ptr:cstr` one to a C string, `ptr:^name` one to the
+    /// enclosing record `name` ([`super::PointerTarget`]). At most 2048 bytes: longer
+    /// renderings (big or deeply shared layouts) are cut and end with `…`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         bounded(f, |w| write_layout(self, w))
     }

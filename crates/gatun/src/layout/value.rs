@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::MemoryLayout;
+use super::{MemoryLayout, PointerTarget};
 use crate::error::{Error, Result};
 
 /// The machine representation of a scalar: its width in bytes, integer or floating point,
@@ -166,8 +166,8 @@ impl fmt::Display for ScalarKind {
 }
 
 /// The layout of one scalar value (Java's `ValueLayout`): a [`ScalarKind`], an alignment, an
-/// optional name and, for pointers, an optional target layout (Java's `AddressLayout
-/// .withTargetLayout`).
+/// optional name and, for pointers, an optional [`PointerTarget`] (Java's `AddressLayout
+/// .withTargetLayout`, attached with the `unsafe` [`ValueLayout::with_target`]).
 ///
 /// Byte order is always the platform's native order. The size is `kind.byte_size()`; the
 /// alignment defaults to the natural one and can be lowered for packed structs with
@@ -189,7 +189,7 @@ pub struct ValueLayout {
     kind: ScalarKind,
     byte_alignment: usize,
     name: Option<Arc<str>>,
-    target: Option<Arc<MemoryLayout>>,
+    target: Option<Arc<PointerTarget>>,
 }
 
 macro_rules! value_consts {
@@ -252,14 +252,16 @@ impl ValueLayout {
         }
     }
 
-    /// A pointer whose pointee is described by `target` (Java's
-    /// `ADDRESS.withTargetLayout(target)`). The target is informational: it lets readers of the
-    /// pointer build a segment of the right size with [`crate::memory::MemorySegment::reinterpret`].
+    /// A pointer to one object of layout `target` (Java's
+    /// `ADDRESS.withTargetLayout(target)`): `ValueLayout::ADDRESS.with_target(
+    /// PointerTarget::Layout(target))`. Reading a pointer through it gives a segment of
+    /// `target.byte_size()` bytes.
     ///
     /// ```
     /// use gatun::layout::{MemoryLayout, ValueLayout};
     /// let point = MemoryLayout::c_struct([ValueLayout::I32, ValueLayout::I32]).unwrap();
-    /// let p = ValueLayout::pointer_to(point).unwrap();
+    /// // SAFETY: every pointer read through `p` here is null or points to a point.
+    /// let p = unsafe { ValueLayout::pointer_to(point) }.unwrap();
     /// assert_eq!(p.target().unwrap().byte_size(), 8);
     /// assert_eq!(p.depth(), 3);
     /// ```
@@ -267,12 +269,101 @@ impl ValueLayout {
     /// # Errors
     /// [`Error::NestingTooDeep`] if the pointer (1 level) around `target` would nest more than
     /// [`super::MAX_NESTING`] levels (long `pointer_to` chains count too).
-    pub fn pointer_to(target: MemoryLayout) -> Result<ValueLayout> {
-        super::structure::pointer_depth(&target)?;
-        Ok(ValueLayout {
-            target: Some(Arc::new(target)),
-            ..ValueLayout::ADDRESS
-        })
+    ///
+    /// # Safety
+    /// As [`ValueLayout::with_target`].
+    pub unsafe fn pointer_to(target: MemoryLayout) -> Result<ValueLayout> {
+        // SAFETY: forwarded to the caller.
+        unsafe { ValueLayout::ADDRESS.with_target(PointerTarget::Layout(target)) }
+    }
+
+    /// This pointer layout with a target (Java's restricted `AddressLayout.withTargetLayout`):
+    /// the one trust step after which pointers read through the layout become segments over
+    /// their pointees, with no `unsafe` at each read. A
+    /// [`Declarations`](crate::cdecl::Declarations) made with `with_pointer_targets` attaches
+    /// targets to the pointers it declares by the same contract.
+    ///
+    /// How a pointer `p` read through the layout becomes a segment (null gives
+    /// [`crate::MemorySegment::NULL`] or `None`, never a segment that reads anything):
+    ///
+    /// - [`PointerTarget::Layout`]`(t)`: `t.byte_size()` bytes at `p`; `p` must be a multiple
+    ///   of `t.byte_alignment()` ([`Error::MisalignedAccess`] otherwise).
+    /// - [`PointerTarget::CString`]: the bytes at `p` up to and including the first NUL, read
+    ///   one by one and never past that NUL.
+    /// - [`PointerTarget::Enclosing`]: as `Layout` of the enclosing record of that name where
+    ///   an accessor resolves it (see [`PointerTarget`]); unresolved, zero bytes at `p`.
+    /// - Read as a NULL-terminated array ([`ValueLayout::null_terminated`], for a pointer whose
+    ///   target is a pointer layout): the pointer-sized slots from `p` on, up to the first null
+    ///   one, each turned into a segment by its own target.
+    ///
+    /// # Errors
+    /// [`Error::ValueMismatch`] if `self` is not a pointer layout; [`Error::NestingTooDeep`] if
+    /// the pointer around a [`PointerTarget::Layout`] target would nest more than
+    /// [`super::MAX_NESTING`] levels.
+    ///
+    /// # Safety
+    /// Every pointer turned into a segment through a layout carrying this target — read from
+    /// memory ([`crate::MemorySegment::get_value`], [`crate::MemorySegment::get_target`],
+    /// [`super::Accessor::get`], [`super::Accessor::get_target`], the elements of a
+    /// [`ValueLayout::null_terminated`] array) or given as a value
+    /// ([`ValueLayout::target_of`], [`ValueLayout::null_terminated`]) — must be null or point
+    /// to what the rules above read: `byte_size` bytes for a layout, a NUL-terminated string
+    /// for a C string, and, where the program reads it as a NULL-terminated array, pointers
+    /// up to and including a null one. Those bytes must stay allocated and readable for as
+    /// long as the segment read from the pointer (or a copy or slice of it) is used, must be
+    /// writable if the program writes through that segment, and must not be accessed through
+    /// Rust references meanwhile (the conditions of [`crate::MemorySegment::from_raw_parts`]).
+    /// Layouts built from this one (a struct holding it, an accessor, a clone) carry the same
+    /// promise; [`ValueLayout::without_target`] drops it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use gatun::layout::{PointerTarget, ValueLayout};
+    /// use gatun::memory::{Arena, SegmentAllocator};
+    /// // SAFETY: every pointer read through `name` below is null or points to a C string.
+    /// let name = unsafe { ValueLayout::ADDRESS.with_target(PointerTarget::CString) }.unwrap();
+    /// let arena = Arena::confined();
+    /// let text = arena.allocate_c_string("hi").unwrap();
+    /// let slot = arena.allocate_from(text.as_address()).unwrap(); // a `char *` in memory
+    /// let s = slot.get_target(&name, 0).unwrap().unwrap();
+    /// assert_eq!((s.byte_size(), s.get_string(0).unwrap().as_str()), (3, "hi"));
+    /// // SAFETY: nothing is read (an `int` layout takes no target).
+    /// assert!(unsafe { ValueLayout::I32.with_target(PointerTarget::CString) }.is_err());
+    /// ```
+    pub unsafe fn with_target(self, target: PointerTarget) -> Result<ValueLayout> {
+        if self.kind != ScalarKind::Pointer {
+            return Err(Error::ValueMismatch {
+                position: format!("the target {target}"),
+                expected: "a pointer layout".into(),
+                found: self.to_string(),
+            });
+        }
+        if let PointerTarget::Layout(l) = &target {
+            super::structure::pointer_depth(l)?;
+        }
+        Ok(self.replace_target(target))
+    }
+
+    /// This layout with `target` in place of its own, unchecked (for targets the trust step
+    /// already covers, and which fit in [`super::MAX_NESTING`]).
+    pub(super) fn replace_target(mut self, target: PointerTarget) -> ValueLayout {
+        self.target = Some(Arc::new(target));
+        self
+    }
+
+    /// The same layout without a target: a plain address again (safe: dropping a target only
+    /// takes away what reads may do).
+    ///
+    /// ```
+    /// use gatun::layout::{PointerTarget, ValueLayout};
+    /// // SAFETY: nothing is read through `p`.
+    /// let p = unsafe { ValueLayout::ADDRESS.with_target(PointerTarget::CString) }.unwrap();
+    /// assert_eq!(p.without_target(), ValueLayout::ADDRESS);
+    /// ```
+    pub fn without_target(mut self) -> ValueLayout {
+        self.target = None;
+        self
     }
 
     /// The scalar kind.
@@ -321,20 +412,35 @@ impl ValueLayout {
         self.name.as_deref()
     }
 
-    /// The pointee layout of a pointer created with [`ValueLayout::pointer_to`].
+    /// The pointee layout of a pointer whose target is a [`PointerTarget::Layout`] (made with
+    /// [`ValueLayout::pointer_to`], for instance); `None` for other targets and for none.
     ///
     /// ```
     /// use gatun::layout::{MemoryLayout, ValueLayout};
     /// assert!(ValueLayout::ADDRESS.target().is_none());
-    /// let p = ValueLayout::pointer_to(ValueLayout::F64.into()).unwrap();
+    /// // SAFETY: nothing is read through `p`.
+    /// let p = unsafe { ValueLayout::pointer_to(ValueLayout::F64.into()) }.unwrap();
     /// assert_eq!(p.target(), Some(&MemoryLayout::from(ValueLayout::F64)));
     /// ```
     pub fn target(&self) -> Option<&MemoryLayout> {
+        self.pointer_target().and_then(PointerTarget::layout)
+    }
+
+    /// The target of a pointer layout ([`ValueLayout::with_target`]), of any kind.
+    ///
+    /// ```
+    /// use gatun::layout::{PointerTarget, ValueLayout};
+    /// assert!(ValueLayout::ADDRESS.pointer_target().is_none());
+    /// // SAFETY: nothing is read through `p`.
+    /// let p = unsafe { ValueLayout::ADDRESS.with_target(PointerTarget::CString) }.unwrap();
+    /// assert_eq!(p.pointer_target(), Some(&PointerTarget::CString));
+    /// ```
+    pub fn pointer_target(&self) -> Option<&PointerTarget> {
         self.target.as_deref()
     }
 
     /// The target's `Arc` (shared-node checks in structural equality).
-    pub(super) fn target_arc(&self) -> Option<&Arc<MemoryLayout>> {
+    pub(super) fn target_arc(&self) -> Option<&Arc<PointerTarget>> {
         self.target.as_ref()
     }
 

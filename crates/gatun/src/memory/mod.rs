@@ -13,6 +13,7 @@ pub mod arena_pool;
 pub mod buffer_stack;
 mod segment;
 mod shared_segment;
+mod target;
 
 pub use allocator::{PrefixAllocator, SegmentAllocator, SlicingAllocator};
 pub use arena::{Arena, ConfinedArena, GlobalArena, SharedArena};
@@ -20,6 +21,7 @@ pub use arena_pool::{ArenaPool, PooledArena};
 pub use buffer_stack::{linker_stack, BufferStack, Frame};
 pub use segment::MemorySegment;
 pub use shared_segment::SharedSegment;
+pub use target::NullTerminated;
 
 #[cfg(test)]
 mod tests;

@@ -414,10 +414,15 @@ impl<'a> MemorySegment<'a> {
     }
 
     /// Reads the value described by `layout` at `offset`, checking the layout's alignment
-    /// (Java's `get(ValueLayout, long)`). Pointers come back as [`Value::Address`].
+    /// (Java's `get(ValueLayout, long)`). A pointer comes back as a [`Value::Address`], or,
+    /// when `layout` carries a target ([`ValueLayout::with_target`]), as a [`Value::Segment`]
+    /// over what it points to — the target layout's size, a C string with its NUL — that lives
+    /// as long as `self`; a null pointer with a target is [`MemorySegment::NULL`], which reads
+    /// nothing ([`MemorySegment::get_target`] gives `None` instead).
     ///
     /// # Errors
-    /// [`Error::OutOfBounds`], [`Error::MisalignedAccess`].
+    /// [`Error::OutOfBounds`], [`Error::MisalignedAccess`]; [`Error::MisalignedAccess`] also for
+    /// a pointer that is not a multiple of its target layout's alignment.
     ///
     /// # Examples
     ///
@@ -427,16 +432,29 @@ impl<'a> MemorySegment<'a> {
     /// let arena = Arena::confined();
     /// let seg = arena.allocate_from(-5_i16).unwrap();
     /// assert_eq!(seg.get_value(&ValueLayout::I16, 0).unwrap(), Value::I16(-5));
+    /// let slot = arena.allocate_from(seg.as_address()).unwrap(); // a `short *`
+    /// assert_eq!(slot.get_value(&ValueLayout::ADDRESS, 0).unwrap(), Value::Address(seg.as_address()));
+    /// // SAFETY: the pointers read through `to_short` are null or point to a short of `arena`.
+    /// let to_short = unsafe { ValueLayout::pointer_to(ValueLayout::I16.into()) }.unwrap();
+    /// assert_eq!(slot.get_value(&to_short, 0).unwrap(), Value::Segment(seg));
     /// ```
-    pub fn get_value(&self, layout: &ValueLayout, offset: usize) -> Result<Value<'static>> {
+    pub fn get_value(&self, layout: &ValueLayout, offset: usize) -> Result<Value<'a>> {
         let p = self.check(offset, layout.byte_size())?;
         check_aligned(p, layout.byte_alignment())?;
         // SAFETY: `check` proved the bytes lie within the segment.
-        Ok(unsafe { read_kind(layout.kind(), p) })
+        let value = unsafe { read_kind(layout.kind(), p) };
+        match (value, layout.pointer_target()) {
+            (Value::Address(a), Some(target)) => {
+                super::target::pointee_or_null(a, target).map(Value::Segment)
+            }
+            (value, _) => Ok(value),
+        }
     }
 
     /// Writes `value` as described by `layout` at `offset`, checking the layout's alignment.
-    /// The value's kind must be the layout's kind exactly (no implicit conversion).
+    /// The value's kind must be the layout's kind exactly (no implicit conversion), except that
+    /// a [`Value::Segment`] is written as its address for a pointer layout with a target (what
+    /// [`MemorySegment::get_value`] reads through one).
     ///
     /// # Errors
     /// [`Error::ValueMismatch`], [`Error::OutOfBounds`], [`Error::MisalignedAccess`].
@@ -454,6 +472,9 @@ impl<'a> MemorySegment<'a> {
     /// assert!(matches!(e, Error::ValueMismatch { .. }));
     /// ```
     pub fn set_value(&self, layout: &ValueLayout, offset: usize, value: &Value<'_>) -> Result<()> {
+        if let (Value::Segment(s), Some(_)) = (value, layout.pointer_target()) {
+            return self.set_value(layout, offset, &Value::Address(s.as_address()));
+        }
         if value.scalar_kind() != Some(layout.kind()) {
             return Err(Error::ValueMismatch {
                 position: format!("offset {offset}"),

@@ -434,7 +434,10 @@ impl<'a> SharedSegment<'a> {
         self.store_bytes(offset, &buf[..T::KIND.byte_size()]);
     }
 
-    /// Reads the value described by `layout` at `offset`, checking the layout's alignment.
+    /// Reads the value described by `layout` at `offset`, checking the layout's alignment. A
+    /// pointer comes back as a [`Value::Address`] even when `layout` carries a target (the
+    /// segments a target gives are confined to one thread; turn the address into one with
+    /// [`ValueLayout::target_of`] on the thread that uses it).
     ///
     /// # Errors
     /// [`Error::OutOfBounds`], [`Error::MisalignedAccess`].

@@ -6,7 +6,7 @@ use std::ffi::c_void;
 
 use super::*;
 use crate::error::Error;
-use crate::layout::{MemoryLayout, ValueLayout};
+use crate::layout::{MemoryLayout, PointerTarget, ValueLayout};
 use crate::value::Value;
 
 /// An 8-byte-aligned byte buffer, so aligned offsets are aligned addresses.
@@ -1046,4 +1046,189 @@ fn alignments_above_the_target_limit_are_out_of_memory_at_once() {
     // A large alignment within the limit still works.
     let seg = arena.allocate(16, 1 << 20).unwrap();
     assert_eq!(seg.address() % (1 << 20), 0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pointers read through target layouts
+// ---------------------------------------------------------------------------------------------
+
+/// A pointer layout with `target`.
+fn to(target: PointerTarget) -> ValueLayout {
+    // SAFETY: every pointer read through these layouts in the tests below is null or points to
+    // what the target says, in an arena that outlives the segments read.
+    unsafe { ValueLayout::ADDRESS.with_target(target) }.unwrap()
+}
+
+#[test]
+fn pointers_with_a_layout_target_read_as_segments_of_its_size() {
+    let arena = Arena::confined();
+    let pair = arena.allocate_from_slice(&[5_i32, 6]).unwrap();
+    let slot = arena.allocate_from(pair.as_address()).unwrap();
+    let two_ints = MemoryLayout::sequence_layout(2, ValueLayout::I32).unwrap();
+    let layout = to(PointerTarget::Layout(two_ints));
+    let seg = slot.get_target(&layout, 0).unwrap().unwrap();
+    assert_eq!((seg.address(), seg.byte_size()), (pair.address(), 8));
+    assert_eq!(seg.get::<i32>(4).unwrap(), 6);
+    assert_eq!(slot.get_value(&layout, 0).unwrap(), Value::Segment(seg));
+    assert_eq!(
+        layout
+            .target_of(&Value::Address(pair.as_address()))
+            .unwrap(),
+        Some(seg)
+    );
+    assert_eq!(layout.target_of(&Value::Segment(pair)).unwrap(), Some(seg));
+    // Writing the segment back writes its address (plain ADDRESS still takes addresses only).
+    slot.set_value(&layout, 0, &Value::Segment(MemorySegment::NULL))
+        .unwrap();
+    assert_eq!(slot.get::<usize>(0).unwrap(), 0);
+    // Null: never a segment that reads anything.
+    assert_eq!(slot.get_target(&layout, 0).unwrap(), None);
+    let null = slot.get_value(&layout, 0).unwrap().as_segment().unwrap();
+    assert_eq!((null, null.address()), (MemorySegment::NULL, 0));
+    assert!(null.get::<u8>(0).is_err());
+    assert_eq!(
+        layout
+            .target_of(&Value::Address(std::ptr::null_mut()))
+            .unwrap(),
+        None
+    );
+    slot.set_value(&layout, 0, &Value::Segment(pair)).unwrap();
+    assert_eq!(slot.get_address(0).unwrap(), pair.as_address());
+}
+
+#[test]
+fn a_pointer_misaligned_for_its_target_is_an_error() {
+    let arena = Arena::confined();
+    let ints = arena.allocate_from_slice(&[0_i32, 0]).unwrap();
+    let odd = ints.slice_from(1).unwrap();
+    let slot = arena.allocate_from(odd.as_address()).unwrap();
+    let layout = to(PointerTarget::Layout(ValueLayout::I32.into()));
+    let expected = Error::MisalignedAccess {
+        address: odd.address(),
+        alignment: 4,
+    };
+    assert_eq!(slot.get_target(&layout, 0).unwrap_err(), expected);
+    assert_eq!(slot.get_value(&layout, 0).unwrap_err(), expected);
+    assert_eq!(
+        layout.target_of(&Value::Segment(odd)).unwrap_err(),
+        expected
+    );
+    // A 1-byte target has no alignment to miss.
+    let byte = to(PointerTarget::Layout(ValueLayout::U8.into()));
+    assert_eq!(slot.get_target(&byte, 0).unwrap().unwrap().byte_size(), 1);
+}
+
+#[test]
+fn a_c_string_target_reads_up_to_the_first_nul_and_no_further() {
+    let arena = Arena::confined();
+    let text = arena.allocate_from_bytes(b"ab\0cd\0").unwrap();
+    let slot = arena.allocate_from(text.as_address()).unwrap();
+    let string = to(PointerTarget::CString);
+    let s = slot.get_target(&string, 0).unwrap().unwrap();
+    assert_eq!((s.address(), s.byte_size()), (text.address(), 3));
+    assert_eq!(s.get_string(0).unwrap(), "ab");
+    let second = Value::Segment(text.slice_from(3).unwrap());
+    let cd = string.target_of(&second).unwrap().unwrap();
+    assert_eq!((cd.byte_size(), cd.to_vec()), (3, b"cd\0".to_vec()));
+    let empty = string
+        .target_of(&Value::Segment(text.slice_from(2).unwrap()))
+        .unwrap();
+    assert_eq!(empty.unwrap().byte_size(), 1);
+}
+
+#[test]
+fn an_unresolved_enclosing_target_reads_nothing() {
+    let arena = Arena::confined();
+    let node = arena.allocate(16, 8).unwrap();
+    let slot = arena.allocate_from(node.as_address()).unwrap();
+    let layout = to(PointerTarget::Enclosing("node".into()));
+    let s = slot.get_target(&layout, 0).unwrap().unwrap();
+    assert_eq!((s.address(), s.byte_size()), (node.address(), 0));
+    assert!(s.get::<u8>(0).is_err());
+}
+
+#[test]
+fn reading_a_target_needs_a_pointer_layout_with_a_target() {
+    let arena = Arena::confined();
+    let slot = arena.allocate(8, 8).unwrap();
+    let e = slot.get_target(&ValueLayout::ADDRESS, 0).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "value mismatch at offset 0: expected a pointer layout with a target, found ptr"
+    );
+    assert!(matches!(
+        ValueLayout::ADDRESS.target_of(&Value::Address(slot.as_address())),
+        Err(Error::ValueMismatch { .. })
+    ));
+    let string = to(PointerTarget::CString);
+    assert!(matches!(
+        string.target_of(&Value::I64(1)),
+        Err(Error::ValueMismatch { .. })
+    ));
+    // A plain pointer still reads as an address.
+    assert_eq!(
+        slot.get_value(&ValueLayout::ADDRESS, 0).unwrap(),
+        Value::Address(std::ptr::null_mut())
+    );
+    // Arrays need a pointer to pointers.
+    assert!(matches!(
+        string.null_terminated(&Value::Segment(slot)),
+        Err(Error::ValueMismatch { .. })
+    ));
+    assert!(slot.get_target(&string, 4).is_err()); // the slot itself is misaligned
+}
+
+#[test]
+fn null_terminated_arrays_stop_at_their_null_element() {
+    let arena = Arena::confined();
+    let (a, b) = (
+        arena.allocate_from(1_i64).unwrap(),
+        arena.allocate_from(2_i64).unwrap(),
+    );
+    let null = std::ptr::null_mut::<c_void>();
+    // After the null element comes an address that must never be read through.
+    let array = arena
+        .allocate_from_slice(&[
+            a.as_address(),
+            b.as_address(),
+            null,
+            std::ptr::without_provenance_mut(8),
+        ])
+        .unwrap();
+    let longs = to(PointerTarget::Layout(
+        to(PointerTarget::Layout(ValueLayout::I64.into())).into(),
+    ));
+    let mut it = longs.null_terminated(&Value::Segment(array)).unwrap();
+    let read: Vec<i64> = it
+        .by_ref()
+        .map(|s| s.unwrap().get::<i64>(0).unwrap())
+        .collect();
+    assert_eq!(read, [1, 2]);
+    // Fused: nothing more after the null element.
+    assert!(it.next().is_none());
+    // Elements without a target: zero-length segments at their addresses.
+    let voids = to(PointerTarget::Layout(ValueLayout::ADDRESS.into()));
+    let segs: Vec<MemorySegment<'_>> = voids
+        .null_terminated(&Value::Address(array.as_address()))
+        .unwrap()
+        .collect::<crate::Result<_>>()
+        .unwrap();
+    let shape: Vec<(usize, usize)> = segs.iter().map(|s| (s.address(), s.byte_size())).collect();
+    assert_eq!(shape, [(a.address(), 0), (b.address(), 0)]);
+    // A null array is empty; a misaligned one is an error.
+    assert_eq!(
+        longs
+            .null_terminated(&Value::Address(null))
+            .unwrap()
+            .count(),
+        0
+    );
+    let odd = Value::Segment(array.slice_from(4).unwrap());
+    assert_eq!(
+        longs.null_terminated(&odd).unwrap_err(),
+        Error::MisalignedAccess {
+            address: array.address() + 4,
+            alignment: std::mem::align_of::<usize>(),
+        }
+    );
 }

@@ -9,7 +9,10 @@ use super::attributes::Attrs;
 use super::records::first_member;
 use super::{complete, PResult, Parser};
 use crate::cdecl::lexer::Kind;
-use crate::cdecl::{Declared, FnTy, FunctionDecl, NoLayout, Span, State, Ty};
+use crate::cdecl::{
+    same_declared_descriptor, same_declared_ty, Declared, FnTy, FunctionDecl, NoLayout, Span,
+    State, Ty,
+};
 use crate::layout::FunctionDescriptor;
 
 impl Parser<'_, '_> {
@@ -46,7 +49,7 @@ impl Parser<'_, '_> {
             let base = self.type_attrs(spec.ty.clone(), &attrs, Some(&d))?;
             let base_for_fn = base.clone();
             let c_string = d.is_c_string(&base, spec.c_string, false);
-            let ty = self.apply_spec(base, &d, spec.c_string)?;
+            let ty = self.apply_spec(base, &d, spec.c_string, spec.plain_char)?;
             let Some((name, name_span)) = d.name().cloned() else {
                 if type_mode && !spec.typedef {
                     self.eat_punct(";");
@@ -137,6 +140,11 @@ impl Parser<'_, '_> {
                 } else {
                     self.st.c_string_typedefs.remove(&name);
                 }
+                if spec.plain_char && !d.derives() {
+                    self.st.char_typedefs.insert(name.clone());
+                } else {
+                    self.st.char_typedefs.remove(&name);
+                }
                 if d.is_flexible() || (spec.incomplete_array && !d.derives()) {
                     self.st.incomplete_arrays.insert(name.clone());
                 } else {
@@ -191,7 +199,10 @@ impl Parser<'_, '_> {
             self.st.typedefs.remove(&name);
         }
         if let Some(old) = self.st.typedefs.get(&name) {
-            if *old != ty && self.complete(old.clone()) != self.complete(ty.clone()) {
+            // Pointer targets aside: a pointee may have been completed in between.
+            if !same_declared_ty(old, &ty)
+                && !same_declared_ty(&self.complete(old.clone()), &self.complete(ty.clone()))
+            {
                 return Err(self.err_at(
                     span,
                     format!("conflicting typedef `{name}`: it was declared before as another type"),
@@ -228,7 +239,9 @@ impl Parser<'_, '_> {
                     for (new, old) in decl.param_c_strings.iter_mut().zip(&old.param_c_strings) {
                         *new |= old;
                     }
-                    if old.descriptor != decl.descriptor || old.variadic != decl.variadic {
+                    if !same_declared_descriptor(&old.descriptor, &decl.descriptor)
+                        || old.variadic != decl.variadic
+                    {
                         return Err(self.err_at(
                             span,
                             format!(

@@ -9,7 +9,11 @@ use super::specifiers::IGNORED;
 use super::{PResult, Parser};
 use crate::cdecl::lexer::{Kind, Token};
 use crate::cdecl::{CdeclError, FnTy, NoLayout, Span, Ty, MAX_NESTING};
-use crate::layout::{MemoryLayout, ValueLayout};
+use crate::layout::{MemoryLayout, PointerTarget, ScalarKind, ValueLayout};
+
+/// Pointer targets are attached to layouts less deep than this, so that records holding such
+/// pointers keep well within [`MAX_NESTING`] (a target adds its depth to the pointer's).
+const MAX_TARGET_DEPTH: usize = MAX_NESTING / 2;
 
 #[derive(Debug)]
 /// An array or function derivation written after a declarator's name.
@@ -50,6 +54,11 @@ impl Declarator {
         self.ptrs > 0
             || !self.suffixes.is_empty()
             || self.inner.as_ref().is_some_and(|d| d.derives())
+    }
+
+    /// Whether the declarator has a pointer anywhere (`*name[]`, `(*name)[]`).
+    fn derives_pointer(&self) -> bool {
+        self.ptrs > 0 || self.inner.as_ref().is_some_and(|d| d.derives_pointer())
     }
 
     /// Whether some array size is not a constant.
@@ -315,7 +324,7 @@ impl Parser<'_, '_> {
             let name = d.name().map(|(n, _)| n.clone());
             callbacks.push(self.pointee_fn(&base, &d, spec.typedef_fn.as_ref()));
             param_c_strings.push(d.is_c_string(&base, spec.c_string, true));
-            let ty = match self.apply_spec(base, &d, spec.c_string) {
+            let ty = match self.apply_spec(base, &d, spec.c_string, spec.plain_char) {
                 // A variable-length array parameter is a pointer, whatever its sizes.
                 Err(_) if d.has_vla() && d.derives() => Ty::Object(ValueLayout::ADDRESS.into()),
                 // Arrays of types without a layout decay too.
@@ -330,10 +339,14 @@ impl Parser<'_, '_> {
                 _ => ty,
             };
             let ty = match ty {
-                // C11 §6.7.6.3 ¶7-8: arrays and functions decay to pointers.
-                Ty::Object(MemoryLayout::Sequence(_)) | Ty::Func(_) => {
-                    Ty::Object(ValueLayout::ADDRESS.into())
+                // C11 §6.7.6.3 ¶7-8: arrays decay to pointers to their elements (`char s[]`
+                // to `char *`, a C string with pointer targets), functions to pointers.
+                Ty::Object(MemoryLayout::Sequence(seq)) => {
+                    let element = seq.element().clone();
+                    let char_element = spec.plain_char && !d.derives_pointer();
+                    self.pointer(Ty::Object(element), char_element)
                 }
+                Ty::Func(_) => Ty::Object(ValueLayout::ADDRESS.into()),
                 Ty::Void => return Err(self.err_at(
                     spec.span,
                     "a parameter cannot have type `void` (write `(void)` alone for no parameters)",
@@ -388,9 +401,9 @@ impl Parser<'_, '_> {
         }
         let saved_depth = self.depth;
         let r = if leaf.ptrs == 1 && leaf.suffixes.is_empty() {
-            self.apply_ex(base.clone(), d, true, false)
+            self.apply_ex(base.clone(), d, true, false, false)
         } else {
-            self.apply_ex(base.clone(), d, false, false)
+            self.apply_ex(base.clone(), d, false, false, false)
         };
         self.depth = saved_depth;
         match r {
@@ -399,9 +412,10 @@ impl Parser<'_, '_> {
         }
     }
 
-    /// Applies a declarator's derivations to the specifiers' type (C11 §6.7.6).
-    pub(super) fn apply(&mut self, base: Ty, d: &Declarator) -> PResult<Ty> {
-        self.apply_ex(base, d, false, false)
+    /// Applies a declarator's derivations to the specifiers' type (C11 §6.7.6); `plain_char`:
+    /// the specifiers name plain `char` (or a typedef of it), whose pointers are C strings.
+    pub(super) fn apply(&mut self, base: Ty, d: &Declarator, plain_char: bool) -> PResult<Ty> {
+        self.apply_ex(base, d, false, false, plain_char)
     }
 
     /// [`Parser::apply`] for specifiers naming a typedef of a pointer to a character type
@@ -412,21 +426,24 @@ impl Parser<'_, '_> {
         base: Ty,
         d: &Declarator,
         base_c_string: bool,
+        plain_char: bool,
     ) -> PResult<Ty> {
-        self.apply_ex(base, d, false, base_c_string)
+        self.apply_ex(base, d, false, base_c_string, plain_char)
     }
 
     /// [`Parser::apply`]; with `skip_leaf_ptr`, without the innermost declarator's last
     /// pointer (giving what that pointer points to); `base_c_string` as in
-    /// [`Parser::apply_spec`].
+    /// [`Parser::apply_spec`]; `plain_char`: `base` is plain `char`, not derived yet.
     fn apply_ex(
         &mut self,
         base: Ty,
         d: &Declarator,
         skip_leaf_ptr: bool,
         base_c_string: bool,
+        plain_char: bool,
     ) -> PResult<Ty> {
         let mut t = base;
+        let mut plain_char = plain_char;
         let ptrs = if skip_leaf_ptr && d.inner.is_none() {
             d.ptrs.saturating_sub(1)
         } else {
@@ -439,9 +456,10 @@ impl Parser<'_, '_> {
         // This level leaves the type as it is: an inner declarator still applies to `base`.
         let inner_c_string = ptrs == 0 && d.suffixes.is_empty() && base_c_string;
         for _ in 0..ptrs {
-            t = Ty::Object(ValueLayout::ADDRESS.into());
+            t = self.pointer(t, std::mem::take(&mut plain_char));
         }
         for s in d.suffixes.iter().rev() {
+            plain_char = false;
             let returns_c_string = std::mem::take(&mut c_string);
             t = match s {
                 Suffix::Array(n, span) => match self.complete(t) {
@@ -491,9 +509,45 @@ impl Parser<'_, '_> {
             };
         }
         if let Some(inner) = &d.inner {
-            t = self.apply_ex(t, inner, skip_leaf_ptr, inner_c_string)?;
+            t = self.apply_ex(t, inner, skip_leaf_ptr, inner_c_string, plain_char)?;
         }
         Ok(t)
+    }
+
+    /// A pointer to `pointee`: a plain address, or, in a set made with
+    /// `Declarations::with_pointer_targets`, one carrying its pointee as target (C's rules:
+    /// a complete object type is a [`PointerTarget::Layout`], plain `char` a
+    /// [`PointerTarget::CString`], the struct or union being defined around the pointer a
+    /// [`PointerTarget::Enclosing`]; `void`, functions, incomplete types, types without a
+    /// layout and layouts too deep to be a target give a plain address).
+    pub(super) fn pointer(&self, pointee: Ty, plain_char: bool) -> Ty {
+        if !self.st.pointer_targets {
+            return Ty::Object(ValueLayout::ADDRESS.into());
+        }
+        let target = match self.complete(pointee) {
+            Ty::Object(MemoryLayout::Value(v))
+                if plain_char && matches!(v.kind(), ScalarKind::I8 | ScalarKind::U8) =>
+            {
+                Some(PointerTarget::CString)
+            }
+            Ty::Object(l) if l.depth() < MAX_TARGET_DEPTH => Some(PointerTarget::Layout(l)),
+            Ty::Incomplete(full) if self.defining.contains(&full) => full
+                .split_whitespace()
+                .last()
+                .map(|tag| PointerTarget::Enclosing(tag.into())),
+            _ => None,
+        };
+        let pointer = match target {
+            Some(t) => {
+                // SAFETY: the caller of `Declarations::with_pointer_targets` (which sets
+                // `pointer_targets`) made the promise of `ValueLayout::with_target` for every
+                // pointer these declarations describe.
+                let with = unsafe { ValueLayout::ADDRESS.with_target(t) };
+                with.unwrap_or(ValueLayout::ADDRESS)
+            }
+            None => ValueLayout::ADDRESS,
+        };
+        Ty::Object(pointer.into())
     }
 
     /// Layouts nest (arrays of arrays, structs of structs) at most [`MAX_NESTING`] deep, so

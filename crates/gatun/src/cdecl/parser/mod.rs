@@ -67,6 +67,9 @@ pub(super) struct Parser<'s, 'st> {
     last_enum_unsigned: bool,
     /// The declarator being parsed declares a name (not a parameter or type name).
     named_context: bool,
+    /// The tagged structs and unions whose bodies are being parsed, outermost first
+    /// (`"struct node"`): a pointer to one of them is a pointer to its enclosing record.
+    defining: Vec<String>,
     /// A token position from which [`Parser::skip_to_bracket`] found no closing `]` (it reached
     /// the end of the tokens), or `usize::MAX`. A skip that started earlier and reaches this
     /// position still open (depth at least 1) cannot close either, so it stops there at once:
@@ -92,6 +95,7 @@ impl<'s, 'st> Parser<'s, 'st> {
             implicit_tags: Vec::new(),
             last_enum_unsigned: false,
             named_context: false,
+            defining: Vec::new(),
             unclosed_from: usize::MAX,
         })
     }

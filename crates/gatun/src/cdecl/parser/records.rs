@@ -72,8 +72,13 @@ impl Parser<'_, '_> {
         if let Some(tag) = &tag {
             // Register the tag as incomplete so the body can point to itself.
             self.reference_tag(kind, tag, tag_tok)?;
+            self.defining.push(format!("{} {tag}", kind.keyword()));
         }
-        let (members, problem) = self.members(kind, open)?;
+        let body = self.members(kind, open);
+        if tag.is_some() {
+            self.defining.pop();
+        }
+        let (members, problem) = body?;
         self.attributes(&mut attrs)?;
         let span = self.span_from(kw);
         if let Some(reason) = problem {
@@ -169,9 +174,13 @@ impl Parser<'_, '_> {
                     ),
                 ))
             }
+            // Pointer targets aside: a pointee may have been completed in between.
             Some(Tag {
                 layout: Some(old), ..
-            }) if def.as_ref().ok() != Some(old) => {
+            }) if !def
+                .as_ref()
+                .is_ok_and(|l| crate::layout::same_declaration(l, old)) =>
+            {
                 let now = match &def {
                     Ok(l) => l.to_string(),
                     Err(n) => format!("no layout ({})", n.reason),
@@ -377,7 +386,7 @@ impl Parser<'_, '_> {
                 };
                 let flexible = d.is_flexible().then_some(name_span);
                 let base = self.type_attrs(spec.ty.clone(), &attrs, Some(&d))?;
-                let ty = self.apply(base, &d)?;
+                let ty = self.apply(base, &d, spec.plain_char)?;
                 let layout = match self.complete(ty) {
                     Ty::Object(l) => Some(l.with_name(name.as_str())),
                     Ty::NoLayout(n) => {

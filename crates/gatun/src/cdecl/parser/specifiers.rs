@@ -108,6 +108,9 @@ pub(super) struct Spec {
     pub(super) incomplete_array: bool,
     /// The type is a typedef of a pointer to a character type (`typedef const char *str;`).
     pub(super) c_string: bool,
+    /// The type is plain `char` (neither `signed` nor `unsigned`), or a typedef of it: a
+    /// pointer to it is a C string.
+    pub(super) plain_char: bool,
     /// The attributes among the specifiers.
     pub(super) attrs: Attrs,
     /// The specifier defined an untagged struct/union (a C11 anonymous member if no
@@ -181,6 +184,12 @@ impl Builtin {
             }
         };
         *slot = slot.saturating_add(1);
+    }
+
+    /// Whether the keywords name plain `char` (C17 §6.2.5 ¶15: a type of its own, distinct
+    /// from `signed char` and `unsigned char`).
+    fn is_plain_char(&self) -> bool {
+        self.char > 0 && self.signed + self.unsigned + self.complex == 0
     }
 
     /// Whether the keywords seen form a valid combination (C17 §6.7.2 ¶2).
@@ -352,6 +361,7 @@ impl Parser<'_, '_> {
         let mut enum_unsigned = false;
         let mut incomplete_array = false;
         let mut c_string = false;
+        let mut plain_char = false;
         let mut attrs = Attrs::default();
         let mut anonymous_record = false;
         loop {
@@ -430,6 +440,7 @@ impl Parser<'_, '_> {
                         enum_unsigned = self.st.unsigned_enums.contains(w);
                         incomplete_array = self.st.incomplete_arrays.contains(w);
                         c_string = self.st.c_string_typedefs.contains(w);
+                        plain_char = self.st.char_typedefs.contains(w);
                         self.bump();
                     }
                     None => break,
@@ -439,6 +450,7 @@ impl Parser<'_, '_> {
             }
         }
         let span = self.span_from(start);
+        plain_char |= ty.is_none() && b.is_plain_char();
         let ty = match ty {
             Some(t) => t,
             None if !b.is_empty() => b.ty().map_err(|e| self.layout_err(span, e))?,
@@ -461,6 +473,7 @@ impl Parser<'_, '_> {
             enum_unsigned,
             incomplete_array,
             c_string,
+            plain_char,
             attrs,
             anonymous_record,
             span,
@@ -477,6 +490,6 @@ impl Parser<'_, '_> {
         if let Some((n, span)) = d.name() {
             return Err(self.err_at(*span, format!("unexpected name `{n}` in a type name")));
         }
-        self.apply(spec.ty, &d)
+        self.apply(spec.ty, &d, spec.plain_char)
     }
 }
