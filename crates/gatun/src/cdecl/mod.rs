@@ -111,11 +111,16 @@
 //! after preprocessing (`openssl/ssl.h`, 4,300 functions) parses in well under a second in a
 //! debug build.
 
+mod constants;
 mod headers;
 mod lexer;
+mod literals;
+mod macros;
 mod parser;
 
+pub use constants::Constant;
 pub use headers::{HeaderError, HeaderOptions};
+pub use macros::{Macro, MacroKind};
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
@@ -436,6 +441,14 @@ pub(crate) struct Tag {
     no_layout: Option<Arc<NoLayout>>,
 }
 
+/// An enumeration constant: its value and its type (`int` if the value fits, else the
+/// enumeration's type, as GCC types it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Enumerator {
+    pub(crate) value: i128,
+    pub(crate) kind: ScalarKind,
+}
+
 /// Everything declared so far (cloned for atomic `add`).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct State {
@@ -451,7 +464,13 @@ pub(crate) struct State {
     /// For each incomplete tag (`"struct foo"`), the typedefs naming it, to complete them
     /// when it is defined.
     pending_typedefs: HashMap<String, Vec<String>>,
-    constants: HashMap<String, i128>,
+    /// Enumeration constants.
+    constants: HashMap<String, Enumerator>,
+    /// Declared variables (`extern int x;`): their types, for `sizeof x`.
+    variables: HashMap<String, Ty>,
+    /// The macros of the headers [`Declarations::add_headers`] preprocessed (shared: cloning
+    /// a set for an atomic `add` does not copy them).
+    macros: Arc<BTreeMap<String, Macro>>,
     /// Typedefs of function pointers and of function types: the function type.
     fn_typedefs: HashMap<String, Arc<FnTy>>,
     /// Every declared function's type (for its callback parameters).
@@ -892,13 +911,54 @@ impl Declarations {
         }
     }
 
-    /// Every enumeration constant whose value fits in `i64`, with its value, in no particular
-    /// order.
-    pub fn constants(&self) -> impl Iterator<Item = (&str, i64)> {
-        self.state
+    /// Every named constant with its value: the object-like macros whose expansion is a
+    /// constant (those of [`Declarations::add_headers`]), in name order, then the
+    /// enumeration constants that no macro of the same name hides, in no particular order.
+    ///
+    /// ```
+    /// use gatun::cdecl::{Constant, Declarations};
+    /// let d = Declarations::parse("enum { A = 1, B = 4294967295 };").unwrap();
+    /// let mut all: Vec<(&str, Constant)> = d.constants().collect();
+    /// all.sort_by_key(|(name, _)| *name);
+    /// assert_eq!(all, [("A", Constant::I32(1)), ("B", Constant::U32(4294967295))]);
+    /// ```
+    pub fn constants(&self) -> impl Iterator<Item = (&str, Constant)> {
+        let macros = self
+            .state
+            .macros
+            .iter()
+            .filter_map(|(k, m)| Some((k.as_str(), m.constant()?.clone())));
+        let enums = self
+            .state
             .constants
             .iter()
-            .filter_map(|(k, &v)| Some((k.as_str(), i64::try_from(v).ok()?)))
+            .filter(|(k, _)| !self.state.macros.contains_key(*k))
+            .filter_map(|(k, e)| Some((k.as_str(), enumerator_constant(e)?)));
+        macros.chain(enums)
+    }
+
+    /// Every macro the headers given to [`Declarations::add_headers`] (or
+    /// [`Declarations::from_headers`]) define, the predefined ones included, in name order:
+    /// constants with their values, function-like macros, and the object-like macros that are
+    /// not constants with the reason.
+    ///
+    /// ```no_run
+    /// use gatun::cdecl::{Declarations, HeaderOptions, MacroKind};
+    /// let d = Declarations::from_headers(["jansson.h"], &HeaderOptions::default()).unwrap();
+    /// let function_like = d
+    ///     .macros()
+    ///     .filter(|(_, m)| matches!(m.kind(), MacroKind::FunctionLike { .. }))
+    ///     .count();
+    /// assert!(function_like > 0); // json_decref(json), JSON_INDENT(n), ...
+    /// ```
+    pub fn macros(&self) -> impl Iterator<Item = (&str, &Macro)> {
+        self.state.macros.iter().map(|(k, m)| (k.as_str(), m))
+    }
+
+    /// The macro `name` as the headers define it (see [`Declarations::macros`]); `None` if
+    /// they do not define it.
+    pub fn macro_definition(&self, name: &str) -> Option<&Macro> {
+        self.state.macros.get(name)
     }
 
     /// The bitfields of a record — `"struct flags"`, `"union u"` or a typedef name — in
@@ -916,13 +976,48 @@ impl Declarations {
         self.bitfields(record).iter().find(|b| b.name() == field)
     }
 
-    /// The value of an enumeration constant, if it fits in `i64`.
-    pub fn constant(&self, name: &str) -> Option<i64> {
-        self.state
-            .constants
-            .get(name)
-            .and_then(|&v| i64::try_from(v).ok())
+    /// The value of the constant `name`: a macro of the headers whose expansion is a
+    /// constant expression (`O_RDONLY`, `SQLITE_OK`, `ZLIB_VERSION`), else an enumeration
+    /// constant. A macro hides an enumeration constant of the same name, as in C (glibc's
+    /// `#define SOCK_STREAM SOCK_STREAM` expands to the enumeration constant, so both agree).
+    /// `None` if `name` is neither, or is a macro that is not a constant
+    /// ([`Declarations::macro_definition`] says why).
+    ///
+    /// ```
+    /// use gatun::cdecl::{Constant, Declarations};
+    /// let d = Declarations::parse("enum big { SMALL = 1, HUGE = 1L << 40 };").unwrap();
+    /// assert_eq!(d.constant("SMALL"), Some(Constant::I32(1)));
+    /// // An enumerator that does not fit in `int` has the enumeration's type (GCC).
+    /// # #[cfg(target_pointer_width = "64")]
+    /// assert_eq!(d.constant("HUGE"), Some(Constant::I64(1 << 40)));
+    /// assert_eq!(d.constant("NOPE"), None);
+    /// ```
+    pub fn constant(&self, name: &str) -> Option<Constant> {
+        if let Some(m) = self.state.macros.get(name) {
+            return m.constant().cloned();
+        }
+        self.state.constants.get(name).and_then(enumerator_constant)
     }
+
+    /// The value of the integer constant `name` (see [`Declarations::constant`]) if it fits in
+    /// `i64`; `None` for other constants and names.
+    ///
+    /// ```
+    /// use gatun::cdecl::Declarations;
+    /// let d = Declarations::parse("enum { EIGHT = sizeof(double) };").unwrap();
+    /// assert_eq!(d.constant_i64("EIGHT"), Some(8));
+    /// ```
+    pub fn constant_i64(&self, name: &str) -> Option<i64> {
+        self.constant(name)?.as_i64()
+    }
+}
+
+/// An enumeration constant as a [`Constant`] of its type.
+fn enumerator_constant(e: &Enumerator) -> Option<Constant> {
+    let ty = parser::IntTy::of_kind(e.kind)?;
+    parser::Val::Int(parser::CVal::wrap(e.value, ty))
+        .to_constant()
+        .ok()
 }
 
 /// The descriptor of function type `f` as an upcall target named `what` in errors.

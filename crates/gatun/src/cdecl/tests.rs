@@ -200,9 +200,9 @@ fn enums_and_constant_expressions() {
          struct buf { char data[LAST]; int sizes[sizeof(struct buf *) / 2]; char pad[_Alignof(double)]; };
          enum color paint(enum color c);",
     );
-    assert_eq!(d.constant("GREEN"), Some(5));
-    assert_eq!(d.constant("BLUE"), Some(6));
-    assert_eq!(d.constant("LAST"), Some(20));
+    assert_eq!(d.constant_i64("GREEN"), Some(5));
+    assert_eq!(d.constant_i64("BLUE"), Some(6));
+    assert_eq!(d.constant_i64("LAST"), Some(20));
     assert_eq!(d.layout("enum color").unwrap(), &MemoryLayout::from(V::I32));
     assert_eq!(d.layout("enum big").unwrap(), &MemoryLayout::from(V::I64));
     assert_eq!(d.layout("enum uns").unwrap(), &MemoryLayout::from(V::U32));
@@ -573,9 +573,9 @@ fn types_without_layout_are_declared_and_fail_only_when_needed() {
     assert!(why.contains("`inner`") && why.contains("`v`"), "{why}");
     assert_eq!(d.try_layout("struct user").unwrap().byte_size(), 16);
     // gcc's sizes stay known to constant expressions.
-    assert_eq!(d.constant("LD_SIZE"), Some(16));
-    assert_eq!(d.constant("CD_SIZE"), Some(16));
-    assert_eq!(d.constant("I128_ALIGN"), Some(16));
+    assert_eq!(d.constant_i64("LD_SIZE"), Some(16));
+    assert_eq!(d.constant_i64("CD_SIZE"), Some(16));
+    assert_eq!(d.constant_i64("I128_ALIGN"), Some(16));
     // sizeof(__builtin_va_list): gcc's figure for each target (mingw-w64 and Apple: `char *`).
     let va_size = if cfg!(all(target_arch = "x86_64", unix)) {
         24
@@ -584,7 +584,7 @@ fn types_without_layout_are_declared_and_fail_only_when_needed() {
     } else {
         32
     };
-    assert_eq!(d.constant("VA_SIZE"), Some(va_size));
+    assert_eq!(d.constant_i64("VA_SIZE"), Some(va_size));
     // Asking for the layout is a positioned error.
     let e = Declarations::new()
         .type_layout("struct s { int a; long double b; }")
@@ -693,8 +693,8 @@ fn mode_attribute_as_gcc() {
     assert!(unsupported(d.try_layout("v4si").unwrap_err())
         .0
         .contains("vector_size(16)"));
-    assert_eq!(d.constant("V4SI_SIZE"), Some(16));
-    assert_eq!(d.constant("V4SI_ALIGN"), Some(16));
+    assert_eq!(d.constant_i64("V4SI_SIZE"), Some(16));
+    assert_eq!(d.constant_i64("V4SI_ALIGN"), Some(16));
     // Errors, never a silently wrong size.
     let e = err("typedef int x __attribute__((mode(V4SI)));");
     assert!(e.message().contains("machine mode"), "{e}");
@@ -815,7 +815,7 @@ fn constant_expressions_are_typed_as_in_c() {
              LONG_SHIFT = {long_shift}
          }};"
     ));
-    let c = |n: &str| d.constant(n).unwrap();
+    let c = |n: &str| d.constant_i64(n).unwrap();
     assert_eq!(c("NOT_ZERO_U"), 0xffff_ffff);
     assert_eq!(c("NEG_ONE"), -1);
     assert_eq!(c("UCHAR"), 255);
@@ -950,9 +950,9 @@ fn offsetof_and_extension_in_constant_expressions() {
          };
          _Static_assert(__builtin_offsetof(struct in, d) == 8, \"d\");",
     );
-    assert_eq!(d.constant("OFF_K"), Some(0));
-    assert_eq!(d.constant("OFF_D2"), Some(8 + 8 + 16));
-    assert_eq!(d.constant("EXT"), Some(1 << 40));
+    assert_eq!(d.constant_i64("OFF_K"), Some(0));
+    assert_eq!(d.constant_i64("OFF_D2"), Some(8 + 8 + 16));
+    assert_eq!(d.constant_i64("EXT"), Some(1 << 40));
     let e = err("struct s { int a; }; enum { X = __builtin_offsetof(struct s, b) };");
     assert!(e.message().contains("b"), "{e}");
 }

@@ -79,6 +79,11 @@ impl Declarator {
         )
     }
 
+    /// Whether the outermost derivation is a pointer (`T *`, `T (*)[N]`, `T (*)(void)`).
+    pub(super) fn is_pointer(&self) -> bool {
+        matches!(self.outermost(), Some(None))
+    }
+
     /// `T name[]`, `T *name[]`: the outermost derivation is an array of unknown size.
     pub(super) fn is_flexible(&self) -> bool {
         matches!(self.outermost(), Some(Some(Suffix::Array(None, _))))
@@ -374,6 +379,12 @@ impl Parser<'_, '_> {
     /// Applies a declarator's derivations to the specifiers' type (C11 §6.7.6).
     pub(super) fn apply(&mut self, base: Ty, d: &Declarator) -> PResult<Ty> {
         self.apply_ex(base, d, false)
+    }
+
+    /// What the pointer type `base` with declarator `d` points to (`d` is a pointer:
+    /// [`Declarator::is_pointer`]).
+    pub(super) fn pointer_target(&mut self, base: Ty, d: &Declarator) -> PResult<Ty> {
+        self.apply_ex(base, d, true)
     }
 
     /// [`Parser::apply`]; with `skip_leaf_ptr`, without the innermost declarator's last
