@@ -1080,3 +1080,94 @@ fn unterminated_array_size_inside_a_closed_one_is_still_reported() {
     // A size that is not a constant in a parameter is a VLA (skipped to its `]`).
     parse("void f(int n, int a[n + (1)]);");
 }
+
+#[test]
+fn enumeration_values_that_overflow_are_errors_where_gcc_reports_them() {
+    // gcc: "overflow in enumeration values" at the enumerator without a value.
+    for (src, col) in [
+        ("enum e { A = 9223372036854775807, B };", 35),
+        ("enum e { A = 2147483647, B };", 26),
+        ("enum e { A = 4294967295u, B };", 27),
+        ("enum e { A = 18446744073709551615u, B };", 37),
+    ] {
+        let e = err(src);
+        assert_eq!((e.line(), e.column()), (1, col), "{src}: {e}");
+        assert!(e.message().contains("overflow in enumeration values"), "{e}");
+    }
+    // The next value is computed in the previous one's type: `long` here.
+    let d = parse("enum e { A = 2147483648, B };");
+    assert_eq!(d.constant_i64("B"), Some(2147483649));
+}
+
+#[test]
+fn enumeration_constants_are_int_or_their_enumerations_type() {
+    // As gcc types them (checked with `_Generic`): `int` when the value fits, else the enum's
+    // type (`unsigned int` for enum a, `long` for enum c and enum x).
+    let d = parse(
+        "enum a { A1 = 1, A2 = 0xffffffff }; enum c { C1 = -1, C2 = 0x7fffffffffff };
+         enum x { X1 = -1, X2 = 0xffffffff };",
+    );
+    let long = |v: i64| {
+        if DataModel::HOST.long_size == 8 {
+            Constant::I64(v)
+        } else {
+            Constant::I64(v) // 64-bit enums are `long long` where `long` is 32 bits
+        }
+    };
+    assert_eq!(d.constant("A1"), Some(Constant::I32(1)));
+    assert_eq!(d.constant("A2"), Some(Constant::U32(u32::MAX)));
+    assert_eq!(d.constant("C1"), Some(Constant::I32(-1)));
+    assert_eq!(d.constant("C2"), Some(long(0x7fff_ffff_ffff)));
+    assert_eq!(d.constant("X2"), Some(long(0xffff_ffff)));
+}
+
+#[test]
+fn alignments_beyond_gccs_maximum_are_errors() {
+    // gcc: "requested alignment '4611686018427387904' exceeds maximum 268435456".
+    let e = err("struct s {\n  int x __attribute__((aligned(1ull << 62)));\n};");
+    assert_eq!((e.line(), e.column()), (2, 24), "{e}");
+    assert!(e.message().contains("exceeds the maximum 268435456"), "{e}");
+    let e = err("typedef int t __attribute__((aligned(1 << 29)));");
+    assert!(e.message().contains("536870912 exceeds the maximum"), "{e}");
+    let e = err("struct s { _Alignas(1 << 29) int x; };");
+    assert!(e.message().contains("exceeds the maximum"), "{e}");
+    let d = parse("typedef int t __attribute__((aligned(1 << 28)));");
+    assert_eq!(d.layout("t").unwrap().byte_alignment(), 1 << 28);
+}
+
+#[test]
+fn sizeof_takes_expressions() {
+    let d = parse(
+        "struct s { char c; double d; int m[3]; }; extern int v[10]; extern struct s one;
+         enum {
+             DBL = sizeof 1.0, FLT = sizeof 1.0f, STR = sizeof \"abc\", CHR = sizeof 'a',
+             LNG = sizeof 1L, PAREN = sizeof (1 + 2u), VAR = sizeof v, ELEM = sizeof v[0],
+             DEREF = sizeof *(double *)0, MEMBER = sizeof ((struct s *)0)->m,
+             DOT = sizeof one.d, ARROW_ELEM = sizeof ((struct s *)0)->m[1],
+             ALIGN = __alignof__ one, OFF = (unsigned long)&((struct s *)0)->m,
+             TYPE_THEN_MORE = sizeof (int) * 2
+         };",
+    );
+    let c = |n: &str| d.constant_i64(n).unwrap();
+    assert_eq!(c("DBL"), 8);
+    assert_eq!(c("FLT"), 4);
+    assert_eq!(c("STR"), 4);
+    assert_eq!(c("CHR"), 4);
+    assert_eq!(c("LNG"), DataModel::HOST.long_size as i64);
+    assert_eq!(c("PAREN"), 4);
+    assert_eq!(c("VAR"), 40);
+    assert_eq!(c("ELEM"), 4);
+    assert_eq!(c("DEREF"), 8);
+    assert_eq!(c("MEMBER"), 12);
+    assert_eq!(c("DOT"), 8);
+    assert_eq!(c("ARROW_ELEM"), 4);
+    assert_eq!(c("ALIGN"), 8);
+    assert_eq!(c("OFF"), 16);
+    assert_eq!(c("TYPE_THEN_MORE"), 8);
+    // Reading memory, calls, and `void` are not constants.
+    let e = err("extern int v; int a[v];");
+    assert!(e.message().contains("reading an object"), "{e}");
+    assert!(err("int f(void); int a[sizeof f()];").message().contains("function call"));
+    assert!(err("int a[sizeof *(void *)0];").message().contains("void"));
+    assert!(err("int a[sizeof(*(struct nope *)0)];").message().contains("incomplete"));
+}

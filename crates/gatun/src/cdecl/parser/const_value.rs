@@ -287,6 +287,7 @@ impl Val {
                 addr,
                 target: Some(f),
             })),
+            (Ty::Func(_), None) => Err("the address of a function is not a constant".into()),
             _ => Err(READS_MEMORY.into()),
         }
     }

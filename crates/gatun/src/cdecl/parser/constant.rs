@@ -27,7 +27,7 @@ impl Parser<'_, '_> {
     pub(super) fn int_const_expr(&mut self) -> PResult<CVal> {
         let start = self.peek();
         let v = self.cond_expr()?;
-        match v {
+        match self.operand(v, start)? {
             Val::Int(c) => Ok(c),
             other => Err(self.err_at(
                 self.span_from(start),
@@ -41,7 +41,9 @@ impl Parser<'_, '_> {
 
     /// The whole source as one constant expression (a macro's replacement), of any type.
     pub(in crate::cdecl) fn whole_expression(mut self) -> PResult<Val> {
+        let start = self.peek();
         let v = self.cond_expr()?;
+        let v = self.operand(v, start)?;
         let t = self.peek();
         if t.kind != Kind::Eof {
             return Err(self.err(
@@ -248,7 +250,8 @@ impl Parser<'_, '_> {
     }
 
     /// A primary expression at `t`: a literal, a parenthesised expression, `offsetof`, an
-    /// enumeration constant or a declared variable.
+    /// enumeration constant, or a declared variable or function (an object of unknown
+    /// address).
     fn primary(&mut self, t: Token) -> PResult<Val> {
         match t.kind {
             Kind::Int(v) => {
@@ -311,12 +314,17 @@ impl Parser<'_, '_> {
                         self.err(t, format!("`{w}` names a type, not a constant expression"))
                     );
                 }
-                let why = if self.st.fn_types.contains_key(w) {
-                    "it is a function"
-                } else {
-                    "not an enumeration constant"
-                };
-                Err(self.err(t, format!("`{w}` is not a constant ({why})")))
+                if let Some(f) = self.st.fn_types.get(w).cloned() {
+                    self.bump();
+                    return Ok(Val::Obj {
+                        ty: Ty::Func(f),
+                        addr: None,
+                    });
+                }
+                Err(self.err(
+                    t,
+                    format!("`{w}` is not a constant (not an enumeration constant)"),
+                ))
             }
             _ => Err(self.err(
                 t,
