@@ -39,7 +39,10 @@ fn cc(args: &[&str], input: &str) -> std::process::Output {
 /// The macros `cc -E -dM` reports after `#include <header>`: name → parameters (`None` for
 /// an object-like macro).
 fn dm_macros(header: &str) -> BTreeMap<String, Option<Vec<String>>> {
-    let out = cc(&["-E", "-dM", "-x", "c", "-"], &format!("#include <{header}>\n"));
+    let out = cc(
+        &["-E", "-dM", "-x", "c", "-"],
+        &format!("#include <{header}>\n"),
+    );
     assert!(out.status.success(), "cc -dM {header}");
     let mut macros = BTreeMap::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
@@ -126,7 +129,9 @@ fn program(header: &str, consts: &[(&str, Constant)]) -> String {
                 ));
             }
             _ => {
-                p.push_str(&format!("static const long long v{i} = (long long)({name});\n"));
+                p.push_str(&format!(
+                    "static const long long v{i} = (long long)({name});\n"
+                ));
                 body.push_str(&format!(
                     "printf(\"{name} %s %lld\\n\", GATUN_TYPE({name}), v{i});\n"
                 ));
@@ -163,7 +168,10 @@ fn check(header: &str, min_own: usize, must: &[&str], function_like: &[&str]) {
         println!(
             "skipped: {header} is not installed for {} ({})",
             gatun_test_natives::CC,
-            String::from_utf8_lossy(&probe.stderr).lines().next().unwrap_or("")
+            String::from_utf8_lossy(&probe.stderr)
+                .lines()
+                .next()
+                .unwrap_or("")
         );
         return;
     }
@@ -271,14 +279,21 @@ fn fcntl_h() {
     check(
         "fcntl.h",
         100,
-        &["O_RDONLY", "O_WRONLY", "O_CREAT", "AT_FDCWD", "S_IFREG", "F_GETFL"],
+        &[
+            "O_RDONLY", "O_WRONLY", "O_CREAT", "AT_FDCWD", "S_IFREG", "F_GETFL",
+        ],
         &["__INT64_C", "__GLIBC_PREREQ"],
     );
 }
 
 #[test]
 fn errno_h() {
-    check("errno.h", 120, &["EINVAL", "ENOENT", "EAGAIN", "EWOULDBLOCK"], &["__INT64_C"]);
+    check(
+        "errno.h",
+        120,
+        &["EINVAL", "ENOENT", "EAGAIN", "EWOULDBLOCK"],
+        &["__INT64_C"],
+    );
 }
 
 #[test]
@@ -286,7 +301,14 @@ fn netdb_h() {
     check(
         "netdb.h",
         300,
-        &["AF_INET", "AF_INET6", "AI_CANONNAME", "NI_MAXHOST", "SOCK_STREAM", "IPPROTO_TCP"],
+        &[
+            "AF_INET",
+            "AF_INET6",
+            "AI_CANONNAME",
+            "NI_MAXHOST",
+            "SOCK_STREAM",
+            "IPPROTO_TCP",
+        ],
         &["IN6_IS_ADDR_LOOPBACK"],
     );
 }
@@ -296,7 +318,13 @@ fn sqlite3_h() {
     check(
         "sqlite3.h",
         300,
-        &["SQLITE_OK", "SQLITE_IOERR_READ", "SQLITE_VERSION", "SQLITE_TRANSIENT", "SQLITE_STATIC"],
+        &[
+            "SQLITE_OK",
+            "SQLITE_IOERR_READ",
+            "SQLITE_VERSION",
+            "SQLITE_TRANSIENT",
+            "SQLITE_STATIC",
+        ],
         &[],
     );
 }
@@ -306,7 +334,13 @@ fn zlib_h() {
     check(
         "zlib.h",
         50,
-        &["Z_OK", "Z_BUF_ERROR", "Z_DEFAULT_COMPRESSION", "ZLIB_VERSION", "Z_NULL"],
+        &[
+            "Z_OK",
+            "Z_BUF_ERROR",
+            "Z_DEFAULT_COMPRESSION",
+            "ZLIB_VERSION",
+            "Z_NULL",
+        ],
         &["deflateInit"],
     );
 }
@@ -316,7 +350,12 @@ fn jansson_h() {
     check(
         "jansson.h",
         30,
-        &["JSON_SORT_KEYS", "JSON_COMPACT", "JSON_MAX_INDENT", "JANSSON_VERSION"],
+        &[
+            "JSON_SORT_KEYS",
+            "JSON_COMPACT",
+            "JSON_MAX_INDENT",
+            "JANSSON_VERSION",
+        ],
         &["JSON_INDENT", "JSON_REAL_PRECISION"],
     );
 }

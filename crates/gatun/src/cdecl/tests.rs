@@ -1092,7 +1092,10 @@ fn enumeration_values_that_overflow_are_errors_where_gcc_reports_them() {
     ] {
         let e = err(src);
         assert_eq!((e.line(), e.column()), (1, col), "{src}: {e}");
-        assert!(e.message().contains("overflow in enumeration values"), "{e}");
+        assert!(
+            e.message().contains("overflow in enumeration values"),
+            "{e}"
+        );
     }
     // The next value is computed in the previous one's type: `long` here.
     let d = parse("enum e { A = 2147483648, B };");
@@ -1167,7 +1170,11 @@ fn sizeof_takes_expressions() {
     // Reading memory, calls, and `void` are not constants.
     let e = err("extern int v; int a[v];");
     assert!(e.message().contains("reading an object"), "{e}");
-    assert!(err("int f(void); int a[sizeof f()];").message().contains("function call"));
+    assert!(err("int f(void); int a[sizeof f()];")
+        .message()
+        .contains("function call"));
     assert!(err("int a[sizeof *(void *)0];").message().contains("void"));
-    assert!(err("int a[sizeof(*(struct nope *)0)];").message().contains("incomplete"));
+    assert!(err("int a[sizeof(*(struct nope *)0)];")
+        .message()
+        .contains("incomplete"));
 }

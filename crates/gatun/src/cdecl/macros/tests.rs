@@ -252,3 +252,102 @@ fn directives_leave_blank_lines_and_undef_removes() {
     assert_eq!(defs.get("Y"), None);
     assert_eq!(defs.get("F"), Some(&"(a, b) a"));
 }
+
+#[test]
+#[cfg_attr(miri, ignore = "thousands of generated tables: slow under Miri")]
+fn random_definitions_never_panic() {
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+
+    const TOKENS: &[&str] = &[
+        "M0",
+        "M1",
+        "M2",
+        "F0",
+        "F1",
+        "V",
+        "a",
+        "b",
+        "__VA_ARGS__",
+        "__VA_OPT__",
+        "#",
+        "##",
+        "(",
+        ")",
+        ",",
+        "1",
+        "0x10u",
+        "2.5f",
+        "1e999",
+        "'a'",
+        "\"s\"",
+        "L\"w\"",
+        "+",
+        "-",
+        "*",
+        "/",
+        "%",
+        "<<",
+        "?",
+        ":",
+        "&",
+        "->",
+        ".",
+        "[",
+        "]",
+        "{",
+        "sizeof",
+        "(int)",
+        "(char *)",
+        "(float)",
+        "struct",
+        "s",
+        "E",
+        "v",
+        "@",
+        "\\",
+        "\"",
+        "'",
+        "...",
+    ];
+    let heads = [
+        "M0",
+        "M1",
+        "M2",
+        "F0(a)",
+        "F1(a, b)",
+        "V(a, ...)",
+        "F0()",
+        "M0(",
+        "V(x...)",
+    ];
+    let definition = (
+        prop::sample::select(heads.to_vec()),
+        prop::collection::vec(prop::sample::select(TOKENS.to_vec()), 0..12),
+    )
+        .prop_map(|(head, body)| format!("#define {head} {}\n", body.join(" ")));
+    let table = prop::collection::vec(definition, 1..8).prop_map(|d| d.concat());
+    let mut runner = TestRunner::new(Config {
+        cases: 2000,
+        failure_persistence: None,
+        ..Config::default()
+    });
+    runner
+        .run(&table, |defines| {
+            let mut d =
+                Declarations::parse("struct s { int v[2]; }; enum { E = 1 }; extern int v;")
+                    .unwrap();
+            let (_, defs) = split_definitions(&defines);
+            let evaluated = evaluate(&mut d.state, &defs);
+            prop_assert_eq!(evaluated.len(), defs.len());
+            for (_, m) in &evaluated {
+                if let MacroKind::NotConstant { reason } = m.kind() {
+                    prop_assert!(!reason.is_empty());
+                }
+            }
+            // Nothing was declared by evaluating.
+            prop_assert!(d.layout("struct s").is_some());
+            Ok(())
+        })
+        .unwrap();
+}
