@@ -52,7 +52,7 @@ fn c_prints(headers: &[&str], libs: &[&str], format: &str, expr: &str) -> Option
     }
     let out = gatun_test_natives::target_command(&exe).output().ok()?;
     let _ = std::fs::remove_dir_all(&dir);
-    Some(String::from_utf8(out.stdout).ok()?)
+    String::from_utf8(out.stdout).ok()
 }
 
 /// Runs `gatun call ARGS` and returns its standard output (it must succeed).

@@ -1,8 +1,9 @@
 //! The argument words of `gatun call` as [`Value`]s: scalars checked against their
 //! parameter's type (a number, or the name of a constant of the declarations: an enumeration
-//! constant or a macro of the `-i` headers), strings, `[N]` buffers and `&TYPE` out-parameters allocated in the call's
-//! arena, by-value structs filled from brace literals ([`super::fill`]), variadic arguments
-//! typed by their text, and [`prepare_call`], which builds a whole call.
+//! constant or a macro of the `-i` headers), strings, `[N]` buffers and `&TYPE` out-parameters
+//! allocated in the call's arena, by-value structs filled from brace literals
+//! ([`super::fill`]), variadic arguments typed by their text, and [`prepare_call`], which
+//! builds a whole call.
 
 use gatun::cdecl::{Constant, Declarations, FunctionDecl};
 use gatun::layout::{MemoryLayout, ScalarKind, ValueLayout};

@@ -22,8 +22,9 @@ pub(super) enum FloatType {
 /// type (a `float` value is exactly representable as the returned `f64`).
 ///
 /// # Errors
-/// `long double` (`L`, unless [`DataModel::long_double_is_double`]), `_Float128`, `_Float64x`, `_Float16`, `__float128` (`q`), decimal
-/// floating suffixes, and malformed constants: gatun has no value of those types.
+/// `long double` (`L`, unless [`DataModel::long_double_is_double`]), `_Float128`,
+/// `_Float64x`, `_Float16`, `__float128` (`q`) and decimal floating suffixes (gatun has no
+/// value of those types), and malformed constants.
 pub(super) fn float_value(text: &str) -> Result<(f64, FloatType), String> {
     let lower = text.to_ascii_lowercase();
     let hex = lower.starts_with("0x");

@@ -33,12 +33,23 @@
 //!   (or after the `typedef` name that gives an anonymous one its name).
 //! - `typedef`, `enum` (enumerators are constants usable in array sizes and other constant
 //!   expressions; the enum is `int`, or `unsigned int` / 64-bit if its values need it, as GCC
-//!   does). Constant expressions are typed as in C: integer constants take the type their
-//!   suffix, base and value give (`~0U` is 4294967295), operands undergo the integer
-//!   promotions and usual arithmetic conversions (`-1 < 0U` is 0), casts convert
-//!   (`(unsigned char)-1` is 255), unsigned arithmetic wraps and signed overflow is an error;
-//!   `sizeof(type)`, `_Alignof(type)`, `__builtin_offsetof(type, a.b[2])`, `?:`,
-//!   `__extension__` and every integer operator are understood.
+//!   does; an enumerator is `int` if its value fits, else of the enum's type, and one without
+//!   a value that overflows its predecessor's type is an error, as in GCC). Constant
+//!   expressions are typed as in C: integer constants take the type their suffix, base and
+//!   value give (`~0U` is 4294967295), operands undergo the integer promotions and usual
+//!   arithmetic conversions (`-1 < 0U` is 0), casts convert (`(unsigned char)-1` is 255),
+//!   unsigned arithmetic wraps and signed overflow is an error; `sizeof` and `_Alignof` of a
+//!   type or of an expression (`sizeof x` for a declared variable, `sizeof *(T *)0`,
+//!   `sizeof ((T *)0)->member`, `sizeof "abc"`), `__builtin_offsetof(type, a.b[2])`, `?:`,
+//!   `__extension__` and every integer operator are understood. `float` and `double`
+//!   constants (decimal and hexadecimal, correctly rounded), address constants (`(void *)0`,
+//!   `(char *)0 + 4`, `&((T *)0)->m`) and string literals are values too; an integer
+//!   constant expression (an array size, a bitfield width) must end as an integer.
+//! - Constants by name ([`Declarations::constant`], typed [`Constant`]s): enumeration
+//!   constants, and in header mode every object-like macro whose expansion is a constant
+//!   expression (`O_RDONLY`, `SQLITE_TRANSIENT`, `ZLIB_VERSION`). [`Declarations::macros`]
+//!   lists every macro: constants, function-like ones, and the others with the reason they are
+//!   not constants (see [`Declarations::from_headers`]).
 //! - `const`, `volatile`, `restrict` (and the `__restrict`, `__const`, ... spellings), storage
 //!   classes, `inline`, `_Noreturn`, `__extension__` are accepted and ignored.
 //! - GNU C as system headers use it, after `cc -E -P` ([`Declarations::from_headers`] runs the
@@ -93,14 +104,19 @@
 //! that member only; `__attribute__((aligned(n)))` and `_Alignas(n)` raise a member's or a
 //! record's alignment; on a typedef, `aligned` raises the alignment and keeps `sizeof`, as
 //! GCC does. The layouts are checked against GCC in `tests/cdecl_layouts.rs`, and
-//! `tests/system_headers.rs` checks every constant, size, alignment and member offset of every
-//! `/usr/include/*.h` and `openssl/*.h` against gcc.
+//! `tests/system_headers.rs` checks every enumeration constant (value and type), size,
+//! alignment and member offset of every `/usr/include/*.h` and `openssl/*.h` against gcc;
+//! `tests/cdecl_macros.rs` checks the value and type of every constant macro of `fcntl.h`,
+//! `errno.h`, `netdb.h`, `sqlite3.h`, `zlib.h` and `jansson.h`.
 //!
 //! # What is rejected (with a positioned [`CdeclError`])
 //! Non-`static`, non-`inline` function definitions, initializers, `#include`/`#define` and
-//! other preprocessor directives (`#pragma`s other than `pack` and GCC line markers are
-//! ignored), `_Atomic`, `typeof`, decimal floating types, attributes gatun does not know,
-//! floating constants in constant expressions, and recursion deeper than [`MAX_NESTING`].
+//! other preprocessor directives in parsed source (`#pragma`s other than `pack` and GCC line
+//! markers are ignored; header mode takes the preprocessor's `#define` lines itself),
+//! `_Atomic`, `typeof`, decimal floating types, attributes gatun does not know, alignments over
+//! GCC's maximum of 2^28 bytes, enumeration values that overflow, a non-integer value where an
+//! integer constant expression is needed (`int a[1.5]`), reading memory or calling a function
+//! in a constant expression, and recursion deeper than [`MAX_NESTING`].
 //!
 //! # Errors and robustness
 //! Every error carries the line, column and span of the offending token; its `Display`

@@ -88,42 +88,42 @@ fn pp_lex(text: &str, empty: &HideSet) -> Result<Vec<PpTok>, String> {
             continue;
         }
         let start = i;
-        let kind =
-            if c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit)) {
+        let number =
+            c.is_ascii_digit() || (c == b'.' && b.get(i + 1).is_some_and(u8::is_ascii_digit));
+        let kind = if number {
+            i += 1;
+            while i < b.len() {
+                let d = b[i];
+                let exponent_sign =
+                    matches!(d, b'+' | b'-') && matches!(b[i - 1], b'e' | b'E' | b'p' | b'P');
+                if !(exponent_sign || ident_byte(d) || d == b'.') {
+                    break;
+                }
                 i += 1;
-                while i < b.len() {
-                    let d = b[i];
-                    if (d == b'+' || d == b'-') && matches!(b[i - 1], b'e' | b'E' | b'p' | b'P') {
-                        i += 1;
-                    } else if ident_byte(d) || d == b'.' {
-                        i += 1;
-                    } else {
-                        break;
-                    }
-                }
-                PpKind::Number
-            } else if ident_byte(c) {
-                while i < b.len() && ident_byte(b[i]) {
-                    i += 1;
-                }
-                if matches!(&text[start..i], "L" | "u" | "U" | "u8")
-                    && matches!(b.get(i), Some(b'\'' | b'"'))
-                {
-                    i = literal_end(text, i)?;
-                    PpKind::Literal
-                } else {
-                    PpKind::Ident
-                }
-            } else if c == b'\'' || c == b'"' {
+            }
+            PpKind::Number
+        } else if ident_byte(c) {
+            while i < b.len() && ident_byte(b[i]) {
+                i += 1;
+            }
+            if matches!(&text[start..i], "L" | "u" | "U" | "u8")
+                && matches!(b.get(i), Some(b'\'' | b'"'))
+            {
                 i = literal_end(text, i)?;
                 PpKind::Literal
-            } else if let Some(p) = PUNCTS.iter().find(|p| b[i..].starts_with(p.as_bytes())) {
-                i += p.len();
-                PpKind::Punct
             } else {
-                i += text[i..].chars().next().map_or(1, char::len_utf8);
-                PpKind::Other
-            };
+                PpKind::Ident
+            }
+        } else if c == b'\'' || c == b'"' {
+            i = literal_end(text, i)?;
+            PpKind::Literal
+        } else if let Some(p) = PUNCTS.iter().find(|p| b[i..].starts_with(p.as_bytes())) {
+            i += p.len();
+            PpKind::Punct
+        } else {
+            i += text[i..].chars().next().map_or(1, char::len_utf8);
+            PpKind::Other
+        };
         out.push(PpTok {
             text: Rc::from(&text[start..i]),
             kind,
