@@ -68,6 +68,11 @@ pub(super) fn float_value(text: &str) -> Result<(f64, FloatType), String> {
                 "`{text}` is a 16-bit floating constant, which has no gatun value"
             ))
         }
+        s if s.contains(['i', 'j']) => {
+            return Err(format!(
+                "`{text}` is an imaginary (`_Complex`) constant, which has no gatun value"
+            ))
+        }
         "df" | "dd" | "dl" => {
             return Err(format!(
                 "`{text}` is a decimal floating constant, which has no gatun value"
@@ -462,6 +467,7 @@ mod tests {
         assert!(float_value("1.0L").unwrap_err().contains("long double"));
         assert!(float_value("1.0q").unwrap_err().contains("128-bit"));
         assert!(float_value("1.0df").unwrap_err().contains("decimal"));
+        assert!(float_value("1.0iF").unwrap_err().contains("imaginary"));
         assert!(float_value("1.0x").is_err());
         assert!(float_value("0x1.8").is_err());
     }

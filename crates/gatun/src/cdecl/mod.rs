@@ -972,7 +972,16 @@ impl Declarations {
     }
 
     /// The macro `name` as the headers define it (see [`Declarations::macros`]); `None` if
-    /// they do not define it.
+    /// they do not define it (or no headers were preprocessed: [`Declarations::parse`] keeps
+    /// no macros).
+    ///
+    /// ```no_run
+    /// use gatun::cdecl::{Declarations, HeaderOptions, MacroKind};
+    /// let d = Declarations::from_headers(["jansson.h"], &HeaderOptions::default()).unwrap();
+    /// let indent = d.macro_definition("JSON_INDENT").unwrap();
+    /// assert_eq!(indent.kind(), &MacroKind::FunctionLike { params: vec!["n".into()] });
+    /// assert!(Declarations::new().macro_definition("JSON_INDENT").is_none());
+    /// ```
     pub fn macro_definition(&self, name: &str) -> Option<&Macro> {
         self.state.macros.get(name)
     }

@@ -6,12 +6,14 @@
 //! expanding a macro carries the names being expanded and never expands them again, which
 //! makes self-reference (`#define FOO FOO`) and mutual recursion end.
 //!
-//! Work is bounded: each expansion has a budget of [`MAX_STEPS`] steps and
-//! [`MAX_TOKENS`] tokens in flight, and argument pre-expansion nests at most
-//! [`MAX_NESTING`](crate::cdecl::MAX_NESTING) deep; past them the macro is reported as not a
-//! constant, never expanded further.
+//! Work is bounded: each expansion has a budget of [`MAX_STEPS`] steps (a token examined or
+//! copied is a step) and [`MAX_TOKENS`] tokens in flight, argument pre-expansion nests at most
+//! [`MAX_NESTING`](crate::cdecl::MAX_NESTING) deep, and all the expansions of one table share
+//! a budget proportional to the size of its definitions ([`Table::new`]); past them the macro
+//! is reported as not a constant, never expanded further. So the work is linear in the size
+//! of the preprocessor's output.
 
-use std::cell::OnceCell;
+use std::cell::{Cell, OnceCell};
 use std::collections::{HashMap, VecDeque};
 use std::rc::Rc;
 
@@ -176,25 +178,34 @@ impl<'a> Def<'a> {
     }
 }
 
+/// How many steps all the expansions of a table may take, per byte of its definitions (on top
+/// of one expansion's [`MAX_STEPS`]).
+pub(super) const STEPS_PER_BYTE: usize = 64;
+
 /// The macros in force, by name.
 pub(super) struct Table<'a> {
     index: HashMap<&'a str, u32>,
     defs: Vec<(&'a str, Def<'a>)>,
     empty: HideSet,
+    /// The steps all expansions may still take.
+    budget: Cell<usize>,
 }
 
 impl<'a> Table<'a> {
-    /// A table of `defs` (names unique).
+    /// A table of `defs` (names unique). Its expansions together may take [`MAX_STEPS`] plus
+    /// [`STEPS_PER_BYTE`] steps per byte of the names and replacement lists.
     pub(super) fn new(defs: Vec<(&'a str, Def<'a>)>) -> Table<'a> {
         let index = defs
             .iter()
             .enumerate()
             .map(|(i, (name, _))| (*name, i as u32))
             .collect();
+        let bytes: usize = defs.iter().map(|(n, d)| n.len() + d.body.len() + 1).sum();
         Table {
             index,
             defs,
             empty: Rc::from(Vec::new()),
+            budget: Cell::new(MAX_STEPS.saturating_add(bytes.saturating_mul(STEPS_PER_BYTE))),
         }
     }
 
@@ -258,12 +269,22 @@ struct Expander<'t, 'a> {
 }
 
 impl Expander<'_, '_> {
-    /// Counts a step; an error past [`MAX_STEPS`].
+    /// Counts a step; an error past [`MAX_STEPS`] or the table's budget.
     fn step(&mut self) -> Result<(), String> {
-        self.steps += 1;
+        self.charge(1)
+    }
+
+    /// Counts `n` steps (tokens copied); an error past [`MAX_STEPS`] or the table's budget.
+    fn charge(&mut self, n: usize) -> Result<(), String> {
+        self.steps = self.steps.saturating_add(n);
         if self.steps > MAX_STEPS {
             return Err(format!("the expansion takes more than {MAX_STEPS} steps"));
         }
+        let left = self.table.budget.get();
+        if left < n {
+            return Err("the expansions of these headers' macros exceed their work budget".into());
+        }
+        self.table.budget.set(left - n);
         Ok(())
     }
 
@@ -379,6 +400,7 @@ impl Expander<'_, '_> {
                     if rhs_toks.is_empty() {
                         out.pop();
                     } else {
+                        self.charge(rhs_toks.len())?;
                         out.extend(rhs_toks);
                     }
                     i += 2;
@@ -388,6 +410,7 @@ impl Expander<'_, '_> {
                 let mut rest = rhs_toks.into_iter();
                 let first = rest.next().unwrap_or_else(|| placemarker(&b.tok.hide));
                 out.push(glue(lhs, first, &self.table.empty)?);
+                self.charge(rest.len())?;
                 out.extend(rest);
                 i += 2;
                 continue;
@@ -397,13 +420,16 @@ impl Expander<'_, '_> {
                     if args[p].is_empty() {
                         out.push(placemarker(&b.tok.hide));
                     } else {
+                        self.charge(args[p].len())?;
                         out.extend(args[p].iter().cloned());
                     }
                 } else {
                     if expanded[p].is_none() {
                         expanded[p] = Some(self.expand(args[p].clone(), depth + 1)?);
                     }
-                    out.extend(expanded[p].iter().flatten().cloned());
+                    let e = expanded[p].as_deref().unwrap_or_default();
+                    self.charge(e.len())?;
+                    out.extend(e.iter().cloned());
                 }
                 i += 1;
                 continue;

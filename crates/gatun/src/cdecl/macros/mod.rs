@@ -42,16 +42,38 @@ pub struct Macro {
 impl Macro {
     /// The replacement list as written (`00` for glibc's `O_RDONLY`, `(SQLITE_IOERR |
     /// (1<<8))`), after the parameter list for a function-like macro (`(n) ((n) & 0x1F)`).
+    ///
+    /// ```no_run
+    /// use gatun::cdecl::{Declarations, HeaderOptions};
+    /// let d = Declarations::from_headers(["sqlite3.h"], &HeaderOptions::default()).unwrap();
+    /// let m = d.macro_definition("SQLITE_IOERR_READ").unwrap();
+    /// assert_eq!(m.replacement(), "(SQLITE_IOERR | (1<<8))");
+    /// ```
     pub fn replacement(&self) -> &str {
         &self.replacement
     }
 
     /// What the macro is: a constant, function-like, or not a constant (and why).
+    ///
+    /// ```no_run
+    /// use gatun::cdecl::{Declarations, HeaderOptions, MacroKind};
+    /// let d = Declarations::from_headers(["errno.h"], &HeaderOptions::default()).unwrap();
+    /// // glibc: `#define errno (*__errno_location ())`.
+    /// let errno = d.macro_definition("errno").unwrap();
+    /// assert!(matches!(errno.kind(), MacroKind::NotConstant { .. }));
+    /// ```
     pub fn kind(&self) -> &MacroKind {
         &self.kind
     }
 
     /// The macro's value, when it is a [`MacroKind::Constant`].
+    ///
+    /// ```no_run
+    /// use gatun::cdecl::{Constant, Declarations, HeaderOptions};
+    /// let d = Declarations::from_headers(["errno.h"], &HeaderOptions::default()).unwrap();
+    /// let einval = d.macro_definition("EINVAL").unwrap();
+    /// assert_eq!(einval.constant(), Some(&Constant::I32(22)));
+    /// ```
     pub fn constant(&self) -> Option<&Constant> {
         match &self.kind {
             MacroKind::Constant(c) => Some(c),
@@ -61,6 +83,8 @@ impl Macro {
 }
 
 /// What a macro is, as [`Macro::kind`] says.
+///
+/// `Send + Sync`.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum MacroKind {
@@ -147,11 +171,18 @@ fn definition(after_name: &str) -> Result<(Option<Vec<&str>>, bool, &str), Strin
 /// What each macro of `defs` is, evaluated against `state` (the declarations parsed from the
 /// same preprocessor output).
 ///
-/// Evaluation leaves `state` as it was (see [`value`]).
+/// Evaluation leaves `state` as it was (see [`value`]). The macros are expanded in name
+/// order; once all expansions together have used the table's work budget (linear in the size
+/// of `defs`, far above what real headers need) the remaining ones are not constants, with
+/// that reason.
 pub(super) fn evaluate(state: &mut State, defs: &HashMap<&str, &str>) -> Vec<(String, Macro)> {
     let mut out = Vec::with_capacity(defs.len());
     let mut table_defs = Vec::with_capacity(defs.len());
-    for (&name, &after) in defs {
+    // In name order, so that which macros a spent work budget leaves unevaluated does not
+    // depend on hashing.
+    let mut sorted: Vec<(&str, &str)> = defs.iter().map(|(&n, &a)| (n, a)).collect();
+    sorted.sort_unstable();
+    for (name, after) in sorted {
         match definition(after) {
             Ok((params, variadic, body)) => {
                 table_defs.push((name, Def::new(params, variadic, body)));

@@ -170,7 +170,7 @@ impl Parser<'_, '_> {
                 let x = self.unary()?;
                 const_value::address_of(x).map_err(|m| self.err(t, m))
             }
-            Kind::Punct("(") if self.is_type_start(self.peek_at(1)) => {
+            Kind::Punct("(") if self.cast_follows() => {
                 // A cast: the value converted to the type (C11 §6.3).
                 self.bump();
                 let start = self.peek();
@@ -205,6 +205,16 @@ impl Parser<'_, '_> {
                 self.postfix(v)
             }
         }
+    }
+
+    /// Whether the `(` ahead opens a cast: a type name follows it (after any
+    /// `__extension__`, which may also start a parenthesised expression: `(__extension__ 1)`).
+    fn cast_follows(&self) -> bool {
+        let mut n = 1;
+        while self.is_word(self.peek_at(n), &["__extension__"]) && n < 4 {
+            n += 1;
+        }
+        self.is_type_start(self.peek_at(n))
     }
 
     /// `sizeof`/`_Alignof` (the keyword `kw` consumed) of a parenthesised type name or of a
