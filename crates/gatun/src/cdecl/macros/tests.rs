@@ -102,11 +102,9 @@ fn floating_string_and_address_macros() {
     assert_eq!(constant(&m, "SIX"), Constant::F64(6.0));
     assert_eq!(constant(&m, "MIX"), Constant::F32(3.0));
     assert_eq!(constant(&m, "HEX"), Constant::F64(3.0));
-    assert!(
-        reason(&m, "LD").contains("long double"),
-        "{}",
-        reason(&m, "LD")
-    );
+    if !DataModel::HOST.long_double_is_double {
+        assert!(reason(&m, "LD").contains("long double"));
+    }
     assert_eq!(constant(&m, "CMP"), Constant::I32(0));
     assert_eq!(constant(&m, "S").as_bytes(), Some(&b"ab\n"[..]));
     assert!(reason(&m, "W").contains("wide"));
