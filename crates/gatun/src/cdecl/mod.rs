@@ -580,7 +580,8 @@ pub const STANDARD_TYPEDEFS: &[(&str, &str)] = &[
 /// layout). A header's own definition of any predefined typedef replaces it.
 pub const OPAQUE_TYPEDEFS: &[&str] = &["FILE", "DIR"];
 
-/// A set of parsed C declarations: functions, tagged types, typedefs and enum constants.
+/// A set of parsed C declarations: functions, tagged types, typedefs and enum constants, and
+/// in header mode ([`Declarations::from_headers`]) the headers' macros.
 ///
 /// Start with [`Declarations::parse`] (or [`Declarations::new`] for just the standard
 /// typedefs), add more source with [`Declarations::add`], then look things up. Adding is
