@@ -237,20 +237,31 @@ impl<'a> Table<'a> {
     /// The text object-like macro `name` expands to (its tokens separated by spaces), or why
     /// it cannot be expanded.
     pub(super) fn expand_object(&self, name: &str) -> Result<String, String> {
-        if !self.index.contains_key(name) {
+        let Some(&id) = self.index.get(name) else {
             return Err(format!("`{name}` is not defined"));
-        }
-        let mut ex = Expander {
-            table: self,
-            steps: 0,
         };
-        let start = PpTok {
-            text: Rc::from(name),
-            kind: PpKind::Ident,
-            space: false,
-            hide: self.empty.clone(),
+        let body = self.body(id)?;
+        // Most replacement lists (`0x0002`, `(-1)`, `"2.14"`) name no macro and paste nothing:
+        // they are their own expansion.
+        let toks: Vec<PpTok> = if self.defs[id as usize].1.params.is_none()
+            && body
+                .iter()
+                .all(|b| b.tok.kind != PpKind::Ident && !b.tok.is_punct("##"))
+        {
+            body.iter().map(|b| b.tok.clone()).collect()
+        } else {
+            let mut ex = Expander {
+                table: self,
+                steps: 0,
+            };
+            let start = PpTok {
+                text: Rc::from(name),
+                kind: PpKind::Ident,
+                space: false,
+                hide: self.empty.clone(),
+            };
+            ex.expand(vec![start], 0)?
         };
-        let toks = ex.expand(vec![start], 0)?;
         let mut text = String::new();
         for (i, t) in toks.iter().enumerate() {
             if i > 0 {
@@ -350,8 +361,18 @@ impl Expander<'_, '_> {
         let mut out = Vec::new();
         self.substitute_into(def, body, args, &mut expanded, depth, &mut out)?;
         out.retain(|t| t.kind != PpKind::Placemarker);
+        // Runs of tokens share a hide set (a body's tokens, an argument's): one union each.
+        let mut last: Option<(HideSet, HideSet)> = None;
         for t in &mut out {
-            t.hide = hide_union(&t.hide, hide);
+            let union = match &last {
+                Some((from, to)) if Rc::ptr_eq(from, &t.hide) => to.clone(),
+                _ => {
+                    let to = hide_union(&t.hide, hide);
+                    last = Some((t.hide.clone(), to.clone()));
+                    to
+                }
+            };
+            t.hide = union;
         }
         Ok(out)
     }
