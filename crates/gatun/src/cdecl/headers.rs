@@ -299,7 +299,8 @@ impl Declarations {
 
     /// Preprocesses `#include`s of `headers` as [`Declarations::from_headers`] does and adds
     /// what they declare to this set (atomic, as [`Declarations::add`]); returns what was
-    /// declared, in order.
+    /// declared, in order. Their macros join the set's, replacing macros of the same name;
+    /// they are evaluated against the whole set.
     ///
     /// # Errors
     /// As [`Declarations::from_headers`]; a redeclaration that conflicts with this set is a
