@@ -190,6 +190,7 @@ fn function_like_macros_are_listed_and_invoked_inside_object_like_ones() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "hundreds of thousands of expansion steps: slow under Miri")]
 fn expansion_work_is_bounded() {
     // Each level doubles the expansion: 2^40 tokens unbounded.
     let (m, _) = macros_of(
