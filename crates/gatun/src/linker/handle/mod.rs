@@ -572,6 +572,25 @@ impl DowncallHandle {
         }
     }
 
+    /// Whether `self` and `other` are the same handle: clones of one [`Linker::downcall`]
+    /// (as [`Arc::ptr_eq`]). Two links of the same symbol and descriptor are equal in
+    /// behaviour but not the same handle.
+    ///
+    /// ```
+    /// # #[cfg(gatun_executes)] {
+    /// use gatun::linker::SymbolLookup;
+    /// use gatun::{FunctionDescriptor, Linker, ValueLayout as V};
+    /// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
+    /// let d = FunctionDescriptor::of(V::I32, [V::I32]);
+    /// let h = Linker::native().downcall(&abs, &d, &[]).unwrap();
+    /// assert!(h.ptr_eq(&h.clone()));
+    /// assert!(!h.ptr_eq(&Linker::native().downcall(&abs, &d, &[]).unwrap()));
+    /// # }
+    /// ```
+    pub fn ptr_eq(&self, other: &DowncallHandle) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
+
     /// Whether it was linked with [`LinkerOption::Critical`].
     pub fn is_critical(&self) -> bool {
         self.inner.critical
