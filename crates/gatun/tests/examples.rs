@@ -34,6 +34,10 @@ examples! {
         1000 bytes -> compressed smaller: true -> uncompressed equal: true\n";
     upcall_from_header("../examples/upcall_from_header.rs") =>
         "comparator (ptr, ptr)i32, sorted: [-2, 1, 1, 3, 4, 5]\n";
+    expat("../examples/expat.rs") => "";
+    libuv("../examples/libuv.rs") => "";
+    jansson("../examples/jansson.rs") => "";
+    libc_structs("../examples/libc_structs.rs") => "";
 }
 
 /// The SQLite example stays within what it was written to show: at most 60 lines and

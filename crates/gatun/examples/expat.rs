@@ -1,0 +1,102 @@
+//! libexpat through `expat.h`: a parser whose start and end element handlers are Rust
+//! closures. With pointer targets, the handlers read the element name (`const XML_Char *`, a
+//! C string) and the attributes (`const XML_Char **atts`: name, value, ..., NULL) through the
+//! header's own types: no raw pointer and no `unsafe` inside them.
+//!
+//! `cargo run -p gatun --example expat` prints:
+//! ```text
+//! <library> at depth 1
+//!   <book id="1" lang="en"> at depth 2
+//!   </book>
+//!   <book id="2"> at depth 2
+//!     <title> at depth 3
+//!     </title>
+//!   </book>
+//! </library>
+//! XML_Parse: XML_STATUS_OK
+//! "<a></b>": error "mismatched tag" at line 1
+//! ```
+use gatun::cdecl::{Declarations, HeaderOptions};
+use gatun::{linker::SymbolLookup, memory::*, Linker, MemoryLayout, Value, ValueLayout};
+use std::{cell::Cell, cell::RefCell, error::Error, ffi::c_void};
+
+pub fn run() -> Result<String, Box<dyn Error>> {
+    // SAFETY: the trust step. Expat passes the handlers a C string for the name and a
+    // NULL-terminated array of C strings for the attributes, valid during the handler call;
+    // `XML_ErrorString` returns a static C string. Nothing else is read through a target.
+    let mut decls = unsafe { Declarations::with_pointer_targets() };
+    decls.add_headers(["expat.h"], &HeaderOptions::default())?;
+    // SAFETY: loading libexpat runs no initialiser with preconditions.
+    let lib = unsafe { SymbolLookup::library("libexpat.so.1") }?;
+    let link = |name: &str| decls.link(&lib, name); // each function linked once, here
+    let (create, set_handlers) = (link("XML_ParserCreate")?, link("XML_SetElementHandler")?);
+    let (parse, free) = (link("XML_Parse")?, link("XML_ParserFree")?);
+    let (error_code, line) = (link("XML_GetErrorCode")?, link("XML_GetCurrentLineNumber")?);
+    let error_string = link("XML_ErrorString")?;
+    let status_ok = decls.constant("XML_STATUS_OK").ok_or("XML_STATUS_OK")?;
+    let is_final = Value::I32(1); // TODO(macros): XML_TRUE
+
+    let (arena, out, depth) = (Arena::confined(), RefCell::new(String::new()), Cell::new(0));
+    let start = Linker::native().upcall_stub_confined(
+        &decls.function_pointer("XML_StartElementHandler")?,
+        |args| {
+            let mut tag = format!("{:1$}<{2}", "", 2 * depth.get(), string(args.descriptor().argument_layouts().get(1), &args[1])?);
+            // `atts`: name, value, name, value, ..., NULL, as segments over C strings.
+            let atts = args.descriptor().argument_layouts()[2].as_value();
+            let atts = atts.unwrap_or(&ValueLayout::ADDRESS).null_terminated(&args[2])?;
+            let atts: Vec<String> = atts.map(|s| s?.get_string(0)).collect::<Result<_, _>>()?;
+            for pair in atts.chunks(2) {
+                tag += &format!(" {}=\"{}\"", pair[0], pair[1]);
+            }
+            depth.set(depth.get() + 1);
+            *out.borrow_mut() += &format!("{tag}> at depth {}\n", depth.get());
+            Ok(Value::Void)
+        },
+        &arena,
+    )?;
+    let end = Linker::native().upcall_stub_confined(
+        &decls.function_pointer("XML_EndElementHandler")?,
+        |args| {
+            depth.set(depth.get() - 1);
+            let name = string(args.descriptor().argument_layouts().get(1), &args[1])?;
+            *out.borrow_mut() += &format!("{:1$}</{name}>\n", "", 2 * depth.get());
+            Ok(Value::Void)
+        },
+        &arena,
+    )?;
+
+    let null = Value::from(std::ptr::null_mut::<c_void>());
+    let document = r#"<library><book id="1" lang="en"/><book id="2"><title/></book></library>"#;
+    for doc in [document, "<a></b>"] {
+        let (xml, len) = (arena.allocate_c_string(doc)?, Value::I32(doc.len().try_into()?));
+        // SAFETY: the calls match expat.h; the handlers have the types `XML_SetElementHandler`
+        // takes and outlive the parser; `xml` holds `len` bytes.
+        unsafe {
+            let parser = create.invoke(&[null])?;
+            set_handlers.invoke(&[parser, start.as_value(), end.as_value()])?;
+            if parse.invoke(&[parser, xml.into(), len, is_final])?.as_i64() == Some(status_ok) {
+                *out.borrow_mut() += "XML_Parse: XML_STATUS_OK\n";
+            } else {
+                let message = error_string.invoke(&[error_code.invoke(&[parser])?])?;
+                let message = string(error_string.descriptor().return_layout(), &message)?;
+                let at = line.invoke(&[parser])?;
+                *out.borrow_mut() += &format!("{doc:?}: error {message:?} at line {at}\n");
+            }
+            free.invoke(&[parser])?;
+        }
+    }
+    Ok(out.take())
+}
+
+/// The C string `pointer` designates through its declared layout (a parameter's or a
+/// result's, with the target the trust step gave it).
+fn string(layout: Option<&MemoryLayout>, pointer: &Value) -> gatun::Result<String> {
+    let layout = layout.and_then(MemoryLayout::as_value).unwrap_or(&ValueLayout::ADDRESS);
+    let string = layout.target_of(pointer)?.unwrap_or(MemorySegment::NULL);
+    string.get_string(0)
+}
+
+fn main() -> Result<(), Box<dyn Error>> {
+    print!("{}", run()?);
+    Ok(())
+}
