@@ -40,9 +40,9 @@ pub fn run() -> Result<String, Box<dyn Error>> {
                    INSERT INTO t VALUES (1, 'one'), (2, 'two'); SELECT * FROM t;";
         f("sqlite3_exec")?.invoke(&[db, text(sql)?.into(), row.as_value(), null, null])?;
         prepare("SELECT name FROM t WHERE id = ?")?;
-        let stmt = Value::from(stmt_slot.get_address(0)?); // step: 100 (SQLITE_ROW) per row
+        let stmt = Value::from(stmt_slot.get_address(0)?); // step: SQLITE_ROW per row
         f("sqlite3_bind_int")?.invoke(&[stmt, 1.into(), 2.into()])?;
-        while f("sqlite3_step")?.invoke(&[stmt])? == Value::I32(100) {
+        while f("sqlite3_step")?.invoke(&[stmt])?.as_i64() == decls.constant_i64("SQLITE_ROW") {
             let name = f("sqlite3_column_text")?.invoke(&[stmt, 0.into()])?;
             *out.borrow_mut() += &format!("id 2: {}\n", name.read_c_string()?);
         }

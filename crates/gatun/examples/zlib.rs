@@ -12,7 +12,6 @@ use std::error::Error;
 use gatun::cdecl::{Declarations, HeaderOptions};
 use gatun::linker::SymbolLookup;
 use gatun::memory::{Arena, SegmentAllocator};
-use gatun::Value;
 
 /// Runs the example and returns what it prints.
 pub fn run() -> Result<String, Box<dyn Error>> {
@@ -27,6 +26,9 @@ pub fn run() -> Result<String, Box<dyn Error>> {
         decls.link(&libz, "compress2")?,
         decls.link(&libz, "uncompress")?,
     );
+    // zlib.h's macros: Z_OK is 0, Z_BEST_COMPRESSION 9 (both `int`).
+    let constant = |name: &'static str| decls.constant(name).and_then(|c| c.to_value()).ok_or(name);
+    let (z_ok, best) = (constant("Z_OK")?, constant("Z_BEST_COMPRESSION")?);
     let arena = Arena::confined();
     let hello = arena.allocate_from_bytes(b"hello")?;
     let input: Vec<u8> = (0..1000u32).map(|i| (i % 7) as u8 + b'a').collect();
@@ -39,19 +41,12 @@ pub fn run() -> Result<String, Box<dyn Error>> {
         let cap = bound.invoke(&[n.into()])?.as_u64().unwrap_or(0);
         let packed = arena.allocate(cap as usize, 1)?;
         let packed_len = arena.allocate_from(cap)?; // in: capacity, out: compressed size
-        let level = Value::I32(9);
-        compress2.invoke(&[
-            packed.into(),
-            packed_len.into(),
-            src.into(),
-            n.into(),
-            level,
-        ])?;
+        compress2.invoke(&[packed.into(), packed_len.into(), src.into(), n.into(), best])?;
         let size = packed_len.get::<u64>(0)?;
         let out = arena.allocate(input.len(), 1)?;
         let out_len = arena.allocate_from(n)?;
         let rc = uncompress.invoke(&[out.into(), out_len.into(), packed.into(), size.into()])?;
-        assert_eq!(rc, Value::I32(0), "Z_OK");
+        assert_eq!(rc, z_ok, "Z_OK");
         (
             crc,
             size < n,

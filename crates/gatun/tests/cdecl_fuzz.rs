@@ -1,7 +1,8 @@
 //! No input makes `gatun::cdecl` panic or overflow the stack: proptest feeds it random bytes,
 //! random token soups and mutated valid declarations (the GNU C of system headers included:
 //! `mode`/`vector_size`/`transparent_union` attributes, `__asm__` labels, inline bodies,
-//! `_Static_assert`, types without layout, bitfields, VLA parameters, typed constants), through both `Declarations::add` and
+//! `_Static_assert`, types without layout, bitfields, VLA parameters, typed constants, floating,
+//! address and `sizeof` expressions), through both `Declarations::add` and
 //! `Declarations::type_layout`, and checks that every error renders with a position inside the
 //! input.
 //!
@@ -125,6 +126,24 @@ const TOKENS: &[&str] = &[
     "typedef int t[];",
     "(int)",
     "n",
+    "->",
+    ".",
+    "&",
+    "&&",
+    "||",
+    "==",
+    "1.5f",
+    "0x1p-3",
+    "1e308",
+    "1.0L",
+    "L'x'",
+    "u8\"s\" \"t\"",
+    "(void *)",
+    "(struct point *)0",
+    "(double)",
+    "(float)",
+    "sizeof v",
+    "extern int v[4];",
     "\n#pragma pack(push, 1)\n",
     "\n#pragma pack(pop)\n",
     "\n#pragma pack(2)\n",
@@ -166,6 +185,8 @@ const SEEDS: &[&str] = &[
     "enum { A = ~0U, B = (unsigned char)-1, C = 1 << 31, D = -1 < 0U, E = (int)((1UL << 7) << 24) };",
     "struct in { char c; double d[3]; }; enum { O = __builtin_offsetof(struct in, d[2]) };",
     "static const struct { const char *n; } names[] = { { \"a\" }, { \"b\" } }; typedef int *list_t[];",
+    "struct s { int m[3]; } one; extern double d; enum { A = sizeof one.m[1] + sizeof d, B = (int)(2.5 * 2), C = (unsigned long)&((struct s *)0)->m[2], D = sizeof \"ab\" \"c\" };",
+    "enum e { X = 2147483647, Y }; typedef int big __attribute__((aligned(1ull << 62)));",
 ];
 
 fn check(src: &str) {

@@ -55,6 +55,23 @@ fn gcc_with_input(
     child.wait_with_output()
 }
 
+/// `_Generic` associations (`int: 1,`) selecting 1 for the C integer types of kind `kind`.
+fn c_types_of(kind: gatun::layout::ScalarKind) -> &'static str {
+    use gatun::layout::ScalarKind as K;
+    match kind {
+        K::I32 => "int: 1,",
+        K::U32 => "unsigned int: 1,",
+        K::I64 => "long: 1, long long: 1,",
+        K::U64 => "unsigned long: 1, unsigned long long: 1,",
+        K::I16 => "short: 1,",
+        K::U16 => "unsigned short: 1,",
+        K::I8 => "signed char: 1, char: 1,",
+        K::U8 => "unsigned char: 1, char: 1,",
+        K::Bool => "_Bool: 1,",
+        _ => "",
+    }
+}
+
 /// `gcc -E -P` of `#include <name>`, or `None` if gcc rejects the header on its own.
 fn preprocess(name: &str, flags: &[&str]) -> Option<String> {
     let out = gcc_with_input(
@@ -104,12 +121,20 @@ fn check_against_gcc(
             checks.push_str("#endif\n");
         }
     };
-    let mut consts: Vec<(&str, i64)> = decls.constants().collect();
+    let mut consts: Vec<(&str, i64, &str)> = decls
+        .constants()
+        .filter_map(|(n, c)| Some((n, c.as_i64()?, c_types_of(c.kind()?))))
+        .collect();
     consts.sort_unstable();
-    for (c, v) in consts {
+    for (c, v, types) in consts {
         assert(
             format!("(__int128)({c}) == (__int128)({v}LL)"),
             format!("{c} = {v}"),
+            &[c],
+        );
+        assert(
+            format!("_Generic(({c}), {types} default: 0)"),
+            format!("{c} has a type of {types}"),
             &[c],
         );
     }

@@ -12,7 +12,11 @@
 //!   process, libc, libm); a function the headers declare but no library given exports is
 //!   reported with a hint to add `-l`, one the headers only define `static inline` as such.
 //! - Arguments: integers (`42`, `-1`, `0x10`), floating point (`1.5`, `1e3`), `true`/`false`,
-//!   `NULL` (a floating-point parameter also takes integers, `0x10` included); any other text
+//!   `NULL` (a floating-point parameter also takes integers, `0x10` included), or the name of a
+//!   constant the declarations define: an enumeration constant, or a macro of the `-i` headers
+//!   that expands to a constant (`open /etc/passwd O_RDONLY`, `uv_handle_size UV_TIMER`; a
+//!   pointer parameter takes string and address macros, a variadic argument gets the
+//!   constant's own type); any other text
 //!   given for a pointer parameter is passed as a NUL-terminated string; `[N]` passes a zeroed
 //!   buffer of N bytes (printed after the call: as a string when it holds text, as hex bytes
 //!   otherwise or with `--hex`); `&TYPE` (`&int`, `&double`, `&char *`, `&struct tm`) passes

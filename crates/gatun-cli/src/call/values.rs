@@ -1,9 +1,11 @@
 //! The argument words of `gatun call` as [`Value`]s: scalars checked against their
-//! parameter's type, strings, `[N]` buffers and `&TYPE` out-parameters allocated in the call's
-//! arena, by-value structs filled from brace literals ([`super::fill`]), variadic arguments
-//! typed by their text, and [`prepare_call`], which builds a whole call.
+//! parameter's type (a number, or the name of a constant of the declarations: an enumeration
+//! constant or a macro of the `-i` headers), strings, `[N]` buffers and `&TYPE` out-parameters
+//! allocated in the call's arena, by-value structs filled from brace literals
+//! ([`super::fill`]), variadic arguments typed by their text, and [`prepare_call`], which
+//! builds a whole call.
 
-use gatun::cdecl::{Declarations, FunctionDecl};
+use gatun::cdecl::{Constant, Declarations, FunctionDecl};
 use gatun::layout::{BitField, MemoryLayout, ScalarKind, ValueLayout};
 use gatun::linker::{capture_state_layout, LinkerOption};
 use gatun::memory::{ConfinedArena, MemorySegment, SegmentAllocator};
@@ -274,23 +276,27 @@ pub(super) fn scalar_value<'a>(
     bufs: &mut Buffers<'a>,
 ) -> Result<Value<'a>, CallError> {
     let argument = index + 1;
+    // A constant the headers define (`O_RDONLY`, `UV_TIMER`) stands for its value.
+    let constant = named_constant(text, bufs);
     let int = |min: i128, max: i128| -> Result<i128, CallError> {
-        let value = parse_int(text).ok_or_else(|| {
-            if parse_float(text).is_some() {
-                // `1.5`, `1e3`, `inf`: a number, but not an integer.
-                CallError::NotAnInteger {
-                    argument,
-                    text: text.trim().to_string(),
-                    kind,
+        let value = parse_int(text)
+            .or_else(|| constant.as_ref().and_then(Constant::as_i128))
+            .ok_or_else(|| {
+                if parse_float(text).is_some() {
+                    // `1.5`, `1e3`, `inf`: a number, but not an integer.
+                    CallError::NotAnInteger {
+                        argument,
+                        text: text.trim().to_string(),
+                        kind,
+                    }
+                } else {
+                    CallError::NonNumericInteger {
+                        argument,
+                        text: text.to_string(),
+                        kind,
+                    }
                 }
-            } else {
-                CallError::NonNumericInteger {
-                    argument,
-                    text: text.to_string(),
-                    kind,
-                }
-            }
-        })?;
+            })?;
         if value < min || value > max {
             return Err(CallError::IntegerOutOfRange {
                 argument,
@@ -303,9 +309,9 @@ pub(super) fn scalar_value<'a>(
         Ok(value)
     };
     Ok(match kind {
-        ScalarKind::Bool => match text.trim() {
-            "true" | "1" => Value::Bool(true),
-            "false" | "0" => Value::Bool(false),
+        ScalarKind::Bool => match (text.trim(), constant.as_ref().and_then(Constant::as_i128)) {
+            ("true" | "1", _) | (_, Some(1)) => Value::Bool(true),
+            ("false" | "0", _) | (_, Some(0)) => Value::Bool(false),
             _ => {
                 return Err(CallError::NotABool {
                     argument,
@@ -326,6 +332,7 @@ pub(super) fn scalar_value<'a>(
             // floating-point value, as a C integer constant does.
             let v = parse_float(text)
                 .or_else(|| parse_int(text).map(|i| i as f64))
+                .or_else(|| constant.as_ref().and_then(Constant::as_f64))
                 .ok_or_else(|| CallError::NonNumeric {
                     argument,
                     text: text.to_string(),
@@ -340,6 +347,19 @@ pub(super) fn scalar_value<'a>(
         }
         ScalarKind::Pointer => pointer_value(text, index, bufs)?,
     })
+}
+
+/// The constant `text` names in the call's declarations (an enumeration constant, or a macro
+/// of the `-i` headers that expands to a constant), if it is a C identifier naming one.
+fn named_constant(text: &str, bufs: &Buffers<'_>) -> Option<Constant> {
+    let name = text.trim();
+    let is_identifier = name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if is_identifier {
+        bufs.decls.constant(name)
+    } else {
+        None
+    }
 }
 
 /// `Err` when `text` (argument `argument`, counted from 1, converted to `v`, of type `kind`)
@@ -387,6 +407,20 @@ pub(super) fn pointer_value<'a>(
 ) -> Result<Value<'a>, CallError> {
     if matches!(text, "NULL" | "null" | "nullptr") {
         return Ok(Value::Address(std::ptr::null_mut()));
+    }
+    // An address or string constant of the headers (`SQLITE_TRANSIENT`, `ZLIB_VERSION`); other
+    // constants are no pointers, so their names stay text.
+    match named_constant(text, bufs) {
+        Some(c @ Constant::Address(_)) => {
+            return Ok(c.to_value().unwrap_or(Value::Address(std::ptr::null_mut())))
+        }
+        Some(Constant::String(bytes)) => {
+            let seg = bufs.arena.allocate(bytes.len() + 1, 1)?;
+            seg.fill(0);
+            seg.copy_from_slice(0, &bytes)?;
+            return Ok(Value::Segment(seg));
+        }
+        _ => {}
     }
     if text.starts_with('[') {
         let n: usize = text
@@ -506,6 +540,32 @@ fn variadic_value<'a>(
     bufs: &mut Buffers<'a>,
 ) -> Result<(ValueLayout, Value<'a>), CallError> {
     let argument = index + 1;
+    if let Some(c) = named_constant(text, bufs) {
+        // A constant passes with its own type, after the default argument promotions (C11
+        // §6.5.2.2 ¶7): narrow integers and `_Bool` as `int`, `float` as `double`.
+        let promoted = match &c {
+            Constant::Bool(_)
+            | Constant::I8(_)
+            | Constant::U8(_)
+            | Constant::I16(_)
+            | Constant::U16(_) => c
+                .as_i128()
+                .and_then(|v| i32::try_from(v).ok())
+                .map(Value::I32),
+            Constant::F32(v) => Some(Value::F64(f64::from(*v))),
+            Constant::String(_) => None,
+            other => other.to_value(),
+        };
+        if let Some(v) = promoted {
+            let layout = v
+                .scalar_kind()
+                .map_or(ValueLayout::ADDRESS, ValueLayout::new);
+            return Ok((layout, v));
+        }
+        if matches!(c, Constant::String(_)) {
+            return Ok((ValueLayout::ADDRESS, pointer_value(text, index, bufs)?));
+        }
+    }
     if let Some(value) = parse_int(text) {
         if let Ok(i) = i32::try_from(value) {
             return Ok((ValueLayout::I32, Value::I32(i)));

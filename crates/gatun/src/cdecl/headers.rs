@@ -2,9 +2,12 @@
 //! declarations, which [`Declarations`] parses.
 //!
 //! The preprocessor is `$CC` (split on whitespace, so `CC="gcc -m64"` works) or `cc`, run as
-//! `CC -E -P -x c [-I DIR]... [-D NAME[=VALUE]]... [-U NAME]... -` with the `#include` lines
-//! on its standard input. `-P` drops line markers, so error positions refer to the
-//! preprocessed text, whose line the error shows.
+//! `CC -E -P -dD -x c [-I DIR]... [-D NAME[=VALUE]]... [-U NAME]... -` with the `#include`
+//! lines on its standard input. `-P` drops line markers, so error positions refer to the
+//! preprocessed text, whose line the error shows. `-dD` keeps the `#define` and `#undef`
+//! lines (the predefined macros first) in the output, in one run: they are taken out of the
+//! text before it is parsed (blank lines keep the positions) and become the set's macros
+//! (see [`Declarations::macros`]).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -152,7 +155,7 @@ fn command_line(options: &HeaderOptions) -> Result<Vec<String>, HeaderError> {
             reason: "expected a compiler command such as `cc`".into(),
         });
     }
-    args.extend(["-E", "-P", "-x", "c"].map(String::from));
+    args.extend(["-E", "-P", "-dD", "-x", "c"].map(String::from));
     for dir in &options.include_dirs {
         args.push(format!("-I{}", dir.display()));
     }
@@ -259,11 +262,21 @@ impl Declarations {
     /// Each header is a name searched on the include path (`"zlib.h"`, `"openssl/evp.h"`), a
     /// path to an existing file, or a spelled-out `"<name>"` / `"\"name\""`.
     ///
+    /// The macros defined at the end of the headers (the predefined ones and those of
+    /// [`HeaderOptions::defines`] included) are kept: each object-like macro is expanded and
+    /// evaluated as a constant expression against the parsed declarations, so
+    /// [`Declarations::constant`] gives `O_RDONLY` or `Z_OK` with its C type's kind;
+    /// [`Declarations::macros`] lists them all, function-like ones and ones that are not
+    /// constants included. Evaluation never fails the call: a macro gatun cannot evaluate is
+    /// listed as [`MacroKind::NotConstant`](super::MacroKind::NotConstant) with the reason.
+    ///
     /// ```no_run
-    /// use gatun::cdecl::{Declarations, HeaderOptions};
+    /// use gatun::cdecl::{Constant, Declarations, HeaderOptions};
     ///
     /// let decls = Declarations::from_headers(["zlib.h"], &HeaderOptions::default()).unwrap();
     /// assert!(decls.function("crc32").is_some());
+    /// assert_eq!(decls.constant("Z_BUF_ERROR"), Some(Constant::I32(-5)));
+    /// assert!(decls.constant("ZLIB_VERSION").unwrap().as_str().is_some());
     /// ```
     ///
     /// # Errors
@@ -286,7 +299,8 @@ impl Declarations {
 
     /// Preprocesses `#include`s of `headers` as [`Declarations::from_headers`] does and adds
     /// what they declare to this set (atomic, as [`Declarations::add`]); returns what was
-    /// declared, in order.
+    /// declared, in order. Their macros join the set's, replacing macros of the same name;
+    /// they are evaluated against the whole set.
     ///
     /// # Errors
     /// As [`Declarations::from_headers`]; a redeclaration that conflicts with this set is a
@@ -304,11 +318,17 @@ impl Declarations {
             .into_iter()
             .map(|h| h.as_ref().to_string())
             .collect();
-        let src = preprocess(&headers, options)?;
-        self.add(&src).map_err(|error| HeaderError::Parse {
+        let out = preprocess(&headers, options)?;
+        let (src, definitions) = super::macros::split_definitions(&out);
+        let declared = self.add(&src).map_err(|error| HeaderError::Parse {
             headers: headers.join(", "),
             error,
-        })
+        })?;
+        let evaluated = super::macros::evaluate(&mut self.state, &definitions);
+        let macros = std::sync::Arc::make_mut(&mut self.state.macros);
+        macros.extend(evaluated);
+
+        Ok(declared)
     }
 }
 
@@ -339,7 +359,7 @@ mod tests {
         };
         assert_eq!(
             command_line(&options).unwrap().join(" "),
-            "gcc -m64 -E -P -x c -I/inc -DA -DB=2 -UC -std=c11 -"
+            "gcc -m64 -E -P -dD -x c -I/inc -DA -DB=2 -UC -std=c11 -"
         );
         let bad = HeaderOptions {
             defines: vec![("A=1".into(), None)],

@@ -35,12 +35,23 @@
 //!   their tags (or after the `typedef` name that gives an anonymous one its name).
 //! - `typedef`, `enum` (enumerators are constants usable in array sizes and other constant
 //!   expressions; the enum is `int`, or `unsigned int` / 64-bit if its values need it, as GCC
-//!   does). Constant expressions are typed as in C: integer constants take the type their
-//!   suffix, base and value give (`~0U` is 4294967295), operands undergo the integer
-//!   promotions and usual arithmetic conversions (`-1 < 0U` is 0), casts convert
-//!   (`(unsigned char)-1` is 255), unsigned arithmetic wraps and signed overflow is an error;
-//!   `sizeof(type)`, `_Alignof(type)`, `__builtin_offsetof(type, a.b[2])`, `?:`,
-//!   `__extension__` and every integer operator are understood.
+//!   does; an enumerator is `int` if its value fits, else of the enum's type, and one without
+//!   a value that overflows its predecessor's type is an error, as in GCC). Constant
+//!   expressions are typed as in C: integer constants take the type their suffix, base and
+//!   value give (`~0U` is 4294967295), operands undergo the integer promotions and usual
+//!   arithmetic conversions (`-1 < 0U` is 0), casts convert (`(unsigned char)-1` is 255),
+//!   unsigned arithmetic wraps and signed overflow is an error; `sizeof` and `_Alignof` of a
+//!   type or of an expression (`sizeof x` for a declared variable, `sizeof *(T *)0`,
+//!   `sizeof ((T *)0)->member`, `sizeof "abc"`), `__builtin_offsetof(type, a.b[2])`, `?:`,
+//!   `__extension__` and every integer operator are understood. `float` and `double`
+//!   constants (decimal and hexadecimal, correctly rounded), address constants (`(void *)0`,
+//!   `(char *)0 + 4`, `&((T *)0)->m`) and string literals are values too; an integer
+//!   constant expression (an array size, a bitfield width) must end as an integer.
+//! - Constants by name ([`Declarations::constant`], typed [`Constant`]s): enumeration
+//!   constants, and in header mode every object-like macro whose expansion is a constant
+//!   expression (`O_RDONLY`, `SQLITE_TRANSIENT`, `ZLIB_VERSION`). [`Declarations::macros`]
+//!   lists every macro: constants, function-like ones, and the others with the reason they are
+//!   not constants (see [`Declarations::from_headers`]).
 //! - `const`, `volatile`, `restrict` (and the `__restrict`, `__const`, ... spellings), storage
 //!   classes, `inline`, `_Noreturn`, `__extension__` are accepted and ignored.
 //! - GNU C as system headers use it, after `cc -E -P` ([`Declarations::from_headers`] runs the
@@ -95,14 +106,19 @@
 //! that member only; `__attribute__((aligned(n)))` and `_Alignas(n)` raise a member's or a
 //! record's alignment; on a typedef, `aligned` raises the alignment and keeps `sizeof`, as
 //! GCC does. The layouts are checked against GCC in `tests/cdecl_layouts.rs`, and
-//! `tests/system_headers.rs` checks every constant, size, alignment and member offset of every
-//! `/usr/include/*.h` and `openssl/*.h` against gcc.
+//! `tests/system_headers.rs` checks every enumeration constant (value and type), size,
+//! alignment and member offset of every `/usr/include/*.h` and `openssl/*.h` against gcc;
+//! `tests/cdecl_macros.rs` checks the value and type of every constant macro of `fcntl.h`,
+//! `errno.h`, `netdb.h`, `sqlite3.h`, `zlib.h` and `jansson.h`.
 //!
 //! # What is rejected (with a positioned [`CdeclError`])
 //! Non-`static`, non-`inline` function definitions, initializers, `#include`/`#define` and
-//! other preprocessor directives (`#pragma`s other than `pack` and GCC line markers are
-//! ignored), `_Atomic`, `typeof`, decimal floating types, attributes gatun does not know,
-//! floating constants in constant expressions, and recursion deeper than [`MAX_NESTING`].
+//! other preprocessor directives in parsed source (`#pragma`s other than `pack` and GCC line
+//! markers are ignored; header mode takes the preprocessor's `#define` lines itself),
+//! `_Atomic`, `typeof`, decimal floating types, attributes gatun does not know, alignments over
+//! GCC's maximum of 2^28 bytes, enumeration values that overflow, a non-integer value where an
+//! integer constant expression is needed (`int a[1.5]`), reading memory or calling a function
+//! in a constant expression, and recursion deeper than [`MAX_NESTING`].
 //!
 //! # Errors and robustness
 //! Every error carries the line, column and span of the offending token; its `Display`
@@ -113,11 +129,16 @@
 //! after preprocessing (`openssl/ssl.h`, 4,300 functions) parses in well under a second in a
 //! debug build.
 
+mod constants;
 mod headers;
 mod lexer;
+mod literals;
+mod macros;
 mod parser;
 
+pub use constants::Constant;
 pub use headers::{HeaderError, HeaderOptions};
+pub use macros::{Macro, MacroKind};
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
@@ -465,6 +486,14 @@ pub(crate) struct Tag {
     no_layout: Option<Arc<NoLayout>>,
 }
 
+/// An enumeration constant: its value and its type (`int` if the value fits, else the
+/// enumeration's type, as GCC types it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Enumerator {
+    pub(crate) value: i128,
+    pub(crate) kind: ScalarKind,
+}
+
 /// Everything declared so far (cloned for atomic `add`).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct State {
@@ -480,7 +509,13 @@ pub(crate) struct State {
     /// For each incomplete tag (`"struct foo"`), the typedefs naming it, to complete them
     /// when it is defined.
     pending_typedefs: HashMap<String, Vec<String>>,
-    constants: HashMap<String, i128>,
+    /// Enumeration constants.
+    constants: HashMap<String, Enumerator>,
+    /// Declared variables (`extern int x;`): their types, for `sizeof x`.
+    variables: HashMap<String, Ty>,
+    /// The macros of the headers [`Declarations::add_headers`] preprocessed (shared: cloning
+    /// a set for an atomic `add` does not copy them).
+    macros: Arc<BTreeMap<String, Macro>>,
     /// Typedefs of function pointers and of function types: the function type.
     fn_typedefs: HashMap<String, Arc<FnTy>>,
     /// Every declared function's type (for its callback parameters).
@@ -585,7 +620,8 @@ pub const STANDARD_TYPEDEFS: &[(&str, &str)] = &[
 /// layout). A header's own definition of any predefined typedef replaces it.
 pub const OPAQUE_TYPEDEFS: &[&str] = &["FILE", "DIR"];
 
-/// A set of parsed C declarations: functions, tagged types, typedefs and enum constants.
+/// A set of parsed C declarations: functions, tagged types, typedefs and enum constants, and
+/// in header mode ([`Declarations::from_headers`]) the headers' macros.
 ///
 /// Start with [`Declarations::parse`] (or [`Declarations::new`] for just the standard
 /// typedefs), add more source with [`Declarations::add`], then look things up. Adding is
@@ -1024,13 +1060,63 @@ impl Declarations {
         }
     }
 
-    /// Every enumeration constant whose value fits in `i64`, with its value, in no particular
-    /// order.
-    pub fn constants(&self) -> impl Iterator<Item = (&str, i64)> {
-        self.state
+    /// Every named constant with its value: the object-like macros whose expansion is a
+    /// constant (those of [`Declarations::add_headers`]), in name order, then the
+    /// enumeration constants that no macro of the same name hides, in no particular order.
+    ///
+    /// ```
+    /// use gatun::cdecl::{Constant, Declarations};
+    /// let d = Declarations::parse("enum { A = 1, B = 4294967295 };").unwrap();
+    /// let mut all: Vec<(&str, Constant)> = d.constants().collect();
+    /// all.sort_by_key(|(name, _)| *name);
+    /// assert_eq!(all, [("A", Constant::I32(1)), ("B", Constant::U32(4294967295))]);
+    /// ```
+    pub fn constants(&self) -> impl Iterator<Item = (&str, Constant)> {
+        let macros = self
+            .state
+            .macros
+            .iter()
+            .filter_map(|(k, m)| Some((k.as_str(), m.constant()?.clone())));
+        let enums = self
+            .state
             .constants
             .iter()
-            .filter_map(|(k, &v)| Some((k.as_str(), i64::try_from(v).ok()?)))
+            .filter(|(k, _)| !self.state.macros.contains_key(*k))
+            .filter_map(|(k, e)| Some((k.as_str(), enumerator_constant(e)?)));
+        macros.chain(enums)
+    }
+
+    /// Every macro the headers given to [`Declarations::add_headers`] (or
+    /// [`Declarations::from_headers`]) define, the predefined ones included, in name order:
+    /// constants with their values, function-like macros, and the object-like macros that are
+    /// not constants with the reason.
+    ///
+    /// ```no_run
+    /// use gatun::cdecl::{Declarations, HeaderOptions, MacroKind};
+    /// let d = Declarations::from_headers(["jansson.h"], &HeaderOptions::default()).unwrap();
+    /// let function_like = d
+    ///     .macros()
+    ///     .filter(|(_, m)| matches!(m.kind(), MacroKind::FunctionLike { .. }))
+    ///     .count();
+    /// assert!(function_like > 0); // json_decref(json), JSON_INDENT(n), ...
+    /// ```
+    pub fn macros(&self) -> impl Iterator<Item = (&str, &Macro)> {
+        self.state.macros.iter().map(|(k, m)| (k.as_str(), m))
+    }
+
+    /// The macro `name` as the headers define it (see [`Declarations::macros`]); `None` if
+    /// they do not define it (or no headers were preprocessed: [`Declarations::parse`] keeps
+    /// no macros).
+    ///
+    /// ```no_run
+    /// use gatun::cdecl::{Declarations, HeaderOptions, MacroKind};
+    /// let d = Declarations::from_headers(["jansson.h"], &HeaderOptions::default()).unwrap();
+    /// let indent = d.macro_definition("JSON_INDENT").unwrap();
+    /// assert_eq!(indent.kind(), &MacroKind::FunctionLike { params: vec!["n".into()] });
+    /// assert!(Declarations::new().macro_definition("JSON_INDENT").is_none());
+    /// ```
+    pub fn macro_definition(&self, name: &str) -> Option<&Macro> {
+        self.state.macros.get(name)
     }
 
     /// The bitfields of a record — `"struct flags"`, `"union u"` or a typedef name — in
@@ -1048,13 +1134,48 @@ impl Declarations {
         self.bitfields(record).iter().find(|b| b.name() == field)
     }
 
-    /// The value of an enumeration constant, if it fits in `i64`.
-    pub fn constant(&self, name: &str) -> Option<i64> {
-        self.state
-            .constants
-            .get(name)
-            .and_then(|&v| i64::try_from(v).ok())
+    /// The value of the constant `name`: a macro of the headers whose expansion is a
+    /// constant expression (`O_RDONLY`, `SQLITE_OK`, `ZLIB_VERSION`), else an enumeration
+    /// constant. A macro hides an enumeration constant of the same name, as in C (glibc's
+    /// `#define SOCK_STREAM SOCK_STREAM` expands to the enumeration constant, so both agree).
+    /// `None` if `name` is neither, or is a macro that is not a constant
+    /// ([`Declarations::macro_definition`] says why).
+    ///
+    /// ```
+    /// use gatun::cdecl::{Constant, Declarations};
+    /// let d = Declarations::parse("enum big { SMALL = 1, HUGE = 1L << 40 };").unwrap();
+    /// assert_eq!(d.constant("SMALL"), Some(Constant::I32(1)));
+    /// // An enumerator that does not fit in `int` has the enumeration's type (GCC).
+    /// # #[cfg(target_pointer_width = "64")]
+    /// assert_eq!(d.constant("HUGE"), Some(Constant::I64(1 << 40)));
+    /// assert_eq!(d.constant("NOPE"), None);
+    /// ```
+    pub fn constant(&self, name: &str) -> Option<Constant> {
+        if let Some(m) = self.state.macros.get(name) {
+            return m.constant().cloned();
+        }
+        self.state.constants.get(name).and_then(enumerator_constant)
     }
+
+    /// The value of the integer constant `name` (see [`Declarations::constant`]) if it fits in
+    /// `i64`; `None` for other constants and names.
+    ///
+    /// ```
+    /// use gatun::cdecl::Declarations;
+    /// let d = Declarations::parse("enum { EIGHT = sizeof(double) };").unwrap();
+    /// assert_eq!(d.constant_i64("EIGHT"), Some(8));
+    /// ```
+    pub fn constant_i64(&self, name: &str) -> Option<i64> {
+        self.constant(name)?.as_i64()
+    }
+}
+
+/// An enumeration constant as a [`Constant`] of its type.
+fn enumerator_constant(e: &Enumerator) -> Option<Constant> {
+    let ty = parser::IntTy::of_kind(e.kind)?;
+    parser::Val::Int(parser::CVal::wrap(e.value, ty))
+        .to_constant()
+        .ok()
 }
 
 /// The descriptor of function type `f` as an upcall target named `what` in errors.

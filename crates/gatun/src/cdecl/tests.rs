@@ -200,9 +200,9 @@ fn enums_and_constant_expressions() {
          struct buf { char data[LAST]; int sizes[sizeof(struct buf *) / 2]; char pad[_Alignof(double)]; };
          enum color paint(enum color c);",
     );
-    assert_eq!(d.constant("GREEN"), Some(5));
-    assert_eq!(d.constant("BLUE"), Some(6));
-    assert_eq!(d.constant("LAST"), Some(20));
+    assert_eq!(d.constant_i64("GREEN"), Some(5));
+    assert_eq!(d.constant_i64("BLUE"), Some(6));
+    assert_eq!(d.constant_i64("LAST"), Some(20));
     assert_eq!(d.layout("enum color").unwrap(), &MemoryLayout::from(V::I32));
     assert_eq!(d.layout("enum big").unwrap(), &MemoryLayout::from(V::I64));
     assert_eq!(d.layout("enum uns").unwrap(), &MemoryLayout::from(V::U32));
@@ -594,9 +594,9 @@ fn types_without_layout_are_declared_and_fail_only_when_needed() {
     assert!(why.contains("`inner`") && why.contains("`v`"), "{why}");
     assert_eq!(d.try_layout("struct user").unwrap().byte_size(), 16);
     // gcc's sizes stay known to constant expressions.
-    assert_eq!(d.constant("LD_SIZE"), Some(16));
-    assert_eq!(d.constant("CD_SIZE"), Some(16));
-    assert_eq!(d.constant("I128_ALIGN"), Some(16));
+    assert_eq!(d.constant_i64("LD_SIZE"), Some(16));
+    assert_eq!(d.constant_i64("CD_SIZE"), Some(16));
+    assert_eq!(d.constant_i64("I128_ALIGN"), Some(16));
     // sizeof(__builtin_va_list): gcc's figure for each target (mingw-w64 and Apple: `char *`).
     let va_size = if cfg!(all(target_arch = "x86_64", unix)) {
         24
@@ -605,7 +605,7 @@ fn types_without_layout_are_declared_and_fail_only_when_needed() {
     } else {
         32
     };
-    assert_eq!(d.constant("VA_SIZE"), Some(va_size));
+    assert_eq!(d.constant_i64("VA_SIZE"), Some(va_size));
     // Asking for the layout is a positioned error.
     let e = Declarations::new()
         .type_layout("struct s { int a; long double b; }")
@@ -715,8 +715,8 @@ fn mode_attribute_as_gcc() {
     assert!(unsupported(d.try_layout("v4si").unwrap_err())
         .0
         .contains("vector_size(16)"));
-    assert_eq!(d.constant("V4SI_SIZE"), Some(16));
-    assert_eq!(d.constant("V4SI_ALIGN"), Some(16));
+    assert_eq!(d.constant_i64("V4SI_SIZE"), Some(16));
+    assert_eq!(d.constant_i64("V4SI_ALIGN"), Some(16));
     // Errors, never a silently wrong size.
     let e = err("typedef int x __attribute__((mode(V4SI)));");
     assert!(e.message().contains("machine mode"), "{e}");
@@ -837,7 +837,7 @@ fn constant_expressions_are_typed_as_in_c() {
              LONG_SHIFT = {long_shift}
          }};"
     ));
-    let c = |n: &str| d.constant(n).unwrap();
+    let c = |n: &str| d.constant_i64(n).unwrap();
     assert_eq!(c("NOT_ZERO_U"), 0xffff_ffff);
     assert_eq!(c("NEG_ONE"), -1);
     assert_eq!(c("UCHAR"), 255);
@@ -972,9 +972,9 @@ fn offsetof_and_extension_in_constant_expressions() {
          };
          _Static_assert(__builtin_offsetof(struct in, d) == 8, \"d\");",
     );
-    assert_eq!(d.constant("OFF_K"), Some(0));
-    assert_eq!(d.constant("OFF_D2"), Some(8 + 8 + 16));
-    assert_eq!(d.constant("EXT"), Some(1 << 40));
+    assert_eq!(d.constant_i64("OFF_K"), Some(0));
+    assert_eq!(d.constant_i64("OFF_D2"), Some(8 + 8 + 16));
+    assert_eq!(d.constant_i64("EXT"), Some(1 << 40));
     let e = err("struct s { int a; }; enum { X = __builtin_offsetof(struct s, b) };");
     assert!(e.message().contains("b"), "{e}");
 }
@@ -1336,4 +1336,96 @@ fn layouts_too_deep_to_be_targets_are_plain_pointers() {
     let t = |m: &str| member_target(&d, "struct s", m);
     assert_eq!(t("shallow").unwrap().layout().unwrap().depth(), half - 1);
     assert_eq!(t("deep"), None);
+}
+
+#[test]
+fn enumeration_values_that_overflow_are_errors_where_gcc_reports_them() {
+    // gcc: "overflow in enumeration values" at the enumerator without a value.
+    for (src, col) in [
+        ("enum e { A = 9223372036854775807, B };", 35),
+        ("enum e { A = 2147483647, B };", 26),
+        ("enum e { A = 4294967295u, B };", 27),
+        ("enum e { A = 18446744073709551615u, B };", 37),
+    ] {
+        let e = err(src);
+        assert_eq!((e.line(), e.column()), (1, col), "{src}: {e}");
+        assert!(
+            e.message().contains("overflow in enumeration values"),
+            "{e}"
+        );
+    }
+    // The next value is computed in the previous one's type: `long` here.
+    let d = parse("enum e { A = 2147483648, B };");
+    assert_eq!(d.constant_i64("B"), Some(2147483649));
+}
+
+#[test]
+fn enumeration_constants_are_int_or_their_enumerations_type() {
+    // As gcc types them (checked with `_Generic`): `int` when the value fits, else the enum's
+    // type (`unsigned int` for enum a, `long` for enum c and enum x).
+    let d = parse(
+        "enum a { A1 = 1, A2 = 0xffffffff }; enum c { C1 = -1, C2 = 0x7fffffffffff };
+         enum x { X1 = -1, X2 = 0xffffffff };",
+    );
+    assert_eq!(d.constant("A1"), Some(Constant::I32(1)));
+    assert_eq!(d.constant("A2"), Some(Constant::U32(u32::MAX)));
+    assert_eq!(d.constant("C1"), Some(Constant::I32(-1)));
+    // 64-bit: `long` on LP64, `long long` on Windows; I64 either way.
+    assert_eq!(d.constant("C2"), Some(Constant::I64(0x7fff_ffff_ffff)));
+    assert_eq!(d.constant("X2"), Some(Constant::I64(0xffff_ffff)));
+}
+
+#[test]
+fn alignments_beyond_gccs_maximum_are_errors() {
+    // gcc: "requested alignment '4611686018427387904' exceeds maximum 268435456".
+    let e = err("struct s {\n  int x __attribute__((aligned(1ull << 62)));\n};");
+    assert_eq!((e.line(), e.column()), (2, 24), "{e}");
+    assert!(e.message().contains("exceeds the maximum 268435456"), "{e}");
+    let e = err("typedef int t __attribute__((aligned(1 << 29)));");
+    assert!(e.message().contains("536870912 exceeds the maximum"), "{e}");
+    let e = err("struct s { _Alignas(1 << 29) int x; };");
+    assert!(e.message().contains("exceeds the maximum"), "{e}");
+    let d = parse("typedef int t __attribute__((aligned(1 << 28)));");
+    assert_eq!(d.layout("t").unwrap().byte_alignment(), 1 << 28);
+}
+
+#[test]
+fn sizeof_takes_expressions() {
+    let d = parse(
+        "struct s { char c; double d; int m[3]; }; extern int v[10]; extern struct s one;
+         enum {
+             DBL = sizeof 1.0, FLT = sizeof 1.0f, STR = sizeof \"abc\", CHR = sizeof 'a',
+             LNG = sizeof 1L, PAREN = sizeof (1 + 2u), VAR = sizeof v, ELEM = sizeof v[0],
+             DEREF = sizeof *(double *)0, MEMBER = sizeof ((struct s *)0)->m,
+             DOT = sizeof one.d, ARROW_ELEM = sizeof ((struct s *)0)->m[1],
+             ALIGN = __alignof__ one, OFF = (unsigned long)&((struct s *)0)->m,
+             TYPE_THEN_MORE = sizeof (int) * 2
+         };",
+    );
+    let c = |n: &str| d.constant_i64(n).unwrap();
+    assert_eq!(c("DBL"), 8);
+    assert_eq!(c("FLT"), 4);
+    assert_eq!(c("STR"), 4);
+    assert_eq!(c("CHR"), 4);
+    assert_eq!(c("LNG"), DataModel::HOST.long_size as i64);
+    assert_eq!(c("PAREN"), 4);
+    assert_eq!(c("VAR"), 40);
+    assert_eq!(c("ELEM"), 4);
+    assert_eq!(c("DEREF"), 8);
+    assert_eq!(c("MEMBER"), 12);
+    assert_eq!(c("DOT"), 8);
+    assert_eq!(c("ARROW_ELEM"), 4);
+    assert_eq!(c("ALIGN"), 8);
+    assert_eq!(c("OFF"), 16);
+    assert_eq!(c("TYPE_THEN_MORE"), 8);
+    // Reading memory, calls, and `void` are not constants.
+    let e = err("extern int v; int a[v];");
+    assert!(e.message().contains("reading an object"), "{e}");
+    assert!(err("int f(void); int a[sizeof f()];")
+        .message()
+        .contains("function call"));
+    assert!(err("int a[sizeof *(void *)0];").message().contains("void"));
+    assert!(err("int a[sizeof(*(struct nope *)0)];")
+        .message()
+        .contains("incomplete"));
 }

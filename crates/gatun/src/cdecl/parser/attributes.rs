@@ -122,6 +122,10 @@ const REJECTED_ATTRIBUTES: &[(&str, &str)] = &[
 /// `__BIGGEST_ALIGNMENT__` on x86-64 and AArch64).
 const BIGGEST_ALIGNMENT: usize = 16;
 
+/// The largest alignment `aligned(n)` and `_Alignas(n)` may ask for, in bytes: GCC's maximum
+/// (2^28, its `MAX_OFILE_ALIGNMENT` for ELF; mingw-w64 gcc reports the same for types).
+pub(super) const MAX_ALIGNMENT: usize = 1 << 28;
+
 /// GCC's `mode` attribute argument: the machine mode a scalar type is given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Mode {
@@ -187,19 +191,27 @@ impl Parser<'_, '_> {
             self.object_layout(ty, span)?.byte_alignment()
         } else {
             let v = self.const_expr()?;
-            match usize::try_from(v) {
-                Ok(n) if n.is_power_of_two() => n,
-                _ => {
-                    return Err(self.err_at(
-                        self.span_from(t),
-                        format!("alignment {v} is not a power of two"),
-                    ))
-                }
-            }
+            self.alignment_value(v, t)?
         };
         self.expect_punct(")", "to close `_Alignas(`")?;
         let _ = open;
         Ok(a)
+    }
+
+    /// Alignment `v` written from token `start` on: a power of two of at most
+    /// [`MAX_ALIGNMENT`] bytes.
+    fn alignment_value(&self, v: i128, start: Token) -> PResult<usize> {
+        match usize::try_from(v) {
+            Ok(n) if n.is_power_of_two() && n <= MAX_ALIGNMENT => Ok(n),
+            Ok(n) if n.is_power_of_two() => Err(self.err_at(
+                self.span_from(start),
+                format!("requested alignment {v} exceeds the maximum {MAX_ALIGNMENT}"),
+            )),
+            _ => Err(self.err_at(
+                self.span_from(start),
+                format!("alignment {v} is not a power of two"),
+            )),
+        }
     }
 
     /// `__attribute__((...))`, `__asm__(...)` and `__declspec(...)`, any number in a row.
@@ -260,15 +272,7 @@ impl Parser<'_, '_> {
                 let n = if self.eat_punct("(") {
                     let v = self.const_expr()?;
                     self.expect_punct(")", "to close `aligned(`")?;
-                    match usize::try_from(v) {
-                        Ok(n) if n.is_power_of_two() => n,
-                        _ => {
-                            return Err(self.err_at(
-                                self.span_from(a),
-                                format!("alignment {v} is not a power of two"),
-                            ))
-                        }
-                    }
+                    self.alignment_value(v, a)?
                 } else {
                     BIGGEST_ALIGNMENT
                 };

@@ -155,6 +155,7 @@ impl Parser<'_, '_> {
                 self.define_function(name.clone(), name_span, f, attrs.asm_label.clone())?;
                 self.st.fn_types.insert(name, f.clone());
             } else {
+                self.st.variables.insert(name.clone(), ty);
                 self.declared.push(Declared::Variable(name));
             }
             if self.eat_punct(",") {

@@ -88,6 +88,11 @@ impl Declarator {
         )
     }
 
+    /// Whether the outermost derivation is a pointer (`T *`, `T (*)[N]`, `T (*)(void)`).
+    pub(super) fn is_pointer(&self) -> bool {
+        matches!(self.outermost(), Some(None))
+    }
+
     /// `T name[]`, `T *name[]`: the outermost derivation is an array of unknown size.
     pub(super) fn is_flexible(&self) -> bool {
         matches!(self.outermost(), Some(Some(Suffix::Array(None, _))))
@@ -429,6 +434,12 @@ impl Parser<'_, '_> {
         plain_char: bool,
     ) -> PResult<Ty> {
         self.apply_ex(base, d, false, base_c_string, plain_char)
+    }
+
+    /// What the pointer type `base` with declarator `d` points to (`d` is a pointer:
+    /// [`Declarator::is_pointer`]).
+    pub(super) fn pointer_target(&mut self, base: Ty, d: &Declarator) -> PResult<Ty> {
+        self.apply_ex(base, d, true, false, false)
     }
 
     /// [`Parser::apply`]; with `skip_leaf_ptr`, without the innermost declarator's last

@@ -1,11 +1,13 @@
 //! Enumeration specifiers' bodies (C17 §6.7.2.2): the enumerators and their values (each
-//! the previous one plus one unless given), the enumeration constants they define, and the
-//! integer type the enumerators' range gives the enum (GCC's rules, see `enum_layout`).
+//! the previous one plus one unless given, an error where that overflows), the enumeration
+//! constants they define with their types, and the integer type the enumerators' range gives
+//! the enum (GCC's rules, see `enum_layout`).
 
 use super::attributes::Attrs;
+use super::const_value::{CVal, IntTy};
 use super::{PResult, Parser};
 use crate::cdecl::lexer::{Kind, Token};
-use crate::cdecl::{enum_layout, Tag, TagKind, Ty};
+use crate::cdecl::{enum_layout, Enumerator, Tag, TagKind, Ty};
 use crate::layout::{MemoryLayout, ValueLayout};
 
 impl Parser<'_, '_> {
@@ -28,7 +30,9 @@ impl Parser<'_, '_> {
             };
         }
         let open = self.bump();
-        let mut next: i128 = 0;
+        // The previous enumerator's value and type, and the names this body defines.
+        let mut prev: Option<CVal> = None;
+        let mut names: Vec<String> = Vec::new();
         let mut min = i128::MAX;
         let mut max = i128::MIN;
         loop {
@@ -49,29 +53,68 @@ impl Parser<'_, '_> {
             let name = self.text(t).to_string();
             let mut attrs = Attrs::default();
             self.attributes(&mut attrs)?;
+            // GCC: an enumerator's type is `int` if its value fits, else its value's type; an
+            // enumerator without a value is the previous one plus one in the previous one's
+            // type, and an error where that overflows.
             let value = if self.eat_punct("=") {
-                self.const_expr()?
+                self.int_const_expr()?
             } else {
-                next
+                match prev {
+                    None => CVal::truth(false),
+                    Some(p) => {
+                        if !p.ty.holds(p.v + 1) {
+                            return Err(self.err(
+                                t,
+                                format!(
+                                "overflow in enumeration values: `{name}` would be {} + 1, which \
+                                 does not fit in `{}`",
+                                p.v,
+                                p.ty.name()
+                            ),
+                            ));
+                        }
+                        CVal {
+                            v: p.v + 1,
+                            ty: p.ty,
+                        }
+                    }
+                }
             };
-            if let Some(&old) = self.st.constants.get(&name) {
-                if old != value {
+            let ty = if IntTy::INT.holds(value.v) {
+                IntTy::INT
+            } else {
+                value.ty
+            };
+            let value_v = value.v;
+            if let Some(old) = self.st.constants.get(&name) {
+                if old.value != value_v {
                     return Err(self.err(
                         t,
-                        format!("enumerator `{name}` redefined with another value ({old} before, {value} now)"),
+                        format!(
+                            "enumerator `{name}` redefined with another value ({} before, \
+                             {value_v} now)",
+                            old.value
+                        ),
                     ));
                 }
             }
-            if value < i128::from(i64::MIN) || value > i128::from(u64::MAX) {
+            if value_v < i128::from(i64::MIN) || value_v > i128::from(u64::MAX) {
                 return Err(self.err(
                     t,
-                    format!("enumerator `{name}` = {value} does not fit in 64 bits"),
+                    format!("enumerator `{name}` = {value_v} does not fit in 64 bits"),
                 ));
             }
-            self.st.constants.insert(name, value);
-            min = min.min(value);
-            max = max.max(value);
-            next = value + 1;
+            self.st.constants.insert(
+                name.clone(),
+                Enumerator {
+                    value: value_v,
+                    kind: ty.kind(),
+                },
+            );
+            names.push(name);
+            min = min.min(value_v);
+            max = max.max(value_v);
+            prev = Some(CVal { v: value_v, ty });
             if !self.eat_punct(",") {
                 self.expect_punct("}", "after the enumerator")?;
                 break;
@@ -99,6 +142,16 @@ impl Parser<'_, '_> {
         } else {
             enum_layout(min, max).into()
         };
+        // After the body, GCC gives the enumerators that do not fit in `int` the enum's type.
+        if let Some(kind) = layout.as_value().map(|v| v.kind()) {
+            for name in &names {
+                if let Some(e) = self.st.constants.get_mut(name) {
+                    if !IntTy::INT.holds(e.value) {
+                        e.kind = kind;
+                    }
+                }
+            }
+        }
         // GCC gives an enum without negative values an unsigned compatible type, which
         // matters for bitfields of it.
         self.last_enum_unsigned = min >= 0;

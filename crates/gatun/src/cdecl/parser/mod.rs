@@ -14,7 +14,8 @@
 //!   §6.7.2.3);
 //! - `enums`: enum bodies and enumeration constants (§6.7.2.2);
 //! - `declarators`: declarators, array sizes, parameter lists and function types (§6.7.6);
-//! - `constant`: integer constant expressions and their typed values (§6.6);
+//! - `constant`: constant expressions (§6.6), as integer constant expressions and macro
+//!   replacements use them; `const_value`: their typed values and C's arithmetic on them;
 //! - `directives`: `#pragma pack` and GCC line markers (§6.10.6).
 //!
 //! Invariants: every recursive entry point (declarators, tag bodies, parameter lists, unary
@@ -23,6 +24,7 @@
 //! is checked; token text is read with `str::get`, never by unchecked slicing.
 
 mod attributes;
+mod const_value;
 mod constant;
 mod declarations;
 mod declarators;
@@ -37,6 +39,7 @@ use super::lexer::{tokenize, Kind, Token};
 use super::{CdeclError, Declared, Span, State, Tag, Ty, MAX_NESTING};
 use crate::layout::{BitField, MemoryLayout};
 
+pub(super) use const_value::{CVal, IntTy, Val};
 pub(super) use declarations::{function_decl, FnError};
 pub(super) use specifiers::{scalar_ty, va_list};
 

@@ -6,6 +6,7 @@
 use std::sync::Arc;
 
 use super::attributes::{Attrs, ATTRIBUTE};
+use super::declarators::Declarator;
 use super::records::{first_member, union_tag};
 use super::{PResult, Parser};
 use crate::cdecl::lexer::{Kind, Token};
@@ -482,6 +483,26 @@ impl Parser<'_, '_> {
 
     /// A type name: specifiers and an abstract declarator (C11 §6.7.7).
     pub(super) fn type_name(&mut self) -> PResult<Ty> {
+        let (base, d, plain_char) = self.type_name_parts()?;
+        self.apply(base, &d, plain_char)
+    }
+
+    /// A type name, and what it points to when its declarator makes it a pointer (`T *`,
+    /// `int (*)[4]`; `None` for other types, pointer typedefs included), for casts in constant
+    /// expressions.
+    pub(super) fn type_name_and_target(&mut self) -> PResult<(Ty, Option<Ty>)> {
+        let (base, d, plain_char) = self.type_name_parts()?;
+        let target = if d.is_pointer() {
+            Some(self.pointer_target(base.clone(), &d)?)
+        } else {
+            None
+        };
+        Ok((self.apply(base, &d, plain_char)?, target))
+    }
+
+    /// A type name's specifiers' type, its abstract declarator, and whether the specifiers
+    /// name plain `char` (see [`Parser::apply`]).
+    fn type_name_parts(&mut self) -> PResult<(Ty, Declarator, bool)> {
         let spec = self.specifiers()?;
         if spec.typedef {
             return Err(self.err_at(spec.span, "`typedef` is not allowed in a type name"));
@@ -490,6 +511,6 @@ impl Parser<'_, '_> {
         if let Some((n, span)) = d.name() {
             return Err(self.err_at(*span, format!("unexpected name `{n}` in a type name")));
         }
-        self.apply(spec.ty, &d, spec.plain_char)
+        Ok((spec.ty, d, spec.plain_char))
     }
 }
