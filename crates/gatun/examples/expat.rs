@@ -18,7 +18,7 @@
 //! ```
 use gatun::cdecl::{Declarations, HeaderOptions};
 use gatun::{linker::SymbolLookup, memory::*, Linker, MemoryLayout, Value, ValueLayout};
-use std::{cell::Cell, cell::RefCell, error::Error, ffi::c_void};
+use std::{cell::Cell, cell::RefCell, error::Error};
 
 pub fn run() -> Result<String, Box<dyn Error>> {
     // SAFETY: the trust step. Expat passes the handlers a C string for the name and a
@@ -33,23 +33,32 @@ pub fn run() -> Result<String, Box<dyn Error>> {
     let (parse, free) = (link("XML_Parse")?, link("XML_ParserFree")?);
     let (error_code, line) = (link("XML_GetErrorCode")?, link("XML_GetCurrentLineNumber")?);
     let error_string = link("XML_ErrorString")?;
-    let status_ok = decls.constant("XML_STATUS_OK").ok_or("XML_STATUS_OK")?;
-    let is_final = Value::I32(1); // TODO(macros): XML_TRUE
+    let status_ok = decls.constant_i64("XML_STATUS_OK").ok_or("XML_STATUS_OK")?;
+    // `XML_TRUE` is `((XML_Bool)1)`, an `unsigned char`, passed for `int isFinal`.
+    // TODO(link_with): pass the constant's own value once integer arguments convert.
+    let is_final = decls
+        .constant("XML_TRUE")
+        .and_then(|c| c.to_value())
+        .ok_or("XML_TRUE")?;
+    let is_final = is_final.convert_to(gatun::ScalarKind::I32)?;
 
     let (arena, out, depth) = (Arena::confined(), RefCell::new(String::new()), Cell::new(0));
     let start = Linker::native().upcall_stub_confined(
         &decls.function_pointer("XML_StartElementHandler")?,
         |args| {
-            let mut tag = format!("{:1$}<{2}", "", 2 * depth.get(), string(args.descriptor().argument_layouts().get(1), &args[1])?);
-            // `atts`: name, value, name, value, ..., NULL, as segments over C strings.
-            let atts = args.descriptor().argument_layouts()[2].as_value();
-            let atts = atts.unwrap_or(&ValueLayout::ADDRESS).null_terminated(&args[2])?;
+            let params = args.descriptor().argument_layouts(); // with the header's targets
+            let name = string(params.get(1), &args[1])?;
+            // `atts`: name, value, name, value, ..., NULL, each a segment over a C string.
+            let atts = pointer(params.get(2)).null_terminated(&args[2])?;
             let atts: Vec<String> = atts.map(|s| s?.get_string(0)).collect::<Result<_, _>>()?;
-            for pair in atts.chunks(2) {
-                tag += &format!(" {}=\"{}\"", pair[0], pair[1]);
-            }
+            let atts: String = atts
+                .chunks(2)
+                .map(|a| format!(" {}=\"{}\"", a[0], a[1]))
+                .collect();
+            let indent = 2 * depth.get();
             depth.set(depth.get() + 1);
-            *out.borrow_mut() += &format!("{tag}> at depth {}\n", depth.get());
+            *out.borrow_mut() +=
+                &format!("{:indent$}<{name}{atts}> at depth {}\n", "", depth.get());
             Ok(Value::Void)
         },
         &arena,
@@ -65,10 +74,13 @@ pub fn run() -> Result<String, Box<dyn Error>> {
         &arena,
     )?;
 
-    let null = Value::from(std::ptr::null_mut::<c_void>());
+    let null = Value::from(MemorySegment::NULL);
     let document = r#"<library><book id="1" lang="en"/><book id="2"><title/></book></library>"#;
     for doc in [document, "<a></b>"] {
-        let (xml, len) = (arena.allocate_c_string(doc)?, Value::I32(doc.len().try_into()?));
+        let (xml, len) = (
+            arena.allocate_c_string(doc)?,
+            Value::I32(doc.len().try_into()?),
+        );
         // SAFETY: the calls match expat.h; the handlers have the types `XML_SetElementHandler`
         // takes and outlive the parser; `xml` holds `len` bytes.
         unsafe {
@@ -88,12 +100,19 @@ pub fn run() -> Result<String, Box<dyn Error>> {
     Ok(out.take())
 }
 
-/// The C string `pointer` designates through its declared layout (a parameter's or a
-/// result's, with the target the trust step gave it).
-fn string(layout: Option<&MemoryLayout>, pointer: &Value) -> gatun::Result<String> {
-    let layout = layout.and_then(MemoryLayout::as_value).unwrap_or(&ValueLayout::ADDRESS);
-    let string = layout.target_of(pointer)?.unwrap_or(MemorySegment::NULL);
-    string.get_string(0)
+/// A pointer parameter's or result's declared layout, with the target the trust step gave it.
+fn pointer(layout: Option<&MemoryLayout>) -> &ValueLayout {
+    layout
+        .and_then(MemoryLayout::as_value)
+        .unwrap_or(&ValueLayout::ADDRESS)
+}
+
+/// The C string `p` designates through its declared `layout` (NULL is an error).
+fn string(layout: Option<&MemoryLayout>, p: &Value) -> gatun::Result<String> {
+    pointer(layout)
+        .target_of(p)?
+        .unwrap_or(MemorySegment::NULL)
+        .get_string(0)
 }
 
 fn main() -> Result<(), Box<dyn Error>> {

@@ -12,8 +12,8 @@
 //! json_loads("{\"answer\": }"): error "unexpected token" at line 1, column 11
 //! ```
 use gatun::cdecl::{Declarations, HeaderOptions};
-use gatun::{linker::*, memory::*, MemoryLayout, Value};
-use std::{error::Error, ffi::c_void};
+use gatun::{linker::*, memory::*, MemoryLayout, Value, ValueLayout as V};
+use std::error::Error;
 
 type Result<T> = std::result::Result<T, Box<dyn Error>>;
 
@@ -25,67 +25,102 @@ pub fn run() -> Result<String> {
     // SAFETY: loading jansson runs no initialiser with preconditions.
     let lib = unsafe { SymbolLookup::library("libjansson.so.4") }?;
     let link = |name: &str| decls.link(&lib, name); // each function linked once, here
-    let (dumps, loads, delete) = (link("json_dumps")?, link("json_loads")?, link("json_delete")?);
-    let (get, integer) = (link("json_object_get")?, link("json_integer_value")?);
-    let (string, array_get) = (link("json_string_value")?, link("json_array_get")?);
+    let (dumps, loads, delete) = (
+        link("json_dumps")?,
+        link("json_loads")?,
+        link("json_delete")?,
+    );
+    let (object_get, array_get) = (link("json_object_get")?, link("json_array_get")?);
+    let (integer_value, string_value) = (link("json_integer_value")?, link("json_string_value")?);
     let free = decls.link(&SymbolLookup::default_lookup(), "free")?;
-    let (s, i) = (MemoryLayout::from(gatun::ValueLayout::ADDRESS), MemoryLayout::from(gatun::ValueLayout::I32));
-    // json_pack("{s:i, s:s, s:[i,i]}", ...): linked for this call's variadic arguments.
-    let pack = decls.link_variadic(&lib, "json_pack", &[s.clone(), i.clone(), s.clone(), s.clone(), s, i.clone(), i])?;
-    // TODO(macros): JSON_SORT_KEYS | JSON_COMPACT
-    let flags = Value::U64(0x80 | 0x20);
+    // json_pack("{s:i, s:s, s:[i,i]}", ...), linked for the layouts of this call's arguments.
+    let varargs = [
+        V::ADDRESS,
+        V::I32,
+        V::ADDRESS,
+        V::ADDRESS,
+        V::ADDRESS,
+        V::I32,
+        V::I32,
+    ];
+    let pack = decls.link_variadic(&lib, "json_pack", &varargs.map(MemoryLayout::from))?;
+    let constant = |name: &str| decls.constant_i64(name).ok_or(format!("no {name}"));
+    // TODO(link_with): pass the `int` result for `size_t flags` once integer arguments convert.
+    let flags = Value::U64((constant("JSON_SORT_KEYS")? | constant("JSON_COMPACT")?).try_into()?);
 
     let arena = Arena::confined();
     let text = |s: &str| arena.allocate_c_string(s).map(Value::from);
-    let json_t = decls.try_layout("json_t")?;
-    let refcount = json_t.accessor("refcount")?;
+    let refcount = decls.try_layout("json_t")?.accessor("refcount")?;
     let mut counts = Vec::new();
-    let mut decref = |v: MemorySegment| -> Result<()> {
-        let count = refcount.get(&v)?.as_u64().ok_or("size_t")?;
-        if count != u64::MAX { // (size_t)-1: a value that is never freed
-            refcount.set(&v, count - 1)?;
+    // json_decref: `(size_t)-1` marks a value that is never freed.
+    let mut decref = |json: MemorySegment| -> Result<()> {
+        let count = refcount.get(&json)?.as_u64().ok_or("size_t")?;
+        if count != u64::MAX {
+            refcount.set(&json, count - 1)?;
             counts.push(count);
-            // SAFETY: the count reached 0: nothing else refers to the value.
-            if count == 1 { unsafe { delete.invoke(&[v.into()]) }?; }
+            if count == 1 {
+                // SAFETY: the count reached 0: nothing refers to the value any more.
+                unsafe { delete.invoke(&[json.into()]) }?;
+            }
         }
         Ok(())
     };
-    let error = arena.allocate_layout(decls.try_layout("json_error_t")?)?;
-    let error_layout = decls.try_layout("json_error_t")?;
+    let error_t = decls.try_layout("json_error_t")?;
+    let error = arena.allocate_layout(error_t)?;
 
     // SAFETY: the calls match jansson.h; the format's conversions match pack's arguments;
-    // `json_dumps`' result is freed once with `free`; the values read live until `decref`.
+    // `json_dumps`' result is freed once, with `free`; the values read live until `decref`.
     let mut out = unsafe {
+        let (answer, name, pair) = (text("answer")?, text("name")?, text("pair")?);
         let format = text("{s:i, s:s, s:[i,i]}")?;
-        let args = [format, text("answer")?, 42.into(), text("name")?, text("gatun")?, text("pair")?, 1.into(), 2.into()];
+        let args = [
+            format,
+            answer,
+            42.into(),
+            name,
+            text("gatun")?,
+            pair,
+            1.into(),
+            2.into(),
+        ];
         let packed = target(&pack, pack.invoke(&args)?)?;
         let dumped = dumps.invoke(&[packed.into(), flags])?;
         let dumped_text = target(&dumps, dumped)?.get_string(0)?;
         free.invoke(&[dumped])?;
         decref(packed)?;
 
-        let parsed = target(&loads, loads.invoke(&[text(&dumped_text)?, Value::U64(0), error.into()])?)?;
-        let member = |key: &str| -> Result<MemorySegment> { Ok(target(&get, get.invoke(&[parsed.into(), text(key)?])?)?) };
-        let answer = integer.invoke(&[member("answer")?.into()])?;
-        let name = string.invoke(&[member("name")?.into()])?;
-        let name = target(&string, name)?.get_string(0)?;
-        let pair = member("pair")?;
-        let pair: Vec<Value> = (0..2u64)
-            .map(|k| Ok(integer.invoke(&[target(&array_get, array_get.invoke(&[pair.into(), k.into()])?)?.into()])?))
-            .collect::<Result<_>>()?;
+        let parsed = loads.invoke(&[text(&dumped_text)?, Value::U64(0), error.into()])?;
+        let parsed = target(&loads, parsed)?;
+        let member =
+            |key| -> Result<_> { target(&object_get, object_get.invoke(&[parsed.into(), key])?) };
+        let answer = integer_value.invoke(&[member(answer)?.into()])?;
+        let name = target(&string_value, string_value.invoke(&[member(name)?.into()])?)?;
+        let name = name.get_string(0)?; // before `decref` frees it
+        let mut items = Vec::new();
+        for k in 0..2_u64 {
+            let item = target(
+                &array_get,
+                array_get.invoke(&[member(pair)?.into(), k.into()])?,
+            )?;
+            items.push(integer_value.invoke(&[item.into()])?.to_string());
+        }
         decref(parsed)?;
-        format!("json_dumps: {dumped_text}\njson_loads: answer {answer}, name {name:?}, pair [{}, {}]\n", pair[0], pair[1])
+        format!(
+            "json_dumps: {dumped_text}\njson_loads: answer {answer}, name {:?}, pair [{}]\n",
+            name,
+            items.join(", ")
+        )
     };
-    out += &format!("decref: refcounts {counts:?}\n");
+    out += &format!("json_decref: refcounts {counts:?}, each then json_delete\n");
 
     let bad = "{\"answer\": }";
-    // SAFETY: a C string and a `json_error_t` to fill; the result is NULL (checked).
+    // SAFETY: a C string and a `json_error_t` to fill.
     let failed = unsafe { loads.invoke(&[text(bad)?, Value::U64(0), error.into()]) }?;
-    let at = |member: &str| error_layout.accessor(member).and_then(|a| a.get(&error));
-    let message = error.get_string(error_layout.byte_offset_of("text")?)?;
+    let at = |member: &str| error_t.accessor(member)?.get(&error);
+    let message = error.get_string(error_t.byte_offset_of("text")?)?;
     out += &format!(
         "json_loads({bad:?}): NULL {}, error {message:?} at line {}, column {}\n",
-        failed.as_address() == Some(std::ptr::null_mut::<c_void>()),
+        failed.as_address().is_some_and(|p| p.is_null()),
         at("line")?,
         at("column")?
     );
@@ -94,7 +129,10 @@ pub fn run() -> Result<String> {
 
 /// What the pointer `v`, a result of `f`, points to, through `f`'s declared return type.
 fn target<'b>(f: &DowncallHandle, v: Value) -> Result<MemorySegment<'b>> {
-    let layout = f.descriptor().return_layout().and_then(MemoryLayout::as_value);
+    let layout = f
+        .descriptor()
+        .return_layout()
+        .and_then(MemoryLayout::as_value);
     Ok(layout.ok_or("a pointer")?.target_of(&v)?.ok_or("NULL")?)
 }
 

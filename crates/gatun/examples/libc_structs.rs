@@ -12,7 +12,7 @@
 //! ```
 use gatun::cdecl::{Declarations, HeaderOptions};
 use gatun::{linker::*, memory::*, MemoryLayout, Value};
-use std::{collections::BTreeSet, error::Error, ffi::c_void, net::Ipv4Addr};
+use std::{collections::BTreeSet, error::Error, net::Ipv4Addr};
 
 type Result<T> = std::result::Result<T, Box<dyn Error>>;
 
@@ -31,59 +31,73 @@ pub fn run() -> Result<String> {
     Ok(out)
 }
 
-/// A constant of the headers, as a number.
+/// A constant of the headers (all of these are `#define`s), as a number.
 fn constant(decls: &Declarations, name: &str) -> Result<i64> {
-    // TODO(macros): every one of these is a `#define`.
-    Ok(decls.constant(name).ok_or(format!("no constant {name}"))?)
+    Ok(decls.constant_i64(name).ok_or(format!("no {name}"))?)
 }
 
 /// `getaddrinfo(host, NULL, &hints, &res)`, its list walked over `ai_next`, `freeaddrinfo`.
 fn addresses(decls: &Declarations, libc: &SymbolLookup, arena: &ConfinedArena) -> Result<String> {
-    let (getaddrinfo, freeaddrinfo) = (decls.link(libc, "getaddrinfo")?, decls.link(libc, "freeaddrinfo")?);
+    let getaddrinfo = decls.link(libc, "getaddrinfo")?;
+    let freeaddrinfo = decls.link(libc, "freeaddrinfo")?;
     let addrinfo = decls.try_layout("struct addrinfo")?;
     let get = |member: &str| addrinfo.accessor(member);
-    let sin_addr = decls.try_layout("struct sockaddr_in")?.accessor("sin_addr.s_addr")?;
-    // `struct addrinfo **res`: a slot of the type the parameter points to.
-    let res_type = getaddrinfo.descriptor().argument_layouts()[3].as_value().and_then(|l| l.target());
-    let res_type = res_type.and_then(MemoryLayout::as_value).ok_or("struct addrinfo *")?;
+    let sockaddr_in = decls.try_layout("struct sockaddr_in")?;
+    let (s_addr, next) = (sockaddr_in.accessor("sin_addr.s_addr")?, get("ai_next")?);
     let mut out = String::new();
     for (host, family, flags) in [
-        ("localhost", "AF_INET", &[][..]),
-        ("::1", "AF_UNSPEC", &["AI_NUMERICHOST", "AI_CANONNAME"][..]),
+        ("localhost", "AF_INET", vec![]),
+        ("::1", "AF_UNSPEC", vec!["AI_NUMERICHOST", "AI_CANONNAME"]),
     ] {
         let hints = arena.allocate_layout(addrinfo)?;
         get("ai_family")?.set(&hints, constant(decls, family)?)?;
         get("ai_socktype")?.set(&hints, constant(decls, "SOCK_STREAM")?)?;
-        let bits = flags.iter().map(|f| constant(decls, f)).sum::<Result<i64>>()?;
+        let bits = flags
+            .iter()
+            .map(|f| constant(decls, f))
+            .sum::<Result<i64>>()?;
         get("ai_flags")?.set(&hints, bits)?;
-        let (name, res) = (arena.allocate_c_string(host)?, arena.allocate_layout(&res_type.into())?);
-        let null = Value::from(std::ptr::null_mut::<c_void>());
-        // SAFETY: a C string, no service, initialised hints and a `struct addrinfo *` slot.
-        let status = unsafe { getaddrinfo.invoke(&[name.into(), null, hints.into(), res.into()]) }?;
+        let name = arena.allocate_c_string(host)?;
+        let res = arena.allocate_layout(&next.layout().into())?; // a `struct addrinfo *`
+        let args = [
+            name.into(),
+            MemorySegment::NULL.into(),
+            hints.into(),
+            res.into(),
+        ];
+        // SAFETY: a host name, no service, initialised hints and a `struct addrinfo *` slot.
+        let status = unsafe { getaddrinfo.invoke(&args) }?;
         if status.as_i64() != Some(0) {
             return Err(format!("getaddrinfo({host:?}) failed: {status}").into());
         }
         let (mut families, mut localhost, mut canonical) = (BTreeSet::new(), false, None);
-        let mut node = res.get_target(res_type, 0)?;
+        let mut node = res.get_target(next.layout(), 0)?;
         while let Some(n) = node {
             let family = get("ai_family")?.get(&n)?.as_i64();
             let names = ["AF_INET", "AF_INET6"].into_iter();
             families.extend(names.filter(|f| constant(decls, f).ok() == family));
             if family == Some(constant(decls, "AF_INET")?) {
-                let addr = get("ai_addr")?.get_target(&n)?.ok_or("no address")?; // struct sockaddr
-                let ip = sin_addr.get(&addr)?.as_u32().ok_or("s_addr")?; // same 16 bytes
+                // `struct sockaddr *`, as large as the `struct sockaddr_in` it is here.
+                let addr = get("ai_addr")?.get_target(&n)?.ok_or("no address")?;
+                let ip = s_addr.get(&addr)?.as_u32().ok_or("in_addr_t")?;
                 localhost |= Ipv4Addr::from(u32::from_be(ip)) == Ipv4Addr::LOCALHOST;
             }
             if let Some(name) = get("ai_canonname")?.get_target(&n)? {
                 canonical.get_or_insert(name.get_string(0)?);
             }
-            node = get("ai_next")?.get_target(&n)?;
+            node = next.get_target(&n)?;
         }
-        // SAFETY: the list getaddrinfo made, freed once, after its last segment was used.
+        // SAFETY: the list getaddrinfo made, freed once, after the last segment read from it.
         unsafe { freeaddrinfo.invoke(&[res.get_address(0)?.into()]) }?;
-        let flags = if flags.is_empty() { "0".into() } else { flags.join(" | ") };
-        out += &format!("getaddrinfo({host:?}, {family}, {flags}): families {families:?}, \
-                         127.0.0.1 among them: {localhost}, canonical name {canonical:?}\n");
+        let flags = if flags.is_empty() {
+            "0".into()
+        } else {
+            flags.join(" | ")
+        };
+        out += &format!(
+            "getaddrinfo({host:?}, {family}, SOCK_STREAM, {flags}): families {families:?}, \
+             127.0.0.1 among them: {localhost}, canonical name {canonical:?}\n"
+        );
     }
     Ok(out)
 }
@@ -102,8 +116,8 @@ fn file_types(decls: &Declarations, libc: &SymbolLookup, arena: &ConfinedArena) 
             return Err(format!("stat({path:?}) failed").into());
         }
         let file_type = st_mode.get(&st)?.as_i64().ok_or("st_mode")? & constant(decls, "S_IFMT")?;
-        let names = ["S_IFREG", "S_IFDIR", "S_IFLNK"].into_iter();
-        let name = names.filter(|n| constant(decls, n).ok() == Some(file_type)).next();
+        let mut names = ["S_IFREG", "S_IFDIR", "S_IFLNK"].into_iter();
+        let name = names.find(|n| constant(decls, n).ok() == Some(file_type));
         types.push(format!("{path} is {}", name.unwrap_or("another type")));
     }
     Ok(format!("stat: {}\n", types.join(", ")))
@@ -112,23 +126,35 @@ fn file_types(decls: &Declarations, libc: &SymbolLookup, arena: &ConfinedArena) 
 /// `gmtime_r` of a fixed time, formatted by `strftime`.
 fn time(decls: &Declarations, libc: &SymbolLookup, arena: &ConfinedArena) -> Result<String> {
     let (gmtime_r, strftime) = (decls.link(libc, "gmtime_r")?, decls.link(libc, "strftime")?);
-    let (time_t, tm) = (decls.try_layout("time_t")?, decls.try_layout("struct tm")?);
-    let t = arena.allocate_layout(time_t)?;
-    let time_t = time_t.as_value().ok_or("time_t")?;
+    let time_t = decls.try_layout("time_t")?.as_value().ok_or("time_t")?;
+    let t = arena.allocate_layout(&time_t.into())?;
     t.set_value(time_t, 0, &Value::from_int(time_t.kind(), 1_000_000_000)?)?;
+    let tm = decls.try_layout("struct tm")?;
     let (tm_seg, buf) = (arena.allocate_layout(tm)?, arena.allocate(64, 1)?);
     let format = arena.allocate_c_string("%Y-%m-%d %H:%M:%S %A")?;
-    // SAFETY: a `time_t` and a `struct tm` to fill; `buf` holds 64 bytes.
+    let args = [buf.into(), Value::U64(64), format.into(), tm_seg.into()];
+    // SAFETY: a `time_t` and a `struct tm` to fill; `buf` holds the 64 bytes passed with it.
     let (result, n) = unsafe {
-        let result = gmtime_r.invoke(&[t.into(), tm_seg.into()])?;
-        (result, strftime.invoke(&[buf.into(), Value::U64(64), format.into(), tm_seg.into()])?)
+        (
+            gmtime_r.invoke(&[t.into(), tm_seg.into()])?,
+            strftime.invoke(&args)?,
+        )
     };
-    // The result is a `struct tm *`: read through its declared layout (here: `tm_seg` itself).
-    let result_type = gmtime_r.descriptor().return_layout().and_then(MemoryLayout::as_value);
-    let result = result_type.ok_or("struct tm *")?.target_of(&result)?.ok_or("gmtime_r failed")?;
+    // The result, a `struct tm *`, read through its declared type (it is `tm_seg`).
+    let result_type = gmtime_r
+        .descriptor()
+        .return_layout()
+        .and_then(MemoryLayout::as_value);
+    let result = result_type
+        .ok_or("a pointer")?
+        .target_of(&result)?
+        .ok_or("NULL")?;
     let yday = tm.accessor("tm_yday")?.get(&result)?;
-    let text = buf.slice(0, n.as_u64().ok_or("size_t")? as usize)?.to_vec();
-    Ok(format!("gmtime_r(1000000000): {}, tm_yday {yday}\n", String::from_utf8(text)?))
+    let text = buf
+        .slice(0, n.as_u64().ok_or("size_t")?.try_into()?)?
+        .to_vec();
+    let text = String::from_utf8(text)?;
+    Ok(format!("gmtime_r(1000000000): {text}, tm_yday {yday}\n"))
 }
 
 fn main() -> Result<()> {

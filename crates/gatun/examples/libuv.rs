@@ -20,18 +20,26 @@ pub fn run() -> Result<String, Box<dyn Error>> {
     // SAFETY: loading libuv runs no initialiser with preconditions.
     let lib = unsafe { SymbolLookup::library("libuv.so.1") }?;
     let link = |name: &str| decls.link(&lib, name); // each function linked once, here
-    let (loop_size, loop_init, run, loop_close) =
-        (link("uv_loop_size")?, link("uv_loop_init")?, link("uv_run")?, link("uv_loop_close")?);
+    let (loop_size, loop_init, run, loop_close) = (
+        link("uv_loop_size")?,
+        link("uv_loop_init")?,
+        link("uv_run")?,
+        link("uv_loop_close")?,
+    );
     let (handle_size, req_size) = (link("uv_handle_size")?, link("uv_req_size")?);
     let (timer_init, timer_start) = (link("uv_timer_init")?, link("uv_timer_start")?);
-    let (timer_stop, close, queue_work) =
-        (link("uv_timer_stop")?, link("uv_close")?, link("uv_queue_work")?);
-    // Enumeration constants of uv.h, as the `int` values C would pass for them.
-    // TODO(link_with): `Value::from(c)` once integer arguments of another kind convert.
-    let constant = |name: &str| -> Result<Value, String> {
-        Ok(Value::I32(decls.constant(name).ok_or(name)?.try_into().map_err(|_| name)?))
-    };
-    let (arena, timer_log, work_log) = (Arena::confined(), RefCell::new(Vec::new()), RefCell::new(String::new()));
+    let (timer_stop, close, queue_work) = (
+        link("uv_timer_stop")?,
+        link("uv_close")?,
+        link("uv_queue_work")?,
+    );
+    // Enumeration constants of uv.h (`int`, as the enum parameters they are passed for).
+    let constant = |name: &'static str| decls.constant(name).and_then(|c| c.to_value()).ok_or(name);
+    let (arena, timer_log, work_log) = (
+        Arena::confined(),
+        RefCell::new(Vec::new()),
+        RefCell::new(String::new()),
+    );
     let callback = |typedef: &str| decls.function_pointer(typedef);
 
     let closed = Linker::native().upcall_stub_confined(
@@ -100,7 +108,12 @@ pub fn run() -> Result<String, Box<dyn Error>> {
         loop_init.invoke(&[uv_loop.into()])?;
         timer_init.invoke(&[uv_loop.into(), timer.into()])?;
         timer_start.invoke(&[timer.into(), tick.as_value(), Value::U64(1), Value::U64(1)])?;
-        queue_work.invoke(&[uv_loop.into(), request.into(), work.as_value(), after_work.as_value()])?;
+        queue_work.invoke(&[
+            uv_loop.into(),
+            request.into(),
+            work.as_value(),
+            after_work.as_value(),
+        ])?;
         let ran = run.invoke(&[uv_loop.into(), constant("UV_RUN_DEFAULT")?])?;
         (ran, loop_close.invoke(&[uv_loop.into()])?)
     };
