@@ -14,6 +14,7 @@
 //!   </book>
 //! </library>
 //! XML_Parse: XML_STATUS_OK
+//! <a> at depth 1
 //! "<a></b>": error "mismatched tag" at line 1
 //! ```
 use gatun::cdecl::{Declarations, HeaderOptions};

@@ -8,8 +8,8 @@
 //! ```text
 //! json_dumps: {"answer":42,"name":"gatun","pair":[1,2]}
 //! json_loads: answer 42, name "gatun", pair [1, 2]
-//! decref: refcount 1 -> json_delete, twice
-//! json_loads("{\"answer\": }"): error "unexpected token" at line 1, column 11
+//! json_decref: refcounts [1, 1], each then json_delete
+//! json_loads("{\"answer\": }"): NULL true, error "unexpected token near '}'" at line 1, column 12
 //! ```
 use gatun::cdecl::{Declarations, HeaderOptions};
 use gatun::{linker::*, memory::*, MemoryLayout, Value, ValueLayout as V};
@@ -52,7 +52,8 @@ pub fn run() -> Result<String> {
     let text = |s: &str| arena.allocate_c_string(s).map(Value::from);
     let refcount = decls.try_layout("json_t")?.accessor("refcount")?;
     let mut counts = Vec::new();
-    // json_decref: `(size_t)-1` marks a value that is never freed.
+    // json_decref: `(size_t)-1` marks a value that is never freed. (The header decrements
+    // atomically; this program has one thread, so a plain read and write do.)
     let mut decref = |json: MemorySegment| -> Result<()> {
         let count = refcount.get(&json)?.as_u64().ok_or("size_t")?;
         if count != u64::MAX {

@@ -5,8 +5,8 @@
 //!
 //! `cargo run -p gatun --example libc_structs` prints:
 //! ```text
-//! getaddrinfo("localhost", AF_INET, 0): families ["AF_INET"], 127.0.0.1 among them: true, canonical name None
-//! getaddrinfo("::1", AF_UNSPEC, AI_NUMERICHOST | AI_CANONNAME): families ["AF_INET6"], 127.0.0.1 among them: false, canonical name Some("::1")
+//! getaddrinfo("localhost", AF_INET, SOCK_STREAM, 0): families {"AF_INET"}, 127.0.0.1 among them: true, canonical name None
+//! getaddrinfo("::1", AF_UNSPEC, SOCK_STREAM, AI_NUMERICHOST | AI_CANONNAME): families {"AF_INET6"}, 127.0.0.1 among them: false, canonical name Some("::1")
 //! stat: examples/libc_structs.rs is S_IFREG, examples is S_IFDIR
 //! gmtime_r(1000000000): 2001-09-09 01:46:40 Sunday, tm_yday 251
 //! ```
