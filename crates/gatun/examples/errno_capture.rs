@@ -10,15 +10,15 @@
 use std::error::Error;
 
 use gatun::cdecl::Declarations;
-use gatun::linker::{capture_state_layout, Linker, LinkerOption, SymbolLookup};
+use gatun::linker::{capture_state_layout, LinkerOption, SymbolLookup};
 use gatun::memory::{Arena, SegmentAllocator};
 
 /// Runs the example and returns what it prints.
 pub fn run() -> Result<String, Box<dyn Error>> {
     let decls = Declarations::parse("int open(const char *path, int flags);")?;
-    let open = Linker::native().downcall(
-        &SymbolLookup::default_lookup().find("open")?,
-        &decls.function("open").expect("declared above").descriptor,
+    let open = decls.link_with(
+        &SymbolLookup::default_lookup(),
+        "open",
         &[LinkerOption::CaptureCallState(&["errno"])],
     )?;
     let state = capture_state_layout();

@@ -1,17 +1,17 @@
 //! SQLite through `sqlite3.h`: open, exec + Rust callback, prepare/bind/step/column, errmsg.
-use gatun::cdecl::{Declarations, HeaderOptions};
+use gatun::cdecl::{Declarations, HeaderOptions, Library};
 use gatun::{linker::SymbolLookup, memory::*, Linker, MemorySegment, Value};
 use std::{cell::RefCell, error::Error, ffi::c_void};
 pub fn run() -> Result<String, Box<dyn Error>> {
     let decls = Declarations::from_headers(["sqlite3.h"], &HeaderOptions::default())?;
     // SAFETY: loading SQLite runs its initialisers, which have no preconditions.
-    let lib = unsafe { SymbolLookup::library("libsqlite3.so.0") }?;
-    let f = |name: &str| decls.link(&lib, name);
+    let lib = Library::new(unsafe { SymbolLookup::library("libsqlite3.so.0") }?, decls);
+    let f = |name: &str| lib.function(name); // linked on first use, then kept
     let (arena, out) = (Arena::confined(), RefCell::new(String::new()));
     let text = |s: &str| arena.allocate_c_string(s);
     // The exec callback, `int (*)(void *, int ncols, char **values, char **names)`: one row.
     let row = Linker::native().upcall_stub_confined(
-        &decls.callback("sqlite3_exec", 2)?,
+        &lib.declarations().callback("sqlite3_exec", 2)?,
         |args| {
             let n = args.get::<i32>(1)? as usize;
             // SAFETY: SQLite passes `n` NUL-terminated column texts, valid during the call.
@@ -42,7 +42,9 @@ pub fn run() -> Result<String, Box<dyn Error>> {
         prepare("SELECT name FROM t WHERE id = ?")?;
         let stmt = Value::from(stmt_slot.get_address(0)?); // step: SQLITE_ROW per row
         f("sqlite3_bind_int")?.invoke(&[stmt, 1.into(), 2.into()])?;
-        while f("sqlite3_step")?.invoke(&[stmt])?.as_i64() == decls.constant_i64("SQLITE_ROW") {
+        while f("sqlite3_step")?.invoke(&[stmt])?.as_i64()
+            == lib.declarations().constant_i64("SQLITE_ROW")
+        {
             let name = f("sqlite3_column_text")?.invoke(&[stmt, 0.into()])?;
             *out.borrow_mut() += &format!("id 2: {}\n", name.read_c_string()?);
         }

@@ -218,6 +218,26 @@ pub enum Error {
         range: String,
     },
 
+    /// An integer argument of another integer kind than its parameter's whose value the
+    /// parameter's kind cannot represent (a downcall converts an integer `Value` to its
+    /// parameter's integer kind when the value fits: see [`crate::DowncallHandle::invoke`]).
+    /// The message gives the kind's range (`expected u64 in 0..=18446744073709551615`).
+    #[error(
+        "{value} is out of range for argument {argument} of {function}: expected {kind} in {}",
+        integer_range_text(kind)
+    )]
+    ArgumentOutOfRange {
+        /// The function: its symbol name in backquotes (`` `memset` ``), or `the function at
+        /// 0x...` for a symbol made from an address.
+        function: String,
+        /// The argument's position, counted from 1 (the capture segment, if any, is 1).
+        argument: usize,
+        /// The rejected number, as text.
+        value: String,
+        /// The parameter's kind: `i8`, `u8`, `i16`, `u16`, `i32`, `u32`, `i64` or `u64`.
+        kind: &'static str,
+    },
+
     /// A null pointer where memory was to be read (a C string, a pointee).
     #[error("null pointer: {what}")]
     NullPointer {
@@ -357,6 +377,13 @@ pub enum Error {
     },
 }
 
+// Every upcall closure returns a `Result<Value, Error>`, and the dispatchers read it: a larger
+// `Error` makes that result larger and the upcall paths longer (the instruction budget of
+// gatun-bench measures them). Keep new variants within the largest existing ones (three
+// `String`s, or two and two words).
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<Error>() <= 80);
+
 /// `""` for 1, `"s"` otherwise: `format!("{n} argument{}", plural(n))`.
 impl Error {
     /// At most this many characters of a descriptor are shown in
@@ -389,6 +416,22 @@ fn capture_hint(capture: bool, expected: usize) -> String {
     } else {
         String::new()
     }
+}
+
+/// The range of an integer kind named as `ScalarKind::name` does (`u8` → `0..=255`).
+fn integer_range_text(kind: &str) -> String {
+    let (lo, hi): (i128, i128) = match kind {
+        "i8" => (i8::MIN.into(), i8::MAX.into()),
+        "u8" => (0, u8::MAX.into()),
+        "i16" => (i16::MIN.into(), i16::MAX.into()),
+        "u16" => (0, u16::MAX.into()),
+        "i32" => (i32::MIN.into(), i32::MAX.into()),
+        "u32" => (0, u32::MAX.into()),
+        "i64" => (i64::MIN.into(), i64::MAX.into()),
+        "u64" => (0, u64::MAX.into()),
+        _ => return "its range".into(),
+    };
+    format!("{lo}..={hi}")
 }
 
 fn in_where(library: &Option<String>) -> String {

@@ -44,7 +44,9 @@ pub use error::{Error, Result};
 pub use layout::{MemoryLayout, ScalarKind, ValueLayout};
 pub use linker::{Arguments, DowncallHandle, FunctionDescriptor, Linker, LinkerOption, Symbol};
 pub use memory::{Arena, MemorySegment, SegmentAllocator};
-pub use upcall::{ConfinedUpcallStub, TypedUpcallStub, UpcallArgs, UpcallStub};
+pub use upcall::{
+    ConfinedTypedUpcallStub, ConfinedUpcallStub, TypedUpcallStub, UpcallArgs, UpcallStub,
+};
 pub use value::{Scalar, Value};
 
 /// The README's examples, compiled and run as doc tests so they stay true (where the

@@ -271,12 +271,29 @@ fn wrong_arguments_are_errors_before_the_call() {
     let e = unsafe { h.invoke(&[Value::I32(1), Value::I32(1), Value::I32(0)]) }.unwrap_err();
     assert!(
         e.to_string()
-            .starts_with("value mismatch at argument 1 (the capture segment)"),
+            .starts_with("value mismatch at argument 1 of `capture_int` (the capture segment)"),
         "{e}"
     );
     // SAFETY: rejected before any call.
-    let e = unsafe { sc.invoke(&[Value::I64(1), Value::I32(0)]) }.unwrap_err();
+    let e = unsafe { sc.invoke(&[Value::F64(1.0), Value::I32(0)]) }.unwrap_err();
     assert!(matches!(e, Error::ValueMismatch { .. }), "{e:?}");
+    assert!(e.to_string().contains("argument 2 of `capture_int`"), "{e}");
+    // An integer of another kind that fits is converted, through the adapter too; one that
+    // does not is an error naming the function and the argument.
+    // SAFETY: capture_int(3, 0) returns 3 and sets no errno.
+    let r = unsafe { sc.invoke(&[Value::I64(3), Value::U8(0)]) };
+    assert_eq!(r.unwrap(), 3);
+    // SAFETY: rejected before any call.
+    let e = unsafe { sc.invoke(&[Value::U64(1 << 31), Value::I32(0)]) }.unwrap_err();
+    assert_eq!(
+        e,
+        Error::ArgumentOutOfRange {
+            function: "`capture_int`".into(),
+            argument: 2,
+            value: "2147483648".into(),
+            kind: "i32",
+        }
+    );
     // SAFETY: rejected before any call.
     let e = unsafe { sc.invoke_raw(&[]) }.unwrap_err();
     assert!(matches!(e, Error::ArgumentCount { .. }), "{e:?}");

@@ -1,7 +1,8 @@
-//! Compile-fail tests for upcalls: the closure must be `Send + Sync`, `UpcallFn` is sealed (no
-//! crate can supply its own trampoline address), a typed upcall's closure
-//! must have the signature's exact types, struct argument segments
-//! cannot escape the upcall, and a stub cannot outlive its arena. The expected compiler output
+//! Compile-fail tests for upcalls: the closure must be `Send + Sync` (dynamic and typed), a
+//! confined stub (dynamic and typed) is not `Send`, `UpcallFn` is sealed (no crate can supply
+//! its own trampoline address), a typed upcall's closure must have the signature's exact
+//! types, struct argument segments cannot escape the upcall, and a stub cannot outlive its
+//! arena. The expected compiler output
 //! is in `tests/compile_fail/upcall/*.stderr`; regenerate with
 //! `TRYBUILD=overwrite cargo test -p gatun --test compile_fail_upcall` after a toolchain change
 //! and review the diff.

@@ -1020,11 +1020,19 @@ fn wrong_arguments_are_errors() {
     // A register-returned struct goes through the stub's image entry: a rejected value falls
     // back to the checked path and is reported there, naming the argument.
     let arena = Arena::confined();
-    // SAFETY: the `I64` for an `int` argument is refused before the call.
-    let e = unsafe { h.invoke_into(&arena, &[Value::F32(1.0), Value::I64(1)]) };
+    // SAFETY: the `F64` for an `int` argument is refused before the call.
+    let e = unsafe { h.invoke_into(&arena, &[Value::F32(1.0), Value::F64(1.0)]) };
     assert!(
-        matches!(&e, Err(Error::ValueMismatch { position, .. }) if position == "argument 2"),
+        matches!(&e, Err(Error::ValueMismatch { position, .. })
+            if position == "argument 2 of `sysv_fi_make`"),
         "{e:?}"
+    );
+    // An `I64` that fits an `int` is converted, through the image entry's retry as well.
+    // SAFETY: `sysv_FI sysv_fi_make(float, int)`.
+    let ok = seg(unsafe { h.invoke_into(&arena, &[Value::F32(2.5), Value::I64(-9)]) }.unwrap());
+    assert_eq!(
+        (ok.get::<f32>(0).unwrap(), ok.get::<i32>(4).unwrap()),
+        (2.5, -9)
     );
     // SAFETY: `sysv_FI sysv_fi_make(float, int)`; the arena hands out the return buffer.
     let ok = seg(unsafe { h.invoke_into(&arena, &[Value::F32(1.5), Value::I32(7)]) }.unwrap());

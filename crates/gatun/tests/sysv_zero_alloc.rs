@@ -1,5 +1,6 @@
 //! Zero heap allocations per downcall on every path: scalars, struct in/out (registers and
-//! memory), varargs, errno capture, the raw path. One test only, so no other test thread
+//! memory), varargs, errno capture, the raw path, integer arguments converted to their
+//! parameters' kinds. One test only, so no other test thread
 //! allocates while we count. The functions are tests/native/sysv_abi.c's; under Microsoft x64
 //! the 16-byte `{int, double}` and the 100-byte struct are by-reference copies and the 24-byte
 //! struct a hidden-pointer return, which must not allocate either.
@@ -197,6 +198,25 @@ fn no_allocation_on_any_invocation_path() {
             bad.i32(k).i64(1);
             assert!(add.takes_slots_path(&two));
             assert!(!add.takes_slots_path(&bad));
+            // integers of another kind that fit, converted on the stack: the stub's retry,
+            // the trampoline, `Arguments`, a struct return and a capture handle
+            for h in [&add, &add_t] {
+                assert_eq!(
+                    h.invoke(&[Value::I64(k.into()), Value::U8(1)]).unwrap(),
+                    Value::I32(k + 1)
+                );
+                assert_eq!(h.invoke_arguments(&bad).unwrap(), Value::I32(k + 1));
+            }
+            id_make
+                .invoke_into(&PrefixAllocator::new(s), &[Value::U16(7), Value::F64(0.5)])
+                .unwrap();
+            let c = MemorySegment::of_slice(bytemuck_u32(&mut cap));
+            assert_eq!(
+                errno
+                    .invoke(&[Value::Segment(c), Value::U64(5), Value::I8(0)])
+                    .unwrap(),
+                Value::I32(0)
+            );
         }
     }
     let after = count();

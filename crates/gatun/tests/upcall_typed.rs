@@ -2,16 +2,22 @@
 //! argument register) and the value path (all six integer registers taken, stack arguments,
 //! AArch64) compute the same results for scalars, floats, bools, pointers, register-returned
 //! and MEMORY-class structs; `qsort` through the C library; a panic aborts the process.
+//! Confined typed stubs (`upcall_typed_confined`): non-`Send` closures on both paths, a call
+//! from another thread aborts; `descriptor()` against the C declarations; the signature
+//! inferred from the closure's parameter types (and, for simple bodies, the reverse).
 #![cfg(all(
     any(target_arch = "x86_64", target_arch = "aarch64"),
     target_os = "linux",
     not(miri)
 ))]
 
+use std::cell::{Cell, RefCell};
 use std::ffi::c_void;
 use std::process::Command;
+use std::rc::Rc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use gatun::cdecl::Declarations;
 use gatun::linker::{CType, FunctionDescriptor as FD, SymbolLookup};
 use gatun::memory::Arena;
 use gatun::{Linker, MemoryLayout, Value, ValueLayout as V};
@@ -221,29 +227,280 @@ fn typed_upcall_panic_child() {
     unreachable!("the upcall must have aborted the process");
 }
 
+/// Runs the test `child` of this binary in a child process with `env` set to `mode`, and
+/// returns its stderr after checking that it aborted (SIGABRT); `None` where the test binary
+/// cannot run as a child process.
+fn aborted_child(child: &str, env: &str, mode: &str) -> Option<String> {
+    use std::os::unix::process::ExitStatusExt;
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", child, "--nocapture", "--test-threads=1"])
+        .env(env, mode)
+        .output()
+        .unwrap();
+    if out.status.code() == Some(127) {
+        eprintln!("cannot run the test binary as a child process here; not run");
+        return None;
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.signal(), Some(6), "{mode}: {stderr}"); // SIGABRT
+    Some(stderr)
+}
+
 #[test]
 fn a_panic_in_a_typed_closure_aborts_without_unwinding() {
-    use std::os::unix::process::ExitStatusExt;
     for mode in ["direct", "values"] {
-        let out = Command::new(std::env::current_exe().unwrap())
-            .args([
-                "--exact",
-                "typed_upcall_panic_child",
-                "--nocapture",
-                "--test-threads=1",
-            ])
-            .env("GATUN_TYPED_UPCALL_CHILD", mode)
-            .output()
-            .unwrap();
-        if out.status.code() == Some(127) {
-            eprintln!("cannot run the test binary as a child process here; not run");
+        let Some(stderr) =
+            aborted_child("typed_upcall_panic_child", "GATUN_TYPED_UPCALL_CHILD", mode)
+        else {
             return;
-        }
-        let stderr = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(out.status.signal(), Some(6), "{mode}: {stderr}"); // SIGABRT
+        };
         assert!(
             stderr.contains("gatun: upcall (")
                 && stderr.contains("the closure panicked: typed boom"),
+            "{mode}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn confined_typed_stubs_take_non_send_closures_on_both_paths() {
+    let arena = Arena::confined();
+    let seen = Rc::new(RefCell::new(Vec::new()));
+    let log = Rc::clone(&seen);
+    let direct = Linker::native()
+        .upcall_typed_confined(
+            move |x: i32, y: f64| {
+                log.borrow_mut().push(x);
+                x as f64 * y
+            },
+            &arena,
+        )
+        .unwrap();
+    assert_eq!(direct.is_direct(), DIRECT);
+    // SAFETY: the stub's own type, called on the thread that made it.
+    assert_eq!(unsafe { (direct.function())(3, 0.5) }, 1.5);
+    // all six integer registers taken: the confined value path
+    let sum = Cell::new(0i64);
+    type Six = unsafe extern "C" fn(i64, i64, i64, i64, i64, i64) -> i64;
+    let values = Linker::native()
+        .upcall_typed_confined::<Six>(
+            |a, b, c, d, e, f| {
+                sum.set(sum.get() + a + b + c + d + e + f);
+                sum.get()
+            },
+            &arena,
+        )
+        .unwrap();
+    assert!(!values.is_direct());
+    // SAFETY: as above.
+    unsafe {
+        assert_eq!((values.function())(1, 2, 3, 4, 5, 6), 21);
+        assert_eq!((values.function())(1, 1, 1, 1, 1, 1), 27);
+    }
+    drop(direct);
+    assert_eq!(*seen.borrow(), [3]);
+    assert_eq!(
+        Rc::strong_count(&seen),
+        1,
+        "dropping the stub drops the closure"
+    );
+    assert!(format!("{values:?}").starts_with("ConfinedTypedUpcallStub("));
+}
+
+#[test]
+fn a_confined_typed_comparator_sorts_through_the_c_library() {
+    let arena = Arena::confined();
+    let calls = Cell::new(0usize);
+    let cmp = Linker::native()
+        .upcall_typed_confined(
+            |a: *const c_void, b: *const c_void| {
+                calls.set(calls.get() + 1);
+                // SAFETY: qsort passes pointers to two elements of the i64 array.
+                unsafe { (*a.cast::<i64>()).cmp(&*b.cast::<i64>()) as i32 }
+            },
+            &arena,
+        )
+        .unwrap();
+    let decls = Declarations::parse(
+        "void qsort(void *base, size_t n, size_t size, int (*compar)(const void *, const void *));",
+    )
+    .unwrap();
+    assert_eq!(cmp.descriptor(), &decls.callback("qsort", 3).unwrap());
+    let qsort = decls
+        .link(&SymbolLookup::default_lookup(), "qsort")
+        .unwrap();
+    let mut xs: Vec<i64> = (0..500).map(|i| (i * 7919) % 503 - 250).collect();
+    let mut want = xs.clone();
+    want.sort();
+    // `500` and `8` as the `int`s they are written as: converted to `size_t`
+    let args = [
+        Value::Address(xs.as_mut_ptr().cast()),
+        Value::I32(500),
+        Value::I32(8),
+        cmp.as_value(),
+    ];
+    // SAFETY: `xs` holds 500 i64s; `cmp` compares them, outlives the call and is called by
+    // qsort on this thread.
+    unsafe { qsort.invoke(&args) }.unwrap();
+    assert_eq!(xs, want);
+    assert!(calls.get() >= 499);
+}
+
+/// The declarations of `descriptors_match_the_declared_function_types`.
+fn pt_decls() -> &'static Declarations {
+    static DECLS: std::sync::OnceLock<Declarations> = std::sync::OnceLock::new();
+    DECLS.get_or_init(|| {
+        Declarations::parse(
+            "typedef double (*unary)(double);
+             typedef void (*visit)(const char *name, int depth, _Bool last);
+             struct pt { double x, y; };
+             typedef struct pt (*rot)(struct pt, int);",
+        )
+        .unwrap()
+    })
+}
+
+/// `struct pt` of `pt_decls`, its layout taken from the declaration (names included).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Pt {
+    x: f64,
+    y: f64,
+}
+
+// SAFETY: `struct pt { double x, y; }` is `#[repr(C)] {f64, f64}`.
+unsafe impl CType for Pt {
+    fn layout() -> MemoryLayout {
+        pt_decls().layout("struct pt").unwrap().clone()
+    }
+}
+
+#[test]
+fn descriptors_match_the_declared_function_types() {
+    let decls = pt_decls();
+    let arena = Arena::confined();
+    let unary = Linker::native().upcall_typed(|x: f64| x, &arena).unwrap();
+    assert_eq!(
+        unary.descriptor(),
+        &decls.function_pointer("unary").unwrap()
+    );
+    let visit = Linker::native()
+        .upcall_typed(|_: *const c_void, _: i32, _: bool| {}, &arena)
+        .unwrap();
+    assert_eq!(
+        visit.descriptor(),
+        &decls.function_pointer("visit").unwrap()
+    );
+    let k = Cell::new(0);
+    let rot = Linker::native()
+        .upcall_typed_confined(
+            |p: Pt, by: i32| {
+                k.set(by);
+                Pt { x: -p.y, y: p.x }
+            },
+            &arena,
+        )
+        .unwrap();
+    assert_eq!(rot.descriptor(), &decls.function_pointer("rot").unwrap());
+    // SAFETY: the stub's own type, on this thread.
+    let r = unsafe { (rot.function())(Pt { x: 1.0, y: 2.0 }, 1) };
+    assert_eq!((r, k.get()), (Pt { x: -2.0, y: 1.0 }, 1));
+    // a signature that differs is told apart
+    assert_ne!(
+        unary.descriptor(),
+        &decls.function_pointer("visit").unwrap()
+    );
+}
+
+fn add(a: i32, b: i32) -> i32 {
+    a + b
+}
+
+#[test]
+fn signatures_are_inferred_from_closures_and_closures_from_signatures() {
+    let arena = Arena::confined();
+    // from the closure's parameter types: an `int (*)(int, int)`
+    let a = Linker::native()
+        .upcall_typed(|a: i32, b: i32| a + b, &arena)
+        .unwrap();
+    let f: unsafe extern "C" fn(i32, i32) -> i32 = a.function();
+    // SAFETY: the stub's own type.
+    assert_eq!(unsafe { f(2, 3) }, 5);
+    // from the signature: the closure's parameters need no types when its body does not
+    // need them early (arithmetic and casts; a method call would)
+    let b = Linker::native()
+        .upcall_typed::<unsafe extern "C" fn(i64, u8) -> f64>(
+            |x, y| x as f64 + f64::from(y),
+            &arena,
+        )
+        .unwrap();
+    // SAFETY: as above.
+    assert_eq!(unsafe { (b.function())(-4, 200) }, 196.0);
+    // a function item
+    let c = Linker::native().upcall_typed(add, &arena).unwrap();
+    // SAFETY: as above.
+    assert_eq!(unsafe { (c.function())(40, 2) }, 42);
+    assert_eq!(c.descriptor(), &FD::of(V::I32, [V::I32, V::I32]));
+    // the same for confined stubs
+    let d = Linker::native()
+        .upcall_typed_confined(|x: u16| u32::from(x) * 2, &arena)
+        .unwrap();
+    // SAFETY: as above, on this thread.
+    assert_eq!(unsafe { (d.function())(21) }, 42);
+}
+
+#[test]
+fn confined_typed_wrong_thread_child() {
+    let Ok(mode) = std::env::var("GATUN_CONFINED_TYPED_CHILD") else {
+        return;
+    };
+    let arena = Arena::global();
+    let not_send = Rc::new(Cell::new(0));
+    let n = Rc::clone(&not_send);
+    let direct = Linker::native()
+        .upcall_typed_confined(move |x: i32| n.replace(x), arena)
+        .unwrap();
+    let n = Rc::clone(&not_send);
+    type Six = unsafe extern "C" fn(i64, i64, i64, i64, i64, i64) -> i64;
+    let values = Linker::native()
+        .upcall_typed_confined::<Six>(
+            move |a, _, _, _, _, _| i64::from(n.replace(a as i32)),
+            arena,
+        )
+        .unwrap();
+    let (direct, values) = (direct.address() as usize, values.address() as usize);
+    std::thread::spawn(move || {
+        // SAFETY: the stubs' own types; they live (leaked with the process) while the thread
+        // calls them, and the call aborts before the closure runs.
+        unsafe {
+            if mode == "direct" {
+                let f: unsafe extern "C" fn(i32) -> i32 = std::mem::transmute(direct);
+                f(1);
+            } else {
+                let f: Six = std::mem::transmute(values);
+                f(1, 0, 0, 0, 0, 0);
+            }
+        }
+    })
+    .join()
+    .unwrap();
+    unreachable!("the call on another thread must have aborted the process");
+}
+
+#[test]
+fn a_confined_typed_stub_called_on_another_thread_aborts() {
+    for mode in ["direct", "values"] {
+        let Some(stderr) = aborted_child(
+            "confined_typed_wrong_thread_child",
+            "GATUN_CONFINED_TYPED_CHILD",
+            mode,
+        ) else {
+            return;
+        };
+        assert!(
+            stderr.contains("gatun: upcall (")
+                && stderr
+                    .contains("called on a thread other than the one that made this confined stub"),
             "{mode}: {stderr}"
         );
     }

@@ -1,7 +1,7 @@
 //! Zero heap allocations per upcall once a thread's linker-stack block exists: scalar
 //! arguments and returns, struct arguments in registers and on the stack (copied into a
-//! linker-stack frame), register and MEMORY struct returns. One test only, so no other test
-//! thread allocates while we count.
+//! linker-stack frame), register and MEMORY struct returns, typed and confined typed stubs
+//! (direct and value paths). One test only, so no other test thread allocates while we count.
 // Linux (x86-64 SysV, AAPCS64) and Windows on x86-64 (Microsoft x64, run under Wine).
 #![cfg(all(
     any(
@@ -72,6 +72,36 @@ fn no_allocation_per_upcall() {
         )
         .unwrap();
     let call_i8 = link("upcall_call_i8", &FD::of(V::I32, [V::ADDRESS, V::I8]));
+    // typed stubs, called through their C function pointers: the direct path (x86-64 SysV)
+    // and the value path (six integer arguments; every other ABI), plain and confined
+    let typed = Linker::native()
+        .upcall_typed(|x: i8| x.wrapping_neg(), &arena)
+        .unwrap();
+    let calls = std::cell::Cell::new(0u64);
+    let confined = Linker::native()
+        .upcall_typed_confined(
+            |x: i64| {
+                calls.set(calls.get() + 1);
+                x + 1
+            },
+            &arena,
+        )
+        .unwrap();
+    type Six = unsafe extern "C" fn(i64, i64, i64, i64, i64, i64) -> i64;
+    let confined_six = Linker::native()
+        .upcall_typed_confined::<Six>(
+            |a, b, c, d, e, f| {
+                calls.set(calls.get() + 1);
+                a + b + c + d + e + f
+            },
+            &arena,
+        )
+        .unwrap();
+    let (typed, confined, confined_six) = (
+        typed.function(),
+        confined.function(),
+        confined_six.function(),
+    );
     let mut input = [0u8; 24];
     let mut out = [0u8; 24];
     for (i, b) in input.iter_mut().enumerate() {
@@ -96,6 +126,10 @@ fn no_allocation_per_upcall() {
                 .unwrap();
                 assert_eq!(dst.get::<i64>(0).unwrap(), src.get::<i64>(0).unwrap());
             }
+            // on the thread that made the confined stubs
+            assert_eq!(typed(k as i8), (k as i8).wrapping_neg());
+            assert_eq!(confined(k.into()), i64::from(k) + 1);
+            assert_eq!(confined_six(k.into(), 1, 1, 1, 1, 1), i64::from(k) + 5);
         }
     };
     round(1); // creates this thread's linker-stack block
@@ -109,4 +143,5 @@ fn no_allocation_per_upcall() {
         0,
         "heap allocations during 1000 rounds of upcalls"
     );
+    assert_eq!(calls.get(), 2 * 1001);
 }

@@ -168,14 +168,24 @@ pub(crate) fn check_struct_entry_path() {
             // a wrong kind (the stub rejects it, the checked path names it)
             if !args.is_empty() {
                 // SAFETY: as above; nothing is called.
-                let e = unsafe { h.invoke_into(&reused, &[Value::I32(7), Value::I32(-3)]) }
+                let e = unsafe { h.invoke_into(&reused, &[Value::F64(7.0), Value::I32(-3)]) }
                     .unwrap_err();
                 assert!(
-                    matches!(&e, Error::ValueMismatch { position, .. } if position == "argument 1"),
+                    matches!(&e, Error::ValueMismatch { position, .. }
+                        if position.starts_with("argument 1 of the function at 0x")),
                     "{e:?}"
                 );
             }
             assert_eq!(calls(), before + 4, "an error called the function");
+            // an integer of another kind that fits: converted (the stub's retry, or the
+            // trampoline's conversion), the same result
+            if !args.is_empty() {
+                // SAFETY: as above.
+                let v = unsafe { h.invoke_into(&reused, &[Value::I32(7), Value::I64(-3)]) };
+                assert!(matches!(v, Ok(Value::Segment(_))), "{v:?}");
+                assert_eq!(read::<Long3>(&block.slice(16, 24).unwrap()), want);
+                assert_eq!(calls(), before + 5);
+            }
         }
         // a capture handle of the same return has no struct entry and still works
         let opts = [LinkerOption::CaptureCallState(&["errno"])];

@@ -22,7 +22,7 @@
 //! capture, not variadic, scalar arguments only, a non-bool scalar or void return, a compiled
 //! stub). Every other case — no slots path, a struct argument or return, a bool return, more
 //! arguments, or kinds that do not match (the `Value` path also accepts a segment for a pointer
-//! parameter, and reports every mistake) — converts the arguments to `Value`s on the stack and
+//! parameter, converts integers of another kind that fit, and reports every mistake) — converts the arguments to `Value`s on the stack and
 //! takes [`DowncallHandle::invoke`] or [`DowncallHandle::invoke_into`], so both paths accept
 //! the same arguments and report the same errors.
 //!
@@ -94,8 +94,9 @@ pub(super) fn slots_words(path: SlotsPath, args: &[ArgKind]) -> (u64, u64) {
 /// call fail with [`Error::ValueMismatch`] (nothing is called).
 ///
 /// Scalars are pushed with the method of their kind (`i32` for `ValueLayout::I32`, `address`
-/// for a pointer, ...): the kind must be the descriptor's exactly, as for
-/// `Value`s. A segment is pushed with [`Arguments::segment`] (a struct/union by value, the
+/// for a pointer, ...): the kinds are checked as for `Value`s, and an integer of another
+/// integer kind is converted when its value fits, as [`DowncallHandle::invoke`] does (on the
+/// `Value` path: only a list of exactly the descriptor's kinds takes the slots path). A segment is pushed with [`Arguments::segment`] (a struct/union by value, the
 /// capture segment, or a pointer parameter's address, as `Value::Segment`) or
 /// [`Arguments::segment_address`] (a pointer parameter). The lifetime `'a` is the segments':
 /// the borrow checker keeps their memory alive as long as the `Arguments`.
@@ -122,11 +123,16 @@ pub(super) fn slots_words(path: SlotsPath, args: &[ArgKind]) -> (u64, u64) {
 /// args.i32(-5);
 /// // SAFETY: int abs(int) has no preconditions.
 /// assert_eq!(unsafe { abs.invoke_arguments(&args) }.unwrap(), Value::I32(5));
-/// // The kind is checked: an `i64` for an `int` parameter is an error before any call.
+/// // The kind is checked: a `double` for an `int` parameter is an error before any call.
+/// args.clear();
+/// args.f64(-5.0);
+/// // SAFETY: as above.
+/// assert!(unsafe { abs.invoke_arguments(&args) }.is_err());
+/// // An integer of another kind is converted if it fits (on the `Value` path).
 /// args.clear();
 /// args.i64(-5);
 /// // SAFETY: as above.
-/// assert!(unsafe { abs.invoke_arguments(&args) }.is_err());
+/// assert_eq!(unsafe { abs.invoke_arguments(&args) }.unwrap(), Value::I32(5));
 /// # }
 /// ```
 #[derive(Clone, Copy)]
@@ -416,11 +422,11 @@ impl<'a, const N: usize> Arguments<'a, N> {
     }
 
     /// The arguments as `Value`s (the first `len` of the array), or the error for a list that
-    /// overflowed its capacity.
-    fn values(&self) -> Result<([Value<'a>; N], usize)> {
+    /// overflowed its capacity (naming the function `function()` returns).
+    fn values(&self, function: impl FnOnce() -> String) -> Result<([Value<'a>; N], usize)> {
         if self.len > N {
             return Err(Error::ValueMismatch {
-                position: format!("argument {}", N + 1),
+                position: format!("argument {} of {}", N + 1, function()),
                 expected: format!(
                     "at most {N} argument{} (the capacity of Arguments<{N}>)",
                     if N == 1 { "" } else { "s" }
@@ -448,7 +454,8 @@ impl DowncallHandle {
     ///
     /// # Errors
     /// As [`DowncallHandle::invoke`] (an argument of the wrong kind is
-    /// [`Error::ValueMismatch`] naming its position, the expected and the given kind; a wrong
+    /// [`Error::ValueMismatch`] naming the function, its position, the expected and the given
+    /// kind; an integer out of its parameter's range [`Error::ArgumentOutOfRange`]; a wrong
     /// count is [`Error::ArgumentCount`]); [`Error::ValueMismatch`] if more arguments were
     /// pushed than the list holds. All before the call.
     ///
@@ -532,7 +539,7 @@ impl DowncallHandle {
         &self,
         args: Arguments<'_, N>,
     ) -> Result<Value<'static>> {
-        let (values, len) = args.values()?;
+        let (values, len) = args.values(|| self.function_label())?;
         // SAFETY: forwarded to the caller.
         unsafe { self.invoke(&values[..len]) }
     }
@@ -578,7 +585,7 @@ impl DowncallHandle {
         allocator: &'r A,
         args: &Arguments<'_, N>,
     ) -> Result<Value<'r>> {
-        let (values, len) = args.values()?;
+        let (values, len) = args.values(|| self.function_label())?;
         // SAFETY: forwarded to the caller.
         unsafe { self.invoke_into(allocator, &values[..len]) }
     }
@@ -660,9 +667,9 @@ mod tests {
         a.i32(1).i32(2).i32(3);
         assert_eq!(a.len(), 3);
         assert_eq!(a.kind_word(), TOO_LONG);
-        let err = a.values().unwrap_err();
+        let err = a.values(|| "`f`".into()).unwrap_err();
         assert!(
-            matches!(&err, Error::ValueMismatch { position, .. } if position == "argument 3"),
+            matches!(&err, Error::ValueMismatch { position, .. } if position == "argument 3 of `f`"),
             "{err}"
         );
         let mut nine = Arguments::<9>::new();
@@ -670,7 +677,7 @@ mod tests {
             nine.i32(i);
         });
         assert_eq!(nine.kind_word(), TOO_LONG);
-        assert_eq!(nine.values().unwrap().1, 9);
+        assert_eq!(nine.values(String::new).unwrap().1, 9);
         // capacity 0
         let mut zero = Arguments::<0>::new();
         assert_eq!(zero.kind_word(), 0);
@@ -714,13 +721,13 @@ mod tests {
         vals.iter().for_each(|v| {
             a.value(*v);
         });
-        let (out, len) = a.values().unwrap();
+        let (out, len) = a.values(String::new).unwrap();
         assert_eq!(&out[..len], &vals[..]);
         assert!(format!("{a:?}").contains("I8(-8)"));
         let mut b = Arguments::<1>::new();
         b.segment_address(seg);
         assert_eq!(
-            b.values().unwrap().0[0],
+            b.values(String::new).unwrap().0[0],
             Value::Address(seg.as_ptr().cast())
         );
     }

@@ -309,7 +309,7 @@ impl DowncallHandle {
         for (i, (got, want)) in A::layouts().iter().zip(&want).enumerate() {
             if !same_shape(got, want) {
                 return Err(Error::ValueMismatch {
-                    position: format!("argument {}", i + 1),
+                    position: format!("argument {} of {}", i + 1, self.function_label()),
                     expected: want.to_string(),
                     found: got.to_string(),
                 });
@@ -323,7 +323,7 @@ impl DowncallHandle {
         if !ok {
             let name = |l: Option<&MemoryLayout>| l.map_or("void".to_string(), |l| l.to_string());
             return Err(Error::ValueMismatch {
-                position: "return".into(),
+                position: format!("the return of {}", self.function_label()),
                 expected: name(self.descriptor().return_layout()),
                 found: name(R::return_layout().as_ref()),
             });

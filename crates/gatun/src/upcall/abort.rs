@@ -49,9 +49,16 @@ pub(crate) fn abort_panicked(
 #[cold]
 #[inline(never)]
 pub(crate) fn check_owner(ctx: &Context<'_>) {
-    if ctx.owner != thread_mark() {
+    check_thread(ctx.owner, &ctx.descriptor);
+}
+
+/// Aborts unless the calling thread is `owner` (its [`thread_mark`]): the check of every
+/// confined stub, dynamic or typed, naming the stub's `descriptor`.
+#[inline(always)]
+pub(crate) fn check_thread(owner: usize, descriptor: &FunctionDescriptor) {
+    if owner != thread_mark() {
         abort_upcall(
-            &ctx.descriptor,
+            descriptor,
             format_args!("called on a thread other than the one that made this confined stub"),
         );
     }

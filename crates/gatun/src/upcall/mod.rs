@@ -45,9 +45,10 @@
 //!   stack (struct arguments not all in registers) creates the thread's linker-stack block; it is freed when the thread exits (Rust's thread-local
 //!   destructors run for every pthread).
 //!   A closure that is not `Send + Sync` (it captures an `Rc`, a `RefCell`, a segment of a
-//!   confined arena) goes through [`Linker::upcall_stub_confined`] instead: the
-//!   [`ConfinedUpcallStub`] is `!Send`, and a call on any other thread aborts before the closure
-//!   runs.
+//!   confined arena) goes through [`Linker::upcall_stub_confined`] (or, typed,
+//!   [`Linker::upcall_typed_confined`]) instead: the [`ConfinedUpcallStub`]
+//!   ([`ConfinedTypedUpcallStub`]) is `!Send`, and a call on any other thread aborts before
+//!   the closure runs.
 //! - **Reentrancy.** An upcall may run downcalls that run upcalls (the JDK's deep-stack test):
 //!   each level has its own Rust stack frame, and linker-stack frames nest LIFO, falling back
 //!   to the heap when the 256-byte stack is full.
@@ -136,7 +137,7 @@ pub mod typed;
 
 use context::Context;
 pub use stub::{ConfinedUpcallStub, UpcallStub};
-pub use typed::{TypedUpcallStub, UpcallFn, UpcallSignature};
+pub use typed::{ConfinedTypedUpcallStub, TypedUpcallStub, UpcallFn, UpcallSignature};
 
 /// The arguments of one upcall, as the closure sees them: a slice of [`Value`]s (through
 /// `Deref`, so `args[0]`, `args.len()` and `args.iter()` work) plus typed accessors and the

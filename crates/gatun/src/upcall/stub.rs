@@ -253,13 +253,15 @@ impl fmt::Debug for ConfinedUpcallStub<'_> {
     }
 }
 
-/// A closure that is only ever called and dropped on one thread.
-struct ThreadBound<F>(F);
+/// A closure (or a typed stub's context holding one) that is only ever called and dropped on
+/// one thread.
+pub(super) struct ThreadBound<F>(pub(super) F);
 
-// SAFETY: a `ThreadBound` lives only inside the context of a `ConfinedUpcallStub`, which is
-// `!Send`/`!Sync` and so dropped on its owner thread; the dispatcher calls the closure only
-// after checking that it runs on that thread (`Context::owner`). `&UpcallStub` (reachable by
-// `Deref`) exposes no access to the closure.
+// SAFETY: a `ThreadBound` lives only inside the context of a `ConfinedUpcallStub` or of a
+// `ConfinedTypedUpcallStub`, which are `!Send`/`!Sync` and so dropped on their owner thread;
+// the dispatcher (`Context::owner`) and the confined typed trampolines (`TypedContext::owner`)
+// call the closure only after checking that they run on that thread. `&UpcallStub` and
+// `&TypedUpcallStub` (reachable by `Deref`) expose no access to the closure.
 unsafe impl<F> Send for ThreadBound<F> {}
 // SAFETY: as above.
 unsafe impl<F> Sync for ThreadBound<F> {}
@@ -301,6 +303,13 @@ impl Linker {
             stub: UpcallStub::from_context(Box::new(ctx), arena)?,
             _not_send: PhantomData,
         })
+    }
+}
+
+impl<'s> ConfinedUpcallStub<'s> {
+    /// The stub itself, for a confined typed stub that keeps it (and is `!Send` itself).
+    pub(super) fn into_inner(self) -> UpcallStub<'s> {
+        self.stub
     }
 }
 

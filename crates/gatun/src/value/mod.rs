@@ -127,7 +127,7 @@ impl<'a> Value<'a> {
     }
 
     /// The numeric value of an integer kind (`I8` ..= `U64`; not `Bool` or `Address`).
-    fn integer(&self) -> Option<i128> {
+    pub(crate) fn integer(&self) -> Option<i128> {
         Some(match *self {
             Value::I8(v) => v.into(),
             Value::U8(v) => v.into(),
@@ -208,7 +208,7 @@ integer_accessors! {
 }
 
 /// The range of an integer kind, as `(min, max)`.
-fn integer_range(kind: ScalarKind) -> Option<(i128, i128)> {
+pub(crate) fn integer_range(kind: ScalarKind) -> Option<(i128, i128)> {
     Some(match kind {
         ScalarKind::Bool => (0, 1),
         ScalarKind::I8 => (i8::MIN.into(), i8::MAX.into()),

@@ -12,19 +12,6 @@ use crate::linker::option::CAPTURE_STATE_SIZE;
 use crate::memory::MemorySegment;
 use crate::value::Value;
 
-/// A wrong argument value; `i` is its 0-based position among all the values of the call
-/// (capture segment included), numbered from 1 in the message (see `crate::error`).
-pub(super) fn mismatch(i: usize, expected: impl fmt::Display, found: &Value<'_>) -> Error {
-    Error::ValueMismatch {
-        position: format!("argument {}", i + 1),
-        expected: expected.to_string(),
-        found: match found {
-            Value::Segment(s) => format!("a segment of {} bytes", s.byte_size()),
-            other => other.kind_name().to_string(),
-        },
-    }
-}
-
 /// Whether `seg` can take a struct return of `size` bytes aligned to `align` (a power of
 /// two): at least `size` bytes, at an address that is a multiple of `align`;
 /// [`bad_return_segment`] says which check failed.
@@ -93,50 +80,77 @@ pub(super) unsafe fn write_scalar(kind: ScalarKind, bits: u64, ret: *mut u8) {
     unsafe { store_low_bytes(ret, bits, kind.byte_size()) }
 }
 
-/// The capture buffer of a `Value` capture argument: a segment of at least
-/// [`CAPTURE_STATE_SIZE`] bytes (`capture_state_layout()`'s 4, or 12 on Windows), 4-aligned (a
-/// misaligned one is [`Error::MisalignedAccess`], as for return segments).
-#[inline(always)]
-pub(super) fn capture_ptr(v: &Value<'_>) -> Result<*mut i32> {
-    match *v {
-        Value::Segment(s) if s.byte_size() >= CAPTURE_STATE_SIZE && s.address() % 4 == 0 => {
-            Ok(s.as_ptr().cast::<i32>())
-        }
-        Value::Segment(s) if s.byte_size() >= CAPTURE_STATE_SIZE => Err(Error::MisalignedAccess {
-            address: s.address(),
-            alignment: 4,
-        }),
-        Value::Segment(s) => Err(capture_mismatch(format!(
-            "a segment of {} bytes",
-            s.byte_size()
-        ))),
-        ref v => Err(capture_mismatch(v.kind_name().into())),
-    }
-}
-
-#[cold]
-#[inline(never)]
-pub(super) fn capture_mismatch(found: String) -> Error {
-    Error::ValueMismatch {
-        position: "argument 1 (the capture segment)".into(),
-        expected: format!(
-            "a capture segment (capture_state_layout(): {CAPTURE_STATE_SIZE} bytes, 4-byte aligned)"
-        ),
-        found,
-    }
-}
-
-#[cold]
-#[inline(never)]
-pub(super) fn struct_return_error() -> Error {
-    Error::ValueMismatch {
-        position: "return".into(),
-        expected: "a scalar or void return (use invoke_into for a struct return)".into(),
-        found: "struct".into(),
+/// How a wrong argument value is named in messages: its kind, or a segment with its size.
+fn found_name(found: &Value<'_>) -> String {
+    match found {
+        Value::Segment(s) => format!("a segment of {} bytes", s.byte_size()),
+        other => other.kind_name().to_string(),
     }
 }
 
 impl DowncallHandle {
+    /// A wrong argument value; `i` is its 0-based position among all the values of the call
+    /// (capture segment included), numbered from 1 in the message (see `crate::error`), which
+    /// names the function (`argument 2 of `memset``).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn mismatch(
+        &self,
+        i: usize,
+        expected: impl fmt::Display,
+        found: &Value<'_>,
+    ) -> Error {
+        Error::ValueMismatch {
+            position: format!("argument {} of {}", i + 1, self.function_label()),
+            expected: expected.to_string(),
+            found: found_name(found),
+        }
+    }
+
+    /// The capture buffer of a `Value` capture argument: a segment of at least
+    /// [`CAPTURE_STATE_SIZE`] bytes (`capture_state_layout()`'s 4, or 12 on Windows), 4-aligned
+    /// (a misaligned one is [`Error::MisalignedAccess`], as for return segments).
+    #[inline(always)]
+    pub(super) fn capture_ptr(&self, v: &Value<'_>) -> Result<*mut i32> {
+        match *v {
+            Value::Segment(s) if s.byte_size() >= CAPTURE_STATE_SIZE && s.address() % 4 == 0 => {
+                Ok(s.as_ptr().cast::<i32>())
+            }
+            Value::Segment(s) if s.byte_size() >= CAPTURE_STATE_SIZE => {
+                Err(Error::MisalignedAccess {
+                    address: s.address(),
+                    alignment: 4,
+                })
+            }
+            ref v => Err(self.capture_mismatch(v)),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(super) fn capture_mismatch(&self, found: &Value<'_>) -> Error {
+        Error::ValueMismatch {
+            position: format!(
+                "argument 1 of {} (the capture segment)",
+                self.function_label()
+            ),
+            expected: format!(
+                "a capture segment (capture_state_layout(): {CAPTURE_STATE_SIZE} bytes, 4-byte aligned)"
+            ),
+            found: found_name(found),
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(super) fn struct_return_error(&self) -> Error {
+        Error::ValueMismatch {
+            position: format!("the return of {}", self.function_label()),
+            expected: "a scalar or void return (use invoke_into for a struct return)".into(),
+            found: "struct".into(),
+        }
+    }
+
     /// The checks of the `*_captured` paths: a capture handle, and exactly the descriptor's
     /// arguments.
     #[inline(always)]
@@ -153,7 +167,7 @@ impl DowncallHandle {
     pub(super) fn captured_mismatch(&self, found: usize) -> Error {
         if !self.inner.capture {
             return Error::ValueMismatch {
-                position: "the capture segment".into(),
+                position: format!("the capture segment of {}", self.function_label()),
                 expected: "no capture segment (the handle was linked without CaptureCallState)"
                     .into(),
                 found: "a capture segment".into(),

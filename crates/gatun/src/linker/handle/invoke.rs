@@ -4,7 +4,7 @@
 
 use std::ffi::c_void;
 
-use super::checks::{capture_ptr, check_return, cold_path, mismatch, struct_return_error};
+use super::checks::{check_return, cold_path};
 use super::{DowncallHandle, Exec};
 use crate::backend::{
     ArgKind, ArgSource, Executor, ImageCall, RetKind, StructCall, UncapturedCall,
@@ -20,8 +20,20 @@ impl DowncallHandle {
     /// truncated to its declared width and extended by its signedness (a `bool` is
     /// `byte != 0`).
     ///
+    /// An integer of another integer kind than its parameter's is converted when its value
+    /// fits the parameter's kind (`Value::I32(8)` for a `size_t` is passed as `U64(8)`; the
+    /// number is compared, so `I32(-1)` for a `u64` is an error, never `u64::MAX`). `bool`,
+    /// pointer and floating-point parameters take only their own kinds (a pointer also a
+    /// `Value::Segment`). The conversion is off the fast path: a call whose arguments all have
+    /// their parameters' kinds runs exactly as without it, and one that needs it converts into
+    /// a buffer on the stack (no heap allocation) and calls again.
+    ///
     /// # Errors
-    /// [`Error::ArgumentCount`](crate::Error::ArgumentCount); [`Error::ValueMismatch`](crate::Error::ValueMismatch) for an argument of the wrong kind, a
+    /// Every error names the function (its symbol, or its address) and the argument, counted
+    /// from 1. [`Error::ArgumentCount`](crate::Error::ArgumentCount);
+    /// [`Error::ArgumentOutOfRange`](crate::Error::ArgumentOutOfRange) for an integer the
+    /// parameter's integer kind cannot hold; [`Error::ValueMismatch`](crate::Error::ValueMismatch)
+    /// for an argument of another kind that is not converted, a
     /// segment smaller than its struct layout or a capture segment smaller than
     /// [`capture_state_layout`](crate::linker::capture_state_layout) (4 bytes, 12 on Windows), and
     /// for a struct return (use [`DowncallHandle::invoke_into`]); [`Error::MisalignedAccess`](crate::Error::MisalignedAccess)
@@ -45,6 +57,16 @@ impl DowncallHandle {
     /// // SAFETY: as above; a wrong count is an error before any call.
     /// let err = unsafe { h.invoke(&[]) }.unwrap_err();
     /// assert!(matches!(err, Error::ArgumentCount { expected: 1, found: 0, .. }));
+    /// // An integer of another kind is converted if it fits an `int`...
+    /// // SAFETY: as above.
+    /// assert_eq!(unsafe { h.invoke(&[Value::I64(-8)]) }.unwrap(), Value::I32(8));
+    /// // ...and is an error naming the function and the argument if it does not.
+    /// // SAFETY: as above; nothing is called.
+    /// let err = unsafe { h.invoke(&[Value::I64(1 << 40)]) }.unwrap_err();
+    /// assert_eq!(
+    ///     err.to_string(),
+    ///     "1099511627776 is out of range for argument 1 of `abs`: expected i32 in -2147483648..=2147483647"
+    /// );
     /// # }
     /// ```
     #[inline(always)]
@@ -134,7 +156,7 @@ impl DowncallHandle {
         if let RetKind::Group { .. } = self.inner.ret {
             // A wrong argument count is the first mistake to report, as on every other path.
             self.check_count(args.len())?;
-            return Err(struct_return_error());
+            return Err(self.struct_return_error());
         }
         // SAFETY: forwarded; no destination is needed for scalar and void returns.
         unsafe { self.invoke_values(std::ptr::null_mut(), args) }
@@ -279,7 +301,7 @@ impl DowncallHandle {
     ) -> Result<Value<'static>> {
         self.check_count(args.len())?;
         let (capture, args) = if self.inner.capture {
-            (capture_ptr(&args[0])?, &args[1..])
+            (self.capture_ptr(&args[0])?, &args[1..])
         } else {
             (std::ptr::null_mut(), args)
         };
@@ -386,23 +408,42 @@ impl DowncallHandle {
         capture: *mut i32,
         args: &[Value<'_>],
     ) -> Result<Value<'static>> {
+        // SAFETY: forwarded; one `Value` per descriptor argument (count checked by the
+        // callers).
+        if let Some(bits) = unsafe { self.call_values_entry(ret, capture, args) } {
+            return Ok(self.returned_value(bits));
+        }
+        // Rejected by the stub, or no stub: out of line, integer conversions (`convert`) and
+        // the checked trampoline.
+        // SAFETY: forwarded.
+        unsafe { self.invoke_rejected(ret, capture, args) }
+    }
+
+    /// The stub's values entry called with `args` (one `Value` per descriptor argument): the
+    /// result's register bits, or `None` (nothing called) without a stub or when the stub
+    /// rejects an argument.
+    ///
+    /// # Safety
+    /// As `invoke_split`.
+    #[inline(always)]
+    pub(super) unsafe fn call_values_entry(
+        &self,
+        ret: *mut u8,
+        capture: *mut i32,
+        args: &[Value<'_>],
+    ) -> Option<u64> {
         let inner = &*self.inner;
-        // SAFETY: one `Value` per descriptor argument (count checked by the callers); the
-        // stub checks every tag and struct segment length before anything else; `ret` and
-        // `capture` as this function's contract says; the callee's contract is the caller's.
-        let bits = unsafe {
+        // SAFETY: one `Value` per descriptor argument (the caller); the stub checks every tag
+        // and struct segment length before anything else; `ret` and `capture` as this
+        // function's contract says; the callee's contract is the caller's.
+        unsafe {
             inner.exec.call_values(
                 args.as_ptr().cast(),
                 ret,
                 capture,
                 inner.target as *const c_void,
             )
-        };
-        if let Some(bits) = bits {
-            return Ok(self.returned_value(bits));
         }
-        // SAFETY: forwarded.
-        unsafe { self.invoke_split_trampoline(ret, capture, args) }
     }
 
     /// The `Value` of a scalar or void return from the stub's raw register bits.
@@ -442,13 +483,15 @@ impl DowncallHandle {
             Ok(match (kind, v) {
                 (ArgKind::Scalar(k), v) => match v.scalar_bits(k) {
                     Some(bits) => ArgSource::Bits(bits),
-                    None => return Err(mismatch(i + pos, k, &v)),
+                    // Another kind: an integer that fits is converted (`convert`), anything
+                    // else is the error.
+                    None => ArgSource::Bits(self.converted_bits(i + pos, k, &v)?),
                 },
                 (ArgKind::Group { size, .. }, Value::Segment(s)) if s.byte_size() >= size => {
                     ArgSource::Bytes(s.as_ptr() as *const u8)
                 }
                 (ArgKind::Group { size, .. }, v) => {
-                    return Err(mismatch(
+                    return Err(self.mismatch(
                         i + pos,
                         format_args!(
                             "a segment of at least {size} bytes for {}",

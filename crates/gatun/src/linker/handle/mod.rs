@@ -44,6 +44,7 @@ use crate::linker::{FunctionDescriptor, LinkerOption, Symbol};
 use crate::value::{scalar_tag, value_tag, Value};
 
 mod checks;
+mod convert;
 mod invoke;
 mod raw;
 
@@ -393,8 +394,10 @@ impl std::ops::Deref for Inner {
 ///
 /// `Send + Sync`, cheap to clone (an `Arc`), reusable from any number of threads at once; keeps
 /// its [`Symbol`]'s library loaded. Invoking is `unsafe` (the callee is foreign code), but
-/// argument count and kinds are checked: a mismatch is an error, never undefined behaviour.
-/// No invocation path allocates on the heap.
+/// argument count and kinds are checked: a mismatch is an error, never undefined behaviour
+/// (an integer of another integer kind is converted when its value fits: see
+/// [`DowncallHandle::invoke`]), and every error names the function. No invocation path
+/// allocates on the heap.
 ///
 /// With [`LinkerOption::CaptureCallState`] the first argument is the capture segment
 /// (`Value::Segment` of at least [`crate::linker::capture_state_layout`]'s size, 4 bytes or 12
@@ -413,7 +416,7 @@ impl std::ops::Deref for Inner {
 /// let t = std::thread::spawn(move || unsafe { h2.invoke(&[Value::I32(-7)]) }.unwrap().as_i32());
 /// assert_eq!(t.join().unwrap(), Some(7));
 /// // SAFETY: abs has no preconditions; a wrong kind is an error before any call.
-/// assert!(unsafe { h.invoke(&[Value::I64(-7)]) }.is_err());
+/// assert!(unsafe { h.invoke(&[Value::F64(-7.0)]) }.is_err());
 /// # }
 /// ```
 #[derive(Clone)]
@@ -567,6 +570,25 @@ impl DowncallHandle {
                 self.inner.common.clone(),
             )),
         }
+    }
+
+    /// Whether `self` and `other` are the same handle: clones of one [`Linker::downcall`]
+    /// (as [`Arc::ptr_eq`]). Two links of the same symbol and descriptor are equal in
+    /// behaviour but not the same handle.
+    ///
+    /// ```
+    /// # #[cfg(gatun_executes)] {
+    /// use gatun::linker::SymbolLookup;
+    /// use gatun::{FunctionDescriptor, Linker, ValueLayout as V};
+    /// let abs = SymbolLookup::default_lookup().find("abs").unwrap();
+    /// let d = FunctionDescriptor::of(V::I32, [V::I32]);
+    /// let h = Linker::native().downcall(&abs, &d, &[]).unwrap();
+    /// assert!(h.ptr_eq(&h.clone()));
+    /// assert!(!h.ptr_eq(&Linker::native().downcall(&abs, &d, &[]).unwrap()));
+    /// # }
+    /// ```
+    pub fn ptr_eq(&self, other: &DowncallHandle) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
     }
 
     /// Whether it was linked with [`LinkerOption::Critical`].

@@ -298,8 +298,11 @@ mod tests {
         assert!(shape_of(ctx).is_some(), "a shape dispatcher");
         // SAFETY: the header's shape dispatcher is a `gatun_upcall_dispatch_shape` for this
         // context (its path is the shape path), and the frame holds register images of the
-        // descriptor's arguments.
-        unsafe { (ctx.header.shape_dispatch)(&ctx.header, frame) }
+        // descriptor's arguments. The header pointer is derived from the whole context (the
+        // header is at offset 0 of the `#[repr(C)]` context), as the entry's is: the dispatcher
+        // reads the rest of the context through it.
+        let header = std::ptr::from_ref(ctx).cast::<UpcallHeader>();
+        unsafe { (ctx.header.shape_dispatch)(header, frame) }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use gatun::{Result, Value};
 struct Local;
 
 impl UpcallFn<unsafe extern "C" fn(i32) -> i32> for Local {
-    fn trampoline() -> usize {
+    fn trampoline(_: bool) -> usize {
         0xdead
     }
     fn call_values<'a>(&self, _: &UpcallArgs<'a>, _: Option<ScalarKind>) -> Result<Value<'a>> {
