@@ -17,7 +17,7 @@
 //! <a> at depth 1
 //! "<a></b>": error "mismatched tag" at line 1
 //! ```
-use gatun::cdecl::{Declarations, HeaderOptions};
+use gatun::cdecl::{Declarations, HeaderOptions, Library};
 use gatun::{linker::SymbolLookup, memory::*, Linker, MemoryLayout, Value, ValueLayout};
 use std::{cell::Cell, cell::RefCell, error::Error};
 
@@ -27,25 +27,20 @@ pub fn run() -> Result<String, Box<dyn Error>> {
     // `XML_ErrorString` returns a static C string. Nothing else is read through a target.
     let mut decls = unsafe { Declarations::with_pointer_targets() };
     decls.add_headers(["expat.h"], &HeaderOptions::default())?;
+    let constant = |name: &'static str| decls.constant(name).and_then(|c| c.to_value()).ok_or(name);
+    // `XML_TRUE` is `((XML_Bool)1)`, an `unsigned char`: passed for `int isFinal` as it is.
+    let (status_ok, is_final) = (constant("XML_STATUS_OK")?, constant("XML_TRUE")?);
+    let (start_handler, end_handler) = (
+        decls.function_pointer("XML_StartElementHandler")?,
+        decls.function_pointer("XML_EndElementHandler")?,
+    );
     // SAFETY: loading libexpat runs no initialiser with preconditions.
-    let lib = unsafe { SymbolLookup::library("libexpat.so.1") }?;
-    let link = |name: &str| decls.link(&lib, name); // each function linked once, here
-    let (create, set_handlers) = (link("XML_ParserCreate")?, link("XML_SetElementHandler")?);
-    let (parse, free) = (link("XML_Parse")?, link("XML_ParserFree")?);
-    let (error_code, line) = (link("XML_GetErrorCode")?, link("XML_GetCurrentLineNumber")?);
-    let error_string = link("XML_ErrorString")?;
-    let status_ok = decls.constant_i64("XML_STATUS_OK").ok_or("XML_STATUS_OK")?;
-    // `XML_TRUE` is `((XML_Bool)1)`, an `unsigned char`, passed for `int isFinal`.
-    // TODO(link_with): pass the constant's own value once integer arguments convert.
-    let is_final = decls
-        .constant("XML_TRUE")
-        .and_then(|c| c.to_value())
-        .ok_or("XML_TRUE")?;
-    let is_final = is_final.convert_to(gatun::ScalarKind::I32)?;
+    let expat = Library::new(unsafe { SymbolLookup::library("libexpat.so.1") }?, decls);
+    let f = |name: &str| expat.function(name); // linked on first use, then kept
 
     let (arena, out, depth) = (Arena::confined(), RefCell::new(String::new()), Cell::new(0));
     let start = Linker::native().upcall_stub_confined(
-        &decls.function_pointer("XML_StartElementHandler")?,
+        &start_handler,
         |args| {
             let params = args.descriptor().argument_layouts(); // with the header's targets
             let name = string(params.get(1), &args[1])?;
@@ -65,7 +60,7 @@ pub fn run() -> Result<String, Box<dyn Error>> {
         &arena,
     )?;
     let end = Linker::native().upcall_stub_confined(
-        &decls.function_pointer("XML_EndElementHandler")?,
+        &end_handler,
         |args| {
             depth.set(depth.get() - 1);
             let name = string(args.descriptor().argument_layouts().get(1), &args[1])?;
@@ -78,24 +73,26 @@ pub fn run() -> Result<String, Box<dyn Error>> {
     let null = Value::from(MemorySegment::NULL);
     let document = r#"<library><book id="1" lang="en"/><book id="2"><title/></book></library>"#;
     for doc in [document, "<a></b>"] {
-        let (xml, len) = (
-            arena.allocate_c_string(doc)?,
-            Value::I32(doc.len().try_into()?),
-        );
+        let xml = arena.allocate_c_string(doc)?;
         // SAFETY: the calls match expat.h; the handlers have the types `XML_SetElementHandler`
-        // takes and outlive the parser; `xml` holds `len` bytes.
+        // takes and outlive the parser; `xml` holds `doc.len()` bytes.
         unsafe {
-            let parser = create.invoke(&[null])?;
-            set_handlers.invoke(&[parser, start.as_value(), end.as_value()])?;
-            if parse.invoke(&[parser, xml.into(), len, is_final])?.as_i64() == Some(status_ok) {
+            let parser = f("XML_ParserCreate")?.invoke(&[null])?;
+            let handlers = [parser, start.as_value(), end.as_value()];
+            f("XML_SetElementHandler")?.invoke(&handlers)?;
+            let parsed =
+                f("XML_Parse")?.invoke(&[parser, xml.into(), doc.len().into(), is_final])?;
+            if parsed.as_i64() == status_ok.as_i64() {
                 *out.borrow_mut() += "XML_Parse: XML_STATUS_OK\n";
             } else {
-                let message = error_string.invoke(&[error_code.invoke(&[parser])?])?;
+                let code = f("XML_GetErrorCode")?.invoke(&[parser])?;
+                let error_string = f("XML_ErrorString")?;
+                let message = error_string.invoke(&[code])?;
                 let message = string(error_string.descriptor().return_layout(), &message)?;
-                let at = line.invoke(&[parser])?;
+                let at = f("XML_GetCurrentLineNumber")?.invoke(&[parser])?;
                 *out.borrow_mut() += &format!("{doc:?}: error {message:?} at line {at}\n");
             }
-            free.invoke(&[parser])?;
+            f("XML_ParserFree")?.invoke(&[parser])?;
         }
     }
     Ok(out.take())

@@ -11,7 +11,7 @@
 //! json_decref: refcounts [1, 1], each then json_delete
 //! json_loads("{\"answer\": }"): NULL true, error "unexpected token near '}'" at line 1, column 12
 //! ```
-use gatun::cdecl::{Declarations, HeaderOptions};
+use gatun::cdecl::{Declarations, HeaderOptions, Library};
 use gatun::{linker::*, memory::*, MemoryLayout, Value, ValueLayout as V};
 use std::error::Error;
 
@@ -22,35 +22,29 @@ pub fn run() -> Result<String> {
     // count drops to 0), `json_string_value` to a C string owned by its value.
     let mut decls = unsafe { Declarations::with_pointer_targets() };
     decls.add_headers(["jansson.h", "stdlib.h"], &HeaderOptions::default())?;
-    // SAFETY: loading jansson runs no initialiser with preconditions.
-    let lib = unsafe { SymbolLookup::library("libjansson.so.4") }?;
-    let link = |name: &str| decls.link(&lib, name); // each function linked once, here
-    let (dumps, loads, delete) = (
-        link("json_dumps")?,
-        link("json_loads")?,
-        link("json_delete")?,
-    );
-    let (object_get, array_get) = (link("json_object_get")?, link("json_array_get")?);
-    let (integer_value, string_value) = (link("json_integer_value")?, link("json_string_value")?);
-    let free = decls.link(&SymbolLookup::default_lookup(), "free")?;
-    // json_pack("{s:i, s:s, s:[i,i]}", ...), linked for the layouts of this call's arguments.
-    let varargs = [
-        V::ADDRESS,
-        V::I32,
-        V::ADDRESS,
-        V::ADDRESS,
-        V::ADDRESS,
-        V::I32,
-        V::I32,
-    ];
-    let pack = decls.link_variadic(&lib, "json_pack", &varargs.map(MemoryLayout::from))?;
     let constant = |name: &str| decls.constant_i64(name).ok_or(format!("no {name}"));
-    // TODO(link_with): pass the `int` result for `size_t flags` once integer arguments convert.
-    let flags = Value::U64((constant("JSON_SORT_KEYS")? | constant("JSON_COMPACT")?).try_into()?);
+    // `size_t flags` from two `int` macros (an integer argument converts when it fits).
+    let flags = Value::from(constant("JSON_SORT_KEYS")? | constant("JSON_COMPACT")?);
+    let refcount = decls.try_layout("json_t")?.accessor("refcount")?;
+    let error_t = decls.try_layout("json_error_t")?.clone();
+    // SAFETY: loading jansson runs no initialiser with preconditions.
+    let jansson = unsafe { SymbolLookup::library("libjansson.so.4") }?;
+    let lib = Library::new(jansson.or(SymbolLookup::default_lookup()), decls); // and `free`
+                                                                               // Each function linked on first use, then kept.
+    let f = |name: &str| lib.function(name);
+    // json_pack("{s:i, s:s, s:[i,i]}", ...), linked for this call's variadic arguments: a
+    // `const char *` for each `s`, an `int` for each `i`.
+    let varargs: Vec<MemoryLayout> = "sisssii"
+        .chars()
+        .map(|c| if c == 's' { V::ADDRESS } else { V::I32 }.into())
+        .collect();
+    let pack = lib
+        .declarations()
+        .link_variadic(lib.lookup(), "json_pack", &varargs)?;
 
     let arena = Arena::confined();
     let text = |s: &str| arena.allocate_c_string(s).map(Value::from);
-    let refcount = decls.try_layout("json_t")?.accessor("refcount")?;
+    let error = arena.allocate_layout(&error_t)?;
     let mut counts = Vec::new();
     // json_decref: `(size_t)-1` marks a value that is never freed. (The header decrements
     // atomically; this program has one thread, so a plain read and write do.)
@@ -61,62 +55,58 @@ pub fn run() -> Result<String> {
             counts.push(count);
             if count == 1 {
                 // SAFETY: the count reached 0: nothing refers to the value any more.
-                unsafe { delete.invoke(&[json.into()]) }?;
+                unsafe { f("json_delete")?.invoke(&[json.into()]) }?;
             }
         }
         Ok(())
     };
-    let error_t = decls.try_layout("json_error_t")?;
-    let error = arena.allocate_layout(error_t)?;
 
     // SAFETY: the calls match jansson.h; the format's conversions match pack's arguments;
     // `json_dumps`' result is freed once, with `free`; the values read live until `decref`.
     let mut out = unsafe {
         let (answer, name, pair) = (text("answer")?, text("name")?, text("pair")?);
-        let format = text("{s:i, s:s, s:[i,i]}")?;
+        let (format, gatun) = (text("{s:i, s:s, s:[i,i]}")?, text("gatun")?);
         let args = [
             format,
             answer,
             42.into(),
             name,
-            text("gatun")?,
+            gatun,
             pair,
             1.into(),
             2.into(),
         ];
         let packed = target(&pack, pack.invoke(&args)?)?;
+        let dumps = f("json_dumps")?;
         let dumped = dumps.invoke(&[packed.into(), flags])?;
         let dumped_text = target(&dumps, dumped)?.get_string(0)?;
-        free.invoke(&[dumped])?;
+        f("free")?.invoke(&[dumped])?;
         decref(packed)?;
 
-        let parsed = loads.invoke(&[text(&dumped_text)?, Value::U64(0), error.into()])?;
+        let loads = f("json_loads")?;
+        let parsed = loads.invoke(&[text(&dumped_text)?, 0.into(), error.into()])?;
         let parsed = target(&loads, parsed)?;
-        let member =
-            |key| -> Result<_> { target(&object_get, object_get.invoke(&[parsed.into(), key])?) };
-        let answer = integer_value.invoke(&[member(answer)?.into()])?;
-        let name = target(&string_value, string_value.invoke(&[member(name)?.into()])?)?;
+        let (get, integer) = (f("json_object_get")?, f("json_integer_value")?);
+        let member = |key| -> Result<_> { target(&get, get.invoke(&[parsed.into(), key])?) };
+        let answer = integer.invoke(&[member(answer)?.into()])?;
+        let string = f("json_string_value")?;
+        let name = target(&string, string.invoke(&[member(name)?.into()])?)?;
         let name = name.get_string(0)?; // before `decref` frees it
-        let mut items = Vec::new();
-        for k in 0..2_u64 {
-            let item = target(
-                &array_get,
-                array_get.invoke(&[member(pair)?.into(), k.into()])?,
-            )?;
-            items.push(integer_value.invoke(&[item.into()])?.to_string());
+        let (array_get, mut items) = (f("json_array_get")?, Vec::new());
+        for k in 0..2 {
+            let item = array_get.invoke(&[member(pair)?.into(), k.into()])?;
+            let item = target(&array_get, item)?;
+            items.push(integer.invoke(&[item.into()])?.to_string());
         }
         decref(parsed)?;
-        format!(
-            "json_dumps: {dumped_text}\njson_loads: answer {answer}, name {:?}, pair [{}]\n",
-            name,
-            items.join(", ")
-        )
+        let items = items.join(", ");
+        format!("json_dumps: {dumped_text}\njson_loads: answer {answer}, name {name:?}, pair [{items}]\n")
     };
     out += &format!("json_decref: refcounts {counts:?}, each then json_delete\n");
 
     let bad = "{\"answer\": }";
     // SAFETY: a C string and a `json_error_t` to fill.
-    let failed = unsafe { loads.invoke(&[text(bad)?, Value::U64(0), error.into()]) }?;
+    let failed = unsafe { f("json_loads")?.invoke(&[text(bad)?, 0.into(), error.into()]) }?;
     let at = |member: &str| error_t.accessor(member)?.get(&error);
     let message = error.get_string(error_t.byte_offset_of("text")?)?;
     out += &format!(

@@ -8,9 +8,9 @@
 //! getaddrinfo("localhost", AF_INET, SOCK_STREAM, 0): families {"AF_INET"}, 127.0.0.1 among them: true, canonical name None
 //! getaddrinfo("::1", AF_UNSPEC, SOCK_STREAM, AI_NUMERICHOST | AI_CANONNAME): families {"AF_INET6"}, 127.0.0.1 among them: false, canonical name Some("::1")
 //! stat: examples/libc_structs.rs is S_IFREG, examples is S_IFDIR
-//! gmtime_r(1000000000): 2001-09-09 01:46:40 Sunday, tm_yday 251
+//! gmtime_r(1000000000): 2001-09-09 01:46:40 Sunday (26 characters), tm_yday 251
 //! ```
-use gatun::cdecl::{Declarations, HeaderOptions};
+use gatun::cdecl::{Declarations, HeaderOptions, Library};
 use gatun::{linker::*, memory::*, MemoryLayout, Value};
 use std::{collections::BTreeSet, error::Error, net::Ipv4Addr};
 
@@ -23,11 +23,11 @@ pub fn run() -> Result<String> {
     let mut decls = unsafe { Declarations::with_pointer_targets() };
     let headers = ["netdb.h", "sys/stat.h", "time.h"];
     decls.add_headers(headers, &HeaderOptions::default())?;
-    let libc = SymbolLookup::default_lookup();
+    let libc = Library::new(SymbolLookup::default_lookup(), decls); // links on first use
     let arena = Arena::confined();
-    let mut out = addresses(&decls, &libc, &arena)?;
-    out += &file_types(&decls, &libc, &arena)?;
-    out += &time(&decls, &libc, &arena)?;
+    let mut out = addresses(&libc, &arena)?;
+    out += &file_types(&libc, &arena)?;
+    out += &time(&libc, &arena)?;
     Ok(out)
 }
 
@@ -37,9 +37,10 @@ fn constant(decls: &Declarations, name: &str) -> Result<i64> {
 }
 
 /// `getaddrinfo(host, NULL, &hints, &res)`, its list walked over `ai_next`, `freeaddrinfo`.
-fn addresses(decls: &Declarations, libc: &SymbolLookup, arena: &ConfinedArena) -> Result<String> {
-    let getaddrinfo = decls.link(libc, "getaddrinfo")?;
-    let freeaddrinfo = decls.link(libc, "freeaddrinfo")?;
+fn addresses(libc: &Library, arena: &ConfinedArena) -> Result<String> {
+    let decls = libc.declarations();
+    let getaddrinfo = libc.function("getaddrinfo")?;
+    let freeaddrinfo = libc.function("freeaddrinfo")?;
     let addrinfo = decls.try_layout("struct addrinfo")?;
     let get = |member: &str| addrinfo.accessor(member);
     let sockaddr_in = decls.try_layout("struct sockaddr_in")?;
@@ -103,8 +104,9 @@ fn addresses(decls: &Declarations, libc: &SymbolLookup, arena: &ConfinedArena) -
 }
 
 /// `stat` of a file and a directory, their type from `st_mode & S_IFMT`.
-fn file_types(decls: &Declarations, libc: &SymbolLookup, arena: &ConfinedArena) -> Result<String> {
-    let stat = decls.link(libc, "stat")?;
+fn file_types(libc: &Library, arena: &ConfinedArena) -> Result<String> {
+    let decls = libc.declarations();
+    let stat = libc.function("stat")?;
     let st = arena.allocate_layout(decls.try_layout("struct stat")?)?;
     let st_mode = decls.try_layout("struct stat")?.accessor("st_mode")?;
     let mut types = Vec::new();
@@ -124,15 +126,16 @@ fn file_types(decls: &Declarations, libc: &SymbolLookup, arena: &ConfinedArena) 
 }
 
 /// `gmtime_r` of a fixed time, formatted by `strftime`.
-fn time(decls: &Declarations, libc: &SymbolLookup, arena: &ConfinedArena) -> Result<String> {
-    let (gmtime_r, strftime) = (decls.link(libc, "gmtime_r")?, decls.link(libc, "strftime")?);
+fn time(libc: &Library, arena: &ConfinedArena) -> Result<String> {
+    let decls = libc.declarations();
+    let (gmtime_r, strftime) = (libc.function("gmtime_r")?, libc.function("strftime")?);
     let time_t = decls.try_layout("time_t")?.as_value().ok_or("time_t")?;
     let t = arena.allocate_layout(&time_t.into())?;
     t.set_value(time_t, 0, &Value::from_int(time_t.kind(), 1_000_000_000)?)?;
     let tm = decls.try_layout("struct tm")?;
     let (tm_seg, buf) = (arena.allocate_layout(tm)?, arena.allocate(64, 1)?);
     let format = arena.allocate_c_string("%Y-%m-%d %H:%M:%S %A")?;
-    let args = [buf.into(), Value::U64(64), format.into(), tm_seg.into()];
+    let args = [buf.into(), 64.into(), format.into(), tm_seg.into()];
     // SAFETY: a `time_t` and a `struct tm` to fill; `buf` holds the 64 bytes passed with it.
     let (result, n) = unsafe {
         (
@@ -150,11 +153,10 @@ fn time(decls: &Declarations, libc: &SymbolLookup, arena: &ConfinedArena) -> Res
         .target_of(&result)?
         .ok_or("NULL")?;
     let yday = tm.accessor("tm_yday")?.get(&result)?;
-    let text = buf
-        .slice(0, n.as_u64().ok_or("size_t")?.try_into()?)?
-        .to_vec();
-    let text = String::from_utf8(text)?;
-    Ok(format!("gmtime_r(1000000000): {text}, tm_yday {yday}\n"))
+    let text = buf.get_string(0)?; // NUL-terminated by strftime
+    Ok(format!(
+        "gmtime_r(1000000000): {text} ({n} characters), tm_yday {yday}\n"
+    ))
 }
 
 fn main() -> Result<()> {

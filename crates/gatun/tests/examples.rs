@@ -50,7 +50,7 @@ examples! {
         getaddrinfo(\"::1\", AF_UNSPEC, SOCK_STREAM, AI_NUMERICHOST | AI_CANONNAME): \
         families {\"AF_INET6\"}, 127.0.0.1 among them: false, canonical name Some(\"::1\")\n\
         stat: examples/libc_structs.rs is S_IFREG, examples is S_IFDIR\n\
-        gmtime_r(1000000000): 2001-09-09 01:46:40 Sunday, tm_yday 251\n";
+        gmtime_r(1000000000): 2001-09-09 01:46:40 Sunday (26 characters), tm_yday 251\n";
     libuv("../examples/libuv.rs") => "timer: tick 1, tick 2, tick 3, stopped, closed\n\
         work: 1 + 2 + ... + 100 = 5050 on a pool thread: true, \
         after work on the loop thread: true, status 0\n\
@@ -91,7 +91,8 @@ fn code(src: &str) -> String {
         .join("\n")
 }
 
-/// The text of every `unsafe { .. }` block in `code`, braces matched.
+/// The text of every `unsafe { .. }` block in `code`, braces matched (the braces inside the
+/// examples' string literals are balanced too).
 fn unsafe_blocks(code: &str) -> Vec<&str> {
     code.match_indices("unsafe {")
         .map(|(start, _)| {
@@ -117,8 +118,9 @@ fn function<'c>(code: &'c str, name: &str) -> &'c str {
 }
 
 /// The examples that use real C libraries read C data through layouts and pointer targets: no
-/// raw pointer is made, offset, cast or dereferenced; every constant comes from the header;
-/// functions are linked outside the calls (once, not per call); the getaddrinfo walk has no
+/// raw pointer is made, offset, cast or dereferenced, and no flag is written in hexadecimal
+/// (constants come from the headers); functions come from a `cdecl::Library`, which links each
+/// once, never from a `Declarations::link*` inside a call; the getaddrinfo walk has no
 /// `unsafe` besides the trust step and its two calls.
 #[test]
 fn header_examples_use_no_raw_pointers() {
@@ -162,6 +164,10 @@ fn header_examples_use_no_raw_pointers() {
                 );
             }
         }
+        assert!(
+            code.contains("Library::new("),
+            "{name} links through a Library"
+        );
         for block in unsafe_blocks(&code) {
             let links = ["link(", "link_with(", "link_variadic(", ".function("];
             assert!(
