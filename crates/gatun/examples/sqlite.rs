@@ -26,9 +26,9 @@ pub fn run() -> Result<String, Box<dyn Error>> {
         &arena,
     )?;
     let slot = || arena.allocate_from(std::ptr::null_mut::<c_void>()); // a `T **` out-parameter
-    let (db_slot, stmt_slot) = (slot()?, slot()?);
-    let null = Value::from(std::ptr::null_mut::<c_void>());
-    // SAFETY: the calls match sqlite3.h; pointers and strings are valid, results read in time.
+    let (db_slot, stmt_slot, null) = (slot()?, slot()?, Value::from(MemorySegment::NULL));
+    let sqlite_row = lib.declarations().constant_i64("SQLITE_ROW"); // what step gives per row
+                                                                    // SAFETY: the calls match sqlite3.h; pointers and strings are valid, results read in time.
     unsafe {
         f("sqlite3_open")?.invoke(&[text(":memory:")?.into(), db_slot.into()])?;
         let db = Value::from(db_slot.get_address(0)?); // sqlite3 *
@@ -40,11 +40,9 @@ pub fn run() -> Result<String, Box<dyn Error>> {
                    INSERT INTO t VALUES (1, 'one'), (2, 'two'); SELECT * FROM t;";
         f("sqlite3_exec")?.invoke(&[db, text(sql)?.into(), row.as_value(), null, null])?;
         prepare("SELECT name FROM t WHERE id = ?")?;
-        let stmt = Value::from(stmt_slot.get_address(0)?); // step: SQLITE_ROW per row
+        let stmt = Value::from(stmt_slot.get_address(0)?); // sqlite3_stmt *
         f("sqlite3_bind_int")?.invoke(&[stmt, 1.into(), 2.into()])?;
-        while f("sqlite3_step")?.invoke(&[stmt])?.as_i64()
-            == lib.declarations().constant_i64("SQLITE_ROW")
-        {
+        while f("sqlite3_step")?.invoke(&[stmt])?.as_i64() == sqlite_row {
             let name = f("sqlite3_column_text")?.invoke(&[stmt, 0.into()])?;
             *out.borrow_mut() += &format!("id 2: {}\n", name.read_c_string()?);
         }
