@@ -1231,7 +1231,13 @@ fn pointer_members_carry_their_pointees() {
     assert_eq!(t("pp"), layout(to_point.into()));
     let string = unsafe_pointer(PointerTarget::CString);
     assert_eq!(t("argv"), layout(string.clone().into()));
-    let text = MemoryLayout::sequence_layout(8, V::I8).unwrap();
+    // Plain `char`: signed on x86-64, unsigned on AArch64 Linux (the host's data model).
+    let char_kind = if crate::layout::DataModel::HOST.char_signed {
+        V::I8
+    } else {
+        V::U8
+    };
+    let text = MemoryLayout::sequence_layout(8, char_kind).unwrap();
     assert_eq!(t("text"), layout(text));
     assert_eq!(
         t("arr"),
