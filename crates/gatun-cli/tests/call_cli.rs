@@ -952,8 +952,8 @@ fn the_result_starts_on_its_own_line() {
 #[test]
 fn bit_fields_of_results_print_by_name_as_the_c_compiler_sets_them() {
     let lib = gatun_test_natives::PATH;
-    let decl = "struct cli_bits { int a : 3; unsigned b : 5; char c; }; \
-                struct cli_bits cli_make_bits(int, unsigned, char)";
+    let decl = "struct cli_bits { int a : 3; unsigned b : 5; signed char c; }; \
+                struct cli_bits cli_make_bits(int, unsigned, signed char)";
     assert_eq!(
         call(&["-l", lib, decl, "-3", "21", "7"]),
         "{a = -3, b = 21, c = 7}\n"

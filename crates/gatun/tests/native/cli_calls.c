@@ -23,10 +23,10 @@ int cli_mark_and_fill(const char *marker, struct cli_record *out) {
 struct cli_bits {
     int a : 3;
     unsigned b : 5;
-    char c;
+    signed char c;
 };
 
-struct cli_bits cli_make_bits(int a, unsigned b, char c) {
+struct cli_bits cli_make_bits(int a, unsigned b, signed char c) {
     struct cli_bits r;
     memset(&r, 0, sizeof r);
     r.a = a;
