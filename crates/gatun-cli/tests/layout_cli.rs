@@ -373,7 +373,7 @@ fn c_bit_fields(src: &str, tag: &str, fields: &[&str]) -> Option<Vec<(String, us
 
 #[test]
 fn bit_fields_are_listed_by_name_and_count_as_used() {
-    let b = "struct B { int a:3; int b:5; char c; }";
+    let b = "struct B { int a:3; int b:5; signed char c; }";
     let out = stdout_of(&["layout", b]);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines[0], "struct B: size 4, alignment 4", "{out}");
