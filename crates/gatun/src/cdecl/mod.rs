@@ -1199,10 +1199,9 @@ impl Declarations {
     ///
     /// ```
     /// use gatun::cdecl::{Constant, Declarations};
-    /// let d = Declarations::parse("enum big { SMALL = 1, HUGE = 1L << 40 };").unwrap();
+    /// let d = Declarations::parse("enum big { SMALL = 1, HUGE = 1LL << 40 };").unwrap();
     /// assert_eq!(d.constant("SMALL"), Some(Constant::I32(1)));
     /// // An enumerator that does not fit in `int` has the enumeration's type (GCC).
-    /// # #[cfg(target_pointer_width = "64")]
     /// assert_eq!(d.constant("HUGE"), Some(Constant::I64(1 << 40)));
     /// assert_eq!(d.constant("NOPE"), None);
     /// ```
