@@ -401,6 +401,7 @@ fn bit_fields_are_listed_by_name_and_count_as_used() {
     let h = "struct H { char x; int a:3; long long y:20; short z:9; unsigned char w; }";
     let out = stdout_of(&["layout", "--json", h]);
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["fields"].as_array().map(Vec::len), Some(5), "{out}");
     #[cfg(target_os = "linux")]
     if let Some(c) = c_bit_fields(h, "H", &["a", "y", "z"]) {
         for (name, bit, width) in c {
