@@ -5,11 +5,11 @@
 //! mapped twice). Where the arena is refused (see its `section` module), each piece of code
 //! gets its own `VirtualAlloc` region instead, committed read-write, filled, switched to
 //! execute-read with `VirtualProtect` and never made writable again (W^X per region), then
-//! released with `VirtualFree(MEM_RELEASE)` when its [`ExecutableCode`]
-//! drops. Such a region takes whole pages and, since `VirtualAlloc` reserves address space in
-//! 64 KiB units, 64 KiB of address space. `FlushInstructionCache` ([`flush_icache`]) is
-//! called over new code before its address is handed out, in the arena as here, as Windows
-//! documents for code written at run time (a no-op on x86-64, required on AArch64).
+//! released with `VirtualFree(MEM_RELEASE)` when its [`ExecutableCode`] drops. Such a region
+//! takes whole pages and, since `VirtualAlloc` reserves address space in 64 KiB units, 64 KiB
+//! of address space. `FlushInstructionCache` ([`flush_icache`]) is called over new code before
+//! its address is handed out, in the arena as here, as Windows documents for code written at
+//! run time (a no-op on x86-64, required on AArch64).
 //!
 //! **Function tables.** Generated code that moves the stack pointer (a compiled stub's frame)
 //! must be described to Windows' unwinder, or a stack walk through it (an exception, a

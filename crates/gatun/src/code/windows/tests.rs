@@ -4,7 +4,7 @@
 
 use std::ffi::c_void;
 
-use super::{map_own, PAGE};
+use super::{add_function_table, map_own, PAGE};
 use crate::code::{Backing, ExecutableCode, GRANULE};
 use crate::error::Error;
 
@@ -66,13 +66,14 @@ fn a_region_of_its_own_runs_execute_read() {
 
 /// `sub rsp, 40; add rsp, 40; ret` (9 bytes), `int3` padding, its `UNWIND_INFO` at 12
 /// (version 1, a 4-byte prologue, `UWOP_ALLOC_SMALL` of 40 bytes at offset 4) and its
-/// `RUNTIME_FUNCTION` at 20: `[0, 9)`, `UNWIND_INFO` at 12. 32 bytes, table at 20.
-fn framed() -> Vec<u8> {
+/// `RUNTIME_FUNCTION` at 20: `[0, end)` (9, or up to 12 with the padding), `UNWIND_INFO` at
+/// 12. 32 bytes, table at 20.
+fn framed(end: u32) -> Vec<u8> {
     let mut b = vec![
         0x48, 0x83, 0xEC, 40, 0x48, 0x83, 0xC4, 40, 0xC3, 0xCC, 0xCC, 0xCC,
     ];
     b.extend([1, 4, 1, 0, 4, 0x02 | (((40 - 8) / 8) << 4), 0, 0]);
-    for w in [0u32, 9, 12] {
+    for w in [0u32, end, 12] {
         b.extend(w.to_le_bytes());
     }
     b
@@ -90,7 +91,7 @@ fn lookup(pc: usize) -> Option<(usize, u32, u32)> {
 
 #[test]
 fn arena_code_has_its_function_table_registered_until_it_drops() {
-    let bytes = framed();
+    let bytes = framed(9);
     // SAFETY: the code is a complete function (never called here) and its UNWIND_INFO
     // describes its prologue.
     let code = unsafe { ExecutableCode::with_function_table(&bytes, 20, 1) }.unwrap();
@@ -109,13 +110,32 @@ fn arena_code_has_its_function_table_registered_until_it_drops() {
     assert_eq!(lookup(entry + 4), Some((entry, 0, 9)));
     // the table goes with the code, before its granules are freed; a test placing framed code
     // concurrently may take them at once, with a table of its own (another range: no other
-    // code here is 9 bytes long)
+    // test's function ends at 9)
     let gone = |pc: usize| lookup(pc).is_none_or(|(_, _, end)| end != 9);
     drop(code);
     assert!(gone(entry + 4), "{:x?}", lookup(entry + 4));
     assert_eq!(lookup(next_entry + 4), Some((next_entry, 0, 9)));
     drop(next);
     assert!(gone(next_entry + 4), "{:x?}", lookup(next_entry + 4));
+}
+
+#[test]
+fn a_region_of_its_own_has_its_function_table_registered_until_it_drops() {
+    // as `with_function_table` does where the arena is refused
+    let mut code = map_own(&framed(10)).unwrap();
+    let entry = code.entry() as usize;
+    // SAFETY: the region holds the code with its table at 20 and everything the table names;
+    // the drop deletes the table before the region is released.
+    unsafe { add_function_table(code.ptr, 20, 1) }.unwrap();
+    code.function_table = Some(20);
+    assert_eq!(lookup(entry + 4), Some((entry, 0, 10)));
+    drop(code);
+    // the address may be reused at once by other tests' code (whose functions end elsewhere)
+    assert!(
+        lookup(entry + 4).is_none_or(|(_, _, end)| end != 10),
+        "{:x?}",
+        lookup(entry + 4)
+    );
 }
 
 #[test]
