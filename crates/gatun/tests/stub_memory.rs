@@ -1,16 +1,25 @@
-//! Memory behaviour of compiled stubs and upcall stubs (the code arena, `gatun::code`): a stub
-//! is freed with its last handle; stubs share 64 KiB chunks; chunks whose stubs are all gone
-//! are unmapped; linking is safe from many threads at once; after `fork` each process has its
-//! own chunks, and repeated forks map no new ones.
+//! Memory behaviour of compiled stubs and upcall stubs (the code arena, `gatun::code`), on
+//! Linux and on x86-64 Windows (under Wine in CI): a stub is freed with its last handle; stubs
+//! share 64 KiB chunks; chunks whose stubs are all gone are unmapped; linking is safe from many
+//! threads at once; on Linux, after `fork` each process has its own chunks, and repeated forks
+//! map no new ones. The code memory is measured through gatun's counter
+//! (`gatun::code::mapped_code_bytes`) and checked against what the system shows
+//! ([`code_maps_bytes`]).
 //!
-//! The signatures are `snprintf` with different variadic arguments (what an interpreter calling
-//! `printf` produces): each distinct list of variadic kinds is a distinct stub.
+//! The signatures are `snprintf` (`_snprintf` in Windows' C runtime) with different variadic
+//! arguments (what an interpreter calling `printf` produces): each distinct list of variadic
+//! kinds is a distinct stub.
 //!
 //! The tests in this file run one at a time (`SERIAL`), since they measure the process's
 //! executable memory.
 #![cfg(all(
-    any(target_arch = "x86_64", target_arch = "aarch64"),
-    target_os = "linux",
+    any(
+        all(
+            any(target_arch = "x86_64", target_arch = "aarch64"),
+            target_os = "linux"
+        ),
+        all(target_arch = "x86_64", windows)
+    ),
     not(miri)
 ))]
 
@@ -33,7 +42,11 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
 
 fn snprintf() -> Symbol {
     gatun::linker::SymbolLookup::default_lookup()
-        .find("snprintf")
+        .find(if cfg!(windows) {
+            "_snprintf"
+        } else {
+            "snprintf"
+        })
         .unwrap()
 }
 
@@ -120,7 +133,7 @@ fn call_and_check(h: &DowncallHandle, kinds: &[usize], seed: i64) {
                 args.push(Value::I32(-x as i32));
             }
             1 => {
-                fmt.push_str("%ld ");
+                fmt.push_str("%lld ");
                 want.push_str(&format!("{} ", x << 33));
                 args.push(Value::I64(x << 33));
             }
@@ -145,6 +158,7 @@ fn call_and_check(h: &DowncallHandle, kinds: &[usize], seed: i64) {
 }
 
 /// Bytes of this process's read-execute `memfd:gatun-code` mappings, from `/proc/self/maps`.
+#[cfg(target_os = "linux")]
 fn code_maps_bytes() -> usize {
     std::fs::read_to_string("/proc/self/maps")
         .unwrap()
@@ -156,6 +170,13 @@ fn code_maps_bytes() -> usize {
             usize::from_str_radix(e, 16).unwrap() - usize::from_str_radix(s, 16).unwrap()
         })
         .sum()
+}
+
+/// Bytes of this process's execute-read views of sections (the code arena's chunks), from
+/// `VirtualQuery`.
+#[cfg(windows)]
+fn code_maps_bytes() -> usize {
+    windows_memory::execute_read_view_bytes()
 }
 
 #[test]
@@ -182,7 +203,7 @@ fn twenty_thousand_dropped_stubs_leave_at_most_one_mib() {
     }
     let after = mapped_code_bytes();
     let maps = code_maps_bytes();
-    eprintln!("peak {peak} bytes with 1,000 live stubs; after dropping 20,000: {after} bytes ({maps} in /proc/self/maps)");
+    eprintln!("peak {peak} bytes with 1,000 live stubs; after dropping 20,000: {after} bytes ({maps} in the system's mappings)");
     assert!(after <= 1 << 20, "{after} bytes of executable memory left");
     assert!(maps <= 1 << 20, "{maps} bytes of gatun-code mappings left");
     assert!(maps <= after, "{maps} mapped vs {after} counted");
@@ -326,6 +347,7 @@ fn upcall_stubs_share_the_arena_and_are_freed() {
     );
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn after_fork_both_processes_keep_their_stubs() {
     let _g = serial();
@@ -374,6 +396,7 @@ fn after_fork_both_processes_keep_their_stubs() {
 
 /// Forks, runs `child` in the child (its result is the exit status: 0 for true), waits, and
 /// returns whether the child succeeded.
+#[cfg(target_os = "linux")]
 fn in_child(child: impl FnOnce() -> bool) -> bool {
     // SAFETY: the callers hold `SERIAL`, so no other thread of this process is linking at the
     // fork; the child only links, calls and drops handles, then `_exit`s.
@@ -390,6 +413,7 @@ fn in_child(child: impl FnOnce() -> bool) -> bool {
     libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn repeated_forks_map_no_new_chunks() {
     let _g = serial();
@@ -423,12 +447,14 @@ fn repeated_forks_map_no_new_chunks() {
     assert!(mapped_code_bytes() <= bytes + 64 * 1024);
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn child_stubs_survive_the_parent_reusing_their_memory() {
     let _g = serial();
     child_survives_parent_reuse(60_000, || {}, || {});
 }
 
+#[cfg(target_os = "linux")]
 #[test]
 fn without_file_descriptors_for_the_copies_pre_fork_chunks_are_retired() {
     let _g = serial();
@@ -488,6 +514,7 @@ fn without_file_descriptors_for_the_copies_pre_fork_chunks_are_retired() {
 /// Links 50 handles (shapes from `base`), runs `before_fork`, forks, runs `after_fork` in the
 /// parent, which then frees 25 of them (filled with int3) and links a few new stubs into their
 /// memory before the child calls all 50.
+#[cfg(target_os = "linux")]
 fn child_survives_parent_reuse(base: usize, before_fork: impl FnOnce(), after_fork: impl FnOnce()) {
     let mut old: Vec<(DowncallHandle, Vec<usize>)> = (base..base + 50)
         .map(|n| (link(&kinds(n)), kinds(n)))

@@ -1,23 +1,28 @@
 //! Executable memory for generated machine code (compiled downcall stubs, upcall stubs).
 //!
-//! **The code arena.** Code lives in 64 KiB chunks ([`CHUNK_BYTES`]; a chunk is larger when one
-//! piece of code needs more) allocated in 16-byte granules ([`GRANULE`]), so a 27-byte upcall
-//! stub takes 32 bytes and a 230-byte downcall stub 240. On Linux a chunk is a `memfd` mapped
-//! twice: a read-execute view placed near gatun's own text (see `map_near_text`) that
-//! callers jump into, and a read-write view, elsewhere, through which code is written. W^X holds
-//! per mapping: no address is ever both writable and executable, and no mapping ever changes
-//! protection, so a live piece of code never becomes non-executable while a neighbour in the same
-//! chunk is written or freed. The physical pages stay writable through the read-write view for
-//! as long as the chunk is mapped (a weaker guarantee than "never writable again": a stray
-//! write through that view would change live code). Dropping an [`ExecutableCode`] fills its
-//! granules with `int3` (on x86-64, a call through a stale address traps) and returns them to
-//! the chunk; granules never used are the memfd's zeros, not `int3`. A chunk whose granules are
-//! all free is unmapped (one empty chunk is kept as a spare so that linking and dropping one
-//! signature in a loop does not map and unmap every time). Where `memfd_create` or the mapping
-//! fails (and on Unix targets other than Linux), each piece of code gets its own private
-//! mapping instead, mapped read-write, filled, switched to read-execute and never made writable
-//! again; a failure that will not go away (the kernel or a security policy refusing the memfd
-//! or its executable mapping) is remembered, so later code goes straight to its own mapping.
+//! **The code arena** (Linux and Windows). Code lives in 64 KiB chunks ([`CHUNK_BYTES`]; a
+//! chunk is larger when one piece of code needs more) allocated in 16-byte granules
+//! ([`GRANULE`]), so a 27-byte upcall stub takes 32 bytes and a 230-byte downcall stub 240. A
+//! chunk is one block of shared memory mapped twice: a read-execute view that callers jump
+//! into, and a read-write view, elsewhere, through which code is written. On Linux the block
+//! is a `memfd` and the read-execute view is placed near gatun's own text (see
+//! `map_near_text`); on Windows it is a pagefile-backed section (`CreateFileMappingW`) with two
+//! `MapViewOfFile` views. W^X holds per mapping: no address is ever both writable and
+//! executable, and no mapping ever changes protection, so a live piece of code never becomes
+//! non-executable while a neighbour in the same chunk is written or freed. The physical pages
+//! stay writable through the read-write view for as long as the chunk is mapped (a weaker
+//! guarantee than "never writable again": a stray write through that view would change live
+//! code). Dropping an [`ExecutableCode`] fills its granules with `int3` (on x86-64, a call
+//! through a stale address traps) and returns them to the chunk; granules never used are the
+//! fresh chunk's zeros, not `int3`. A chunk whose granules are all free is unmapped (one empty
+//! chunk is kept as a spare so that linking and dropping one signature in a loop does not map
+//! and unmap every time). The allocator is the same on both systems (the `arena` module); only
+//! the mapping of a chunk differs. Where the chunk's memory or its mapping is refused (and on
+//! Unix targets other than Linux), each piece of code gets its own private mapping instead,
+//! mapped read-write, filled, switched to read-execute and never made writable again; a
+//! failure that will not go away (the kernel or a security policy refusing the memfd, the
+//! section or its executable view) is remembered, so later code goes straight to its own
+//! mapping.
 //!
 //! **Apple targets** (`target_vendor = "apple"`; checked for macOS) have no arena: each piece
 //! of code gets its own `MAP_JIT` mapping (read-write-execute; on Apple silicon writable or
@@ -30,38 +35,43 @@
 //! `aarch64-apple-darwin` and `x86_64-apple-darwin` but not executed by gatun's tests, which
 //! run on Linux.
 //!
-//! **Windows** has no arena either: each piece of code gets its own `VirtualAlloc` region,
-//! written read-write, switched to execute-read (`VirtualProtect`) and never writable again;
-//! see the `windows` module. Code that carries its unwind information (a compiled stub with a
-//! frame) is placed with `ExecutableCode::with_function_table` (Windows only), which registers its
-//! `RUNTIME_FUNCTION` table with `RtlAddFunctionTable` and deletes it before the region is
-//! freed. Tested for `x86_64-pc-windows-gnu` under Wine.
+//! **Windows.** A piece of code's own mapping (when the arena is refused) is a `VirtualAlloc`
+//! region, written read-write, switched to execute-read (`VirtualProtect`) and never writable
+//! again; see the `windows` module. Code that carries its unwind information (a compiled stub
+//! with a frame) is placed with `ExecutableCode::with_function_table` (Windows only), which
+//! registers its `RUNTIME_FUNCTION` table with `RtlAddFunctionTable` (one table per piece of
+//! code, its RVAs relative to the code's entry) and deletes it when the code drops, before its
+//! granules are filled and freed. Tested for `x86_64-pc-windows-gnu` under Wine.
 //!
 //! The arena's bookkeeping (one bitmap per chunk) is behind one mutex, held for the bitmap work
 //! and for the `int3` fill of freed granules (so that a fork sees a granule either live or
-//! filled, never half-filled): chunks are mapped and unmapped, and new code is copied, outside
-//! it.
+//! filled, never half-filled): chunks are mapped and unmapped, and new code is copied (and its
+//! function table registered), outside it.
 //!
 //! **Instruction caches.** Code is written through the read-write view (or before the
 //! protection change of an own mapping) and then executed through another address. x86-64
 //! keeps instruction fetch coherent with such stores; on other architectures every write of
 //! new code is followed by a cache flush over its read-execute range before the address is
-//! handed out (`flush_icache`): `sys_icache_invalidate` on Apple targets, `__clear_cache`
-//! elsewhere.
+//! handed out (`flush_icache`): `sys_icache_invalidate` on Apple targets,
+//! `FlushInstructionCache` on Windows (called on every architecture, as Windows documents),
+//! `__clear_cache` elsewhere.
 //!
-//! **Reused granules** (every target but x86) are mapped again before new code goes into them,
-//! so that an emulator translating guest code (`qemu-aarch64`) runs the new code; see the
-//! `arena` module. **fork**: the arena's `pthread_atfork` handlers give the child its own copy
-//! of every chunk, and take the stub cache's lock (`stub_cache`) and then the arena lock
-//! around the fork so that the child inherits neither locked; see the `arena::fork` module.
+//! **Reused granules** (Linux, every target but x86) are mapped again before new code goes
+//! into them, so that an emulator translating guest code (`qemu-aarch64`) runs the new code;
+//! see the `arena::memfd` module. **fork** (Linux): the arena's `pthread_atfork` handlers give
+//! the child its own copy of every chunk, and take the stub cache's lock (`stub_cache`) and
+//! then the arena lock around the fork so that the child inherits neither locked; see the
+//! `arena::fork` module. Windows has no `fork`.
 //!
 //! The compiled downcall stubs of every ABI (`compiled::CompiledStub`) are placed here, and
 //! shared through the stub cache (`stub_cache`).
 //!
-//! One module per platform: `arena` (Linux: the chunks, their memfds, the fork handlers),
-//! `unix` (mappings of their own, placement near gatun's text, instruction-cache flushes),
-//! `jit` (Apple's `MAP_JIT`), `windows` (regions of their own and their function tables),
-//! `none` (every other target: no executable memory).
+//! One module per platform: `arena` (Linux and Windows: the chunks and their granules; the
+//! mapping of a chunk in `arena::memfd` on Linux, with the fork handlers in `arena::fork`, and
+//! in `arena::section` on Windows), `unix` (mappings of their own, placement near gatun's text,
+//! instruction-cache flushes), `jit` (Apple's `MAP_JIT`), `windows` (regions of their own,
+//! function tables, instruction-cache flushes), `none` (every other target: no executable
+//! memory).
 //!
 //! # Invariants
 //! - An `ExecutableCode`'s first `len` bytes at `ptr` are the code it was given, readable and
@@ -70,12 +80,14 @@
 //! - Its `Backing` says who owns the memory: granules of an arena chunk (see the `arena`
 //!   module's invariants) or a mapping of its own (see the `unix` and `windows` modules),
 //!   freed by its drop and by nothing else.
+//! - Windows: a `function_table` offset names a table registered with the entry as base; the
+//!   drop deletes it before the memory is freed.
 
 use crate::error::{Error, Result};
 
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", windows))]
 mod arena;
-#[cfg(any(target_os = "linux", test))]
+#[cfg(any(target_os = "linux", windows, test))]
 mod bitmap;
 #[cfg(any(gatun_executes, test))]
 pub(crate) mod compiled;
@@ -130,13 +142,17 @@ pub struct ExecutableCode {
     ptr: *mut u8,
     code_len: usize,
     backing: Backing,
+    /// Windows: the offset in the code of its `RUNTIME_FUNCTION` table, registered (with the
+    /// entry as base) until the drop, which deletes it before the memory is freed.
+    #[cfg(windows)]
+    function_table: Option<usize>,
 }
 
 /// Who owns an [`ExecutableCode`]'s memory.
 #[derive(Debug)]
 enum Backing {
     /// Granules of an arena chunk: `granules` of them, written through `rw`.
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", windows))]
     Arena { rw: *mut u8, granules: usize },
     /// A mapping (region) of its own, made and released by the platform module (`os`).
     Own(os::Own),
@@ -160,9 +176,9 @@ pub fn mapped_code_bytes() -> usize {
 /// of the memory behaviour. Not part of the stable API.
 #[doc(hidden)]
 pub fn chunks_mapped() -> usize {
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", windows))]
     return arena::chunks_mapped();
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(any(target_os = "linux", windows)))]
     0
 }
 
@@ -189,7 +205,7 @@ impl ExecutableCode {
                 expected: "at least one byte of machine code".into(),
             });
         }
-        #[cfg(target_os = "linux")]
+        #[cfg(any(target_os = "linux", windows))]
         if let Some(c) = arena::allocate(code) {
             return Ok(c);
         }
@@ -220,8 +236,14 @@ impl ExecutableCode {
 
 impl Drop for ExecutableCode {
     fn drop(&mut self) {
+        #[cfg(windows)]
+        if let Some(offset) = self.function_table {
+            // SAFETY: registered by `with_function_table` with the entry as base and this
+            // offset, not yet deleted; the memory is freed only below.
+            unsafe { os::delete_function_table(self.ptr, offset) };
+        }
         match &self.backing {
-            #[cfg(target_os = "linux")]
+            #[cfg(any(target_os = "linux", windows))]
             Backing::Arena { rw, granules } => arena::free(self.ptr, *rw, *granules),
             // SAFETY: the mapping is ours (invariant) and nobody may call into it any more: the
             // owner of this value guarantees callers keep it alive while the code can run.

@@ -1,8 +1,9 @@
 //! Code placed and run on x86-64 Linux: the arena's chunks, own mappings and their placement
-//! near gatun's text.
+//! near gatun's text (the allocator's own tests, on every system with an arena, are in the
+//! `arena` module).
 
 use super::unix::{map_near_text, map_own, page_size, unmap_near_text, Own, NEAR};
-use super::{arena, Backing, ExecutableCode, CHUNK_BYTES, GRANULE};
+use super::{Backing, ExecutableCode, GRANULE};
 use crate::error::Error;
 
 /// The `/proc/self/maps` line of the mapping holding `addr`.
@@ -53,54 +54,6 @@ fn mapping_is_not_writable() {
     let code = unsafe { ExecutableCode::new(&[0xC3]) }.unwrap();
     let line = maps_line(code.entry() as usize);
     assert!(line.contains(" r-xs ") || line.contains(" r-xp "), "{line}");
-}
-
-#[test]
-fn neighbours_share_a_chunk_and_survive_each_other() {
-    // mov eax, imm32 ; ret
-    // SAFETY: `mov eax, v; ret`, a complete function.
-    let make = |v: u8| unsafe { ExecutableCode::new(&[0xB8, v, 0, 0, 0, 0xC3]) }.unwrap();
-    let call = |c: &ExecutableCode| {
-        // SAFETY: the bytes are a complete `extern "C" fn() -> i32`.
-        let f: extern "C" fn() -> i32 = unsafe { std::mem::transmute(c.entry()) };
-        f()
-    };
-    let codes: Vec<ExecutableCode> = (0..100).map(make).collect();
-    {
-        // other tests allocate concurrently, but 100 pieces of 16 bytes fit in few chunks
-        assert!(arena::chunks() < 20);
-        let near = codes
-            .windows(2)
-            .filter(|w| (w[1].entry() as usize).abs_diff(w[0].entry() as usize) < CHUNK_BYTES)
-            .count();
-        assert!(near > 50, "{near}");
-    }
-    let (even, odd): (Vec<_>, Vec<_>) =
-        codes.into_iter().enumerate().partition(|(i, _)| i % 2 == 0);
-    drop(odd);
-    for (i, c) in &even {
-        assert_eq!(call(c), *i as i32);
-    }
-    // freed granules are reused
-    let again: Vec<ExecutableCode> = (0..50).map(|v| make(v + 100)).collect();
-    for (i, c) in again.iter().enumerate() {
-        assert_eq!(call(c), i as i32 + 100);
-    }
-    for (i, c) in &even {
-        assert_eq!(call(c), *i as i32);
-    }
-}
-
-#[test]
-fn large_code_gets_its_own_chunk() {
-    let mut bytes = vec![0x90u8; CHUNK_BYTES + 100]; // nops
-    bytes.extend([0xB8, 7, 0, 0, 0, 0xC3]);
-    // SAFETY: only mapped and read back, never called.
-    let code = unsafe { ExecutableCode::new(&bytes) }.unwrap();
-    // SAFETY: nops followed by `mov eax, 7; ret`.
-    let f: extern "C" fn() -> i32 = unsafe { std::mem::transmute(code.entry()) };
-    assert_eq!(f(), 7);
-    assert_eq!(code.bytes(), bytes);
 }
 
 #[test]

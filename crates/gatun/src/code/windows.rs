@@ -1,26 +1,37 @@
-//! Executable memory on Windows: each piece of code gets its own `VirtualAlloc` region,
-//! committed read-write, filled, switched to execute-read with `VirtualProtect` and never made
-//! writable again (W^X per region), then released with `VirtualFree(MEM_RELEASE)` when its
-//! [`ExecutableCode`](super::ExecutableCode) drops. `FlushInstructionCache` is called after
-//! the switch, as Windows documents for code written at run time (a no-op on x86-64, required
-//! on AArch64). There is no arena: a region takes whole pages and, since `VirtualAlloc`
-//! reserves address space in 64 KiB units, 64 KiB of address space.
+//! Executable memory on Windows besides the code arena, and the function tables of generated
+//! code.
+//!
+//! **Regions of their own.** Code goes into the code arena (the `arena` module: sections
+//! mapped twice). Where the arena is refused (see its `section` module), each piece of code
+//! gets its own `VirtualAlloc` region instead, committed read-write, filled, switched to
+//! execute-read with `VirtualProtect` and never made writable again (W^X per region), then
+//! released with `VirtualFree(MEM_RELEASE)` when its [`ExecutableCode`] drops. Such a region
+//! takes whole pages and, since `VirtualAlloc` reserves address space in 64 KiB units, 64 KiB
+//! of address space. `FlushInstructionCache` ([`flush_icache`]) is called over new code before
+//! its address is handed out, in the arena as here, as Windows documents for code written at
+//! run time (a no-op on x86-64, required on AArch64).
 //!
 //! **Function tables.** Generated code that moves the stack pointer (a compiled stub's frame)
 //! must be described to Windows' unwinder, or a stack walk through it (an exception, a
 //! debugger, `RtlCaptureStackBackTrace`) stops or goes astray there. Such code carries its
-//! `RUNTIME_FUNCTION` table (and the `UNWIND_INFO` it points to) after its instructions, in the
-//! same region; [`add_function_table`] registers it with `RtlAddFunctionTable` (RVAs relative to
-//! the region's start) once the region is execute-read, and [`delete_function_table`] removes it
-//! with `RtlDeleteFunctionTable` before the region is released.
+//! `RUNTIME_FUNCTION` table (and the `UNWIND_INFO` it points to) after its instructions, with
+//! RVAs relative to the code's first byte; [`add_function_table`] registers it with
+//! `RtlAddFunctionTable`, with that first byte's address as the base, once the code is in
+//! place (granules of an arena chunk or a region of its own: the table is read through the
+//! execute-read view), and [`delete_function_table`] removes it with `RtlDeleteFunctionTable`
+//! when the code drops, before its memory is freed (the arena then fills it with `int3` and
+//! may give it to other code, which registers its own table). Each piece of code is one
+//! dynamic table covering only its own bytes, so tables of neighbours in a chunk never
+//! overlap.
 //!
 //! # Invariants
 //! - A region returned by [`map_region`] is a whole `VirtualAlloc` allocation owned by its caller,
 //!   execute-read, whose first `code.len()` bytes are `code`; nothing else writes it.
-//! - [`release_region`] releases a region from [`map_region`] once nothing may execute it any more, and after
-//!   its function table (if one was added) has been deleted.
-//! - A registered table lies inside its region (checked by the caller before mapping), so it
-//!   stays readable for as long as it is registered.
+//! - [`release_region`] releases a region from [`map_region`] once nothing may execute it any
+//!   more, and after its code's function table (if one was added) has been deleted.
+//! - A registered table lies inside its code (checked by the caller before placing it), so it
+//!   stays readable for as long as it is registered, and is deleted before the code's memory
+//!   is freed.
 
 use std::ffi::c_void;
 use std::sync::atomic::Ordering;
@@ -28,15 +39,11 @@ use std::sync::atomic::Ordering;
 use super::{Backing, ExecutableCode, MAPPED};
 use crate::error::{Error, Result};
 
-/// A region of its own (Windows has no arena): `map_len` bytes made by [`map_region`], and the
-/// offset of its registered `RUNTIME_FUNCTION` table, if any (deleted before the region is
-/// released).
+/// A region of its own: `map_len` bytes made by [`map_region`].
 #[derive(Debug)]
 pub(super) struct Own {
     /// The region's length in bytes (whole pages).
     map_len: usize,
-    /// The offset of the registered function table in the region.
-    function_table: Option<usize>,
 }
 
 /// A `VirtualAlloc` region of its own holding `code`, execute-read.
@@ -56,25 +63,19 @@ pub(super) fn map_own(code: &[u8]) -> Result<ExecutableCode> {
     Ok(ExecutableCode {
         ptr,
         code_len: code.len(),
-        backing: Backing::Own(Own {
-            map_len,
-            function_table: None,
-        }),
+        backing: Backing::Own(Own { map_len }),
+        function_table: None,
     })
 }
 
-/// Deletes the region's function table (if registered) and releases the region at `ptr`.
+/// Releases the region at `ptr`.
 ///
 /// # Safety
-/// `ptr` and `own` describe a region made by [`map_own`] that nothing may call into any more.
+/// `ptr` and `own` describe a region made by [`map_own`] that nothing may call into any more,
+/// whose function table (if one was added) has been deleted.
 pub(super) unsafe fn unmap(ptr: *mut u8, own: &Own) {
-    if let Some(offset) = own.function_table {
-        // SAFETY: registered by `with_function_table` with these arguments, not yet deleted;
-        // the region is still mapped.
-        unsafe { delete_function_table(ptr, offset) };
-    }
     // SAFETY: the region is ours, made by map_region, and nobody may call into it any more
-    // (caller); its function table is deleted.
+    // (caller); its function table is deleted (caller).
     unsafe { release_region(ptr) };
     MAPPED.fetch_sub(own.map_len, Ordering::Relaxed);
 }
@@ -83,8 +84,9 @@ impl ExecutableCode {
     /// Windows only: as [`ExecutableCode::new`], for code that carries its unwind information: the
     /// `count` `RUNTIME_FUNCTION`s (12 bytes each: begin, end and `UNWIND_INFO` offsets from the
     /// start of `code`) at byte `offset` of `code` are registered with `RtlAddFunctionTable`
-    /// once the region is execute-read, and deleted before it is released. Every range and
-    /// `UNWIND_INFO` offset is checked to lie inside `code`.
+    /// (base: the code's entry) once the code is in place, and deleted when the value drops,
+    /// before the memory is freed. Every range and `UNWIND_INFO` offset is checked to lie
+    /// inside `code`.
     ///
     /// # Errors
     /// As [`ExecutableCode::new`]; [`Error::InvalidSize`] when the table is empty, not 4-aligned
@@ -102,18 +104,23 @@ impl ExecutableCode {
         super::function_table::check(code, offset, count)?;
         // SAFETY: forwarded to the caller.
         let mut exec = unsafe { ExecutableCode::new(code) }?;
-        // SAFETY: `exec` owns its region (made by map_region: Windows has no arena); the
-        // table and everything it names are inside the code (checked above); the table is
-        // deleted in `unmap` before the region is released.
+        // SAFETY: `exec` owns the memory holding `code` at its entry, readable until it drops;
+        // the table and everything it names are inside the code (checked above); the table is
+        // deleted by `exec`'s drop before the memory is freed (if registering fails, `exec`
+        // drops with no table to delete).
         unsafe { add_function_table(exec.ptr, offset, count) }?;
-        let Backing::Own(own) = &mut exec.backing;
-        own.function_table = Some(offset);
+        exec.function_table = Some(offset);
         Ok(exec)
     }
 }
 
 /// Page size of x86-64 and AArch64 Windows, in bytes: the unit regions are counted in.
 pub(super) const PAGE: usize = 4096;
+
+/// [`PAGE`], as the arena asks every system.
+pub(super) fn page_size() -> usize {
+    PAGE
+}
 
 const MEM_COMMIT: u32 = 0x1000;
 const MEM_RESERVE: u32 = 0x2000;
@@ -184,10 +191,16 @@ fn map_region(code: &[u8], map_len: usize) -> Result<*mut u8> {
         unsafe { VirtualFree(p, 0, MEM_RELEASE) };
         return Err(err);
     }
-    // SAFETY: cache maintenance over the region just written; the pseudo-handle of the current
-    // process needs no closing.
-    unsafe { FlushInstructionCache(GetCurrentProcess(), p, code.len()) };
+    flush_icache(ptr, code.len());
     Ok(ptr)
+}
+
+/// `FlushInstructionCache` over `len` bytes of new code at `start` (its execute-read address),
+/// before the address is handed out.
+pub(super) fn flush_icache(start: *const u8, len: usize) {
+    // SAFETY: cache maintenance over code just written, which is mapped; the pseudo-handle of
+    // the current process needs no closing.
+    unsafe { FlushInstructionCache(GetCurrentProcess(), start.cast(), len) };
 }
 
 /// Releases a region made by [`map_region`].
@@ -206,16 +219,18 @@ unsafe fn release_region(ptr: *mut u8) {
 /// [`Error::Unsupported`] when the system refuses the table (nothing is registered then).
 ///
 /// # Safety
-/// `base` is a region made by [`map_region`], not yet released; the table and every `UNWIND_INFO` and
-/// code range it names lie inside the region (4-aligned table); [`delete_function_table`] is
-/// called with the same arguments before the region is released.
+/// `base` is the entry of a live [`ExecutableCode`] (arena granules or
+/// a region of its own); the table and every `UNWIND_INFO` and code range it names lie inside
+/// its code (4-aligned table); [`delete_function_table`] is called with the same arguments
+/// before the code's memory is freed.
 unsafe fn add_function_table(base: *mut u8, offset: usize, count: usize) -> Result<()> {
     let count = u32::try_from(count).map_err(|_| Error::Unsupported {
         type_name: "function table".into(),
         reason: format!("{count} entries do not fit RtlAddFunctionTable's 32-bit count"),
     })?;
-    // SAFETY: the table is inside the live, readable region and 4-aligned (caller); the system
-    // keeps the pointer until `delete_function_table`, which the caller calls before release.
+    // SAFETY: the table is inside the live, readable code and 4-aligned (caller); the system
+    // keeps the pointer until `delete_function_table`, which the caller calls before the
+    // memory is freed.
     let ok = unsafe { RtlAddFunctionTable(base.add(offset).cast(), count, base as u64) };
     if ok == 0 {
         return Err(Error::Unsupported {
@@ -233,8 +248,8 @@ unsafe fn add_function_table(base: *mut u8, offset: usize, count: usize) -> Resu
 ///
 /// # Safety
 /// `base` and `offset` are those of a successful [`add_function_table`] not yet deleted; the
-/// region is not yet released.
-unsafe fn delete_function_table(base: *mut u8, offset: usize) {
+/// code's memory is not yet freed.
+pub(super) unsafe fn delete_function_table(base: *mut u8, offset: usize) {
     // SAFETY: the same table pointer that was registered (caller); the call only unlinks it.
     unsafe { RtlDeleteFunctionTable(base.add(offset).cast()) };
 }

@@ -3,6 +3,9 @@
 
 use std::sync::OnceLock;
 
+#[cfg(windows)]
+pub mod windows_memory;
+
 use gatun::layout::{MemoryLayout, ScalarKind, ValueLayout};
 use gatun::linker::{
     DowncallHandle, FunctionDescriptor, Linker, LinkerOption, Symbol, SymbolLookup,

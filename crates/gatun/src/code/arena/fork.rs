@@ -24,8 +24,8 @@
 use std::cell::UnsafeCell;
 use std::sync::MutexGuard;
 
-use super::memfd::new_memfd;
-use super::{flush_icache, lock, Arena, Chunk, REMAP_REUSED};
+use super::memfd::{new_memfd, REMAP_REUSED};
+use super::{flush_icache, lock, Arena, Chunk};
 use crate::code::stub_cache;
 
 /// The locks held across a fork by the forking thread, from `before_fork` to
@@ -53,8 +53,8 @@ unsafe extern "C" fn before_fork() {
     let cache = stub_cache::lock_for_fork();
     let mut a = lock();
     for c in a.chunks.values_mut().filter(|c| !c.retired) {
-        c.fork_fd = copy_for_child(c);
-        if c.fork_fd < 0 {
+        c.os.fork_fd = copy_for_child(c);
+        if c.os.fork_fd < 0 {
             c.retired = true;
         }
     }
@@ -90,10 +90,10 @@ unsafe extern "C" fn after_fork_parent() {
     let Some((cache, mut a)) = (unsafe { fork_locks() }).take() else {
         return;
     };
-    for c in a.chunks.values_mut().filter(|c| c.fork_fd >= 0) {
+    for c in a.chunks.values_mut().filter(|c| c.os.fork_fd >= 0) {
         // SAFETY: the fd made by before_fork; the child has its own copy of it.
-        unsafe { libc::close(c.fork_fd) };
-        c.fork_fd = -1;
+        unsafe { libc::close(c.os.fork_fd) };
+        c.os.fork_fd = -1;
     }
     drop(a);
     drop(cache);
@@ -104,7 +104,7 @@ unsafe extern "C" fn after_fork_child() {
     let Some((cache, mut a)) = (unsafe { fork_locks() }).take() else {
         return;
     };
-    for (&rx, c) in a.chunks.iter_mut().filter(|(_, c)| c.fork_fd >= 0) {
+    for (&rx, c) in a.chunks.iter_mut().filter(|(_, c)| c.os.fork_fd >= 0) {
         let map = |at: *mut u8, prot: i32| {
             // SAFETY: replaces one of this chunk's views by the same bytes (the copy made
             // under the arena lock) at the same address and length; no other thread
@@ -115,7 +115,7 @@ unsafe extern "C" fn after_fork_child() {
                     c.len,
                     prot,
                     libc::MAP_SHARED | libc::MAP_FIXED,
-                    c.fork_fd,
+                    c.os.fork_fd,
                     0,
                 )
             };
@@ -132,14 +132,14 @@ unsafe extern "C" fn after_fork_child() {
             // and the whole read-execute view was just mapped afresh
             // SAFETY: the parent's memfd, inherited by the child; the child's chunk no
             // longer maps it.
-            unsafe { libc::close(c.fd) };
-            c.fd = c.fork_fd;
-            c.dirty.copy_from_slice(&c.bits);
+            unsafe { libc::close(c.os.fd) };
+            c.os.fd = c.os.fork_fd;
+            c.os.dirty.copy_from_slice(&c.bits);
         } else {
             // SAFETY: the fd made by before_fork; the mappings keep the memory.
-            unsafe { libc::close(c.fork_fd) };
+            unsafe { libc::close(c.os.fork_fd) };
         }
-        c.fork_fd = -1;
+        c.os.fork_fd = -1;
     }
     drop(a);
     drop(cache);

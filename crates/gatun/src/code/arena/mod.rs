@@ -1,107 +1,81 @@
-//! The Linux code arena: 64 KiB chunks ([`CHUNK_BYTES`]), each a `memfd` mapped twice — a
-//! read-execute view near gatun's text and a read-write view elsewhere (see the parent
-//! module's documentation) — allocated in 16-byte granules ([`GRANULE`]) tracked by one bitmap
-//! per chunk, behind one mutex. The chunks' mapping is in `memfd`, the `fork` handlers in
-//! `fork`.
+//! The code arena (Linux and Windows): 64 KiB chunks ([`CHUNK_BYTES`]), each one block of
+//! shared memory mapped twice — a read-execute view that callers jump into and a read-write
+//! view, elsewhere, through which code is written (see the parent module's documentation) —
+//! allocated in 16-byte granules ([`GRANULE`]) tracked by one bitmap per chunk, behind one
+//! mutex. The allocation, the `int3` fill of freed granules and the unmapping of empty chunks
+//! (one spare kept) are written once, here; what differs between the systems is behind a small
+//! module per system, `sys`:
+//! - `memfd` (Linux): a chunk is a `memfd`, its read-execute view placed near gatun's text; on
+//!   targets other than x86, granules reused for new code get their page of the read-execute
+//!   view mapped again first (see "Reused granules" there). The `fork` handlers, which give a
+//!   child its own copy of every chunk, are in `fork`.
+//! - `section` (Windows): a chunk is a pagefile-backed section (`CreateFileMappingW`) with two
+//!   views (`MapViewOfFile`). Windows has no `fork`.
 //!
-//! **Reused granules** (every target but x86). An emulator that translates guest code, such as
-//! `qemu-aarch64` in user mode, notices self-modifying code only through writes to the guest
-//! page it translated and treats `ic ivau` / `__clear_cache` as no-ops, so new code written
-//! through the read-write view into granules that held older code would run the old code's
-//! translation. Real AArch64 hardware needs nothing more than the cache flush (its data caches
-//! are physically indexed, and `__clear_cache` on the read-execute range cleans and
-//! invalidates by virtual address). So when granules that may have been executed since their
-//! page was last mapped (a per-granule *dirty* bitmap, set while owned and kept after the
-//! free) are allocated again, the arena maps the page(s) covering them again, under its lock
-//! and before the new code is written: `mmap(MAP_FIXED | MAP_SHARED, PROT_READ | PROT_EXEC)`
-//! of the same memfd offset. qemu's `target_mmap` drops every translation of the range
-//! (`tb_invalidate_phys_range`, or `page_set_flags` with `PAGE_RESET` in newer versions), and
-//! nothing executes the new granules before their address is handed out, so the first call
-//! translates the new bytes. Remapping before the write (rather than after it) lets the
-//! remap and the dirty-bit update happen together under the lock, with the copy outside it as
-//! before; either order is correct, since nothing runs the granules in between. The page's
-//! other granules keep running throughout: Linux performs a `MAP_FIXED` replacement under
-//! the mmap write lock (the old mapping is detached and the new one inserted in one
-//! operation; a fault on the range waits for the lock and then finds the new mapping, never a
-//! hole), and the new mapping maps the same memfd pages, so every address reads the same
-//! bytes before and after (measured natively: 200,000 remaps of a page while two threads
-//! called code in it 1.8 billion times, no fault or wrong result; and the mapping merges back
-//! with its neighbours, so `/proc/self/maps` keeps one line per view). On hardware the remap
-//! costs one system call per reuse of a dirty page and nothing else. For it, each chunk keeps
-//! its memfd open (one file descriptor per chunk). If the `mmap` fails twice (an out-of-memory
-//! kernel), the chunk is retired (see the `fork` module): no new code goes into it. A failing `MAP_FIXED` can
-//! leave the range unmapped on some kernels, which the second try repairs when it succeeds;
-//! if both fail and the pages are gone while other granules on them hold live code (checked
-//! with `madvise`), the process aborts with a message rather than fault in a later call.
-//! On x86 (coherent instruction fetch) no memfd stays open and no extra system call is made;
-//! x86 code run under a user-mode emulator on another architecture (`qemu-x86_64`) would need
-//! the same remap, which is not done.
+//! Each `sys` module provides `ChunkState` (what it keeps per chunk), `map_chunk(len)` (a new
+//! chunk's read-execute and read-write views, or `None`, setting [`ARENA_OFF`] when the
+//! refusal is for good), `claim(rx, chunk, i, n)` (called under the lock when granules
+//! `i..i + n` are taken for new code, before it is written; `false` retires the chunk) and
+//! `unmap_chunk(rx, chunk)`.
 //!
 //! # Invariants
-//! - Every chunk in `ARENA` is a `len`-byte `memfd` mapped read-execute at `rx` and read-write at
-//!   `rw`, both owned by the arena; its bitmap has one bit per granule, set while an
-//!   `ExecutableCode` owns the granule. A granule is written only through `rw`, and only while
-//!   it is owned by exactly one `ExecutableCode` that has not yet handed out its address, or
-//!   when that owner drops (nothing may call it any more), or (all of it) by the fork handler
-//!   in the child, with the same bytes.
+//! - Every chunk in `ARENA` is `len` bytes of shared memory mapped read-execute at `rx` and
+//!   read-write at `rw`, both owned by the arena; its bitmap has one bit per granule, set while
+//!   an `ExecutableCode` owns the granule. A granule is written only through `rw`, and only
+//!   while it is owned by exactly one `ExecutableCode` that has not yet handed out its address,
+//!   or when that owner drops (nothing may call it any more), or (all of it) by the fork
+//!   handler in the child, with the same bytes.
 //! - A chunk is unmapped only when no granule is owned, i.e. no `ExecutableCode` points into it.
-//! - A `retired` chunk may be shared with another process (or, on targets other than x86, could
-//!   not have a page mapped again): it is never allocated from nor written again.
-//! - On targets other than x86, a chunk's `fd` is its memfd, open for as long as the chunk is
-//!   mapped; a granule's `dirty` bit is set whenever it is owned, and may be cleared only when
-//!   its page of the read-execute view is mapped again (under the arena lock, before new code
-//!   is written into the granules that caused it). A granule handed out for new code whose
-//!   dirty bit was set has had its page mapped again since its last owner was freed.
+//! - A `retired` chunk may be shared with another process (or, on Linux targets other than
+//!   x86, could not have a page mapped again): it is never allocated from nor written again.
+//! - The `sys` module's own invariants (`memfd`: the chunk's file descriptor and dirty bits)
+//!   hold for every chunk's `os` state.
 
+#[cfg(target_os = "linux")]
 mod fork;
+#[cfg(target_os = "linux")]
 mod memfd;
+#[cfg(windows)]
+mod section;
 #[cfg(all(test, gatun_executes))]
 mod tests;
+
+#[cfg(target_os = "linux")]
+use memfd as sys;
+#[cfg(windows)]
+use section as sys;
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Mutex, MutexGuard};
 
 use super::bitmap::{find_clear_run, set_bits};
-use super::unix::{flush_icache, page_size};
-use super::{Backing, ExecutableCode, CHUNK_BYTES, GRANULE};
+use super::os::{flush_icache, page_size};
+use super::{Backing, ExecutableCode, CHUNK_BYTES, GRANULE, MAPPED};
+#[cfg(target_os = "linux")]
 pub(super) use fork::register_fork_handlers;
-use memfd::{map_chunk, unmap_chunk};
 
 /// What freed granules are filled with, so that a call through a stale address traps:
-/// `int3` on x86-64; elsewhere zeros (`udf #0` on AArch64). Granules never used are the
-/// memfd's zeros: filling a new chunk up front costs the page faults of all of its pages at
-/// the first link that maps it, so only freed granules are filled.
+/// `int3` on x86-64; elsewhere zeros (`udf #0` on AArch64). Granules never used hold the
+/// zeros of the fresh chunk, not `TRAP`: filling a new chunk up front costs the page faults
+/// of all of its pages at the first link that maps it, so only freed granules are filled.
 const TRAP: u8 = if cfg!(any(target_arch = "x86_64", target_arch = "x86")) {
     0xCC
 } else {
     0
 };
 
-/// Whether granules that held code before get their read-execute page(s) mapped again
-/// before new code goes into them (see "Reused granules" in the module documentation):
-/// every target but x86, whose instruction fetch is coherent with the stores through the
-/// read-write view. On x86 no memfd stays open and no extra system call is made.
-const REMAP_REUSED: bool = !cfg!(any(target_arch = "x86_64", target_arch = "x86"));
-
 struct Chunk {
     rw: *mut u8,
     len: usize,
     bits: Vec<u64>,
-    /// With [`REMAP_REUSED`]: one bit per granule, set while the granule may have been
-    /// executed since its page of the read-execute view was last mapped (every owned
-    /// granule is dirty; a freed one stays dirty until its page is mapped again). Empty
-    /// otherwise.
-    dirty: Vec<u64>,
-    /// With [`REMAP_REUSED`]: the chunk's memfd, kept open to map pages of the
-    /// read-execute view again (-1 otherwise).
-    fd: i32,
     used: usize,
     /// Possibly shared with another process, or a page of it could not be mapped again
-    /// (see the module documentation): never allocated from nor written again.
+    /// (see the module invariants): never allocated from nor written again.
     retired: bool,
-    /// Between the fork handlers: the memfd holding the child's copy (-1 otherwise).
-    fork_fd: i32,
+    /// What the system's module keeps for the chunk (nothing on Windows).
+    #[cfg_attr(windows, allow(dead_code))]
+    os: sys::ChunkState,
 }
 
 struct Arena {
@@ -123,8 +97,9 @@ static ARENA: Mutex<Arena> = Mutex::new(Arena {
     last: 0,
 });
 
-/// Set once the OS has refused the arena for good (no `memfd_create`, or a policy that
-/// forbids executing it): code then goes straight to its own mapping.
+/// Set once the OS has refused the arena for good (no `memfd_create`, a policy that forbids
+/// executing the shared memory, or a system without executable views): code then goes
+/// straight to its own mapping.
 static ARENA_OFF: AtomicBool = AtomicBool::new(false);
 
 /// Chunks mapped since the process started (for tests).
@@ -134,100 +109,23 @@ pub(super) fn chunks_mapped() -> usize {
     CHUNKS_MAPPED.load(Ordering::Relaxed)
 }
 
-/// Page ranges of read-execute views mapped again for reused granules (for tests).
-static REMAPS: AtomicUsize = AtomicUsize::new(0);
-
-/// Page ranges of read-execute views mapped again since the process started (0 without
-/// [`REMAP_REUSED`]).
-#[cfg(test)]
-pub(super) fn remaps() -> usize {
-    REMAPS.load(Ordering::Relaxed)
-}
-
 fn lock() -> MutexGuard<'static, Arena> {
     ARENA.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// With [`REMAP_REUSED`], called under the arena lock when granules `i..i + n` of chunk
-/// `c` (read-execute view at `rx`) have just been taken for new code, before it is
-/// written: if any of them may have been executed since its page was last mapped, maps
-/// the page(s) covering them again (`MAP_FIXED`, same memfd offset, same protection and
-/// flags), so that an emulator drops its translations of the old code; the granules
-/// then marked dirty are the pages' owned ones plus the new ones. `false` if the `mmap`
-/// failed twice (the second try restores the pages should the failed call have left
-/// them unmapped); if after that the pages are unmapped while other granules on them hold
-/// live code, the process aborts with a message (see `lost_live_code`).
-fn fresh_view(rx: usize, c: &mut Chunk, i: usize, n: usize) -> bool {
-    if any_set(&c.dirty, i, n) {
-        let page = page_size();
-        let start = (i * GRANULE) / page * page;
-        let end = ((i + n) * GRANULE).next_multiple_of(page).min(c.len);
-        let map = || {
-            // SAFETY: replaces whole pages of this chunk's read-execute view by a mapping
-            // of the same memfd pages with the same protection and flags: the bytes at
-            // every address stay the same, and the kernel swaps the mappings under its
-            // mmap lock (see "Reused granules" in the module documentation), so code
-            // running in other granules of those pages is not disturbed.
-            let p = unsafe {
-                libc::mmap(
-                    (rx + start) as *mut libc::c_void,
-                    end - start,
-                    libc::PROT_READ | libc::PROT_EXEC,
-                    libc::MAP_SHARED | libc::MAP_FIXED,
-                    c.fd,
-                    start as libc::off_t,
-                )
-            };
-            p != libc::MAP_FAILED
-        };
-        if !map() && !map() {
-            // A failed MAP_FIXED may have left the range unmapped; other granules of these
-            // pages may hold live code, whose next call would then fault. `madvise` fails
-            // with ENOMEM when part of the range is not mapped.
-            // SAFETY: MADV_NORMAL only resets the paging advice; it changes no mapping.
-            let mapped = unsafe {
-                libc::madvise(
-                    (rx + start) as *mut libc::c_void,
-                    end - start,
-                    libc::MADV_NORMAL,
-                )
-            } == 0;
-            let live =
-                (start / GRANULE..end / GRANULE).any(|g| c.bits[g / 64] >> (g % 64) & 1 != 0);
-            if !mapped && live {
-                lost_live_code(rx + start, end - start);
-            }
-            return false;
-        }
-        REMAPS.fetch_add(1, Ordering::Relaxed);
-        for g in start / GRANULE..end / GRANULE {
-            let owned = c.bits[g / 64] >> (g % 64) & 1 != 0;
-            set_bits(&mut c.dirty, g, 1, owned);
-        }
-    }
-    set_bits(&mut c.dirty, i, n, true);
-    true
+/// Maps a new chunk of `len` bytes and counts it: `(rx, rw, state)`, or `None` (see
+/// `sys::map_chunk`).
+fn map(len: usize) -> Option<(*mut u8, *mut u8, sys::ChunkState)> {
+    let mapped = sys::map_chunk(len)?;
+    MAPPED.fetch_add(len, Ordering::Relaxed);
+    CHUNKS_MAPPED.fetch_add(1, Ordering::Relaxed);
+    Some(mapped)
 }
 
-/// Whether any of bits `start..start + n` is set.
-fn any_set(bits: &[u64], start: usize, n: usize) -> bool {
-    (start..start + n).any(|g| bits[g / 64] >> (g % 64) & 1 != 0)
-}
-
-/// The kernel failed to restore pages of a read-execute view that still hold live code:
-/// no call into it can be made safe any more, so the process stops with a message (as an
-/// upcall that cannot return does) instead of faulting later in foreign code.
-#[cold]
-#[inline(never)]
-fn lost_live_code(address: usize, len: usize) -> ! {
-    use std::io::Write as _;
-    let _ = writeln!(
-        std::io::stderr(),
-        "gatun: the code arena could not map {len} bytes of generated code at {address:#x} \
-         again ({}); aborting the process (live stubs there can no longer run)",
-        std::io::Error::last_os_error()
-    );
-    std::process::abort()
+/// Unmaps a chunk removed from the arena (no granule owned).
+fn unmap(rx: usize, c: &Chunk) {
+    sys::unmap_chunk(rx, c);
+    MAPPED.fetch_sub(c.len, Ordering::Relaxed);
 }
 
 /// Takes `n` granules from chunk `rx` of `a`, if it has them: `(code address, rw address)`.
@@ -238,9 +136,9 @@ fn take(a: &mut Arena, rx: usize, n: usize) -> Option<(usize, *mut u8)> {
     }
     let i = find_clear_run(&c.bits, n)?;
     set_bits(&mut c.bits, i, n, true);
-    if REMAP_REUSED && !fresh_view(rx, c, i, n) {
-        // the page(s) could not be mapped again: the old code may still be what runs
-        // there, so the chunk takes no new code
+    if !sys::claim(rx, c, i, n) {
+        // the system cannot make the granules safe for new code (on Linux: the old code may
+        // still be what runs there), so the chunk takes no new code
         set_bits(&mut c.bits, i, n, false);
         c.retired = true;
         return None;
@@ -280,7 +178,7 @@ pub(super) fn allocate(code: &[u8]) -> Option<ExecutableCode> {
         (found, stale)
     };
     if let Some((rx, c)) = stale {
-        unmap_chunk(rx, &c);
+        unmap(rx, &c);
     }
     let (rx, rw) = match found {
         Some(f) => f,
@@ -290,28 +188,23 @@ pub(super) fn allocate(code: &[u8]) -> Option<ExecutableCode> {
             let len = (n * GRANULE)
                 .max(CHUNK_BYTES)
                 .checked_next_multiple_of(page_size().max(GRANULE * 64))?;
-            let (rx, rw, fd) = map_chunk(len)?;
+            let (rx, rw, os) = map(len)?;
             let mut bits = vec![0; len / GRANULE / 64];
             set_bits(&mut bits, 0, n, true);
-            let dirty = if REMAP_REUSED {
-                bits.clone()
-            } else {
-                Vec::new()
+            let mut chunk = Chunk {
+                rw,
+                len,
+                bits,
+                used: n,
+                retired: false,
+                os,
             };
+            if !sys::claim(rx as usize, &mut chunk, 0, n) {
+                unmap(rx as usize, &chunk);
+                return None;
+            }
             let mut a = lock();
-            a.chunks.insert(
-                rx as usize,
-                Chunk {
-                    rw,
-                    len,
-                    bits,
-                    dirty,
-                    fd,
-                    used: n,
-                    retired: false,
-                    fork_fd: -1,
-                },
-            );
+            a.chunks.insert(rx as usize, chunk);
             a.last = rx as usize;
             (rx as usize, rw)
         }
@@ -324,6 +217,8 @@ pub(super) fn allocate(code: &[u8]) -> Option<ExecutableCode> {
         ptr: rx as *mut u8,
         code_len: code.len(),
         backing: Backing::Arena { rw, granules: n },
+        #[cfg(windows)]
+        function_table: None,
     })
 }
 
@@ -356,12 +251,12 @@ pub(super) fn free(ptr: *mut u8, rw: *mut u8, n: usize) {
     }
     drop(a);
     if let Some(c) = c {
-        unmap_chunk(rx, &c);
+        unmap(rx, &c);
     }
 }
 
-/// Number of chunks mapped (for the x86-64 tests, which run code).
-#[cfg(all(test, gatun_backend = "x86_64_sysv"))]
+/// Number of chunks mapped (for the tests, which run code).
+#[cfg(all(test, gatun_executes))]
 pub(super) fn chunks() -> usize {
     lock().chunks.len()
 }

@@ -1,9 +1,11 @@
-//! Granules reused for new code run the new code: on AArch64 under `qemu-aarch64` (user mode)
-//! these fail unless reused granules get their read-execute page mapped again (qemu neither
-//! sees the write through the read-write view nor acts on `__clear_cache`); natively on x86-64
-//! they check the same reuse pattern.
+//! The allocator on every system with an arena (Linux natively and under `qemu-aarch64`,
+//! Windows under Wine): neighbours share a chunk and survive each other's frees, large code
+//! gets a chunk of its own, and granules reused for new code run the new code. On AArch64
+//! under `qemu-aarch64` (user mode) the reuse tests fail unless reused granules get their
+//! read-execute page mapped again (qemu neither sees the write through the read-write view nor
+//! acts on `__clear_cache`); natively on x86-64 they check the same reuse pattern.
 
-use crate::code::ExecutableCode;
+use crate::code::{Backing, ExecutableCode, CHUNK_BYTES};
 
 /// A function returning `v` after `pad` no-op instructions (`nop`s then `movz w0, #v; ret`
 /// on AArch64, `nop`s then `mov eax, v; ret` on x86-64).
@@ -38,6 +40,46 @@ fn call(c: &ExecutableCode) -> i32 {
     f()
 }
 
+#[test]
+fn neighbours_share_a_chunk_and_survive_each_other() {
+    let codes: Vec<ExecutableCode> = (0..100).map(|v| place(v, 0)).collect();
+    assert!(codes
+        .iter()
+        .all(|c| matches!(c.backing, Backing::Arena { .. })));
+    // other tests allocate concurrently, but 100 pieces of 16 bytes fit in few chunks
+    assert!(super::chunks() < 20);
+    let near = codes
+        .windows(2)
+        .filter(|w| (w[1].entry() as usize).abs_diff(w[0].entry() as usize) < CHUNK_BYTES)
+        .count();
+    assert!(near > 50, "{near}");
+    let (even, odd): (Vec<_>, Vec<_>) =
+        codes.into_iter().enumerate().partition(|(i, _)| i % 2 == 0);
+    drop(odd);
+    for (i, c) in &even {
+        assert_eq!(call(c), *i as i32);
+    }
+    // freed granules are reused, and the neighbours keep running
+    let again: Vec<ExecutableCode> = (0..50).map(|v| place(v + 100, 0)).collect();
+    for (i, c) in again.iter().enumerate() {
+        assert_eq!(call(c), i as i32 + 100);
+    }
+    for (i, c) in &even {
+        assert_eq!(call(c), *i as i32);
+    }
+}
+
+#[test]
+fn large_code_gets_its_own_chunk() {
+    // no-op instructions past the chunk size (4 bytes each on AArch64, 1 on x86-64)
+    let bytes = returning(7, CHUNK_BYTES + 100);
+    // SAFETY: a complete `extern "C" fn() -> i32` (see `returning`), called as one.
+    let code = unsafe { ExecutableCode::new(&bytes) }.unwrap();
+    assert!(matches!(code.backing, Backing::Arena { .. }));
+    assert_eq!(call(&code), 7);
+    assert_eq!(code.bytes(), bytes);
+}
+
 /// Places code returning `a`, calls it, frees it, places code returning `b` of the same
 /// size and calls that: `true` if the second landed at the first one's address. Every
 /// call must return its own code's value wherever it landed.
@@ -68,12 +110,14 @@ fn a_reused_granule_runs_the_new_code() {
         assert!(hit, "pad {pad}: the freed granule was never reused");
     }
     // x86's instruction fetch is coherent: nothing is mapped again there
-    assert_eq!(super::remaps() > 0, super::REMAP_REUSED);
+    #[cfg(target_os = "linux")]
+    assert_eq!(super::memfd::remaps() > 0, super::memfd::REMAP_REUSED);
 }
 
 /// After `fork`, the child's chunks are its own copies: a granule it frees and reuses runs
 /// the child's new code (its pages are mapped again from the child's memfd, not the
 /// parent's), and the parent's code in that granule is untouched.
+#[cfg(target_os = "linux")]
 #[test]
 fn a_forked_child_reuses_granules_of_its_own_copy() {
     let kept = place(11, 0);
