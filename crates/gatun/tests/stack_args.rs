@@ -600,6 +600,14 @@ fn stack_overflow_child() {
     eprintln!("the call returned {r:?}");
 }
 
+/// Whether this Windows process runs under Wine (its ntdll exports `wine_get_version`).
+#[cfg(windows)]
+fn under_wine() -> bool {
+    // SAFETY: ntdll is loaded in every process; loading it again runs no initialiser.
+    let ntdll = unsafe { gatun::linker::SymbolLookup::library("ntdll.dll") };
+    ntdll.is_ok_and(|l| l.find("wine_get_version").is_ok())
+}
+
 #[test]
 fn a_1_mib_area_on_a_64_kib_thread_stops_at_the_guard_page() {
     for mode in ["stub", "trampoline"] {
@@ -634,14 +642,25 @@ fn a_1_mib_area_on_a_64_kib_thread_stops_at_the_guard_page() {
                 "{mode}: {stderr}"
             );
         }
-        // Windows: the process ends with STATUS_STACK_OVERFLOW.
+        // Windows: Rust's handler names the thread, and the process ends with
+        // STATUS_STACK_OVERFLOW. Wine ends some such processes with STATUS_DEBUGGER_INACTIVE
+        // instead (its unhandled-exception path tries to start a debugger; seen for the
+        // trampoline's fault, whose frame has SEH unwind data), so under Wine that code is
+        // accepted too; the fault itself is the guard page's either way (stderr).
         #[cfg(windows)]
-        assert_eq!(
-            out.status.code().map(|c| c as u32),
-            Some(0xC000_00FD),
-            "{mode}: {}\n{stderr}",
-            out.status
-        );
+        {
+            assert!(
+                stderr.contains("has overflowed its stack"),
+                "{mode}: {stderr}"
+            );
+            let code = out.status.code().map(|c| c as u32);
+            let wine = code == Some(0xC000_0354) && under_wine();
+            assert!(
+                code == Some(0xC000_00FD) || wine,
+                "{mode}: {}\n{stderr}",
+                out.status
+            );
+        }
     }
 }
 

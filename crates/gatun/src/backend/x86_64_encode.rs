@@ -225,6 +225,45 @@ pub(crate) fn sub_rsp_probed(a: &mut Asm, frame: i32, counter: u8) {
     }
 }
 
+/// Touches every page of the `frame` bytes below rsp in order going down, without moving rsp
+/// (the shape of Windows' `__chkstk`), for a frame of a page or more; nothing for a smaller
+/// one. r10 walks down from rsp a page at a time, clamped to r11 = rsp - `frame`, reading a
+/// quadword at each stop (`test [r10], r10`: a read, no store) until it has read at r11:
+///
+/// ```text
+///     mov r10, rsp ; lea r11, [rsp - frame]
+/// 1:  sub r10, 4096 ; cmp r10, r11 ; cmovb r10, r11 ; test [r10], r10 ; cmp r10, r11 ; jne 1b
+/// ```
+///
+/// Every page down to the frame's lowest byte is then committed (Windows grows a stack only
+/// through its guard page, one page at a time) or, on a stack too small, the probe faults on
+/// the guard page with rsp still above it (`STATUS_STACK_OVERFLOW`, reported on the
+/// remaining stack); the `sub rsp, frame` that follows moves rsp over touched pages only.
+/// Clobbers r10, r11 and the flags; moves no stack pointer, calls nothing, so it needs no
+/// unwind information.
+// The Win64 stub compiler's (on other hosts compiled for its code-shape tests only).
+#[cfg_attr(not(gatun_backend = "win64"), allow(dead_code))]
+pub(crate) fn probe_below_rsp(a: &mut Asm, frame: i32) {
+    if frame < PROBE_INTERVAL {
+        return;
+    }
+    a.mov_rr(R10, RSP);
+    a.lea(R11, RSP, -frame);
+    let top = a.buf.len();
+    // sub r10, 4096
+    a.op_reg(None, true, &[0x81], 5, R10);
+    a.bytes(&PROBE_INTERVAL.to_le_bytes());
+    // cmp r10, r11; cmovb r10, r11
+    a.op_reg(None, true, &[0x39], R11, R10);
+    a.op_reg(None, true, &[0x0F, 0x42], R10, R11);
+    // test [r10], r10
+    a.op_mem(None, true, &[0x85], R10, R10, 0);
+    // cmp r10, r11; jne top
+    a.op_reg(None, true, &[0x39], R11, R10);
+    let rel = top as i64 - (a.buf.len() as i64 + 2);
+    a.bytes(&[0x75, rel as i8 as u8]);
+}
+
 /// Loads exactly `size` bytes at `[base + disp]` into `dst` (zero-extended), using rax as
 /// scratch for sizes that are not 1, 2, 4 or 8.
 pub(crate) fn load_bytes(a: &mut Asm, dst: u8, base: u8, disp: i32, size: u8) {

@@ -530,12 +530,14 @@ fn the_c_runtime_formats_variadic_doubles_and_ints() {
 
 // A harness that fills every nonvolatile register with a pattern, calls the trampoline and
 // records the registers right after it returns (rbx, rbp, rsi, rdi, r12..r15, then the low 64
-// bits of xmm6..xmm15), restoring its caller's values before returning.
+// bits of xmm6..xmm15), restoring its caller's values before returning. A global symbol: the
+// call to it may be compiled into another codegen unit (inside a generic closure).
 std::arch::global_asm!(
     ".text",
     ".p2align 4",
+    ".globl gatun_win64_test_nonvolatile",
     ".def gatun_win64_test_nonvolatile",
-    ".scl 3",
+    ".scl 2",
     ".type 32",
     ".endef",
     "gatun_win64_test_nonvolatile:",
