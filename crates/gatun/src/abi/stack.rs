@@ -9,7 +9,8 @@ use crate::layout::FunctionDescriptor;
 /// Largest outgoing stack-argument area, in bytes, that the executors support: 1 MiB
 /// (1,048,576 bytes, 131,072 slots of 8 bytes; on Win64 the 32 bytes of shadow space count
 /// towards it). A descriptor needing more is rejected at link time (downcalls and upcalls
-/// alike) by the ABI's classification, with the message of [`StackArea::size`].
+/// alike) by the ABI's classification: [`Error::InvalidDescriptor`] whose reason, first, is
+/// "the call needs N bytes of stack arguments; gatun's executor supports at most 1048576".
 ///
 /// The area is made on the calling thread's stack, below the caller's frame: the compiled
 /// stubs and the trampolines touch every 4 KiB page of an area larger than a page in order,

@@ -49,7 +49,7 @@
 //!   thread whose stack is too small faults on its guard page (Rust's "has overflowed its
 //!   stack" abort) and never writes past it. A long run of whole-slot stack moves of one
 //!   argument (a MEMORY-class struct of more than 128 bytes,
-//!   [`copy_runs`](crate::backend::moves::copy_runs)) is copied with `rep movsq` before the
+//!   [`copy_runs`]) is copied with `rep movsq` before the
 //!   argument registers are loaded, so the code stays linear in the number of arguments,
 //!   not in their bytes.
 //! - **capture**: the leaf frame plus slots for the capture buffer and the thread's errno
