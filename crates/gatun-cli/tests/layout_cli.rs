@@ -287,7 +287,7 @@ fn huge_by_value_struct_arguments_are_rejected_before_any_allocation() {
         let err = one_line_error(&["call", &decl, "{1}"]);
         assert!(
             err.contains(&format!(
-                "the call needs {bytes} bytes of stack arguments; gatun's executor supports at most 2048"
+                "the call needs {bytes} bytes of stack arguments; gatun's executor supports at most 1048576"
             )),
             "{err}"
         );

@@ -96,26 +96,26 @@ fn huge_by_value_structs_are_the_same_error_for_downcalls_and_upcalls() {
             Error::InvalidDescriptor {
                 descriptor: fd,
                 reason: format!(
-                    "the call needs {} bytes of stack arguments; gatun's executor supports at most 2048",
+                    "the call needs {} bytes of stack arguments; gatun's executor supports at most 1048576",
                     1usize << log2
                 ),
             }
         );
     }
-    // The limit itself: 2048 bytes link in both directions, 2056 in neither.
-    let fits = FD::of_void([huge_struct(2048)]);
+    // The limit itself: 1 MiB links in both directions, 8 bytes more in neither.
+    let fits = FD::of_void([huge_struct(1 << 20)]);
     assert!(Linker::native().downcall(&symbol(), &fits, &[]).is_ok());
     let arena = Arena::confined();
     assert!(Linker::native()
         .upcall_stub(&fits, |_| Ok(Value::Void), &arena)
         .is_ok());
     let mut args = vec![MemoryLayout::from(V::I64); 6];
-    args.extend([huge_struct(2048), V::I8.into()]);
+    args.extend([huge_struct(1 << 20), V::I8.into()]);
     let over = FD::of_void(args);
     assert_eq!(downcall_error(&over), upcall_error(&over));
     assert!(downcall_error(&over)
         .to_string()
-        .contains("needs 2056 bytes"));
+        .contains("needs 1048584 bytes"));
 }
 
 /// `union U0 { int a; int b; }; union U1 { union U0 a; union U0 b; }; …` up to `U{levels}`.

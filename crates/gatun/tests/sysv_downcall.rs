@@ -907,8 +907,13 @@ fn link_time_validation() {
         &[LinkerOption::CaptureCallState(&["GetLastError"])],
     );
     assert_eq!(e.to_string(), "GetLastError is only available on Windows");
-    let e = err(FD::of_void(vec![V::I64; 300]), &[]);
-    assert!(e.to_string().contains("stack arguments"), "{e}");
+    // 6 in registers and 131,073 on the stack: 8 bytes over the 1 MiB limit.
+    let e = err(FD::of_void(vec![V::I64; 6 + 131_073]), &[]);
+    assert!(
+        e.to_string()
+            .contains("needs 1048584 bytes of stack arguments"),
+        "{e}"
+    );
     // SAFETY: a null symbol is never called: linking it must fail, which is what is tested.
     let null = unsafe { gatun::Symbol::from_address(std::ptr::null()) };
     assert!(l.downcall(&null, &FD::of_void([V::I32]), &[]).is_err());

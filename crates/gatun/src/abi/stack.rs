@@ -6,10 +6,23 @@
 use crate::error::{Error, Result};
 use crate::layout::FunctionDescriptor;
 
-/// Largest outgoing stack-argument area, in bytes, that the executors support (256 slots of
-/// 8 bytes; on Win64 the 32 bytes of shadow space count towards it). A descriptor needing more
-/// is rejected at link time (downcalls and upcalls alike) by the ABI's classification.
-pub const MAX_STACK_BYTES: usize = 2048;
+/// Largest outgoing stack-argument area, in bytes, that the executors support: 1 MiB
+/// (1,048,576 bytes, 131,072 slots of 8 bytes; on Win64 the 32 bytes of shadow space count
+/// towards it). A descriptor needing more is rejected at link time (downcalls and upcalls
+/// alike) by the ABI's classification: [`Error::InvalidDescriptor`] whose reason, first, is
+/// "the call needs N bytes of stack arguments; gatun's executor supports at most 1048576".
+///
+/// The area is made on the calling thread's stack, below the caller's frame: the compiled
+/// stubs and the trampolines touch every 4 KiB page of an area larger than a page in order,
+/// going down (a stack probe, as `__chkstk` on Windows and gcc's `-fstack-clash-protection`
+/// do), so a thread whose stack is too small for the call stops at its guard page (Rust's
+/// "has overflowed its stack" abort; `STATUS_STACK_OVERFLOW` on Windows) and never writes
+/// past it.
+///
+/// ```
+/// assert_eq!(gatun::linker::MAX_STACK_BYTES, 1 << 20);
+/// ```
+pub const MAX_STACK_BYTES: usize = 1 << 20;
 
 /// The outgoing stack-argument area of a call being planned, in bytes from the stack pointer at
 /// the call instruction: arguments are reserved left to right, each at the next multiple of its
@@ -18,7 +31,8 @@ pub const MAX_STACK_BYTES: usize = 2048;
 /// The end of the area so far is kept in `usize` with checked arithmetic (`None` once it
 /// overflowed). Once the area passes [`MAX_STACK_BYTES`], [`StackArea::reserve`] returns `None`
 /// and the classifier builds no more moves (the plan is rejected by [`StackArea::size`]), so a
-/// huge by-value struct or argument list costs O(1) per argument here; every offset `reserve`
+/// huge by-value struct or argument list costs O(1) per argument here once over the limit, and
+/// a plan holds at most [`MAX_STACK_BYTES`] / 8 stack moves in all; every offset `reserve`
 /// returns lies within the limit.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct StackArea {
@@ -62,7 +76,7 @@ impl StackArea {
     /// # Errors
     /// [`Error::InvalidDescriptor`] naming `descriptor` when the area exceeds
     /// [`MAX_STACK_BYTES`]: "the call needs N bytes of `what`; gatun's executor supports at
-    /// most 2048" (`what` says what the area holds, e.g. "stack arguments"; N is "more than
+    /// most 1048576" (`what` says what the area holds, e.g. "stack arguments"; N is "more than
     /// usize::MAX" when the sum overflowed).
     pub(crate) fn size(&self, descriptor: &FunctionDescriptor, what: &str) -> Result<u32> {
         match self.end.and_then(|n| n.checked_next_multiple_of(8)) {
@@ -105,7 +119,7 @@ mod tests {
         assert_eq!(a.reserve_slots(1), None);
         let e = a.size(&d, "stack arguments").unwrap_err().to_string();
         assert!(
-            e.contains("the call needs 2056 bytes of stack arguments; gatun's executor supports at most 2048"),
+            e.contains("the call needs 1048584 bytes of stack arguments; gatun's executor supports at most 1048576"),
             "{e}"
         );
     }

@@ -56,11 +56,11 @@ pub(crate) fn kinds_mismatch(planned: usize, linked: usize) -> crate::Error {
 /// A backend's trampoline call frame, as [`interpret`] fills and runs it (with the outgoing
 /// stack area `stack` beside it).
 pub(crate) trait Trampoline {
-    /// A frame calling `target` by `plan`, with the plan's slots of `stack` zeroed.
-    fn for_plan(target: *const c_void, plan: &CallPlan, stack: &mut StackArgs) -> Self;
+    /// A frame calling `target` by `plan` (`stack`: the plan's area, zeroed).
+    fn for_plan(target: *const c_void, plan: &CallPlan, stack: &mut StackArgs<'_>) -> Self;
 
     /// Stores an 8-byte address (a by-reference copy's, or the hidden return pointer) at `to`.
-    fn store_address(&mut self, stack: &mut StackArgs, to: Location, address: u64);
+    fn store_address(&mut self, stack: &mut StackArgs<'_>, to: Location, address: u64);
 
     /// Carries out the moves of argument `i` of `plan` from the argument's bytes at `src`.
     ///
@@ -68,7 +68,7 @@ pub(crate) trait Trampoline {
     /// `src` is readable for every move's `offset + size` bytes (the argument layout's size).
     unsafe fn store_arg(
         &mut self,
-        stack: &mut StackArgs,
+        stack: &mut StackArgs<'_>,
         plan: &CallPlan,
         i: usize,
         src: *const u8,
@@ -83,7 +83,7 @@ pub(crate) trait Trampoline {
     /// # Safety
     /// The frame and `stack` describe a valid call of the target by the plan (the backend's
     /// frame invariants); the target's own contract holds.
-    unsafe fn run(&mut self, stack: &mut StackArgs);
+    unsafe fn run(&mut self, stack: &mut StackArgs<'_>);
 
     /// The 64-bit value of the return register `r` after the call.
     fn result(&self, r: Register) -> u64;
@@ -99,8 +99,10 @@ pub(crate) trait Trampoline {
 /// register's bits are returned.
 ///
 /// # Errors
-/// The first error of `arg`; [`crate::Error::OutOfMemory`] if the copies' frame falls back to
-/// the heap and that allocation fails; [`kinds_mismatch`] (an internal error) when the plan has
+/// The first error of `arg`; [`crate::Error::OutOfMemory`] if the copies' frame or the stack
+/// area of a call with more than 2048 bytes of stack arguments
+/// ([`with_stack_args`](crate::backend::with_stack_args)) falls back to the heap and that
+/// allocation fails; [`kinds_mismatch`] (an internal error) when the plan has
 /// more by-reference arguments than `copies`, or has one and `area` is empty. Nothing is called
 /// on an error.
 ///
@@ -121,38 +123,43 @@ pub(crate) unsafe fn interpret<T: Trampoline>(
 ) -> crate::Result<u64> {
     let copy_frame = push_copies(area)?;
     let linked = copies.len();
-    let mut stack = StackArgs::new();
-    let mut frame = T::for_plan(target, plan, &mut stack);
-    for (i, ap) in plan.args.iter().enumerate() {
-        let src = arg(i)?;
-        if let Some(loc) = ap.by_reference {
-            // One copy per by-reference argument of the linked plan, in one frame; a plan other
-            // than the linked one is reported, never trusted.
-            let (Some((size, align)), Some(f)) = (copies.next(), copy_frame.as_ref()) else {
-                return Err(kinds_mismatch(plan.args.len(), linked));
-            };
-            let copy = f.allocate_uninit(size, align)?;
-            // SAFETY: the source is readable for the layout's size (caller) and `copy` is a
-            // fresh region of that size in the call's frame: no overlap.
-            src.with_bytes(|p| unsafe { std::ptr::copy_nonoverlapping(p, copy.as_ptr(), size) });
-            frame.store_address(&mut stack, loc, copy.as_ptr() as usize as u64);
-        } else {
-            // SAFETY: the source is 8 bytes covering any scalar, or the argument's bytes
-            // (caller).
-            src.with_bytes(|p| unsafe { frame.store_arg(&mut stack, plan, i, p) });
+    // The outgoing stack area: on the Rust stack up to 2048 bytes, else in a linker-stack
+    // frame pushed after (and popped before) the copies' frame.
+    crate::backend::with_stack_args(plan.stack_bytes, |stack| {
+        let mut frame = T::for_plan(target, plan, stack);
+        for (i, ap) in plan.args.iter().enumerate() {
+            let src = arg(i)?;
+            if let Some(loc) = ap.by_reference {
+                // One copy per by-reference argument of the linked plan, in one frame; a plan
+                // other than the linked one is reported, never trusted.
+                let (Some((size, align)), Some(f)) = (copies.next(), copy_frame.as_ref()) else {
+                    return Err(kinds_mismatch(plan.args.len(), linked));
+                };
+                let copy = f.allocate_uninit(size, align)?;
+                // SAFETY: the source is readable for the layout's size (caller) and `copy` is
+                // a fresh region of that size in the call's frame: no overlap.
+                src.with_bytes(|p| unsafe {
+                    std::ptr::copy_nonoverlapping(p, copy.as_ptr(), size)
+                });
+                frame.store_address(stack, loc, copy.as_ptr() as usize as u64);
+            } else {
+                // SAFETY: the source is 8 bytes covering any scalar, or the argument's bytes
+                // (caller).
+                src.with_bytes(|p| unsafe { frame.store_arg(stack, plan, i, p) });
+            }
         }
-    }
-    if let Some(loc) = plan.hidden_return_pointer {
-        frame.store_address(&mut stack, loc, ret as usize as u64);
-    }
-    frame.capture_into(capture);
-    // SAFETY: the frame follows the handle's validated plan; the copies live in `copy_frame`
-    // until after the call; the caller vouches for `capture` and the callee's contract.
-    unsafe { frame.run(&mut stack) };
-    drop(copy_frame);
-    // SAFETY: `ret` has the return layout's size for a register-returned struct (caller).
-    unsafe { crate::backend::store_return(plan, ret, |r| frame.result(r)) };
-    Ok(frame.result(crate::backend::scalar_register(plan)))
+        if let Some(loc) = plan.hidden_return_pointer {
+            frame.store_address(stack, loc, ret as usize as u64);
+        }
+        frame.capture_into(capture);
+        // SAFETY: the frame follows the handle's validated plan; the copies live in
+        // `copy_frame` until after the call; the caller vouches for `capture` and the callee's
+        // contract.
+        unsafe { frame.run(stack) };
+        // SAFETY: `ret` has the return layout's size for a register-returned struct (caller).
+        unsafe { crate::backend::store_return(plan, ret, |r| frame.result(r)) };
+        Ok(frame.result(crate::backend::scalar_register(plan)))
+    })
 }
 
 /// The linker-stack frame of one call's by-reference copies, pushed for `area` (`None` when

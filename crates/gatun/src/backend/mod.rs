@@ -55,7 +55,8 @@ pub(crate) mod x86_64_sysv;
 
 #[cfg_attr(not(gatun_executes), allow(unused_imports))]
 pub(crate) use moves::{
-    load_low_bytes, scalar_register, store_low_bytes, store_return, ArgSource, CopyArea, StackArgs,
+    load_low_bytes, scalar_register, store_low_bytes, store_return, with_stack_args, ArgSource,
+    CopyArea, StackArgs,
 };
 // Whole-slot stack moves: the x86-64 executors' (the AArch64 one writes each move's width).
 #[cfg(any(gatun_backend = "x86_64_sysv", gatun_backend = "win64"))]
@@ -196,7 +197,8 @@ pub(crate) trait Executor: Clone + Send + Sync + 'static {
     ///
     /// # Errors
     /// The first error of `arg`; the backend's own failures to prepare the call (by-reference
-    /// copies: [`Error::OutOfMemory`](crate::Error::OutOfMemory)); nothing is called then.
+    /// copies, a stack area over 2048 bytes staged in a linker-stack frame:
+    /// [`Error::OutOfMemory`](crate::Error::OutOfMemory)); nothing is called then.
     ///
     /// # Safety
     /// `plan` is the handle's; each `ArgSource::Bytes` is readable for its layout's size;

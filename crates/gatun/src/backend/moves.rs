@@ -1,6 +1,6 @@
 //! Moving argument and result bytes on the interpreted paths, the same on every ABI: where an
 //! argument's bytes are read from ([`ArgSource`]), one move's load and conversion
-//! ([`load_move`]), the outgoing stack area ([`StackArgs`]), register-returned structs
+//! ([`load_move`]), the outgoing stack area ([`StackArgs`], [`with_stack_args`]), register-returned structs
 //! ([`store_return`]), and the linker-stack frame of argument copies ([`CopyArea`]).
 //!
 //! # Invariants
@@ -9,6 +9,8 @@
 
 // Used by the executors (and the upcall dispatcher) only: the unsupported backend has none.
 #![cfg_attr(not(gatun_executes), allow(dead_code, unused_imports))]
+
+use std::mem::MaybeUninit;
 
 use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnPlan};
 
@@ -72,29 +74,76 @@ pub(crate) unsafe fn store_return(
     }
 }
 
-/// [`MAX_STACK_BYTES`](super::MAX_STACK_BYTES) in 8-byte slots.
-pub(crate) const MAX_STACK_SLOTS: usize = super::MAX_STACK_BYTES / 8;
+/// 8-byte slots of the outgoing stack area an interpreted call keeps on the Rust stack: 256
+/// (2048 bytes). A larger area ([`with_stack_args`]) is staged in a frame of the thread's
+/// [`linker_stack`](crate::memory::linker_stack).
+pub(crate) const INLINE_STACK_SLOTS: usize = 256;
 
-/// The outgoing stack-argument area of one interpreted call, [`MAX_STACK_SLOTS`] 8-byte slots
-/// (2048 bytes) on the Rust stack; never zeroed beyond the slots a call uses. Slot k goes to
-/// `[sp + 8k]` at the call on every backend.
-pub(crate) struct StackArgs(pub [std::mem::MaybeUninit<u64>; MAX_STACK_SLOTS]);
+/// The outgoing stack-argument area of one interpreted call: exactly the plan's
+/// `stack_bytes / 8` 8-byte slots, zeroed when made ([`with_stack_args`]). Slot k goes to
+/// `[sp + 8k]` at the call on every backend (the trampoline copies them there).
+pub(crate) struct StackArgs<'a>(&'a mut [MaybeUninit<u64>]);
 
-impl StackArgs {
-    /// An uninitialised area.
-    #[inline(always)]
-    pub(crate) fn new() -> StackArgs {
-        StackArgs([const { std::mem::MaybeUninit::uninit() }; MAX_STACK_SLOTS])
+/// Runs `f` with the outgoing stack area of a call of `stack_bytes` bytes (a plan's
+/// [`CallPlan::stack_bytes`], a multiple of 8): up to [`INLINE_STACK_SLOTS`] slots on the Rust
+/// stack (the common case, no allocation), a larger area (up to
+/// [`MAX_STACK_BYTES`](super::MAX_STACK_BYTES)) in one frame of the thread's
+/// [`linker_stack`](crate::memory::linker_stack), popped when `f` returns. The linker stack's
+/// block is small (256 bytes unless `GATUN_LINKER_STACK_SIZE` says otherwise), so such a frame
+/// is usually its zeroed heap fallback: the one allocation of an interpreted call with more
+/// than 2048 bytes of stack arguments. The area never lives on the Rust stack beyond 2048 bytes.
+///
+/// # Errors
+/// [`crate::Error::OutOfMemory`] when a large area's heap fallback cannot be allocated (`f` is
+/// not run); otherwise `f`'s result.
+#[inline(always)]
+pub(crate) fn with_stack_args<R>(
+    stack_bytes: u32,
+    f: impl FnOnce(&mut StackArgs<'_>) -> crate::Result<R>,
+) -> crate::Result<R> {
+    debug_assert!(stack_bytes as usize <= super::MAX_STACK_BYTES);
+    let slots = stack_bytes as usize / 8;
+    if slots <= INLINE_STACK_SLOTS {
+        let mut inline = [const { MaybeUninit::<u64>::uninit() }; INLINE_STACK_SLOTS];
+        f(&mut StackArgs::zeroed(&mut inline[..slots]))
+    } else {
+        with_large_stack_args(slots, f)
     }
+}
 
-    /// Zeroes the first `slots` slots (a plan's `stack_bytes / 8`, at most [`MAX_STACK_SLOTS`]:
-    /// the linker refuses larger plans).
+/// [`with_stack_args`] for more than [`INLINE_STACK_SLOTS`] slots: the area in a linker-stack
+/// frame.
+#[cold]
+#[inline(never)]
+fn with_large_stack_args<R>(
+    slots: usize,
+    f: impl FnOnce(&mut StackArgs<'_>) -> crate::Result<R>,
+) -> crate::Result<R> {
+    use crate::memory::SegmentAllocator as _;
+    let bytes = slots * 8;
+    let frame = crate::memory::linker_stack().push_frame(bytes, 16)?;
+    let area = frame.allocate_uninit(bytes, 16)?;
+    // SAFETY: `area` is `bytes` = 8 × `slots` bytes, 16-aligned, fresh in this frame and used
+    // by nothing else until the frame is dropped after `f` returns; `MaybeUninit` slots need
+    // no initialisation.
+    let area = unsafe { std::slice::from_raw_parts_mut(area.as_ptr().cast(), slots) };
+    f(&mut StackArgs::zeroed(area))
+}
+
+impl<'a> StackArgs<'a> {
+    /// The area of `slots`, each zeroed.
     #[inline(always)]
-    pub(crate) fn zero_prefix(&mut self, slots: usize) {
-        debug_assert!(slots <= MAX_STACK_SLOTS);
-        for s in &mut self.0[..slots] {
+    fn zeroed(slots: &'a mut [MaybeUninit<u64>]) -> StackArgs<'a> {
+        for s in slots.iter_mut() {
             s.write(0);
         }
+        StackArgs(slots)
+    }
+
+    /// Number of 8-byte slots.
+    #[inline(always)]
+    pub(crate) fn slots(&self) -> usize {
+        self.0.len()
     }
 
     /// The first slot's address, for the trampoline: taken right before the call, after every
@@ -107,6 +156,9 @@ impl StackArgs {
     }
 
     /// Writes the 8-byte slot at byte offset `off` (a `Location::Stack` of the plan).
+    ///
+    /// # Panics
+    /// If the slot is outside the area: a plan the linker accepted never names one.
     // The x86-64 executors' (whole slots).
     #[cfg(any(gatun_backend = "x86_64_sysv", gatun_backend = "win64"))]
     #[inline(always)]
@@ -116,27 +168,71 @@ impl StackArgs {
 
     /// Writes the low `bytes` bytes (1..=8) of `value` at byte offset `off` and nothing else:
     /// a stack move of a plan with [`CallPlan::packed_named_stack`], whose width is
-    /// [`CallPlan::stack_write_bytes`] (8 is [`StackArgs::set`] for an 8-aligned `off`).
-    /// The bytes around it keep their values (zeroed by [`StackArgs::zero_prefix`]).
+    /// [`CallPlan::stack_write_bytes`] (8 is a whole slot for an 8-aligned `off`).
+    /// The bytes around it keep their values (zeroed when the area was made).
     ///
     /// # Panics
-    /// If `off + bytes` exceeds the area (2048 bytes) or `bytes > 8`: a plan the linker
-    /// accepted never does.
+    /// If `off + bytes` exceeds the area or `bytes > 8`: a plan the linker accepted never
+    /// does.
     // Used by the AArch64 executor (packed Apple stack arguments) and the tests.
     #[cfg(any(test, gatun_backend = "aarch64"))]
     #[inline(always)]
     pub(crate) fn set_bytes(&mut self, off: u32, value: u64, bytes: usize) {
         let end = off as usize + bytes;
+        let size = std::mem::size_of_val(self.0);
         assert!(
-            bytes <= 8 && end <= std::mem::size_of_val(&self.0),
-            "stack write of {bytes} bytes at offset {off} exceeds the {}-byte area",
-            std::mem::size_of_val(&self.0)
+            bytes <= 8 && end <= size,
+            "stack write of {bytes} bytes at offset {off} exceeds the {size}-byte area"
         );
         let dst = self.0.as_mut_ptr().cast::<u8>();
         // SAFETY: `off .. off + bytes` is inside the area (checked above), `bytes <= 8`, and
         // the area is exclusively borrowed; writing bytes into `MaybeUninit` slots is sound.
         unsafe { store_low_bytes(dst.add(off as usize), value, bytes) }
     }
+}
+
+/// The shortest run of whole-slot stack moves a compiled stub copies with a loop (`rep movsq`
+/// on x86-64) instead of one load and store per slot: 16 slots (128 bytes). Shorter runs, every
+/// struct of at most 128 bytes among them, keep their moves.
+// The x86-64 System V stub's (AArch64 and Win64 pass such structs by reference).
+#[cfg(any(test, gatun_backend = "x86_64_sysv"))]
+pub(crate) const MIN_COPY_RUN: usize = 16;
+
+/// The runs of an argument's `moves` a compiled stub copies as one block: at least
+/// [`MIN_COPY_RUN`] consecutive moves, each [`Conversion::Bytes`] of 8 bytes into a
+/// [`Location::Stack`] slot, each reading the 8 bytes right after the previous one's and
+/// writing the slot right after the previous one's (a MEMORY-class struct on the stack, SysV
+/// AMD64 §3.2.3). Each run is a range of indices into `moves`; linear in `moves`.
+#[cfg(any(test, gatun_backend = "x86_64_sysv"))]
+pub(crate) fn copy_runs(moves: &[ArgMove]) -> Vec<std::ops::Range<usize>> {
+    let whole_slot = |m: &ArgMove| {
+        m.conv == Conversion::Bytes && m.size == 8 && matches!(m.to, Location::Stack(_))
+    };
+    let follows = |p: &ArgMove, m: &ArgMove| match (p.to, m.to) {
+        (Location::Stack(a), Location::Stack(b)) => {
+            Some(b) == a.checked_add(8) && Some(m.offset) == p.offset.checked_add(8)
+        }
+        _ => false,
+    };
+    let mut runs = Vec::new();
+    let mut start = 0;
+    for k in 0..=moves.len() {
+        let extends = k < moves.len()
+            && whole_slot(&moves[k])
+            && (k == start || follows(&moves[k - 1], &moves[k]));
+        if !extends {
+            if k - start >= MIN_COPY_RUN {
+                runs.push(start..k);
+            }
+            // A move that breaks a run may start the next one.
+            start = if k < moves.len() && whole_slot(&moves[k]) {
+                k
+            } else {
+                k + 1
+            };
+        }
+    }
+    runs
 }
 
 /// Carries out an argument's moves from the argument bytes at `src`: each move's converted
@@ -314,21 +410,27 @@ mod tests {
         all.extend(vec![MemoryLayout::from(V::F64); 8]);
         all.extend(args.iter().cloned().map(MemoryLayout::from));
         let p = plan(&FD::of_void(all), None, flavour).unwrap();
-        let mut stack = StackArgs::new();
-        stack.zero_prefix(p.stack_bytes as usize / 8);
-        for (k, bits) in src.iter().enumerate() {
-            let bytes = bits.to_le_bytes();
-            // SAFETY: 8 readable bytes cover any scalar argument.
-            unsafe {
-                load_arg_sized(&p, 16 + k, bytes.as_ptr(), |to, v, n| match to {
-                    Location::Stack(off) => stack.set_bytes(off, v, n),
-                    _ => panic!("argument {k} is not on the stack: {to:?}"),
-                })
-            };
-        }
-        let base = stack.base().cast::<u8>();
-        // SAFETY: the first `stack_bytes` bytes were zeroed, then written.
-        unsafe { std::slice::from_raw_parts(base, p.stack_bytes as usize) }.to_vec()
+        with_stack_args(p.stack_bytes, |stack| {
+            for (k, bits) in src.iter().enumerate() {
+                let bytes = bits.to_le_bytes();
+                // SAFETY: 8 readable bytes cover any scalar argument.
+                unsafe {
+                    load_arg_sized(&p, 16 + k, bytes.as_ptr(), |to, v, n| match to {
+                        Location::Stack(off) => stack.set_bytes(off, v, n),
+                        _ => panic!("argument {k} is not on the stack: {to:?}"),
+                    })
+                };
+            }
+            Ok(area_bytes(stack))
+        })
+        .unwrap()
+    }
+
+    /// The bytes of a whole area.
+    fn area_bytes(stack: &mut StackArgs<'_>) -> Vec<u8> {
+        let n = 8 * stack.slots();
+        // SAFETY: every slot was zeroed when the area was made (then maybe written).
+        unsafe { std::slice::from_raw_parts(stack.base().cast::<u8>(), n) }.to_vec()
     }
 
     #[test]
@@ -357,13 +459,54 @@ mod tests {
     }
 
     #[test]
+    // The ranges are lists of runs (index ranges), not ranges of values.
+    #[allow(clippy::single_range_in_vec_init)]
+    fn copy_runs_are_long_whole_slot_byte_moves_of_consecutive_bytes_and_slots() {
+        use crate::abi::sysv;
+        let big = |bytes: usize| {
+            MemoryLayout::c_struct([MemoryLayout::sequence_layout(bytes, V::U8).unwrap()]).unwrap()
+        };
+        let runs = |d: &FD| -> Vec<Vec<std::ops::Range<usize>>> {
+            let p = sysv::plan(d, None).unwrap();
+            p.args.iter().map(|a| copy_runs(&a.moves)).collect()
+        };
+        // 128 bytes: one run of 16; 127 bytes: 15 whole slots and a 7-byte tail, no run; a
+        // 4100-byte struct: 512 whole slots, then its 4-byte tail on its own.
+        let d = FD::of_void([big(128), big(127), big(4100), big(16)]);
+        assert_eq!(runs(&d), [vec![0..16], vec![], vec![0..512], vec![]]);
+        // Scalars never make a run, however many.
+        let d = FD::of_void(vec![MemoryLayout::from(V::I64); 64]);
+        assert!(runs(&d).iter().all(|r| r.is_empty()));
+        // A move that converts, or is not the next slot or the next 8 bytes, splits a run.
+        let m = |offset: u32, to: u32| ArgMove {
+            offset,
+            size: 8,
+            to: Location::Stack(to),
+            conv: Conversion::Bytes,
+        };
+        let mut moves: Vec<ArgMove> = (0..40).map(|k| m(8 * k, 8 * k)).collect();
+        assert_eq!(copy_runs(&moves), [0..40]);
+        moves[20].conv = Conversion::SignExtend;
+        assert_eq!(copy_runs(&moves), [0..20, 21..40]);
+        moves[20].conv = Conversion::Bytes;
+        moves[20].to = Location::Stack(4096);
+        assert_eq!(copy_runs(&moves), [0..20, 21..40]);
+        moves[25].size = 4;
+        assert_eq!(copy_runs(&moves), [0..20]);
+        moves[25].size = 8;
+        moves[20].to = Location::Stack(160);
+        moves[3].offset = 100;
+        assert_eq!(copy_runs(&moves), [4..40]);
+    }
+
+    #[test]
     fn set_bytes_writes_exactly_the_named_bytes() {
-        let mut s = StackArgs::new();
-        s.zero_prefix(2);
-        s.set_bytes(3, 0xAABB_CCDD_EEFF, 3);
-        s.set_bytes(8, u64::MAX, 8);
-        // SAFETY: both slots were zeroed, then written.
-        let b = unsafe { std::slice::from_raw_parts(s.base().cast::<u8>(), 16) };
+        let b = with_stack_args(16, |s| {
+            s.set_bytes(3, 0xAABB_CCDD_EEFF, 3);
+            s.set_bytes(8, u64::MAX, 8);
+            Ok(area_bytes(s))
+        })
+        .unwrap();
         assert_eq!(b[..8], [0, 0, 0, 0xFF, 0xEE, 0xDD, 0, 0]);
         assert_eq!(b[8..], [0xFF; 8]);
     }
@@ -371,6 +514,46 @@ mod tests {
     #[test]
     #[should_panic(expected = "exceeds the 2048-byte area")]
     fn set_bytes_past_the_area_panics() {
-        StackArgs::new().set_bytes(2045, 0, 4);
+        let _ = with_stack_args(2048, |s| {
+            s.set_bytes(2045, 0, 4);
+            Ok(())
+        });
+    }
+
+    #[test]
+    fn areas_over_2048_bytes_are_staged_off_the_rust_stack_zeroed_and_exactly_sized() {
+        // On a thread with a 64 KiB stack: a 1 MiB area on the Rust stack would overflow it.
+        let t = std::thread::Builder::new().stack_size(64 * 1024).spawn(|| {
+            // (Miri: the 1 MiB area only outside it, zeroing it there takes too long.)
+            let max = if cfg!(miri) {
+                1 << 16
+            } else {
+                crate::abi::MAX_STACK_BYTES as u32
+            };
+            for bytes in [0u32, 8, 2048, 2056, 1 << 16, max] {
+                for _ in 0..2 {
+                    let (slots, zero) = with_stack_args(bytes, |s| {
+                        let zero = area_bytes(s).iter().all(|&b| b == 0);
+                        // Fill both ends: the next area must come back zeroed all the same.
+                        if s.slots() > 0 {
+                            let last = 8 * (s.slots() - 1) as u32;
+                            s.set_bytes(last, u64::MAX, 8);
+                            s.set_bytes(0, u64::MAX, 8);
+                        }
+                        Ok((s.slots(), zero))
+                    })
+                    .unwrap();
+                    assert_eq!(slots, bytes as usize / 8);
+                    assert!(zero, "{bytes} bytes");
+                }
+            }
+            // Every frame was popped.
+            let stack = crate::memory::linker_stack();
+            assert!(!stack
+                .push_frame(stack.byte_size(), 16)
+                .unwrap()
+                .is_fallback());
+        });
+        t.unwrap().join().unwrap();
     }
 }

@@ -154,6 +154,18 @@ impl Asm {
         }
     }
 
+    /// `lea dst, [base + disp]` (64-bit).
+    pub(crate) fn lea(&mut self, dst: u8, base: u8, disp: i32) {
+        self.op_mem(None, true, &[0x8D], dst, base, disp);
+    }
+
+    /// `rep movsq`: copies `rcx` 8-byte words from `[rsi]` to `[rdi]`, upwards (the direction
+    /// flag is clear at every function entry in both ABIs), leaving rsi and rdi past the
+    /// words and rcx zero.
+    pub(crate) fn rep_movsq(&mut self) {
+        self.bytes(&[0xF3, 0x48, 0xA5]);
+    }
+
     /// `movq xmm, r64`.
     pub(crate) fn movq_x_r(&mut self, x: u8, r: u8) {
         self.op_reg(Some(0x66), true, &[0x0F, 0x6E], x, r);
@@ -175,6 +187,81 @@ impl Asm {
         let rel = (target as i64 - (fixup as i64 + 4)) as i32;
         self.buf[fixup..fixup + 4].copy_from_slice(&rel.to_le_bytes());
     }
+}
+
+/// The distance in bytes between two stack probes: one 4 KiB page, the smallest guard page
+/// (Linux's default thread guard, Windows' `PAGE_GUARD` page).
+pub(crate) const PROBE_INTERVAL: i32 = 4096;
+
+/// `sub rsp, frame` touching every page of the new frame in order going down, the shape of
+/// gcc's `-fstack-clash-protection` prologue: for a frame of a page or more, `counter` =
+/// `frame / 4096`, then `sub rsp, 4096; or qword [rsp], 0` that many times (a loop), then
+/// `sub rsp` of the rest (less than a page, so the frame's lowest byte lies within a page of a
+/// touched one); a smaller frame is one `sub rsp, frame`. Every access to the frame then lies
+/// within 4096 bytes below an address already touched, so a stack too small for the frame
+/// faults on its guard page and nothing is ever written past it. `counter` is a scratch
+/// register (clobbered); `rsp` moves with the probes, so a fault is reported at the depth of
+/// the page it touches.
+pub(crate) fn sub_rsp_probed(a: &mut Asm, frame: i32, counter: u8) {
+    let (pages, rest) = (frame / PROBE_INTERVAL, frame % PROBE_INTERVAL);
+    if pages > 0 {
+        a.mov_imm32(counter, pages as u32);
+        let top = a.buf.len();
+        // sub rsp, 4096
+        a.op_reg(None, true, &[0x81], 5, RSP);
+        a.bytes(&PROBE_INTERVAL.to_le_bytes());
+        // or qword [rsp], 0
+        a.op_mem(None, true, &[0x83], 1, RSP, 0);
+        a.byte(0);
+        // dec counter; jnz top
+        a.op_reg(None, true, &[0xFF], 1, counter);
+        let rel = top as i64 - (a.buf.len() as i64 + 2);
+        a.bytes(&[0x75, rel as i8 as u8]);
+    }
+    if rest > 0 || pages == 0 {
+        // sub rsp, imm32
+        a.op_reg(None, true, &[0x81], 5, RSP);
+        a.bytes(&rest.to_le_bytes());
+    }
+}
+
+/// Touches every page of the `frame` bytes below rsp in order going down, without moving rsp
+/// (the shape of Windows' `__chkstk`), for a frame of a page or more; nothing for a smaller
+/// one. r10 walks down from rsp a page at a time, clamped to r11 = rsp - `frame`, reading a
+/// quadword at each stop (`test [r10], r10`: a read, no store) until it has read at r11:
+///
+/// ```text
+///     mov r10, rsp ; lea r11, [rsp - frame]
+/// 1:  sub r10, 4096 ; cmp r10, r11 ; cmovb r10, r11 ; test [r10], r10 ; cmp r10, r11 ; jne 1b
+/// ```
+///
+/// Every page down to the frame's lowest byte is then committed (Windows grows a stack only
+/// through its guard page, one page at a time) or, on a stack too small, the probe faults on
+/// the guard page with rsp still above it (`STATUS_STACK_OVERFLOW`, reported on the
+/// remaining stack); the `sub rsp, frame` that follows moves rsp over touched pages only.
+/// Clobbers r10, r11 and the flags; moves no stack pointer, calls nothing, so it needs no
+/// unwind information.
+// The Win64 stub compiler's (on other hosts compiled for its code-shape tests only).
+#[cfg_attr(not(gatun_backend = "win64"), allow(dead_code))]
+pub(crate) fn probe_below_rsp(a: &mut Asm, frame: i32) {
+    if frame < PROBE_INTERVAL {
+        return;
+    }
+    a.mov_rr(R10, RSP);
+    a.lea(R11, RSP, -frame);
+    let top = a.buf.len();
+    // sub r10, 4096
+    a.op_reg(None, true, &[0x81], 5, R10);
+    a.bytes(&PROBE_INTERVAL.to_le_bytes());
+    // cmp r10, r11; cmovb r10, r11
+    a.op_reg(None, true, &[0x39], R11, R10);
+    a.op_reg(None, true, &[0x0F, 0x42], R10, R11);
+    // test [r10], r10
+    a.op_mem(None, true, &[0x85], R10, R10, 0);
+    // cmp r10, r11; jne top
+    a.op_reg(None, true, &[0x39], R11, R10);
+    let rel = top as i64 - (a.buf.len() as i64 + 2);
+    a.bytes(&[0x75, rel as i8 as u8]);
 }
 
 /// Loads exactly `size` bytes at `[base + disp]` into `dst` (zero-extended), using rax as

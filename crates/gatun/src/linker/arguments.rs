@@ -104,12 +104,13 @@ pub(super) fn slots_words(path: SlotsPath, args: &[ArgKind]) -> (u64, u64) {
 /// An `Arguments` is reusable ([`Arguments::clear`]) and `Copy`; not `Send`/`Sync` (it may hold
 /// segments, like `Value`). No method allocates.
 ///
-/// `N` is at most [`Arguments::MAX_CAPACITY`] (512), checked at compile time: a larger `N` is a
-/// build error where [`Arguments::new`] or `Default` is instantiated. No descriptor takes more
-/// arguments: beyond the argument registers (at most 16), every argument takes at least one
-/// 8-byte slot of the 2048-byte stack-argument limit, so a callable descriptor has at most 272.
-/// The bound keeps the list (and the `Value`s the checked path builds from it, 24 bytes each,
-/// on the stack) a few kilobytes at the most.
+/// `N` is at most [`Arguments::MAX_CAPACITY`] (1024), checked at compile time: a larger `N` is
+/// a build error where [`Arguments::new`] or `Default` is instantiated. The bound keeps the list
+/// (17 bytes per argument) and the `Value`s the checked path builds from it (24 bytes each, on
+/// the stack) under about 60 KiB. A descriptor may take more arguments (up to about 131,000
+/// within the 1 MiB stack-argument limit,
+/// [`MAX_STACK_BYTES`](crate::linker::MAX_STACK_BYTES)): call those with
+/// [`DowncallHandle::invoke`] or [`DowncallHandle::invoke_raw`].
 ///
 /// ```
 /// # #[cfg(gatun_executes)] {
@@ -184,12 +185,13 @@ macro_rules! scalar_pushes {
 }
 
 impl<'a, const N: usize> Arguments<'a, N> {
-    /// The largest capacity `N` (see [`Arguments`]): more than any descriptor takes.
+    /// The largest capacity `N` (see [`Arguments`]): 1024 arguments, the list and its `Value`s
+    /// kept on the stack under about 60 KiB.
     ///
     /// ```
-    /// assert_eq!(gatun::Arguments::<8>::MAX_CAPACITY, 512);
+    /// assert_eq!(gatun::Arguments::<8>::MAX_CAPACITY, 1024);
     /// ```
-    pub const MAX_CAPACITY: usize = 512;
+    pub const MAX_CAPACITY: usize = 1024;
 
     /// An empty list with room for `N` arguments. Costs nothing at run time beyond zeroing `N`
     /// kind bytes (which the compiler folds away when the list is built and used in one
@@ -209,7 +211,7 @@ impl<'a, const N: usize> Arguments<'a, N> {
         const {
             assert!(
                 N <= Arguments::<'static, 0>::MAX_CAPACITY,
-                "Arguments<N>: N is over Arguments::MAX_CAPACITY (512)"
+                "Arguments<N>: N is over Arguments::MAX_CAPACITY (1024)"
             )
         };
         Arguments {

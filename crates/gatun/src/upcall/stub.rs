@@ -171,8 +171,9 @@ impl Linker {
     /// - [`Error::Unsupported`] on targets other than x86-64 and AArch64 Linux, Apple arm64 and
     ///   x86-64 Windows, and when the OS refuses an executable mapping.
     /// - [`Error::InvalidDescriptor`] also when the arguments passed on the stack (those that
-    ///   do not fit in registers, by the native ABI's rules) take more than 2048 bytes, the most
-    ///   gatun's executor supports; the message gives the bytes needed.
+    ///   do not fit in registers, by the native ABI's rules) take more than
+    ///   [`MAX_STACK_BYTES`](crate::linker::MAX_STACK_BYTES) (1 MiB), the most gatun's
+    ///   executor supports; the message gives the bytes needed.
     pub fn upcall_stub<'s, A, F>(
         &self,
         descriptor: &FunctionDescriptor,

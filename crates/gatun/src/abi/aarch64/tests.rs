@@ -518,25 +518,35 @@ fn invalid_descriptors_are_rejected_like_sysv() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "131,072-argument plans: slow under Miri")]
 fn the_stack_limit_is_checked_once_and_exactly() {
-    // 8 registers + 256 slots of 8 bytes = 2048 bytes: accepted; one more slot is not.
-    let p = plan_of(ints(8 + 256), Linux);
-    assert_eq!(p.stack_bytes, 2048);
-    assert_eq!(locs(&p, 8 + 255), [Stack(2040)]);
-    let e = plan(&FD::of_void(ints(8 + 257)), None, Linux).unwrap_err();
+    // 8 registers + 131,072 slots of 8 bytes = 1 MiB: accepted; one more slot is not.
+    let slots = crate::abi::MAX_STACK_BYTES / 8;
+    let p = plan_of(ints(8 + slots), Linux);
+    assert_eq!(p.stack_bytes, 1_048_576);
+    assert_eq!(locs(&p, 8 + slots - 1), [Stack(1_048_568)]);
+    let e = plan(&FD::of_void(ints(8 + slots + 1)), None, Linux).unwrap_err();
     let Error::InvalidDescriptor { reason, .. } = &e else {
         panic!("{e}")
     };
     assert_eq!(
         reason,
-        "the call needs 2056 bytes of stack arguments; gatun's executor supports at most 2048"
+        "the call needs 1048584 bytes of stack arguments; gatun's executor supports at most 1048576"
     );
-    // Apple packs: 2048 one-byte arguments fit.
-    let mut args = ints(8);
-    args.extend(vec![v(V::I8); 2048]);
-    assert_eq!(plan_of(args.clone(), Apple).stack_bytes, 2048);
+    // Apple packs: 131,071 eight-byte slots and eight one-byte arguments fill 1 MiB exactly,
+    // one more byte does not fit.
+    let mut args = ints(8 + slots - 1);
+    args.extend(vec![v(V::I8); 8]);
+    let p = plan_of(args.clone(), Apple);
+    assert_eq!(p.stack_bytes, 1_048_576);
+    assert_eq!(locs(&p, 8 + slots - 1 + 7), [Stack(1_048_575)]);
     args.push(v(V::I8));
-    assert!(plan(&FD::of_void(args), None, Apple).is_err());
+    let e = plan(&FD::of_void(args), None, Apple).unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("the call needs 1048584 bytes of stack arguments"),
+        "{e}"
+    );
 }
 
 #[test]

@@ -310,7 +310,7 @@ fn huge_by_value_structs_are_rejected_without_per_byte_work() {
         assert_eq!(
             reason,
             &format!(
-                "the call needs {} bytes of stack arguments; gatun's executor supports at most 2048",
+                "the call needs {} bytes of stack arguments; gatun's executor supports at most 1048576",
                 1usize << log2
             )
         );
@@ -329,22 +329,36 @@ fn huge_by_value_structs_are_rejected_without_per_byte_work() {
 }
 
 #[test]
+#[cfg_attr(miri, ignore = "131,072-move plans: slow under Miri")]
 fn the_stack_limit_is_exact() {
-    // 2048 bytes of stack: accepted, the last slot at 2040.
-    let p = plan(&FD::of_void([huge_struct(2048)]), None).unwrap();
-    assert_eq!(p.stack_bytes, 2048);
-    assert_eq!(p.args[0].moves.len(), 256);
-    assert_eq!(p.args[0].moves[255].to, Stack(2040));
-    // One more slot (a scalar after 6 integer registers are used) is too much.
+    // 1 MiB of stack (1,048,576 bytes): accepted, the last of 131,072 slots at 1,048,568.
+    let mib = crate::abi::MAX_STACK_BYTES;
+    assert_eq!(mib, 1_048_576);
+    let p = plan(&FD::of_void([huge_struct(mib)]), None).unwrap();
+    assert_eq!(p.stack_bytes as usize, mib);
+    assert_eq!(p.args[0].moves.len(), 131_072);
+    assert_eq!(p.args[0].moves[131_071].to, Stack(1_048_568));
+    // One more slot (a scalar after 6 integer registers are used) is too much, reason first.
     let mut args = vec![v(V::I64); 6];
-    args.push(huge_struct(2048));
+    args.push(huge_struct(mib));
     args.push(v(V::I64));
     let e = plan(&FD::of_void(args), None).unwrap_err();
+    let Error::InvalidDescriptor { reason, .. } = &e else {
+        panic!("{e}")
+    };
+    assert_eq!(
+        reason,
+        "the call needs 1048584 bytes of stack arguments; gatun's executor supports at most 1048576"
+    );
     assert!(
         e.to_string()
-            .contains("needs 2056 bytes of stack arguments"),
+            .starts_with("invalid function descriptor: the call needs 1048584 bytes"),
         "{e}"
     );
+    // The same in 131,072 scalars: 6 in registers, the rest one slot each.
+    let p = plan(&FD::of_void(vec![v(V::I64); 6 + 131_072]), None).unwrap();
+    assert_eq!(p.stack_bytes as usize, mib);
+    assert!(plan(&FD::of_void(vec![v(V::I64); 6 + 131_073]), None).is_err());
     // 16-byte alignment padding counts.
     let a16 =
         MemoryLayout::c_struct([MemoryLayout::sequence_layout(2, V::I64).unwrap(), v(V::I64)])

@@ -7,7 +7,7 @@
 //! (unsigned immediate, register offset, unscaled immediate), load/store pair (pre-/post-index,
 //! signed offset), move wide, add/subtract (immediate, shifted register), logical (shifted
 //! register), bitfield move (`ubfm`, as `lsl`/`lsr`), conditional select (`csinc`, as `cset`),
-//! conditional and compare-and-branch, branch to register, the floating-point move to/from a
+//! conditional and compare-and-branch, unconditional branch (immediate), branch to register, the floating-point move to/from a
 //! general register and `fcvt`, and `hint #34` (`bti c`).
 //!
 //! Pure Rust with no `unsafe`: compiled and tested on every host. The tests compare every
@@ -235,15 +235,24 @@ pub(crate) fn b_cond(cond: Cond, words: i32) -> u32 {
     0x5400_0000 | ((words as u32) & 0x7ffff) << 5 | cond as u32
 }
 
+/// `b` to `words` instructions away (a signed 26-bit word offset: ±128 MiB).
+pub(crate) fn b(words: i32) -> u32 {
+    debug_assert!((-(1 << 25)..(1 << 25)).contains(&words));
+    0x1400_0000 | ((words as u32) & 0x3ff_ffff)
+}
+
+/// Whether `b.cond` (and `cbz`/`cbnz`) reaches `words` instructions away: ±1 MiB.
+pub(crate) fn cond_reaches(words: i64) -> bool {
+    (-(1 << 18)..(1 << 18)).contains(&words)
+}
+
 /// `cbz xt` (`wide`) or `cbz wt`, to `words` instructions away.
-#[cfg(test)] // not used by the stubs; kept with its encoding test
 pub(crate) fn cbz(wide: bool, rt: u8, words: i32) -> u32 {
     debug_assert!((-(1 << 18)..(1 << 18)).contains(&words));
     (wide as u32) << 31 | 0x3400_0000 | ((words as u32) & 0x7ffff) << 5 | reg(rt)
 }
 
-/// `cbnz xt` (`wide`) or `cbnz wt`, to `words` instructions away.
-#[cfg(test)] // not used by the stubs; kept with its encoding test
+/// `cbnz xt` (`wide`) or `cbnz wt`, to `words` instructions away (the stack probe's loop).
 pub(crate) fn cbnz(wide: bool, rt: u8, words: i32) -> u32 {
     cbz(wide, rt, words) | 1 << 24
 }
@@ -322,6 +331,8 @@ pub(crate) struct Label(usize);
 enum Fixup {
     /// A `b.cond` at this word index.
     Cond(usize, Cond),
+    /// A `b` at this word index.
+    Always(usize),
 }
 
 /// A tiny assembler: a buffer of instruction words, labels, and branches to labels patched in
@@ -361,17 +372,37 @@ impl Asm {
         self.words.push(0);
     }
 
+    /// `b l`.
+    pub(crate) fn b(&mut self, l: Label) {
+        self.fixups.push((Fixup::Always(self.words.len()), l));
+        self.words.push(0);
+    }
+
+    /// Whether every `b.cond` reaches its label (±1 MiB; unbound labels count as reached).
+    pub(crate) fn branches_reach(&self) -> bool {
+        self.fixups
+            .iter()
+            .all(|(f, l)| match (*f, self.labels[l.0]) {
+                (Fixup::Cond(at, _), Some(to)) => cond_reaches(to as i64 - at as i64),
+                _ => true,
+            })
+    }
+
     /// The instruction words with every branch patched.
     ///
     /// # Panics
-    /// If a branched-to label was never bound (a bug in the stub compiler).
+    /// If a branched-to label was never bound, or a `b.cond` does not reach its label
+    /// ([`Asm::branches_reach`]): bugs in the stub compiler.
     pub(crate) fn finish(mut self) -> Vec<u32> {
         for (f, l) in &self.fixups {
             let to = self.labels[l.0].expect("branch to an unbound label");
             match *f {
                 Fixup::Cond(at, cond) => {
-                    self.words[at] = b_cond(cond, to as i32 - at as i32);
+                    let words = to as i64 - at as i64;
+                    assert!(cond_reaches(words), "b.cond over {words} words");
+                    self.words[at] = b_cond(cond, words as i32);
                 }
+                Fixup::Always(at) => self.words[at] = b(to as i32 - at as i32),
             }
         }
         self.words
@@ -491,6 +522,24 @@ mod tests {
             ("lsr x14, x14, #8", lsr(14, 14, 8)),
             ("lsl x1, x2, #8", lsl(1, 2, 8)),
             ("lsl x14, x14, #40", lsl(14, 14, 40)),
+            // The stack probe of a frame of a page or more, and the rest of the frame.
+            ("sub sp, sp, #1, lsl #12", sub_imm(SP, SP, 1, true)),
+            ("str xzr, [sp]", mem_imm(Store, X, ZR, SP, 0)),
+            ("sub x17, x17, #1", sub_imm(17, 17, 1, false)),
+            ("cbnz x17, .-12", cbnz(true, 17, -3)),
+            ("movz x17, #256", movz(17, 256, 0)),
+            ("sub sp, sp, #4095", sub_imm(SP, SP, 4095, false)),
+            // A stack offset near the 1 MiB limit (1,048,568) in x15, and the register-offset
+            // accesses it serves.
+            ("movz x15, #0xfff8", movz(15, 0xfff8, 0)),
+            ("movk x15, #0xf, lsl #16", movk(15, 0xf, 1)),
+            ("strb w14, [sp, x15]", mem_reg(Store, B, 14, SP, 15)),
+            ("strh w14, [sp, x15]", mem_reg(Store, H, 14, SP, 15)),
+            ("str d16, [sp, x15]", mem_reg(StoreFp, X, 16, SP, 15)),
+            ("ldr x11, [x0, x15]", mem_reg(Load, X, 11, 0, 15)),
+            // The jump over a rejection island of a values entry with very many arguments.
+            ("b .+12", b(3)),
+            ("b .-4", b(-1)),
         ]
     }
 
@@ -507,7 +556,9 @@ mod tests {
         0x54ffffe0, 0x54000c83, 0x54000022, 0xb4000063, 0x34ffffc3, 0xb5000087, 0x35000027,
         0xd63f0200, 0xd63f0060, 0xd61f0200, 0xd65f03c0, 0x9e660000, 0x9e6701c5, 0x1e22c063,
         0x1e22c210, 0x9a9f07e2, 0x9a9f17ee, 0xaa0e8021, 0xaa0ec000, 0xaa0003e9, 0xaa0303f0,
-        0xaa0103e8, 0xd350fdce, 0xd348fdce, 0xd378dc41, 0xd3585dce,
+        0xaa0103e8, 0xd350fdce, 0xd348fdce, 0xd378dc41, 0xd3585dce, 0xd14007ff, 0xf90003ff,
+        0xd1000631, 0xb5ffffb1, 0xd2802011, 0xd13fffff, 0xd29fff0f, 0xf2a001ef, 0x382f6bee,
+        0x782f6bee, 0xfc2f6bf0, 0xf86f680b, 0x14000003, 0x17ffffff,
     ];
 
     #[test]

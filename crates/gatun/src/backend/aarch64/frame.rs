@@ -4,9 +4,10 @@
 //! # Invariants (the unsafe story of this module)
 //! - A [`CallFrame`] is built on the Rust stack by the invoking thread, passed by pointer to
 //!   the trampoline and read back after it returns; nothing else sees it.
-//! - The stack-argument array has [`crate::backend::moves::MAX_STACK_SLOTS`] slots; the linker
-//!   refuses at link time any plan whose `stack_bytes` exceed
-//!   [`crate::backend::MAX_STACK_BYTES`], so every `Location::Stack(off)` of a handle's plan
+//! - The stack-argument area ([`StackArgs`], made by
+//!   [`with_stack_args`](crate::backend::with_stack_args)) has exactly the plan's
+//!   `stack_bytes / 8` slots, at most [`crate::backend::MAX_STACK_BYTES`] bytes (the linker
+//!   refuses larger plans at link time), so every `Location::Stack(off)` of a handle's plan
 //!   (Linux: whole 8-byte slots, AAPCS64 §6.8.2 C.12–C.15; Apple: named arguments packed at
 //!   their natural alignment, each written with exactly
 //!   [`CallPlan::stack_write_bytes`] bytes) indexes inside it.
@@ -46,20 +47,16 @@ pub(crate) struct CallFrame {
 }
 
 impl Trampoline for CallFrame {
-    /// A frame for `plan` calling `target`, with the first `plan.stack_bytes / 8` slots of
-    /// `stack` zeroed.
+    /// A frame for `plan` calling `target`, with `stack` (the plan's zeroed area) as its
+    /// outgoing stack area.
     #[inline(always)]
-    fn for_plan(target: *const c_void, plan: &CallPlan, stack: &mut StackArgs) -> CallFrame {
-        let slots = plan.stack_bytes as usize / 8;
+    fn for_plan(target: *const c_void, _plan: &CallPlan, stack: &mut StackArgs<'_>) -> CallFrame {
         CallFrame {
             target,
             gpr: [0; 9],
             vector: [0; 8],
-            stack: {
-                stack.zero_prefix(slots);
-                std::ptr::null()
-            },
-            stack_slots: slots,
+            stack: std::ptr::null(),
+            stack_slots: stack.slots(),
             errno: std::ptr::null_mut(),
             ret_int: [0; 2],
             ret_vector: [0; 4],
@@ -68,7 +65,7 @@ impl Trampoline for CallFrame {
 
     /// Stores the address in `Int(0..=8)` (x0..x8) or the whole 8-byte stack slot at `Stack(off)`.
     #[inline(always)]
-    fn store_address(&mut self, stack: &mut StackArgs, to: Location, address: u64) {
+    fn store_address(&mut self, stack: &mut StackArgs<'_>, to: Location, address: u64) {
         self.store(stack, to, address, 8);
     }
 
@@ -78,7 +75,7 @@ impl Trampoline for CallFrame {
     #[inline(always)]
     unsafe fn store_arg(
         &mut self,
-        stack: &mut StackArgs,
+        stack: &mut StackArgs<'_>,
         plan: &CallPlan,
         i: usize,
         src: *const u8,
@@ -104,7 +101,7 @@ impl Trampoline for CallFrame {
     /// The frame must describe a valid call of `target` (see the module invariants) and the
     /// target's own contract must hold.
     #[inline(always)]
-    unsafe fn run(&mut self, stack: &mut StackArgs) {
+    unsafe fn run(&mut self, stack: &mut StackArgs<'_>) {
         self.stack = stack.base();
         // SAFETY: forwarded to the caller; `stack` is the area the frame's stack moves wrote.
         unsafe { trampoline::gatun_aapcs64_call(self) }
@@ -127,7 +124,7 @@ impl CallFrame {
     /// [`CallPlan::stack_write_bytes`] for an argument move of a packed Apple plan). `bytes` is
     /// ignored for registers.
     #[inline(always)]
-    fn store(&mut self, stack: &mut StackArgs, to: Location, value: u64, bytes: usize) {
+    fn store(&mut self, stack: &mut StackArgs<'_>, to: Location, value: u64, bytes: usize) {
         match to {
             Location::Int(n) => self.gpr[n as usize] = value,
             Location::Vector(n) => self.vector[n as usize] = value,

@@ -41,7 +41,13 @@
 //! ([`CallPlan::stack_bytes`], at most [`MAX_STACK_BYTES`](crate::backend::MAX_STACK_BYTES))
 //! plus the stub's own slots below `x29` (`capture` and the errno address for a capture
 //! stub, `ret` for a struct returned in registers); the argument moves; `blr` the target;
-//! the return moves; the frame popped; `ret`. `sp` is 16-byte aligned at the call.
+//! the return moves; the frame popped; `ret`. `sp` is 16-byte aligned at the call. A frame of
+//! a page (4096 bytes) or more is made by a probing loop ([`sub_sp_probed`]: `sub sp, sp, #1,
+//! lsl #12; str xzr, [sp]` per page, counted in `x17`) that touches each page in order going
+//! down, so a thread whose stack is too small faults on its guard page (Rust's "has
+//! overflowed its stack" abort) and never writes past it. Stub size is linear in the number
+//! of arguments: a composite over 16 bytes goes by reference, so no argument has more than
+//! four stack moves (an HFA).
 //!
 //! The **tail** form (raw entry only: no capture, no stack arguments, a void, integer or
 //! in-memory result, so nothing is left to do after the call) has no frame: the argument
@@ -72,13 +78,16 @@
 //!   (capture stubs), and its own frame; it writes only the argument registers, its frame and
 //!   outgoing stack area, the return layout's bytes at `ret` (exactly each move's size),
 //!   `*errno` and `*capture` (capture stubs). `x18` is never named.
-//! - Scratch registers are caller-saved temporaries: `x9`–`x17` and `v16`. The only
+//! - Scratch registers are caller-saved temporaries: `x9`–`x17` and `v16` (`x17` only as the
+//!   probe's page count, before any argument register is loaded). The only
 //!   callee-saved registers touched are `x29`/`x30`, saved and restored by the frame record;
 //!   the values entry's rejection path runs before anything else.
 //! - Offsets come from a plan the classifier accepted: the stack area is at most
-//!   [`MAX_STACK_BYTES`](crate::backend::MAX_STACK_BYTES) bytes, so `sub sp, sp, #frame`
-//!   takes one 12-bit immediate; a displacement that does not fit a load/store's scaled
-//!   12-bit field is put in `x15` and used as a register offset.
+//!   [`MAX_STACK_BYTES`](crate::backend::MAX_STACK_BYTES) bytes, so the probe's page count
+//!   is one 16-bit immediate and the rest of the frame one 12-bit immediate; a displacement
+//!   that does not fit a load/store's scaled 12-bit field (from 4096 bytes for a byte access,
+//!   32 KiB for an 8-byte one, up to the 1 MiB stack area and the arguments' `Value`s) is put
+//!   in `x15` with `movz`/`movk` and used as a register offset (`[sp, x15]`, `[x0, x15]`).
 
 // Off AArch64 Linux and Apple arm64 this module is compiled for its code-generation tests
 // only: the placing and calling half (`Stub`, the cache, the entries) is used by the AArch64
@@ -118,6 +127,8 @@ const VAL: u8 = 14;
 const ADDR: u8 = 15;
 /// The target when `x3` is an argument register (and always in the tail form).
 const TARGET: u8 = 16;
+/// The page count of the stack probe in the prologue (before `TARGET` is loaded).
+const PROBES: u8 = 17;
 /// The floating-point scratch register `v16`.
 const VSCRATCH: u8 = 16;
 /// The indirect-result register.
@@ -139,6 +150,35 @@ fn mem(a: &mut Asm, op: MemOp, w: Width, rt: u8, base: u8, disp: u32) {
         load_imm(a, ADDR, u64::from(disp));
         a.emit(e::mem_reg(op, w, rt, base, ADDR));
     }
+}
+
+/// The distance in bytes between two stack probes: one 4 KiB page (the smallest guard page).
+const PROBE_INTERVAL: u32 = 4096;
+
+/// `sub sp, sp, #frame` touching every page of the new frame in order going down (gcc's
+/// `-fstack-clash-protection` shape on AArch64): for a frame of a page or more, [`PROBES`] =
+/// `frame / 4096`, then `sub sp, sp, #1, lsl #12; str xzr, [sp]` that many times (a loop of
+/// four words), then `sub sp` of the rest (less than a page, one 12-bit immediate); a smaller
+/// frame is one `sub sp, sp, #frame`, whose bytes lie within a page of the frame record just
+/// stored. Every access to the frame then lies within 4096 bytes below an address already
+/// touched, so a stack too small for the frame faults on its guard page and nothing is ever
+/// written past it. Returns the words executed beyond the ones emitted (the loop's repeats).
+fn sub_sp_probed(a: &mut Asm, frame: u32) -> usize {
+    let (pages, rest) = (frame / PROBE_INTERVAL, frame % PROBE_INTERVAL);
+    let mut repeats = 0;
+    if pages > 0 {
+        // pages <= MAX_STACK_BYTES / 4096 + 1: one 16-bit immediate
+        a.emit(e::movz(PROBES, pages as u16, 0));
+        a.emit(e::sub_imm(SP, SP, 1, true));
+        a.emit(e::mem_imm(MemOp::Store, Width::X, e::ZR, SP, 0));
+        a.emit(e::sub_imm(PROBES, PROBES, 1, false));
+        a.emit(e::cbnz(true, PROBES, -3));
+        repeats = 4 * (pages as usize - 1);
+    }
+    if rest > 0 {
+        a.emit(e::sub_imm(SP, SP, rest, false));
+    }
+    repeats
 }
 
 /// `rd = imm` with `movz` + `movk`s (only the non-zero 16-bit pieces after the first).
@@ -337,9 +377,23 @@ fn emit_args(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], mode: Mode, copi
     }
 }
 
+/// Checks per rejection island in a values entry whose branches to the entry's end would not
+/// reach (see [`emit_checks`]): at most 12 words each, so a block spans well under the ±1 MiB
+/// of `b.cond`.
+const ISLAND_CHECKS: usize = 4096;
+
 /// The values entry's checks (right after `bti c`, before anything is written): each
 /// argument's tag byte, and each struct segment's length. Branches to `fail` on a mismatch.
-fn emit_checks(a: &mut Asm, checks: &[ArgCheck], fail: e::Label) {
+///
+/// With `islands` (a signature so large that `fail`, after the argument moves, is beyond the
+/// ±1 MiB a `b.cond` reaches: tens of thousands of arguments), each block of
+/// [`ISLAND_CHECKS`] checks is followed by its own rejection path, `b over; movz x9, #1; ret;
+/// over:`, which its checks branch to instead (the checks run before the frame is made, so
+/// the rejection is the same anywhere among them). Returns the number of islands (one `b`
+/// each on the normal path).
+fn emit_checks(a: &mut Asm, checks: &[ArgCheck], fail: e::Label, islands: bool) -> usize {
+    let mut target = if islands { a.label() } else { fail };
+    let mut count = 0;
     for (i, check) in checks.iter().enumerate() {
         let slot = VALUE_STRIDE as u32 * i as u32;
         let tag = match check {
@@ -348,7 +402,7 @@ fn emit_checks(a: &mut Asm, checks: &[ArgCheck], fail: e::Label) {
         };
         mem(a, MemOp::Load, Width::B, FLAG, 0, slot);
         a.emit(e::cmp_imm(false, FLAG, u32::from(tag)));
-        a.b_cond(Cond::Ne, fail);
+        a.b_cond(Cond::Ne, target);
         if let ArgCheck::Group(size) = *check {
             let len = slot + VALUE_PAYLOAD as u32 + MemorySegment::LEN_OFFSET as u32;
             mem(a, MemOp::Load, Width::X, FLAG, 0, len);
@@ -358,9 +412,20 @@ fn emit_checks(a: &mut Asm, checks: &[ArgCheck], fail: e::Label) {
                 load_imm(a, ADDR, u64::from(size));
                 a.emit(e::cmp_reg(true, FLAG, ADDR));
             }
-            a.b_cond(Cond::Lo, fail);
+            a.b_cond(Cond::Lo, target);
+        }
+        if islands && ((i + 1) % ISLAND_CHECKS == 0 || i + 1 == checks.len()) {
+            let over = a.label();
+            a.b(over);
+            a.bind(target);
+            a.emit(e::movz(FLAG, 1, 0));
+            a.emit(e::ret());
+            a.bind(over);
+            target = a.label();
+            count += 1;
         }
     }
+    count
 }
 
 /// Whether the raw entry can jump straight to the target (see the module documentation).
@@ -391,19 +456,22 @@ fn emit_return_move(a: &mut Asm, base: u8, m: &ReturnMove) {
 }
 
 /// Compiles one entry; returns the word index where its rejection path starts (values entry)
-/// or its end (raw entry), so the normal path is the words before it.
+/// or its end (raw entry), so the normal path is the words before it, and the words the normal
+/// path executes beyond those (the stack probe's repeats, [`sub_sp_probed`]).
 fn compile_entry(
     a: &mut Asm,
     plan: &CallPlan,
     checks: &[ArgCheck],
     capture: bool,
     mode: Mode,
-) -> usize {
+    islands: bool,
+) -> (usize, usize) {
     a.emit(e::bti_c());
     let fail = a.label();
-    if mode == Mode::Values {
-        emit_checks(a, checks, fail);
-    }
+    let island_jumps = match mode {
+        Mode::Values => emit_checks(a, checks, fail, islands),
+        Mode::Raw => 0,
+    };
     let by_ref = plan.args.iter().any(|ap| ap.by_reference.is_some());
     let copies = if by_ref && writes_int(plan, 4) {
         COPIES
@@ -421,7 +489,7 @@ fn compile_entry(
         }
         emit_args(a, plan, checks, mode, copies);
         a.emit(e::br(TARGET));
-        return a.len();
+        return (a.len(), 0);
     }
     let needs_ret = matches!(plan.ret, ReturnPlan::Registers(_));
     let area = plan.stack_bytes.next_multiple_of(16);
@@ -430,9 +498,7 @@ fn compile_entry(
     let ret_slot = -(16 * capture as i32) - 8;
     a.emit(e::stp(PairMode::Pre, FP, LR, SP, -16));
     a.emit(e::add_imm(FP, SP, 0, false));
-    if frame > 0 {
-        a.emit(e::sub_imm(SP, SP, frame, false));
-    }
+    let repeats = island_jumps + sub_sp_probed(a, frame);
     if capture {
         a.emit(e::stp(PairMode::Offset, 2, 5, FP, -16));
     }
@@ -482,12 +548,12 @@ fn compile_entry(
     a.emit(e::ldp(PairMode::Post, FP, LR, SP, 16));
     a.emit(e::ret());
     let end = a.len();
-    if mode == Mode::Values && !checks.is_empty() {
+    if mode == Mode::Values && !checks.is_empty() && !islands {
         a.bind(fail);
         a.emit(e::movz(FLAG, 1, 0));
         a.emit(e::ret());
     }
-    end
+    (end, repeats)
 }
 
 /// The machine code of a stub: both entries (byte offsets into `bytes`).
@@ -521,23 +587,40 @@ const PADDING: u32 = 0;
 /// checks; `checks.len() == plan.args().len()`).
 pub(crate) fn compile(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> StubCode {
     debug_assert_eq!(checks.len(), plan.args.len());
+    compile_with(plan, checks, capture, false)
+        .or_else(|| compile_with(plan, checks, capture, true))
+        .expect("every branch reaches its label with rejection islands")
+}
+
+/// [`compile`] with or without rejection islands ([`emit_checks`]); `None` when a check's
+/// branch does not reach its rejection path.
+fn compile_with(
+    plan: &CallPlan,
+    checks: &[ArgCheck],
+    capture: bool,
+    islands: bool,
+) -> Option<StubCode> {
     let mut a = Asm::default();
-    let raw_end = compile_entry(&mut a, plan, checks, capture, Mode::Raw);
+    let (raw_end, raw_repeats) = compile_entry(&mut a, plan, checks, capture, Mode::Raw, false);
     while a.len() % 4 != 0 {
         a.emit(PADDING);
     }
     let values = a.len();
-    let values_end = compile_entry(&mut a, plan, checks, capture, Mode::Values);
+    let (values_end, values_repeats) =
+        compile_entry(&mut a, plan, checks, capture, Mode::Values, islands);
+    if !a.branches_reach() {
+        return None;
+    }
     let words = a.finish();
-    StubCode {
+    Some(StubCode {
         bytes: words.iter().flat_map(|w| w.to_le_bytes()).collect(),
         raw: 0,
         values: 4 * values,
         paths: PathLengths {
-            raw: raw_end,
-            values: values_end - values,
+            raw: raw_end + raw_repeats,
+            values: values_end - values + values_repeats,
         },
-    }
+    })
 }
 
 /// The per-call instruction counts of the stub of `plan` (see [`PathLengths`]).

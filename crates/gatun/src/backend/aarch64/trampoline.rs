@@ -11,8 +11,11 @@
 //!    (`__errno_location` on Linux, `__error` on Apple) and keeps the result in x21 (before
 //!    any argument register is loaded);
 //! 3. reserves the stack-argument area rounded up to 16 bytes (sp stays 16-byte aligned,
-//!    §6.4.5.1) and copies the `stack_slots` 8-byte slots to `[sp + 8k]` (an Apple plan's
-//!    packed arguments were already placed inside those slots by `frame`);
+//!    §6.4.5.1), a page (4096 bytes) at a time with `str xzr, [sp]` after each page, so the
+//!    pages of an area of any size (up to [`MAX_STACK_BYTES`](crate::backend::MAX_STACK_BYTES))
+//!    are touched in order going down and a stack too small for it faults on its guard page;
+//!    then copies the `stack_slots` 8-byte slots to `[sp + 8k]` (an Apple plan's packed
+//!    arguments were already placed inside those slots by `frame`);
 //! 4. loads d0..d7, then — capture only — copies the capture segment's errno into errno
 //!    ("restore before"), then loads x0..x7 and x8 (the indirect-result location, §6.9) and
 //!    calls the target with `blr x16`;
@@ -74,12 +77,22 @@ asm_function!(
     "bl {errno_location}",
     "mov x21, x0",
     "2:",
-    // the stack-argument area: slots rounded up to an even count (16-byte aligned sp)
+    // the stack-argument area: slots rounded up to an even count (16-byte aligned sp), made
+    // a page at a time going down, each page touched (`str xzr, [sp]`) before the next
     "ldr x9, [x19, #152]",
     "ldr x10, [x19, #144]",
     "add x11, x9, #1",
     "and x11, x11, #0xfffffffffffffffe",
-    "sub sp, sp, x11, lsl #3",
+    "lsl x11, x11, #3",
+    "7:",
+    "cmp x11, #1, lsl #12",
+    "b.lo 8f",
+    "sub sp, sp, #1, lsl #12",
+    "str xzr, [sp]",
+    "sub x11, x11, #1, lsl #12",
+    "b 7b",
+    "8:",
+    "sub sp, sp, x11",
     "mov x12, #0",
     "3:",
     "cmp x12, x9",

@@ -3,10 +3,11 @@
 //! # Invariants (the unsafe story of this module)
 //! - A [`CallFrame`] is built on the Rust stack by the invoking thread, passed by pointer to
 //!   the trampoline and read back after it returns; nothing else sees it.
-//! - The stack-argument array has [`crate::backend::moves::MAX_STACK_SLOTS`] slots; the linker
-//!   refuses at link time any plan whose `stack_bytes` (32 bytes of shadow space included)
-//!   exceed [`crate::backend::MAX_STACK_BYTES`], so every `Location::Stack(off)` of a handle's
-//!   plan indexes inside it. Slots 0..4 are the shadow space: zeroed, never written by a move.
+//! - The stack-argument area ([`StackArgs`], made by
+//!   [`with_stack_args`](crate::backend::with_stack_args)) has exactly the plan's
+//!   `stack_bytes / 8` slots (32 bytes of shadow space included, so at least 4), at most
+//!   [`crate::backend::MAX_STACK_BYTES`] bytes (the linker refuses larger plans at link time),
+//!   so every `Location::Stack(off)` of a handle's plan indexes inside it. Slots 0..4 are the shadow space: zeroed, never written by a move.
 //! - Argument sources are read with exactly `ArgMove::size` bytes at `offset`
 //!   ([`crate::backend::moves::load_move`]); the callers in `linker::handle` guarantee the source
 //!   regions are at least the layout's size.
@@ -48,20 +49,25 @@ pub(crate) struct CallFrame {
 }
 
 impl CallFrame {
-    /// A frame for `plan` calling `target`, with the first `plan.stack_bytes / 8` slots of
-    /// `stack` zeroed (at least the four shadow slots).
+    /// A frame for `plan` calling `target`, with `stack` (the plan's zeroed area, the four
+    /// shadow slots included) as its outgoing stack area.
+    ///
+    /// # Panics
+    /// If `stack` has fewer than the four shadow slots (a Win64 plan's `stack_bytes` is at
+    /// least 32, so an area made for the plan never has).
     #[inline(always)]
-    pub fn new(target: *const c_void, plan: &CallPlan, stack: &mut StackArgs) -> CallFrame {
-        let slots = (plan.stack_bytes as usize / 8).max(4);
+    pub fn new(target: *const c_void, plan: &CallPlan, stack: &mut StackArgs<'_>) -> CallFrame {
+        debug_assert_eq!(stack.slots(), plan.stack_bytes as usize / 8);
+        assert!(
+            stack.slots() >= 4,
+            "a Win64 stack area without its shadow space"
+        );
         CallFrame {
             target,
             gpr: [0; 4],
             xmm: [0; 4],
-            stack: {
-                stack.zero_prefix(slots);
-                std::ptr::null()
-            },
-            stack_slots: slots,
+            stack: std::ptr::null(),
+            stack_slots: stack.slots(),
             capture: std::ptr::null_mut(),
             errno: std::ptr::null_mut(),
             rax: 0,
@@ -82,7 +88,7 @@ impl CallFrame {
     /// Stores `value` at `to`: `Int(0..4)` is rcx, rdx, r8, r9, `Vector(0..4)` xmm0..xmm3 (its
     /// low 64 bits), `Stack(off)` the whole 8-byte slot at byte offset `off` (32 or more).
     #[inline(always)]
-    pub fn store(&mut self, stack: &mut StackArgs, to: Location, value: u64) {
+    pub fn store(&mut self, stack: &mut StackArgs<'_>, to: Location, value: u64) {
         match to {
             Location::Int(n) => self.gpr[n as usize] = value,
             Location::Vector(n) => self.xmm[n as usize] = value,
@@ -107,7 +113,7 @@ impl CallFrame {
     /// The frame must describe a valid call of `target` (see the module invariants) and the
     /// target's own contract must hold.
     #[inline(always)]
-    pub unsafe fn call(&mut self, stack: &mut StackArgs) {
+    pub unsafe fn call(&mut self, stack: &mut StackArgs<'_>) {
         self.stack = stack.base();
         // SAFETY: forwarded to the caller; `stack` is the area the frame's stack moves wrote.
         unsafe { trampoline::gatun_win64_call(self) }
@@ -116,12 +122,12 @@ impl CallFrame {
 
 impl Trampoline for CallFrame {
     #[inline(always)]
-    fn for_plan(target: *const c_void, plan: &CallPlan, stack: &mut StackArgs) -> CallFrame {
+    fn for_plan(target: *const c_void, plan: &CallPlan, stack: &mut StackArgs<'_>) -> CallFrame {
         CallFrame::new(target, plan, stack)
     }
 
     #[inline(always)]
-    fn store_address(&mut self, stack: &mut StackArgs, to: Location, address: u64) {
+    fn store_address(&mut self, stack: &mut StackArgs<'_>, to: Location, address: u64) {
         self.store(stack, to, address);
     }
 
@@ -129,7 +135,7 @@ impl Trampoline for CallFrame {
     #[inline(always)]
     unsafe fn store_arg(
         &mut self,
-        stack: &mut StackArgs,
+        stack: &mut StackArgs<'_>,
         plan: &CallPlan,
         i: usize,
         src: *const u8,
@@ -146,7 +152,7 @@ impl Trampoline for CallFrame {
     }
 
     #[inline(always)]
-    unsafe fn run(&mut self, stack: &mut StackArgs) {
+    unsafe fn run(&mut self, stack: &mut StackArgs<'_>) {
         // SAFETY: forwarded to the caller.
         unsafe { self.call(stack) }
     }

@@ -37,7 +37,13 @@
 //!   `jmp r11`. The caller's shadow space is the target's; the target returns straight to the
 //!   stub's caller.
 //! - **framed**: `sub rsp, F` with `F` = the plan's stack area ([`CallPlan::stack_bytes`],
-//!   shadow space included) rounded up to 16, plus 8, so `rsp` is 16-byte aligned at the call.
+//!   shadow space included, up to [`MAX_STACK_BYTES`](crate::backend::MAX_STACK_BYTES))
+//!   rounded up to 16, plus 8, so `rsp` is 16-byte aligned at the call. For `F` of a page
+//!   (4096 bytes) or more, every page below rsp down to `rsp - F` is read first, in order
+//!   going down, without moving rsp (`__chkstk`'s way, `encode::probe_below_rsp`): Windows
+//!   commits a stack only through its guard page, one page at a time, so the area's pages are
+//!   committed before the `sub`, and a stack too small for the call ends in
+//!   `STATUS_STACK_OVERFLOW` with rsp still above the fault, never a write past the guard.
 //!   The stub keeps what it needs after the moves in its caller's shadow space (the home slots
 //!   of `rcx`, `rdx`, `r8`, `r9`, which belong to the callee): `args`, `ret`, `capture` and the
 //!   target. Then the argument moves (stack arguments at `[rsp + 32 + 8k]`, written whole; a
@@ -58,10 +64,11 @@
 //! # Unwind information
 //! A framed entry is a function in Windows' sense: the code from its `sub rsp, F` to its `ret`
 //! is described by a `RUNTIME_FUNCTION` whose `UNWIND_INFO` (version 1, no frame register, no
-//! handler) has the one prologue code `UWOP_ALLOC_SMALL` (F ≤ 128) or `UWOP_ALLOC_LARGE` (the
-//! size in the next slot); both entries of a stub share one `UNWIND_INFO`. The checks before the
-//! `sub`, the rejection path and the tail body move no stack pointer and call nothing, so they
-//! need none (Windows unwinds code without an entry as a leaf). The table lives after the code
+//! handler) has the one prologue code `UWOP_ALLOC_SMALL` (F ≤ 128) or `UWOP_ALLOC_LARGE` (F / 8
+//! in the next slot up to 512 KiB - 8, else F in the next two); both entries of a stub share
+//! one `UNWIND_INFO`. The checks and the stack probe before the `sub`, the rejection path and
+//! the tail body move no stack pointer and call nothing, so they need none (Windows unwinds
+//! code without an entry as a leaf). The table lives after the code
 //! in the same allocation ([`StubCode::function_table`]); the code module registers it with
 //! `RtlAddFunctionTable` when the stub is placed and deletes it before the memory is freed.
 //!
@@ -74,12 +81,12 @@
 //!   return layout's bytes at `ret` (exactly the move's size), `capture[..3]` and
 //!   `*errno_location` (capture stubs), and `*rejected` (values entry, on a mismatch only).
 //! - Scratch registers are volatile ones that are not the argument registers being built: rax,
-//!   r10, r11 and xmm5. No nonvolatile register (rbx, rbp, rdi, rsi, r12–r15, xmm6–xmm15) is
+//!   r10, r11 and xmm5 (r10 and r11 also walk the stack probe, before the frame is made). No nonvolatile register (rbx, rbp, rdi, rsi, r12–r15, xmm6–xmm15) is
 //!   ever written; `rsp` moves only in the framed body's prologue and epilogue, which the
 //!   unwind information describes.
 //! - Offsets come from a plan the classifier accepted: the stack area is at most
 //!   [`MAX_STACK_BYTES`](crate::backend::MAX_STACK_BYTES) bytes, so every displacement fits in
-//!   32 bits and `F` in `UWOP_ALLOC_LARGE`'s 16-bit slot count.
+//!   32 bits and `F` in `UWOP_ALLOC_LARGE`'s 32-bit size.
 
 // Off x86-64 Windows this module is compiled for its code-generation tests only.
 #![cfg_attr(not(gatun_backend = "win64"), allow(dead_code))]
@@ -353,6 +360,9 @@ fn compile_framed_body(
     capture: bool,
 ) -> (usize, usize) {
     let f = frame_bytes(plan);
+    // A frame of a page or more: its pages touched first, at the entry's depth (rsp unmoved,
+    // so outside the unwind range, like the checks).
+    encode::probe_below_rsp(&mut b.a, f);
     let begin = b.a.buf.len();
     // sub rsp, imm32 (the prologue: `UWOP_ALLOC_*` of F)
     b.a.op_reg(None, true, &[0x81], 5, RSP);
@@ -474,7 +484,8 @@ pub(crate) struct StubCode {
     pub function_table: Option<(usize, usize)>,
 }
 
-/// `UWOP_ALLOC_LARGE` (the size / 8 in the next slot).
+/// `UWOP_ALLOC_LARGE`: with operation info 0 the size / 8 in the next slot (up to 512 KiB - 8),
+/// with operation info 1 the size itself in the next two slots.
 const UWOP_ALLOC_LARGE: u8 = 1;
 /// `UWOP_ALLOC_SMALL` (size = 8 × info + 8, for 8..=128 bytes).
 const UWOP_ALLOC_SMALL: u8 = 2;
@@ -488,9 +499,11 @@ pub(crate) fn unwind_info(f: i32) -> Vec<u8> {
             PROLOGUE_BYTES,
             UWOP_ALLOC_SMALL | (((f - 8) / 8) as u8) << 4,
         ]]
-    } else {
-        let slots = (f / 8) as u16;
+    } else if let Ok(slots) = u16::try_from(f / 8) {
         vec![[PROLOGUE_BYTES, UWOP_ALLOC_LARGE], slots.to_le_bytes()]
+    } else {
+        let [a, b, c, d] = (f as u32).to_le_bytes();
+        vec![[PROLOGUE_BYTES, UWOP_ALLOC_LARGE | 1 << 4], [a, b], [c, d]]
     };
     let count = codes.len() as u8;
     if codes.len() % 2 == 1 {

@@ -43,7 +43,7 @@ use super::last_error::{GetLastError, SetLastError, WSAGetLastError};
 use super::{CallFrame, Win64};
 use crate::abi::{Location, Register, ReturnPlan};
 use crate::backend::test_values::{arena, read, seg_of, st};
-use crate::backend::{ArgKind, ArgSource, Backend, Executor as _, RetKind, StackArgs};
+use crate::backend::{ArgKind, ArgSource, Backend, Executor as _, RetKind};
 use crate::layout::ValueLayout as V;
 use crate::linker::{DowncallHandle, FunctionDescriptor as FD, Linker, LinkerOption, Symbol};
 use crate::memory::SegmentAllocator;
@@ -530,12 +530,14 @@ fn the_c_runtime_formats_variadic_doubles_and_ints() {
 
 // A harness that fills every nonvolatile register with a pattern, calls the trampoline and
 // records the registers right after it returns (rbx, rbp, rsi, rdi, r12..r15, then the low 64
-// bits of xmm6..xmm15), restoring its caller's values before returning.
+// bits of xmm6..xmm15), restoring its caller's values before returning. A global symbol: the
+// call to it may be compiled into another codegen unit (inside a generic closure).
 std::arch::global_asm!(
     ".text",
     ".p2align 4",
+    ".globl gatun_win64_test_nonvolatile",
     ".def gatun_win64_test_nonvolatile",
-    ".scl 3",
+    ".scl 2",
     ".type 32",
     ".endef",
     "gatun_win64_test_nonvolatile:",
@@ -689,27 +691,30 @@ fn the_trampoline_and_the_upcall_entry_preserve_every_nonvolatile_register() {
         .unwrap();
     let targets = [clobber_volatile as *const c_void, stub.address()];
     for (target, capture) in targets.into_iter().flat_map(|t| [(t, false), (t, true)]) {
-        let mut stack = StackArgs::new();
-        let mut frame = CallFrame::new(target, &plan, &mut stack);
-        for (k, ap) in plan.args().iter().enumerate() {
-            let v = if k % 2 == 0 {
-                k as u64 + 1
-            } else {
-                ((k + 1) as f64).to_bits()
-            };
-            frame.store(&mut stack, ap.moves[0].to, v);
-        }
         let mut buffer = [1i32, 2, 3];
-        frame.capture_into(if capture {
-            buffer.as_mut_ptr()
-        } else {
-            std::ptr::null_mut()
-        });
-        frame.stack = stack.base();
-        let mut out = [0u64; 18];
-        // SAFETY: the frame follows the plan of both targets' type; the harness restores its
-        // caller's registers.
-        unsafe { gatun_win64_test_nonvolatile(&mut frame, &mut out) };
+        let (out, frame) = crate::backend::with_stack_args(plan.stack_bytes(), |stack| {
+            let mut frame = CallFrame::new(target, &plan, stack);
+            for (k, ap) in plan.args().iter().enumerate() {
+                let v = if k % 2 == 0 {
+                    k as u64 + 1
+                } else {
+                    ((k + 1) as f64).to_bits()
+                };
+                frame.store(stack, ap.moves[0].to, v);
+            }
+            frame.capture_into(if capture {
+                buffer.as_mut_ptr()
+            } else {
+                std::ptr::null_mut()
+            });
+            frame.stack = stack.base();
+            let mut out = [0u64; 18];
+            // SAFETY: the frame follows the plan of both targets' type; the harness restores
+            // its caller's registers.
+            unsafe { gatun_win64_test_nonvolatile(&mut frame, &mut out) };
+            Ok((out, frame))
+        })
+        .unwrap();
         assert_eq!(out.to_vec(), want, "target {target:?}, capture: {capture}");
         assert_eq!(frame.rax, 21);
         // (Only the direct call: the dispatcher's own code after the closure may leave the

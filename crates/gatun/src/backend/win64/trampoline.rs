@@ -10,8 +10,11 @@
 //! 2. reserves `stack_slots` 8-byte slots rounded up to 16 bytes — the 32-byte shadow space
 //!    and the stack arguments above it ("x64 calling convention: parameter passing": the
 //!    caller always allocates the shadow space; rsp is 16-byte aligned at the call) — and
-//!    copies the slots to `[rsp + 8k]`; the area is at most 2048 bytes (the plan's limit),
-//!    less than a page, so no stack probe is needed;
+//!    copies the slots to `[rsp + 8k]`. The area (up to
+//!    [`MAX_STACK_BYTES`](crate::backend::MAX_STACK_BYTES)) is probed first, as `__chkstk`
+//!    does: a quadword read every 4096 bytes going down from rsp, and at the new rsp, before
+//!    rsp moves, so Windows commits the pages through its guard page in order and a stack too
+//!    small for the call ends in `STATUS_STACK_OVERFLOW` rather than a write past it;
 //! 3. capture only ("restore before"): `*errno = buffer[2]`, `WSASetLastError(buffer[1])`,
 //!    then `SetLastError(buffer[0])` last, each call with the reserved area as its shadow
 //!    space (they may write only those 32 bytes, which are the target's shadow space too);
@@ -23,7 +26,7 @@
 //!    before anything else runs;
 //! 6. restores rsp (`lea rsp, [rbp + 8]`) and the saved registers, and returns.
 //!
-//! xmm6..xmm15 are never touched. r10 and r11 are scratch of the copy loop only.
+//! xmm6..xmm15 are never touched. r10 and r11 are scratch of the probe and the copy loop only.
 //!
 //! Invariant: the layout of `CallFrame` (offsets 0..120) matches the constants below.
 
@@ -74,6 +77,18 @@ std::arch::global_asm!(
     "mov rcx, qword ptr [rbx + 80]",
     "lea rax, [rcx*8 + 15]",
     "and rax, -16",
+    // its pages read in order going down before rsp moves (as `__chkstk`): r10 walks down a
+    // page at a time, clamped to r11 = the new rsp, until it has read there
+    "mov r10, rsp",
+    "mov r11, rsp",
+    "sub r11, rax",
+    "6:",
+    "sub r10, 4096",
+    "cmp r10, r11",
+    "cmovb r10, r11",
+    "test qword ptr [r10], r10",
+    "cmp r10, r11",
+    "jne 6b",
     "sub rsp, rax",
     "mov rdx, qword ptr [rbx + 72]",
     "xor eax, eax",

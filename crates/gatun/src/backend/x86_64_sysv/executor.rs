@@ -25,9 +25,7 @@ use super::slots::{DirectRegisters, SlotsEntry};
 use super::stub::{ArgCheck, Stub, StubFn};
 use super::CallFrame;
 use crate::abi::{CallPlan, Location, Register, ReturnPlan};
-use crate::backend::{
-    ArgKind, ArgSource, RetKind, Slots, SlotsPath, StackArgs, StructCall, UncapturedCall,
-};
+use crate::backend::{ArgKind, ArgSource, RetKind, Slots, SlotsPath, StructCall, UncapturedCall};
 use crate::error::Result;
 use crate::layout::ScalarKind;
 use crate::value::Value;
@@ -481,25 +479,29 @@ impl crate::backend::Executor for Executor {
         ret: *mut u8,
         mut arg: impl FnMut(usize) -> Result<ArgSource>,
     ) -> Result<u64> {
-        let mut stack = StackArgs::new();
-        let mut frame = CallFrame::new(target, plan, &mut stack);
-        frame.errno = capture;
-        for (i, ap) in plan.args.iter().enumerate() {
-            // SAFETY: the source is 8 bytes covering any scalar, or the argument's bytes
+        // The outgoing stack area: on the Rust stack up to 2048 bytes, else in a linker-stack
+        // frame (`with_stack_args`).
+        crate::backend::with_stack_args(plan.stack_bytes, |stack| {
+            let mut frame = CallFrame::new(target, plan, stack);
+            frame.errno = capture;
+            for (i, ap) in plan.args.iter().enumerate() {
+                // SAFETY: the source is 8 bytes covering any scalar, or the argument's bytes
+                // (caller).
+                arg(i)?.with_bytes(|src| unsafe {
+                    crate::backend::load_arg(ap, src, |to, v| frame.store(stack, to, v))
+                });
+            }
+            if let Some(loc) = plan.hidden_return_pointer {
+                frame.store(stack, loc, ret as usize as u64);
+            }
+            // SAFETY: the frame follows the handle's validated plan; the caller vouches for
+            // the callee's contract.
+            unsafe { frame.call(stack) };
+            // SAFETY: `ret` has the return layout's size for a register-returned struct
             // (caller).
-            arg(i)?.with_bytes(|src| unsafe {
-                crate::backend::load_arg(ap, src, |to, v| frame.store(&mut stack, to, v))
-            });
-        }
-        if let Some(loc) = plan.hidden_return_pointer {
-            frame.store(&mut stack, loc, ret as usize as u64);
-        }
-        // SAFETY: the frame follows the handle's validated plan; the caller vouches for the
-        // callee's contract.
-        unsafe { frame.call(&mut stack) };
-        // SAFETY: `ret` has the return layout's size for a register-returned struct (caller).
-        unsafe { crate::backend::store_return(plan, ret, |r| frame.returned(r)) };
-        Ok(frame.returned(crate::backend::scalar_register(plan)))
+            unsafe { crate::backend::store_return(plan, ret, |r| frame.returned(r)) };
+            Ok(frame.returned(crate::backend::scalar_register(plan)))
+        })
     }
 }
 

@@ -3,9 +3,10 @@
 //! # Invariants (the unsafe story of this module)
 //! - A [`CallFrame`] is built on the Rust stack by the invoking thread, passed by pointer to
 //!   the trampoline and read back after it returns; nothing else sees it.
-//! - The stack-argument array has [`crate::backend::moves::MAX_STACK_SLOTS`] slots; the linker
-//!   refuses at link time any plan whose `stack_bytes` exceed
-//!   [`crate::backend::MAX_STACK_BYTES`], so every `Location::Stack(off)` of a handle's plan
+//! - The stack-argument area ([`StackArgs`], made by
+//!   [`with_stack_args`](crate::backend::with_stack_args)) has exactly the plan's
+//!   `stack_bytes / 8` slots, at most [`crate::backend::MAX_STACK_BYTES`] bytes (the linker
+//!   refuses larger plans at link time), so every `Location::Stack(off)` of a handle's plan
 //!   indexes inside it.
 //! - Argument sources are read with exactly `ArgMove::size` bytes at `offset` (never past the
 //!   argument); return moves write exactly `ReturnMove::size` bytes at `offset`. The callers in
@@ -46,20 +47,16 @@ pub(crate) struct CallFrame {
 }
 
 impl CallFrame {
-    /// A frame for `plan` calling `target`, with the first `plan.stack_bytes / 8` slots of
-    /// `stack` zeroed and `%al` set for variadic calls.
+    /// A frame for `plan` calling `target`, with `stack` (the plan's zeroed area) as its
+    /// outgoing stack area and `%al` set for variadic calls.
     #[inline(always)]
-    pub fn new(target: *const c_void, plan: &CallPlan, stack: &mut StackArgs) -> CallFrame {
-        let slots = plan.stack_bytes as usize / 8;
+    pub fn new(target: *const c_void, plan: &CallPlan, stack: &mut StackArgs<'_>) -> CallFrame {
         CallFrame {
             target,
             gpr: [0; 6],
             xmm: [0; 8],
-            stack: {
-                stack.zero_prefix(slots);
-                std::ptr::null()
-            },
-            stack_slots: slots,
+            stack: std::ptr::null(),
+            stack_slots: stack.slots(),
             al: if plan.is_variadic() {
                 plan.vector_registers as u64
             } else {
@@ -75,7 +72,7 @@ impl CallFrame {
 
     /// Stores `value` at `to`.
     #[inline(always)]
-    pub fn store(&mut self, stack: &mut StackArgs, to: Location, value: u64) {
+    pub fn store(&mut self, stack: &mut StackArgs<'_>, to: Location, value: u64) {
         match to {
             Location::Int(n) => self.gpr[n as usize] = value,
             Location::Vector(n) => self.xmm[n as usize] = value,
@@ -101,7 +98,7 @@ impl CallFrame {
     /// The frame must describe a valid call of `target` (see the module invariants) and the
     /// target's own contract must hold.
     #[inline(always)]
-    pub unsafe fn call(&mut self, stack: &mut StackArgs) {
+    pub unsafe fn call(&mut self, stack: &mut StackArgs<'_>) {
         self.stack = stack.base();
         // SAFETY: forwarded to the caller; `stack` is the area the frame's stack moves wrote.
         unsafe { trampoline::gatun_sysv_x64_call(self) }

@@ -40,9 +40,18 @@
 //!   hidden pointer (parked in xmm14 while the arguments are loaded), and the callee writes
 //!   the struct through it and returns to the stub's caller.
 //! - **leaf** (no capture): as tail, but with a 16-byte aligned frame holding the outgoing
-//!   stack arguments, the target and `ret` (`call [rsp + T]`); the hidden return pointer
-//!   (`ret`) into rdi; after the call `movq rax, xmm0` for a float return, or a
-//!   register-returned struct stored into `ret` by its [`ReturnMove`]s (exact sizes).
+//!   stack arguments (up to [`MAX_STACK_BYTES`](crate::backend::MAX_STACK_BYTES)), the target
+//!   and `ret` (`call [rsp + T]`); the hidden return pointer (`ret`) into rdi; after the call
+//!   `movq rax, xmm0` for a float return, or a register-returned struct stored into `ret` by
+//!   its [`ReturnMove`]s (exact sizes). A frame of a page (4096 bytes) or more is made by a
+//!   probing loop (`sub rsp, 4096; or qword [rsp], 0`, gcc's `-fstack-clash-protection`
+//!   shape, [`encode::sub_rsp_probed`]) that touches each page in order going down, so a
+//!   thread whose stack is too small faults on its guard page (Rust's "has overflowed its
+//!   stack" abort) and never writes past it. A long run of whole-slot stack moves of one
+//!   argument (a MEMORY-class struct of more than 128 bytes,
+//!   [`copy_runs`]) is copied with `rep movsq` before the
+//!   argument registers are loaded, so the code stays linear in the number of arguments,
+//!   not in their bytes.
 //! - **capture**: the leaf frame plus slots for the capture buffer and the thread's errno
 //!   address (passed in r9 by the caller, so no call into libc): the capture buffer's errno
 //!   copied into errno on entry, before the argument registers are loaded — nothing between
@@ -61,17 +70,21 @@
 //!   so every displacement fits in 32 bits.
 //! - Only caller-saved registers other than the argument registers being built are used as
 //!   scratch (rax before `%al` is set, r10, r11, xmm15, and xmm14 holding `ret` in a
-//!   MEMORY-class tail body); callee-saved ones are never touched,
+//!   MEMORY-class tail body; rsi, rdi and rcx for the `rep movsq` copies, which come before
+//!   any argument register is loaded, with `args` parked in rax); callee-saved ones are never
+//!   touched,
 //!   except r12 on a checked entry's rejection path, which runs before anything else.
 //! - The stub never reads outside `args[..n]` and the argument bytes the plan names, and never
 //!   writes outside the return layout's bytes at `ret` and its own frame.
 
 use std::ffi::c_void;
+use std::ops::Range;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
 use crate::abi::kinds::segment_tag;
 use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan};
+use crate::backend::moves::copy_runs;
 use crate::backend::x86_64_encode::{
     self as encode, Asm, R10, R11, R8, R9, RAX, RCX, RDI, RDX, RSI, RSP, XMM14, XMM15,
 };
@@ -183,8 +196,9 @@ fn emit_checks(a: &mut Asm, checks: &[ArgCheck]) -> Vec<usize> {
     fails
 }
 
-/// Emits every argument move. With `defer_rdi` the moves into rdi (which then holds `args`)
-/// are emitted last, after the argument's source is found again.
+/// Emits every argument move but those of `copied` (per argument, the ranges of its moves
+/// already carried out by [`emit_copies`]; empty for none). With `defer_rdi` the moves into
+/// rdi (which then holds `args`) are emitted last, after the argument's source is found again.
 fn emit_args(
     a: &mut Asm,
     plan: &CallPlan,
@@ -192,6 +206,7 @@ fn emit_args(
     mode: Mode,
     args: u8,
     defer_rdi: bool,
+    copied: &[Vec<Range<usize>>],
 ) {
     let is_rdi = |m: &ArgMove| defer_rdi && m.to == Location::Int(0);
     let mut deferred = None;
@@ -201,11 +216,16 @@ fn emit_args(
             deferred = Some((i, *check, ap.moves[0]));
             continue;
         }
+        let runs = copied.get(i).map_or(&[][..], |r| &r[..]);
+        let is_copied = |k: usize| runs.iter().any(|r| r.contains(&k));
+        if !runs.is_empty() && (0..ap.moves.len()).all(is_copied) {
+            continue;
+        }
         let (base, disp) = arg_source(a, mode, args, i, *check);
-        for m in &ap.moves {
+        for (k, m) in ap.moves.iter().enumerate() {
             if is_rdi(m) {
                 deferred = Some((i, *check, *m));
-            } else {
+            } else if !is_copied(k) {
                 emit_move(a, base, disp, m);
             }
         }
@@ -214,6 +234,46 @@ fn emit_args(
         let (base, disp) = arg_source(a, mode, args, i, check);
         emit_move(a, base, disp, &m);
     }
+}
+
+/// The runs of whole-slot stack moves of each argument that the leaf body copies with
+/// `rep movsq` ([`copy_runs`]): one list per argument, all empty for most plans.
+fn copied_runs(plan: &CallPlan) -> Vec<Vec<Range<usize>>> {
+    plan.args.iter().map(|ap| copy_runs(&ap.moves)).collect()
+}
+
+/// Copies each run of `copied` (see [`copied_runs`]) into its stack slots with `rep movsq`
+/// (rsi the source, rdi the first slot, rcx the count): before any argument register is
+/// loaded, since rdi, rsi and rcx are argument registers. `args` (rdi) waits in rax, which is
+/// free until the moves' scratch and `%al` use it, and is back in rdi afterwards. The caller
+/// has saved what it needs of rsi (`ret`) and rcx (the target). Stub size stays linear in the
+/// number of arguments however large a struct is; nothing but the runs' bytes is read or
+/// written.
+fn emit_copies(
+    a: &mut Asm,
+    plan: &CallPlan,
+    checks: &[ArgCheck],
+    mode: Mode,
+    copied: &[Vec<Range<usize>>],
+) {
+    if copied.iter().all(|r| r.is_empty()) {
+        return;
+    }
+    a.mov_rr(RAX, RDI);
+    for (i, runs) in copied.iter().enumerate() {
+        for run in runs {
+            let first = plan.args[i].moves[run.start];
+            let Location::Stack(to) = first.to else {
+                continue; // never: a run is of stack moves (`copy_runs`)
+            };
+            let (base, disp) = arg_source(a, mode, RAX, i, checks[i]);
+            a.lea(RSI, base, disp + first.offset as i32);
+            a.lea(RDI, RSP, to as i32);
+            a.mov_imm32(RCX, run.len() as u32);
+            a.rep_movsq();
+        }
+    }
+    a.mov_rr(RDI, RAX);
 }
 
 /// Patches the checked entries' failure jumps to `or r12, -1; ret`: the rejection protocol of
@@ -295,7 +355,7 @@ fn compile_tail_body(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], mode: Mo
     if memory {
         a.movq_x_r(XMM14, RSI);
     }
-    emit_args(a, plan, checks, mode, RDI, !memory);
+    emit_args(a, plan, checks, mode, RDI, !memory, &[]);
     if memory {
         a.movq_r_x(RDI, XMM14);
     }
@@ -326,9 +386,8 @@ fn compile_leaf_body(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], mode: Mo
     let slots = 1 + needs_ret as i32 + 2 * capture as i32;
     // rsp ≡ 8 (mod 16) at entry: an odd number of 8-byte slots above the area
     let frame = area + 8 * (slots | 1);
-    // sub rsp, imm32
-    a.op_reg(None, true, &[0x81], 5, RSP);
-    a.bytes(&frame.to_le_bytes());
+    // sub rsp, F, probing every page of a frame of a page or more (r11 is free here)
+    encode::sub_rsp_probed(a, frame, R11);
     a.store(RCX, RSP, target, 8);
     if needs_ret {
         a.store(RSI, RSP, ret, 8);
@@ -340,7 +399,9 @@ fn compile_leaf_body(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], mode: Mo
         a.load_zx(R11, RDX, 0, 4);
         a.store(R11, R9, 0, 4);
     }
-    emit_args(a, plan, checks, mode, RDI, true);
+    let copied = copied_runs(plan);
+    emit_copies(a, plan, checks, mode, &copied);
+    emit_args(a, plan, checks, mode, RDI, true, &copied);
     match plan.hidden_return_pointer {
         Some(Location::Int(n)) => a.load_zx(INT_ARGS[n as usize], RSP, ret, 8),
         Some(Location::Stack(off)) => {

@@ -5,7 +5,10 @@
 //! 2. for a capture call (`frame.errno != null`), calls `__errno_location` and keeps the
 //!    thread's errno address in r13 (before any argument register is loaded);
 //! 3. pushes the stack-argument slots (last first), inserting 8 bytes of padding for an odd
-//!    count so rsp is 16-byte aligned at the call (SysV §3.2.2);
+//!    count so rsp is 16-byte aligned at the call (SysV §3.2.2); each push writes the 8 bytes
+//!    right below the previous one, so the pages of an area of any size (up to
+//!    [`MAX_STACK_BYTES`](crate::backend::MAX_STACK_BYTES)) are touched in order going down
+//!    and a stack too small for it faults on its guard page (no separate probe is needed);
 //! 4. loads xmm0..xmm7, then — capture only — copies the capture segment's errno into errno
 //!    ("restore before"), then loads rdi..r9 and rax (%al) and calls the target;
 //! 5. immediately after the call — capture only — copies errno back into the capture segment

@@ -2,6 +2,6 @@
 use gatun::Arguments;
 
 fn main() {
-    let args: Arguments<'_, 513> = Default::default();
+    let args: Arguments<'_, 1025> = Default::default();
     assert!(args.is_empty());
 }

@@ -5,6 +5,7 @@
 
 use super::*;
 use crate::abi::aarch64::{plan, Flavour};
+use crate::backend::aarch64::encode::SP;
 use crate::layout::FunctionDescriptor as FD;
 use crate::layout::{MemoryLayout, ValueLayout as V};
 
@@ -39,8 +40,8 @@ fn register_fields(w: u32) -> Option<Vec<u32>> {
     let (rt, rn, rt2, rm) = (w & 31, w >> 5 & 31, w >> 10 & 31, w >> 16 & 31);
     let pair = [0xA880_0000, 0xA980_0000, 0xA900_0000].contains(&(w & 0xFF80_0000));
     Some(
-        if w == 0xD503_245F || w == 0 || w & 0xFF00_0010 == 0x5400_0000 {
-            vec![] // bti c, udf #0 padding, b.cond
+        if w == 0xD503_245F || w == 0 || w & 0xFF00_0010 == 0x5400_0000 || w >> 26 == 0b000101 {
+            vec![] // bti c, udf #0 padding, b.cond, b
         } else if pair {
             vec![rt, rn, rt2]
         } else if w & 0x3B00_0000 == 0x3900_0000 || w & 0x3B20_0C00 == 0x3800_0000 {
@@ -379,6 +380,124 @@ fn apple_packed_stack_arguments_are_stored_with_their_own_width() {
     assert_eq!(stores(&apple), [2, 2, 2, 2, 0, 0, 0, 0]);
     let linux = linux(&d, None);
     assert_eq!(stores(&linux), [0, 0, 0, 0, 2, 2, 2, 2]);
+}
+
+/// The words of the stack probe of a `frame`-byte frame (see `sub_sp_probed`).
+fn probe_words(frame: u32) -> Vec<u32> {
+    let mut w = vec![
+        e::movz(17, (frame / 4096) as u16, 0),
+        e::sub_imm(SP, SP, 1, true),
+        e::mem_imm(MemOp::Store, Width::X, e::ZR, SP, 0),
+        e::sub_imm(17, 17, 1, false),
+        e::cbnz(true, 17, -3),
+    ];
+    if frame % 4096 > 0 {
+        w.push(e::sub_imm(SP, SP, frame % 4096, false));
+    }
+    w
+}
+
+#[test]
+fn frames_of_a_page_or_more_are_probed_page_by_page_going_down() {
+    // 8 longs in x0..x7, then 1,000 on the stack: an 8,000-byte frame, one probed page and
+    // 3,904 bytes more, right after the frame record in both entries.
+    let d = FD::of(V::I64, vec![V::I64; 8 + 1000]);
+    let code = code_of(&d, None, false);
+    check_words(&code, "1,008 longs");
+    let record = [
+        e::stp(PairMode::Pre, FP, LR, SP, -16),
+        e::add_imm(FP, SP, 0, false),
+    ];
+    for entry in [code.raw, code.values] {
+        let ws = words(&code.bytes[entry..]);
+        let at = ws.windows(2).position(|w| w == record).unwrap() + 2;
+        assert_eq!(ws[at..at + 6], probe_words(8000), "entry at {entry}");
+    }
+    // Each entry executes the loop's four words once per page.
+    let lengths = path_lengths(&linux(&d, None), &checks_of(&d), false);
+    let big = FD::of(V::I64, vec![V::I64; 8 + 131_072]);
+    let big_code = code_of(&big, None, false);
+    assert_eq!(
+        words(&big_code.bytes[big_code.raw..])[3..8],
+        probe_words(1 << 20)
+    );
+    let big_lengths = path_lengths(&linux(&big, None), &checks_of(&big), false);
+    // 130,072 more stack moves of two words (ldr, str; from 32 KiB on with a movz/movk of
+    // the offset first), 255 more pages of four words, the same prologue otherwise.
+    assert!(big_lengths.raw > lengths.raw + 2 * 130_072 + 4 * 255);
+    // A frame under a page: one `sub sp` as before.
+    let small = code_of(&FD::of(V::I64, vec![V::I64; 8 + 500]), None, false);
+    assert_eq!(words(&small.bytes)[3], e::sub_imm(SP, SP, 4000, false));
+}
+
+#[test]
+fn stack_offsets_past_the_immediate_fields_go_through_x15() {
+    // 5,000 longs on the stack: offsets from 32 KiB (past `str x`'s scaled field) to 40 KiB
+    // are stored with `str x14, [sp, x15]`, after `movz`/`movk` of the offset.
+    let d = FD::of(V::I64, vec![V::I64; 8 + 5000]);
+    let code = code_of(&d, None, false);
+    check_words(&code, "5,008 longs");
+    let ws = words(&code.bytes);
+    let reg_store = e::mem_reg(MemOp::Store, Width::X, 14, SP, 15);
+    assert_eq!(
+        ws.iter().filter(|&&w| w == reg_store).count(),
+        2 * (5000 - 4096)
+    );
+    // The last slot, 39,992 = 0x9C38: `movz x15, #0x9c38` right before a register store.
+    let at = ws.iter().rposition(|&w| w == reg_store).unwrap();
+    assert_eq!(ws[at - 1], e::movz(15, 0x9C38, 0));
+    // Apple packs one-byte arguments: from 4096 on, `strb w14, [sp, x15]`.
+    let mut args: Vec<MemoryLayout> = vec![V::I64.into(); 8];
+    args.extend(vec![MemoryLayout::from(V::I8); 5000]);
+    let d = FD::of_void(args);
+    let code = compile(
+        &plan(&d, None, Flavour::Apple).unwrap(),
+        &checks_of(&d),
+        false,
+    );
+    check_words(&code, "5,000 packed bytes");
+    let ws = words(&code.bytes);
+    let reg_strb = e::mem_reg(MemOp::Store, Width::B, 14, SP, 15);
+    assert_eq!(
+        ws.iter().filter(|&&w| w == reg_strb).count(),
+        2 * (5000 - 4096)
+    );
+    // Near the 1 MiB limit: a two-piece offset.
+    let d = FD::of(V::I64, vec![V::I64; 8 + 131_072]);
+    let ws = words(&code_of(&d, None, false).bytes);
+    let last = [
+        e::movz(15, 0xFFF8, 0),
+        e::movk(15, 0xF, 1),
+        e::mem_reg(MemOp::Store, Width::X, 14, SP, 15),
+    ];
+    assert_eq!(ws.windows(3).filter(|w| *w == last).count(), 2);
+}
+
+#[test]
+fn very_many_checks_reject_through_islands_within_branch_reach() {
+    // 40,000 arguments: the end of the values entry is more than 1 MiB after the first
+    // check, beyond `b.cond`; each block of 4,096 checks gets its own rejection path.
+    let n = 8 + 40_000;
+    let d = FD::of(V::I64, vec![V::I64; n]);
+    let code = code_of(&d, None, false);
+    check_words(&code, "40,008 longs");
+    let ws = words(&code.bytes[code.values..]);
+    let island = [e::movz(FLAG, 1, 0), e::ret()];
+    let islands = ws.windows(2).filter(|w| *w == island).count();
+    assert_eq!(islands, n.div_ceil(ISLAND_CHECKS));
+    // Every `b.cond` of the checks goes forward to the next island, within reach.
+    for (i, &w) in ws.iter().enumerate() {
+        if w & 0xFF00_0010 == 0x5400_0000 {
+            let words = ((w >> 5 & 0x7FFFF) << 13) as i32 >> 13;
+            assert!(words > 0, "b.cond at {i} goes back");
+            assert_eq!(ws[i + words as usize..][..2], island, "b.cond at {i}");
+        }
+    }
+    // A small signature keeps its one rejection path at the end and no extra jump.
+    let small = code_of(&FD::of(V::I64, vec![V::I64; 20]), None, false);
+    let ws = words(&small.bytes[small.values..]);
+    assert_eq!(ws.windows(2).filter(|w| *w == island).count(), 1);
+    assert_eq!(ws[ws.len() - 2..], island);
 }
 
 #[cfg(all(gatun_backend = "aarch64", target_os = "linux"))]

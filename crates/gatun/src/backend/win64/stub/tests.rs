@@ -328,6 +328,64 @@ fn the_unwind_information_describes_the_frame() {
     crate::code::function_table::check(&c.bytes, table, n).unwrap();
 }
 
+#[test]
+fn frames_of_a_page_or_more_are_probed_below_rsp_before_the_sub() {
+    // 1,000 long longs: 32 + 996 × 8 = 8,000 bytes of stack area, F = 8,008 = 0x1f48.
+    let d = FD::of(V::I64, vec![V::I64; 1000]);
+    let c = code_of(&d, None, false);
+    let p = plan_of(&d, None);
+    assert_eq!(frame_bytes(&p), 0x1f48);
+    let (table, n) = c.function_table.unwrap();
+    for (k, entry) in [c.raw, c.values].into_iter().enumerate() {
+        let is = path(&c.bytes, entry);
+        let t = text(&is);
+        let at = t.iter().position(|s| s == "mov r10, rsp").unwrap();
+        assert_eq!(
+            t[at..at + 9],
+            [
+                "mov r10, rsp",
+                "lea r11, [rsp-0x1f48]",
+                "sub r10, 0x1000",
+                "cmp r10, r11",
+                "cmovb r10, r11",
+                "test qword ptr [r10], r10",
+                "cmp r10, r11",
+                &format!("jne short 0x{:016x}", is[at + 2].ip()),
+                "sub rsp, 0x1f48",
+            ]
+        );
+        // The unwind range starts at the `sub rsp`: the probe runs at the entry's depth.
+        let begin = u32::from_le_bytes(c.bytes[table + 12 * k..][..4].try_into().unwrap());
+        assert_eq!(begin as u64, is[at + 8].ip());
+    }
+    crate::code::function_table::check(&c.bytes, table, n).unwrap();
+    // Under a page: no probe.
+    let c = code_of(&FD::of(V::I64, vec![V::I64; 400]), None, false);
+    assert!(!text(&path(&c.bytes, c.raw)).contains(&"mov r10, rsp".to_string()));
+}
+
+#[test]
+fn frames_over_512_kib_take_the_32_bit_alloc_large_code() {
+    // UWOP_ALLOC_LARGE with operation info 0 holds F / 8 in 16 bits (up to 512 KiB - 8);
+    // beyond, operation info 1 and F in two slots (Microsoft x64 "struct UNWIND_CODE").
+    assert_eq!(unwind_info(524_280), [1, 7, 2, 0, 7, 0x01, 0xFF, 0xFF]);
+    assert_eq!(
+        unwind_info(524_296),
+        [1, 7, 3, 0, 7, 0x11, 0x08, 0x00, 0x08, 0x00, 0, 0]
+    );
+    // The 1 MiB limit: F = 1,048,584.
+    let d = FD::of(V::I64, vec![V::I64; crate::abi::MAX_STACK_BYTES / 8]);
+    let p = plan_of(&d, None);
+    assert_eq!(frame_bytes(&p), 1_048_584);
+    assert_eq!(
+        unwind_info(1_048_584),
+        [1, 7, 3, 0, 7, 0x11, 0x08, 0x00, 0x10, 0x00, 0, 0]
+    );
+    let c = code_of(&d, None, false);
+    let (table, n) = c.function_table.unwrap();
+    crate::code::function_table::check(&c.bytes, table, n).unwrap();
+}
+
 /// The registers an instruction's first operand writes (`None` for instructions that write
 /// no register operand).
 fn written(i: &Instruction) -> Option<iced_x86::Register> {

@@ -562,3 +562,106 @@ fn memory_class_returns_tail_jump_with_the_hidden_pointer_in_rdi() {
         assert!(!val.iter().any(|i| i == "jmp r11"), "{d}: {val:?}");
     }
 }
+
+/// `struct { unsigned char b[n]; }`.
+fn bytes_struct(n: usize) -> MemoryLayout {
+    MemoryLayout::c_struct([MemoryLayout::sequence_layout(n, V::U8).unwrap()]).unwrap()
+}
+
+#[test]
+fn frames_of_a_page_or_more_are_probed_page_by_page_going_down() {
+    // A 4 KiB struct: a 4096-byte area, frame 4096 + 8 = one probed page, then 8 bytes.
+    let (raw, _) = entries(&FD::of_void([bytes_struct(4096)]), None, false);
+    assert_eq!(
+        &raw[..7],
+        [
+            "mov r11d, 0x1",
+            "sub rsp, 0x1000",
+            "or qword ptr [rsp], 0x0",
+            "dec r11",
+            "jne short 0x0000000000000006",
+            "sub rsp, 0x8",
+            "mov qword ptr [rsp+0x1000], rcx",
+        ]
+    );
+    assert_eq!(&raw[raw.len() - 2..], ["add rsp, 0x1008", "ret"]);
+    // 1 MiB: 256 pages, no rest beyond the 8-byte slot of the target.
+    let d = FD::of_void([bytes_struct(crate::abi::MAX_STACK_BYTES)]);
+    let (raw, _) = entries(&d, None, false);
+    assert_eq!(raw[0], "mov r11d, 0x100");
+    assert_eq!(raw[5], "sub rsp, 0x8");
+    // A frame under a page: one `sub rsp` as before (the call's return address was the last
+    // touch, and the frame lies within a page of it).
+    let (raw, _) = entries(&FD::of_void([bytes_struct(4080)]), None, false);
+    assert_eq!(raw[0], "sub rsp, 0xff8");
+}
+
+#[test]
+fn long_struct_runs_are_copied_with_rep_movsq_before_the_argument_registers() {
+    // int f(long, struct { char b[65536]; }, long) with the values entry: the struct's 8,192
+    // eightbytes are one `rep movsq` from the segment's bytes to the area, done while rdi,
+    // rsi and rcx are free; then the two longs go to rdi and rsi.
+    let d = FD::of(V::I32, [V::I64.into(), bytes_struct(65536), V::I64.into()]);
+    let (raw, val) = entries(&d, None, false);
+    let copy = [
+        "mov rax, rdi",
+        "mov r10, qword ptr [rax+0x8]",
+        "lea rsi, [r10]",
+        "lea rdi, [rsp]",
+        "mov ecx, 0x2000",
+        "rep movsq qword ptr [rdi], qword ptr [rsi]",
+        "mov rdi, rax",
+    ];
+    let at = raw.iter().position(|s| s == "mov rax, rdi").unwrap();
+    assert_eq!(raw[at..at + copy.len()], copy);
+    assert!(raw[..at]
+        .iter()
+        .all(|s| !s.contains("rdi") && !s.contains("rsi")));
+    let tail = &raw[at + copy.len()..];
+    assert_eq!(
+        tail,
+        [
+            "mov r10, qword ptr [rdi+0x10]",
+            "mov rsi, qword ptr [r10]",
+            "mov r10, qword ptr [rdi]",
+            "mov rdi, qword ptr [r10]",
+            "call qword ptr [rsp+0x10000]",
+            "add rsp, 0x10008",
+            "ret",
+        ]
+    );
+    // The values entry reads the segment's address from the `Value`.
+    let ptr = 24 + VALUE_PAYLOAD + crate::memory::MemorySegment::PTR_OFFSET as i32;
+    assert!(
+        val.contains(&format!("mov r10, qword ptr [rax+{ptr:#x}]")),
+        "{val:#?}"
+    );
+    // Code size is linear in the arguments, not in the struct's bytes.
+    let p = plan(&d, None).unwrap();
+    assert!(compile(&p, &checks(&d), false).bytes.len() < 512);
+}
+
+#[test]
+fn runs_under_sixteen_slots_and_odd_tails_keep_their_moves() {
+    // 120 bytes: 15 slots, moved one by one as before; 4100 bytes: 512 copied, the 4-byte tail
+    // moved on its own (exactly its bytes).
+    let (raw, _) = entries(&FD::of_void([bytes_struct(120)]), None, false);
+    assert!(!raw.iter().any(|s| s.starts_with("rep")));
+    assert_eq!(
+        raw.iter()
+            .filter(|s| s.starts_with("mov r11, qword ptr [r10"))
+            .count(),
+        15
+    );
+    let (raw, _) = entries(&FD::of_void([bytes_struct(4100)]), None, false);
+    assert_eq!(raw.iter().filter(|s| s.starts_with("rep movsq")).count(), 1);
+    assert!(raw.contains(&"mov ecx, 0x200".to_string()), "{raw:#?}");
+    assert!(
+        raw.contains(&"mov r11d, dword ptr [r10+0x1000]".to_string()),
+        "{raw:#?}"
+    );
+    assert!(
+        raw.contains(&"mov qword ptr [rsp+0x1000], r11".to_string()),
+        "{raw:#?}"
+    );
+}

@@ -2,9 +2,9 @@
 use gatun::Arguments;
 
 fn main() {
-    let mut args = Arguments::<512>::new();
+    let mut args = Arguments::<1024>::new();
     args.i32(1);
-    assert_eq!((args.len(), args.capacity()), (1, 512));
-    let empty: Arguments<'_, 512> = Default::default();
+    assert_eq!((args.len(), args.capacity()), (1, 1024));
+    let empty: Arguments<'_, 1024> = Default::default();
     assert!(empty.is_empty());
 }
