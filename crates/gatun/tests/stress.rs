@@ -220,7 +220,8 @@ thread_local! {
 }
 
 impl<'s> World<'s> {
-    fn new(stub_arena: &'s SharedArena, deadline: Instant) -> World<'s> {
+    /// The shared state, with the deadline `secs` after it is built.
+    fn new(stub_arena: &'s SharedArena, secs: Duration) -> World<'s> {
         let sigs = prop_signatures(ABI);
         let qsort = SymbolLookup::default_lookup().find("qsort").unwrap();
         let qsort = Linker::native()
@@ -241,7 +242,8 @@ impl<'s> World<'s> {
             pool: Swapped::new(|| ArenaPool::new(SCRATCH_BYTES, 16).unwrap(), POOL_USES),
             qsort,
             set_errno: sym("sysv_set_errno"),
-            deadline,
+            // from now: building the corpus takes seconds under Wine
+            deadline: Instant::now() + secs,
             #[cfg(target_os = "linux")]
             forking: Mutex::new(()),
         }
@@ -765,7 +767,7 @@ fn stress(default: Duration) {
     last_hash();
     linker_stack();
     let stub_arena = Arena::shared();
-    let world = World::new(&stub_arena, Instant::now() + secs);
+    let world = World::new(&stub_arena, secs);
     let counts = std::thread::scope(|s| {
         let threads: Vec<_> = (0..THREADS)
             .map(|t| {
