@@ -29,8 +29,11 @@ pub fn run() -> Result<String> {
     let error_t = decls.try_layout("json_error_t")?.clone();
     // SAFETY: loading jansson runs no initialiser with preconditions.
     let jansson = unsafe { SymbolLookup::library("libjansson.so.4") }?;
-    let lib = Library::new(jansson.or(SymbolLookup::default_lookup()), decls); // and `free`
-                                                                               // Each function linked on first use, then kept.
+    // The process's global scope first, for `free`: there it is the one jansson's own
+    // `malloc` calls pair with, also when the program replaces `malloc` (as AddressSanitizer
+    // does), whereas jansson's handle would find the C library's. Then jansson, for the rest.
+    let lib = Library::new(SymbolLookup::default_lookup().or(jansson), decls);
+    // Each function linked on first use, then kept.
     let f = |name: &str| lib.function(name);
     // json_pack("{s:i, s:s, s:[i,i]}", ...), linked for this call's variadic arguments: a
     // `const char *` for each `s`, an `int` for each `i`.

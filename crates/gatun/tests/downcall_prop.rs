@@ -29,27 +29,23 @@
 mod common;
 
 include!("prop/sigs.rs");
+include!("prop/layouts.rs");
+include!("prop/downcall.rs");
 
 use std::sync::OnceLock;
 
 use common::*;
 use gatun::layout::{MemoryLayout, ScalarKind};
-use gatun::linker::{DowncallHandle, FunctionDescriptor as FD, LinkerOption};
-use gatun::memory::{MemorySegment, SegmentAllocator, SlicingAllocator};
-use gatun::Value;
+use gatun::linker::DowncallHandle;
+use gatun::memory::{MemorySegment, SlicingAllocator};
 use proptest::prelude::*;
 
-include!("prop/layouts.rs");
-
 struct Case {
+    shape: PropLayouts,
     /// Linked normally: a compiled stub where the backend has them.
     handle: DowncallHandle,
     /// The same function through the trampoline executor.
     interp: DowncallHandle,
-    args: Vec<(MemoryLayout, Vec<(usize, usize)>)>,
-    /// `None` for void.
-    ret: Option<(MemoryLayout, Vec<(usize, usize)>)>,
-    first_variadic: Option<usize>,
 }
 
 fn cases() -> &'static [Case] {
@@ -59,107 +55,22 @@ fn cases() -> &'static [Case] {
             .iter()
             .enumerate()
             .map(|(i, sig)| {
-                let shaped = |t: &PropTy| {
-                    let l = layout(t);
-                    let (size, align) = prop_size_align(t);
-                    assert_eq!(
-                        (l.byte_size(), l.byte_alignment()),
-                        (size, align),
-                        "prop_{i}: {l} vs the C rules for {t:?}"
-                    );
-                    let mut leaves = Vec::new();
-                    leaf_offsets(&l, t, 0, &mut leaves);
-                    (l, leaves)
-                };
-                let args: Vec<_> = sig.args.iter().map(shaped).collect();
-                let ret = sig.ret.as_ref().map(shaped);
-                let arg_layouts = args.iter().map(|(l, _)| l.clone());
-                let d = match &ret {
-                    Some((l, _)) => FD::of(l.clone(), arg_layouts),
-                    None => FD::of_void(arg_layouts),
-                };
-                let opts: Vec<LinkerOption> = sig
-                    .first_variadic
-                    .map(LinkerOption::FirstVariadicArg)
-                    .into_iter()
-                    .collect();
-                let handle = link_with(&format!("prop_{i}"), &d, &opts);
+                let shape = PropLayouts::new(i, sig);
+                let name = format!("prop_{i}");
+                let handle = shape
+                    .link(&sym(&name))
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
                 assert!(handle.uses_compiled_stub(), "prop_{i}: no stub");
                 let interp = handle.interpreted();
                 assert!(!interp.uses_compiled_stub(), "prop_{i}");
                 Case {
-                    interp,
+                    shape,
                     handle,
-                    first_variadic: sig.first_variadic,
-                    args,
-                    ret,
+                    interp,
                 }
             })
             .collect()
     })
-}
-
-/// `prop_last_hash()`: the hash the last checker called on this thread computed.
-fn last_hash() -> u64 {
-    static H: OnceLock<DowncallHandle> = OnceLock::new();
-    let h = H.get_or_init(|| link("prop_last_hash", &FD::of(V::U64, [])));
-    // SAFETY: `uint64_t prop_last_hash(void)` reads a thread-local.
-    match unsafe { h.invoke(&[]) }.unwrap() {
-        Value::U64(v) => v,
-        v => panic!("prop_last_hash returned {v:?}"),
-    }
-}
-
-fn splitmix(x: &mut u64) -> u64 {
-    *x = x.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *x;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
-}
-
-/// A random leaf payload of `kind` (a bool is 0 or 1).
-fn leaf_raw(kind: ScalarKind, s: &mut u64) -> u64 {
-    let raw = splitmix(s);
-    if kind == ScalarKind::Bool {
-        raw & 1
-    } else {
-        raw
-    }
-}
-
-/// The 64-bit value C's `MIX*` sees for a leaf whose stored bytes are the low bytes of `raw`.
-fn c_bits(kind: ScalarKind, raw: u64) -> u64 {
-    let n = kind.byte_size() as u32 * 8;
-    let low = if n == 64 {
-        raw
-    } else {
-        raw & ((1u64 << n) - 1)
-    };
-    if kind.is_signed() && n < 64 {
-        (((low << (64 - n)) as i64) >> (64 - n)) as u64
-    } else {
-        low
-    }
-}
-
-/// How a call is made.
-#[derive(Clone, Copy, Debug)]
-enum Path {
-    /// `invoke_into` on the linked handle (its compiled stub, where there is one).
-    Stub,
-    /// `invoke_into` on `interpreted()`.
-    Trampoline,
-    /// `invoke_raw` on the linked handle.
-    Raw,
-    /// `invoke_arguments` (`invoke_arguments_into` for a struct return) on the linked handle,
-    /// with an `Arguments` list.
-    Arguments,
-}
-
-thread_local! {
-    /// How many calls on this thread took `invoke_arguments`' slots path.
-    static SLOTS_CALLS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// Calls case `i` with leaf values drawn from `seed` on every path; checks every result.
@@ -172,146 +83,19 @@ fn run(i: usize, seed: u64) -> Result<(), String> {
     run_with(i, seed, Path::Raw)
 }
 
-/// Compares the returned bytes of every leaf with what the checker stores.
-fn check_leaves(
-    i: usize,
-    p: Path,
-    h: u64,
-    leaves: &[(usize, usize)],
-    bytes: &[u8],
-) -> Result<(), String> {
-    for (idx, &(off, k)) in leaves.iter().enumerate() {
-        let n = KINDS[k].byte_size();
-        let want = ret_leaf(h, idx, k).to_le_bytes();
-        if bytes[off..off + n] != want[..n] {
-            return Err(format!(
-                "prop_{i} ({p:?}): return leaf {idx} ({}) at byte {off}: got {:?}, want {:?}",
-                PROP_C_TYPES[k],
-                &bytes[off..off + n],
-                &want[..n]
-            ));
-        }
-    }
-    Ok(())
-}
-
+/// Calls case `i` on `path`, with arguments and results in a buffer on the stack.
 fn run_with(i: usize, seed: u64, path: Path) -> Result<(), String> {
     let case = &cases()[i];
     let handle = match path {
         Path::Trampoline => &case.interp,
         Path::Stub | Path::Raw | Path::Arguments => &case.handle,
     };
-    let mut s = seed;
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325 ^ i as u64;
     let mut mem = [0u64; 1024];
     let bytes: &mut [u8] =
         // SAFETY: plain integers, any byte pattern valid.
         unsafe { std::slice::from_raw_parts_mut(mem.as_mut_ptr().cast(), 8192) };
     let alloc = SlicingAllocator::new(MemorySegment::of_slice(bytes));
-    let mut vals: Vec<Value> = Vec::new();
-    let mut segs: Vec<MemorySegment> = Vec::new();
-    for (j, (l, leaves)) in case.args.iter().enumerate() {
-        let seg = alloc
-            .allocate(l.byte_size(), l.byte_alignment().max(8))
-            .unwrap();
-        seg.fill(0);
-        match l {
-            MemoryLayout::Value(v) => {
-                let raw = leaf_raw(v.kind(), &mut s);
-                let variadic = case.first_variadic.is_some_and(|f| j >= f);
-                let bits = if variadic && v.kind() == ScalarKind::F32 {
-                    // promoted to double; the checker hashes the double
-                    (f32::from_bits(raw as u32) as f64).to_bits()
-                } else {
-                    c_bits(v.kind(), raw)
-                };
-                h = (h ^ bits).wrapping_mul(0x100_0000_01b3);
-                seg.copy_from_slice(0, &raw.to_le_bytes()[..v.byte_size()])
-                    .unwrap();
-                vals.push(value_from_bits(v.kind(), raw));
-            }
-            _ => {
-                for &(off, k) in leaves {
-                    let kind = KINDS[k];
-                    let raw = leaf_raw(kind, &mut s);
-                    seg.copy_from_slice(off, &raw.to_le_bytes()[..kind.byte_size()])
-                        .unwrap();
-                    h = (h ^ c_bits(kind, raw)).wrapping_mul(0x100_0000_01b3);
-                }
-                vals.push(Value::Segment(seg));
-            }
-        }
-        segs.push(seg);
-    }
-    let ret_bytes: Option<Vec<u8>> = match path {
-        Path::Raw => {
-            let ptrs: Vec<*const u8> = segs.iter().map(|s| s.as_ptr() as *const u8).collect();
-            let dest = case.ret.as_ref().map(|(l, _)| {
-                let d = alloc
-                    .allocate(l.byte_size(), l.byte_alignment().max(16))
-                    .unwrap();
-                d.fill(0);
-                d
-            });
-            let ret_ptr = dest.map_or(std::ptr::null_mut(), |d| d.as_ptr());
-            // SAFETY: the checker's C type is exactly the descriptor; every argument has its
-            // layout's bytes; `dest` has the return layout's size and alignment; pointers are
-            // never dereferenced by the checker.
-            unsafe { handle.invoke_raw(&ptrs, ret_ptr) }.map_err(|e| e.to_string())?;
-            dest.map(|d| d.to_vec())
-        }
-        Path::Stub | Path::Trampoline | Path::Arguments => {
-            let got = if let Path::Arguments = path {
-                let mut list = gatun::Arguments::<24>::new();
-                vals.iter().for_each(|v| {
-                    list.value(*v);
-                });
-                if handle.takes_slots_path(&list) {
-                    SLOTS_CALLS.with(|c| c.set(c.get() + 1));
-                }
-                match case.ret {
-                    // SAFETY: as above.
-                    Some((MemoryLayout::Value(_), _)) | None => unsafe {
-                        handle.invoke_arguments(&list)
-                    },
-                    // SAFETY: as above.
-                    Some(_) => unsafe { handle.invoke_arguments_into(&alloc, &list) },
-                }
-            } else {
-                // SAFETY: as above.
-                unsafe { handle.invoke_into(&alloc, &vals) }
-            }
-            .map_err(|e| e.to_string())?;
-            match (&case.ret, got) {
-                (None, Value::Void) => None,
-                (None, v) => return Err(format!("prop_{i} ({path:?}): void returned {v:?}")),
-                (Some((MemoryLayout::Value(v), _)), got) => {
-                    if got.scalar_kind() != Some(v.kind()) {
-                        return Err(format!("prop_{i} ({path:?}): got {got:?}, want a {v}"));
-                    }
-                    let d = alloc.allocate(8, 8).unwrap();
-                    d.set_value(v, 0, &got).unwrap();
-                    Some(d.to_vec())
-                }
-                (Some(_), got) => {
-                    let seg = got.as_segment().ok_or_else(|| {
-                        format!("prop_{i} ({path:?}): got {got:?}, want a segment")
-                    })?;
-                    Some(seg.to_vec())
-                }
-            }
-        }
-    };
-    let seen = last_hash();
-    if seen != h {
-        return Err(format!(
-            "prop_{i} ({path:?}): the checker hashed its arguments to {seen:#x}, want {h:#x}"
-        ));
-    }
-    if let (Some((_, leaves)), Some(bytes)) = (&case.ret, ret_bytes) {
-        check_leaves(i, path, h, leaves, &bytes)?;
-    }
-    Ok(())
+    call_prop(i, &case.shape, handle, seed, path, &alloc)
 }
 
 #[test]

@@ -1,6 +1,7 @@
 // The Rust side of the property tests' generated types (tests/prop/sigs.rs, included first):
-// gatun layouts, leaf offsets and the leaf encoding the C checkers use. Shared through
-// `include!` by tests/downcall_prop.rs and tests/upcall_prop.rs.
+// gatun layouts, leaf offsets, the leaf encoding the C checkers use and a signature's layouts
+// and descriptor. Shared through `include!` by tests/downcall_prop.rs, tests/upcall_prop.rs and
+// tests/stress.rs.
 
 /// The generator mixture of the target (the build script writes the same target's checkers).
 const ABI: PropAbi = if cfg!(windows) {
@@ -72,3 +73,45 @@ fn ret_leaf(h: u64, idx: usize, k: usize) -> u64 {
     }
 }
 
+/// A generated signature's gatun side: every argument's and the return's layout with its
+/// leaves ((byte offset, kind id) of every scalar), and the descriptor.
+#[allow(dead_code)]
+struct PropLayouts {
+    args: Vec<(gatun::MemoryLayout, Vec<(usize, usize)>)>,
+    /// `None` for void.
+    ret: Option<(gatun::MemoryLayout, Vec<(usize, usize)>)>,
+    first_variadic: Option<usize>,
+    descriptor: gatun::linker::FunctionDescriptor,
+}
+
+#[allow(dead_code)]
+impl PropLayouts {
+    /// The layouts of signature `i`; panics if one disagrees with the C rules.
+    fn new(i: usize, sig: &PropSig) -> PropLayouts {
+        let shaped = |t: &PropTy| {
+            let l = layout(t);
+            let (size, align) = prop_size_align(t);
+            assert_eq!(
+                (l.byte_size(), l.byte_alignment()),
+                (size, align),
+                "prop_{i}: {l} vs the C rules for {t:?}"
+            );
+            let mut leaves = Vec::new();
+            leaf_offsets(&l, t, 0, &mut leaves);
+            (l, leaves)
+        };
+        let args: Vec<_> = sig.args.iter().map(shaped).collect();
+        let ret = sig.ret.as_ref().map(shaped);
+        let arg_layouts = args.iter().map(|(l, _)| l.clone());
+        let descriptor = match &ret {
+            Some((l, _)) => gatun::linker::FunctionDescriptor::of(l.clone(), arg_layouts),
+            None => gatun::linker::FunctionDescriptor::of_void(arg_layouts),
+        };
+        PropLayouts {
+            args,
+            ret,
+            first_variadic: sig.first_variadic,
+            descriptor,
+        }
+    }
+}
