@@ -595,10 +595,9 @@ fn qsort<'s>(world: &World<'s>, local: &mut Local<'s>) -> Result<(), String> {
 /// checks both, and exits 0.
 #[cfg(target_os = "linux")]
 fn fork<'s>(world: &World<'s>, local: &mut Local<'s>) -> Result<(), String> {
-    let Ok(_one) = world.forking.try_lock() else {
-        // another thread is forking: link and call instead
-        return link_and_call(world, local, true);
-    };
+    // One fork at a time (a thread that finds another forking waits), so that every Fork
+    // counted is a fork made.
+    let _one = world.forking.lock().unwrap_or_else(|e| e.into_inner());
     let (i, j) = (
         world.pick(&mut local.rng, local.t, true),
         world.pick(&mut local.rng, local.t, false),

@@ -16,8 +16,8 @@ use crate::layout::FunctionDescriptor;
 /// stubs and the trampolines touch every 4 KiB page of an area larger than a page in order,
 /// going down (a stack probe, as `__chkstk` on Windows and gcc's `-fstack-clash-protection`
 /// do), so a thread whose stack is too small for the call stops at its guard page (Rust's
-/// "has overflowed its stack" abort; `STATUS_STACK_OVERFLOW` on Windows) and never writes
-/// past it.
+/// "has overflowed its stack" abort; `STATUS_STACK_OVERFLOW` on Windows; a plain `SIGSEGV`
+/// on a thread that C created, where Rust installed no handler) and never writes past it.
 ///
 /// ```
 /// assert_eq!(gatun::linker::MAX_STACK_BYTES, 1 << 20);

@@ -193,7 +193,7 @@ impl<'a> StackArgs<'a> {
 
 /// The shortest run of whole-slot stack moves a compiled stub copies with a loop (`rep movsq`
 /// on x86-64) instead of one load and store per slot: 16 slots (128 bytes). Shorter runs, every
-/// struct of at most 128 bytes among them, keep their moves.
+/// struct of less than 128 bytes among them, keep their moves.
 // The x86-64 System V stub's (AArch64 and Win64 pass such structs by reference).
 #[cfg(any(test, gatun_backend = "x86_64_sysv"))]
 pub(crate) const MIN_COPY_RUN: usize = 16;

@@ -48,7 +48,7 @@
 //!   shape, [`encode::sub_rsp_probed`]) that touches each page in order going down, so a
 //!   thread whose stack is too small faults on its guard page (Rust's "has overflowed its
 //!   stack" abort) and never writes past it. A long run of whole-slot stack moves of one
-//!   argument (a MEMORY-class struct of more than 128 bytes,
+//!   argument (a MEMORY-class struct of 128 bytes or more,
 //!   [`copy_runs`]) is copied with `rep movsq` before the
 //!   argument registers are loaded, so the code stays linear in the number of arguments,
 //!   not in their bytes.

@@ -22,9 +22,8 @@
 //! the mmap write lock (the old mapping is detached and the new one inserted in one
 //! operation; a fault on the range waits for the lock and then finds the new mapping, never a
 //! hole), and the new mapping maps the same memfd pages, so every address reads the same
-//! bytes before and after (measured natively: 200,000 remaps of a page while two threads
-//! called code in it 1.8 billion times, no fault or wrong result; and the mapping merges back
-//! with its neighbours, so `/proc/self/maps` keeps one line per view). On hardware the remap
+//! bytes before and after (and the mapping merges back with its neighbours, so
+//! `/proc/self/maps` keeps one line per view). On hardware the remap
 //! costs one system call per reuse of a dirty page and nothing else. For it, each chunk keeps
 //! its memfd open (one file descriptor per chunk). If the `mmap` fails twice (an out-of-memory
 //! kernel), the chunk is retired (see the `fork` module): no new code goes into it. A failing `MAP_FIXED` can
