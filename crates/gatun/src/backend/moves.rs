@@ -159,8 +159,12 @@ impl<'a> StackArgs<'a> {
     ///
     /// # Panics
     /// If the slot is outside the area: a plan the linker accepted never names one.
-    // The x86-64 executors' (whole slots).
-    #[cfg(any(gatun_backend = "x86_64_sysv", gatun_backend = "win64"))]
+    // The x86-64 and RISC-V 64 executors' (whole slots).
+    #[cfg(any(
+        gatun_backend = "x86_64_sysv",
+        gatun_backend = "win64",
+        gatun_backend = "riscv64"
+    ))]
     #[inline(always)]
     pub(crate) fn set(&mut self, off: u32, value: u64) {
         self.0[off as usize / 8].write(value);
