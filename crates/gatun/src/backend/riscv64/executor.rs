@@ -96,7 +96,11 @@ mod tests {
         let big = MemoryLayout::c_struct([V::I64, V::I64, V::I64].map(MemoryLayout::from)).unwrap();
         for (d, capture, copies) in [
             (FD::of(V::I32, [V::I32]), false, 0),
-            (FD::of(V::I64, [&big, V::I32, &big]), true, 2),
+            (
+                FD::of(V::I64, [big.clone(), V::I32.into(), big.clone()]),
+                true,
+                2,
+            ),
             (FD::of(&big, [V::F64]), false, 0),
         ] {
             let plan = super::super::classify::plan(&d, None).unwrap();
