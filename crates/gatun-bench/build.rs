@@ -1,13 +1,21 @@
 //! Builds the benchmark natives: every `native/*.c` is compiled with `-O2` by the `cc` crate into
 //! the static library `libgatun_bench_natives.a`, linked into this crate, so the benchmark bodies
 //! call the C functions directly through `extern "C"` declarations (see `src/natives.rs`) and hand
-//! their addresses to gatun's and libffi's handles (with the target's C compiler: the AArch64
-//! and mingw-w64 cross compilers for those targets). Cross builds to Apple targets skip them
-//! (there is no SDK here: they type-check only).
+//! their addresses to gatun's and libffi's handles (with the target's C compiler: the AArch64,
+//! RISC-V 64 and mingw-w64 cross compilers for those targets). Cross builds to Apple targets
+//! skip them (there is no SDK here: they type-check only). It also sets `cfg(libffi_peer)`
+//! where the libffi peer rows are built: on Unix targets but RISC-V 64 (see Cargo.toml).
 
 use std::path::{Path, PathBuf};
 
 fn main() {
+    // The libffi peer rows: where Cargo.toml links libffi (Unix but RISC-V 64).
+    println!("cargo::rustc-check-cfg=cfg(libffi_peer)");
+    let family = std::env::var("CARGO_CFG_TARGET_FAMILY").unwrap_or_default();
+    let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
+    if family.split(',').any(|f| f == "unix") && arch != "riscv64" {
+        println!("cargo::rustc-cfg=libffi_peer");
+    }
     let native_dir = Path::new("native");
     println!("cargo:rerun-if-changed=native");
     println!("cargo:rerun-if-changed=build.rs");

@@ -16,7 +16,7 @@ pub mod alloc_count;
 pub mod groups;
 pub mod handles;
 pub mod harness;
-#[cfg(unix)]
+#[cfg(libffi_peer)]
 pub mod libffi_peer;
 pub mod natives;
 pub mod report;

@@ -4,7 +4,11 @@
 // Calls foreign code: only where the executor runs.
 #![cfg(all(
     target_os = "linux",
-    any(target_arch = "x86_64", target_arch = "aarch64"),
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64"
+    ),
     not(miri)
 ))]
 

@@ -27,11 +27,11 @@ use std::ffi::{c_int, c_long};
 use std::hint::black_box;
 
 use gatun::{Arguments, FunctionDescriptor, Value, ValueLayout as V};
-#[cfg(unix)]
+#[cfg(libffi_peer)]
 use libffi::middle::{arg, Type};
 
 use crate::handles::link;
-#[cfg(unix)]
+#[cfg(libffi_peer)]
 use crate::libffi_peer::PeerCall;
 use crate::natives::{self, Native};
 use crate::{repeat, Body, Row};
@@ -46,8 +46,8 @@ pub fn rows() -> Vec<Row> {
     rows.extend(arguments_rows());
     rows.extend(typed_rows());
     rows.extend(direct_rows());
-    // libffi is a Unix-only dependency (no libffi for the Windows targets).
-    #[cfg(unix)]
+    // libffi is linked on Unix but RISC-V 64 (`cfg(libffi_peer)`, build.rs).
+    #[cfg(libffi_peer)]
     rows.extend(libffi_rows());
     rows
 }
@@ -279,7 +279,7 @@ fn direct_rows() -> Vec<Row> {
     ]
 }
 
-#[cfg(unix)]
+#[cfg(libffi_peer)]
 fn libffi_rows() -> Vec<Row> {
     vec![
         Row::new(GROUP, "libffi_noop", || -> Body {

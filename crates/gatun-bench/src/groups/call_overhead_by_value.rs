@@ -28,11 +28,11 @@ use std::hint::black_box;
 
 use gatun::memory::MemorySegment;
 use gatun::{FunctionDescriptor, Value, ValueLayout as V};
-#[cfg(unix)]
+#[cfg(libffi_peer)]
 use libffi::middle::{arg, Ret, Type};
 
 use crate::handles::{double_point_layout, link, long3_layout, Reused};
-#[cfg(unix)]
+#[cfg(libffi_peer)]
 use crate::libffi_peer::{double_point, long3, PeerCall};
 use crate::natives::{self, DoublePoint, Long3, Native};
 use crate::{repeat, Body, Row};
@@ -177,14 +177,14 @@ pub fn rows() -> Vec<Row> {
             })
         }),
     ];
-    // libffi is a Unix-only dependency (no libffi for the Windows targets).
-    #[cfg(unix)]
+    // libffi is linked on Unix but RISC-V 64 (`cfg(libffi_peer)`, build.rs).
+    #[cfg(libffi_peer)]
     rows.extend(libffi_rows());
     rows
 }
 
 /// The libffi peer rows.
-#[cfg(unix)]
+#[cfg(libffi_peer)]
 fn libffi_rows() -> Vec<Row> {
     vec![
         Row::new(GROUP, "libffi_by_ptr", || -> Body {

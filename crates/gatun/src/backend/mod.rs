@@ -5,6 +5,7 @@
 //! - [`x86_64_sysv`] ([`x86_64_sysv::SysV`]): System V AMD64, on x86-64 Linux.
 //! - [`aarch64`] (`aarch64::Aapcs64`): AAPCS64 (Linux) and Apple arm64.
 //! - [`win64`] (`win64::Win64`): the Microsoft x64 convention, on x86-64 Windows.
+//! - [`riscv64`] (`riscv64::Lp64d`): the LP64D convention, on RISC-V 64 Linux.
 //! - `unsupported` (`unsupported::Unsupported`): every other target (and every target under
 //!   Miri); its link returns [`Error::Unsupported`](crate::Error::Unsupported).
 //!
@@ -23,7 +24,8 @@
 //! reports the exact error. A backend with a stub compiler gets every fast path but the
 //! SysV-only ones (the float path, image entries, a target standing in for its stub) by
 //! implementing `executor::StubEntries` (its entry calls, copies' layout and slots path) and
-//! naming `executor::StubExecutor<its entries>` as its executor, as AArch64 and Win64 do.
+//! naming `executor::StubExecutor<its entries>` as its executor, as AArch64, Win64 and RISC-V 64
+//! do.
 //! x86-64 SysV keeps its own executor enum (`x86_64_sysv::executor`), one variant per fast
 //! path, so that each fast path is one discriminant test with its entry inside the variant.
 
@@ -35,9 +37,14 @@ use crate::layout::FunctionDescriptor;
 use crate::value::Value;
 
 pub(crate) mod aarch64;
-#[cfg(any(gatun_backend = "aarch64", gatun_backend = "win64"))]
+#[cfg(any(
+    gatun_backend = "aarch64",
+    gatun_backend = "win64",
+    gatun_backend = "riscv64"
+))]
 pub(crate) mod executor;
 mod moves;
+pub(crate) mod riscv64;
 // The register matrix of the direct `linker::Arguments` calls.
 #[cfg(any(gatun_backend = "x86_64_sysv", gatun_backend = "aarch64"))]
 mod slots;
@@ -71,6 +78,9 @@ pub(crate) type Native = aarch64::Aapcs64;
 /// The native backend: the one [`Backend`] the linker, upcalls and capture use.
 #[cfg(gatun_backend = "win64")]
 pub(crate) type Native = win64::Win64;
+/// The native backend: the one [`Backend`] the linker, upcalls and capture use.
+#[cfg(gatun_backend = "riscv64")]
+pub(crate) type Native = riscv64::Lp64d;
 /// The native backend: the one [`Backend`] the linker, upcalls and capture use.
 #[cfg(gatun_backend = "unsupported")]
 pub(crate) type Native = unsupported::Unsupported;
@@ -461,6 +471,7 @@ pub(crate) type RawFn = unsafe extern "C" fn(
 /// Byte offset of a `Value`'s payload in the stubs' values entries (the `#[repr(C, u8)]` tag is
 /// byte 0; the payload union is 8-aligned). An `i32` (x86-64 displacements; the AArch64 stub takes them as `u32`).
 #[cfg(any(test, gatun_executes))]
+#[cfg_attr(gatun_backend = "riscv64", allow(dead_code))]
 pub(crate) const VALUE_PAYLOAD: i32 = 8;
 /// Bytes between consecutive `Value`s of a `&[Value]`, as [`VALUE_PAYLOAD`].
 pub(crate) const VALUE_STRIDE: i32 = std::mem::size_of::<crate::value::Value<'static>>() as i32;

@@ -12,6 +12,8 @@
 
 use std::mem::MaybeUninit;
 
+// (`Location` is named by the stack moves of the x86-64 and AArch64 executors only.)
+#[cfg_attr(gatun_backend = "riscv64", allow(unused_imports))]
 use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnPlan};
 
 /// Where the interpreted path reads one argument: the 64-bit little-endian bits of a scalar
@@ -159,8 +161,12 @@ impl<'a> StackArgs<'a> {
     ///
     /// # Panics
     /// If the slot is outside the area: a plan the linker accepted never names one.
-    // The x86-64 executors' (whole slots).
-    #[cfg(any(gatun_backend = "x86_64_sysv", gatun_backend = "win64"))]
+    // The x86-64 and RISC-V 64 executors' (whole slots).
+    #[cfg(any(
+        gatun_backend = "x86_64_sysv",
+        gatun_backend = "win64",
+        gatun_backend = "riscv64"
+    ))]
     #[inline(always)]
     pub(crate) fn set(&mut self, off: u32, value: u64) {
         self.0[off as usize / 8].write(value);

@@ -375,6 +375,30 @@ pub(crate) trait UpcallEntries {
         None
     }
 
+    /// The image of a scalar upcall result of `kind` in its return register, from the result's
+    /// bits as [`Value`] gives them (the declared width's value, signed kinds sign-extended and
+    /// the others zero-extended to 64 bits, a `float` in the low 32). The default, the bits
+    /// themselves, is right where the caller reads only the declared width (System V AMD64,
+    /// AArch64, Win64); a backend whose ABI defines the whole register overrides it (RV64: an
+    /// `unsigned int` sign-extended from bit 31, a `float` NaN-boxed). The dispatchers of the
+    /// general entry apply it; the integer-register and register-shape paths do not, so a
+    /// backend that overrides it has neither.
+    #[inline(always)]
+    fn scalar_return_bits(_kind: ScalarKind, bits: u64) -> u64 {
+        bits
+    }
+
+    /// The image of one register part of a struct upcall result in its return register
+    /// (`vector`: a vector or floating-point register, else an integer one), from the part's
+    /// `size` bytes in the low bytes of `bits` (the bytes above them unspecified). The
+    /// default, the bits themselves, is right where the caller reads only the part's bytes; a
+    /// backend whose ABI defines more of the register overrides it (RV64: a `float` member
+    /// NaN-boxed). Applied where [`UpcallEntries::scalar_return_bits`] is.
+    #[inline(always)]
+    fn group_return_bits(_vector: bool, _size: usize, bits: u64) -> u64 {
+        bits
+    }
+
     /// Writes `Value::Segment` over `len` bytes at `ptr` into `slot` (a backend may write it
     /// in the pieces its closures' loads of a whole `Value` forward from best).
     ///

@@ -54,7 +54,7 @@
 //! new code is followed by a cache flush over its read-execute range before the address is
 //! handed out (`flush_icache`): `sys_icache_invalidate` on Apple targets,
 //! `FlushInstructionCache` on Windows (called on every architecture, as Windows documents),
-//! `__clear_cache` elsewhere.
+//! `__riscv_flush_icache` on RISC-V Linux, `__clear_cache` elsewhere.
 //!
 //! **Reused granules** (Linux, every target but x86) are mapped again before new code goes
 //! into them, so that an emulator translating guest code (`qemu-aarch64`) runs the new code;

@@ -357,7 +357,10 @@ fn take_freed_near(map_len: usize, page: usize) -> Option<usize> {
 
 /// Makes code just written at `start..start + len` (its executable address) visible to
 /// instruction fetch. Nothing to do on x86/x86-64 (coherent instruction caches); on Apple
-/// targets `sys_icache_invalidate` (libSystem, as Apple documents for JIT compilers); elsewhere
+/// targets `sys_icache_invalidate` (libSystem, as Apple documents for JIT compilers); on
+/// RISC-V Linux glibc's `__riscv_flush_icache` (the `riscv_flush_icache` system call, which
+/// makes the range coherent on every hart the process runs on: a `fence.i` alone covers only
+/// the current hart, and libgcc's `__clear_cache` does nothing there); elsewhere
 /// `__clear_cache` (libgcc / compiler-rt), which cleans the data cache to the point of
 /// unification and invalidates the instruction cache over the range (`dc cvau` / `ic ivau` on
 /// AArch64).
@@ -368,7 +371,28 @@ pub(super) fn flush_icache(start: *const u8, len: usize) {
         not(any(target_arch = "x86_64", target_arch = "x86"))
     ))]
     super::jit::invalidate_icache(start, len);
-    #[cfg(not(any(target_vendor = "apple", target_arch = "x86_64", target_arch = "x86")))]
+    #[cfg(all(target_arch = "riscv64", target_os = "linux"))]
+    {
+        extern "C" {
+            fn __riscv_flush_icache(
+                start: *mut libc::c_void,
+                end: *mut libc::c_void,
+                flags: libc::c_ulong,
+            ) -> libc::c_int;
+        }
+        // SAFETY: the range is mapped (the code just written); the call only makes the
+        // instruction caches of the process's harts coherent with it (flags 0: all harts).
+        // It cannot fail for a mapped range with valid flags.
+        unsafe {
+            __riscv_flush_icache(start as *mut _, start.add(len) as *mut _, 0);
+        }
+    }
+    #[cfg(not(any(
+        target_vendor = "apple",
+        target_arch = "x86_64",
+        target_arch = "x86",
+        all(target_arch = "riscv64", target_os = "linux")
+    )))]
     {
         extern "C" {
             fn __clear_cache(start: *mut libc::c_char, end: *mut libc::c_char);

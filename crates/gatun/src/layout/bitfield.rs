@@ -364,7 +364,8 @@ impl BitField {
 
 /// Whether unnamed bitfields (zero-width ones included) raise the alignment of the record
 /// holding them, as gcc's `TARGET_ALIGN_ANON_BITFIELD` has it for this build's target: true on
-/// AArch64 (AAPCS64) except Apple's arm64, false on x86-64 System V and Apple arm64.
+/// AArch64 (AAPCS64) except Apple's arm64, false on x86-64 System V, Apple arm64 and RISC-V 64
+/// (checked with `riscv64-linux-gnu-gcc`).
 const ANON_BITFIELDS_ALIGN: bool = cfg!(all(target_arch = "aarch64", not(target_vendor = "apple")));
 
 /// A member of a record with bitfields, for [`c_record_with_bitfields`].

@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 /// The C data model of a target: how wide `long` and `wchar_t` are, whether plain `char` is
 /// signed and whether `long double` is just `double`. Sizes come from the platform ABIs: SysV
 /// AMD64 ABI §3.1.2 (LP64), AAPCS64 §5.1 and the Arm C language ABI (LP64, `char` unsigned,
+/// `long double` IEEE binary128), the RISC-V psABI (LP64, `char` unsigned, `wchar_t` `int`,
 /// `long double` IEEE binary128), Apple's arm64 ABI (LP64, `char` signed, `long double` =
 /// `double`), Microsoft x64 (LLP64: `long` is 4 bytes, `wchar_t` 2).
 ///
@@ -23,12 +24,13 @@ pub struct DataModel {
     pub char_signed: bool,
     /// Size of `wchar_t`, in bytes.
     pub wchar_size: usize,
-    /// `true` when `wchar_t` is a signed type (`int` on x86-64 and Apple arm64; AArch64 Linux
-    /// has `unsigned int`, Windows an unsigned 16-bit type).
+    /// `true` when `wchar_t` is a signed type (`int` on x86-64, Apple arm64 and RISC-V 64;
+    /// AArch64 Linux has `unsigned int`, Windows an unsigned 16-bit type).
     pub wchar_signed: bool,
     /// `true` when `long double` has the representation of `double` (8 bytes, IEEE binary64;
     /// Apple arm64), so it maps to [`ScalarKind::F64`]. `false` where it is wider (the 80-bit
-    /// x87 format in 16 bytes on x86-64, IEEE binary128 in 16 bytes on AArch64 Linux) and
+    /// x87 format in 16 bytes on x86-64, IEEE binary128 in 16 bytes on AArch64 and RISC-V 64
+    /// Linux) and
     /// [`DataModel::layout`] rejects it.
     pub long_double_is_double: bool,
 }
@@ -49,6 +51,15 @@ impl DataModel {
         char_signed: false,
         wchar_size: 4,
         wchar_signed: false,
+        long_double_is_double: false,
+    };
+    /// RISC-V 64 Linux (LP64D: LP64, unsigned `char`, 4-byte signed `wchar_t`, 16-byte
+    /// binary128 `long double`; RISC-V psABI, "C/C++ type details").
+    pub const LINUX_RISCV64: DataModel = DataModel {
+        long_size: 8,
+        char_signed: false,
+        wchar_size: 4,
+        wchar_signed: true,
         long_double_is_double: false,
     };
     /// Apple arm64: macOS, iOS (LP64, signed `char`, 4-byte `wchar_t`, `long double` =
@@ -80,6 +91,8 @@ impl DataModel {
         DataModel::APPLE_ARM64
     } else if cfg!(target_arch = "aarch64") {
         DataModel::LINUX_AARCH64
+    } else if cfg!(target_arch = "riscv64") {
+        DataModel::LINUX_RISCV64
     } else {
         DataModel::SYSV_X86_64
     };

@@ -56,7 +56,8 @@ use super::{Backing, ExecutableCode, CHUNK_BYTES, GRANULE, MAPPED};
 pub(super) use fork::register_fork_handlers;
 
 /// What freed granules are filled with, so that a call through a stale address traps:
-/// `int3` on x86-64; elsewhere zeros (`udf #0` on AArch64). Granules never used hold the
+/// `int3` on x86-64; elsewhere zeros (`udf #0` on AArch64, an illegal instruction on RISC-V,
+/// whose all-zero parcel is defined so). Granules never used hold the
 /// zeros of the fresh chunk, not `TRAP`: filling a new chunk up front costs the page faults
 /// of all of its pages at the first link that maps it, so only freed granules are filled.
 const TRAP: u8 = if cfg!(any(target_arch = "x86_64", target_arch = "x86")) {

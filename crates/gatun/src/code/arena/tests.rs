@@ -8,7 +8,8 @@
 use crate::code::{Backing, ExecutableCode, CHUNK_BYTES};
 
 /// A function returning `v` after `pad` no-op instructions (`nop`s then `movz w0, #v; ret`
-/// on AArch64, `nop`s then `mov eax, v; ret` on x86-64).
+/// on AArch64, `nop`s then `lui a0; addiw a0; ret` on RISC-V 64, `nop`s then `mov eax, v; ret`
+/// on x86-64).
 fn returning(v: u16, pad: usize) -> Vec<u8> {
     #[cfg(target_arch = "aarch64")]
     {
@@ -17,6 +18,21 @@ fn returning(v: u16, pad: usize) -> Vec<u8> {
         let ret = 0xD65F_03C0u32;
         std::iter::repeat_n(nop, pad)
             .chain([movz, ret])
+            .flat_map(u32::to_le_bytes)
+            .collect()
+    }
+    #[cfg(target_arch = "riscv64")]
+    {
+        // `lui a0, hi; addiw a0, a0, lo` (hi << 12 plus the sign-extended 12-bit lo is v)
+        let v = u32::from(v);
+        let lo = ((v & 0xFFF) ^ 0x800).wrapping_sub(0x800);
+        let hi = v.wrapping_sub(lo) >> 12;
+        let nop = 0x0000_0013u32; // addi zero, zero, 0
+        let lui = (hi << 12) | (10 << 7) | 0x37;
+        let addiw = (lo << 20) | (10 << 15) | (10 << 7) | 0x1B;
+        let ret = 0x0000_8067u32; // jalr zero, 0(ra)
+        std::iter::repeat_n(nop, pad)
+            .chain([lui, addiw, ret])
             .flat_map(u32::to_le_bytes)
             .collect()
     }

@@ -12,9 +12,10 @@ use super::super::abort::{guard, return_mismatch};
 use super::super::context::Context;
 use super::super::UpcallArgs;
 use super::INLINE_ARGS;
-use crate::abi::{ArgPlan, ReturnPlan};
+use crate::abi::{ArgPlan, Register, ReturnPlan};
 use crate::backend::store_low_bytes;
-use crate::backend::upcall::{UpcallArgKind, UpcallFrame, UpcallRetKind};
+use crate::backend::upcall::{UpcallArgKind, UpcallEntries, UpcallFrame, UpcallRetKind};
+use crate::backend::Native;
 use crate::error::Result;
 use crate::memory::{linker_stack, MemorySegment, SegmentAllocator};
 use crate::value::Value;
@@ -134,7 +135,7 @@ pub(crate) unsafe fn dispatch_general(ctx: &Context<'_>, frame: &mut UpcallFrame
             let bits = result
                 .scalar_bits(k)
                 .ok_or_else(|| return_mismatch(k, &result))?;
-            frame.set_return(reg, bits);
+            frame.set_return(reg, Native::scalar_return_bits(k, bits));
         }
         (UpcallRetKind::Group(size), plan) => {
             let dst = ret.expect("a return segment exists for struct returns");
@@ -168,6 +169,8 @@ pub(crate) unsafe fn dispatch_general(ctx: &Context<'_>, frame: &mut UpcallFrame
                                 .cast::<u64>()
                                 .read_unaligned()
                         };
+                        let vector = matches!(m.from, Register::Vector(_));
+                        let bits = Native::group_return_bits(vector, m.size as usize, bits);
                         frame.set_return(m.from, bits);
                     }
                 }

@@ -13,7 +13,11 @@ use super::super::context::Context;
 use super::super::UpcallArgs;
 use super::{write_scalar_value, ScalarArg, INLINE_ARGS};
 use crate::abi::{CallPlan, Location, ReturnPlan};
-use crate::backend::upcall::{return_word, UpcallArgKind, UpcallFrame, UpcallRetKind, VECTOR_WORD};
+use crate::backend::upcall::{
+    return_word, UpcallArgKind, UpcallEntries, UpcallFrame, UpcallRetKind, RET_VECTOR_WORD,
+    VECTOR_WORD,
+};
+use crate::backend::Native;
 use crate::backend::{load_low_bytes, store_low_bytes};
 use crate::error::Result;
 use crate::layout::ScalarKind;
@@ -230,7 +234,7 @@ pub(crate) unsafe fn dispatch_registers(
             let bits = result
                 .scalar_bits(k)
                 .ok_or_else(|| return_mismatch(k, &result))?;
-            frame.set_return(reg, bits);
+            frame.set_return(reg, Native::scalar_return_bits(k, bits));
         }
         UpcallRetKind::Group(size) => {
             let src: *const u8 = match result {
@@ -250,6 +254,8 @@ pub(crate) unsafe fn dispatch_registers(
                     } else {
                         load_low_bytes(p, m.size as usize)
                     };
+                    let vector = m.word as usize >= RET_VECTOR_WORD;
+                    let bits = Native::group_return_bits(vector, m.size as usize, bits);
                     words.add(m.word as usize).write(bits);
                 }
             }

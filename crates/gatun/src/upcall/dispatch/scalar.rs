@@ -8,7 +8,10 @@ use super::super::context::Context;
 use super::super::UpcallArgs;
 use super::{write_scalar_value, ScalarArg, INLINE_ARGS};
 use crate::abi::Location;
-use crate::backend::upcall::{return_word, UpcallArgKind, UpcallFrame, UpcallRetKind, VECTOR_WORD};
+use crate::backend::upcall::{
+    return_word, UpcallArgKind, UpcallEntries, UpcallFrame, UpcallRetKind, VECTOR_WORD,
+};
+use crate::backend::Native;
 use crate::error::Result;
 use crate::layout::ScalarKind;
 use crate::value::Value;
@@ -98,6 +101,7 @@ pub(crate) unsafe fn dispatch_scalar(
             let bits = result
                 .scalar_bits(kind)
                 .ok_or_else(|| return_mismatch(kind, &result))?;
+            let bits = Native::scalar_return_bits(kind, bits);
             // SAFETY: `word` is a return word of the frame (18..24, `ScalarPath::of`).
             unsafe { words.add(word).write(bits) };
         }
