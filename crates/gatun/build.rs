@@ -10,7 +10,7 @@
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(gatun_executes)");
     println!(
-        "cargo::rustc-check-cfg=cfg(gatun_backend, values(\"x86_64_sysv\", \"aarch64\", \"win64\", \"unsupported\"))"
+        "cargo::rustc-check-cfg=cfg(gatun_backend, values(\"x86_64_sysv\", \"aarch64\", \"win64\", \"riscv64\", \"unsupported\"))"
     );
     println!("cargo::rerun-if-changed=build.rs");
     let var = |name: &str| std::env::var(name).unwrap_or_default();

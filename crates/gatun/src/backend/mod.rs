@@ -38,6 +38,7 @@ pub(crate) mod aarch64;
 #[cfg(any(gatun_backend = "aarch64", gatun_backend = "win64"))]
 pub(crate) mod executor;
 mod moves;
+pub(crate) mod riscv64;
 // The register matrix of the direct `linker::Arguments` calls.
 #[cfg(any(gatun_backend = "x86_64_sysv", gatun_backend = "aarch64"))]
 mod slots;
