@@ -30,9 +30,6 @@
 //!   [`Asm::branches_reach`] before [`Asm::finish`]), `jal` offsets within ±1 MiB. [`li`] and
 //!   [`add_large`] take any value and choose the sequence themselves.
 
-// Until the stub compiler uses every encoder.
-#![allow(dead_code)]
-
 use std::fmt;
 
 /// An integer register `x0`..`x31` (RISC-V psABI, "Integer Register Convention" for the ABI
@@ -452,6 +449,10 @@ pub(crate) fn jalr(rd: X, rs1: X, offset: i32) -> u32 {
     i_type(offset, rs1.0, 0, rd.0, JALR)
 }
 
+/// The 32-bit `unimp` (`csrrw zero, cycle, zero`: a write to the read-only `cycle` CSR, an
+/// illegal instruction, as the GNU assembler encodes `unimp` without the "C" extension).
+pub(crate) const UNIMP: u32 = 0xC000_1073;
+
 /// `mv rd, rs` (`addi rd, rs, 0`).
 pub(crate) fn mv(rd: X, rs: X) -> u32 {
     addi(rd, rs, 0)
@@ -741,4 +742,4 @@ impl Asm {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

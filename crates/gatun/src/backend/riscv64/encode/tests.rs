@@ -116,6 +116,7 @@ fn table() -> Vec<(&'static str, u32)> {
         ("fcvt.d.s fa0, fa0", fcvt_d_s(fa(0), fa(0))),
         ("fcvt.d.s ft0, ft0", fcvt_d_s(F::FT0, F::FT0)),
         ("fcvt.d.s fa3, ft11", fcvt_d_s(fa(3), F::ft(11))),
+        ("unimp", UNIMP),
     ]
 }
 
@@ -132,7 +133,7 @@ const EXPECTED: &[u32] = &[
     0x80000537, 0xfffff537, 0x7ffff537, 0x00000317, 0xfffff097, 0x00c0006f, 0xffdff0ef, 0x7ffff06f,
     0x8000006f, 0x000300e7, 0x00030067, 0x00008067, 0x800502e7, 0x00b50463, 0xfe029ce3, 0xfe511ce3,
     0x7ed64fe3, 0x80f75063, 0x01f2e0e3, 0x7e5fff63, 0x01f2e863, 0xe0050553, 0xe2050553, 0xe2058f53,
-    0xf00f0053, 0xf20f08d3, 0x42050553, 0x42000053, 0x420f86d3,
+    0xf00f0053, 0xf20f08d3, 0x42050553, 0x42000053, 0x420f86d3, 0xc0001073,
 ];
 
 #[test]
