@@ -90,6 +90,8 @@ fn main() {
     // would be the target's while this script's is the host's).
     let abi = if windows {
         PropAbi::Win64
+    } else if target_arch == "riscv64" {
+        PropAbi::Lp64d
     } else {
         PropAbi::Unix
     };

@@ -5,7 +5,9 @@
 //! ABI §3.2.3), on x86-64 Windows the Microsoft x64 passing (1, 2, 4 or 8 bytes as an integer,
 //! any other size by reference), on AArch64 the AAPCS64 (or Apple arm64) argument class
 //! (`gatun::abi::aarch64::classify`, AAPCS64 §6.8.2 stage B: HFA, ≤ 16-byte composite, or by
-//! reference). `--json` prints the same as
+//! reference), on RISC-V 64 the LP64D class (`gatun::abi::riscv64::classify`: an integer, a
+//! float, a struct of floats or of a float and an integer for FP registers, an aggregate in
+//! integer registers, or by reference). `--json` prints the same as
 //! JSON; `-i HEADER` makes a header's types available (`gatun layout -i sys/stat.h 'struct
 //! stat'`).
 
@@ -609,6 +611,55 @@ fn aapcs64(layout: &MemoryLayout) -> Option<(String, Json)> {
     })
 }
 
+/// The RISC-V 64 LP64D argument class as text and JSON, or `None` off RISC-V 64.
+fn lp64d(layout: &MemoryLayout) -> Option<(String, Json)> {
+    use gatun::abi::riscv64::{classify, ArgClass as A, Leaf};
+    if !cfg!(target_arch = "riscv64") {
+        return None;
+    }
+    let leaf = |l: Leaf| format!("{} at byte {}", l.kind.name(), l.offset);
+    Some(match classify(layout) {
+        A::Integer(_) => (
+            "LP64D: INTEGER (one a register or stack slot; narrower than 64 bits: extended to 32 bits by its sign, then sign-extended)".to_string(),
+            json!({ "class": "INTEGER" }),
+        ),
+        A::Float(_) => (
+            "LP64D: FLOAT (one fa register while any is left, else as an integer; variadic: as an integer)".to_string(),
+            json!({ "class": "FLOAT" }),
+        ),
+        A::Floats { leaves, count } => {
+            let shown: Vec<String> = leaves[..count as usize].iter().map(|l| leaf(*l)).collect();
+            (
+                format!(
+                    "LP64D: FLOATS ({}: one fa register each when enough are left, else the integer rule; variadic: the integer rule)",
+                    shown.join(" and ")
+                ),
+                json!({ "class": "FLOATS", "count": count }),
+            )
+        }
+        A::FloatInt { float, int } => (
+            format!(
+                "LP64D: FLOAT_INT ({} in an fa register, {} in an a register, when one of each is left; else the integer rule)",
+                leaf(float),
+                leaf(int)
+            ),
+            json!({ "class": "FLOAT_INT" }),
+        ),
+        A::Aggregate { align16 } => (
+            format!(
+                "LP64D: AGGREGATE of {} bytes (a registers, 8 bytes each, the last one may spill to the stack{})",
+                layout.byte_size(),
+                if align16 { "; variadic: starts at an even a register" } else { "" }
+            ),
+            json!({ "class": "AGGREGATE", "align16": align16 }),
+        ),
+        A::Indirect => (
+            "LP64D: INDIRECT (over 16 bytes: passed as a pointer to a caller copy; returned through a hidden pointer in a0)".to_string(),
+            json!({ "class": "INDIRECT" }),
+        ),
+    })
+}
+
 /// Runs `gatun layout`: prints [`render`]'s text on stdout.
 ///
 /// # Errors
@@ -698,6 +749,7 @@ fn render_with_bitfields(
     let sysv = sysv(layout);
     let aapcs64 = aapcs64(layout);
     let win64 = win64(layout);
+    let lp64d = lp64d(layout);
     if json {
         let mut v = node_json(&root);
         v["sysv_x86_64"] = sysv.clone().map_or(Json::Null, |s| s.1);
@@ -706,6 +758,9 @@ fn render_with_bitfields(
         }
         if let Some((_, j)) = &win64 {
             v["win64"] = j.clone();
+        }
+        if let Some((_, j)) = &lp64d {
+            v["lp64d"] = j.clone();
         }
         let mut out = serde_json::to_string_pretty(&v)?;
         out.push('\n');
@@ -738,7 +793,7 @@ fn render_with_bitfields(
         }
         out.push('\n');
     }
-    if let Some((text, _)) = sysv.or(aapcs64).or(win64) {
+    if let Some((text, _)) = sysv.or(aapcs64).or(win64).or(lp64d) {
         out.push_str(&text);
         out.push('\n');
     }

@@ -13,6 +13,8 @@
 //!
 //! - AArch64 (AAPCS64 on Linux, and Apple arm64): registers `x0..x7`, `v0..v7`, returns `x0, x1`
 //!   and `v0..v3`, the indirect-result register `x8`.
+//! - RISC-V 64 (LP64D): registers `a0..a7`, `fa0..fa7` (a 4-byte move is a NaN-boxed
+//!   `float`), returns `a0, a1` and `fa0, fa1`; the hidden return pointer is `a0`.
 //! - Win64 (the Microsoft x64 convention): `Int(n)`/`Vector(n)` are argument *slot* n (`rcx,
 //!   rdx, r8, r9` / `xmm0..xmm3`), stack offsets start after the 32-byte shadow space, and a
 //!   variadic float has a move to each of its slot's registers.
@@ -22,8 +24,8 @@
 //! ([`DowncallHandle::plan`](crate::DowncallHandle::plan)). The classifiers themselves (one
 //! module per ABI, with the stack-area rules they share) are private: their classes and
 //! register counts are not public API. With the `internals` feature (test and benchmark hooks,
-//! not public API) they are reachable as `gatun::abi::sysv`, `gatun::abi::aarch64` and
-//! `gatun::abi::win64`.
+//! not public API) they are reachable as `gatun::abi::sysv`, `gatun::abi::aarch64`,
+//! `gatun::abi::riscv64` and `gatun::abi::win64`.
 
 // The classifiers: crate-private; public only with the `internals` feature (the oracle tests,
 // the fuzz checks and `gatun layout` read their classes).
@@ -31,6 +33,10 @@
 pub mod aarch64;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod aarch64;
+#[cfg(feature = "internals")]
+pub mod riscv64;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod riscv64;
 mod stack;
 #[cfg(feature = "internals")]
 pub mod sysv;
@@ -64,6 +70,7 @@ use crate::layout::{FunctionDescriptor, MemoryLayout, ScalarKind};
 /// assert_eq!(shown(Abi::SysVAmd64), "(rdi, xmm0) -> xmm0");
 /// assert_eq!(shown(Abi::Aapcs64), "(x0, d0) -> v0");
 /// assert_eq!(shown(Abi::Win64), "(rcx, xmm1) -> xmm0");
+/// assert_eq!(shown(Abi::Lp64d), "(a0, fa0) -> fa0");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -80,12 +87,16 @@ pub enum Abi {
     AppleArm64,
     /// The Microsoft x64 calling convention (x86-64 Windows, MSVC and mingw-w64 alike).
     Win64,
+    /// RISC-V 64 with the LP64D ABI (RISC-V Linux): the RISC-V ELF psABI's integer and
+    /// hardware floating-point calling conventions with 64-bit GPRs and FPRs.
+    Lp64d,
 }
 
 impl Abi {
     /// The calling convention of the target this build of gatun runs on: System V AMD64 on
     /// x86-64 other than Windows, Win64 on x86-64 Windows, Apple arm64 on Apple AArch64,
-    /// AAPCS64 on other AArch64 targets; `None` on other architectures.
+    /// AAPCS64 on other AArch64 targets, LP64D on RISC-V 64 Linux; `None` on other
+    /// architectures.
     ///
     /// ```
     /// use gatun::abi::Abi;
@@ -102,6 +113,8 @@ impl Abi {
             Some(Abi::AppleArm64)
         } else if cfg!(target_arch = "aarch64") {
             Some(Abi::Aapcs64)
+        } else if cfg!(all(target_arch = "riscv64", target_os = "linux")) {
+            Some(Abi::Lp64d)
         } else {
             None
         }
@@ -111,12 +124,14 @@ impl Abi {
     /// argument's destinations joined by `+`: SysV AMD64 `(rdi, xmm0+xmm1, stack+0) -> rax`
     /// (the plan's [`Display`](fmt::Display)); AArch64 `(x8:ret-ptr, x0+x1, s0+s1, &x2,
     /// sp+0) -> v0+v1` (`&`: a pointer to a caller-made copy; `s`/`d` by the move's width);
-    /// Win64 `(ret-ptr:rcx, xmm1+rdx, &r8, rsp+32) -> rax`.
+    /// Win64 `(ret-ptr:rcx, xmm1+rdx, &r8, rsp+32) -> rax`; LP64D `(a0:ret-ptr, fa0+a1, &a2,
+    /// sp+0) -> fa0+fa1`.
     pub fn describe(self, plan: &CallPlan) -> String {
         match self {
             Abi::SysVAmd64 => plan.to_string(),
             Abi::Aapcs64 | Abi::AppleArm64 => aarch64::describe(plan),
             Abi::Win64 => win64::describe(plan),
+            Abi::Lp64d => riscv64::describe(plan),
         }
     }
 }
@@ -163,6 +178,7 @@ pub fn plan_for(
         Abi::Aapcs64 => aarch64::plan(descriptor, first_variadic, aarch64::Flavour::Linux),
         Abi::AppleArm64 => aarch64::plan(descriptor, first_variadic, aarch64::Flavour::Apple),
         Abi::Win64 => win64::plan(descriptor, first_variadic),
+        Abi::Lp64d => riscv64::plan(descriptor, first_variadic),
     }
 }
 
@@ -228,7 +244,8 @@ pub enum Register {
 pub enum Conversion {
     /// Copy the bytes; the rest of the 8 bytes is zero.
     Bytes,
-    /// Sign-extend a signed integer of `size` bytes to 64 bits.
+    /// Sign-extend the `size` bytes, as a signed integer, to 64 bits (a signed integer; on
+    /// RISC-V 64 also an `unsigned int`, which RV64 keeps sign-extended in registers).
     SignExtend,
     /// A C `bool`: any non-zero byte becomes 1, zero stays 0 (bool arguments are always 0 or 1).
     Bool,
@@ -609,7 +626,8 @@ impl fmt::Display for CallPlan {
 /// Size and alignment in bytes of the C `va_list` type (`__builtin_va_list`) of this build's
 /// target, or `None` where gatun does not know it: an array of one 24-byte record aligned to
 /// 8 on x86-64 System V (System V AMD64 ABI §3.5.7), a 32-byte record aligned to 8 on AAPCS64
-/// Linux (AAPCS64 §10.1.5), a `char *` (8 bytes) on Apple arm64 and on 64-bit Windows.
+/// Linux (AAPCS64 §10.1.5), a `char *` (8 bytes) on Apple arm64 and on 64-bit Windows, a
+/// `void *` (8 bytes) on RISC-V 64 (psABI "va_list, va_start, and va_arg").
 ///
 /// ```
 /// let va_list = gatun::abi::va_list_size_align();
@@ -622,7 +640,8 @@ pub fn va_list_size_align() -> Option<(usize, usize)> {
         Some((24, 8))
     } else if cfg!(any(
         all(target_arch = "aarch64", target_vendor = "apple"),
-        all(target_arch = "x86_64", windows)
+        all(target_arch = "x86_64", windows),
+        target_arch = "riscv64"
     )) {
         Some((8, 8))
     } else if cfg!(all(target_arch = "aarch64", not(windows))) {

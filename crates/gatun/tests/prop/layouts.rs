@@ -6,6 +6,8 @@
 /// The generator mixture of the target (the build script writes the same target's checkers).
 const ABI: PropAbi = if cfg!(windows) {
     PropAbi::Win64
+} else if cfg!(target_arch = "riscv64") {
+    PropAbi::Lp64d
 } else {
     PropAbi::Unix
 };

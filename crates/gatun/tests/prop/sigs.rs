@@ -17,6 +17,7 @@
 // 6, 7, 9-16 bytes and larger: passed by reference to a copy, returned through a hidden
 // pointer), floats and integers sharing the four argument slots, more than four arguments,
 // and variadic calls with `float`/`double` arguments (which travel in both register files).
+// The RISC-V 64 mixture ([`PropAbi::Lp64d`]) is in `sigs_lp64d.rs`, included below.
 // The ABI is a parameter, never a `cfg!` here: this file is compiled both into a build script
 // (whose `cfg!` is the host's) and into the tests (the target's); each passes its target's.
 
@@ -28,6 +29,8 @@ pub enum PropAbi {
     Unix,
     /// Microsoft x64 (Windows on x86-64).
     Win64,
+    /// RISC-V 64 LP64D (its own mixture, `sigs_lp64d.rs`).
+    Lp64d,
 }
 
 /// C scalar types used: index = kind id.
@@ -112,6 +115,7 @@ pub fn prop_tags(abi: PropAbi) -> &'static [&'static str; 16] {
     match abi {
         PropAbi::Unix => &PROP_TAGS,
         PropAbi::Win64 => &PROP_TAGS_WIN64,
+        PropAbi::Lp64d => &PROP_TAGS_LP64D,
     }
 }
 
@@ -355,6 +359,7 @@ pub fn prop_signatures(abi: PropAbi) -> Vec<PropSig> {
     match abi {
         PropAbi::Unix => prop_signatures_unix(),
         PropAbi::Win64 => prop_signatures_win64(),
+        PropAbi::Lp64d => prop_signatures_lp64d(),
     }
 }
 
@@ -857,3 +862,5 @@ pub fn prop_cb_c_source(abi: PropAbi) -> String {
     }
     s
 }
+
+include!("sigs_lp64d.rs");
