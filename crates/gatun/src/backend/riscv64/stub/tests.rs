@@ -3,7 +3,8 @@
 //! word disassembled by `riscv64-linux-gnu-objdump` when installed), exact sequences and
 //! per-call instruction counts for typical shapes, the tail form, the rejection path and its
 //! islands, exact-width pieces of odd sizes, large displacements and the probing loop of large
-//! frames.
+//! frames; on RISC-V 64 Linux (under `qemu-riscv64` on other hosts), the stubs placed and
+//! called.
 
 use super::*;
 use crate::layout::FunctionDescriptor as FD;
@@ -747,4 +748,932 @@ fn the_raw_entry_pads_to_the_values_entry_with_unimp() {
     let ws = words(&code.bytes);
     assert_eq!(code.values, 16);
     assert_eq!(ws[3], e::UNIMP);
+}
+
+#[cfg(all(gatun_backend = "riscv64", target_os = "linux"))]
+mod run {
+    //! The stubs placed and called (RISC-V 64 Linux; `qemu-riscv64` on other hosts).
+
+    use super::*;
+    use crate::os::thread_errno;
+    use crate::value::Value;
+    use std::cell::RefCell;
+    use std::ffi::c_void;
+
+    thread_local! {
+        /// What the last target saw (its parameters, as 64-bit words).
+        static SEEN: RefCell<Vec<u64>> = const { RefCell::new(Vec::new()) };
+        /// How many times a target ran.
+        static CALLS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
+
+    fn record(words: &[u64]) {
+        CALLS.with(|c| c.set(c.get() + 1));
+        SEEN.with(|s| *s.borrow_mut() = words.to_vec());
+    }
+
+    fn seen() -> Vec<u64> {
+        SEEN.with(|s| s.borrow().clone())
+    }
+
+    fn calls() -> usize {
+        CALLS.with(|c| c.get())
+    }
+
+    /// The plan and a placed stub of `d` (freed when the caller drops it).
+    fn place(d: &FD, fv: Option<usize>, capture: bool) -> (CallPlan, Stub) {
+        let p = plan_of(d, fv);
+        let stub = build(&p, &checks_of(d), capture).unwrap();
+        (p, stub)
+    }
+
+    /// The caller copies of the by-reference arguments (as the executor makes them).
+    fn copies(p: &CallPlan, args: &[*const u8], d: &FD) -> Vec<Vec<u64>> {
+        p.args()
+            .iter()
+            .zip(args)
+            .zip(d.argument_layouts())
+            .filter(|((a, _), _)| a.by_reference.is_some())
+            .map(|((_, &ptr), l)| {
+                let mut copy = vec![0u64; l.byte_size().div_ceil(8)];
+                // SAFETY: the test's argument bytes are readable for the layout's size; the
+                // copy is at least as long.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(ptr, copy.as_mut_ptr().cast(), l.byte_size())
+                };
+                copy
+            })
+            .collect()
+    }
+
+    /// Calls the raw entry with `args` (pointers to each argument's bytes).
+    fn call_raw(
+        d: &FD,
+        fv: Option<usize>,
+        target: *const c_void,
+        args: &[*const u8],
+        ret: *mut u8,
+    ) -> u64 {
+        let (p, stub) = place(d, fv, false);
+        let c = copies(&p, args, d);
+        let cp: Vec<*const u8> = c.iter().map(|v| v.as_ptr().cast()).collect();
+        // SAFETY: the target's C signature matches the descriptor's register use; the
+        // argument pointers cover their layouts; `ret` covers the return layout.
+        unsafe {
+            (stub.raw)(
+                args.as_ptr(),
+                ret,
+                std::ptr::null_mut(),
+                target,
+                cp.as_ptr(),
+                std::ptr::null_mut(),
+            )
+        }
+    }
+
+    /// Calls the values entry with `values`.
+    fn call_values(
+        d: &FD,
+        fv: Option<usize>,
+        target: *const c_void,
+        values: &[Value<'_>],
+        copies_of: &[*const u8],
+        ret: *mut u8,
+    ) -> Option<u64> {
+        let (p, stub) = place(d, fv, false);
+        let c = copies(&p, copies_of, d);
+        let cp: Vec<*const u8> = c.iter().map(|v| v.as_ptr().cast()).collect();
+        // SAFETY: as in `call_raw`.
+        unsafe {
+            stub.values.call(
+                values.as_ptr(),
+                ret,
+                std::ptr::null_mut(),
+                target,
+                cp.as_ptr(),
+                std::ptr::null_mut(),
+            )
+        }
+    }
+
+    fn p<T>(v: &T) -> *const u8 {
+        (v as *const T).cast()
+    }
+
+    extern "C" fn ints(a: i64, b: u64, c: i64, d: u64, e: i64, f: u64, g: u64) -> i64 {
+        record(&[a as u64, b, c as u64, d, e as u64, f, g]);
+        a + c + e
+    }
+
+    #[test]
+    fn narrow_integers_are_extended_as_the_psabi_says_and_bools_normalised() {
+        let d = FD::of(
+            V::I64,
+            [V::I8, V::U8, V::I16, V::U16, V::I32, V::U32, V::BOOL],
+        );
+        let (a, b, c, dd, e, f, g) = (
+            -3i8,
+            0xF0u8,
+            -300i16,
+            0xFFFEu16,
+            -70000i32,
+            0xFFFF_FFF0u32,
+            2u8,
+        );
+        let args = [p(&a), p(&b), p(&c), p(&dd), p(&e), p(&f), p(&g)];
+        // an `unsigned int` is sign-extended from bit 31 (RV64)
+        let want = vec![
+            -3i64 as u64,
+            0xF0,
+            -300i64 as u64,
+            0xFFFE,
+            -70000i64 as u64,
+            0xFFFF_FFFF_FFFF_FFF0,
+            1,
+        ];
+        let r = call_raw(&d, None, ints as *const c_void, &args, std::ptr::null_mut());
+        assert_eq!(r as i64, -70303);
+        assert_eq!(seen(), want);
+        let vals = [
+            Value::I8(a),
+            Value::U8(b),
+            Value::I16(c),
+            Value::U16(dd),
+            Value::I32(e),
+            Value::U32(f),
+            Value::Bool(true),
+        ];
+        let r = call_values(
+            &d,
+            None,
+            ints as *const c_void,
+            &vals,
+            &[],
+            std::ptr::null_mut(),
+        );
+        assert_eq!(r.map(|r| r as i64), Some(-70303));
+        assert_eq!(seen(), want);
+    }
+
+    extern "C" fn floats(a: f32, b: f64, c: f32) -> f32 {
+        record(&[a.to_bits().into(), b.to_bits(), c.to_bits().into()]);
+        a + b as f32 + c
+    }
+
+    extern "C" fn double(a: f64) -> f64 {
+        a * 2.0
+    }
+
+    #[test]
+    fn floats_and_doubles_in_fprs_and_the_result_bits_in_a0() {
+        let d = FD::of(V::F32, [V::F32, V::F64, V::F32]);
+        let (a, b, c) = (1.5f32, 2.25f64, -0.5f32);
+        let r = call_raw(
+            &d,
+            None,
+            floats as *const c_void,
+            &[p(&a), p(&b), p(&c)],
+            std::ptr::null_mut(),
+        );
+        assert_eq!(f32::from_bits(r as u32), 3.25);
+        // the float comes back NaN-boxed: ones above its 32 bits
+        assert_eq!(r >> 32, 0xFFFF_FFFF);
+        assert_eq!(
+            seen(),
+            [a.to_bits().into(), b.to_bits(), c.to_bits().into()]
+        );
+        let vals = [Value::F32(a), Value::F64(b), Value::F32(c)];
+        let r = call_values(
+            &d,
+            None,
+            floats as *const c_void,
+            &vals,
+            &[],
+            std::ptr::null_mut(),
+        );
+        assert_eq!(r.map(|r| f32::from_bits(r as u32)), Some(3.25));
+        let d = FD::of(V::F64, [V::F64]);
+        let x = 1.25f64;
+        let r = call_raw(
+            &d,
+            None,
+            double as *const c_void,
+            &[p(&x)],
+            std::ptr::null_mut(),
+        );
+        assert_eq!(f64::from_bits(r), 2.5);
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    extern "C" fn spill(
+        a0: i64,
+        a1: i64,
+        a2: i64,
+        a3: i64,
+        a4: i64,
+        a5: i64,
+        f0: f64,
+        f1: f64,
+        f2: f64,
+        f3: f64,
+        f4: f64,
+        f5: f64,
+        f6: f64,
+        f7: f64,
+        g0: f64,
+        g1: f32,
+        s0: i32,
+        s1: u8,
+        s2: bool,
+        s3: f64,
+    ) -> i64 {
+        record(&[
+            a0 as u64,
+            a5 as u64,
+            f0.to_bits(),
+            f7.to_bits(),
+            g0.to_bits(),
+            g1.to_bits().into(),
+            s0 as u64,
+            s1.into(),
+            s2.into(),
+            s3.to_bits(),
+        ]);
+        let _ = (a1, a2, a3, a4, f1, f2, f3, f4, f5, f6);
+        a0 + a5 + i64::from(s0)
+    }
+
+    #[test]
+    fn floats_past_the_fprs_take_gprs_then_stack_slots() {
+        // 6 ints in a0..a5; 8 doubles in fa0..fa7; a double and a float in a6, a7; then an
+        // i32, a u8, a bool and a double on the stack
+        let mut layouts: Vec<MemoryLayout> = vec![MemoryLayout::from(V::I64); 6];
+        layouts.extend(vec![V::F64.into(); 8]);
+        layouts.extend([V::F64.into(), V::F32.into()]);
+        layouts.extend([V::I32.into(), V::U8.into(), V::BOOL.into(), V::F64.into()]);
+        let d = FD::of(V::I64, layouts);
+        assert_eq!(plan_of(&d, None).stack_bytes(), 32);
+        let ints: Vec<i64> = (1..=6).collect();
+        let fl: Vec<f64> = (0..8).map(|i| f64::from(i) + 0.5).collect();
+        let (g0, g1) = (9.75f64, 3.5f32);
+        let (s0, s1, s2, s3) = (-7i32, 0xAAu8, 1u8, -1.25f64);
+        let mut args: Vec<*const u8> = ints.iter().map(p).collect();
+        args.extend(fl.iter().map(p));
+        args.extend([p(&g0), p(&g1), p(&s0), p(&s1), p(&s2), p(&s3)]);
+        let r = call_raw(
+            &d,
+            None,
+            spill as *const c_void,
+            &args,
+            std::ptr::null_mut(),
+        );
+        assert_eq!(r as i64, 1 + 6 - 7);
+        let want = vec![
+            1,
+            6,
+            0.5f64.to_bits(),
+            7.5f64.to_bits(),
+            g0.to_bits(),
+            g1.to_bits().into(),
+            -7i64 as u64,
+            0xAA,
+            1,
+            s3.to_bits(),
+        ];
+        assert_eq!(seen(), want);
+    }
+
+    #[repr(C)]
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    struct FI(f32, i32);
+    #[repr(C)]
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    struct DD(f64, f64);
+    #[repr(C)]
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    struct BD(u8, f64);
+
+    extern "C" fn fp_structs(a: DD, b: FI, c: BD) -> f64 {
+        record(&[
+            a.0.to_bits(),
+            a.1.to_bits(),
+            b.0.to_bits().into(),
+            b.1 as u64,
+            c.0.into(),
+            c.1.to_bits(),
+        ]);
+        a.0 + a.1 + f64::from(b.0) + f64::from(b.1) + f64::from(c.0) + c.1
+    }
+
+    #[test]
+    fn structs_of_floats_take_fprs_and_a_gpr_for_their_integer() {
+        let d = FD::of(
+            V::F64,
+            [
+                s(&[V::F64, V::F64]),
+                s(&[V::F32, V::I32]),
+                s(&[V::U8, V::F64]),
+            ],
+        );
+        let (x, y, z) = (DD(1.5, 2.5), FI(0.25, -4), BD(7, 0.75));
+        let r = call_raw(
+            &d,
+            None,
+            fp_structs as *const c_void,
+            &[p(&x), p(&y), p(&z)],
+            std::ptr::null_mut(),
+        );
+        assert_eq!(f64::from_bits(r), 1.5 + 2.5 + 0.25 - 4.0 + 7.0 + 0.75);
+        let want = vec![
+            1.5f64.to_bits(),
+            2.5f64.to_bits(),
+            0.25f32.to_bits().into(),
+            -4i64 as u64,
+            7,
+            0.75f64.to_bits(),
+        ];
+        assert_eq!(seen(), want);
+        let (mut x2, mut y2, mut z2) = (x, y, z);
+        // SAFETY: the structs outlive the call and are as long as the layouts.
+        let vals = unsafe {
+            [
+                Value::Segment(MemorySegment::from_raw_parts((&raw mut x2).cast(), 16)),
+                Value::Segment(MemorySegment::from_raw_parts((&raw mut y2).cast(), 8)),
+                Value::Segment(MemorySegment::from_raw_parts((&raw mut z2).cast(), 16)),
+            ]
+        };
+        let r = call_values(
+            &d,
+            None,
+            fp_structs as *const c_void,
+            &vals,
+            &[],
+            std::ptr::null_mut(),
+        );
+        assert_eq!(r.map(f64::from_bits), Some(8.0));
+        assert_eq!(seen(), want);
+    }
+
+    /// Two pages, the second inaccessible: `bytes` copied to the end of the first, so any read
+    /// past them faults.
+    struct Guarded {
+        base: *mut u8,
+        page: usize,
+    }
+
+    impl Guarded {
+        fn new() -> Guarded {
+            // SAFETY: sysconf has no preconditions.
+            let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as usize;
+            // SAFETY: a fresh anonymous mapping; the second page is made inaccessible.
+            let base = unsafe {
+                let m = libc::mmap(
+                    std::ptr::null_mut(),
+                    2 * page,
+                    libc::PROT_READ | libc::PROT_WRITE,
+                    libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+                    -1,
+                    0,
+                );
+                assert_ne!(m, libc::MAP_FAILED);
+                assert_eq!(
+                    libc::mprotect(m.cast::<u8>().add(page).cast(), page, libc::PROT_NONE),
+                    0
+                );
+                m.cast::<u8>()
+            };
+            Guarded { base, page }
+        }
+
+        /// A pointer to `n` writable bytes ending at the inaccessible page, holding `bytes`.
+        fn tail(&self, bytes: &[u8]) -> *mut u8 {
+            // SAFETY: within the first page.
+            unsafe {
+                let p = self.base.add(self.page - bytes.len());
+                std::ptr::copy_nonoverlapping(bytes.as_ptr(), p, bytes.len());
+                p
+            }
+        }
+    }
+
+    impl Drop for Guarded {
+        fn drop(&mut self) {
+            // SAFETY: unmapping our own mapping.
+            unsafe { libc::munmap(self.base.cast(), 2 * self.page) };
+        }
+    }
+
+    #[repr(C)]
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    struct Three([u8; 3]);
+
+    extern "C" fn odd_target(a: u64, b: u64, c: u64, d0: u64, d1: u64) -> Three {
+        record(&[a, b, c, d0, d1]);
+        Three([0xC1, 0xC2, 0xC3])
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    extern "C" fn odd_stack(
+        a0: u64,
+        a1: u64,
+        a2: u64,
+        a3: u64,
+        a4: u64,
+        a5: u64,
+        a6: u64,
+        a7: u64,
+        s0: u64,
+        s1: u64,
+    ) {
+        let _ = (a0, a1, a2, a3, a4, a5, a6);
+        record(&[a7, s0, s1]);
+    }
+
+    #[test]
+    fn odd_size_structs_never_read_past_their_bytes() {
+        // 3-, 5-, 6- and 12-byte structs in registers, each right before an inaccessible page;
+        // the 3-byte result stored right before one too.
+        let d = FD::of(
+            s(&[V::U8; 3]),
+            [
+                s(&[V::U8; 3]),
+                s(&[V::U8; 5]),
+                s(&[V::U8; 6]),
+                s(&[V::U8; 12]),
+            ],
+        );
+        let g: Vec<Guarded> = (0..5).map(|_| Guarded::new()).collect();
+        let a = g[0].tail(&[1, 2, 3]);
+        let b = g[1].tail(&[1, 2, 3, 4, 5]);
+        let c = g[2].tail(&[1, 2, 3, 4, 5, 6]);
+        let dd = g[3].tail(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
+        let ret = g[4].tail(&[0; 3]);
+        let want = [
+            0x030201,
+            0x05_0403_0201,
+            0x0605_0403_0201,
+            0x0807_0605_0403_0201,
+            0x0C0B_0A09,
+        ];
+        call_raw(&d, None, odd_target as *const c_void, &[a, b, c, dd], ret);
+        assert_eq!(seen(), want);
+        assert_eq!(
+            // SAFETY: `ret` is the last 3 bytes of `g[4]`'s readable page (the guard page
+            // follows), just written by `call_raw` with `odd_target`'s `Three`; `g` outlives
+            // the slice, and any byte is a valid `u8`.
+            unsafe { std::slice::from_raw_parts(ret, 3) },
+            [0xC1, 0xC2, 0xC3]
+        );
+        // SAFETY: each segment covers its guarded bytes.
+        let vals = unsafe {
+            [
+                Value::Segment(MemorySegment::from_raw_parts(a, 3)),
+                Value::Segment(MemorySegment::from_raw_parts(b, 5)),
+                Value::Segment(MemorySegment::from_raw_parts(c, 6)),
+                Value::Segment(MemorySegment::from_raw_parts(dd, 12)),
+            ]
+        };
+        let ret2 = g[4].tail(&[0; 3]);
+        assert!(call_values(&d, None, odd_target as *const c_void, &vals, &[], ret2).is_some());
+        assert_eq!(seen(), want);
+        // a 7-byte struct in a7 and a 7-byte struct on the stack (its 8-byte slot zero-filled)
+        let mut layouts: Vec<MemoryLayout> = vec![MemoryLayout::from(V::I64); 7];
+        layouts.extend([s(&[V::U8; 7]), s(&[V::U8; 7]), V::U8.into()]);
+        let d = FD::of_void(layouts);
+        let zero = 0u64;
+        let g7 = [Guarded::new(), Guarded::new()];
+        let a7 = g7[0].tail(&[1, 2, 3, 4, 5, 6, 7]);
+        let st = g7[1].tail(&[9, 8, 7, 6, 5, 4, 3]);
+        let last = 0xEEu8;
+        let mut args = vec![p(&zero); 7];
+        args.extend([a7.cast_const(), st.cast_const(), p(&last)]);
+        call_raw(
+            &d,
+            None,
+            odd_stack as *const c_void,
+            &args,
+            std::ptr::null_mut(),
+        );
+        assert_eq!(seen(), [0x07_0605_0403_0201, 0x03_0405_0607_0809, 0xEE]);
+    }
+
+    extern "C" fn by_ref(a: *const [u64; 3], b: *const [u64; 4]) -> u64 {
+        // SAFETY: the stub passes pointers to the caller's copies.
+        let (a, b) = unsafe { (*a, *b) };
+        record(&[a[0], a[2], b[0], b[3]]);
+        a.iter().sum::<u64>() + b.iter().sum::<u64>()
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    extern "C" fn by_ref_stack(
+        a0: u64,
+        a1: u64,
+        a2: u64,
+        a3: u64,
+        a4: u64,
+        a5: u64,
+        a6: u64,
+        a7: u64,
+        s: *const [u64; 3],
+    ) -> u64 {
+        let _ = (a1, a2, a3, a4, a5, a6, a7);
+        // SAFETY: as above.
+        let s = unsafe { *s };
+        a0 + s[0] + s[1] + s[2]
+    }
+
+    #[test]
+    fn large_composites_go_through_the_caller_copies() {
+        let d = FD::of(V::I64, [s(&[V::I64; 3]), s(&[V::I64; 4])]);
+        let (a, b) = ([1u64, 2, 3], [10u64, 20, 30, 40]);
+        let r = call_raw(
+            &d,
+            None,
+            by_ref as *const c_void,
+            &[p(&a), p(&b)],
+            std::ptr::null_mut(),
+        );
+        assert_eq!(r, 106);
+        assert_eq!(seen(), [1, 3, 10, 40]);
+        let (mut a2, mut b2) = (a, b);
+        // SAFETY: the arrays outlive the call.
+        let vals = unsafe {
+            [
+                Value::Segment(MemorySegment::from_raw_parts(a2.as_mut_ptr().cast(), 24)),
+                Value::Segment(MemorySegment::from_raw_parts(b2.as_mut_ptr().cast(), 32)),
+            ]
+        };
+        let r = call_values(
+            &d,
+            None,
+            by_ref as *const c_void,
+            &vals,
+            &[p(&a), p(&b)],
+            std::ptr::null_mut(),
+        );
+        assert_eq!(r, Some(106));
+        let mut layouts: Vec<MemoryLayout> = vec![MemoryLayout::from(V::I64); 8];
+        layouts.push(s(&[V::I64; 3]));
+        let d = FD::of(V::I64, layouts);
+        let ones = [100u64, 1, 1, 1, 1, 1, 1, 1];
+        let mut args: Vec<*const u8> = ones.iter().map(p).collect();
+        args.push(p(&a));
+        let r = call_raw(
+            &d,
+            None,
+            by_ref_stack as *const c_void,
+            &args,
+            std::ptr::null_mut(),
+        );
+        assert_eq!(r, 106);
+    }
+
+    #[repr(C)]
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    struct Big([u64; 3]);
+    #[repr(C)]
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    struct Pair(u64, u64);
+    #[repr(C)]
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    struct Twelve(u32, u32, u32);
+    #[repr(C)]
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    struct FF(f32, f32);
+    #[repr(C)]
+    #[derive(Debug, Clone, Copy, PartialEq)]
+    struct DI(f64, i64);
+
+    extern "C" fn ret_big(x: u64, y: u64) -> Big {
+        Big([x, y, x + 2])
+    }
+    extern "C" fn ret_pair(x: u64) -> Pair {
+        Pair(x, !x)
+    }
+    extern "C" fn ret_twelve(x: u64) -> Twelve {
+        Twelve(x as u32, 2, 3)
+    }
+    extern "C" fn ret_dd(x: f64) -> DD {
+        DD(x, 2.0 * x)
+    }
+    extern "C" fn ret_ff(x: f64) -> FF {
+        FF(x as f32, 1.5)
+    }
+    extern "C" fn ret_di(x: f64) -> DI {
+        DI(x, -5)
+    }
+
+    #[test]
+    fn results_in_memory_and_in_a0_a1_and_fa0_fa1() {
+        let (x, y) = (40u64, 77u64);
+        let mut big = [0u8; 24 + 8];
+        let d = FD::of(s(&[V::I64; 3]), [V::I64, V::I64]);
+        call_raw(
+            &d,
+            None,
+            ret_big as *const c_void,
+            &[p(&x), p(&y)],
+            big.as_mut_ptr(),
+        );
+        assert_eq!(big[..24], *bytes_of(&Big([40, 77, 42])));
+        assert_eq!(big[24..], [0; 8]);
+        let vals = [Value::I64(41), Value::I64(1)];
+        let mut big = [0u8; 24];
+        assert!(call_values(
+            &d,
+            None,
+            ret_big as *const c_void,
+            &vals,
+            &[],
+            big.as_mut_ptr()
+        )
+        .is_some());
+        assert_eq!(big, *bytes_of(&Big([41, 1, 43])));
+
+        let mut out = [0xFFu8; 17];
+        let d = FD::of(s(&[V::I64; 2]), [V::I64]);
+        call_raw(
+            &d,
+            None,
+            ret_pair as *const c_void,
+            &[p(&x)],
+            out.as_mut_ptr(),
+        );
+        assert_eq!(out[..16], *bytes_of(&Pair(40, !40)));
+        assert_eq!(out[16], 0xFF);
+
+        let mut out = [0xFFu8; 13];
+        let d = FD::of(s(&[V::I32; 3]), [V::I64]);
+        call_raw(
+            &d,
+            None,
+            ret_twelve as *const c_void,
+            &[p(&x)],
+            out.as_mut_ptr(),
+        );
+        assert_eq!(out[..12], *bytes_of(&Twelve(40, 2, 3)));
+        assert_eq!(out[12], 0xFF);
+
+        let z = 1.5f64;
+        let mut out = [0xFFu8; 17];
+        let d = FD::of(s(&[V::F64, V::F64]), [V::F64]);
+        call_raw(
+            &d,
+            None,
+            ret_dd as *const c_void,
+            &[p(&z)],
+            out.as_mut_ptr(),
+        );
+        assert_eq!(out[..16], *bytes_of(&DD(1.5, 3.0)));
+        assert_eq!(out[16], 0xFF);
+
+        let mut out = [0xFFu8; 9];
+        let d = FD::of(s(&[V::F32, V::F32]), [V::F64]);
+        call_raw(
+            &d,
+            None,
+            ret_ff as *const c_void,
+            &[p(&z)],
+            out.as_mut_ptr(),
+        );
+        assert_eq!(out[..8], *bytes_of(&FF(1.5, 1.5)));
+        assert_eq!(out[8], 0xFF);
+
+        let mut out = [0xFFu8; 17];
+        let d = FD::of(s(&[V::F64, V::I64]), [V::F64]);
+        call_raw(
+            &d,
+            None,
+            ret_di as *const c_void,
+            &[p(&z)],
+            out.as_mut_ptr(),
+        );
+        assert_eq!(out[..16], *bytes_of(&DI(1.5, -5)));
+        assert_eq!(out[16], 0xFF);
+    }
+
+    fn bytes_of<T>(v: &T) -> &[u8] {
+        // SAFETY: plain-old-data test structs without padding.
+        unsafe { std::slice::from_raw_parts(p(v), std::mem::size_of::<T>()) }
+    }
+
+    #[test]
+    fn variadic_calls_promote_floats_and_pass_doubles_in_gprs() {
+        // int snprintf(char *, size_t, const char *, ...) with an int, a double and a float
+        let d = FD::of(
+            V::I32,
+            [V::ADDRESS, V::I64, V::ADDRESS, V::I32, V::F64, V::F32],
+        );
+        let mut buf = [0u8; 64];
+        let bp = buf.as_mut_ptr();
+        let n = buf.len() as u64;
+        let fmt = c"%d %.2f %.1f".as_ptr();
+        let (i, f, g) = (-42i32, 2.5f64, 0.25f32);
+        let r = call_raw(
+            &d,
+            Some(3),
+            libc::snprintf as *const c_void,
+            &[p(&bp), p(&n), p(&fmt), p(&i), p(&f), p(&g)],
+            std::ptr::null_mut(),
+        );
+        let text = b"-42 2.50 0.2";
+        assert_eq!(r as i32, text.len() as i32);
+        assert_eq!(&buf[..text.len()], text);
+        let vals = [
+            Value::Address(bp.cast()),
+            Value::I64(n as i64),
+            Value::Address(fmt.cast_mut().cast()),
+            Value::I32(7),
+            Value::F64(1.0),
+            Value::F32(-3.5),
+        ];
+        let r = call_values(
+            &d,
+            Some(3),
+            libc::snprintf as *const c_void,
+            &vals,
+            &[],
+            std::ptr::null_mut(),
+        );
+        assert_eq!(r.map(|r| r as i32), Some(11));
+        assert_eq!(&buf[..11], b"7 1.00 -3.5");
+    }
+
+    #[test]
+    fn frames_over_a_page_are_probed_and_carry_every_stack_argument() {
+        // snprintf with 1,200 variadic longs: 1,195 of them on the stack, a 9,568-byte frame
+        // (two probed pages and the rest), every one printed.
+        let n = 1200usize;
+        let mut layouts = vec![
+            MemoryLayout::from(V::ADDRESS),
+            V::I64.into(),
+            V::ADDRESS.into(),
+        ];
+        layouts.extend(vec![MemoryLayout::from(V::I64); n]);
+        let d = FD::of(V::I32, layouts);
+        assert!(plan_of(&d, Some(3)).stack_bytes() >= 8192);
+        let mut buf = vec![0u8; 8 * n];
+        let (bp, len) = (buf.as_mut_ptr(), buf.len() as u64);
+        let fmt = std::ffi::CString::new("%ld,".repeat(n)).unwrap();
+        let fp = fmt.as_ptr();
+        let longs: Vec<i64> = (0..n as i64).map(|i| i * 7 - 300).collect();
+        let mut args = vec![p(&bp), p(&len), p(&fp)];
+        args.extend(longs.iter().map(p));
+        let r = call_raw(
+            &d,
+            Some(3),
+            libc::snprintf as *const c_void,
+            &args,
+            std::ptr::null_mut(),
+        );
+        let want: String = longs.iter().map(|l| format!("{l},")).collect();
+        assert_eq!(r as usize, want.len());
+        assert_eq!(&buf[..want.len()], want.as_bytes());
+        let mut vals = vec![
+            Value::Address(bp.cast()),
+            Value::I64(len as i64),
+            Value::Address(fp.cast_mut().cast()),
+        ];
+        vals.extend(longs.iter().map(|&l| Value::I64(-l)));
+        let r = call_values(
+            &d,
+            Some(3),
+            libc::snprintf as *const c_void,
+            &vals,
+            &[],
+            std::ptr::null_mut(),
+        );
+        let want: String = longs.iter().map(|l| format!("{},", -l)).collect();
+        assert_eq!(r.map(|r| r as usize), Some(want.len()));
+        assert_eq!(&buf[..want.len()], want.as_bytes());
+    }
+
+    extern "C" fn errno_target(a: i32, p: *const u8, b: i64) -> i64 {
+        // SAFETY: this thread's errno.
+        let e = unsafe { libc::__errno_location() };
+        // SAFETY: as above.
+        let before = unsafe { *e };
+        // SAFETY: as above.
+        unsafe { *e = 42 };
+        record(&[before as u64, a as u64, p as u64, b as u64]);
+        -1
+    }
+
+    #[test]
+    fn capture_restores_errno_before_and_saves_it_after() {
+        let d = FD::of(V::I64, [V::I32, V::ADDRESS, V::I64]);
+        let (_, stub) = place(&d, None, true);
+        let (a, ptr, b) = (3i32, 0x1234usize as *const u8, 99i64);
+        let mut slot = 7i32;
+        // SAFETY: this thread's errno.
+        unsafe { *thread_errno() = 0 };
+        // SAFETY: the target matches the descriptor; `slot` and errno are valid.
+        let r = unsafe {
+            (stub.raw)(
+                [p(&a), p(&ptr), p(&b)].as_ptr(),
+                std::ptr::null_mut(),
+                &mut slot,
+                errno_target as *const c_void,
+                std::ptr::null(),
+                thread_errno(),
+            )
+        };
+        assert_eq!(r as i64, -1);
+        assert_eq!(seen(), [7, 3, 0x1234, 99]);
+        assert_eq!(slot, 42);
+        let mut slot = 5i32;
+        let vals = [
+            Value::I32(3),
+            Value::Address(ptr.cast_mut().cast()),
+            Value::I64(99),
+        ];
+        // SAFETY: as above.
+        let r = unsafe {
+            stub.values.call(
+                vals.as_ptr(),
+                std::ptr::null_mut(),
+                &mut slot,
+                errno_target as *const c_void,
+                std::ptr::null(),
+                thread_errno(),
+            )
+        };
+        assert_eq!(r.map(|r| r as i64), Some(-1));
+        assert_eq!(seen()[0], 5);
+        assert_eq!(slot, 42);
+    }
+
+    extern "C" fn sum3(a: i32, b0: u64, b1: u64, c: f64) -> i64 {
+        record(&[a as u64, b0, b1, c.to_bits()]);
+        i64::from(a) + (b0 + b1) as i64 + c as i64
+    }
+
+    #[test]
+    fn values_entry_rejects_wrong_tags_and_short_segments_without_calling() {
+        let d = FD::of(V::I64, [V::I32.into(), s(&[V::I64, V::I64]), V::F64.into()]);
+        let mut pair = [1u64, 2];
+        // SAFETY: `pair` outlives the segment's uses.
+        let good_seg = unsafe { MemorySegment::from_raw_parts(pair.as_mut_ptr().cast(), 16) };
+        let before = calls();
+        let mut out = 0xABu8;
+        let cases: Vec<[Value<'_>; 3]> = vec![
+            [Value::I64(1), Value::Segment(good_seg), Value::F64(1.0)],
+            [
+                Value::I32(1),
+                Value::Segment(good_seg.slice(0, 15).unwrap()),
+                Value::F64(1.0),
+            ],
+            [Value::I32(1), Value::I64(0), Value::F64(1.0)],
+            [Value::I32(1), Value::Segment(good_seg), Value::F32(1.0)],
+        ];
+        for vals in &cases {
+            let r = call_values(&d, None, sum3 as *const c_void, vals, &[], &mut out);
+            assert_eq!(r, None, "{vals:?}");
+        }
+        assert_eq!(calls(), before, "a rejected call ran the target");
+        assert_eq!(out, 0xAB);
+        let vals = [Value::I32(1), Value::Segment(good_seg), Value::F64(4.0)];
+        let r = call_values(&d, None, sum3 as *const c_void, &vals, &[], &mut out);
+        assert_eq!(r, Some(8));
+        assert_eq!(calls(), before + 1);
+        // a longer segment is fine
+        let mut wide = [1u64, 2, 3];
+        // SAFETY: `wide` outlives the call.
+        let seg = unsafe { MemorySegment::from_raw_parts(wide.as_mut_ptr().cast(), 24) };
+        let vals = [Value::I32(1), Value::Segment(seg), Value::F64(4.0)];
+        assert_eq!(
+            call_values(&d, None, sum3 as *const c_void, &vals, &[], &mut out),
+            Some(8)
+        );
+    }
+
+    #[test]
+    fn rejection_islands_reject_late_arguments_without_calling() {
+        // 300 arguments: the checks go through islands; a wrong tag on the last one rejects
+        let d = FD::of(V::I64, vec![V::I64; 300]);
+        let mut vals = vec![Value::I64(1); 300];
+        vals[299] = Value::I32(1);
+        let before = calls();
+        let r = call_values(
+            &d,
+            None,
+            sum3 as *const c_void,
+            &vals,
+            &[],
+            std::ptr::null_mut(),
+        );
+        assert_eq!(r, None);
+        assert_eq!(calls(), before);
+    }
+
+    #[test]
+    fn the_cache_shares_live_stubs() {
+        let d = FD::of(V::I64, [V::I64, V::F64, V::I16]);
+        let pl = plan_of(&d, None);
+        let a = stub_for(&pl, &checks_of(&d), false).unwrap();
+        let b = stub_for(&pl, &checks_of(&d), false).unwrap();
+        assert!(Arc::ptr_eq(&a, &b));
+        let c = stub_for(&pl, &checks_of(&d), true).unwrap();
+        assert!(!Arc::ptr_eq(&a, &c));
+    }
 }
