@@ -452,9 +452,14 @@ const _: () = {
     executor::<Absent>();
 };
 
-#[cfg(any(test, gatun_backend = "aarch64", gatun_backend = "win64"))]
+#[cfg(any(
+    test,
+    gatun_backend = "aarch64",
+    gatun_backend = "win64",
+    gatun_backend = "riscv64"
+))]
 /// The raw entry's signature of a by-reference backend's stub (the platform's C convention:
-/// AAPCS64 `x0`..`x5`, or Win64 `rcx`, `rdx`, `r8`, `r9` and two stack slots): argument `i`'s
+/// AAPCS64 `x0`..`x5`, LP64D `a0`..`a5`, or Win64 `rcx`, `rdx`, `r8`, `r9` and two stack slots): argument `i`'s
 /// bytes at `args[i]`; the struct result's destination `ret`; the capture buffer; the target;
 /// the by-reference copies' pointer array (one per such argument, in argument order; the
 /// callee may write through them); the thread's errno address (capture stubs only). Returns the

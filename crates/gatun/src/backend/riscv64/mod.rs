@@ -22,6 +22,13 @@
 #[cfg(gatun_backend = "riscv64")]
 pub(crate) use crate::abi::riscv64 as classify;
 
+// The compiled-stub compiler: run by the executor; its code generation is pure data, compiled
+// (and unit-tested) on every host for the tests.
+#[cfg(any(test, gatun_backend = "riscv64"))]
+pub(crate) mod encode;
+#[cfg(any(test, gatun_backend = "riscv64"))]
+pub(crate) mod stub;
+
 /// One `global_asm!` function `$name` (a string literal, the C name) with the body `$body`
 /// and the operands `$operands`: `.text`, 4-byte aligned, global but hidden (private to the
 /// linked image), with the ELF `.type` and `.size` directives.
