@@ -94,8 +94,6 @@ impl ArgCheck {
 }
 
 /// The tag byte of `Value::Segment` (what a value entry compares a struct argument's tag with).
-// (Not read on RISC-V 64, which has no stub compiler yet.)
-#[cfg_attr(gatun_backend = "riscv64", allow(dead_code))]
 pub(crate) fn segment_tag() -> u8 {
     crate::value::value_tag(&crate::value::Value::Segment(
         crate::memory::MemorySegment::NULL,

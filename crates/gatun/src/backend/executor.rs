@@ -320,8 +320,6 @@ pub(crate) fn errno_for(capture: *mut i32) -> *mut i32 {
 /// The arguments of a stub entry besides its first (the `Value`s or the argument pointers),
 /// the same for both entries (see each backend's `stub` module for their registers).
 #[derive(Clone, Copy, Debug)]
-// (Read by the stub entries: RISC-V 64 has none yet.)
-#[cfg_attr(gatun_backend = "riscv64", allow(dead_code))]
 pub(crate) struct EntryArgs {
     /// The struct result's destination (null: scalar or void result).
     pub(crate) ret: *mut u8,

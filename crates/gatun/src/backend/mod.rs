@@ -476,7 +476,6 @@ pub(crate) type RawFn = unsafe extern "C" fn(
 /// Byte offset of a `Value`'s payload in the stubs' values entries (the `#[repr(C, u8)]` tag is
 /// byte 0; the payload union is 8-aligned). An `i32` (x86-64 displacements; the AArch64 stub takes them as `u32`).
 #[cfg(any(test, gatun_executes))]
-#[cfg_attr(gatun_backend = "riscv64", allow(dead_code))]
 pub(crate) const VALUE_PAYLOAD: i32 = 8;
 /// Bytes between consecutive `Value`s of a `&[Value]`, as [`VALUE_PAYLOAD`].
 pub(crate) const VALUE_STRIDE: i32 = std::mem::size_of::<crate::value::Value<'static>>() as i32;

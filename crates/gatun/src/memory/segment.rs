@@ -81,10 +81,8 @@ fn oob(offset: usize, access_size: usize, segment_size: usize) -> Error {
     }
 }
 
-// Read only by the stub compilers (compiled where a backend executes, and for their tests;
-// RISC-V 64 has none yet).
+// Read only by the stub compilers (compiled where a backend executes, and for their tests).
 #[cfg(any(test, gatun_executes))]
-#[cfg_attr(gatun_backend = "riscv64", allow(dead_code))]
 impl MemorySegment<'_> {
     /// Byte offset of the base pointer inside a `MemorySegment` (read by compiled downcall
     /// stubs, `backend::x86_64_sysv::stub`).

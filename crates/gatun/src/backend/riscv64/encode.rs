@@ -88,6 +88,7 @@ impl X {
     pub(crate) const A5: X = X(15);
 
     /// `xn`, n in 0..=31.
+    #[cfg(test)]
     pub(crate) const fn new(n: u8) -> X {
         debug_assert!(n < 32);
         X(n & 31)
@@ -122,6 +123,7 @@ impl X {
     }
 
     /// The register number.
+    #[cfg(test)]
     pub(crate) const fn num(self) -> u8 {
         self.0
     }
@@ -156,6 +158,7 @@ impl F {
     }
 
     /// The register number.
+    #[cfg(test)]
     pub(crate) const fn num(self) -> u8 {
         self.0
     }
@@ -425,7 +428,6 @@ pub(crate) fn lui(rd: X, imm20: u32) -> u32 {
 }
 
 /// `auipc rd, imm20`: `rd = pc + sign-extend(imm20 << 12)`, imm20 in 0..2^20.
-#[cfg(test)] // not used by the stubs; kept with its encoding test
 pub(crate) fn auipc(rd: X, imm20: u32) -> u32 {
     debug_assert!(imm20 < 1 << 20);
     (imm20 & 0xF_FFFF) << 12 | u32::from(rd.0) << 7 | AUIPC
@@ -468,6 +470,7 @@ pub(crate) fn ret() -> u32 {
 #[repr(u8)]
 pub(crate) enum Cond {
     /// `beq`.
+    #[cfg(test)]
     Eq = 0,
     /// `bne`.
     Ne = 1,

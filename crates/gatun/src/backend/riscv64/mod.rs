@@ -6,8 +6,9 @@
 //! call frame (`frame`), the by-reference copies of aggregates over 16 bytes and the result
 //! pointer in `a0` (`executor`), and the upcall entry (`upcall_entry`).
 //!
-//! Calls run the trampoline (`StubExecutor::Interpreted`): the backend has no stub compiler
-//! yet, so `executor::Entries` is uninhabited and its `compile` gives `None`.
+//! Calls run a compiled stub per signature ([`stub`], encoded by [`encode`]; the code is pure
+//! data, generated and tested on every host) chosen by the `executor` at link time; the
+//! trampoline runs them when the OS refuses executable memory.
 //!
 //! Register usage the executor relies on (psABI, "Integer Register Convention" and
 //! "Floating-point Register Convention"): arguments in a0–a7 and fa0–fa7, results in a0/a1
@@ -91,7 +92,8 @@ impl crate::backend::Backend for Lp64d {
         classify::plan(descriptor, first_variadic)
     }
 
-    /// The trampoline with the linked copies (`StubExecutor::link`; no stub is compiled).
+    /// A compiled stub with its fast path, or the trampoline when the OS gives no executable
+    /// memory (`StubExecutor::link`).
     fn link(
         plan: &crate::abi::CallPlan,
         args: &[crate::backend::ArgKind],
@@ -100,5 +102,24 @@ impl crate::backend::Backend for Lp64d {
         _target: *const std::ffi::c_void,
     ) -> crate::Result<Self::Executor> {
         crate::backend::executor::StubExecutor::link(plan, args, ret, capture)
+    }
+
+    #[cfg(feature = "internals")]
+    fn stub_code(
+        plan: &crate::abi::CallPlan,
+        args: &[crate::backend::ArgKind],
+        capture: bool,
+    ) -> crate::Result<Vec<u8>> {
+        Ok(stub::compile(plan, &crate::backend::ArgCheck::all(args), capture).bytes)
+    }
+
+    #[cfg(feature = "internals")]
+    fn compile_uncached(
+        plan: &crate::abi::CallPlan,
+        args: &[crate::backend::ArgKind],
+        capture: bool,
+    ) -> crate::Result<usize> {
+        let checks = crate::backend::ArgCheck::all(args);
+        Ok(stub::build(plan, &checks, capture)?.bytes().len())
     }
 }

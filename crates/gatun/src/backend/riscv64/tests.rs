@@ -149,8 +149,8 @@ fn narrow_integers_are_extended_as_gcc_reads_them() {
     ];
     for (name, v, arg, want) in cases {
         let h = link(name, &FD::of(V::I64, [v]));
-        // SAFETY: `int64_t name(<v>)`.
         assert_eq!(
+            // SAFETY: `int64_t name(<v>)`.
             unsafe { h.invoke(&[arg]) }.unwrap(),
             Value::I64(want),
             "{name}"
@@ -172,8 +172,8 @@ fn narrow_integers_are_extended_as_gcc_reads_them() {
         ("rv_i8_ret", V::I8, 0x1FF, Value::I8(-1)),
     ] {
         let h = link(name, &FD::of(r, [V::I64]));
-        // SAFETY: `<r> name(int64_t)`.
         assert_eq!(
+            // SAFETY: `<r> name(int64_t)`.
             unsafe { h.invoke(&[Value::I64(x)]) }.unwrap(),
             want,
             "{name}"
@@ -332,8 +332,8 @@ fn float_and_integer_pairs_take_an_fpr_and_a_gpr_or_two_fprs_both_ways() {
         let h = link(name, &d);
         let got: Vec<Location> = h.plan().args()[0].moves.iter().map(|m| m.to).collect();
         assert_eq!(got, to, "{name}");
-        // SAFETY: `double name(<layout>)`.
         assert_eq!(
+            // SAFETY: `double name(<layout>)`.
             unsafe { h.invoke(&[arg]) }.unwrap(),
             Value::F64(want),
             "{name}"
@@ -766,8 +766,8 @@ fn upcalls_return_float_pairs_small_and_large_structs() {
         let h = link(name, &caller_d);
         let mut all = vec![stub.as_value()];
         all.extend(args);
-        // SAFETY: `double name(<stub_d> *, ..)` with a stub of that type.
         assert_eq!(
+            // SAFETY: `double name(<stub_d> *, ..)` with a stub of that type.
             unsafe { h.invoke(&all) }.unwrap(),
             Value::F64(want),
             "{name}"

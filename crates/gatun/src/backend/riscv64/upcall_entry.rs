@@ -100,23 +100,19 @@ extern "C" {
 /// Length in bytes of a stub's code.
 pub(crate) const STUB_LEN: usize = 32;
 
-/// `auipc t0, 0`.
-const AUIPC_T0: u32 = (5 << 7) | 0x17;
-/// `ld t1, 24(t0)`.
-const LD_T1_24_T0: u32 = (24 << 20) | (5 << 15) | (3 << 12) | (6 << 7) | 0x03;
-/// `ld t0, 16(t0)`.
-const LD_T0_16_T0: u32 = (16 << 20) | (5 << 15) | (3 << 12) | (5 << 7) | 0x03;
-/// `jr t1` (`jalr zero, 0(t1)`).
-const JR_T1: u32 = (6 << 15) | 0x67;
-
 /// The machine code of a stub whose context is at `context` (see the module documentation).
 pub(crate) fn stub_code(context: usize) -> [u8; STUB_LEN] {
     let entry = gatun_lp64d_upcall_entry as *const () as usize;
     let mut code = [0u8; STUB_LEN];
-    for (k, insn) in [AUIPC_T0, LD_T1_24_T0, LD_T0_16_T0, JR_T1]
-        .into_iter()
-        .enumerate()
-    {
+    use super::encode::{auipc, jalr, load, Load, X};
+    // auipc t0, 0; ld t1, 24(t0); ld t0, 16(t0); jr t1
+    let words = [
+        auipc(X::T0, 0),
+        load(Load::D, X::T1, X::T0, 24),
+        load(Load::D, X::T0, X::T0, 16),
+        jalr(X::ZERO, X::T1, 0),
+    ];
+    for (k, insn) in words.into_iter().enumerate() {
         code[4 * k..4 * k + 4].copy_from_slice(&insn.to_le_bytes());
     }
     code[16..24].copy_from_slice(&(context as u64).to_le_bytes());
