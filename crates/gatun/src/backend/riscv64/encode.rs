@@ -88,6 +88,7 @@ impl X {
     pub(crate) const A5: X = X(15);
 
     /// `xn`, n in 0..=31.
+    #[cfg(test)]
     pub(crate) const fn new(n: u8) -> X {
         debug_assert!(n < 32);
         X(n & 31)
@@ -122,6 +123,7 @@ impl X {
     }
 
     /// The register number.
+    #[cfg(test)]
     pub(crate) const fn num(self) -> u8 {
         self.0
     }
@@ -156,6 +158,7 @@ impl F {
     }
 
     /// The register number.
+    #[cfg(test)]
     pub(crate) const fn num(self) -> u8 {
         self.0
     }
@@ -193,6 +196,7 @@ impl fmt::Display for F {
 const LOAD: u32 = 0x03;
 const LOAD_FP: u32 = 0x07;
 const OP_IMM: u32 = 0x13;
+#[cfg(test)]
 const AUIPC: u32 = 0x17;
 const OP_IMM_32: u32 = 0x1B;
 const STORE: u32 = 0x23;
@@ -468,6 +472,7 @@ pub(crate) fn ret() -> u32 {
 #[repr(u8)]
 pub(crate) enum Cond {
     /// `beq`.
+    #[cfg(test)]
     Eq = 0,
     /// `bne`.
     Ne = 1,
