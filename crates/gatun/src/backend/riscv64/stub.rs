@@ -84,8 +84,8 @@
 //!   outgoing stack area, the return layout's bytes at `ret` (exactly each move's size),
 //!   `*errno` and `*capture` (capture stubs). `gp` and `tp` are never named.
 //! - Scratch registers are caller-saved temporaries: `t0`..`t6` and `ft0`. The only
-//!   callee-saved registers touched are `s0` and `ra`'s slot, saved and restored by the
-//!   frame record; the values entry's rejection path runs before anything else.
+//!   callee-saved register touched is `s0`, saved and restored (with `ra`) by the frame
+//!   record; the values entry's rejection path runs before anything else.
 //! - Offsets come from a plan the classifier accepted: the stack area is at most
 //!   [`MAX_STACK_BYTES`](crate::backend::MAX_STACK_BYTES) bytes, so the probe's end is one
 //!   `lui` and the rest of the frame one or two `addi`; a displacement that does not fit a
