@@ -32,7 +32,7 @@
 //! its own). On a mismatch it returns at once with **`t0` = 1**: nothing has been read beyond
 //! the `Value`s, nothing written or called. On the normal path it returns with `t0` = 0. (`t0`
 //! is a caller-saved temporary, so only inline assembly can read the flag:
-//! [`ValuesEntry::call`], RISC-V only.) A scalar's bytes are read from the payload (its low
+//! `ValuesEntry::call`, RISC-V only.) A scalar's bytes are read from the payload (its low
 //! bytes), a struct's from the segment's pointer.
 //!
 //! # The code
@@ -669,7 +669,7 @@ pub(crate) fn path_lengths(plan: &CallPlan, checks: &[ArgCheck], capture: bool) 
 }
 
 /// The values entry of a placed stub (see the module documentation): called only through
-/// [`ValuesEntry::call`] (RISC-V only), which reads the rejection flag in `t0`.
+/// `ValuesEntry::call` (RISC-V only), which reads the rejection flag in `t0`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ValuesEntry(NonNull<u8>);
 
