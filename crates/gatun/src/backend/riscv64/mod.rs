@@ -6,7 +6,7 @@
 //! call frame (`frame`), the by-reference copies of aggregates over 16 bytes and the result
 //! pointer in `a0` (`executor`), and the upcall entry (`upcall_entry`).
 //!
-//! Calls run a compiled stub per signature ([`stub`], encoded by [`encode`]; the code is pure
+//! Calls run a compiled stub per signature (`stub`, encoded by `encode`; the code is pure
 //! data, generated and tested on every host) chosen by the `executor` at link time; the
 //! trampoline runs them when the OS refuses executable memory.
 //!

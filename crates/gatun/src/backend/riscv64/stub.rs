@@ -32,7 +32,7 @@
 //! its own). On a mismatch it returns at once with **`t0` = 1**: nothing has been read beyond
 //! the `Value`s, nothing written or called. On the normal path it returns with `t0` = 0. (`t0`
 //! is a caller-saved temporary, so only inline assembly can read the flag:
-//! [`ValuesEntry::call`], RISC-V only.) A scalar's bytes are read from the payload (its low
+//! `ValuesEntry::call`, RISC-V only.) A scalar's bytes are read from the payload (its low
 //! bytes), a struct's from the segment's pointer.
 //!
 //! # The code
@@ -84,8 +84,8 @@
 //!   outgoing stack area, the return layout's bytes at `ret` (exactly each move's size),
 //!   `*errno` and `*capture` (capture stubs). `gp` and `tp` are never named.
 //! - Scratch registers are caller-saved temporaries: `t0`..`t6` and `ft0`. The only
-//!   callee-saved registers touched are `s0` and `ra`'s slot, saved and restored by the
-//!   frame record; the values entry's rejection path runs before anything else.
+//!   callee-saved register touched is `s0`, saved and restored (with `ra`) by the frame
+//!   record; the values entry's rejection path runs before anything else.
 //! - Offsets come from a plan the classifier accepted: the stack area is at most
 //!   [`MAX_STACK_BYTES`](crate::backend::MAX_STACK_BYTES) bytes, so the probe's end is one
 //!   `lui` and the rest of the frame one or two `addi`; a displacement that does not fit a
@@ -669,7 +669,7 @@ pub(crate) fn path_lengths(plan: &CallPlan, checks: &[ArgCheck], capture: bool) 
 }
 
 /// The values entry of a placed stub (see the module documentation): called only through
-/// [`ValuesEntry::call`] (RISC-V only), which reads the rejection flag in `t0`.
+/// `ValuesEntry::call` (RISC-V only), which reads the rejection flag in `t0`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct ValuesEntry(NonNull<u8>);
 

@@ -149,6 +149,7 @@ fn encoders_match_the_gnu_assembler_words() {
 }
 
 /// `(text, words)` of `li` for `imm` into `rd`: the text of each step and the encoded words.
+#[cfg(unix)]
 fn li_text(rd: X, imm: i64) -> Vec<(String, u32)> {
     li_steps(imm)
         .into_iter()
