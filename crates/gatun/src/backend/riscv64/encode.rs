@@ -196,7 +196,6 @@ impl fmt::Display for F {
 const LOAD: u32 = 0x03;
 const LOAD_FP: u32 = 0x07;
 const OP_IMM: u32 = 0x13;
-#[cfg(test)]
 const AUIPC: u32 = 0x17;
 const OP_IMM_32: u32 = 0x1B;
 const STORE: u32 = 0x23;
