@@ -31,18 +31,19 @@ use crate::value::Value;
 pub(crate) struct UpcallFrame {
     /// 0: the integer argument registers as received: SysV rdi, rsi, rdx, rcx, r8, r9 in 0..6;
     /// AArch64 x0..x7, and x8 (the indirect-result register) at 8; Win64 rcx, rdx, r8, r9 in
-    /// 0..4.
+    /// 0..4; RV64 a0..a7 in 0..8.
     pub gpr: [u64; 9],
     /// 72: the low 64 bits of the vector argument registers as received (SysV xmm0..xmm7,
-    /// AArch64 v0..v7, Win64 xmm0..xmm3).
+    /// AArch64 v0..v7, Win64 xmm0..xmm3; RV64 the floating-point registers fa0..fa7).
     pub vector: [u64; 8],
-    /// 136: the address `Location::Stack(0)` names: SysV and AArch64 the caller's first stack
-    /// argument; Win64 the caller's rsp at its call (the shadow space, stack arguments from 32).
+    /// 136: the address `Location::Stack(0)` names: SysV, AArch64 and RV64 the caller's first
+    /// stack argument; Win64 the caller's rsp at its call (the shadow space, stack arguments from 32).
     pub stack: *const u8,
-    /// 144: the integer return registers to return (SysV rax, rdx; AArch64 x0, x1; Win64 rax).
+    /// 144: the integer return registers to return (SysV rax, rdx; AArch64 x0, x1; Win64 rax;
+    /// RV64 a0, a1).
     pub ret_int: [u64; 2],
     /// 160: the low 64 bits of the vector return registers to return (SysV xmm0, xmm1 in 0..2;
-    /// AArch64 v0..v3; Win64 xmm0).
+    /// AArch64 v0..v3; Win64 xmm0; RV64 fa0, fa1 in 0..2).
     pub ret_vector: [u64; 4],
 }
 
@@ -130,7 +131,8 @@ pub(crate) enum UpcallArgKind {
     /// A struct or union by value: copied from its moves (`size` and `align` in bytes).
     Group { size: usize, align: usize },
     /// A struct or union the caller passes as a pointer to its own copy (AAPCS64 §6.8.2 B.3,
-    /// Win64 aggregates not of 1, 2, 4 or 8 bytes): the pointer is at `at`; `size` in bytes.
+    /// Win64 aggregates not of 1, 2, 4 or 8 bytes, RV64 aggregates over 16 bytes): the pointer
+    /// is at `at`; `size` in bytes.
     ByReference { size: usize, at: Location },
 }
 
@@ -380,9 +382,10 @@ pub(crate) trait UpcallEntries {
     /// the others zero-extended to 64 bits, a `float` in the low 32). The default, the bits
     /// themselves, is right where the caller reads only the declared width (System V AMD64,
     /// AArch64, Win64); a backend whose ABI defines the whole register overrides it (RV64: an
-    /// `unsigned int` sign-extended from bit 31, a `float` NaN-boxed). The dispatchers of the
-    /// general entry apply it; the integer-register and register-shape paths do not, so a
-    /// backend that overrides it has neither.
+    /// `unsigned int` sign-extended from bit 31, a `float` NaN-boxed). Every dispatcher applies
+    /// it but the integer-register path's (whose result is its dispatcher's return value): a
+    /// backend that overrides it has no integer-register path
+    /// ([`UpcallEntries::int_register_args`]).
     #[inline(always)]
     fn scalar_return_bits(_kind: ScalarKind, bits: u64) -> u64 {
         bits

@@ -174,8 +174,8 @@ pub(crate) unsafe fn dispatch_general(ctx: &Context<'_>, frame: &mut UpcallFrame
                         frame.set_return(m.from, bits);
                     }
                 }
-                // SysV and Win64 return the hidden pointer in rax; AArch64 need not return it
-                // in x0 (AAPCS64 §6.9), where the same store is harmless.
+                // SysV and Win64 return the hidden pointer in rax, RV64 in a0; AArch64 need
+                // not return it in x0 (AAPCS64 §6.9), where the same store is harmless.
                 _ => frame.ret_int[0] = dst.address() as u64,
             }
         }

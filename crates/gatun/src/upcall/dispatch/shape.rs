@@ -21,8 +21,8 @@ use super::{write_scalar_value, ScalarArg};
 use crate::backend::load_low_bytes;
 use crate::backend::upcall::{
     pair_words, UpcallDispatch, UpcallEntries, UpcallFrame, UpcallHeader, RET_GROUP, RET_II,
-    RET_IV, RET_SCALAR, RET_VI, RET_VOID, RET_VV, SHAPE_COPIED, SHAPE_COPIED_LOW, SHAPE_IN_PLACE,
-    SHAPE_SCALAR,
+    RET_IV, RET_SCALAR, RET_VECTOR_WORD, RET_VI, RET_VOID, RET_VV, SHAPE_COPIED, SHAPE_COPIED_LOW,
+    SHAPE_IN_PLACE, SHAPE_SCALAR,
 };
 #[cfg(doc)]
 use crate::backend::upcall::{RegisterShape, SHAPE_ARGS};
@@ -176,6 +176,7 @@ pub(crate) unsafe extern "C" fn gatun_upcall_dispatch_shape<const N: usize, cons
                     // the context needs no callee-saved register on the other paths.
                     let path = unsafe { args_context(&args).path.shape_unchecked() };
                     if let Some(bits) = v.scalar_bits(path.ret_kind) {
+                        let bits = Native::scalar_return_bits(path.ret_kind, bits);
                         // SAFETY: `ret_word` is a return word of the frame (module invariants).
                         unsafe { frame.add(path.ret_word as usize).write(bits) };
                         return;
@@ -215,6 +216,8 @@ pub(crate) unsafe extern "C" fn gatun_upcall_dispatch_shape<const N: usize, cons
                                 } else {
                                     load_low_bytes(p, m.size as usize)
                                 };
+                                let vector = m.word as usize >= RET_VECTOR_WORD;
+                                let bits = Native::group_return_bits(vector, m.size as usize, bits);
                                 frame.add(m.word as usize).write(bits);
                             }
                         }
