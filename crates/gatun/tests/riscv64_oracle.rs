@@ -569,6 +569,19 @@ struct Machine {
     /// Stores to the frame (key: offset from the entry sp) and to other memory.
     frame: HashMap<i64, Sym>,
     memory: HashMap<(Base, i64), Sym>,
+    /// Integer registers holding a known constant (masks built by `li`, shifts, `addi`).
+    consts: HashMap<u8, i64>,
+}
+
+/// The bytes of a constant: its 0x00 and 0xff bytes are known, the others are not.
+fn const_bytes(c: i64) -> Vec<Sym> {
+    (0..8)
+        .map(|j| match (c >> (8 * j)) & 0xff {
+            0 => Sym::Zero,
+            0xff => Sym::Ones,
+            _ => Sym::Unknown,
+        })
+        .collect()
 }
 
 impl Machine {
@@ -592,6 +605,7 @@ impl Machine {
             f,
             frame: HashMap::new(),
             memory: HashMap::new(),
+            consts: HashMap::from([(0, 0)]),
         }
     }
 
@@ -614,7 +628,10 @@ impl Machine {
     fn write(&mut self, r: Reg, v: Val) {
         match r {
             Reg::X(0) => {}
-            Reg::X(n) => self.x[n as usize] = v,
+            Reg::X(n) => {
+                self.consts.remove(&n);
+                self.x[n as usize] = v;
+            }
             Reg::F(n) => {
                 self.f[n as usize] = match v {
                     Val::Bytes(b) => b,
@@ -717,6 +734,74 @@ impl Machine {
     fn step(&mut self, mnemonic: &str, ops: &[String]) -> Option<String> {
         let reg = |i: usize| ops.get(i).and_then(|s| parse_reg(s));
         let imm = |i: usize| ops.get(i).and_then(|s| parse_imm(s));
+        let konst = self.constant(mnemonic, ops);
+        let out = self.step_symbolic(mnemonic, ops);
+        if let (Some(Reg::X(d)), Some(c)) = (reg(0), konst) {
+            if d != 0 {
+                self.x[d as usize] = Val::Bytes(const_bytes(c));
+                self.consts.insert(d, c);
+            }
+        }
+        if let Some(target) = &out {
+            if target == "memcpy" {
+                self.memcpy();
+                return None;
+            }
+        }
+        let _ = imm;
+        out
+    }
+
+    /// The value an instruction computes from constants, if it does.
+    fn constant(&self, mnemonic: &str, ops: &[String]) -> Option<i64> {
+        let c = |i: usize| match ops.get(i).and_then(|s| parse_reg(s)) {
+            Some(Reg::X(n)) => self.consts.get(&n).copied(),
+            _ => None,
+        };
+        let imm = |i: usize| ops.get(i).and_then(|s| parse_imm(s));
+        Some(match mnemonic {
+            "li" => imm(1)?,
+            "mv" => c(1)?,
+            "addi" => c(1)?.wrapping_add(imm(2)?),
+            "addiw" => c(1)?.wrapping_add(imm(2)?) as i32 as i64,
+            "slli" => c(1)?.wrapping_shl(imm(2)? as u32),
+            "srli" => ((c(1)? as u64) >> imm(2)?) as i64,
+            "srai" => c(1)? >> imm(2)?,
+            "andi" => c(1)? & imm(2)?,
+            "ori" => c(1)? | imm(2)?,
+            "xori" => c(1)? ^ imm(2)?,
+            "and" => c(1)? & c(2)?,
+            "or" => c(1)? | c(2)?,
+            _ => return None,
+        })
+    }
+
+    /// `memcpy(a0, a1, a2)` with a constant length: the bytes move; the caller-saved
+    /// registers other than `a0` are lost.
+    fn memcpy(&mut self) {
+        let (dst, src, n) = (
+            self.addr(Reg::X(10)),
+            self.addr(Reg::X(11)),
+            self.consts.get(&12).copied(),
+        );
+        if let (Some((db, d)), Some((sb, s)), Some(n)) = (dst, src, n) {
+            for j in 0..n {
+                let b = self.load_byte(&sb, s + j);
+                self.store_byte(&db, d + j, b);
+            }
+        }
+        for r in (5..8).chain(11..18).chain(28..32) {
+            self.unknown(Reg::X(r));
+        }
+        for r in (0..8).chain(10..18).chain(28..32) {
+            self.unknown(Reg::F(r));
+        }
+    }
+
+    /// `step` without the constants and calls of known functions.
+    fn step_symbolic(&mut self, mnemonic: &str, ops: &[String]) -> Option<String> {
+        let reg = |i: usize| ops.get(i).and_then(|s| parse_reg(s));
+        let imm = |i: usize| ops.get(i).and_then(|s| parse_imm(s));
         match mnemonic {
             "call" | "tail" => {
                 return Some(parse_sym(ops.last()?).map_or_else(String::new, |(s, _)| s))
@@ -762,19 +847,8 @@ impl Machine {
                 self.write(d, v);
             }
             "li" => {
-                // A constant: its 0x00 and 0xff bytes are known (masks), the others are not.
                 let d = reg(0)?;
-                let v = match imm(1) {
-                    Some(c) => (0..8)
-                        .map(|j| match (c >> (8 * j)) & 0xff {
-                            0 => Sym::Zero,
-                            0xff => Sym::Ones,
-                            _ => Sym::Unknown,
-                        })
-                        .collect(),
-                    None => vec![Sym::Unknown; 8],
-                };
-                self.write(d, Val::Bytes(v));
+                self.unknown(d);
             }
             "and" => {
                 // Masking: a 0xff byte keeps the other side, a zero byte clears it.
