@@ -34,7 +34,10 @@
 //!   applies only while enough registers of **each** kind remain; otherwise the struct follows
 //!   the integer rule. A union, a pointer leaf, a zero-length array or an array whose element
 //!   has no leaves anywhere inside (gcc's rule; they may look empty, but they make the struct
-//!   ineligible), or more than two leaves, make the struct ineligible.
+//!   ineligible), or more than two leaves, make the struct ineligible — except that a struct
+//!   whose only member of non-zero size is (through nested structs and one-element arrays) a
+//!   `float`/`double` as large as the struct still takes one FPR: gcc gives it the scalar's
+//!   machine mode and passes it as that scalar.
 //! - **Other aggregates of at most 16 bytes** go in one or two GPRs, 8 bytes each, the last
 //!   move reading only the bytes that exist (a 12-byte struct is 8 + 4 bytes); if one GPR is
 //!   left, the first 8 bytes go in `a7` and the rest on the stack; if none, on the stack.
@@ -211,6 +214,27 @@ impl Flattener {
     }
 }
 
+/// gcc's second way into an FPR: a struct whose only member of non-zero size is (through
+/// nested structs and one-element arrays) a `float`/`double` of the struct's whole size has that
+/// scalar's machine mode, and gcc passes it as the scalar even when a zero-size member made the
+/// flattening fail (a zero-length array, an array of empty structs). Unions never qualify (gcc
+/// gives them integer modes). Walks one chain of members: O(members on the chain).
+fn float_mode(layout: &MemoryLayout) -> Option<ScalarKind> {
+    match layout {
+        MemoryLayout::Value(v) if v.kind().is_float() => Some(v.kind()),
+        MemoryLayout::Struct(s) => {
+            let mut sized = s.members().iter().filter(|m| m.byte_size() > 0);
+            let only = sized.next()?;
+            if sized.next().is_some() || only.byte_size() != layout.byte_size() {
+                return None;
+            }
+            float_mode(only)
+        }
+        MemoryLayout::Sequence(s) if s.count() == 1 => float_mode(s.element()),
+        _ => None,
+    }
+}
+
 /// Classifies a value of `layout`.
 ///
 /// Cost: O(1) for a scalar; otherwise linear in the number of distinct group nodes reached
@@ -254,6 +278,10 @@ pub fn classify(layout: &MemoryLayout) -> ArgClass {
                 }
                 _ => {}
             }
+        } else if let Some(kind) = float_mode(layout) {
+            let mut leaves = NO_LEAVES.0;
+            leaves[0] = Leaf { kind, offset: 0 };
+            return ArgClass::Floats { leaves, count: 1 };
         }
     }
     if layout.byte_size() > 16 {

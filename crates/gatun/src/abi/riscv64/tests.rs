@@ -201,6 +201,57 @@ fn ineligible_structs_follow_the_integer_rule() {
 }
 
 #[test]
+fn a_struct_as_large_as_its_only_float_takes_an_fpr_despite_zero_size_members() {
+    // Rule "Structs in FPRs", gcc's machine-mode exception: the flattening fails on the
+    // zero-length array or the array of empty structs, but the struct is as large as its one
+    // `float`/`double`, so gcc passes (and returns) it as that scalar.
+    let one = |s: MemoryLayout, kind| {
+        assert_eq!(
+            classify(&s),
+            ArgClass::Floats {
+                leaves: [
+                    Leaf { kind, offset: 0 },
+                    Leaf {
+                        kind: ScalarKind::I8,
+                        offset: 0
+                    }
+                ],
+                count: 1
+            },
+            "{s}"
+        );
+        let p = plan(&FD::of(s.clone(), [s.clone()]), None).unwrap();
+        assert_eq!(locs(&p, 0), [Vector(0)], "{s}");
+        let size = kind.byte_size() as u8;
+        assert_eq!(
+            p.ret,
+            ReturnPlan::Registers(vec![ReturnMove {
+                from: Register::Vector(0),
+                offset: 0,
+                size
+            }]),
+            "{s}"
+        );
+    };
+    let f32_ = ScalarKind::F32;
+    one(st(&[v(V::F32), seq(0, V::F32)]), f32_);
+    one(st(&[v(V::F32), seq(2, empty())]), f32_);
+    one(st(&[seq(1, empty()), v(V::F32)]), f32_);
+    one(st(&[seq(1, V::F32), st(&[seq(0, V::F32)])]), f32_);
+    one(st(&[v(V::F64), st(&[seq(0, V::F32)])]), ScalarKind::F64);
+    one(st(&[st(&[v(V::F32), empty()]), seq(1, empty())]), f32_);
+    // Not when the struct is larger than the scalar, has two sized members, or is a union.
+    for s in [
+        st(&[v(V::F32), seq(0, V::F64)]),
+        st(&[v(V::F32), seq(0, V::F32), v(V::F32)]),
+        st(&[un(&[v(V::F32)])]),
+        st(&[v(V::F32), seq(0, V::ADDRESS), v(V::I32)]),
+    ] {
+        assert_eq!(classify(&s), ArgClass::Aggregate { align16: false }, "{s}");
+    }
+}
+
+#[test]
 fn fp_structs_need_enough_registers_of_each_kind() {
     // One FPR left: a two-float struct takes the integer rule (one GPR for 8 bytes).
     let mut args = vec![v(V::F64); 7];
