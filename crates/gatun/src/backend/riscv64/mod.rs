@@ -32,12 +32,17 @@ pub(crate) mod stub;
 
 /// One `global_asm!` function `$name` (a string literal, the C name) with the body `$body`
 /// and the operands `$operands`: `.text`, 4-byte aligned, global but hidden (private to the
-/// linked image), with the ELF `.type` and `.size` directives.
+/// linked image), with the ELF `.type` and `.size` directives, assembled with the D extension
+/// (`.option arch, +d`) whatever the module-level assembler was told.
 #[cfg(gatun_backend = "riscv64")]
 macro_rules! asm_function {
     ($name:literal, [$($body:expr),* $(,)?] $(, $($operands:tt)*)?) => {
         std::arch::global_asm!(
             ".text",
+            // The module-level assembler may not see the target's D extension (release
+            // builds): name it for these functions.
+            ".option push",
+            ".option arch, +d",
             ".p2align 2",
             concat!(".globl ", $name),
             concat!(".hidden ", $name),
@@ -45,6 +50,7 @@ macro_rules! asm_function {
             concat!($name, ":"),
             $($body,)*
             concat!(".size ", $name, ", . - ", $name),
+            ".option pop",
             $($($operands)*)?
         );
     };
