@@ -107,9 +107,7 @@ pub(crate) type Slots = [std::mem::MaybeUninit<u64>; 8];
 /// Which fast path an executor has for `linker::Arguments` (untagged 8-byte argument slots):
 /// a slots entry returning in the integer register (or nothing), one returning a float, or
 /// none (the handle then converts the arguments to `Value`s and takes the `Value` path).
-// Only the x86-64 SysV executor has slots entries (elsewhere `None` is the only variant made).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[cfg_attr(gatun_backend = "riscv64", allow(dead_code))]
 pub(crate) enum SlotsPath {
     /// No slots entry.
     None,

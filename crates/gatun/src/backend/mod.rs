@@ -46,7 +46,11 @@ pub(crate) mod executor;
 mod moves;
 pub(crate) mod riscv64;
 // The register matrix of the direct `linker::Arguments` calls.
-#[cfg(any(gatun_backend = "x86_64_sysv", gatun_backend = "aarch64"))]
+#[cfg(any(
+    gatun_backend = "x86_64_sysv",
+    gatun_backend = "aarch64",
+    gatun_backend = "riscv64"
+))]
 mod slots;
 #[cfg(all(test, gatun_executes))]
 mod test_values;

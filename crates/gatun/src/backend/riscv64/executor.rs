@@ -4,8 +4,7 @@
 //! allows one — or the trampoline (`CallFrame`) when the OS refuses executable memory (and for
 //! the `interpreted` test hook). This module gives it the RISC-V entry calls, the copies'
 //! layout (each copy at the aggregate's own alignment) and the stub without capture of the
-//! system-call adapter. There is no slots path: `linker::Arguments` calls convert their
-//! slots to `Value`s and take the values entry.
+//! system-call adapter, and the slots path of `linker::Arguments` ([`super::slots`]).
 //!
 //! # By-reference arguments (RISC-V psABI, "Integer Calling Convention")
 //! An aggregate larger than 2×XLEN bits (16 bytes) is "passed by reference and … replaced in
@@ -98,14 +97,20 @@ impl StubEntries for Entries {
         })
     }
 
-    /// No slots path on RISC-V 64: `linker::Arguments` calls take the values entry.
-    fn slots_path(_plan: &CallPlan, _args: &[ArgKind], _ret: RetKind, _capture: bool) -> SlotsPath {
-        SlotsPath::None
+    /// [`super::slots::path_of`]: `Int` or `Float` for a handle without capture, not variadic,
+    /// of at most eight scalar arguments and a non-bool scalar or void return.
+    fn slots_path(plan: &CallPlan, args: &[ArgKind], ret: RetKind, capture: bool) -> SlotsPath {
+        super::slots::path_of(plan, args, ret, capture)
     }
 
-    /// Never called: `slots_path` is `None`.
-    unsafe fn call_slots(_kinds: u64, _slots: &Slots, _target: *const c_void, _float: bool) -> u64 {
-        unreachable!("no slots path")
+    /// The registers loaded from `slots` in Rust and the target called
+    /// ([`super::slots::DirectRegisters`]); returns a0, or fa0's bits for a float.
+    #[inline(always)]
+    unsafe fn call_slots(kinds: u64, slots: &Slots, target: *const c_void, float: bool) -> u64 {
+        // SAFETY: the slots of every argument `kinds` names are initialised; the handle's plan
+        // is the kinds' (at most eight scalars, all in registers), not variadic, with a scalar
+        // or void return of the class `float` says (caller, `slots_path`).
+        unsafe { super::slots::DirectRegisters::of(kinds, slots).call(target, float) }
     }
 
     #[inline(always)]
@@ -177,7 +182,6 @@ mod tests {
             };
             assert_eq!(name, variant, "{d}");
             assert!(exec.is_compiled());
-            assert_eq!(exec.slots_path(), SlotsPath::None);
             let interpreted = exec.interpreted();
             assert!(matches!(interpreted, StubExecutor::Interpreted(_)), "{d}");
             assert!(!interpreted.is_compiled());

@@ -61,6 +61,8 @@ macro_rules! asm_function {
 pub(crate) mod executor;
 #[cfg(gatun_backend = "riscv64")]
 mod frame;
+#[cfg(gatun_backend = "riscv64")]
+pub(crate) mod slots;
 #[cfg(all(test, gatun_backend = "riscv64"))]
 mod tests;
 #[cfg(gatun_backend = "riscv64")]
