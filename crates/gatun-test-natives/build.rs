@@ -20,7 +20,8 @@
 //! built), and `GATUN_TEST_RUNNER`, the command that runs a target program on the build host:
 //! empty for a native build; for a Linux cross build to another architecture
 //! `$CARGO_TARGET_<TRIPLE>_RUNNER` if set, else `qemu-<arch> -L /` (the runner
-//! `.cargo/config.toml` gives cargo for `aarch64-unknown-linux-gnu`).
+//! `.cargo/config.toml` gives cargo for `aarch64-unknown-linux-gnu`), or for RISC-V 64
+//! `qemu-riscv64 -L /usr/riscv64-linux-gnu` (likewise).
 
 use std::path::{Path, PathBuf};
 
@@ -57,7 +58,16 @@ fn main() {
         std::env::var(&runner_var)
             .ok()
             .filter(|r| !r.trim().is_empty())
-            .unwrap_or_else(|| format!("qemu-{target_arch} -L /"))
+            .unwrap_or_else(|| {
+                // The target's libraries: Debian's multiarch ones in `/` for AArch64, the
+                // cross toolchain's sysroot for RISC-V 64 (as `.cargo/config.toml` runs them).
+                let sysroot = if target_arch == "riscv64" {
+                    "/usr/riscv64-linux-gnu"
+                } else {
+                    "/"
+                };
+                format!("qemu-{target_arch} -L {sysroot}")
+            })
     };
     println!("cargo:rustc-env=GATUN_TEST_RUNNER={runner}");
 

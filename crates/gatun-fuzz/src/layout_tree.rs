@@ -442,7 +442,13 @@ fn native_plan(
     );
     #[cfg(all(target_arch = "x86_64", windows))]
     return gatun::abi::win64::plan(descriptor, first_variadic);
-    #[cfg(not(any(target_arch = "aarch64", all(target_arch = "x86_64", windows))))]
+    #[cfg(target_arch = "riscv64")]
+    return gatun::abi::riscv64::plan(descriptor, first_variadic);
+    #[cfg(not(any(
+        target_arch = "aarch64",
+        target_arch = "riscv64",
+        all(target_arch = "x86_64", windows)
+    )))]
     sysv_x64::plan(descriptor, first_variadic)
 }
 

@@ -2,7 +2,11 @@
 //! preprocessor, and what it declares is linked and called (`link`, `link_variadic`) and
 //! called back (`callback`, `function_pointer` with `Linker::upcall_stub`).
 #![cfg(all(
-    any(target_arch = "x86_64", target_arch = "aarch64"),
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64"
+    ),
     target_os = "linux",
     not(miri)
 ))]

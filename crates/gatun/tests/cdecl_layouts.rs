@@ -12,11 +12,23 @@ use std::ffi::{c_char, CStr};
 
 use gatun::cdecl::Declarations;
 use gatun::layout::MemoryLayout;
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[cfg(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+))]
 use gatun::linker::SymbolLookup;
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[cfg(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+))]
 use gatun::memory::{Arena, SegmentAllocator};
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[cfg(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+))]
 use gatun::Value;
 
 #[repr(C)]
@@ -100,7 +112,11 @@ struct BitEntry {
     is_signed: i32,
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[cfg(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+))]
 fn natives() -> SymbolLookup {
     // SAFETY: our own test library, no unsound initialisers.
     unsafe { SymbolLookup::library(gatun_test_natives::PATH) }.unwrap()
@@ -148,7 +164,11 @@ fn bitfields_match_gcc() {
 }
 
 #[test]
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+#[cfg(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+))]
 fn bitfield_structs_pass_by_value() {
     let decls = Declarations::parse(include_str!("native/cdecl_layouts.h")).unwrap();
     let lib = natives();

@@ -23,7 +23,11 @@
 #![cfg(all(
     any(
         all(
-            any(target_arch = "x86_64", target_arch = "aarch64"),
+            any(
+                target_arch = "x86_64",
+                target_arch = "aarch64",
+                target_arch = "riscv64"
+            ),
             target_os = "linux"
         ),
         all(target_arch = "x86_64", windows)
@@ -420,11 +424,11 @@ fn structs_of_24_bytes_250_times() {
 }
 
 /// Argument registers a variadic `int64_t` can take before the stack: x86-64 SysV six
-/// (rdi..r9), AAPCS64 eight (x0..x7); Win64 none beyond the four slots, which count towards
-/// its stack area (the shadow space).
+/// (rdi..r9), AAPCS64 eight (x0..x7), LP64D eight (a0..a7); Win64 none beyond the four slots,
+/// which count towards its stack area (the shadow space).
 const VARIADIC_REGISTERS: usize = if cfg!(windows) {
     0
-} else if cfg!(target_arch = "aarch64") {
+} else if cfg!(any(target_arch = "aarch64", target_arch = "riscv64")) {
     8
 } else {
     6

@@ -15,7 +15,11 @@
 #![cfg(all(
     any(
         all(
-            any(target_arch = "x86_64", target_arch = "aarch64"),
+            any(
+                target_arch = "x86_64",
+                target_arch = "aarch64",
+                target_arch = "riscv64"
+            ),
             target_os = "linux"
         ),
         all(target_arch = "x86_64", windows)

@@ -1,6 +1,10 @@
 //! Downcalls into real system libraries: libc, libm, libz (zlib1g).
 #![cfg(all(
-    any(target_arch = "x86_64", target_arch = "aarch64"),
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64"
+    ),
     target_os = "linux",
     not(miri)
 ))]

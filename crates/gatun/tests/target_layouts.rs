@@ -10,7 +10,11 @@
 //!   that fails), checked against the standard library's resolver.
 //! - Walking allocates nothing (a counting global allocator, per thread).
 #![cfg(all(
-    any(target_arch = "x86_64", target_arch = "aarch64"),
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64"
+    ),
     target_os = "linux",
     not(miri)
 ))]

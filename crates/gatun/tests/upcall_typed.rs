@@ -6,7 +6,11 @@
 //! from another thread aborts; `descriptor()` against the C declarations; the signature
 //! inferred from the closure's parameter types (and, for simple bodies, the reverse).
 #![cfg(all(
-    any(target_arch = "x86_64", target_arch = "aarch64"),
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64"
+    ),
     target_os = "linux",
     not(miri)
 ))]
