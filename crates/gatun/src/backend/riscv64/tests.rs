@@ -10,7 +10,8 @@
 //! The C callees read narrow integers as gcc's code does, without extending them again, so a
 //! wrongly extended register changes their result; the C callers read an upcall's narrow result
 //! the same way. Every downcall runs on the handle and on its `interpreted()` twin, which must
-//! agree (the same trampoline until a stub compiler exists; then stub against trampoline).
+//! agree (the compiled stub against the trampoline), and every recorded register image is
+//! compared between the two as well.
 //!
 //! # LP64D: rules and the tests that cover them
 //!
@@ -119,12 +120,42 @@ fn seen() -> [u64; 20] {
     unsafe { p.cast::<[u64; 20]>().read() }
 }
 
-/// `rv_record` called as `d` with `args` (on the handle only: the recorder keeps one call).
+/// `rv_record` called as `d` with `args`, through the handle (its compiled stub) and then
+/// through the trampoline: every register and recorded stack slot the plan writes must hold
+/// the same image both times (all 64 bits, except the undefined bits above a `float` or a
+/// struct's last bytes in a GPR or stack slot). Returns the handle's image.
 fn record(d: &FD, options: &[LinkerOption], args: &[Value<'_>]) -> [u64; 20] {
     let h = link_with("rv_record", d, options);
+    assert!(h.0.uses_compiled_stub());
     // SAFETY: `rv_record` reads registers and four stack slots of any call and returns.
     unsafe { h.0.invoke(args) }.unwrap();
-    seen()
+    let stub = seen();
+    // SAFETY: as above.
+    unsafe { h.1.invoke(args) }.unwrap();
+    let trampoline = seen();
+    for (i, a) in h.plan().args().iter().enumerate() {
+        for m in &a.moves {
+            let (word, vector) = match m.to {
+                Location::Int(n) => (A0 + n as usize, false),
+                Location::Vector(n) => (FA0 + n as usize, true),
+                Location::Stack(o) if o < 32 => (SP0 + o as usize / 8, false),
+                Location::Stack(_) => continue,
+            };
+            let mask = match m.conv {
+                crate::abi::Conversion::Bytes if !vector && m.size < 8 => {
+                    (1u64 << (8 * m.size)) - 1
+                }
+                _ => u64::MAX,
+            };
+            assert_eq!(
+                stub[word] & mask,
+                trampoline[word] & mask,
+                "argument {i}, {:?}: stub vs trampoline",
+                m.to
+            );
+        }
+    }
+    stub
 }
 
 /// The 64-bit image of a NaN-boxed `float`.
