@@ -58,8 +58,10 @@
 //! | x18 reserved | plans name no register above x8; stub unit test `every_word_is_known_and_no_word_names_x18` |
 //! | `char` signed, `long double` = `double` | `data_models_match_the_compilers` |
 //! | `MAP_JIT`, `pthread_jit_write_protect_np` around writes, `sys_icache_invalidate`; default lookup = the process, then `libSystem.B.dylib` | compiled only; the pure choice logic is unit-tested in `code` and `linker::lookup` |
-// The compilers are Unix programs (under Wine they cannot be started).
-#![cfg(unix)]
+// Classification is pure data, so this runs in the native x86-64 suite only: under qemu or
+// Wine it would check the same plans again, starting the host's compilers from an emulated
+// process (and under Wine it cannot start them at all).
+#![cfg(all(unix, target_arch = "x86_64"))]
 
 #[path = "common/c_oracle.rs"]
 mod c_oracle;
