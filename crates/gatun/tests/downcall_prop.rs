@@ -162,7 +162,7 @@ fn every_category_is_generated() {
                 PROP_C_TYPES[k]
             );
         }
-    } else {
+    } else if ABI == PropAbi::Unix {
         // HFAs of each member type and count
         for k in [PROP_F32, PROP_F64] {
             for count in 1..=4 {

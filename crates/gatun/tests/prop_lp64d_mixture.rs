@@ -56,6 +56,14 @@ fn every_lp64d_category_is_generated_and_planned_as_tagged() {
         let n = sigs.iter().filter(|s| s.tags & (1 << bit) != 0).count();
         assert!(n >= 60, "{name}: {n} signatures of {PROP_SIGNATURES}");
     }
+    // every scalar kind is returned
+    for k in 0..PROP_C_TYPES.len() {
+        let n = sigs
+            .iter()
+            .filter(|s| s.ret == Some(PropTy::Scalar(k)))
+            .count();
+        assert!(n >= 10, "{} returns: {n}", PROP_C_TYPES[k]);
+    }
     let mut checked = [0usize; 5];
     for (i, sig) in sigs.iter().enumerate() {
         let args: Vec<MemoryLayout> = sig.args.iter().map(layout).collect();

@@ -710,9 +710,10 @@ pub fn prop_c_source(abi: PropAbi) -> String {
             let mut p = Vec::new();
             paths(a, format!("a{j}"), &mut p);
             for (path, k) in p {
-                // a variadic float is hashed as the double it was promoted to
+                // a variadic float is hashed as the double it was promoted to (a float member
+                // of a variadic struct is not promoted)
                 let m = match k {
-                    PROP_F32 if j >= fixed => "MIXD",
+                    PROP_F32 if j >= fixed && matches!(a, PropTy::Scalar(_)) => "MIXD",
                     PROP_F32 => "MIXF",
                     PROP_F64 => "MIXD",
                     PROP_PTR => "MIXP",

@@ -236,10 +236,15 @@ fn prop_signatures_lp64d() -> Vec<PropSig> {
             }
             let ret = match r.below(20) {
                 0 | 1 => None,
-                2..=5 => Some(if r.chance(50) { r.lp64d_int() } else { PropTy::Scalar(r.float_kind()) }),
+                // every scalar kind, narrow unsigned integers and floats most
+                2..=8 => Some(match r.below(4) {
+                    0 => r.lp64d_int(),
+                    1 => PropTy::Scalar(r.float_kind()),
+                    _ => r.scalar(),
+                }),
                 // the a7/stack split needs a0 free: no return through memory there
                 _ if mode == 3 => Some(r.lp64d_int()),
-                6..=11 => Some(r.lp64d_fp_struct()),
+                9..=11 => Some(r.lp64d_fp_struct()),
                 12..=15 => Some(if r.chance(50) { r.lp64d_ineligible() } else { r.sized(1, 16) }),
                 _ => Some(r.sized(17, 72)),
             };
