@@ -23,7 +23,6 @@ mod common;
 
 use std::collections::HashSet;
 use std::fmt::Debug;
-use std::process::Command;
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -766,11 +765,11 @@ fn upcall_abort_child() {
     unreachable!("the upcall must have aborted the process");
 }
 
-/// Whether this test binary can run itself as a child process. Under qemu-user without a
-/// binfmt handler (the cross-test runner of this repository) the kernel cannot execute an
-/// AArch64 binary, so the spawn exits 127 with no output; the abort tests then say so and stop.
+/// Whether this test binary can run itself as a child process (through the cross-test runner,
+/// `gatun_test_natives::target_command`, under qemu-user). Where it cannot, the abort tests
+/// say so and stop.
 fn can_spawn_self() -> bool {
-    let out = Command::new(std::env::current_exe().unwrap())
+    let out = gatun_test_natives::target_command(std::env::current_exe().unwrap())
         .args(["--list", "--exact", "upcall_abort_child"])
         .output()
         .unwrap();
@@ -787,7 +786,7 @@ fn can_spawn_self() -> bool {
 /// Runs the child half in `mode`: whether it aborted (SIGABRT on Unix; on Windows Rust's
 /// `abort`, a fail-fast exit with STATUS_STACK_BUFFER_OVERRUN), and its stderr.
 fn run_child(mode: &str) -> (bool, String) {
-    let out = Command::new(std::env::current_exe().unwrap())
+    let out = gatun_test_natives::target_command(std::env::current_exe().unwrap())
         .args([
             "--exact",
             "upcall_abort_child",
