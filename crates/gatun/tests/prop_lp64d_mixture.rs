@@ -57,12 +57,12 @@ fn every_lp64d_category_is_generated_and_planned_as_tagged() {
         assert!(n >= 60, "{name}: {n} signatures of {PROP_SIGNATURES}");
     }
     // every scalar kind is returned
-    for k in 0..PROP_C_TYPES.len() {
+    for (k, name) in PROP_C_TYPES.iter().enumerate() {
         let n = sigs
             .iter()
             .filter(|s| s.ret == Some(PropTy::Scalar(k)))
             .count();
-        assert!(n >= 10, "{} returns: {n}", PROP_C_TYPES[k]);
+        assert!(n >= 10, "{name} returns: {n}");
     }
     let mut checked = [0usize; 5];
     for (i, sig) in sigs.iter().enumerate() {
