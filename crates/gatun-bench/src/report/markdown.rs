@@ -392,7 +392,8 @@ pub fn render(doc: &Document<'_>) -> String {
         };
         format!(
             " and by `crates/gatun-bench/scripts/qemu-instructions` under qemu-user on {names} \
-             (N = {QEMU_N})"
+             (N = {QEMU_N}; – where the target's `percall` does not build the row: the \
+             `libffi_*` references need a libffi for the target)"
         )
     };
     let _ = writeln!(

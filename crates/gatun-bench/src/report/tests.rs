@@ -273,7 +273,7 @@ fn markdown_states_the_machine_and_the_load_and_lists_every_row() {
         "| `upcall/direct_noop` | – | 5 | – |",
         "AArch64 not counted in this run: `benchmarks-md --qemu aarch64`",
         "`crates/gatun-bench/scripts/qemu-instructions` under qemu-user on AArch64 and RISC-V 64 \
-         (N = 1,000)",
+         (N = 1,000;",
         "`buffer_stack/buffer/8 ÷ confined/8`",
         "| `call_overhead/libffi_add6` | thread | 9.000 |",
         "median",
