@@ -39,8 +39,10 @@ pub struct BenchArgs {
     /// `--instructions`, the ratios and the timings.
     #[arg(long, value_name = "FILE")]
     markdown: Option<PathBuf>,
-    /// Instruction counts for `--markdown`: one `ROW BUDGET X86_64 AARCH64` line per row (`-`
-    /// where absent), as `crates/gatun-bench/scripts/benchmarks-md` writes them.
+    /// Instruction counts for `--markdown`: a `# ROW BUDGET X86_64 AARCH64 RISCV64` header naming
+    /// the columns (one per target counted under qemu-user after X86_64; without it, `ROW BUDGET
+    /// X86_64 AARCH64`), then one line per row (`-` where absent), as
+    /// `crates/gatun-bench/scripts/benchmarks-md` writes them.
     #[arg(long, value_name = "FILE", requires = "markdown")]
     instructions: Option<PathBuf>,
     /// Print the ids of the rows (after --filter) and exit without measuring.
@@ -91,7 +93,7 @@ pub fn run(args: &BenchArgs) -> Result<(), String> {
                 markdown::parse_instruction_counts(&t)
                     .map_err(|e| format!("{}: {e}", path.display()))
             })?,
-        None => Vec::new(),
+        None => markdown::InstructionCounts::default(),
     };
     let machine = args.markdown.as_ref().map(|_| Machine::probe());
     let cpu_before = CpuSample::now();

@@ -155,9 +155,26 @@ impl CpuSample {
     }
 }
 
+/// The instruction-count file: which targets were counted under qemu-user, and one line per row.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InstructionCounts {
+    /// The targets counted under qemu-user, in column order, as the file's header names them
+    /// (`AARCH64`, `RISCV64`).
+    pub qemu: Vec<String>,
+    /// The rows, in the file's order.
+    pub rows: Vec<InstructionRow>,
+}
+
+impl InstructionCounts {
+    /// Whether the file held no row.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+}
+
 /// One line of the instruction-count file: a row id, its budget (from
-/// `instruction-budget.toml`, if it has one) and its instructions per call on x86-64 (callgrind)
-/// and AArch64 (qemu), each `None` where not counted.
+/// `instruction-budget.toml`, if it has one), its instructions per call on x86-64 (callgrind)
+/// and on each target counted under qemu-user, each `None` where not counted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InstructionRow {
     /// The row id, `group/name[/param]`.
@@ -166,29 +183,71 @@ pub struct InstructionRow {
     pub budget: Option<f64>,
     /// x86-64 instructions per call.
     pub x86_64: Option<f64>,
-    /// AArch64 instructions per call.
-    pub aarch64: Option<f64>,
+    /// Instructions per call under qemu-user, one per [`InstructionCounts::qemu`] target.
+    pub qemu: Vec<Option<f64>>,
 }
 
-/// Parses the instruction-count file `benchmarks-md` writes: one `ROW BUDGET X86_64 AARCH64`
-/// line per row, `-` for a figure that is absent, `#` starting a comment.
+/// The heading of a qemu-user column: `AArch64` for `AARCH64`, `RISC-V 64` for `RISCV64`, any
+/// other name as the file spells it.
+pub fn target_heading(column: &str) -> &str {
+    match column {
+        "AARCH64" => "AArch64",
+        "RISCV64" => "RISC-V 64",
+        other => other,
+    }
+}
+
+/// Parses the instruction-count file `benchmarks-md` writes: a header comment naming the
+/// columns, `# ROW BUDGET X86_64 AARCH64 RISCV64 (...)` (the upper-case words after `#`; one
+/// column per target counted under qemu-user after `X86_64`), then one line per row with a
+/// field per column, `-` for a figure that is absent, `#` starting a comment. A file without
+/// that header has the columns `ROW BUDGET X86_64 AARCH64`.
 ///
 /// # Errors
-/// A line without four fields, or a figure that is neither `-` nor a number, with its line
+/// A header that does not start with `ROW BUDGET X86_64` or comes after a row, a line whose
+/// fields do not match the columns, or a figure that is neither `-` nor a number, with its line
 /// number.
-pub fn parse_instruction_counts(text: &str) -> Result<Vec<InstructionRow>, String> {
+pub fn parse_instruction_counts(text: &str) -> Result<InstructionCounts, String> {
+    let mut qemu: Option<Vec<String>> = None;
     let mut rows = Vec::new();
     for (i, raw) in text.lines().enumerate() {
-        let line = raw.split('#').next().unwrap_or("").trim();
+        let (data, comment) = raw.split_once('#').unwrap_or((raw, ""));
+        let line = data.trim();
         if line.is_empty() {
+            let columns: Vec<&str> = comment
+                .split_whitespace()
+                .take_while(|w| {
+                    w.bytes()
+                        .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+                })
+                .collect();
+            if columns.first() == Some(&"ROW") {
+                let ["ROW", "BUDGET", "X86_64", targets @ ..] = &columns[..] else {
+                    return Err(format!(
+                        "line {}: a header starts `# ROW BUDGET X86_64`, got {raw:?}",
+                        i + 1
+                    ));
+                };
+                if !rows.is_empty() {
+                    return Err(format!("line {}: header after the first row", i + 1));
+                }
+                qemu = Some(targets.iter().map(|t| t.to_string()).collect());
+            }
             continue;
         }
+        let qemu = qemu.get_or_insert_with(|| vec!["AARCH64".into()]);
         let fields: Vec<&str> = line.split_whitespace().collect();
-        let [row, budget, x86, arm] = fields[..] else {
-            return Err(format!(
-                "line {}: expected `ROW BUDGET X86_64 AARCH64`, got {raw:?}",
-                i + 1
-            ));
+        let (row, budget, x86, counted) = match &fields[..] {
+            [row, budget, x86, counted @ ..] if counted.len() == qemu.len() => {
+                (row, budget, x86, counted)
+            }
+            _ => {
+                return Err(format!(
+                    "line {}: expected `ROW BUDGET X86_64{}`, got {raw:?}",
+                    i + 1,
+                    qemu.iter().map(|t| format!(" {t}")).collect::<String>()
+                ))
+            }
         };
         let num = |s: &str| -> Result<Option<f64>, String> {
             if s == "-" {
@@ -203,10 +262,13 @@ pub fn parse_instruction_counts(text: &str) -> Result<Vec<InstructionRow>, Strin
             row: row.to_string(),
             budget: num(budget)?,
             x86_64: num(x86)?,
-            aarch64: num(arm)?,
+            qemu: counted.iter().map(|s| num(s)).collect::<Result<_, _>>()?,
         });
     }
-    Ok(rows)
+    Ok(InstructionCounts {
+        qemu: qemu.unwrap_or_default(),
+        rows,
+    })
 }
 
 /// Everything the document is made of.
@@ -228,8 +290,11 @@ pub struct Document<'a> {
     /// Their ratios ([`super::ratios`]).
     pub ratios: &'a [Ratio],
     /// Instruction counts, if any were given.
-    pub instructions: &'a [InstructionRow],
+    pub instructions: &'a InstructionCounts,
 }
+
+/// The `N` of `scripts/qemu-instructions` as `benchmarks-md` runs it.
+const QEMU_N: &str = "1,000";
 
 fn num(x: f64, prec: usize) -> String {
     if x.is_finite() {
@@ -256,9 +321,9 @@ pub fn render(doc: &Document<'_>) -> String {
     let _ = writeln!(
         w,
         "Generated by `crates/gatun-bench/scripts/benchmarks-md` ({} mode); do not edit by \
-         hand. Regenerate with that script (`--full` for JMH-like iterations, `--aarch64` to add \
-         the AArch64 instruction counts under qemu-user); it writes the raw rows as JSON to \
-         `target/benchmarks/bench.json`.\n",
+         hand. Regenerate with that script (`--full` for JMH-like iterations, `--qemu \
+         aarch64,riscv64` to add the AArch64 and RISC-V 64 instruction counts under qemu-user); \
+         it writes the raw rows as JSON to `target/benchmarks/bench.json`.\n",
         doc.mode
     );
     let _ = writeln!(w, "## Machine and run\n");
@@ -316,15 +381,29 @@ pub fn render(doc: &Document<'_>) -> String {
          the OpenJDK changes these benchmarks reproduce (measured by the JDK authors on Apple \
          M1/M3): compare ratios, not nanoseconds."
     );
+    let qemu = &doc.instructions.qemu;
+    let qemu_clause = if qemu.is_empty() {
+        String::new()
+    } else {
+        let names: Vec<&str> = qemu.iter().map(|t| target_heading(t)).collect();
+        let names = match names.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+            _ => names.join(""),
+        };
+        format!(
+            " and by `crates/gatun-bench/scripts/qemu-instructions` under qemu-user on {names} \
+             (N = {QEMU_N}; – where the target's `percall` does not build the row: the \
+             `libffi_*` references need a libffi for the target)"
+        )
+    };
     let _ = writeln!(
         w,
         "- **Instructions per call** are deterministic: `(count(2N) - count(N)) / N` over \
          `crates/gatun-bench/examples/percall.rs` for N = 10,000, counted by callgrind on \
-         x86-64 and by `crates/gatun-bench/scripts/aarch64-instructions` under qemu-user on \
-         AArch64 (N = 1,000). The budget column is `crates/gatun-bench/instruction-budget.toml`, \
-         which `cargo test -p gatun-bench --test instruction_budget` enforces (5 % tolerance). \
-         Rows named `direct_*`, `image_*`, `libffi_*` or `confined*` are references, not gatun \
-         paths.\n"
+         x86-64{qemu_clause}. The budget column is \
+         `crates/gatun-bench/instruction-budget.toml`, which `cargo test -p gatun-bench --test \
+         instruction_budget` enforces (5 % tolerance). Rows named `direct_*`, `image_*`, \
+         `libffi_*` or `confined*` are references, not gatun paths.\n"
     );
 
     let _ = writeln!(w, "## Instructions per call\n");
@@ -334,24 +413,42 @@ pub fn render(doc: &Document<'_>) -> String {
             "Not counted in this run (`benchmarks-md` counts them when valgrind is installed).\n"
         );
     } else {
-        let _ = writeln!(w, "| row | budget (x86-64) | x86-64 | AArch64 |");
-        let _ = writeln!(w, "|---|---:|---:|---:|");
-        for r in doc.instructions {
-            let _ = writeln!(
+        // One column per qemu target with at least one figure.
+        let counted: Vec<usize> = (0..qemu.len())
+            .filter(|&t| doc.instructions.rows.iter().any(|r| r.qemu[t].is_some()))
+            .collect();
+        let _ = write!(w, "| row | budget (x86-64) | x86-64 |");
+        for &t in &counted {
+            let _ = write!(w, " {} |", target_heading(&qemu[t]));
+        }
+        let _ = writeln!(w, "\n|---|---:|---:|{}", "---:|".repeat(counted.len()));
+        for r in &doc.instructions.rows {
+            let _ = write!(
                 w,
-                "| `{}` | {} | {} | {} |",
+                "| `{}` | {} | {} |",
                 r.row,
                 opt(r.budget, 0),
-                opt(r.x86_64, 1),
-                opt(r.aarch64, 0)
+                opt(r.x86_64, 1)
             );
+            for &t in &counted {
+                let _ = write!(w, " {} |", opt(r.qemu[t], 0));
+            }
+            let _ = writeln!(w);
         }
-        if doc.instructions.iter().all(|r| r.aarch64.is_none()) {
+        let missing: Vec<&String> = (0..qemu.len())
+            .filter(|t| !counted.contains(t))
+            .map(|t| &qemu[t])
+            .collect();
+        if !missing.is_empty() {
+            let headings: Vec<&str> = missing.iter().map(|t| target_heading(t)).collect();
+            let args: Vec<String> = missing.iter().map(|t| t.to_ascii_lowercase()).collect();
             let _ = writeln!(
                 w,
-                "\nAArch64 not counted in this run: `benchmarks-md --aarch64` adds the column (it \
-                 builds `percall` for `aarch64-unknown-linux-gnu` and needs the cross toolchain \
-                 and qemu-user that `.ci/run` installs)."
+                "\n{} not counted in this run: `benchmarks-md --qemu {}` adds the column (it \
+                 builds `percall` for the target and needs the cross toolchains and qemu-user \
+                 that `.ci/run` installs).",
+                headings.join(", "),
+                args.join(",")
             );
         }
         let _ = writeln!(w);

@@ -143,21 +143,23 @@ fn errors_of_mean_and_median() {
 #[test]
 fn instruction_counts_parse_with_absent_figures_and_report_bad_lines() {
     use markdown::{parse_instruction_counts, InstructionRow};
-    let rows = parse_instruction_counts("# c\nupcall/noop 30 29.5 -  # x\n\na/b - - 41\n").unwrap();
+    // No header: the columns of the four-field file, ROW BUDGET X86_64 AARCH64.
+    let old = parse_instruction_counts("# c\nupcall/noop 30 29.5 -  # x\n\na/b - - 41\n").unwrap();
+    assert_eq!(old.qemu, ["AARCH64"]);
     assert_eq!(
-        rows,
+        old.rows,
         [
             InstructionRow {
                 row: "upcall/noop".into(),
                 budget: Some(30.0),
                 x86_64: Some(29.5),
-                aarch64: None
+                qemu: vec![None],
             },
             InstructionRow {
                 row: "a/b".into(),
                 budget: None,
                 x86_64: None,
-                aarch64: Some(41.0)
+                qemu: vec![Some(41.0)],
             },
         ]
     );
@@ -167,6 +169,41 @@ fn instruction_counts_parse_with_absent_figures_and_report_bad_lines() {
     assert!(parse_instruction_counts("\na 1 x 2")
         .unwrap_err()
         .contains("line 2"));
+    // The old header, with its trailing prose, names the same four columns.
+    let headed = parse_instruction_counts(
+        "# ROW BUDGET X86_64 AARCH64 (instructions per call; - = not counted)\na/b 1 2 3\n",
+    )
+    .unwrap();
+    assert_eq!(headed.qemu, ["AARCH64"]);
+    assert_eq!(headed.rows[0].qemu, [Some(3.0)]);
+
+    // A header names one column per qemu target; every row must have them all.
+    let text = "# ROW BUDGET X86_64 AARCH64 RISCV64 (instructions per call)\n\
+                upcall/noop 30 29.5 76 -\n\
+                a/b - - 41 37\n";
+    let counts = parse_instruction_counts(text).unwrap();
+    assert_eq!(counts.qemu, ["AARCH64", "RISCV64"]);
+    assert_eq!(counts.rows[0].qemu, [Some(76.0), None]);
+    assert_eq!(counts.rows[1].qemu, [Some(41.0), Some(37.0)]);
+    let short =
+        parse_instruction_counts("# ROW BUDGET X86_64 AARCH64 RISCV64\na/b 1 2 3\n").unwrap_err();
+    assert!(
+        short.contains("line 2") && short.contains("RISCV64"),
+        "{short}"
+    );
+    // No qemu column at all.
+    let x86_only = parse_instruction_counts("# ROW BUDGET X86_64\na/b 1 2\n").unwrap();
+    assert!(x86_only.qemu.is_empty());
+    assert_eq!(x86_only.rows[0].x86_64, Some(2.0));
+    // Malformed or misplaced headers.
+    assert!(parse_instruction_counts("# ROW X86_64 AARCH64\n")
+        .unwrap_err()
+        .contains("line 1"));
+    assert!(
+        parse_instruction_counts("a/b 1 2 3\n# ROW BUDGET X86_64 AARCH64\n")
+            .unwrap_err()
+            .contains("line 2")
+    );
 }
 
 #[test]
@@ -182,7 +219,7 @@ fn utc_minutes_is_the_civil_date() {
 
 #[test]
 fn markdown_states_the_machine_and_the_load_and_lists_every_row() {
-    use markdown::{render, Document, InstructionRow, Machine};
+    use markdown::{render, Document, InstructionCounts, InstructionRow, Machine};
     let results = sample_results();
     let rs = ratios(&results);
     let machine = Machine {
@@ -193,12 +230,24 @@ fn markdown_states_the_machine_and_the_load_and_lists_every_row() {
         date: "2026-12-04 18:30".into(),
         nice: Some(10),
     };
-    let instructions = [InstructionRow {
-        row: "upcall/noop".into(),
-        budget: Some(30.0),
-        x86_64: Some(29.5),
-        aarch64: None,
-    }];
+    // AArch64 named but not counted; RISC-V 64 counted.
+    let instructions = InstructionCounts {
+        qemu: vec!["AARCH64".into(), "RISCV64".into()],
+        rows: vec![
+            InstructionRow {
+                row: "upcall/noop".into(),
+                budget: Some(30.0),
+                x86_64: Some(29.5),
+                qemu: vec![None, Some(61.0)],
+            },
+            InstructionRow {
+                row: "upcall/direct_noop".into(),
+                budget: None,
+                x86_64: Some(5.0),
+                qemu: vec![None, None],
+            },
+        ],
+    };
     let doc = Document {
         machine: &machine,
         mode: "quick",
@@ -219,14 +268,33 @@ fn markdown_states_the_machine_and_the_load_and_lists_every_row() {
         "| niceness | 10 |",
         "1.50 of the 2 cores",
         "a loaded, shared machine",
-        "| `upcall/noop` | 30 | 29.5 | – |",
-        "AArch64 not counted in this run",
+        "| row | budget (x86-64) | x86-64 | RISC-V 64 |\n|---|---:|---:|---:|\n",
+        "| `upcall/noop` | 30 | 29.5 | 61 |",
+        "| `upcall/direct_noop` | – | 5 | – |",
+        "AArch64 not counted in this run: `benchmarks-md --qemu aarch64`",
+        "`crates/gatun-bench/scripts/qemu-instructions` under qemu-user on AArch64 and RISC-V 64 \
+         (N = 1,000;",
         "`buffer_stack/buffer/8 ÷ confined/8`",
         "| `call_overhead/libffi_add6` | thread | 9.000 |",
         "median",
     ] {
         assert!(text.contains(needle), "{needle:?} missing from:\n{text}");
     }
+    // Both targets counted: a column each, in the file's order, and no "not counted" note.
+    let mut both = instructions.clone();
+    both.rows[0].qemu[0] = Some(76.0);
+    let both = render(&Document {
+        instructions: &both,
+        ..doc
+    });
+    for needle in [
+        "| row | budget (x86-64) | x86-64 | AArch64 | RISC-V 64 |\n|---|---:|---:|---:|---:|\n",
+        "| `upcall/noop` | 30 | 29.5 | 76 | 61 |",
+        "| `upcall/direct_noop` | – | 5 | – | – |",
+    ] {
+        assert!(both.contains(needle), "{needle:?} missing from:\n{both}");
+    }
+    assert!(!both.contains("not counted in this run"), "{both}");
     let idle = render(&Document {
         others_busy_cores: Some(0.05),
         ..doc
