@@ -104,19 +104,20 @@ impl fmt::Debug for Library {
 /// ```
 /// # #[cfg(gatun_executes)] {
 /// use gatun::linker::SymbolLookup;
-/// // zlib's crc32; on Windows, which has no zlib, kernel32's GetTickCount
+/// // The C math library's cos (glibc's libm); zlib's crc32 on Apple targets, kernel32's
+/// // GetTickCount on Windows
 /// let (name, own) = if cfg!(target_vendor = "apple") {
 ///     ("libz.1.dylib", "crc32")
 /// } else if cfg!(windows) {
 ///     ("kernel32.dll", "GetTickCount")
 /// } else {
-///     ("libz.so.1", "crc32")
+///     ("libm.so.6", "cos")
 /// };
-/// // SAFETY: loading zlib (or kernel32) runs no initialisers with preconditions.
-/// let z = unsafe { SymbolLookup::library(name) }.unwrap();
-/// let lookup = z.or(SymbolLookup::default_lookup());
-/// assert!(lookup.find(own).is_ok()); // from libz
-/// assert!(lookup.find("strlen").is_ok()); // from libc, searched next
+/// // SAFETY: loading libm (zlib, kernel32) runs no initialisers with preconditions.
+/// let lib = unsafe { SymbolLookup::library(name) }.unwrap();
+/// let lookup = lib.or(SymbolLookup::default_lookup());
+/// assert!(lookup.find(own).is_ok()); // from the library
+/// assert!(lookup.find("strlen").is_ok()); // from libc (the default lookup), searched next
 /// assert!(lookup.find("gatun_no_such_symbol").is_err());
 /// # }
 /// ```
