@@ -26,7 +26,7 @@ use gatun::memory::{MemorySegment, PrefixAllocator};
 use gatun::{Arguments, Error, Value};
 
 /// Whether a call of `n` scalar arguments (not variadic, a non-bool return) takes the slots
-/// path on this target: up to eight on x86-64 SysV and AArch64, four on Windows (the register
+/// path on this target: up to eight on x86-64 SysV, AArch64 and RISC-V 64, four on Windows (the register
 /// arguments of each convention's direct call; x86-64 SysV's seventh and eighth go through the
 /// stub's slots entry).
 fn slots(n: usize) -> bool {

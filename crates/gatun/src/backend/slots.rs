@@ -1,5 +1,5 @@
 //! The register matrix of the `linker::Arguments` direct calls (`x86_64_sysv::slots`,
-//! `aarch64::slots`): one `asm!` block per pair of argument-register counts, so that each
+//! `aarch64::slots`, `riscv64::slots`): one `asm!` block per pair of argument-register counts, so that each
 //! block's operands are exactly the registers in use and, with constant counts, the two
 //! `match`es fold to that one block.
 
