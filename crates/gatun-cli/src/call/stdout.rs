@@ -242,6 +242,10 @@ mod unix {
         let mut out_ok = true;
         let mut buf = [0u8; 8192];
         loop {
+            // `stop` is loaded before polling: once the call has finished and C's stdio is flushed
+            // (`stop` is stored after the flush), everything the call wrote is already in the
+            // pipe, so a poll that then finds it empty means there is nothing left to forward.
+            let stopping = stop.load(Ordering::Acquire);
             let mut pfd = libc::pollfd {
                 fd: read_end,
                 events: libc::POLLIN,
@@ -256,7 +260,7 @@ mod unix {
                 break;
             }
             if ready == 0 {
-                if stop.load(Ordering::Acquire) {
+                if stopping {
                     break;
                 }
                 continue;
