@@ -33,6 +33,12 @@
 //!
 //! # Where gcc and clang differ (gcc wins; the cases are skipped for clang)
 //!
+//! - **An HFA split by `f13` in the save area**: for the members that got no FPR gcc writes
+//!   whole doublewords from the one holding the first of them, so the members before it in that
+//!   doubleword are in an FPR *and* in memory (gcc's callees read them from memory or the GPR);
+//!   clang writes only the bytes of the members without an FPR (its callees read the others
+//!   from the FPRs). The plans write both; against clang, the save-area bytes of members that
+//!   are also in an FPR are not checked (in GPRs both compilers write the whole doubleword).
 //! - **Zero-length arrays** inside a member of an otherwise homogeneous aggregate: gcc makes it
 //!   an ordinary aggregate, clang skips a struct member holding only zero-length arrays. The
 //!   signatures holding a struct with floating-point leaves and a zero-length array are not
@@ -55,6 +61,7 @@
 //! | HFA split by `f13`: the image from the doubleword of the first member left | "HFA split by f13, a member in both", "HFA split by f13 at a doubleword boundary" |
 //! | HFA with no FPR left: its image | "HFA in the save area, FPRs used up" |
 //! | not HFAs: 9+ members, mixed kinds, integers, padding, zero-length arrays (gcc) | "9+ floats: an ordinary aggregate", "mixed float kinds: an ordinary aggregate", "padded HFA shape: an ordinary aggregate", "zero-length array: an ordinary aggregate (gcc)" |
+//! | an argument struct as large as its only `float`/`double` takes an FPR whatever its zero-length arrays (gcc's machine mode; returned in `r3`) | "one-float struct with a zero-length array in an FPR (gcc)" |
 //! | aggregates by value as their image: GPRs, split `r10` + save area, save area | "aggregate of 1-7 bytes in a GPR", "aggregate in several GPRs", "aggregate split r10 + save area", "aggregate in the save area" |
 //! | aggregates aligned to 16 at an even doubleword (not HFAs) | "16-aligned aggregate, a doubleword skipped", "16-aligned HFA at an odd doubleword" |
 //! | variadic `float`/`double` in an FPR and its doubleword, `float` promoted | "variadic double in FPR and GPR", "variadic float promoted, FPR and GPR", "variadic FP in FPR and save area", "variadic FP past f13: doubleword only" |
@@ -520,12 +527,13 @@ fn parse_num(s: &str) -> Option<u8> {
     s.parse::<u8>().ok().filter(|&n| n < 64)
 }
 
-/// `sym@toc@ha`, `sym+8@toc@l` → (`sym`, 8) and whether it is the high part.
+/// `sym@toc@ha`, `sym+8@toc@l` → (`sym`, 8) and whether it is the high part (a displacement
+/// after the relocation, clang's `sym@toc@l+4`, is [`toc_extra`]'s).
 fn parse_toc(s: &str) -> Option<(String, i64, bool)> {
     let s = s.trim();
-    let (body, high) = if let Some(b) = s.strip_suffix("@toc@ha") {
+    let (body, high) = if let Some((b, _)) = s.split_once("@toc@ha") {
         (b, true)
-    } else if let Some(b) = s.strip_suffix("@toc@l") {
+    } else if let Some((b, _)) = s.split_once("@toc@l") {
         (b, false)
     } else {
         return None;
@@ -562,8 +570,11 @@ fn toc_entries(asm: &str) -> HashMap<String, String> {
         } else {
             None
         };
+        // Only local labels are TOC entries (a global's own data may be a `.quad` too).
         if let (Some(l), Some(t)) = (label.take(), target) {
-            map.insert(l, t);
+            if l.starts_with(".L") {
+                map.insert(l, t);
+            }
         }
     }
     for _ in 0..4 {
@@ -711,9 +722,14 @@ impl<'t> Machine<'t> {
             return Some((base, off));
         }
         if let Some((sym, k, false)) = parse_toc(disp) {
-            // The high part already added the symbol and its offset.
+            // The high part already added the symbol and its offset; clang adds a
+            // displacement after the relocation (`sym@toc@l+4`).
+            let extra = match disp.split_once("@toc@l").map(|(_, e)| e.trim()) {
+                Some("") | None => 0,
+                Some(e) => parse_imm(e.trim_start_matches('+'))?,
+            };
             return match &base {
-                Base::Global(g) if *g == sym && off == k => Some((base, off)),
+                Base::Global(g) if *g == sym && off == k => Some((base, off + extra)),
                 _ => None,
             };
         }
@@ -1138,6 +1154,20 @@ impl<'t> Machine<'t> {
                 };
                 self.vsr[d as usize] = v;
             }
+            "lvx" => {
+                // A vector register (VSR 32 + n), copied as memory holds it.
+                let d = 32 + num(0)? as usize;
+                let v = match self.x_form(&ops[1], &ops[2]) {
+                    Some((base, at)) => self.load(&base, at & !15, 16),
+                    None => vec![Sym::Unknown; 16],
+                };
+                self.vsr[d] = v;
+            }
+            "stvx" => {
+                let v = self.vsr[32 + num(0)? as usize].clone();
+                let (base, at) = self.x_form(&ops[1], &ops[2])?;
+                self.store(&base, at & !15, &v);
+            }
             "stxvd2x" | "stxvw4x" => {
                 let s = num(0)?;
                 let v = self.vsr[s as usize].clone();
@@ -1257,6 +1287,9 @@ fn run<'t>(body: &[Insn], until: &str, toc: &'t HashMap<String, String>) -> Opti
 struct Mode {
     /// The negative check: an `unsigned int` expected sign-extended.
     wrong_u32: bool,
+    /// clang: the save-area bytes of the members of a named HFA split by `f13` that went in
+    /// FPRs are left unwritten (see the module docs).
+    split_hfa_fpr_members_unwritten: bool,
 }
 
 /// The upper bytes a conversion writes above a value whose top byte is `top`.
@@ -1387,6 +1420,13 @@ fn check_caller(
             }
         }
         let scalar_kind = a.layout.as_value().map(|v| v.kind());
+        let variadic = sig.first_variadic.is_some_and(|f| k >= f);
+        let in_fpr = |b: i64| {
+            ap.moves.iter().any(|mv| {
+                matches!(mv.to, Location::Vector(_))
+                    && (mv.offset as i64..mv.offset as i64 + mv.size as i64).contains(&b)
+            })
+        };
         for mv in &ap.moves {
             let (o, size) = (mv.offset as i64, mv.size as i64);
             if mv.conv == Conversion::FloatToDouble {
@@ -1410,6 +1450,13 @@ fn check_caller(
             }
             for j in 0..size {
                 if !mask[(o + j) as usize] {
+                    continue;
+                }
+                if mode.split_hfa_fpr_members_unwritten
+                    && !variadic
+                    && matches!(mv.to, Location::Stack(_))
+                    && in_fpr(o + j)
+                {
                     continue;
                 }
                 let want = Sym::Global(g.clone(), o + j);
@@ -1744,6 +1791,9 @@ fn coverage(sigs: &[Sig], skip: &dyn Fn(&Sig) -> bool) -> Vec<(&'static str, usi
                             bump("variadic HFA in FPRs and its image");
                         }
                     } else if fprs == count as usize {
+                        if count == 1 && has_zero_array(&a.layout) {
+                            bump("one-float struct with a zero-length array in an FPR (gcc)");
+                        }
                         bump(if kind == ScalarKind::F32 {
                             "float HFA in FPRs"
                         } else {
@@ -1846,7 +1896,9 @@ fn coverage(sigs: &[Sig], skip: &dyn Fn(&Sig) -> bool) -> Vec<(&'static str, usi
         let ret_class = sig.ret.as_ref().map(|r| classify(&r.layout));
         match (p.ret(), ret_class) {
             (ReturnPlan::InMemory, _) => bump("result in memory (r3)"),
-            (ReturnPlan::Registers(_), Some(ArgClass::Hfa { .. })) => bump("result HFA in f1..f8"),
+            (ReturnPlan::Registers(m), _) if matches!(m[0].from, Register::Vector(_)) => {
+                bump("result HFA in f1..f8")
+            }
             (ReturnPlan::Registers(_), _) => bump("result aggregate in r3/r4"),
             (ReturnPlan::Scalar(_), Some(ArgClass::Integer(k))) if k.byte_size() < 8 => {
                 bump("result narrow integer extended")
@@ -1888,7 +1940,10 @@ fn oracle(cmd: &[&str], name: &str, gcc: bool) {
     let funcs = functions(&asm, &["#"]);
     // clang differs from gcc on zero-length arrays in homogeneous-looking structs.
     let skip = |s: &Sig| !gcc && s.args.iter().chain(s.ret.as_ref()).any(gcc_only);
-    let mode = Mode { wrong_u32: false };
+    let mode = Mode {
+        wrong_u32: false,
+        split_hfa_fpr_members_unwritten: !gcc,
+    };
     let (r, skipped) = check_all(&sigs, &funcs, &toc, mode, &skip, false);
     let cov = coverage(&sigs, &skip);
     eprintln!(
@@ -1948,6 +2003,7 @@ fn oracle(cmd: &[&str], name: &str, gcc: bool) {
     ];
     if gcc {
         expected.push("zero-length array: an ordinary aggregate (gcc)");
+        expected.push("one-float struct with a zero-length array in an FPR (gcc)");
     }
     for rule in expected {
         let n = cov.iter().find(|(r, _)| *r == rule).map_or(0, |(_, n)| *n);
@@ -1965,7 +2021,10 @@ fn oracle(cmd: &[&str], name: &str, gcc: bool) {
         wrong.failed > 100,
         "{name}: all-variadic plans pass too: the oracle is blind"
     );
-    let sext = Mode { wrong_u32: true };
+    let sext = Mode {
+        wrong_u32: true,
+        ..mode
+    };
     let (wrong, _) = check_all(&sigs, &funcs, &toc, sext, &skip, false);
     eprintln!(
         "{name}: sign-extending unsigned int fails {} checks, as it should",
