@@ -454,7 +454,7 @@ enum Sym {
     /// Byte `j` of the address `sp_entry + off` (a pointer to a local buffer).
     SpAddr(i64, u8),
     /// Byte `j` of the double made (`lfs`, `xscvspdpn`) from the `float` of these 4 bytes.
-    Widened(Box<Vec<Sym>>, u8),
+    Widened(Vec<Sym>, u8),
 }
 
 /// The fill byte of a sign extension from `top` (the highest byte kept).
@@ -470,11 +470,10 @@ fn sign_of(top: &Sym) -> Sym {
 
 /// The 8 bytes of the double made from the `float` of `single` (4 bytes).
 fn widen(single: &[Sym]) -> Vec<Sym> {
-    if single.iter().any(|s| *s == Sym::Unknown) {
+    if single.contains(&Sym::Unknown) {
         return vec![Sym::Unknown; 8];
     }
-    let v = Box::new(single.to_vec());
-    (0..8).map(|j| Sym::Widened(v.clone(), j)).collect()
+    (0..8).map(|j| Sym::Widened(single.to_vec(), j)).collect()
 }
 
 /// The 4 bytes of the `float` made from the double of `double` (8 bytes).
@@ -1218,7 +1217,7 @@ impl<'t> Machine<'t> {
             }
             "xscvspdpn" => {
                 let (d, s) = (num(0)?, num(1)?);
-                let v = widen(&self.vsr[s as usize][4..8].to_vec());
+                let v = widen(&self.vsr[s as usize][4..8]);
                 self.set_dw0(d, v);
             }
             "mfvsrd" | "mffprd" => {
@@ -1477,7 +1476,7 @@ fn check_caller(
             // The bytes above an integer scalar: its conversion's fill, in a GPR or the save
             // area alike. Above a `float`'s bits and an aggregate's last bytes they are
             // unspecified.
-            if size == 8 || !scalar_kind.is_some_and(|k| !k.is_float()) {
+            if size == 8 || scalar_kind.is_none_or(|k| k.is_float()) {
                 continue;
             }
             let conv = if mode.wrong_u32 && scalar_kind == Some(ScalarKind::U32) {

@@ -152,11 +152,9 @@ fn every_elfv2_category_is_generated_and_planned_as_tagged() {
                     checked[4] += 1;
                 }
                 (_, Some(_)) => assert!(image.is_empty(), "prop_{i} arg {j}: {image:?}"),
-                (PropTy::Struct(..), None) => {
-                    if prop_size_align(t).1 >= 16 {
-                        assert_eq!(dw % 2, 0, "prop_{i} arg {j}: odd doubleword");
-                        checked[5] += 1;
-                    }
+                (PropTy::Struct(..), None) if prop_size_align(t).1 >= 16 => {
+                    assert_eq!(dw % 2, 0, "prop_{i} arg {j}: odd doubleword");
+                    checked[5] += 1;
                 }
                 _ => {}
             }

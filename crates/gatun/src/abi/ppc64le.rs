@@ -373,7 +373,7 @@ impl Assigner {
     /// doubleword's index, or `None` once the area is over the limit (no moves are built then).
     fn reserve(&mut self, size: usize, align: usize) -> Option<usize> {
         // A size whose doublewords overflow puts the area over the limit for good.
-        let bytes = size.div_ceil(8).checked_mul(8).unwrap_or(usize::MAX);
+        let bytes = size.div_ceil(8).saturating_mul(8);
         let start = self.area.reserve(bytes, align)?;
         Some(start as usize / 8)
     }
