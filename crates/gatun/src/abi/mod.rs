@@ -80,6 +80,7 @@ use crate::layout::{FunctionDescriptor, MemoryLayout, ScalarKind};
 /// assert_eq!(shown(Abi::Aapcs64), "(x0, d0) -> v0");
 /// assert_eq!(shown(Abi::Win64), "(rcx, xmm1) -> xmm0");
 /// assert_eq!(shown(Abi::Lp64d), "(a0, fa0) -> fa0");
+/// assert_eq!(shown(Abi::ElfV2), "(r3, f1) -> f1");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -333,7 +334,9 @@ pub struct ArgMove {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ArgPlan {
     /// The moves; a scalar has one, a struct one per eightbyte (registers) or per 8-byte chunk
-    /// (stack). Empty for a struct whose eightbytes are all padding.
+    /// (stack). Empty for a struct whose eightbytes are all padding. Under Win64 and ELFv2 two
+    /// moves may read the same source bytes: the value goes in both places (an executor
+    /// performs every move; a callee may read either).
     pub moves: Vec<ArgMove>,
     /// `Some(loc)` when the ABI passes the argument by reference to a caller-made copy (AArch64
     /// composites over 16 bytes that are not HFAs, AAPCS64 rule B.3; Win64 structs not of
