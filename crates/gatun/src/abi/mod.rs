@@ -15,6 +15,11 @@
 //!   and `v0..v3`, the indirect-result register `x8`.
 //! - RISC-V 64 (LP64D): registers `a0..a7`, `fa0..fa7` (a 4-byte move is a NaN-boxed
 //!   `float`), returns `a0, a1` and `fa0, fa1`; the hidden return pointer is `a0`.
+//! - ELFv2 (PPC64LE Linux): registers `r3..r10`, `f1..f13`, returns `r3, r4` and `f1..f8`;
+//!   `Stack(off)` is an offset in the parameter save area (which starts at `32(r1)`), the 64
+//!   bytes shadowed by `r3..r10` included; a `float` in an FPR is in double format
+//!   ([`Conversion::FloatToDouble`]); a variadic floating-point value has a move to its FPR and
+//!   one to its GPR or memory doubleword.
 //! - Win64 (the Microsoft x64 convention): `Int(n)`/`Vector(n)` are argument *slot* n (`rcx,
 //!   rdx, r8, r9` / `xmm0..xmm3`), stack offsets start after the 32-byte shadow space, and a
 //!   variadic float has a move to each of its slot's registers.
@@ -25,7 +30,7 @@
 //! module per ABI, with the stack-area rules they share) are private: their classes and
 //! register counts are not public API. With the `internals` feature (test and benchmark hooks,
 //! not public API) they are reachable as `gatun::abi::sysv`, `gatun::abi::aarch64`,
-//! `gatun::abi::riscv64` and `gatun::abi::win64`.
+//! `gatun::abi::riscv64`, `gatun::abi::ppc64le` and `gatun::abi::win64`.
 
 // The classifiers: crate-private; public only with the `internals` feature (the oracle tests,
 // the fuzz checks and `gatun layout` read their classes).
@@ -33,6 +38,10 @@
 pub mod aarch64;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod aarch64;
+#[cfg(feature = "internals")]
+pub mod ppc64le;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod ppc64le;
 #[cfg(feature = "internals")]
 pub mod riscv64;
 #[cfg(not(feature = "internals"))]
@@ -71,6 +80,7 @@ use crate::layout::{FunctionDescriptor, MemoryLayout, ScalarKind};
 /// assert_eq!(shown(Abi::Aapcs64), "(x0, d0) -> v0");
 /// assert_eq!(shown(Abi::Win64), "(rcx, xmm1) -> xmm0");
 /// assert_eq!(shown(Abi::Lp64d), "(a0, fa0) -> fa0");
+/// assert_eq!(shown(Abi::ElfV2), "(r3, f1) -> f1");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -90,13 +100,16 @@ pub enum Abi {
     /// RISC-V 64 with the LP64D ABI (RISC-V Linux): the RISC-V ELF psABI's integer and
     /// hardware floating-point calling conventions with 64-bit GPRs and FPRs.
     Lp64d,
+    /// The 64-bit ELF V2 ABI for the Power Architecture, little-endian (PPC64LE Linux):
+    /// OpenPOWER 64-Bit ELF V2 ABI Specification, §2.2.
+    ElfV2,
 }
 
 impl Abi {
     /// The calling convention of the target this build of gatun runs on: System V AMD64 on
     /// x86-64 other than Windows, Win64 on x86-64 Windows, Apple arm64 on Apple AArch64,
-    /// AAPCS64 on other AArch64 targets, LP64D on RISC-V 64 Linux; `None` on other
-    /// architectures.
+    /// AAPCS64 on other AArch64 targets, LP64D on RISC-V 64 Linux, ELFv2 on little-endian
+    /// PowerPC 64 Linux; `None` on other architectures.
     ///
     /// ```
     /// use gatun::abi::Abi;
@@ -115,6 +128,12 @@ impl Abi {
             Some(Abi::Aapcs64)
         } else if cfg!(all(target_arch = "riscv64", target_os = "linux")) {
             Some(Abi::Lp64d)
+        } else if cfg!(all(
+            target_arch = "powerpc64",
+            target_endian = "little",
+            target_os = "linux"
+        )) {
+            Some(Abi::ElfV2)
         } else {
             None
         }
@@ -125,13 +144,15 @@ impl Abi {
     /// (the plan's [`Display`](fmt::Display)); AArch64 `(x8:ret-ptr, x0+x1, s0+s1, &x2,
     /// sp+0) -> v0+v1` (`&`: a pointer to a caller-made copy; `s`/`d` by the move's width);
     /// Win64 `(ret-ptr:rcx, xmm1+rdx, &r8, rsp+32) -> rax`; LP64D `(a0:ret-ptr, fa0+a1, &a2,
-    /// sp+0) -> fa0+fa1`.
+    /// sp+0) -> fa0+fa1`; ELFv2 `(r3:ret-ptr, r4, f1+f2+r9, psa+64) -> f1` (`psa+n`: byte n of the
+    /// parameter save area).
     pub fn describe(self, plan: &CallPlan) -> String {
         match self {
             Abi::SysVAmd64 => plan.to_string(),
             Abi::Aapcs64 | Abi::AppleArm64 => aarch64::describe(plan),
             Abi::Win64 => win64::describe(plan),
             Abi::Lp64d => riscv64::describe(plan),
+            Abi::ElfV2 => ppc64le::describe(plan),
         }
     }
 }
@@ -179,6 +200,7 @@ pub fn plan_for(
         Abi::AppleArm64 => aarch64::plan(descriptor, first_variadic, aarch64::Flavour::Apple),
         Abi::Win64 => win64::plan(descriptor, first_variadic),
         Abi::Lp64d => riscv64::plan(descriptor, first_variadic),
+        Abi::ElfV2 => ppc64le::plan(descriptor, first_variadic),
     }
 }
 
@@ -211,6 +233,9 @@ pub enum Location {
     /// instruction. Unless [`CallPlan::packed_named_stack`] says otherwise for the argument
     /// (see [`CallPlan::stack_write_bytes`]), the offset is a multiple of 8 and the whole 8-byte
     /// slot is written (the converted value; [`Conversion::Bytes`] zero-fills).
+    ///
+    /// ELFv2: the offset within the parameter save area (at `32(r1)`), at least 64 (the first
+    /// 64 bytes are `r3..r10`).
     Stack(u32),
 }
 
@@ -309,7 +334,9 @@ pub struct ArgMove {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ArgPlan {
     /// The moves; a scalar has one, a struct one per eightbyte (registers) or per 8-byte chunk
-    /// (stack). Empty for a struct whose eightbytes are all padding.
+    /// (stack). Empty for a struct whose eightbytes are all padding. Under Win64 and ELFv2 two
+    /// moves may read the same source bytes: the value goes in both places (an executor
+    /// performs every move; a callee may read either).
     pub moves: Vec<ArgMove>,
     /// `Some(loc)` when the ABI passes the argument by reference to a caller-made copy (AArch64
     /// composites over 16 bytes that are not HFAs, AAPCS64 rule B.3; Win64 structs not of
@@ -394,7 +421,9 @@ pub struct CallPlan {
     /// which shifts the integer arguments by one register; AArch64: `Some(Int(8))` = x8, which
     /// shifts nothing), else `None`.
     pub(crate) hidden_return_pointer: Option<Location>,
-    /// Bytes of outgoing stack arguments (a multiple of 8).
+    /// Bytes of outgoing stack arguments (a multiple of 8). Win64: the shadow space included.
+    /// ELFv2: the size of the parameter save area, its 64 register-shadowed bytes included
+    /// (never less than 64).
     pub(crate) stack_bytes: u32,
     /// Number of vector registers used by the arguments.
     pub(crate) vector_registers: u8,
@@ -431,7 +460,8 @@ impl CallPlan {
     }
 
     /// Bytes of outgoing stack arguments (a multiple of 8; at most
-    /// [`MAX_STACK_BYTES`]).
+    /// [`MAX_STACK_BYTES`]). Win64 counts the 32-byte shadow space; ELFv2 gives the size of
+    /// the parameter save area, never less than its 64 register-shadowed bytes.
     pub fn stack_bytes(&self) -> u32 {
         self.stack_bytes
     }
@@ -627,7 +657,8 @@ impl fmt::Display for CallPlan {
 /// target, or `None` where gatun does not know it: an array of one 24-byte record aligned to
 /// 8 on x86-64 System V (System V AMD64 ABI §3.5.7), a 32-byte record aligned to 8 on AAPCS64
 /// Linux (AAPCS64 §10.1.5), a `char *` (8 bytes) on Apple arm64 and on 64-bit Windows, a
-/// `void *` (8 bytes) on RISC-V 64 (psABI "va_list, va_start, and va_arg").
+/// `void *` (8 bytes) on RISC-V 64 (psABI "va_list, va_start, and va_arg"), a `char *` on
+/// 64-bit PowerPC (ELFv2 "Variable Argument Lists", a pointer into the parameter save area).
 ///
 /// ```
 /// let va_list = gatun::abi::va_list_size_align();
@@ -641,7 +672,8 @@ pub fn va_list_size_align() -> Option<(usize, usize)> {
     } else if cfg!(any(
         all(target_arch = "aarch64", target_vendor = "apple"),
         all(target_arch = "x86_64", windows),
-        target_arch = "riscv64"
+        target_arch = "riscv64",
+        target_arch = "powerpc64"
     )) {
         Some((8, 8))
     } else if cfg!(all(target_arch = "aarch64", not(windows))) {

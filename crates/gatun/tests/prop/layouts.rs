@@ -8,6 +8,8 @@ const ABI: PropAbi = if cfg!(windows) {
     PropAbi::Win64
 } else if cfg!(target_arch = "riscv64") {
     PropAbi::Lp64d
+} else if cfg!(target_arch = "powerpc64") {
+    PropAbi::ElfV2
 } else {
     PropAbi::Unix
 };
