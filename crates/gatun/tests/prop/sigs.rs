@@ -18,7 +18,8 @@
 // pointer), floats and integers sharing the four argument slots, more than four arguments,
 // and variadic calls with `float`/`double` arguments (which travel in both register files).
 // The RISC-V 64 mixture ([`PropAbi::Lp64d`]) is in `sigs_lp64d.rs`, the PPC64LE one
-// ([`PropAbi::ElfV2`]) in `sigs_ppc64le.rs`, both included below.
+// ([`PropAbi::ElfV2`]) in `sigs_ppc64le.rs`, the s390x one ([`PropAbi::S390x`]) in
+// `sigs_s390x.rs`, all included below.
 // The ABI is a parameter, never a `cfg!` here: this file is compiled both into a build script
 // (whose `cfg!` is the host's) and into the tests (the target's); each passes its target's.
 
@@ -34,6 +35,8 @@ pub enum PropAbi {
     Lp64d,
     /// PPC64LE ELFv2 (its own mixture, `sigs_ppc64le.rs`).
     ElfV2,
+    /// s390x Linux (its own mixture, `sigs_s390x.rs`).
+    S390x,
 }
 
 /// C scalar types used: index = kind id.
@@ -120,6 +123,7 @@ pub fn prop_tags(abi: PropAbi) -> &'static [&'static str; 16] {
         PropAbi::Win64 => &PROP_TAGS_WIN64,
         PropAbi::Lp64d => &PROP_TAGS_LP64D,
         PropAbi::ElfV2 => &PROP_TAGS_ELFV2,
+        PropAbi::S390x => &PROP_TAGS_S390X,
     }
 }
 
@@ -365,6 +369,7 @@ pub fn prop_signatures(abi: PropAbi) -> Vec<PropSig> {
         PropAbi::Win64 => prop_signatures_win64(),
         PropAbi::Lp64d => prop_signatures_lp64d(),
         PropAbi::ElfV2 => prop_signatures_ppc64le(),
+        PropAbi::S390x => prop_signatures_s390x(),
     }
 }
 
@@ -871,3 +876,4 @@ pub fn prop_cb_c_source(abi: PropAbi) -> String {
 
 include!("sigs_lp64d.rs");
 include!("sigs_ppc64le.rs");
+include!("sigs_s390x.rs");
