@@ -240,6 +240,18 @@ impl DataModel {
     }
 }
 
+/// The largest alignment gcc gives a type on this build's target (`__BIGGEST_ALIGNMENT__`):
+/// what `__attribute__((aligned))` without an argument asks for, and the most a vector type is
+/// aligned to. 16 on x86-64, AArch64, RISC-V 64 and PPC64LE; 8 on s390x, whose ABI aligns no
+/// type, vectors included, to more than 8 bytes (s390x ELF ABI Supplement, "Fundamental
+/// Types").
+pub(crate) const BIGGEST_ALIGNMENT: usize = if cfg!(target_arch = "s390x") { 8 } else { 16 };
+
+/// The alignment of this build's target's 16-byte scalars that have no gatun layout (`long
+/// double` where it is 16 bytes, `__int128`, `_Float128`): their size, but 8 on s390x (see
+/// [`BIGGEST_ALIGNMENT`]).
+pub(crate) const WIDE_SCALAR_ALIGNMENT: usize = BIGGEST_ALIGNMENT;
+
 /// Every C scalar name in [`DataModel::NAMES`] with its value layout on the host target, in that
 /// order (Java's `Linker.nativeLinker().canonicalLayouts()`).
 ///

@@ -10,7 +10,7 @@ use super::specifiers::scalar_ty;
 use super::{PResult, Parser};
 use crate::cdecl::lexer::{Kind, Token};
 use crate::cdecl::{NoLayout, Span, Ty};
-use crate::layout::{MemoryLayout, ValueLayout};
+use crate::layout::{MemoryLayout, ValueLayout, BIGGEST_ALIGNMENT};
 
 /// The keywords that open an attribute list or an `__asm__` label (see [`Parser::attributes`]).
 pub(super) const ATTRIBUTE: &[&str] = &[
@@ -117,12 +117,6 @@ const REJECTED_ATTRIBUTES: &[(&str, &str)] = &[
     ("interrupt", "interrupt handlers cannot be called"),
     ("naked", "naked functions cannot be called"),
 ];
-
-/// The largest alignment `__attribute__((aligned))` without an argument gives, and the most a
-/// vector type is aligned to: GCC's `__BIGGEST_ALIGNMENT__` for this build's target (16 on
-/// x86-64, AArch64, RISC-V 64 and PPC64LE; 8 on s390x, whose ABI aligns no type, vectors
-/// included, to more than 8 bytes: s390x ELF ABI Supplement, "Fundamental Types").
-const BIGGEST_ALIGNMENT: usize = if cfg!(target_arch = "s390x") { 8 } else { 16 };
 
 /// The largest alignment `aligned(n)` and `_Alignas(n)` may ask for, in bytes: GCC's maximum
 /// (2^28, its `MAX_OFILE_ALIGNMENT` for ELF; mingw-w64 gcc reports the same for types).

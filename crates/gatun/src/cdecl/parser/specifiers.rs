@@ -11,7 +11,7 @@ use super::records::{first_member, union_tag};
 use super::{PResult, Parser};
 use crate::cdecl::lexer::{Kind, Token};
 use crate::cdecl::{FnTy, NoLayout, Span, Ty};
-use crate::layout::{BitField, DataModel, MemoryLayout, ValueLayout};
+use crate::layout::{BitField, DataModel, MemoryLayout, ValueLayout, WIDE_SCALAR_ALIGNMENT};
 
 /// Type qualifiers, storage classes and function specifiers: accepted and ignored (`inline`
 /// and `static` are noted, for function definitions).
@@ -284,18 +284,13 @@ impl Builtin {
     }
 }
 
-/// The alignment of this build's target for its 16-byte scalars without a gatun layout
-/// (`long double`, `__int128`, `_Float128`): 8 on s390x (s390x ELF ABI Supplement,
-/// "Fundamental Types": no type is aligned to more than 8 bytes), their size elsewhere.
-const WIDE_SCALAR_ALIGN: usize = if cfg!(target_arch = "s390x") { 8 } else { 16 };
-
 /// The type of a builtin scalar spelling (`"unsigned long"`, `"_Float64"`, `"long double"`).
 pub(in crate::cdecl) fn scalar_ty(name: &str) -> Result<Ty, crate::Error> {
     let no_layout = |reason: &str, size: usize| {
         Ok(Ty::NoLayout(Arc::new(NoLayout {
             spelling: name.to_string(),
             reason: reason.to_string(),
-            size_align: Some((size, size.min(WIDE_SCALAR_ALIGN))),
+            size_align: Some((size, size.min(WIDE_SCALAR_ALIGNMENT))),
         })))
     };
     let base = name.rsplit(' ').next().unwrap_or(name);
