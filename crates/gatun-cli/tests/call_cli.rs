@@ -636,6 +636,7 @@ fn numbers_that_do_not_fit_the_parameter_say_why() {
 }
 
 /// A path in the temporary directory unique to this test process and `name`.
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // for calls
 fn temp_path(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("gatun-cli-{}-{name}", std::process::id()))
 }

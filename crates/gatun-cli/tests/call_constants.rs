@@ -6,11 +6,14 @@
 
 mod common;
 
-use common::{gatun, one_line_error};
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+use common::gatun;
+use common::one_line_error;
 
 /// What a C program including `headers` prints with `printf(format, expr)`, compiled by the
 /// target's compiler (`-l` libraries linked); `None`, with a message, when it does not compile
 /// (a header or library is not installed).
+#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // for calls
 fn c_prints(headers: &[&str], libs: &[&str], format: &str, expr: &str) -> Option<String> {
     use std::io::Write;
     use std::process::{Command, Stdio};

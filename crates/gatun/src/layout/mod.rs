@@ -34,6 +34,7 @@ mod value;
 pub use accessor::{Accessor, TypedAccessor};
 pub use bitfield::BitField;
 pub use canonical::{canonical_layouts, DataModel};
+pub(crate) use canonical::{BIGGEST_ALIGNMENT, WIDE_SCALAR_ALIGNMENT};
 pub(crate) use compare::{same_declaration, same_shape};
 pub(crate) use descriptor::FunctionDescriptor;
 pub use group::{PaddingLayout, SequenceLayout, StructLayout, UnionLayout};

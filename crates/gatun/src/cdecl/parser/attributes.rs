@@ -10,7 +10,7 @@ use super::specifiers::scalar_ty;
 use super::{PResult, Parser};
 use crate::cdecl::lexer::{Kind, Token};
 use crate::cdecl::{NoLayout, Span, Ty};
-use crate::layout::{MemoryLayout, ValueLayout};
+use crate::layout::{MemoryLayout, ValueLayout, BIGGEST_ALIGNMENT};
 
 /// The keywords that open an attribute list or an `__asm__` label (see [`Parser::attributes`]).
 pub(super) const ATTRIBUTE: &[&str] = &[
@@ -117,10 +117,6 @@ const REJECTED_ATTRIBUTES: &[(&str, &str)] = &[
     ("interrupt", "interrupt handlers cannot be called"),
     ("naked", "naked functions cannot be called"),
 ];
-
-/// The largest alignment `__attribute__((aligned))` without an argument gives (GCC's
-/// `__BIGGEST_ALIGNMENT__` on x86-64 and AArch64).
-const BIGGEST_ALIGNMENT: usize = 16;
 
 /// The largest alignment `aligned(n)` and `_Alignas(n)` may ask for, in bytes: GCC's maximum
 /// (2^28, its `MAX_OFILE_ALIGNMENT` for ELF; mingw-w64 gcc reports the same for types).
@@ -448,8 +444,8 @@ impl Parser<'_, '_> {
                 reason: "vector types are passed in vector registers and have no gatun layout"
                     .into(),
                 // gcc aligns a vector to its size, at most `__BIGGEST_ALIGNMENT__` (16 for the
-                // baseline x86-64 and AArch64 targets; -mavx raises it, which gatun does not
-                // model).
+                // baseline x86-64 and AArch64 targets, 8 on s390x; -mavx raises it, which
+                // gatun does not model).
                 size_align: Some((n, n.min(BIGGEST_ALIGNMENT))),
             }));
         }

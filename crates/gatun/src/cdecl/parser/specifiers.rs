@@ -11,7 +11,7 @@ use super::records::{first_member, union_tag};
 use super::{PResult, Parser};
 use crate::cdecl::lexer::{Kind, Token};
 use crate::cdecl::{FnTy, NoLayout, Span, Ty};
-use crate::layout::{BitField, DataModel, MemoryLayout, ValueLayout};
+use crate::layout::{BitField, DataModel, MemoryLayout, ValueLayout, WIDE_SCALAR_ALIGNMENT};
 
 /// Type qualifiers, storage classes and function specifiers: accepted and ignored (`inline`
 /// and `static` are noted, for function definitions).
@@ -290,7 +290,7 @@ pub(in crate::cdecl) fn scalar_ty(name: &str) -> Result<Ty, crate::Error> {
         Ok(Ty::NoLayout(Arc::new(NoLayout {
             spelling: name.to_string(),
             reason: reason.to_string(),
-            size_align: Some((size, size)),
+            size_align: Some((size, size.min(WIDE_SCALAR_ALIGNMENT))),
         })))
     };
     let base = name.rsplit(' ').next().unwrap_or(name);
@@ -310,8 +310,8 @@ pub(in crate::cdecl) fn scalar_ty(name: &str) -> Result<Ty, crate::Error> {
         }
         "double" if name == "long double" => {
             return no_layout(
-                "`long double` (80-bit x87 extended precision on x86-64, 128-bit on AArch64) has \
-                 no gatun scalar; the linker cannot pass it",
+                "`long double` (80-bit x87 extended precision on x86-64, 128-bit on AArch64, \
+                 RISC-V 64, s390x and PPC64LE) has no gatun scalar; the linker cannot pass it",
                 16,
             )
         }
