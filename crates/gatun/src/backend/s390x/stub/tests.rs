@@ -1,0 +1,1 @@
+//! Code-shape tests of the s390x stub compiler.

@@ -1,0 +1,1 @@
+//! The s390x executor against C code compiled by gcc.
