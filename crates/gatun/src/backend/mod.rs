@@ -525,22 +525,9 @@ pub(crate) unsafe fn value_of_words(tag: u64, bits: u64) -> crate::value::Value<
         // Word 2 is padding for every scalar variant and `Void`: left uninitialised.
         v.assume_init()
     }
-    #[cfg(all(not(target_arch = "x86_64"), target_endian = "little"))]
+    #[cfg(not(target_arch = "x86_64"))]
     // SAFETY: as above.
     unsafe {
         std::mem::transmute::<[u64; 3], crate::value::Value<'static>>([tag, bits, 0])
-    }
-    // Big-endian: the tag byte and a narrow payload are the *high* bytes of their words, so
-    // the value is built from its kind (`bits` holds the declared width's value in its low
-    // bits, as `Value::from_scalar_bits` takes it).
-    #[cfg(target_endian = "big")]
-    {
-        let kind = crate::layout::ScalarKind::ALL
-            .into_iter()
-            .find(|&k| u64::from(crate::value::scalar_tag(k)) == tag);
-        match kind {
-            Some(k) => crate::value::Value::from_scalar_bits(k, bits),
-            None => crate::value::Value::Void,
-        }
     }
 }
