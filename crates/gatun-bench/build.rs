@@ -4,16 +4,19 @@
 //! their addresses to gatun's and libffi's handles (with the target's C compiler: the AArch64,
 //! RISC-V 64 and mingw-w64 cross compilers for those targets). Cross builds to Apple targets
 //! skip them (there is no SDK here: they type-check only). It also sets `cfg(libffi_peer)`
-//! where the libffi peer rows are built: on Unix targets but RISC-V 64 (see Cargo.toml).
+//! where the libffi peer rows are built: on Unix targets but RISC-V 64, s390x and PPC64 (see
+//! Cargo.toml).
 
 use std::path::{Path, PathBuf};
 
 fn main() {
-    // The libffi peer rows: where Cargo.toml links libffi (Unix but RISC-V 64).
+    // The libffi peer rows: where Cargo.toml links libffi (Unix but RISC-V 64, s390x, PPC64).
     println!("cargo::rustc-check-cfg=cfg(libffi_peer)");
     let family = std::env::var("CARGO_CFG_TARGET_FAMILY").unwrap_or_default();
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").unwrap_or_default();
-    if family.split(',').any(|f| f == "unix") && arch != "riscv64" {
+    if family.split(',').any(|f| f == "unix")
+        && !["riscv64", "s390x", "powerpc64"].contains(&arch.as_str())
+    {
         println!("cargo::rustc-cfg=libffi_peer");
     }
     let native_dir = Path::new("native");

@@ -78,8 +78,9 @@ pub const MAX_FIELDS: usize = 2000;
 /// A bit-field member: where its bits are.
 #[derive(Clone, Copy)]
 struct Bits {
-    /// The bit of the byte at the node's offset where the bit-field starts (0 = least
-    /// significant).
+    /// The bit of the byte at the node's offset where the bit-field starts, in the target's bit
+    /// order (0 = the least significant bit on a little-endian target, the most significant
+    /// on a big-endian one, as `gatun::layout::BitField` numbers them).
     bit: usize,
     /// The width, in bits.
     width: u32,

@@ -323,21 +323,23 @@ fn types_from_headers() {
 
 /// Where the C compiler puts each bit-field of `struct TAG` (defined by `src`): `(name, bit
 /// offset from the record's start, width)`, found by setting the field to all ones in a
-/// zeroed record and reading which bits changed; `None` where test programs cannot run here
-/// (a cross build).
+/// zeroed record and reading which bits changed, numbered in the target's bit order (from each
+/// byte's least significant bit on a little-endian target, its most significant on a
+/// big-endian one, as `gatun layout` numbers them). The program is built with the target's
+/// compiler and run through the target's runner under emulation.
 #[cfg(target_os = "linux")]
-fn c_bit_fields(src: &str, tag: &str, fields: &[&str]) -> Option<Vec<(String, usize, usize)>> {
-    if !gatun_test_natives::RUNNER.is_empty() {
-        return None;
-    }
+fn c_bit_fields(src: &str, tag: &str, fields: &[&str]) -> Vec<(String, usize, usize)> {
     let mut prog = format!(
-        "#include <stdio.h>\n#include <string.h>\n{src};\nint main(void) {{ struct {tag} s;\n"
+        "#include <stdio.h>\n#include <string.h>\n{src};\n\
+         #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__\n#define BIT(i) (7 - (i) % 8)\n\
+         #else\n#define BIT(i) ((i) % 8)\n#endif\n\
+         int main(void) {{ struct {tag} s;\n"
     );
     for f in fields {
         prog.push_str(&format!(
             "memset(&s, 0, sizeof s); s.{f} = -1; {{ unsigned char *p = (unsigned char *)&s; \
              int first = -1, n = 0; for (unsigned i = 0; i < sizeof s * 8; i++) \
-             if (p[i / 8] >> (i % 8) & 1) {{ if (first < 0) first = i; n++; }} \
+             if (p[i / 8] >> BIT(i) & 1) {{ if (first < 0) first = i; n++; }} \
              printf(\"{f} %d %d\\n\", first, n); }}\n"
         ));
     }
@@ -354,21 +356,22 @@ fn c_bit_fields(src: &str, tag: &str, fields: &[&str]) -> Option<Vec<(String, us
         .status()
         .unwrap();
     assert!(built.success());
-    let out = std::process::Command::new(&exe).output().unwrap();
+    let out = gatun_test_natives::target_command(&exe).output().unwrap();
     std::fs::remove_dir_all(&dir).unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
-    Some(
-        text.lines()
-            .map(|l| {
-                let w: Vec<&str> = l.split_whitespace().collect();
-                (
-                    w[0].to_string(),
-                    w[1].parse().unwrap(),
-                    w[2].parse().unwrap(),
-                )
-            })
-            .collect(),
-    )
+    let found: Vec<(String, usize, usize)> = text
+        .lines()
+        .map(|l| {
+            let w: Vec<&str> = l.split_whitespace().collect();
+            (
+                w[0].to_string(),
+                w[1].parse().unwrap(),
+                w[2].parse().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(found.len(), fields.len(), "{text}");
+    found
 }
 
 #[test]
@@ -403,21 +406,19 @@ fn bit_fields_are_listed_by_name_and_count_as_used() {
     let v: serde_json::Value = serde_json::from_str(&out).unwrap();
     assert_eq!(v["fields"].as_array().map(Vec::len), Some(5), "{out}");
     #[cfg(target_os = "linux")]
-    if let Some(c) = c_bit_fields(h, "H", &["a", "y", "z"]) {
-        for (name, bit, width) in c {
-            let f = v["fields"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .find(|f| f["name"] == name.as_str())
-                .unwrap_or_else(|| panic!("no {name} in {out}"));
-            let at = f["offset"].as_u64().unwrap() * 8 + f["bit_offset"].as_u64().unwrap();
-            assert_eq!(
-                (at as usize, f["bit_width"].as_u64().unwrap() as usize),
-                (bit, width),
-                "{name}: {out}"
-            );
-        }
+    for (name, bit, width) in c_bit_fields(h, "H", &["a", "y", "z"]) {
+        let f = v["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == name.as_str())
+            .unwrap_or_else(|| panic!("no {name} in {out}"));
+        let at = f["offset"].as_u64().unwrap() * 8 + f["bit_offset"].as_u64().unwrap();
+        assert_eq!(
+            (at as usize, f["bit_width"].as_u64().unwrap() as usize),
+            (bit, width),
+            "{name}: {out}"
+        );
     }
     let text = stdout_of(&["layout", h]);
     assert!(text.contains("/* bit hole: "), "{text}");

@@ -58,7 +58,9 @@ pub const CC: &str = env!("GATUN_TEST_CC");
 /// The command (program and arguments, separated by spaces) that runs a program of the target
 /// on the build host: empty for a native build and for Windows (a Windows test under Wine
 /// starts Windows programs itself); for a Linux cross build to another architecture `$CARGO_TARGET_<TRIPLE>_RUNNER` as it was at build time, else
-/// `qemu-<arch> -L /` (RISC-V 64: `-L /usr/riscv64-linux-gnu`, the cross sysroot). Fixed at
+/// `qemu-<arch> -L /` (RISC-V 64, s390x, PPC64LE: `qemu-riscv64 -L /usr/riscv64-linux-gnu`,
+/// `qemu-s390x -L /usr/s390x-linux-gnu`, `qemu-ppc64le -L /usr/powerpc64le-linux-gnu`, the
+/// cross sysroots). Fixed at
 /// compile time.
 ///
 /// Under qemu-user a test cannot start another target program directly (the host kernel

@@ -4,31 +4,28 @@
 //! `sizeof`/`_Alignof` of types without a gatun layout (vectors, `long double`, ...),
 //! `#pragma pack(push/pop/n/())`, member `packed`/`aligned`, `_Alignas`, enums as array
 //! sizes, anonymous members, flexible arrays and function-pointer members; bitfields (bit
-//! offsets, widths and signedness from `cdecl_bitfields()`, and structs with bitfields passed
-//! and returned by value).
+//! offsets, widths and signedness from `cdecl_bitfields()` in the target's bit order, values
+//! gcc stored read by gatun and values gatun stored byte for byte as gcc's, and structs with
+//! bitfields passed and returned by value).
 #![cfg(all(target_os = "linux", not(miri)))]
 
 use std::ffi::{c_char, CStr};
 
 use gatun::cdecl::Declarations;
-use gatun::layout::MemoryLayout;
+use gatun::layout::{MemoryLayout, ScalarKind};
 #[cfg(any(
     target_arch = "x86_64",
     target_arch = "aarch64",
     target_arch = "riscv64"
 ))]
 use gatun::linker::SymbolLookup;
+use gatun::memory::MemorySegment;
 #[cfg(any(
     target_arch = "x86_64",
     target_arch = "aarch64",
     target_arch = "riscv64"
 ))]
 use gatun::memory::{Arena, SegmentAllocator};
-#[cfg(any(
-    target_arch = "x86_64",
-    target_arch = "aarch64",
-    target_arch = "riscv64"
-))]
 use gatun::Value;
 
 #[repr(C)]
@@ -110,6 +107,25 @@ struct BitEntry {
     bit_offset: usize,
     bit_width: usize,
     is_signed: i32,
+    value: i64,
+    size: usize,
+    bytes: [u8; 32],
+}
+
+/// `v` as a `Value` of the integer (or bool) `kind`, which holds it.
+fn value_of_kind(kind: ScalarKind, v: i64) -> Value<'static> {
+    match kind {
+        ScalarKind::Bool => Value::Bool(v != 0),
+        ScalarKind::I8 => Value::I8(v as i8),
+        ScalarKind::U8 => Value::U8(v as u8),
+        ScalarKind::I16 => Value::I16(v as i16),
+        ScalarKind::U16 => Value::U16(v as u16),
+        ScalarKind::I32 => Value::I32(v as i32),
+        ScalarKind::U32 => Value::U32(v as u32),
+        ScalarKind::I64 => Value::I64(v),
+        ScalarKind::U64 => Value::U64(v as u64),
+        other => panic!("{other:?} is no bitfield type"),
+    }
 }
 
 #[cfg(any(
@@ -157,6 +173,29 @@ fn bitfields_match_gcc() {
         if ours != gcc {
             mismatches.push(format!(
                 "{ty}.{field}: gcc (offset, width, signed) {gcc:?}, gatun {ours:?}"
+            ));
+        }
+        // The value C stored, read by gatun from C's bytes; and the bytes gatun writes for it
+        // into a zeroed record, which must be C's.
+        let layout = decls.layout(ty).unwrap();
+        assert_eq!(layout.byte_size(), e.size, "{ty}");
+        let mut c_bytes = e.bytes[..e.size].to_vec();
+        let c_record = MemorySegment::of_slice(&mut c_bytes);
+        let want = value_of_kind(b.kind(), e.value);
+        match b.get(&c_record) {
+            Ok(v) if v == want => {}
+            other => mismatches.push(format!(
+                "{ty}.{field}: gcc stored {want:?} in {:02x?}, gatun reads {other:?}",
+                &e.bytes[..e.size]
+            )),
+        }
+        let mut ours = vec![0u8; e.size];
+        let record = MemorySegment::of_slice(&mut ours);
+        b.set(&record, want).unwrap();
+        if ours[..] != e.bytes[..e.size] {
+            mismatches.push(format!(
+                "{ty}.{field} = {want:?}: gcc writes {:02x?}, gatun {ours:02x?}",
+                &e.bytes[..e.size]
             ));
         }
     }

@@ -12,8 +12,9 @@
 //! (`Declarations::with_pointer_targets`), which must declare the same functions. What was
 //! parsed is then checked against gcc: every enumeration constant's value and the size,
 //! alignment and member offsets of every record and typedef with a layout become
-//! `_Static_assert`s compiled after the header, and every bitfield's bit offset, width and
-//! signedness is measured by a program gcc compiles and runs; every disagreement is reported.
+//! `_Static_assert`s compiled after the header, and every bitfield's bit offset (in the
+//! target's bit order), width and signedness is measured by a program gcc compiles and runs;
+//! every disagreement is reported.
 #![cfg(all(target_os = "linux", not(miri)))]
 
 use std::path::Path;
@@ -248,12 +249,14 @@ fn check_bitfields(
     }
     let program = format!(
         "#include <{name}>\n#include <stdio.h>\n#include <string.h>\n\
+         #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__\n#define BIT(i) (7 - (i) % 8)\n\
+         #else\n#define BIT(i) ((i) % 8)\n#endif\n\
          static int bad;\n\
          static void check(const char *what, const unsigned char *p, size_t size, size_t off, \
          size_t width, int is_signed, int gcc_signed) {{\n\
            size_t first = (size_t)-1, n = 0;\n\
            for (size_t i = 0; i < size * 8; i++)\n\
-             if ((p[i / 8] >> (i % 8)) & 1) {{ if (first == (size_t)-1) first = i; n++; }}\n\
+             if ((p[i / 8] >> BIT(i)) & 1) {{ if (first == (size_t)-1) first = i; n++; }}\n\
            if (first != off || n != width || is_signed != gcc_signed) {{\n\
              bad = 1;\n\
              printf(\"%s: gcc (offset, width, signed) (%zu, %zu, %d), \

@@ -664,8 +664,10 @@ impl fmt::Display for CallPlan {
 /// Size and alignment in bytes of the C `va_list` type (`__builtin_va_list`) of this build's
 /// target, or `None` where gatun does not know it: an array of one 24-byte record aligned to
 /// 8 on x86-64 System V (System V AMD64 ABI §3.5.7), a 32-byte record aligned to 8 on AAPCS64
-/// Linux (AAPCS64 §10.1.5), a `char *` (8 bytes) on Apple arm64 and on 64-bit Windows, a
-/// `void *` (8 bytes) on RISC-V 64 (psABI "va_list, va_start, and va_arg").
+/// Linux (AAPCS64 §10.1.5) and an array of one 32-byte record aligned to 8 on s390x (s390x ELF
+/// ABI Supplement, "Variable Argument Lists"), a `char *` (8 bytes) on Apple arm64, on 64-bit
+/// Windows and on PPC64LE (64-bit ELFv2 ABI, "Variable Argument Lists"), a `void *` (8 bytes)
+/// on RISC-V 64 (psABI "va_list, va_start, and va_arg").
 ///
 /// ```
 /// let va_list = gatun::abi::va_list_size_align();
@@ -679,10 +681,14 @@ pub fn va_list_size_align() -> Option<(usize, usize)> {
     } else if cfg!(any(
         all(target_arch = "aarch64", target_vendor = "apple"),
         all(target_arch = "x86_64", windows),
-        target_arch = "riscv64"
+        target_arch = "riscv64",
+        target_arch = "powerpc64"
     )) {
         Some((8, 8))
-    } else if cfg!(all(target_arch = "aarch64", not(windows))) {
+    } else if cfg!(any(
+        all(target_arch = "aarch64", not(windows)),
+        target_arch = "s390x"
+    )) {
         Some((32, 8))
     } else {
         None

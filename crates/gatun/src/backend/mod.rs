@@ -510,8 +510,9 @@ pub(crate) use crate::abi::MAX_STACK_BYTES;
 #[inline(always)]
 pub(crate) unsafe fn value_of_words(tag: u64, bits: u64) -> crate::value::Value<'static> {
     // `Value` is `#[repr(C, u8)]` (24 bytes): word 0 holds the tag byte (the rest of the word is
-    // padding), word 1 the payload (a scalar variant's field is its low bytes, the rest
-    // padding), word 2 is padding for every scalar variant and `Void`. Building the value from
+    // padding), word 1 the payload (a scalar variant's field is its first bytes: the low ones
+    // on a little-endian target, the rest padding), word 2 is padding for every scalar
+    // variant and `Void`. Building the value from
     // two whole words lets callers copy it without store-forwarding stalls.
     // (On x86-64 tag and payload are written by one 16-byte store: a caller copying the value
     // with 16-byte loads then gets it store-forwarded instead of stalling.)
@@ -526,8 +527,9 @@ pub(crate) unsafe fn value_of_words(tag: u64, bits: u64) -> crate::value::Value<
         v.assume_init()
     }
     #[cfg(not(target_arch = "x86_64"))]
-    // SAFETY: as above.
+    // SAFETY: as above (`scalar_words` places tag and payload for the target's byte order).
     unsafe {
+        let [tag, bits] = crate::value::scalar_words(tag as u8, bits);
         std::mem::transmute::<[u64; 3], crate::value::Value<'static>>([tag, bits, 0])
     }
 }

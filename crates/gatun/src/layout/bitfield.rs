@@ -1,7 +1,8 @@
 //! C bitfields: where gcc puts them, and typed access to them in memory.
 //!
 //! gatun layouts are byte-granular, so a record with bitfields is laid out here bit by bit as
-//! gcc does on the SysV x86-64 and AArch64 (AAPCS64) targets, then expressed as an ordinary
+//! gcc does on the SysV x86-64, AArch64 (AAPCS64), RISC-V 64, s390x and PPC64LE targets, then
+//! expressed as an ordinary
 //! struct layout: ordinary members at their offsets, and each run of bytes that holds
 //! bitfields (named or not) as an unnamed `u8` sequence (integer bytes, so the linker
 //! classifies a struct passed by value as gcc does: bitfield bytes, even unnamed ones, are
@@ -21,8 +22,18 @@
 //!   other AAPCS64 targets it raises it to its type's alignment, whatever the packing;
 //! - in a union every member starts at bit 0; a bitfield member occupies whole bytes.
 //!
-//! Little-endian targets only: bits are numbered from the least significant bit of the lowest
-//! byte.
+//! Bit positions (a [`BitField`]'s offset, the rules above) count from the start of the
+//! record in the target's bit order, and the rules place fields at the same positions on every
+//! target; what differs is where a position is in memory:
+//! - little-endian targets number bits from the least significant bit of each byte: position
+//!   `p` is bit `p % 8` (counted from the least significant) of byte `p / 8`, and a field's
+//!   value runs from its least significant bit at its first position (the field is a
+//!   little-endian integer of its width);
+//! - big-endian targets (s390x) number them from the most significant bit: position `p` is bit
+//!   `7 - p % 8` of byte `p / 8`, and a field's value runs from its most significant bit at its
+//!   first position (a big-endian integer of its width). This is how gcc allocates bitfields
+//!   on big-endian targets, from the most significant bit of the storage unit (s390x ELF ABI
+//!   Supplement, "Bit-Fields": bit-fields are allocated from left to right).
 
 use std::sync::Arc;
 
@@ -34,8 +45,10 @@ use crate::value::Value;
 /// One bitfield member of a record: its declared integer type, bit offset and width.
 ///
 /// Offsets count bits from the start of the record; the value occupies bits `bit_offset() ..
-/// bit_offset() + bit_width()` (little-endian bit numbering: bit 0 is the least significant
-/// bit of byte 0). `Send + Sync`, cheap to clone.
+/// bit_offset() + bit_width()` in the target's bit numbering (see the module docs: on a
+/// little-endian target bit 0 is the least significant bit of byte 0 and the value's least
+/// significant bit comes first; on a big-endian target bit 0 is the most significant bit of
+/// byte 0 and the value's most significant bit comes first). `Send + Sync`, cheap to clone.
 ///
 /// ```
 /// use gatun::cdecl::Declarations;
@@ -165,6 +178,18 @@ impl BitField {
         (1u128 << self.bit_width) - 1
     }
 
+    /// How far the value is from bit 0 of the `n` bytes holding it, read as one integer in the
+    /// target's byte order ([`load`]): its first position counted from the least significant
+    /// bit (little-endian), or what follows its last one (big-endian).
+    fn shift(&self, n: usize) -> usize {
+        let first = self.bit_offset % 8;
+        if cfg!(target_endian = "big") {
+            n * 8 - first - self.bit_width as usize
+        } else {
+            first
+        }
+    }
+
     /// Reads the bitfield of the record that starts at byte 0 of `segment`, as a [`Value`] of
     /// its declared type (sign-extended for signed types); the same shape as
     /// [`Accessor::get`](super::Accessor::get).
@@ -181,7 +206,9 @@ impl BitField {
     /// let hi = BitField::new("hi", ScalarKind::U8, 4, 4).unwrap();
     /// let arena = Arena::confined();
     /// let seg = arena.allocate_from_bytes(&[0xA5]).unwrap();
-    /// assert_eq!(hi.get(&seg).unwrap(), Value::U8(0xA));
+    /// // Bits 4..8: the high nibble on a little-endian target, the low one on a big-endian one.
+    /// let nibble = if cfg!(target_endian = "little") { 0xA } else { 0x5 };
+    /// assert_eq!(hi.get(&seg).unwrap(), Value::U8(nibble));
     /// assert!(hi.get(&seg.slice(0, 0).unwrap()).is_err()); // the byte is not in the segment
     /// ```
     pub fn get(&self, segment: &MemorySegment<'_>) -> Result<Value<'static>> {
@@ -205,14 +232,15 @@ impl BitField {
     /// let hi = BitField::new("hi", ScalarKind::U8, 4, 4).unwrap();
     /// let arena = Arena::confined();
     /// let records = arena.allocate_from_bytes(&[0xA5, 0x3C]).unwrap(); // two 1-byte records
-    /// assert_eq!(hi.get_at(&records, 1).unwrap(), Value::U8(0x3));
+    /// let nibble = if cfg!(target_endian = "little") { 0x3 } else { 0xC };
+    /// assert_eq!(hi.get_at(&records, 1).unwrap(), Value::U8(nibble));
     /// assert!(hi.get_at(&records, 2).is_err()); // a record at byte 2 is outside the segment
     /// ```
     pub fn get_at(&self, segment: &MemorySegment<'_>, base: usize) -> Result<Value<'static>> {
         let (first, n) = self.byte_span();
         let mut buf = [0u8; 16];
         segment.copy_to_slice(self.at(base, first, n, segment)?, &mut buf[..n])?;
-        let raw = (u128::from_le_bytes(buf) >> (self.bit_offset % 8)) & self.mask();
+        let raw = (load(&buf, n) >> self.shift(n)) & self.mask();
         let signed = self.kind.is_signed();
         let v: i128 = if signed && (raw >> (self.bit_width - 1)) & 1 == 1 {
             raw as i128 - (1i128 << self.bit_width)
@@ -256,7 +284,9 @@ impl BitField {
     /// let arena = Arena::confined();
     /// let seg = arena.allocate_from_bytes(&[0xA5]).unwrap();
     /// lo.set(&seg, 3).unwrap(); // an i32 converted to u8
-    /// assert_eq!(seg.get::<u8>(0).unwrap(), 0xA3); // the high bits are kept
+    /// // The other four bits are kept (bits 0..4 are the low nibble on a little-endian target).
+    /// let byte = if cfg!(target_endian = "little") { 0xA3 } else { 0x35 };
+    /// assert_eq!(seg.get::<u8>(0).unwrap(), byte);
     /// assert!(matches!(lo.set(&seg, 16), Err(Error::ValueMismatch { .. }))); // 4 bits
     /// assert!(matches!(lo.set(&seg, -1), Err(Error::OutOfRange { .. }))); // not a u8
     /// ```
@@ -338,11 +368,11 @@ impl BitField {
         let at = self.at(base, first, n, segment)?;
         let mut buf = [0u8; 16];
         segment.copy_to_slice(at, &mut buf[..n])?;
-        let shift = self.bit_offset % 8;
-        let mut word = u128::from_le_bytes(buf);
+        let shift = self.shift(n);
+        let mut word = load(&buf, n);
         word &= !(self.mask() << shift);
         word |= ((v as u128) & self.mask()) << shift;
-        segment.copy_from_slice(at, &word.to_le_bytes()[..n])
+        segment.copy_from_slice(at, &store(word, n)[..n])
     }
 
     /// The offset in `segment` of the `n` bytes holding the bits of the record at `base`
@@ -362,10 +392,30 @@ impl BitField {
     }
 }
 
+/// The first `n` (1 to 16) bytes of `buf` as one unsigned integer in the target's byte order.
+fn load(buf: &[u8; 16], n: usize) -> u128 {
+    if cfg!(target_endian = "big") {
+        // The `n` bytes are the most significant of the 16: moved down to the low ones.
+        u128::from_be_bytes(*buf) >> (8 * (16 - n))
+    } else {
+        u128::from_le_bytes(*buf)
+    }
+}
+
+/// The inverse of [`load`]: `word` (at most `n` bytes wide) as bytes, its `n` bytes first.
+fn store(word: u128, n: usize) -> [u8; 16] {
+    if cfg!(target_endian = "big") {
+        (word << (8 * (16 - n))).to_be_bytes()
+    } else {
+        word.to_le_bytes()
+    }
+}
+
 /// Whether unnamed bitfields (zero-width ones included) raise the alignment of the record
 /// holding them, as gcc's `TARGET_ALIGN_ANON_BITFIELD` has it for this build's target: true on
-/// AArch64 (AAPCS64) except Apple's arm64, false on x86-64 System V, Apple arm64 and RISC-V 64
-/// (checked with `riscv64-linux-gnu-gcc`).
+/// AArch64 (AAPCS64) except Apple's arm64, false on x86-64 System V, Apple arm64, RISC-V 64,
+/// s390x and PPC64LE (checked with `riscv64-linux-gnu-gcc`, `s390x-linux-gnu-gcc` and
+/// `powerpc64le-linux-gnu-gcc` in `tests/cdecl_layouts.rs`).
 const ANON_BITFIELDS_ALIGN: bool = cfg!(all(target_arch = "aarch64", not(target_vendor = "apple")));
 
 /// A member of a record with bitfields, for [`c_record_with_bitfields`].
@@ -593,9 +643,16 @@ mod tests {
         let u = BitField::new("u", ScalarKind::U64, 7, 64).unwrap();
         u.set(&seg, Value::U64(u64::MAX - 1)).unwrap();
         assert_eq!(u.get(&seg).unwrap(), Value::U64(u64::MAX - 1));
-        // Bits outside the field are untouched: bit 0..7 of byte 0 and bit 7.. of byte 8.
-        assert_eq!(seg.get::<u8>(0).unwrap() & 0x7f, 0xAA & 0x7f);
-        assert_eq!(seg.get::<u8>(8).unwrap() & 0x80, 0xAA & 0x80);
+        // Bits outside the field are untouched: positions 0..7 of byte 0 and 71 of byte 8
+        // (the low bits of byte 0 and the high bit of byte 8 on a little-endian target, the
+        // reverse on a big-endian one).
+        let (first, last) = if cfg!(target_endian = "little") {
+            (0x7f, 0x80)
+        } else {
+            (0xfe, 0x01)
+        };
+        assert_eq!(seg.get::<u8>(0).unwrap() & first, 0xAA & first);
+        assert_eq!(seg.get::<u8>(8).unwrap() & last, 0xAA & last);
         assert_eq!(seg.get::<u8>(9).unwrap(), 0xAA);
         let i = BitField::new("i", ScalarKind::I64, 7, 64).unwrap();
         i.set(&seg, Value::I64(i64::MIN)).unwrap();
@@ -613,6 +670,40 @@ mod tests {
         // Out of bounds: the record would end past the segment.
         assert!(u.get_at(&seg, 2).is_err());
         assert!(u.get_at(&seg, usize::MAX).is_err());
+    }
+
+    #[test]
+    fn bits_are_placed_in_the_targets_bit_order() {
+        // struct { unsigned short a : 4, b : 12; } with a = 0x5, b = 0xABC: gcc stores
+        // [0xC5, 0xAB] on a little-endian target (a in the low nibble of byte 0, b's low
+        // nibble above it), [0x5A, 0xBC] on a big-endian one (a in the high nibble, b's high
+        // nibble below it).
+        let mut bytes = [0u8; 2];
+        let seg = MemorySegment::of_slice(&mut bytes);
+        let a = BitField::new("a", ScalarKind::U16, 0, 4).unwrap();
+        let b = BitField::new("b", ScalarKind::U16, 4, 12).unwrap();
+        a.set(&seg, Value::U16(0x5)).unwrap();
+        b.set(&seg, Value::U16(0xABC)).unwrap();
+        let want = if cfg!(target_endian = "little") {
+            [0xC5, 0xAB]
+        } else {
+            [0x5A, 0xBC]
+        };
+        assert_eq!([seg.get::<u8>(0).unwrap(), seg.get::<u8>(1).unwrap()], want);
+        assert_eq!(a.get(&seg).unwrap(), Value::U16(0x5));
+        assert_eq!(b.get(&seg).unwrap(), Value::U16(0xABC));
+        // A signed field of one bit in the middle of a byte: position 3.
+        let mut byte = [0u8; 1];
+        let seg = MemorySegment::of_slice(&mut byte);
+        let s = BitField::new("s", ScalarKind::I8, 3, 1).unwrap();
+        s.set(&seg, Value::I8(-1)).unwrap();
+        let want = if cfg!(target_endian = "little") {
+            0x08
+        } else {
+            0x10
+        };
+        assert_eq!(seg.get::<u8>(0).unwrap(), want);
+        assert_eq!(s.get(&seg).unwrap(), Value::I8(-1));
     }
 
     #[test]

@@ -7,8 +7,11 @@ use crate::error::{Error, Result};
 /// signed and whether `long double` is just `double`. Sizes come from the platform ABIs: SysV
 /// AMD64 ABI §3.1.2 (LP64), AAPCS64 §5.1 and the Arm C language ABI (LP64, `char` unsigned,
 /// `long double` IEEE binary128), the RISC-V psABI (LP64, `char` unsigned, `wchar_t` `int`,
-/// `long double` IEEE binary128), Apple's arm64 ABI (LP64, `char` signed, `long double` =
-/// `double`), Microsoft x64 (LLP64: `long` is 4 bytes, `wchar_t` 2).
+/// `long double` IEEE binary128), the s390x ELF ABI Supplement ("Fundamental Types": LP64,
+/// `char` unsigned, `wchar_t` `int`, `long double` IEEE binary128), the 64-bit ELFv2 ABI
+/// (PPC64LE, "Fundamental Types": LP64, `char` unsigned, `wchar_t` `int`, a 16-byte
+/// `long double`), Apple's arm64 ABI (LP64, `char` signed, `long double` = `double`),
+/// Microsoft x64 (LLP64: `long` is 4 bytes, `wchar_t` 2).
 ///
 /// ```
 /// use gatun::layout::{DataModel, ScalarKind};
@@ -24,13 +27,13 @@ pub struct DataModel {
     pub char_signed: bool,
     /// Size of `wchar_t`, in bytes.
     pub wchar_size: usize,
-    /// `true` when `wchar_t` is a signed type (`int` on x86-64, Apple arm64 and RISC-V 64;
-    /// AArch64 Linux has `unsigned int`, Windows an unsigned 16-bit type).
+    /// `true` when `wchar_t` is a signed type (`int` on x86-64, Apple arm64, RISC-V 64, s390x
+    /// and PPC64LE; AArch64 Linux has `unsigned int`, Windows an unsigned 16-bit type).
     pub wchar_signed: bool,
     /// `true` when `long double` has the representation of `double` (8 bytes, IEEE binary64;
     /// Apple arm64), so it maps to [`ScalarKind::F64`]. `false` where it is wider (the 80-bit
-    /// x87 format in 16 bytes on x86-64, IEEE binary128 in 16 bytes on AArch64 and RISC-V 64
-    /// Linux) and
+    /// x87 format in 16 bytes on x86-64, IEEE binary128 in 16 bytes on AArch64, RISC-V 64 and
+    /// s390x Linux, IBM double-double or binary128 in 16 bytes on PPC64LE Linux) and
     /// [`DataModel::layout`] rejects it.
     pub long_double_is_double: bool,
 }
@@ -56,6 +59,25 @@ impl DataModel {
     /// RISC-V 64 Linux (LP64D: LP64, unsigned `char`, 4-byte signed `wchar_t`, 16-byte
     /// binary128 `long double`; RISC-V psABI, "C/C++ type details").
     pub const LINUX_RISCV64: DataModel = DataModel {
+        long_size: 8,
+        char_signed: false,
+        wchar_size: 4,
+        wchar_signed: true,
+        long_double_is_double: false,
+    };
+    /// s390x Linux (LP64, unsigned `char`, 4-byte signed `wchar_t`, 16-byte binary128 `long
+    /// double`; s390x ELF ABI Supplement, "Fundamental Types"). Big-endian.
+    pub const LINUX_S390X: DataModel = DataModel {
+        long_size: 8,
+        char_signed: false,
+        wchar_size: 4,
+        wchar_signed: true,
+        long_double_is_double: false,
+    };
+    /// PPC64LE Linux (LP64, unsigned `char`, 4-byte signed `wchar_t`, 16-byte `long double`:
+    /// IBM double-double or binary128 by the toolchain's choice; 64-bit ELFv2 ABI,
+    /// "Fundamental Types").
+    pub const LINUX_PPC64LE: DataModel = DataModel {
         long_size: 8,
         char_signed: false,
         wchar_size: 4,
@@ -93,6 +115,10 @@ impl DataModel {
         DataModel::LINUX_AARCH64
     } else if cfg!(target_arch = "riscv64") {
         DataModel::LINUX_RISCV64
+    } else if cfg!(target_arch = "s390x") {
+        DataModel::LINUX_S390X
+    } else if cfg!(target_arch = "powerpc64") {
+        DataModel::LINUX_PPC64LE
     } else {
         DataModel::SYSV_X86_64
     };
@@ -198,8 +224,9 @@ impl DataModel {
                 return Err(Error::Unsupported {
                     type_name: "long double".into(),
                     reason: "it is wider than double on this target (80-bit x87 on x86-64, \
-                             128-bit IEEE binary128 on AArch64 Linux), which is not supported; \
-                             pass a double instead"
+                             128-bit IEEE binary128 on AArch64, RISC-V 64 and s390x Linux, \
+                             128-bit on PPC64LE Linux), which is not supported; pass a double \
+                             instead"
                         .into(),
                 })
             }

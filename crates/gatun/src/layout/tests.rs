@@ -214,6 +214,34 @@ fn apple_arm64_table() {
     assert!(reason.contains("binary128"), "{reason}");
 }
 
+/// s390x and PPC64LE Linux: LP64 with unsigned `char`, a signed 4-byte `wchar_t` and a
+/// 16-byte `long double` (rejected), as `s390x-linux-gnu-gcc` and `powerpc64le-linux-gnu-gcc`
+/// have them; the host's model when built for them.
+#[cfg(target_pointer_width = "64")]
+#[test]
+fn s390x_and_ppc64le_tables() {
+    let table: Vec<(&str, ScalarKind)> = LP64_X86_64
+        .iter()
+        .map(|&(n, k)| match n {
+            "char" => (n, ScalarKind::U8),
+            _ => (n, k),
+        })
+        .collect();
+    for model in [DataModel::LINUX_S390X, DataModel::LINUX_PPC64LE] {
+        check_model(model, &table);
+        assert!(matches!(
+            model.layout("long double"),
+            Err(Error::Unsupported { .. })
+        ));
+    }
+    if cfg!(target_arch = "s390x") {
+        assert_eq!(DataModel::HOST, DataModel::LINUX_S390X);
+    }
+    if cfg!(target_arch = "powerpc64") {
+        assert_eq!(DataModel::HOST, DataModel::LINUX_PPC64LE);
+    }
+}
+
 #[test]
 fn alternative_spellings() {
     let m = DataModel::SYSV_X86_64;

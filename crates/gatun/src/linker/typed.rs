@@ -85,8 +85,8 @@ unsafe impl CReturn for () {
     unsafe fn from_stub(_bits: u64, _buf: *const ()) {}
 }
 
-// SAFETY: scalars come back in the low bytes of the 64-bit register (little-endian, read with
-// `Scalar::read_from`, which makes any byte a valid bool); structs are written into `buf` by
+// SAFETY: scalars come back in the low bytes of the 64-bit register (taken in the target's
+// byte order; a bool as `byte != 0`, so any byte is a valid bool); structs are written into `buf` by
 // the callee / the stub, and every bit pattern is valid by `CType`'s contract.
 unsafe impl<T: CType> CReturn for T {
     fn return_layout() -> Option<MemoryLayout> {
@@ -96,15 +96,23 @@ unsafe impl<T: CType> CReturn for T {
     #[inline(always)]
     unsafe fn from_stub(bits: u64, buf: *const T) -> T {
         if T::SCALAR.is_some() {
-            let bytes = bits.to_le_bytes();
-            // SAFETY: a scalar `T` is at most 8 bytes; a bool is read from one byte as
-            // `byte != 0` below, and every other scalar accepts any bit pattern.
+            // The register's low bytes, in memory order: the first ones on a little-endian
+            // target, the last ones on a big-endian target.
+            let bytes = bits.to_ne_bytes();
+            let low = if cfg!(target_endian = "big") {
+                8 - std::mem::size_of::<T>().min(8)
+            } else {
+                0
+            };
+            // SAFETY: a scalar `T` is at most 8 bytes, so `low..low + size_of::<T>()` is in
+            // `bytes`; a bool is read from one byte as `byte != 0` below, and every other
+            // scalar accepts any bit pattern.
             unsafe {
                 if T::SCALAR == Some(ScalarKind::Bool) {
-                    let b = bytes[0] != 0;
+                    let b = bits as u8 != 0;
                     std::ptr::read(std::ptr::addr_of!(b).cast::<T>())
                 } else {
-                    std::ptr::read_unaligned(bytes.as_ptr().cast::<T>())
+                    std::ptr::read_unaligned(bytes.as_ptr().add(low).cast::<T>())
                 }
             }
         } else {

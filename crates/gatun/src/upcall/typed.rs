@@ -164,9 +164,17 @@ fn write_return<'a, R: CReturn>(
         (0, _) => Ok(Value::Void),
         (_, Some(kind)) => {
             let mut bytes = [0u8; 8];
-            // SAFETY: a scalar is at most 8 bytes, all initialised; `bytes` is 8 bytes.
-            unsafe { std::ptr::copy_nonoverlapping(p, bytes.as_mut_ptr(), size.min(8)) };
-            Ok(Value::from_scalar_bits(kind, u64::from_le_bytes(bytes)))
+            // The scalar's bytes become the image's low bytes: the first ones in memory on a
+            // little-endian target, the last ones on a big-endian target.
+            let low = if cfg!(target_endian = "big") {
+                8 - size.min(8)
+            } else {
+                0
+            };
+            // SAFETY: a scalar is at most 8 bytes, all initialised; `low + size.min(8)` is at
+            // most 8, the length of `bytes`.
+            unsafe { std::ptr::copy_nonoverlapping(p, bytes.as_mut_ptr().add(low), size.min(8)) };
+            Ok(Value::from_scalar_bits(kind, u64::from_ne_bytes(bytes)))
         }
         (_, None) => {
             let dst = args

@@ -805,6 +805,31 @@ pub(crate) fn value_tag(v: &Value<'_>) -> u8 {
     unsafe { *(v as *const Value<'_>).cast::<u8>() }
 }
 
+/// The first two words of the `Value` of tag `tag` (a scalar variant's or `Value::Void`'s)
+/// whose payload is the 64-bit register image `bits` of that kind (ignored for `Void`): the
+/// words that code building a `Value` in place writes. `Value` is `#[repr(C, u8)]`: the tag is
+/// byte 0 of word 0 and a scalar variant's field the first bytes of word 1 (the rest of both
+/// words is padding). On a little-endian target those are the words' low bytes, so the words
+/// are `tag` and `bits` as they are; on a big-endian target they are the high bytes, so the tag
+/// goes to the top byte of word 0 and the image's low bytes (the value at its kind's width) to
+/// the top of word 1.
+#[inline(always)]
+pub(crate) fn scalar_words(tag: u8, bits: u64) -> [u64; 2] {
+    if cfg!(target_endian = "little") {
+        [u64::from(tag), bits]
+    } else {
+        let width = ScalarKind::ALL
+            .into_iter()
+            .find(|&k| scalar_tag(k) == tag)
+            .map_or(0, |k| k.byte_size());
+        let payload = match width {
+            0 => 0,
+            w => bits << (64 - 8 * w),
+        };
+        [u64::from(tag) << 56, payload]
+    }
+}
+
 /// The `Value` tag a scalar parameter of `kind` expects on the value entry.
 pub(crate) fn scalar_tag(kind: ScalarKind) -> u8 {
     value_tag(&match kind {

@@ -224,3 +224,41 @@ fn c_strings_from_addresses_and_segments() {
         ));
     }
 }
+
+#[test]
+fn scalar_words_are_the_value_of_the_register_image() {
+    let images = [
+        0u64,
+        1,
+        0x80,
+        0xffff_ff85,
+        0x0123_4567_89ab_cdef,
+        u64::MAX,
+        0x3ff8_0000_0000_0000,
+    ];
+    for kind in ScalarKind::ALL {
+        for bits in images {
+            // A bool's image is normalised to 0 or 1 by whoever builds its value.
+            let bits = if kind == ScalarKind::Bool {
+                bits & 1
+            } else {
+                bits
+            };
+            let [w0, w1] = scalar_words(scalar_tag(kind), bits);
+            // SAFETY: `Value` is `#[repr(C, u8)]`, 24 bytes; the words are the tag and a valid
+            // payload of a scalar variant (a bool's 0 or 1), word 2 is padding for it.
+            let v = unsafe { std::mem::transmute::<[u64; 3], Value<'static>>([w0, w1, 0]) };
+            // Compared bit for bit (a NaN is not equal to itself).
+            let same = match (v, Value::from_scalar_bits(kind, bits)) {
+                (Value::F32(a), Value::F32(b)) => a.to_bits() == b.to_bits(),
+                (Value::F64(a), Value::F64(b)) => a.to_bits() == b.to_bits(),
+                (a, b) => a == b,
+            };
+            assert!(same, "{kind:?} {bits:#x}: {v:?}");
+        }
+    }
+    let [w0, _] = scalar_words(value_tag(&Value::Void), 7);
+    // SAFETY: as above; `Void` has no payload.
+    let v = unsafe { std::mem::transmute::<[u64; 3], Value<'static>>([w0, 0, 0]) };
+    assert_eq!(v, Value::Void);
+}

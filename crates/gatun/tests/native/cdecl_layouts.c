@@ -69,28 +69,54 @@ const struct cdecl_layouts_entry cdecl_layouts_table[] = {
 };
 
 /* Bitfield positions as gcc places them: each field is set to all ones in a zeroed struct,
- * then its bits are found. */
+ * then its bits are found, numbered in the target's bit order (gatun's `BitField`): from the
+ * least significant bit of each byte on a little-endian target, from the most significant on a
+ * big-endian one. The set bits must be one run in that order (else the width is reported as
+ * 0). Then the field is set to a pattern in a zeroed struct: the value C reads back and the
+ * struct's bytes are recorded, for gatun to read the same value from those bytes and to write
+ * the same bytes from that value. */
+#define BF_BYTES 32
 struct cdecl_bitfield_entry {
     const char *type;
     const char *field;
     size_t bit_offset;
     size_t bit_width;
     int is_signed;
+    long long value;                 /* the pattern as the field holds it */
+    size_t size;                     /* sizeof the record */
+    unsigned char bytes[BF_BYTES];   /* the record holding only that value */
 };
+
+static int bf_bit(const unsigned char *p, size_t i) {
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    return (p[i / 8] >> (7 - i % 8)) & 1;
+#else
+    return (p[i / 8] >> (i % 8)) & 1;
+#endif
+}
 
 static void bf_scan(const unsigned char *p, size_t size, size_t *off, size_t *width) {
     *off = (size_t)-1;
     *width = 0;
+    size_t last = 0;
     for (size_t i = 0; i < size * 8; i++) {
-        if ((p[i / 8] >> (i % 8)) & 1) {
+        if (bf_bit(p, i)) {
             if (*off == (size_t)-1) *off = i;
             (*width)++;
+            last = i;
         }
     }
+    if (*width != 0 && last - *off + 1 != *width) *width = 0; /* not one run */
 }
+
+/* A field of width w is set to the top w bits of this pattern, which for no w above 2 read
+ * the same reversed (so a field whose bits were read in the wrong order shows), and whose
+ * first bit makes signed fields negative. */
+#define BF_PATTERN 0xD2B74407B1CE6E93ull
 
 #define BF(T, name, f)                                                                    \
     do {                                                                                  \
+        _Static_assert(sizeof(T) <= BF_BYTES, "record too large for the table");          \
         T s_;                                                                             \
         memset(&s_, 0, sizeof s_);                                                        \
         s_.f = s_.f - 1;                                                                  \
@@ -100,6 +126,11 @@ static void bf_scan(const unsigned char *p, size_t size, size_t *off, size_t *wi
         e_->field = #f;                                                                   \
         e_->is_signed = v_ < 0;                                                           \
         bf_scan((const unsigned char *)&s_, sizeof s_, &e_->bit_offset, &e_->bit_width);  \
+        memset(&s_, 0, sizeof s_);                                                        \
+        if (e_->bit_width != 0) s_.f = BF_PATTERN >> (64 - e_->bit_width);               \
+        e_->value = s_.f;                                                                 \
+        e_->size = sizeof s_;                                                             \
+        memcpy(e_->bytes, &s_, sizeof s_);                                                \
     } while (0)
 #define SBF(tag, f) BF(struct tag, "struct " #tag, f)
 

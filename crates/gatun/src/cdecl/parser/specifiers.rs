@@ -284,13 +284,18 @@ impl Builtin {
     }
 }
 
+/// The alignment of this build's target for its 16-byte scalars without a gatun layout
+/// (`long double`, `__int128`, `_Float128`): 8 on s390x (s390x ELF ABI Supplement,
+/// "Fundamental Types": no type is aligned to more than 8 bytes), their size elsewhere.
+const WIDE_SCALAR_ALIGN: usize = if cfg!(target_arch = "s390x") { 8 } else { 16 };
+
 /// The type of a builtin scalar spelling (`"unsigned long"`, `"_Float64"`, `"long double"`).
 pub(in crate::cdecl) fn scalar_ty(name: &str) -> Result<Ty, crate::Error> {
     let no_layout = |reason: &str, size: usize| {
         Ok(Ty::NoLayout(Arc::new(NoLayout {
             spelling: name.to_string(),
             reason: reason.to_string(),
-            size_align: Some((size, size)),
+            size_align: Some((size, size.min(WIDE_SCALAR_ALIGN))),
         })))
     };
     let base = name.rsplit(' ').next().unwrap_or(name);
@@ -310,8 +315,8 @@ pub(in crate::cdecl) fn scalar_ty(name: &str) -> Result<Ty, crate::Error> {
         }
         "double" if name == "long double" => {
             return no_layout(
-                "`long double` (80-bit x87 extended precision on x86-64, 128-bit on AArch64) has \
-                 no gatun scalar; the linker cannot pass it",
+                "`long double` (80-bit x87 extended precision on x86-64, 128-bit on AArch64, \
+                 RISC-V 64, s390x and PPC64LE) has no gatun scalar; the linker cannot pass it",
                 16,
             )
         }

@@ -169,11 +169,12 @@ unsafe fn gatun_upcall_dispatch_int<const N: usize, const R: u8>(
     let mut values = [const { MaybeUninit::<Value<'_>>::uninit() }; N];
     for i in 0..N {
         let p = values[i].as_mut_ptr().cast::<u64>();
+        let [tag, bits] = crate::value::scalar_words(int.tags[i], regs[i]);
         // SAFETY: a 24-byte, 8-aligned `Value` (`#[repr(C, u8)]`): the tag byte and padding in
         // its first word, the payload from offset 8.
         unsafe {
-            p.write(int.tags[i] as u64);
-            p.add(1).write(regs[i]);
+            p.write(tag);
+            p.add(1).write(bits);
         }
     }
     // SAFETY: the `N` values have their tags (the path's) and payloads (register images whose

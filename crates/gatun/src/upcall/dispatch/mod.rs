@@ -45,7 +45,8 @@ pub(crate) struct ScalarArg {
 /// Writes the `Value` of a scalar argument from its 64-bit register image: the tag, then the
 /// image as payload (a `bool` normalised to 0 or 1). Equal to `Value::from_scalar_bits` of the
 /// tag's kind (asserted for every kind in the tests): every scalar variant's payload starts at
-/// offset 8 and reads only its own low bytes, which are the image's.
+/// offset 8 and reads only its own bytes, which [`scalar_words`](crate::value::scalar_words)
+/// fills with the image's low bytes in the target's byte order.
 ///
 /// # Safety
 /// `slot` is valid for writes of a `Value`; `a.tag` is the tag of a scalar kind.
@@ -57,10 +58,11 @@ pub(crate) unsafe fn write_scalar_value(slot: *mut Value<'_>, a: ScalarArg, bits
         bits
     };
     let p = slot.cast::<u64>();
+    let [tag, bits] = crate::value::scalar_words(a.tag, bits);
     // SAFETY: `Value` is `#[repr(C, u8)]`, 24 bytes, 8-aligned: the tag byte and padding in
     // the first word, the payload from offset 8 (caller: `slot` is writable).
     unsafe {
-        p.write(a.tag as u64);
+        p.write(tag);
         p.add(1).write(bits);
     }
 }
