@@ -322,8 +322,8 @@ pub(crate) unsafe fn load_arg(
 ///
 /// # Safety
 /// As [`load_arg`]: `src` must be readable for every move's `offset + size` bytes.
-// Used by the AArch64 executor (packed Apple stack arguments) and the tests.
-#[cfg(any(test, gatun_backend = "aarch64"))]
+// Used by the AArch64 executor (packed Apple stack arguments) and the (little-endian) tests.
+#[cfg(any(all(test, target_endian = "little"), gatun_backend = "aarch64"))]
 #[inline(always)]
 pub(crate) unsafe fn load_arg_sized(
     plan: &CallPlan,
