@@ -15,6 +15,11 @@
 //!   and `v0..v3`, the indirect-result register `x8`.
 //! - RISC-V 64 (LP64D): registers `a0..a7`, `fa0..fa7` (a 4-byte move is a NaN-boxed
 //!   `float`), returns `a0, a1` and `fa0, fa1`; the hidden return pointer is `a0`.
+//! - ELFv2 (PPC64LE Linux): registers `r3..r10`, `f1..f13`, returns `r3, r4` and `f1..f8`;
+//!   `Stack(off)` is an offset in the parameter save area (which starts at `32(r1)`), the 64
+//!   bytes shadowed by `r3..r10` included; a `float` in an FPR is in double format
+//!   ([`Conversion::FloatToDouble`]); a variadic floating-point value has a move to its FPR and
+//!   one to its GPR or memory doubleword.
 //! - s390x (the z/Architecture ELF ABI, big-endian): registers `r2..r6`, `f0, f2, f4, f6`;
 //!   returns `r2` and `f0` (every struct and union is returned in memory); the hidden return
 //!   pointer is `r2`; stack offsets are within the outgoing argument area at `160(%r15)`.
@@ -28,7 +33,7 @@
 //! module per ABI, with the stack-area rules they share) are private: their classes and
 //! register counts are not public API. With the `internals` feature (test and benchmark hooks,
 //! not public API) they are reachable as `gatun::abi::sysv`, `gatun::abi::aarch64`,
-//! `gatun::abi::riscv64`, `gatun::abi::s390x` and `gatun::abi::win64`.
+//! `gatun::abi::riscv64`, `gatun::abi::ppc64le`, `gatun::abi::s390x` and `gatun::abi::win64`.
 
 // The classifiers: crate-private; public only with the `internals` feature (the oracle tests,
 // the fuzz checks and `gatun layout` read their classes).
@@ -36,6 +41,10 @@
 pub mod aarch64;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod aarch64;
+#[cfg(feature = "internals")]
+pub mod ppc64le;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod ppc64le;
 #[cfg(feature = "internals")]
 pub mod riscv64;
 #[cfg(not(feature = "internals"))]
@@ -78,6 +87,7 @@ use crate::layout::{FunctionDescriptor, MemoryLayout, ScalarKind};
 /// assert_eq!(shown(Abi::Aapcs64), "(x0, d0) -> v0");
 /// assert_eq!(shown(Abi::Win64), "(rcx, xmm1) -> xmm0");
 /// assert_eq!(shown(Abi::Lp64d), "(a0, fa0) -> fa0");
+/// assert_eq!(shown(Abi::ElfV2), "(r3, f1) -> f1");
 /// assert_eq!(shown(Abi::S390x), "(r2, f0) -> f0");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -98,6 +108,9 @@ pub enum Abi {
     /// RISC-V 64 with the LP64D ABI (RISC-V Linux): the RISC-V ELF psABI's integer and
     /// hardware floating-point calling conventions with 64-bit GPRs and FPRs.
     Lp64d,
+    /// The 64-bit ELF V2 ABI for the Power Architecture, little-endian (PPC64LE Linux):
+    /// OpenPOWER 64-Bit ELF V2 ABI Specification, §2.2.
+    ElfV2,
     /// s390x (z/Architecture, 64-bit, big-endian) Linux: the s390x ELF ABI Supplement's
     /// parameter passing and return values (`r2..r6`, `f0, f2, f4, f6`, every aggregate result
     /// in memory).
@@ -107,8 +120,8 @@ pub enum Abi {
 impl Abi {
     /// The calling convention of the target this build of gatun runs on: System V AMD64 on
     /// x86-64 other than Windows, Win64 on x86-64 Windows, Apple arm64 on Apple AArch64,
-    /// AAPCS64 on other AArch64 targets, LP64D on RISC-V 64 Linux, the s390x ELF ABI on s390x
-    /// Linux; `None` on other architectures.
+    /// AAPCS64 on other AArch64 targets, LP64D on RISC-V 64 Linux, ELFv2 on little-endian
+    /// PowerPC 64 Linux, the s390x ELF ABI on s390x Linux; `None` on other architectures.
     ///
     /// ```
     /// use gatun::abi::Abi;
@@ -127,6 +140,12 @@ impl Abi {
             Some(Abi::Aapcs64)
         } else if cfg!(all(target_arch = "riscv64", target_os = "linux")) {
             Some(Abi::Lp64d)
+        } else if cfg!(all(
+            target_arch = "powerpc64",
+            target_endian = "little",
+            target_os = "linux"
+        )) {
+            Some(Abi::ElfV2)
         } else if cfg!(all(target_arch = "s390x", target_os = "linux")) {
             Some(Abi::S390x)
         } else {
@@ -139,14 +158,16 @@ impl Abi {
     /// (the plan's [`Display`](fmt::Display)); AArch64 `(x8:ret-ptr, x0+x1, s0+s1, &x2,
     /// sp+0) -> v0+v1` (`&`: a pointer to a caller-made copy; `s`/`d` by the move's width);
     /// Win64 `(ret-ptr:rcx, xmm1+rdx, &r8, rsp+32) -> rax`; LP64D `(a0:ret-ptr, fa0+a1, &a2,
-    /// sp+0) -> fa0+fa1`; s390x `(r2:ret-ptr, r3, f0, &r4, r15+160) -> memory` (a stack slot
-    /// at its address from `%r15`).
+    /// sp+0) -> fa0+fa1`; ELFv2 `(r3:ret-ptr, r4, f1+f2+r9, psa+64) -> f1` (`psa+n`: byte n of the
+    /// parameter save area); s390x `(r2:ret-ptr, r3, f0, &r4, r15+160) -> memory` (a stack
+    /// slot at its address from `%r15`).
     pub fn describe(self, plan: &CallPlan) -> String {
         match self {
             Abi::SysVAmd64 => plan.to_string(),
             Abi::Aapcs64 | Abi::AppleArm64 => aarch64::describe(plan),
             Abi::Win64 => win64::describe(plan),
             Abi::Lp64d => riscv64::describe(plan),
+            Abi::ElfV2 => ppc64le::describe(plan),
             Abi::S390x => s390x::describe(plan),
         }
     }
@@ -195,6 +216,7 @@ pub fn plan_for(
         Abi::AppleArm64 => aarch64::plan(descriptor, first_variadic, aarch64::Flavour::Apple),
         Abi::Win64 => win64::plan(descriptor, first_variadic),
         Abi::Lp64d => riscv64::plan(descriptor, first_variadic),
+        Abi::ElfV2 => ppc64le::plan(descriptor, first_variadic),
         Abi::S390x => s390x::plan(descriptor, first_variadic),
     }
 }
@@ -236,6 +258,8 @@ pub enum Location {
     /// (see [`CallPlan::stack_write_bytes`]), the offset is a multiple of 8 and the whole 8-byte
     /// slot is written (the converted value; [`Conversion::Bytes`] zero-fills).
     ///
+    /// ELFv2: the offset within the parameter save area (at `32(r1)`), at least 64 (the first
+    /// 64 bytes are `r3..r10`).
     /// s390x: the offset within the outgoing argument area, which starts 160 bytes above the
     /// stack pointer at the call (`160(%r15)`, past the register save area); the slot holds the
     /// converted 64-bit value stored big-endian, so a narrower value (a `float` too) is
@@ -344,7 +368,9 @@ pub struct ArgMove {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ArgPlan {
     /// The moves; a scalar has one, a struct one per eightbyte (registers) or per 8-byte chunk
-    /// (stack). Empty for a struct whose eightbytes are all padding.
+    /// (stack). Empty for a struct whose eightbytes are all padding. Under Win64 and ELFv2 two
+    /// moves may read the same source bytes: the value goes in both places (an executor
+    /// performs every move; a callee may read either).
     pub moves: Vec<ArgMove>,
     /// `Some(loc)` when the ABI passes the argument by reference to a caller-made copy (AArch64
     /// composites over 16 bytes that are not HFAs, AAPCS64 rule B.3; Win64 structs not of
@@ -431,7 +457,9 @@ pub struct CallPlan {
     /// shifts nothing; s390x: `Some(Int(0))` = r2 for every struct or union
     /// result), else `None`.
     pub(crate) hidden_return_pointer: Option<Location>,
-    /// Bytes of outgoing stack arguments (a multiple of 8).
+    /// Bytes of outgoing stack arguments (a multiple of 8). Win64: the shadow space included.
+    /// ELFv2: the size of the parameter save area, its 64 register-shadowed bytes included
+    /// (never less than 64).
     pub(crate) stack_bytes: u32,
     /// Number of vector registers used by the arguments.
     pub(crate) vector_registers: u8,
@@ -469,7 +497,8 @@ impl CallPlan {
     }
 
     /// Bytes of outgoing stack arguments (a multiple of 8; at most
-    /// [`MAX_STACK_BYTES`]).
+    /// [`MAX_STACK_BYTES`]). Win64 counts the 32-byte shadow space; ELFv2 gives the size of
+    /// the parameter save area, never less than its 64 register-shadowed bytes.
     pub fn stack_bytes(&self) -> u32 {
         self.stack_bytes
     }

@@ -1,5 +1,6 @@
-//! s390x classification: the z/Architecture (64-bit) calling convention of the s390x ELF ABI
-//! Supplement ("Parameter Passing" and "Return Values") as Linux uses it. Pure data: this
+//! s390x classification: the z/Architecture (64-bit) calling convention of the ELF Application
+//! Binary Interface s390x Supplement, §1.2 "Function-Calling Sequence" (its parameter passing
+//! and return values), as Linux uses it and as gcc and clang compile it. Pure data: this
 //! module compiles and is tested on every host (no `cfg(target_arch)`); on s390x Linux the
 //! s390x executor carries the plans out.
 //!
