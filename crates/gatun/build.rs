@@ -2,16 +2,16 @@
 //! whether one does at all. Everything in the crate (library, tests, doctests) tests these
 //! cfgs instead of spelling out `target_arch`/`target_os`/`miri` combinations.
 //!
-//! - `gatun_backend = "x86_64_sysv" | "aarch64" | "win64" | "riscv64" | "unsupported"`: the
-//!   native backend. `aarch64` covers AArch64 Linux (AAPCS64) and Apple arm64; `riscv64` is
-//!   RISC-V 64 Linux (LP64D); under Miri (which cannot run machine code) every target is
-//!   `unsupported`.
+//! - `gatun_backend = "x86_64_sysv" | "aarch64" | "win64" | "riscv64" | "s390x" |
+//!   "unsupported"`: the native backend. `aarch64` covers AArch64 Linux (AAPCS64) and Apple
+//!   arm64; `riscv64` is RISC-V 64 Linux (LP64D); `s390x` is s390x Linux (the z/Architecture
+//!   ELF ABI); under Miri (which cannot run machine code) every target is `unsupported`.
 //! - `gatun_executes`: set when the native backend is not `unsupported` (calls run).
 
 fn main() {
     println!("cargo::rustc-check-cfg=cfg(gatun_executes)");
     println!(
-        "cargo::rustc-check-cfg=cfg(gatun_backend, values(\"x86_64_sysv\", \"aarch64\", \"win64\", \"riscv64\", \"unsupported\"))"
+        "cargo::rustc-check-cfg=cfg(gatun_backend, values(\"x86_64_sysv\", \"aarch64\", \"win64\", \"riscv64\", \"s390x\", \"unsupported\"))"
     );
     println!("cargo::rerun-if-changed=build.rs");
     let var = |name: &str| std::env::var(name).unwrap_or_default();
@@ -27,6 +27,7 @@ fn main() {
         ("x86_64", "windows", _) => "win64",
         ("aarch64", "linux", _) | ("aarch64", _, "apple") => "aarch64",
         ("riscv64", "linux", _) => "riscv64",
+        ("s390x", "linux", _) => "s390x",
         _ => "unsupported",
     };
     println!("cargo::rustc-cfg=gatun_backend=\"{backend}\"");

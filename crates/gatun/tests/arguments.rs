@@ -13,11 +13,18 @@ use gatun::memory::{MemorySegment, PrefixAllocator};
 use gatun::{Arguments, Error, Value};
 
 /// Whether a call of `n` scalar arguments (not variadic, a non-bool return) takes the slots
-/// path on this target: up to eight on x86-64 SysV, AArch64 and RISC-V 64, four on Windows (the register
-/// arguments of each convention's direct call; x86-64 SysV's seventh and eighth go through the
-/// stub's slots entry).
+/// path on this target: up to eight on x86-64 SysV, AArch64 and RISC-V 64, five on s390x (r2–r6;
+/// no signature here has more than four floats), four on Windows (the register arguments of
+/// each convention's direct call; x86-64 SysV's seventh and eighth go through the stub's slots
+/// entry).
 fn slots(n: usize) -> bool {
-    n <= if cfg!(windows) { 4 } else { 8 }
+    n <= if cfg!(windows) {
+        4
+    } else if cfg!(target_arch = "s390x") {
+        5
+    } else {
+        8
+    }
 }
 
 #[test]

@@ -17,9 +17,13 @@ use gatun::linker::{CType, FunctionDescriptor as FD, Linker};
 use gatun::memory::Arena;
 use gatun::{Error, Symbol, Value};
 
-/// Seconds the watchdog waits: 10 natively; AArch64 and RISC-V 64 builds are tested under
-/// qemu-user, which runs this code about ten times slower.
-const WATCHDOG_SECS: u64 = if cfg!(any(target_arch = "aarch64", target_arch = "riscv64")) {
+/// Seconds the watchdog waits: 10 natively; AArch64, RISC-V 64 and s390x builds are tested
+/// under qemu-user, which runs this code about ten times slower.
+const WATCHDOG_SECS: u64 = if cfg!(any(
+    target_arch = "aarch64",
+    target_arch = "riscv64",
+    target_arch = "s390x"
+)) {
     100
 } else {
     10
@@ -111,9 +115,15 @@ fn huge_by_value_structs_are_the_same_error_for_downcalls_and_upcalls() {
 
 /// `union U0 { int a; int b; }; union U1 { union U0 a; union U0 b; }; …` up to `U{levels}`.
 // AAPCS64 passes composites over 16 bytes by reference (§6.8.2 B.3), Microsoft x64 every one
-// not of 1, 2, 4 or 8 bytes, LP64D aggregates over 16 bytes: huge ones link both ways as one
-// pointer, promptly; copies beyond `isize::MAX` bytes in all are an error at link time.
-#[cfg(any(target_arch = "aarch64", target_arch = "riscv64", windows))]
+// not of 1, 2, 4 or 8 bytes (and so does s390x), LP64D aggregates over 16 bytes: huge ones link
+// both ways as one pointer, promptly; copies beyond `isize::MAX` bytes in all are an error at
+// link time.
+#[cfg(any(
+    target_arch = "aarch64",
+    target_arch = "riscv64",
+    target_arch = "s390x",
+    windows
+))]
 #[test]
 fn huge_structs_go_by_reference_and_oversized_copy_totals_are_an_error() {
     use gatun::abi::Location;

@@ -230,7 +230,8 @@ fn a_1_mib_struct_argument() {
 /// One mixed argument: its layout, `Value`, raw bytes (for `invoke_raw`) and hash word.
 struct Mixed {
     layouts: Vec<MemoryLayout>,
-    /// The scalars' bytes (8 per argument, little-endian) and the 3-byte structs' bytes.
+    /// The scalars' bytes (8 per argument, the value's in the first ones as it lies in memory:
+    /// [`in_memory`]) and the 3-byte structs' bytes.
     scalars: Vec<[u8; 8]>,
     structs: Vec<[u8; 3]>,
     /// Per argument: the kind (0..10) and its index into `scalars` or `structs`.
@@ -286,11 +287,30 @@ fn mixed(n: usize) -> Mixed {
             }
         };
         m.kinds.push((k, m.scalars.len()));
-        m.scalars.push(raw.to_le_bytes());
+        m.scalars.push(in_memory(raw, layout.byte_size()));
         m.layouts.push(layout);
         m.want = mix(m.want, word);
     }
     m
+}
+
+/// A scalar of `width` bytes whose value is `raw`, as it lies in memory: its bytes first (the
+/// low ones first on a little-endian target, the high ones on a big-endian one), then zeros.
+fn in_memory(raw: u64, width: usize) -> [u8; 8] {
+    if cfg!(target_endian = "big") {
+        (raw << (64 - 8 * width)).to_be_bytes()
+    } else {
+        raw.to_le_bytes()
+    }
+}
+
+/// The value of the `width`-byte scalar [`in_memory`] laid out.
+fn from_memory(b: [u8; 8], width: usize) -> u64 {
+    if cfg!(target_endian = "big") {
+        u64::from_be_bytes(b) >> (64 - 8 * width)
+    } else {
+        u64::from_le_bytes(b)
+    }
 }
 
 impl Mixed {
@@ -302,9 +322,10 @@ impl Mixed {
             .collect();
         self.kinds
             .iter()
-            .map(|&(k, j)| {
+            .zip(&self.layouts)
+            .map(|(&(k, j), layout)| {
                 let b = self.scalars.get(j).copied().unwrap_or_default();
-                let r = u64::from_le_bytes(b);
+                let r = from_memory(b, layout.byte_size().min(8));
                 match k {
                     0 => Value::I8(r as i8),
                     1 => Value::U8(r as u8),
@@ -411,12 +432,14 @@ fn structs_of_24_bytes_250_times() {
 }
 
 /// Argument registers a variadic `int64_t` can take before the stack: x86-64 SysV six
-/// (rdi..r9), AAPCS64 eight (x0..x7), LP64D eight (a0..a7); Win64 none beyond the four slots,
-/// which count towards its stack area (the shadow space).
+/// (rdi..r9), AAPCS64 eight (x0..x7), LP64D eight (a0..a7), s390x five (r2..r6); Win64 none
+/// beyond the four slots, which count towards its stack area (the shadow space).
 const VARIADIC_REGISTERS: usize = if cfg!(windows) {
     0
 } else if cfg!(any(target_arch = "aarch64", target_arch = "riscv64")) {
     8
+} else if cfg!(target_arch = "s390x") {
+    5
 } else {
     6
 };

@@ -4,18 +4,21 @@
 //! structs over 16 bytes, 16-byte-aligned structs, up to 16 arguments so the stack is used,
 //! variadic calls, scalar / register-struct / in-memory-struct returns) are called through both
 //! executors against a *recording* target written in assembly (one per ABI, in
-//! `tests/stub_differential/`: x86-64 SysV, Microsoft x64, AArch64 and RISC-V 64). The recorder
-//! saves the integer argument registers (rdi..r9 and rax for `%al`; x0..x8; a0..a7), the vector
-//! argument registers (the low 64 bits of xmm0..7 and v0..7; all of fa0..fa7), the outgoing
-//! stack area and the errno it sees; on AArch64 and RISC-V it also copies the bytes behind each
-//! by-reference argument's address while the caller's copy is alive. It then writes a chosen
-//! pattern through the hidden return pointer (if any; x8 on AArch64, a0 on RISC-V) or returns
-//! chosen values in the two integer and the first vector return registers. The test asserts
+//! `tests/stub_differential/`: x86-64 SysV, Microsoft x64, AArch64, RISC-V 64 and s390x). The
+//! recorder saves the integer argument registers (rdi..r9 and rax for `%al`; x0..x8; a0..a7;
+//! r2..r6), the vector argument registers (the low 64 bits of xmm0..7 and v0..7; all of
+//! fa0..fa7; all of f0, f2, f4, f6), the outgoing stack area and the errno it sees; on AArch64,
+//! RISC-V and s390x it also copies the bytes behind each by-reference argument's address while
+//! the caller's copy is alive. It then writes a chosen pattern through the hidden return
+//! pointer (if any; x8 on AArch64, a0 on RISC-V, r2 on s390x) or returns chosen values in the
+//! two integer and the first vector return registers. The test asserts
 //! that every register and stack slot the plan names holds the same value under both executors
 //! (AArch64: the bytes of the value's size, the rest being unspecified there; RISC-V: the same
 //! for plain byte moves into a GPR or stack slot, but all 64 bits of a sign-extended, `bool` or
 //! promoted value, and a `float` in an FPR as its full NaN-boxed image, whose box is checked
-//! too), that `%al` is the same for variadic SysV calls, that by-reference copies hold the
+//! too; s390x: all 64 bits of a GPR or stack slot, and the high word of an FPR holding a
+//! `float`, the low word being unspecified there), that `%al` is the same for variadic SysV
+//! calls, that by-reference copies hold the
 //! argument's bytes, and that both return the same bytes — on the `Value` path and on the raw
 //! path. A quarter of the handles
 //! capture errno: the recorder also records the errno it sees (restore before) and sets a new
@@ -35,7 +38,12 @@ mod common;
 use std::ffi::c_void;
 use std::sync::Mutex;
 
-#[cfg(any(target_arch = "aarch64", target_arch = "riscv64", windows))]
+#[cfg(any(
+    target_arch = "aarch64",
+    target_arch = "riscv64",
+    target_arch = "s390x",
+    windows
+))]
 use gatun::abi::Conversion;
 use gatun::abi::{Location, Register, ReturnPlan};
 use gatun::layout::{MemoryLayout, ScalarKind, ValueLayout as V};
@@ -63,6 +71,9 @@ mod recorder;
 mod recorder;
 #[cfg(target_arch = "riscv64")]
 #[path = "stub_differential/riscv64.rs"]
+mod recorder;
+#[cfg(target_arch = "s390x")]
+#[path = "stub_differential/s390x.rs"]
 mod recorder;
 use recorder::{INT_BASE, STACK_BASE, VEC_BASE};
 const REC_SLOTS: usize = STACK_BASE + 200;
@@ -93,7 +104,12 @@ static BYREF_SEEN: Mutex<Vec<Vec<u8>>> = Mutex::new(Vec::new());
 
 /// Called by the recorder (on the calling thread, inside the call): copies the bytes behind
 /// every by-reference argument's address, since the caller's copy is freed after the call.
-#[cfg(any(target_arch = "aarch64", target_arch = "riscv64", windows))]
+#[cfg(any(
+    target_arch = "aarch64",
+    target_arch = "riscv64",
+    target_arch = "s390x",
+    windows
+))]
 extern "C" fn stubdiff_deref() {
     let rec = record();
     let plan = BYREF_PLAN.lock().unwrap_or_else(|e| e.into_inner());
@@ -295,6 +311,16 @@ fn observe(h: &DowncallHandle, rec: &[u64; REC_SLOTS], ret: Vec<u8>) -> Observed
                     v
                 }
                 (_, Conversion::Bytes) if m.size < 8 => v & ((1u64 << (8 * m.size)) - 1),
+                _ => v,
+            };
+            // s390x: a GPR or stack slot holds the whole 64-bit value (narrow values extended,
+            // struct images right-justified and zero-extended); an FPR holding a short-format
+            // value (a `float`, a 4-byte one-float struct) defines only its high word.
+            #[cfg(target_arch = "s390x")]
+            let v = match (m.to, m.conv) {
+                (Location::Vector(_), c) if m.size == 4 && c != Conversion::FloatToDouble => {
+                    v & 0xffff_ffff_0000_0000
+                }
                 _ => v,
             };
             locations.push((format!("arg {i} -> {}", m.to), v));
@@ -559,10 +585,11 @@ fn run_signatures(seed: u64, count: usize) -> usize {
         by_reference += h.plan().args().iter().any(|a| a.by_reference.is_some()) as usize;
         checked += 1;
     }
-    // Microsoft x64 returns no struct in a vector register (only float scalars, in xmm0).
-    // LP64D returns only structs of one or two `float`/`double` leaves (or one and an integer)
-    // in FPRs, so fewer of the random ones than SysV and AAPCS64 (whose HFAs take up to four).
-    if cfg!(windows) {
+    // Microsoft x64 returns no struct in a vector register (only float scalars, in xmm0), nor
+    // does s390x (every struct in memory). LP64D returns only structs of one or two
+    // `float`/`double` leaves (or one and an integer) in FPRs, so fewer of the random ones than
+    // SysV and AAPCS64 (whose HFAs take up to four).
+    if cfg!(any(windows, target_arch = "s390x")) {
         assert_eq!(vector_returns, 0);
     } else {
         let share = if cfg!(target_arch = "riscv64") {
@@ -575,7 +602,12 @@ fn run_signatures(seed: u64, count: usize) -> usize {
             "structs returned in vector registers: {vector_returns}"
         );
     }
-    #[cfg(any(target_arch = "aarch64", target_arch = "riscv64", windows))]
+    #[cfg(any(
+        target_arch = "aarch64",
+        target_arch = "riscv64",
+        target_arch = "s390x",
+        windows
+    ))]
     assert!(
         by_reference > count / 10,
         "by-reference arguments: {by_reference}"
@@ -646,8 +678,13 @@ fn fallback_paths_agree() {
 const INT_ARGS: usize = 6;
 #[cfg(any(target_arch = "aarch64", target_arch = "riscv64"))]
 const INT_ARGS: usize = 8;
-
+#[cfg(target_arch = "s390x")]
+const INT_ARGS: usize = 5;
+/// Vector (floating-point) argument registers of the ABI.
 #[cfg(not(windows))]
+const VEC_ARGS: usize = if cfg!(target_arch = "s390x") { 4 } else { 8 };
+
+#[cfg(all(not(windows), not(target_arch = "s390x")))]
 #[repr(C)]
 #[derive(Debug, PartialEq, Clone, Copy)]
 struct Pair(u64, u64);
@@ -655,6 +692,8 @@ struct Pair(u64, u64);
 #[derive(Debug, PartialEq, Clone, Copy)]
 struct Triple(u64, u64, u64);
 
+/// Ten integers and ten doubles, returning a two-`u64` struct in registers (SysV, AAPCS64,
+/// LP64D) or a `u64` (s390x, which would return the struct in memory).
 #[cfg(not(windows))]
 type TenAndTen = unsafe extern "C" fn(
     u64,
@@ -677,7 +716,11 @@ type TenAndTen = unsafe extern "C" fn(
     f64,
     f64,
     f64,
-) -> Pair;
+) -> TenAndTenRet;
+#[cfg(all(not(windows), not(target_arch = "s390x")))]
+type TenAndTenRet = Pair;
+#[cfg(target_arch = "s390x")]
+type TenAndTenRet = u64;
 
 /// The recorder itself, called directly from Rust (no gatun executor involved): it records
 /// the registers and stack slots the compiler uses, returns the chosen values, and writes an
@@ -725,24 +768,27 @@ fn recorder_sees_a_direct_call() {
                 d(10),
             )
         };
+        #[cfg(not(target_arch = "s390x"))]
         assert_eq!(r, Pair(11, 22));
+        #[cfg(target_arch = "s390x")]
+        assert_eq!(r, 11);
         let rec = record();
         for k in 0..INT_ARGS {
             assert_eq!(rec[slot(Location::Int(k as u8))], k as u64 + 1);
         }
-        for k in 0..8 {
+        for k in 0..VEC_ARGS {
             assert_eq!(
                 rec[slot(Location::Vector(k as u8))],
                 d(k as u64 + 1).to_bits()
             );
         }
-        // The stack: the integers past the registers, then the last two doubles.
+        // The stack: the integers past the registers, then the doubles past theirs.
         let mut off = 0;
         for k in INT_ARGS..10 {
             assert_eq!(rec[slot(Location::Stack(off))], k as u64 + 1);
             off += 8;
         }
-        for k in 8..10 {
+        for k in VEC_ARGS as u64..10 {
             assert_eq!(rec[slot(Location::Stack(off))], d(k + 1).to_bits());
             off += 8;
         }
@@ -781,17 +827,25 @@ fn recorder_sees_a_direct_call() {
     // SAFETY: as above.
     assert_eq!(unsafe { g(5) }, Triple(0x1111, 0x2222, 0x3333));
 
-    // AArch64, RISC-V and Microsoft x64: the hook copies the bytes behind a by-reference
-    // address.
-    #[cfg(any(target_arch = "aarch64", target_arch = "riscv64", windows))]
+    // AArch64, RISC-V, s390x and Microsoft x64: the hook copies the bytes behind a
+    // by-reference address.
+    #[cfg(any(
+        target_arch = "aarch64",
+        target_arch = "riscv64",
+        target_arch = "s390x",
+        windows
+    ))]
     {
         let data: [u8; 24] = std::array::from_fn(|i| i as u8 * 3);
-        // (Windows: rcx is the hidden return pointer, the argument is in rdx; RISC-V: a0 and a1)
-        let at = Location::Int(if cfg!(any(windows, target_arch = "riscv64")) {
-            1
-        } else {
-            0
-        });
+        // (Windows: rcx is the hidden return pointer, the argument is in rdx; RISC-V: a0 and
+        // a1; s390x: r2 and r3)
+        let at = Location::Int(
+            if cfg!(any(windows, target_arch = "riscv64", target_arch = "s390x")) {
+                1
+            } else {
+                0
+            },
+        );
         *BYREF_PLAN.lock().unwrap() = vec![(at, 24)];
         type One = unsafe extern "C" fn(*const u8) -> Triple;
         // SAFETY: as above.

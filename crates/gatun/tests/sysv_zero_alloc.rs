@@ -51,9 +51,12 @@ fn no_allocation_on_any_invocation_path() {
         &[LinkerOption::CaptureCallState(&["errno"])],
     );
     let mut tags = *b"did\0";
-    let mut id_buf = [0u8; 16];
+    // struct destinations, aligned for their 8-byte members
+    #[repr(C, align(8))]
+    struct Aligned<const N: usize>([u8; N]);
+    let mut id_buf = Aligned([0u8; 16]);
     let mut b100_buf = [7u8; 100];
-    let mut out = [0u8; 24];
+    let mut out = Aligned([0u8; 24]);
     let mut scratch = [0u8; 64];
     let mut fixed_out = [0u64; 3];
     // the capture buffer: 4 bytes on Linux, 12 on Windows (errno at 8)
@@ -88,7 +91,7 @@ fn no_allocation_on_any_invocation_path() {
                 add.invoke(&[Value::I32(k), Value::I32(1)]).unwrap(),
                 Value::I32(k + 1)
             );
-            let s = MemorySegment::of_slice(&mut id_buf);
+            let s = MemorySegment::of_slice(&mut id_buf.0);
             id_make
                 .invoke_into(&PrefixAllocator::new(s), &[Value::I32(k), Value::F64(0.5)])
                 .unwrap();
@@ -103,7 +106,7 @@ fn no_allocation_on_any_invocation_path() {
             assert_eq!(r.as_segment().unwrap().get::<i32>(0).unwrap(), k);
             l3_make
                 .invoke_into(
-                    &PrefixAllocator::new(MemorySegment::of_slice(&mut out)),
+                    &PrefixAllocator::new(MemorySegment::of_slice(&mut out.0)),
                     &[Value::I64(1), Value::I64(2), Value::I64(3)],
                 )
                 .unwrap();

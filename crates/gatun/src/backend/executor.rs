@@ -138,14 +138,14 @@ pub(crate) unsafe fn interpret<T: Trampoline>(
                 let copy = f.allocate_uninit(size, align)?;
                 // SAFETY: the source is readable for the layout's size (caller) and `copy` is
                 // a fresh region of that size in the call's frame: no overlap.
-                src.with_bytes(|p| unsafe {
+                src.with_scalar_bytes(ap, |p| unsafe {
                     std::ptr::copy_nonoverlapping(p, copy.as_ptr(), size)
                 });
                 frame.store_address(stack, loc, copy.as_ptr() as usize as u64);
             } else {
-                // SAFETY: the source is 8 bytes covering any scalar, or the argument's bytes
-                // (caller).
-                src.with_bytes(|p| unsafe { frame.store_arg(stack, plan, i, p) });
+                // SAFETY: the source is a scalar's bytes in memory order (8 bytes covering
+                // any scalar), or the argument's bytes (caller).
+                src.with_scalar_bytes(ap, |p| unsafe { frame.store_arg(stack, plan, i, p) });
             }
         }
         if let Some(loc) = plan.hidden_return_pointer {

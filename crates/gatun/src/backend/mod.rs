@@ -6,6 +6,8 @@
 //! - [`aarch64`] (`aarch64::Aapcs64`): AAPCS64 (Linux) and Apple arm64.
 //! - [`win64`] (`win64::Win64`): the Microsoft x64 convention, on x86-64 Windows.
 //! - [`riscv64`] (`riscv64::Lp64d`): the LP64D convention, on RISC-V 64 Linux.
+//! - [`s390x`] (`s390x::S390x`): the s390x ELF ABI (z/Architecture, big-endian), on s390x
+//!   Linux.
 //! - `unsupported` (`unsupported::Unsupported`): every other target (and every target under
 //!   Miri); its link returns [`Error::Unsupported`](crate::Error::Unsupported).
 //!
@@ -25,7 +27,7 @@
 //! SysV-only ones (the float path, image entries, a target standing in for its stub) by
 //! implementing `executor::StubEntries` (its entry calls, copies' layout and slots path) and
 //! naming `executor::StubExecutor<its entries>` as its executor, as AArch64, Win64 and RISC-V 64
-//! do.
+//! do (s390x wraps it, to take a `float` result from the high word of `f0`).
 //! x86-64 SysV keeps its own executor enum (`x86_64_sysv::executor`), one variant per fast
 //! path, so that each fast path is one discriminant test with its entry inside the variant.
 
@@ -40,16 +42,19 @@ pub(crate) mod aarch64;
 #[cfg(any(
     gatun_backend = "aarch64",
     gatun_backend = "win64",
-    gatun_backend = "riscv64"
+    gatun_backend = "riscv64",
+    gatun_backend = "s390x"
 ))]
 pub(crate) mod executor;
 mod moves;
 pub(crate) mod riscv64;
+pub(crate) mod s390x;
 // The register matrix of the direct `linker::Arguments` calls.
 #[cfg(any(
     gatun_backend = "x86_64_sysv",
     gatun_backend = "aarch64",
-    gatun_backend = "riscv64"
+    gatun_backend = "riscv64",
+    gatun_backend = "s390x"
 ))]
 mod slots;
 #[cfg(all(test, gatun_executes))]
@@ -85,6 +90,9 @@ pub(crate) type Native = win64::Win64;
 /// The native backend: the one [`Backend`] the linker, upcalls and capture use.
 #[cfg(gatun_backend = "riscv64")]
 pub(crate) type Native = riscv64::Lp64d;
+/// The native backend: the one [`Backend`] the linker, upcalls and capture use.
+#[cfg(gatun_backend = "s390x")]
+pub(crate) type Native = s390x::S390x;
 /// The native backend: the one [`Backend`] the linker, upcalls and capture use.
 #[cfg(gatun_backend = "unsupported")]
 pub(crate) type Native = unsupported::Unsupported;
@@ -460,10 +468,12 @@ const _: () = {
     test,
     gatun_backend = "aarch64",
     gatun_backend = "win64",
-    gatun_backend = "riscv64"
+    gatun_backend = "riscv64",
+    gatun_backend = "s390x"
 ))]
 /// The raw entry's signature of a by-reference backend's stub (the platform's C convention:
-/// AAPCS64 `x0`..`x5`, LP64D `a0`..`a5`, or Win64 `rcx`, `rdx`, `r8`, `r9` and two stack slots): argument `i`'s
+/// AAPCS64 `x0`..`x5`, LP64D `a0`..`a5`, s390x `r2`..`r6` and one stack slot, or Win64 `rcx`,
+/// `rdx`, `r8`, `r9` and two stack slots): argument `i`'s
 /// bytes at `args[i]`; the struct result's destination `ret`; the capture buffer; the target;
 /// the by-reference copies' pointer array (one per such argument, in argument order; the
 /// callee may write through them); the thread's errno address (capture stubs only). Returns the

@@ -3,6 +3,15 @@
 //! ([`load_move`]), the outgoing stack area ([`StackArgs`], [`with_stack_args`]), register-returned structs
 //! ([`store_return`]), and the linker-stack frame of argument copies ([`CopyArea`]).
 //!
+//! # Byte order
+//! A move's bytes are an integer of the target's byte order: [`load_low_bytes`] reads `size`
+//! bytes as the unsigned integer they are in memory (little-endian: the first byte is the
+//! least significant; big-endian, s390x: the first byte is the most significant, so a 4-byte
+//! struct `{ short a, b; }` reads as `0x0000_0000_aaaa_bbbb`), and [`store_low_bytes`] writes
+//! the low `size` bytes of a value the same way, so a store of a load gives the bytes back on
+//! either. [`ArgSource::with_scalar_bytes`] hands out a scalar's bytes in memory order for the
+//! same reason (on a big-endian target they are the high bytes of the `u64` holding it).
+//!
 //! # Invariants
 //! [`store_low_bytes`] writes and [`load_low_bytes`] reads exactly `size` bytes (at most 8);
 //! callers guarantee the memory.
@@ -13,11 +22,14 @@
 use std::mem::MaybeUninit;
 
 // (`Location` is named by the stack moves of the x86-64 and AArch64 executors only.)
-#[cfg_attr(gatun_backend = "riscv64", allow(unused_imports))]
+#[cfg_attr(
+    any(gatun_backend = "riscv64", gatun_backend = "s390x"),
+    allow(unused_imports)
+)]
 use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnPlan};
 
-/// Where the interpreted path reads one argument: the 64-bit little-endian bits of a scalar
-/// (covering any scalar's bytes), or a pointer to the argument's bytes.
+/// Where the interpreted path reads one argument: a scalar's value as 64 bits (its
+/// declared width's value in the low bits), or a pointer to the argument's bytes.
 // Read by the executors only (the unsupported backend has none).
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum ArgSource {
@@ -29,11 +41,53 @@ pub(crate) enum ArgSource {
 
 impl ArgSource {
     /// Runs `f` on a pointer to the argument's bytes: the 8 little-endian bytes of `Bits`
-    /// (covering any scalar, alive during `f`), or the `Bytes` pointer itself.
+    /// (covering any scalar, alive during `f`), or the `Bytes` pointer itself. Little-endian
+    /// targets only: on a big-endian one a scalar's bytes depend on its width
+    /// ([`ArgSource::with_scalar_bytes`]).
+    #[cfg(target_endian = "little")]
     #[inline(always)]
     pub(crate) fn with_bytes<R>(self, f: impl FnOnce(*const u8) -> R) -> R {
         match self {
             ArgSource::Bits(b) => f(&b as *const u64 as *const u8),
+            ArgSource::Bytes(p) => f(p),
+        }
+    }
+
+    /// Runs `f` on a pointer to the bytes of an argument planned as `arg`, in memory order:
+    /// for `Bits`, the scalar's value as the integer of its width (the size of the argument's
+    /// one move: a scalar has exactly one, at offset 0) in the target's byte order, alive
+    /// during `f` — the low bytes of the `u64` on a little-endian target, its high bytes on a
+    /// big-endian one; for `Bytes`, the pointer itself.
+    // The shared stub executor's (`backend::executor`), and the tests'.
+    #[cfg(any(
+        test,
+        gatun_backend = "aarch64",
+        gatun_backend = "win64",
+        gatun_backend = "riscv64",
+        gatun_backend = "s390x"
+    ))]
+    #[inline(always)]
+    pub(crate) fn with_scalar_bytes<R>(
+        self,
+        arg: &crate::abi::ArgPlan,
+        f: impl FnOnce(*const u8) -> R,
+    ) -> R {
+        match self {
+            #[cfg(target_endian = "little")]
+            ArgSource::Bits(b) => {
+                let _ = arg;
+                f(&b as *const u64 as *const u8)
+            }
+            #[cfg(target_endian = "big")]
+            ArgSource::Bits(b) => {
+                // The width's bytes first: shifted to the top of the big-endian `u64`.
+                let width = arg
+                    .moves
+                    .first()
+                    .map_or(8, |m| u32::from(m.size).clamp(1, 8));
+                let b = b << (64 - 8 * width);
+                f(&b as *const u64 as *const u8)
+            }
             ArgSource::Bytes(p) => f(p),
         }
     }
@@ -161,11 +215,13 @@ impl<'a> StackArgs<'a> {
     ///
     /// # Panics
     /// If the slot is outside the area: a plan the linker accepted never names one.
-    // The x86-64 and RISC-V 64 executors' (whole slots).
+    // The x86-64, RISC-V 64 and s390x executors' (whole slots; on s390x the slot's `u64`
+    // stored big-endian, so a narrow value is right-justified).
     #[cfg(any(
         gatun_backend = "x86_64_sysv",
         gatun_backend = "win64",
-        gatun_backend = "riscv64"
+        gatun_backend = "riscv64",
+        gatun_backend = "s390x"
     ))]
     #[inline(always)]
     pub(crate) fn set(&mut self, off: u32, value: u64) {
@@ -266,8 +322,8 @@ pub(crate) unsafe fn load_arg(
 ///
 /// # Safety
 /// As [`load_arg`]: `src` must be readable for every move's `offset + size` bytes.
-// Used by the AArch64 executor (packed Apple stack arguments) and the tests.
-#[cfg(any(test, gatun_backend = "aarch64"))]
+// Used by the AArch64 executor (packed Apple stack arguments) and the (little-endian) tests.
+#[cfg(any(all(test, target_endian = "little"), gatun_backend = "aarch64"))]
 #[inline(always)]
 pub(crate) unsafe fn load_arg_sized(
     plan: &CallPlan,
@@ -285,7 +341,8 @@ pub(crate) unsafe fn load_arg_sized(
     }
 }
 
-/// Writes the low `size` bytes of `value` to `dst`.
+/// Writes the low `size` bytes of `value` to `dst`, as the `size`-byte integer of the
+/// target's byte order (see "Byte order" in the module documentation).
 ///
 /// # Safety
 /// `dst .. + size` must be writable; `size <= 8`.
@@ -299,7 +356,11 @@ pub(crate) unsafe fn store_low_bytes(dst: *mut u8, value: u64, size: usize) {
             2 => dst.cast::<u16>().write_unaligned(value as u16),
             1 => dst.write(value as u8),
             n => {
+                #[cfg(target_endian = "little")]
                 let bytes = value.to_le_bytes();
+                // Big-endian: the low `n` bytes are the last `n` of the big-endian image.
+                #[cfg(target_endian = "big")]
+                let bytes = (value << (8 * (8 - n as u32))).to_be_bytes();
                 for (k, b) in bytes.iter().enumerate().take(n) {
                     dst.add(k).write(*b);
                 }
@@ -329,7 +390,8 @@ pub(crate) unsafe fn load_move(src: *const u8, m: &ArgMove) -> u64 {
     }
 }
 
-/// Reads `size` bytes at `src` as the low bytes of a little-endian `u64` (the rest zero).
+/// Reads `size` bytes at `src` as the unsigned `size`-byte integer of the target's byte order
+/// (see "Byte order" in the module documentation): the low bytes of the result, the rest zero.
 ///
 /// # Safety
 /// `src .. + size` must be readable; `size <= 8`.
@@ -345,7 +407,11 @@ pub(crate) unsafe fn load_low_bytes(src: *const u8, size: usize) -> u64 {
             n => {
                 let mut v = 0u64;
                 for k in 0..n {
-                    v |= (src.add(k).read() as u64) << (8 * k);
+                    #[cfg(target_endian = "little")]
+                    let shift = 8 * k;
+                    #[cfg(target_endian = "big")]
+                    let shift = 8 * (n - 1 - k);
+                    v |= (src.add(k).read() as u64) << shift;
                 }
                 v
             }
@@ -405,12 +471,14 @@ impl CopyArea {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[cfg(target_endian = "little")]
     use crate::abi::aarch64::{plan, Flavour};
     use crate::layout::FunctionDescriptor as FD;
     use crate::layout::{MemoryLayout, ValueLayout as V};
 
     /// The outgoing stack area an interpreted call of `args` (after eight `long`s and eight
     /// `double`s that fill the registers) writes for `flavour`, from the argument bytes `src`.
+    #[cfg(target_endian = "little")]
     fn outgoing(flavour: Flavour, args: &[V], src: &[u64]) -> Vec<u8> {
         let mut all: Vec<MemoryLayout> = vec![V::I64.into(); 8];
         all.extend(vec![MemoryLayout::from(V::F64); 8]);
@@ -439,6 +507,9 @@ mod tests {
         unsafe { std::slice::from_raw_parts(stack.base().cast::<u8>(), n) }.to_vec()
     }
 
+    // AArch64 plans carried out as on an AArch64 (little-endian) target: the bytes of a value
+    // in its slot are the little-endian ones.
+    #[cfg(target_endian = "little")]
     #[test]
     fn packed_apple_stack_arguments_are_written_with_their_own_bytes_only() {
         let args = [V::I8, V::I16, V::I32, V::I8, V::F32, V::I64];
@@ -506,6 +577,53 @@ mod tests {
     }
 
     #[test]
+    fn bytes_are_integers_of_the_targets_byte_order() {
+        let bytes = [0x11u8, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88];
+        for n in 1..=8 {
+            // SAFETY: `bytes` has 8 readable bytes.
+            let v = unsafe { load_low_bytes(bytes.as_ptr(), n) };
+            let want = if cfg!(target_endian = "big") {
+                bytes[..n].iter().fold(0u64, |v, &b| v << 8 | u64::from(b))
+            } else {
+                bytes[..n]
+                    .iter()
+                    .rev()
+                    .fold(0u64, |v, &b| v << 8 | u64::from(b))
+            };
+            assert_eq!(v, want, "{n} bytes");
+            // A store of the load gives the bytes back, and nothing past them.
+            let mut out = [0xAAu8; 9];
+            // SAFETY: `out` has 9 writable bytes.
+            unsafe { store_low_bytes(out.as_mut_ptr(), v, n) };
+            assert_eq!(out[..n], bytes[..n], "{n} bytes");
+            assert!(out[n..].iter().all(|&b| b == 0xAA), "{n} bytes");
+        }
+    }
+
+    #[test]
+    fn scalar_sources_give_their_bytes_in_memory_order() {
+        let d = FD::of_void([V::I8, V::I16, V::I32, V::F32, V::I64]);
+        let p = crate::abi::sysv::plan(&d, None).unwrap();
+        let values: [(u64, Vec<u8>); 5] = [
+            (0xFFFF_FFFF_FFFF_FF85, (-123i8).to_ne_bytes().to_vec()),
+            (0x1234, 0x1234u16.to_ne_bytes().to_vec()),
+            (0x89AB_CDEF, 0x89AB_CDEFu32.to_ne_bytes().to_vec()),
+            (u64::from(1.5f32.to_bits()), 1.5f32.to_ne_bytes().to_vec()),
+            (
+                0x0102_0304_0506_0708,
+                0x0102_0304_0506_0708u64.to_ne_bytes().to_vec(),
+            ),
+        ];
+        for (ap, (bits, want)) in p.args.iter().zip(values) {
+            let got = ArgSource::Bits(bits).with_scalar_bytes(ap, |q| {
+                // SAFETY: a scalar's bytes, `want.len()` of them.
+                unsafe { std::slice::from_raw_parts(q, want.len()) }.to_vec()
+            });
+            assert_eq!(got, want);
+        }
+    }
+
+    #[test]
     fn set_bytes_writes_exactly_the_named_bytes() {
         let b = with_stack_args(16, |s| {
             s.set_bytes(3, 0xAABB_CCDD_EEFF, 3);
@@ -513,7 +631,15 @@ mod tests {
             Ok(area_bytes(s))
         })
         .unwrap();
-        assert_eq!(b[..8], [0, 0, 0, 0xFF, 0xEE, 0xDD, 0, 0]);
+        // the low three bytes, in the target's byte order
+        let low: [u8; 3] = if cfg!(target_endian = "big") {
+            [0xDD, 0xEE, 0xFF]
+        } else {
+            [0xFF, 0xEE, 0xDD]
+        };
+        assert_eq!(b[..3], [0; 3]);
+        assert_eq!(b[3..6], low);
+        assert_eq!(b[6..8], [0; 2]);
         assert_eq!(b[8..], [0xFF; 8]);
     }
 

@@ -488,8 +488,10 @@ impl SystemCall {
             self.handle
                 .invoke_raw_captured(capture.cast(), args, (&mut ret as *mut u64).cast())?
         };
+        // The raw path stored the result's bytes at the start of `ret` (an `int` in its first
+        // four bytes, in the target's byte order).
         let r = match self.width {
-            Width::Int => ret as u32 as i32 as i64,
+            Width::Int => i32::from_ne_bytes(ret.to_ne_bytes()[..4].try_into().unwrap()) as i64,
             Width::Long => ret as i64,
         };
         if r >= 0 {

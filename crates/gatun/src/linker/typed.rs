@@ -492,7 +492,14 @@ impl<A: CArgs, R: CReturn> TypedHandle<A, R> {
                 // SAFETY: as above; the count is right by construction.
                 unsafe { self.handle.invoke_raw(all, dst) }
                     .expect("argument count checked by typed()");
-                bits
+                if R::SCALAR {
+                    // The raw path stored the scalar's bytes at the start of `bits`, in memory
+                    // order: its value, as the register holds it.
+                    // SAFETY: `bits` has 8 readable bytes; a scalar is at most 8.
+                    unsafe { crate::backend::load_low_bytes(dst, std::mem::size_of::<R>().min(8)) }
+                } else {
+                    bits
+                }
             }
         };
         // SAFETY: scalar bits from the stub, or a struct the callee wrote into `ret`.

@@ -8,8 +8,8 @@
 use crate::code::{Backing, ExecutableCode, CHUNK_BYTES};
 
 /// A function returning `v` after `pad` no-op instructions (`nop`s then `movz w0, #v; ret`
-/// on AArch64, `nop`s then `lui a0; addiw a0; ret` on RISC-V 64, `nop`s then `mov eax, v; ret`
-/// on x86-64).
+/// on AArch64, `nop`s then `lui a0; addiw a0; ret` on RISC-V 64, `nopr`s then `llill %r2, v;
+/// br %r14` on s390x, `nop`s then `mov eax, v; ret` on x86-64).
 fn returning(v: u16, pad: usize) -> Vec<u8> {
     #[cfg(target_arch = "aarch64")]
     {
@@ -34,6 +34,17 @@ fn returning(v: u16, pad: usize) -> Vec<u8> {
         std::iter::repeat_n(nop, pad)
             .chain([lui, addiw, ret])
             .flat_map(u32::to_le_bytes)
+            .collect()
+    }
+    #[cfg(target_arch = "s390x")]
+    {
+        // `nopr %r7` (bcr 0, %r7); `llill %r2, v` (v zero-extended into the whole register);
+        // `br %r14`
+        let [hi, lo] = v.to_be_bytes();
+        [0x07u8, 0x07]
+            .repeat(pad)
+            .into_iter()
+            .chain([0xA5, 0x2F, hi, lo, 0x07, 0xFE])
             .collect()
     }
     #[cfg(target_arch = "x86_64")]
