@@ -20,8 +20,9 @@
 //! built), and `GATUN_TEST_RUNNER`, the command that runs a target program on the build host:
 //! empty for a native build; for a Linux cross build to another architecture
 //! `$CARGO_TARGET_<TRIPLE>_RUNNER` if set, else `qemu-<arch> -L /` (the runner
-//! `.cargo/config.toml` gives cargo for `aarch64-unknown-linux-gnu`), or for RISC-V 64
-//! `qemu-riscv64 -L /usr/riscv64-linux-gnu` (likewise).
+//! `.cargo/config.toml` gives cargo for `aarch64-unknown-linux-gnu`), for RISC-V 64
+//! `qemu-riscv64 -L /usr/riscv64-linux-gnu` (likewise), or for PPC64LE
+//! `qemu-ppc64le -L /usr/powerpc64le-linux-gnu` (the cross toolchain's sysroot).
 
 use std::path::{Path, PathBuf};
 
@@ -60,13 +61,13 @@ fn main() {
             .filter(|r| !r.trim().is_empty())
             .unwrap_or_else(|| {
                 // The target's libraries: Debian's multiarch ones in `/` for AArch64, the
-                // cross toolchain's sysroot for RISC-V 64 (as `.cargo/config.toml` runs them).
-                let sysroot = if target_arch == "riscv64" {
-                    "/usr/riscv64-linux-gnu"
-                } else {
-                    "/"
-                };
-                format!("qemu-{target_arch} -L {sysroot}")
+                // cross toolchains' sysroots for RISC-V 64 and PPC64LE (as
+                // `.cargo/config.toml` runs RISC-V 64).
+                match target_arch.as_str() {
+                    "riscv64" => "qemu-riscv64 -L /usr/riscv64-linux-gnu".to_string(),
+                    "powerpc64" => "qemu-ppc64le -L /usr/powerpc64le-linux-gnu".to_string(),
+                    arch => format!("qemu-{arch} -L /"),
+                }
             })
     };
     println!("cargo:rustc-env=GATUN_TEST_RUNNER={runner}");

@@ -6,6 +6,7 @@
 //!   native backend. `aarch64` covers AArch64 Linux (AAPCS64) and Apple arm64; `riscv64` is
 //!   RISC-V 64 Linux (LP64D); under Miri (which cannot run machine code) every target is
 //!   `unsupported`.
+//! - `gatun_backend = "ppc64le"`: PowerPC 64 little-endian Linux (the ELFv2 ABI).
 //! - `gatun_executes`: set when the native backend is not `unsupported` (calls run).
 
 fn main() {
@@ -13,6 +14,7 @@ fn main() {
     println!(
         "cargo::rustc-check-cfg=cfg(gatun_backend, values(\"x86_64_sysv\", \"aarch64\", \"win64\", \"riscv64\", \"unsupported\"))"
     );
+    println!("cargo::rustc-check-cfg=cfg(gatun_backend, values(\"ppc64le\"))");
     println!("cargo::rerun-if-changed=build.rs");
     let var = |name: &str| std::env::var(name).unwrap_or_default();
     let (arch, os, vendor) = (
@@ -21,12 +23,14 @@ fn main() {
         var("CARGO_CFG_TARGET_VENDOR"),
     );
     let miri = std::env::var_os("CARGO_CFG_MIRI").is_some();
+    let little_endian = var("CARGO_CFG_TARGET_ENDIAN") == "little";
     let backend = match (arch.as_str(), os.as_str(), vendor.as_str()) {
         _ if miri => "unsupported",
         ("x86_64", "linux", _) => "x86_64_sysv",
         ("x86_64", "windows", _) => "win64",
         ("aarch64", "linux", _) | ("aarch64", _, "apple") => "aarch64",
         ("riscv64", "linux", _) => "riscv64",
+        ("powerpc64", "linux", _) if little_endian => "ppc64le",
         _ => "unsupported",
     };
     println!("cargo::rustc-cfg=gatun_backend=\"{backend}\"");

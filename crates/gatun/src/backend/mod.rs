@@ -6,6 +6,7 @@
 //! - [`aarch64`] (`aarch64::Aapcs64`): AAPCS64 (Linux) and Apple arm64.
 //! - [`win64`] (`win64::Win64`): the Microsoft x64 convention, on x86-64 Windows.
 //! - [`riscv64`] (`riscv64::Lp64d`): the LP64D convention, on RISC-V 64 Linux.
+//! - `ppc64le` (`ppc64le::Elfv2`): the ELFv2 convention, on PowerPC 64 little-endian Linux.
 //! - `unsupported` (`unsupported::Unsupported`): every other target (and every target under
 //!   Miri); its link returns [`Error::Unsupported`](crate::Error::Unsupported).
 //!
@@ -40,16 +41,20 @@ pub(crate) mod aarch64;
 #[cfg(any(
     gatun_backend = "aarch64",
     gatun_backend = "win64",
-    gatun_backend = "riscv64"
+    gatun_backend = "riscv64",
+    gatun_backend = "ppc64le"
 ))]
 pub(crate) mod executor;
 mod moves;
+#[cfg(gatun_backend = "ppc64le")]
+pub(crate) mod ppc64le;
 pub(crate) mod riscv64;
 // The register matrix of the direct `linker::Arguments` calls.
 #[cfg(any(
     gatun_backend = "x86_64_sysv",
     gatun_backend = "aarch64",
-    gatun_backend = "riscv64"
+    gatun_backend = "riscv64",
+    gatun_backend = "ppc64le"
 ))]
 mod slots;
 #[cfg(all(test, gatun_executes))]
@@ -85,6 +90,9 @@ pub(crate) type Native = win64::Win64;
 /// The native backend: the one [`Backend`] the linker, upcalls and capture use.
 #[cfg(gatun_backend = "riscv64")]
 pub(crate) type Native = riscv64::Lp64d;
+/// The native backend: the one [`Backend`] the linker, upcalls and capture use.
+#[cfg(gatun_backend = "ppc64le")]
+pub(crate) type Native = ppc64le::Elfv2;
 /// The native backend: the one [`Backend`] the linker, upcalls and capture use.
 #[cfg(gatun_backend = "unsupported")]
 pub(crate) type Native = unsupported::Unsupported;
@@ -460,7 +468,8 @@ const _: () = {
     test,
     gatun_backend = "aarch64",
     gatun_backend = "win64",
-    gatun_backend = "riscv64"
+    gatun_backend = "riscv64",
+    gatun_backend = "ppc64le"
 ))]
 /// The raw entry's signature of a by-reference backend's stub (the platform's C convention:
 /// AAPCS64 `x0`..`x5`, LP64D `a0`..`a5`, or Win64 `rcx`, `rdx`, `r8`, `r9` and two stack slots): argument `i`'s

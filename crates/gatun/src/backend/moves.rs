@@ -13,7 +13,10 @@
 use std::mem::MaybeUninit;
 
 // (`Location` is named by the stack moves of the x86-64 and AArch64 executors only.)
-#[cfg_attr(gatun_backend = "riscv64", allow(unused_imports))]
+#[cfg_attr(
+    any(gatun_backend = "riscv64", gatun_backend = "ppc64le"),
+    allow(unused_imports)
+)]
 use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnPlan};
 
 /// Where the interpreted path reads one argument: the 64-bit little-endian bits of a scalar
@@ -165,7 +168,8 @@ impl<'a> StackArgs<'a> {
     #[cfg(any(
         gatun_backend = "x86_64_sysv",
         gatun_backend = "win64",
-        gatun_backend = "riscv64"
+        gatun_backend = "riscv64",
+        gatun_backend = "ppc64le"
     ))]
     #[inline(always)]
     pub(crate) fn set(&mut self, off: u32, value: u64) {

@@ -597,14 +597,15 @@ fn types_without_layout_are_declared_and_fail_only_when_needed() {
     assert_eq!(d.constant_i64("LD_SIZE"), Some(16));
     assert_eq!(d.constant_i64("CD_SIZE"), Some(16));
     assert_eq!(d.constant_i64("I128_ALIGN"), Some(16));
-    // sizeof(__builtin_va_list): gcc's figure for each target (mingw-w64, Apple and RISC-V 64:
-    // `char *` or `void *`).
+    // sizeof(__builtin_va_list): gcc's figure for each target (mingw-w64, Apple, RISC-V 64 and
+    // PPC64LE: `char *` or `void *`).
     let va_size = if cfg!(all(target_arch = "x86_64", unix)) {
         24
     } else if cfg!(any(
         target_vendor = "apple",
         windows,
-        target_arch = "riscv64"
+        target_arch = "riscv64",
+        target_arch = "powerpc64"
     )) {
         8
     } else {
