@@ -46,7 +46,6 @@ pub(crate) mod aarch64;
 ))]
 pub(crate) mod executor;
 mod moves;
-#[cfg(gatun_backend = "ppc64le")]
 pub(crate) mod ppc64le;
 pub(crate) mod riscv64;
 // The register matrix of the direct `linker::Arguments` calls.

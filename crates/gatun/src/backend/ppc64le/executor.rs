@@ -286,3 +286,64 @@ impl crate::backend::Executor for Executor {
         unsafe { self.inner.call_raw(args, ret, capture, target) }.map(|b| self.result(b))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::{Backend, Executor as _};
+    use crate::layout::FunctionDescriptor as FD;
+    use crate::layout::{MemoryLayout, ValueLayout as V};
+
+    extern "C" fn never_called() {}
+
+    #[test]
+    fn one_fast_path_per_signature_and_the_float_conversion_on_each() {
+        let big = MemoryLayout::c_struct([V::I64, V::I64, V::I64].map(MemoryLayout::from)).unwrap();
+        let f8 = MemoryLayout::c_struct([V::F32; 8].map(MemoryLayout::from)).unwrap();
+        for (d, capture, variant, single) in [
+            (FD::of(V::I32, [V::I32]), false, "Int", false),
+            (FD::of(V::F32, [V::F32, V::I64]), false, "Int", true),
+            (FD::of(V::F64, [V::F32, V::I64]), false, "Int", false),
+            (FD::of(V::BOOL, [V::I32]), false, "Stub", false),
+            (FD::of(V::I32, [V::I32]), true, "Stub", false),
+            (FD::of(V::F32, [V::I32]), true, "Stub", true),
+            (
+                FD::of(V::I64, [big.clone(), V::I32.into()]),
+                false,
+                "Int",
+                false,
+            ),
+            (FD::of(&big, [V::F64]), false, "Stub", false),
+            (FD::of(&f8, [&f8]), false, "Stub", false),
+        ] {
+            let plan = super::super::classify::plan(&d, None).unwrap();
+            let args: Vec<ArgKind> = d.argument_layouts().iter().map(ArgKind::of).collect();
+            let ret = RetKind::of(d.return_layout());
+            let target = never_called as *const c_void;
+            let exec = super::super::Elfv2::link(&plan, &args, ret, capture, target).unwrap();
+            let name = match exec.inner() {
+                StubExecutor::Interpreted(_) => "Interpreted",
+                StubExecutor::Int(_) => "Int",
+                StubExecutor::Stub(_) => "Stub",
+            };
+            assert_eq!(name, variant, "{d}");
+            assert_eq!(exec.single, single, "{d}");
+            assert!(exec.is_compiled());
+            let interpreted = exec.interpreted();
+            assert!(
+                matches!(interpreted.inner(), StubExecutor::Interpreted(_)),
+                "{d}"
+            );
+            assert_eq!(interpreted.single, single, "{d}");
+            assert!(
+                exec.inner().copies().each.is_empty(),
+                "{d}: no by-reference copies"
+            );
+            let int_ret = matches!(ret, RetKind::Void)
+                || matches!(ret, RetKind::Scalar(k) if !matches!(k, ScalarKind::Bool | ScalarKind::F32 | ScalarKind::F64));
+            assert_eq!(exec.uncaptured().is_some(), capture && int_ret, "{d}");
+            let plain_struct = matches!(ret, RetKind::Group { .. }) && !capture;
+            assert_eq!(exec.struct_entry().is_some(), plain_struct, "{d}");
+        }
+    }
+}

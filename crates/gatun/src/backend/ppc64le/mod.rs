@@ -35,7 +35,9 @@ pub(crate) use crate::abi::ppc64le as classify;
 
 // The compiled-stub compiler: run by the executor; its code generation is pure data, compiled
 // (and unit-tested) on every host for the tests.
-#[cfg(gatun_backend = "ppc64le")]
+#[cfg(any(test, gatun_backend = "ppc64le"))]
+pub(crate) mod encode;
+#[cfg(any(test, gatun_backend = "ppc64le"))]
 pub(crate) mod stub;
 
 /// One `global_asm!` function `$name` (a string literal, the C name) with the body `$body`
@@ -145,6 +147,25 @@ impl crate::backend::Backend for Elfv2 {
         _target: *const std::ffi::c_void,
     ) -> crate::Result<Self::Executor> {
         executor::Executor::link(plan, args, ret, capture)
+    }
+
+    #[cfg(feature = "internals")]
+    fn stub_code(
+        plan: &crate::abi::CallPlan,
+        args: &[crate::backend::ArgKind],
+        capture: bool,
+    ) -> crate::Result<Vec<u8>> {
+        Ok(stub::compile(plan, &crate::backend::ArgCheck::all(args), capture).bytes)
+    }
+
+    #[cfg(feature = "internals")]
+    fn compile_uncached(
+        plan: &crate::abi::CallPlan,
+        args: &[crate::backend::ArgKind],
+        capture: bool,
+    ) -> crate::Result<usize> {
+        let checks = crate::backend::ArgCheck::all(args);
+        Ok(stub::build(plan, &checks, capture)?.bytes().len())
     }
 }
 

@@ -125,8 +125,13 @@ fn seen() -> [u64; 25] {
 /// every register and recorded doubleword the plan writes must hold the same image both times
 /// (all 64 bits, except the undefined bits above a struct's last bytes in a GPR or
 /// doubleword). Returns the handle's image.
+/// Calls of the recorder hold this lock: its image is one static array.
+static RECORDER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn record(d: &FD, options: &[LinkerOption], args: &[Value<'_>]) -> [u64; 25] {
+    let _one = RECORDER.lock().unwrap_or_else(|e| e.into_inner());
     let h = link_with("pp_record", d, options);
+    assert!(h.0.uses_compiled_stub());
     // SAFETY: `pp_record` reads registers and four doublewords of any call and returns.
     unsafe { h.0.invoke(args) }.unwrap();
     let stub = seen();
@@ -798,6 +803,7 @@ fn errno_is_restored_before_and_saved_after_the_call() {
 /// `pp_call_raw(f)`: r3, r4, f1..f8 as the stub at `f` returned them (called with no
 /// arguments; the closure reads none of its declared ones).
 fn call_raw(f: *const c_void) -> [u64; 10] {
+    let _one = RECORDER.lock().unwrap_or_else(|e| e.into_inner());
     let h = link("pp_call_raw", &FD::of_void([V::ADDRESS]));
     // SAFETY: `void pp_call_raw(void *)` calls `f` with no arguments.
     unsafe { h.0.invoke(&[Value::Address(f.cast_mut())]) }.unwrap();

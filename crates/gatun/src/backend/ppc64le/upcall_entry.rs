@@ -93,8 +93,13 @@ const BASE: u32 = 288;
 /// which is the entry's r1 plus its frame).
 pub(crate) const CALLER_AREA: u32 = FRAME + 32 - BASE;
 
+// The offsets the entry's assembly uses (from r1): the base at 288, the aggregate areas at
+// 432 and 464, their addresses at 528 and 536.
 const _: () = {
     assert!(CALLER_AREA == 288);
+    assert!(BASE + SINGLE_HFA == 432 && BASE + DOUBLE_HFA == 464);
+    assert!(BASE + SINGLE_HFA_POINTER == 528 && BASE + DOUBLE_HFA_POINTER == 536);
+    assert!(BASE + SINGLES == 288 && BASE + DOUBLES_HIGH == 392);
     assert!(DOUBLE_HFA_POINTER + 8 + BASE == FRAME);
 };
 
