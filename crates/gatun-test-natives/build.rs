@@ -34,7 +34,9 @@ fn main() {
     let native_dir = Path::new("../gatun/tests/native");
     println!("cargo:rerun-if-changed=../gatun/tests/native");
     println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=../gatun/tests/prop/sigs.rs");
+    for sigs in ["sigs.rs", "sigs_lp64d.rs", "sigs_ppc64le.rs", "sigs_s390x.rs"] {
+        println!("cargo:rerun-if-changed=../gatun/tests/prop/{sigs}");
+    }
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     let target_os = std::env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let miri = std::env::var_os("CARGO_CFG_MIRI").is_some();
@@ -103,6 +105,10 @@ fn main() {
         PropAbi::Win64
     } else if target_arch == "riscv64" {
         PropAbi::Lp64d
+    } else if target_arch == "powerpc64" {
+        PropAbi::ElfV2
+    } else if target_arch == "s390x" {
+        PropAbi::S390x
     } else {
         PropAbi::Unix
     };

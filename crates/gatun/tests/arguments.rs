@@ -3,20 +3,7 @@
 //! `Value`-path fallbacks (struct arguments and returns, segments for pointers, capture,
 //! variadic). The functions are tests/native/sysv_abi.c's and capture.c's.
 // Linux (x86-64 SysV, AAPCS64) and Windows on x86-64 (Microsoft x64, run under Wine).
-#![cfg(all(
-    any(
-        all(
-            any(
-                target_arch = "x86_64",
-                target_arch = "aarch64",
-                target_arch = "riscv64"
-            ),
-            target_os = "linux"
-        ),
-        all(target_arch = "x86_64", windows)
-    ),
-    not(miri)
-))]
+#![cfg(all(gatun_executes, any(target_os = "linux", windows)))]
 
 mod common;
 

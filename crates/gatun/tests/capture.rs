@@ -4,20 +4,7 @@
 //! stale) errno. On Windows the same, against the C runtime's errno (msvcrt's `_close`,
 //! `_open`, `_dup` are the real calls); the Windows-only states are tests/win64_capture.rs's.
 // Linux (x86-64 SysV, AAPCS64) and Windows on x86-64 (Microsoft x64, run under Wine).
-#![cfg(all(
-    any(
-        all(
-            any(
-                target_arch = "x86_64",
-                target_arch = "aarch64",
-                target_arch = "riscv64"
-            ),
-            target_os = "linux"
-        ),
-        all(target_arch = "x86_64", windows)
-    ),
-    not(miri)
-))]
+#![cfg(all(gatun_executes, any(target_os = "linux", windows)))]
 
 mod common;
 

@@ -2,20 +2,7 @@
 //! (`invoke`, `call`, `invoke_raw`, typed) and for calls nested up to `CAPTURE_NESTING` deep.
 //! Allocations are counted per thread (the calls all run on the test's thread).
 // Linux (x86-64 SysV, AAPCS64) and Windows on x86-64 (Microsoft x64, run under Wine).
-#![cfg(all(
-    any(
-        all(
-            any(
-                target_arch = "x86_64",
-                target_arch = "aarch64",
-                target_arch = "riscv64"
-            ),
-            target_os = "linux"
-        ),
-        all(target_arch = "x86_64", windows)
-    ),
-    not(miri)
-))]
+#![cfg(all(gatun_executes, any(target_os = "linux", windows)))]
 
 mod common;
 

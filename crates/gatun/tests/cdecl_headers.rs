@@ -1,15 +1,7 @@
 //! Real C headers as the signature source: `Declarations::from_headers` runs the system C
 //! preprocessor, and what it declares is linked and called (`link`, `link_variadic`) and
 //! called back (`callback`, `function_pointer` with `Linker::upcall_stub`).
-#![cfg(all(
-    any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "riscv64"
-    ),
-    target_os = "linux",
-    not(miri)
-))]
+#![cfg(all(gatun_executes, target_os = "linux"))]
 
 use std::ffi::CStr;
 

@@ -15,20 +15,7 @@
 //! structs, floats and integers sharing the four slots, variadic floats, hidden-pointer
 //! returns).
 // Linux (x86-64 SysV, AAPCS64) and Windows on x86-64 (Microsoft x64, run under Wine).
-#![cfg(all(
-    any(
-        all(
-            any(
-                target_arch = "x86_64",
-                target_arch = "aarch64",
-                target_arch = "riscv64"
-            ),
-            target_os = "linux"
-        ),
-        all(target_arch = "x86_64", windows)
-    ),
-    not(miri)
-))]
+#![cfg(all(gatun_executes, any(target_os = "linux", windows)))]
 
 mod common;
 

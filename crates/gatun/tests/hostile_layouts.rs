@@ -3,20 +3,7 @@
 //! bounded by a watchdog (a generous 10 s of wall time for what takes milliseconds), never by a
 //! timing assertion; the unit tests of `layout` and `abi` count the visited nodes exactly.
 // Linux (x86-64 SysV, AAPCS64) and Windows on x86-64 (Microsoft x64, run under Wine).
-#![cfg(all(
-    any(
-        all(
-            any(
-                target_arch = "x86_64",
-                target_arch = "aarch64",
-                target_arch = "riscv64"
-            ),
-            target_os = "linux"
-        ),
-        all(target_arch = "x86_64", windows)
-    ),
-    not(miri)
-))]
+#![cfg(all(gatun_executes, any(target_os = "linux", windows)))]
 
 use std::ffi::c_void;
 use std::hash::{DefaultHasher, Hash, Hasher};

@@ -7,20 +7,7 @@
 //! bytes) into registers or an aligned stack slot.
 // Calls foreign code: only where the executor runs.
 // Linux (x86-64 SysV, AAPCS64) and Windows on x86-64 (Microsoft x64, run under Wine).
-#![cfg(all(
-    any(
-        all(
-            any(
-                target_arch = "x86_64",
-                target_arch = "aarch64",
-                target_arch = "riscv64"
-            ),
-            target_os = "linux"
-        ),
-        all(target_arch = "x86_64", windows)
-    ),
-    not(miri)
-))]
+#![cfg(all(gatun_executes, any(target_os = "linux", windows)))]
 
 mod common;
 

@@ -20,20 +20,7 @@
 //! | a 64 KiB thread: a 1 MiB area aborts at the guard page | `a_1_mib_area_on_a_64_kib_thread_stops_at_the_guard_page` |
 //! | upcalls receive 4 KiB and 64 KiB structs | `upcalls_receive_4_and_64_kib_structs` |
 // Linux (x86-64 SysV, AAPCS64 under qemu) and Windows on x86-64 (Microsoft x64, under Wine).
-#![cfg(all(
-    any(
-        all(
-            any(
-                target_arch = "x86_64",
-                target_arch = "aarch64",
-                target_arch = "riscv64"
-            ),
-            target_os = "linux"
-        ),
-        all(target_arch = "x86_64", windows)
-    ),
-    not(miri)
-))]
+#![cfg(all(gatun_executes, any(target_os = "linux", windows)))]
 
 mod common;
 

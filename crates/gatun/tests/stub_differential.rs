@@ -28,20 +28,7 @@
 //! sets new ones, and writes an in-memory return through the hidden pointer of rcx (returning
 //! it in rax); capturing handles capture all three Windows states.
 // Linux (x86-64 SysV, AAPCS64, RISC-V LP64D) and Windows on x86-64 (Microsoft x64, run under Wine).
-#![cfg(all(
-    any(
-        all(
-            any(
-                target_arch = "x86_64",
-                target_arch = "aarch64",
-                target_arch = "riscv64"
-            ),
-            target_os = "linux"
-        ),
-        all(target_arch = "x86_64", windows)
-    ),
-    not(miri)
-))]
+#![cfg(all(gatun_executes, any(target_os = "linux", windows)))]
 
 mod common;
 

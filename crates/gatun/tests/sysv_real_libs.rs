@@ -1,13 +1,5 @@
 //! Downcalls into real system libraries: libc, libm, libz (zlib1g).
-#![cfg(all(
-    any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "riscv64"
-    ),
-    target_os = "linux",
-    not(miri)
-))]
+#![cfg(all(gatun_executes, target_os = "linux"))]
 
 mod common;
 

@@ -5,15 +5,7 @@
 //! Confined typed stubs (`upcall_typed_confined`): non-`Send` closures on both paths, a call
 //! from another thread aborts; `descriptor()` against the C declarations; the signature
 //! inferred from the closure's parameter types (and, for simple bodies, the reverse).
-#![cfg(all(
-    any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "riscv64"
-    ),
-    target_os = "linux",
-    not(miri)
-))]
+#![cfg(all(gatun_executes, target_os = "linux"))]
 
 use std::cell::{Cell, RefCell};
 use std::ffi::c_void;

@@ -20,6 +20,9 @@
 //!   bytes shadowed by `r3..r10` included; a `float` in an FPR is in double format
 //!   ([`Conversion::FloatToDouble`]); a variadic floating-point value has a move to its FPR and
 //!   one to its GPR or memory doubleword.
+//! - s390x (the z/Architecture ELF ABI, big-endian): registers `r2..r6`, `f0, f2, f4, f6`;
+//!   returns `r2` and `f0` (every struct and union is returned in memory); the hidden return
+//!   pointer is `r2`; stack offsets are within the outgoing argument area at `160(%r15)`.
 //! - Win64 (the Microsoft x64 convention): `Int(n)`/`Vector(n)` are argument *slot* n (`rcx,
 //!   rdx, r8, r9` / `xmm0..xmm3`), stack offsets start after the 32-byte shadow space, and a
 //!   variadic float has a move to each of its slot's registers.
@@ -30,7 +33,7 @@
 //! module per ABI, with the stack-area rules they share) are private: their classes and
 //! register counts are not public API. With the `internals` feature (test and benchmark hooks,
 //! not public API) they are reachable as `gatun::abi::sysv`, `gatun::abi::aarch64`,
-//! `gatun::abi::riscv64`, `gatun::abi::ppc64le` and `gatun::abi::win64`.
+//! `gatun::abi::riscv64`, `gatun::abi::ppc64le`, `gatun::abi::s390x` and `gatun::abi::win64`.
 
 // The classifiers: crate-private; public only with the `internals` feature (the oracle tests,
 // the fuzz checks and `gatun layout` read their classes).
@@ -46,6 +49,10 @@ pub(crate) mod ppc64le;
 pub mod riscv64;
 #[cfg(not(feature = "internals"))]
 pub(crate) mod riscv64;
+#[cfg(feature = "internals")]
+pub mod s390x;
+#[cfg(not(feature = "internals"))]
+pub(crate) mod s390x;
 mod stack;
 #[cfg(feature = "internals")]
 pub mod sysv;
@@ -80,6 +87,8 @@ use crate::layout::{FunctionDescriptor, MemoryLayout, ScalarKind};
 /// assert_eq!(shown(Abi::Aapcs64), "(x0, d0) -> v0");
 /// assert_eq!(shown(Abi::Win64), "(rcx, xmm1) -> xmm0");
 /// assert_eq!(shown(Abi::Lp64d), "(a0, fa0) -> fa0");
+/// assert_eq!(shown(Abi::ElfV2), "(r3, f1) -> f1");
+/// assert_eq!(shown(Abi::S390x), "(r2, f0) -> f0");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -102,13 +111,17 @@ pub enum Abi {
     /// The 64-bit ELF V2 ABI for the Power Architecture, little-endian (PPC64LE Linux):
     /// OpenPOWER 64-Bit ELF V2 ABI Specification, §2.2.
     ElfV2,
+    /// s390x (z/Architecture, 64-bit, big-endian) Linux: the s390x ELF ABI Supplement's
+    /// parameter passing and return values (`r2..r6`, `f0, f2, f4, f6`, every aggregate result
+    /// in memory).
+    S390x,
 }
 
 impl Abi {
     /// The calling convention of the target this build of gatun runs on: System V AMD64 on
     /// x86-64 other than Windows, Win64 on x86-64 Windows, Apple arm64 on Apple AArch64,
     /// AAPCS64 on other AArch64 targets, LP64D on RISC-V 64 Linux, ELFv2 on little-endian
-    /// PowerPC 64 Linux; `None` on other architectures.
+    /// PowerPC 64 Linux, the s390x ELF ABI on s390x Linux; `None` on other architectures.
     ///
     /// ```
     /// use gatun::abi::Abi;
@@ -133,6 +146,8 @@ impl Abi {
             target_os = "linux"
         )) {
             Some(Abi::ElfV2)
+        } else if cfg!(all(target_arch = "s390x", target_os = "linux")) {
+            Some(Abi::S390x)
         } else {
             None
         }
@@ -144,7 +159,8 @@ impl Abi {
     /// sp+0) -> v0+v1` (`&`: a pointer to a caller-made copy; `s`/`d` by the move's width);
     /// Win64 `(ret-ptr:rcx, xmm1+rdx, &r8, rsp+32) -> rax`; LP64D `(a0:ret-ptr, fa0+a1, &a2,
     /// sp+0) -> fa0+fa1`; ELFv2 `(r3:ret-ptr, r4, f1+f2+r9, psa+64) -> f1` (`psa+n`: byte n of the
-    /// parameter save area).
+    /// parameter save area); s390x `(r2:ret-ptr, r3, f0, &r4, r15+160) -> memory` (a stack
+    /// slot at its address from `%r15`).
     pub fn describe(self, plan: &CallPlan) -> String {
         match self {
             Abi::SysVAmd64 => plan.to_string(),
@@ -152,6 +168,7 @@ impl Abi {
             Abi::Win64 => win64::describe(plan),
             Abi::Lp64d => riscv64::describe(plan),
             Abi::ElfV2 => ppc64le::describe(plan),
+            Abi::S390x => s390x::describe(plan),
         }
     }
 }
@@ -200,6 +217,7 @@ pub fn plan_for(
         Abi::Win64 => win64::plan(descriptor, first_variadic),
         Abi::Lp64d => riscv64::plan(descriptor, first_variadic),
         Abi::ElfV2 => ppc64le::plan(descriptor, first_variadic),
+        Abi::S390x => s390x::plan(descriptor, first_variadic),
     }
 }
 
@@ -222,11 +240,18 @@ pub enum Location {
     /// AArch64: `Int(n)` is `xn` for n in 0..=7, the whole 64-bit register written (so a
     /// narrow integer is extended to 64 bits, which covers Apple's "extend to 32 bits" rule);
     /// `Int(8)` is `x8` and appears only as [`CallPlan::hidden_return_pointer`].
+    ///
+    /// s390x: `Int(n)` is `r(2 + n)` for n in 0..=4 (`r2..r6`), the whole 64-bit register
+    /// written.
     Int(u8),
     /// The n-th vector argument register (SysV: xmm0..xmm7). The low 64 bits are written.
     ///
     /// AArch64: `vn` for n in 0..=7; a move of 4 bytes writes `sn`, of 8 bytes (or a
     /// [`Conversion::FloatToDouble`]) writes `dn`; the rest of the register is zero.
+    ///
+    /// s390x: `f(2n)` for n in 0..=3 (`f0, f2, f4, f6`); the bytes are left-justified: a move
+    /// of 4 bytes is a short `float` in the high 32 bits (`le`), a move of 8 bytes (or a
+    /// [`Conversion::FloatToDouble`]) writes the whole register (`ld`).
     Vector(u8),
     /// The outgoing stack argument area at this byte offset from the stack pointer at the call
     /// instruction. Unless [`CallPlan::packed_named_stack`] says otherwise for the argument
@@ -235,6 +260,10 @@ pub enum Location {
     ///
     /// ELFv2: the offset within the parameter save area (at `32(r1)`), at least 64 (the first
     /// 64 bytes are `r3..r10`).
+    /// s390x: the offset within the outgoing argument area, which starts 160 bytes above the
+    /// stack pointer at the call (`160(%r15)`, past the register save area); the slot holds the
+    /// converted 64-bit value stored big-endian, so a narrower value (a `float` too) is
+    /// right-justified in it.
     Stack(u32),
 }
 
@@ -248,9 +277,9 @@ pub enum Location {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Register {
-    /// The n-th integer return register (SysV: 0 = rax, 1 = rdx).
+    /// The n-th integer return register (SysV: 0 = rax, 1 = rdx; s390x: 0 = r2).
     Int(u8),
-    /// The n-th vector return register (SysV: 0 = xmm0, 1 = xmm1).
+    /// The n-th vector return register (SysV: 0 = xmm0, 1 = xmm1; s390x: 0 = f0).
     Vector(u8),
 }
 
@@ -267,9 +296,15 @@ pub enum Register {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Conversion {
     /// Copy the bytes; the rest of the 8 bytes is zero.
+    ///
+    /// On a big-endian target (s390x) the 64-bit value is the `size` bytes taken as an unsigned
+    /// integer in target byte order: the bytes are right-justified and the high bytes zero (the
+    /// big-endian image of a 1-, 2-, 4- or 8-byte struct in a GPR is exactly that). An FPR
+    /// move is the exception: see [`Location::Vector`].
     Bytes,
-    /// Sign-extend the `size` bytes, as a signed integer, to 64 bits (a signed integer; on
-    /// RISC-V 64 also an `unsigned int`, which RV64 keeps sign-extended in registers).
+    /// Sign-extend the `size` bytes, as a signed integer (in target byte order), to 64 bits (a
+    /// signed integer; on RISC-V 64 also an `unsigned int`, which RV64 keeps sign-extended in
+    /// registers).
     SignExtend,
     /// A C `bool`: any non-zero byte becomes 1, zero stays 0 (bool arguments are always 0 or 1).
     Bool,
@@ -333,11 +368,13 @@ pub struct ArgMove {
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ArgPlan {
     /// The moves; a scalar has one, a struct one per eightbyte (registers) or per 8-byte chunk
-    /// (stack). Empty for a struct whose eightbytes are all padding.
+    /// (stack). Empty for a struct whose eightbytes are all padding. Under Win64 and ELFv2 two
+    /// moves may read the same source bytes: the value goes in both places (an executor
+    /// performs every move; a callee may read either).
     pub moves: Vec<ArgMove>,
     /// `Some(loc)` when the ABI passes the argument by reference to a caller-made copy (AArch64
     /// composites over 16 bytes that are not HFAs, AAPCS64 rule B.3; Win64 structs not of
-    /// 1/2/4/8 bytes): the executor copies the value to memory it owns for the duration of the
+    /// 1/2/4/8 bytes; s390x structs and unions not of 1/2/4/8 bytes): the executor copies the value to memory it owns for the duration of the
     /// call and writes the copy's 8-byte address to `loc` (a register, or a whole 8-byte stack
     /// slot); `moves` is empty. Always `None` under SysV AMD64 (structs are copied into the
     /// stack area instead).
@@ -392,7 +429,8 @@ pub enum ReturnPlan {
     /// A struct or union returned in memory: the caller passes the destination address as a
     /// hidden first argument in [`CallPlan::hidden_return_pointer`]. SysV: the callee returns
     /// the same address in the first integer return register. AArch64: the address goes in
-    /// `x8`, and the callee need not preserve or return it (AAPCS64 §6.9).
+    /// `x8`, and the callee need not preserve or return it (AAPCS64 §6.9). s390x: every struct
+    /// and union result, the address in `r2`.
     InMemory,
 }
 
@@ -416,7 +454,8 @@ pub struct CallPlan {
     pub(crate) ret: ReturnPlan,
     /// Where the hidden return pointer goes (SysV: `Some(Int(0))` = rdi for MEMORY returns,
     /// which shifts the integer arguments by one register; AArch64: `Some(Int(8))` = x8, which
-    /// shifts nothing), else `None`.
+    /// shifts nothing; s390x: `Some(Int(0))` = r2 for every struct or union
+    /// result), else `None`.
     pub(crate) hidden_return_pointer: Option<Location>,
     /// Bytes of outgoing stack arguments (a multiple of 8). Win64: the shadow space included.
     /// ELFv2: the size of the parameter save area, its 64 register-shadowed bytes included
@@ -451,7 +490,8 @@ impl CallPlan {
 
     /// Where the hidden return pointer goes (SysV: `Some(Int(0))` = rdi for MEMORY returns,
     /// which shifts the integer arguments by one register; AArch64: `Some(Int(8))` = x8, which
-    /// shifts nothing), else `None`.
+    /// shifts nothing; s390x: `Some(Int(0))` = r2 for every struct or union
+    /// result), else `None`.
     pub fn hidden_return_pointer(&self) -> Option<Location> {
         self.hidden_return_pointer
     }

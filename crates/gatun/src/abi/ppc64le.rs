@@ -60,7 +60,10 @@
 //!   then memory): with `f13` holding member 4 of an 8-`float` HFA, the doubleword of members
 //!   4 and 5 goes in its GPR too, so member 4 is in both. Zero-size members are skipped (empty
 //!   structs, arrays of them), but a zero-length array anywhere inside a member makes the
-//!   aggregate an ordinary one (gcc's rule).
+//!   aggregate an ordinary one (gcc's rule) — except that an *argument* struct whose only
+//!   member of non-zero size is (through nested structs and one-element arrays) a
+//!   `float`/`double` as large as the struct still takes one FPR: gcc gives it the scalar's
+//!   machine mode and passes it as that scalar (it returns it in `r3`, as an aggregate).
 //! - **Other aggregates** (any size) are passed by value as their image: each doubleword in
 //!   its GPR or in memory, split between `r10` and memory when it straddles doubleword 8; the
 //!   last move reads only the bytes that exist (a 3-byte struct is one 3-byte move into the low
@@ -272,7 +275,30 @@ fn hfa(layout: &MemoryLayout) -> Option<(ScalarKind, u8)> {
     }
 }
 
-/// Classifies a value of `layout`.
+/// gcc's second way into an FPR: a struct whose only member of non-zero size is (through
+/// nested structs and one-element arrays) a `float`/`double` of the struct's whole size has that
+/// scalar's machine mode, and gcc passes it as the scalar even when a zero-length array made it
+/// an ordinary aggregate. Unions never qualify (gcc gives them integer modes). Walks one chain
+/// of members: O(members on the chain).
+fn float_mode(layout: &MemoryLayout) -> Option<ScalarKind> {
+    match layout {
+        MemoryLayout::Value(v) if v.kind().is_float() => Some(v.kind()),
+        MemoryLayout::Struct(s) => {
+            let mut sized = s.members().iter().filter(|m| m.byte_size() > 0);
+            let only = sized.next()?;
+            if sized.next().is_some() || only.byte_size() != layout.byte_size() {
+                return None;
+            }
+            float_mode(only)
+        }
+        MemoryLayout::Sequence(s) if s.count() == 1 => float_mode(s.element()),
+        _ => None,
+    }
+}
+
+/// Classifies an argument of `layout`. A struct that is not an HFA but has a `float`/`double`
+/// machine mode (see the module docs) is an HFA of one member here; as a result it is an
+/// ordinary aggregate (gcc returns it in `r3`).
 ///
 /// Cost: O(1) for a scalar or an aggregate over 64 bytes; otherwise linear in the number of
 /// distinct group nodes (shared sub-layouts are walked once, element counts never expanded).
@@ -297,8 +323,21 @@ pub fn classify(layout: &MemoryLayout) -> ArgClass {
     if let Some((kind, count)) = hfa(layout) {
         return ArgClass::Hfa { kind, count };
     }
+    if let Some(kind) = float_mode(layout) {
+        return ArgClass::Hfa { kind, count: 1 };
+    }
     ArgClass::Aggregate {
         align16: layout.byte_alignment() >= 16,
+    }
+}
+
+/// Classifies a result of `layout`: as an argument, without the machine-mode rule.
+fn classify_result(layout: &MemoryLayout) -> ArgClass {
+    match classify(layout) {
+        ArgClass::Hfa { .. } if hfa(layout).is_none() => ArgClass::Aggregate {
+            align16: layout.byte_alignment() >= 16,
+        },
+        class => class,
     }
 }
 
@@ -334,7 +373,7 @@ impl Assigner {
     /// doubleword's index, or `None` once the area is over the limit (no moves are built then).
     fn reserve(&mut self, size: usize, align: usize) -> Option<usize> {
         // A size whose doublewords overflow puts the area over the limit for good.
-        let bytes = size.div_ceil(8).checked_mul(8).unwrap_or(usize::MAX);
+        let bytes = size.div_ceil(8).saturating_mul(8);
         let start = self.area.reserve(bytes, align)?;
         Some(start as usize / 8)
     }
@@ -443,7 +482,7 @@ fn return_plan(layout: Option<&MemoryLayout>) -> ReturnPlan {
         return ReturnPlan::Void;
     };
     let size = layout.byte_size();
-    match classify(layout) {
+    match classify_result(layout) {
         ArgClass::Integer(_) => ReturnPlan::Scalar(Register::Int(0)),
         ArgClass::Float(_) => ReturnPlan::Scalar(Register::Vector(0)),
         ArgClass::Hfa { kind, count } => {

@@ -89,6 +89,13 @@ pub struct Field {
 
 impl Types {
     pub fn record(&mut self, fields: Vec<Field>, union: bool, aligned16: bool) -> CType {
+        self.record_aligned(fields, union, if aligned16 { 16 } else { 1 })
+    }
+
+    /// A struct or union of `fields` with `__attribute__((aligned(align)))` when `align` is
+    /// over 1 (the layout then padded to a multiple of `align` and aligned to it, if that
+    /// raises its natural alignment).
+    pub fn record_aligned(&mut self, fields: Vec<Field>, union: bool, align: usize) -> CType {
         let name = format!("t{}", self.next);
         self.next += 1;
         let kw = if union { "union" } else { "struct" };
@@ -106,10 +113,10 @@ impl Types {
                 }
             }
         }
-        let attr = if aligned16 {
-            " __attribute__((aligned(16)))"
+        let attr = if align > 1 {
+            format!(" __attribute__((aligned({align})))")
         } else {
-            ""
+            String::new()
         };
         let _ = writeln!(self.defs, " }}{attr};");
         let build = |m: Vec<MemoryLayout>| {
@@ -120,8 +127,8 @@ impl Types {
             }
         };
         let mut layout = build(members.clone());
-        if aligned16 && layout.byte_alignment() < 16 {
-            let pad = layout.byte_size().next_multiple_of(16) - layout.byte_size();
+        if align > 1 && layout.byte_alignment() < align {
+            let pad = layout.byte_size().next_multiple_of(align) - layout.byte_size();
             if pad > 0 {
                 if union {
                     members.push(MemoryLayout::padding_layout(layout.byte_size() + pad).unwrap());
@@ -130,7 +137,7 @@ impl Types {
                 }
                 layout = build(members);
             }
-            layout = layout.with_byte_alignment(16).unwrap();
+            layout = layout.with_byte_alignment(align).unwrap();
         }
         CType {
             spelling: format!("{kw} {name}"),
@@ -274,15 +281,15 @@ pub fn sig_text(sig: &Sig) -> String {
     )
 }
 
-/// Splits operands at top-level commas (not inside `[...]`).
+/// Splits operands at top-level commas (not inside `[...]`, `{...}` or `(...)`).
 pub fn operands(s: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut depth = 0;
     let mut cur = String::new();
     for c in s.chars() {
         match c {
-            '[' | '{' => depth += 1,
-            ']' | '}' => depth -= 1,
+            '[' | '{' | '(' => depth += 1,
+            ']' | '}' | ')' => depth -= 1,
             _ => {}
         }
         if c == ',' && depth == 0 {

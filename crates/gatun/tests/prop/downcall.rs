@@ -101,13 +101,13 @@ fn check_leaves(
 ) -> Result<(), String> {
     for (idx, &(off, k)) in leaves.iter().enumerate() {
         let n = KINDS[k].byte_size();
-        let want = ret_leaf(h, idx, k).to_le_bytes();
-        if bytes[off..off + n] != want[..n] {
+        let want = leaf_bytes(ret_leaf(h, idx, k), n);
+        if bytes[off..off + n] != want[..] {
             return Err(format!(
                 "prop_{i} ({p:?}): return leaf {idx} ({}) at byte {off}: got {:?}, want {:?}",
                 PROP_C_TYPES[k],
                 &bytes[off..off + n],
-                &want[..n]
+                want
             ));
         }
     }
@@ -149,7 +149,7 @@ fn call_prop(
                     c_bits(v.kind(), raw)
                 };
                 h = (h ^ bits).wrapping_mul(0x100_0000_01b3);
-                seg.copy_from_slice(0, &raw.to_le_bytes()[..v.byte_size()])
+                seg.copy_from_slice(0, &leaf_bytes(raw, v.byte_size()))
                     .map_err(fail)?;
                 vals.push(common::value_from_bits(v.kind(), raw));
             }
@@ -157,7 +157,7 @@ fn call_prop(
                 for &(off, k) in leaves {
                     let kind = KINDS[k];
                     let raw = leaf_raw(kind, &mut s);
-                    seg.copy_from_slice(off, &raw.to_le_bytes()[..kind.byte_size()])
+                    seg.copy_from_slice(off, &leaf_bytes(raw, kind.byte_size()))
                         .map_err(fail)?;
                     h = (h ^ c_bits(kind, raw)).wrapping_mul(0x100_0000_01b3);
                 }

@@ -8,6 +8,10 @@ const ABI: PropAbi = if cfg!(windows) {
     PropAbi::Win64
 } else if cfg!(target_arch = "riscv64") {
     PropAbi::Lp64d
+} else if cfg!(target_arch = "powerpc64") {
+    PropAbi::ElfV2
+} else if cfg!(target_arch = "s390x") {
+    PropAbi::S390x
 } else {
     PropAbi::Unix
 };
@@ -63,8 +67,34 @@ fn leaf_offsets(l: &MemoryLayout, t: &PropTy, base: usize, out: &mut Vec<(usize,
     }
 }
 
-/// The bytes C stores for leaf `idx` of kind id `k` encoded from base `h` (little-endian, low
-/// bytes): a checker's return leaves, and the upcall checkers' argument leaves.
+/// The low `n` bytes of `x` in the target's byte order: what C stores for a leaf of `n` bytes
+/// whose value is `x` truncated (little-endian: the first `n` bytes of `x`'s little-endian image;
+/// big-endian, s390x: the last `n` of its big-endian one).
+#[allow(dead_code)]
+fn leaf_bytes(x: u64, n: usize) -> Vec<u8> {
+    if cfg!(target_endian = "big") {
+        x.to_be_bytes()[8 - n..].to_vec()
+    } else {
+        x.to_le_bytes()[..n].to_vec()
+    }
+}
+
+/// The stored bytes of a leaf (at most 8) read as an unsigned integer in the target's byte
+/// order (the inverse of [`leaf_bytes`]).
+#[allow(dead_code)]
+fn leaf_value(b: &[u8]) -> u64 {
+    let mut w = [0u8; 8];
+    if cfg!(target_endian = "big") {
+        w[8 - b.len()..].copy_from_slice(b);
+        u64::from_be_bytes(w)
+    } else {
+        w[..b.len()].copy_from_slice(b);
+        u64::from_le_bytes(w)
+    }
+}
+
+/// The value of leaf `idx` of kind id `k` encoded from base `h` (C stores its low bytes, as
+/// [`leaf_bytes`]): a checker's return leaves, and the upcall checkers' argument leaves.
 fn ret_leaf(h: u64, idx: usize, k: usize) -> u64 {
     let v = h.wrapping_add((idx as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     match k {

@@ -17,7 +17,9 @@
 // 6, 7, 9-16 bytes and larger: passed by reference to a copy, returned through a hidden
 // pointer), floats and integers sharing the four argument slots, more than four arguments,
 // and variadic calls with `float`/`double` arguments (which travel in both register files).
-// The RISC-V 64 mixture ([`PropAbi::Lp64d`]) is in `sigs_lp64d.rs`, included below.
+// The RISC-V 64 mixture ([`PropAbi::Lp64d`]) is in `sigs_lp64d.rs`, the PPC64LE one
+// ([`PropAbi::ElfV2`]) in `sigs_ppc64le.rs`, the s390x one ([`PropAbi::S390x`]) in
+// `sigs_s390x.rs`, all included below.
 // The ABI is a parameter, never a `cfg!` here: this file is compiled both into a build script
 // (whose `cfg!` is the host's) and into the tests (the target's); each passes its target's.
 
@@ -31,6 +33,10 @@ pub enum PropAbi {
     Win64,
     /// RISC-V 64 LP64D (its own mixture, `sigs_lp64d.rs`).
     Lp64d,
+    /// PPC64LE ELFv2 (its own mixture, `sigs_ppc64le.rs`).
+    ElfV2,
+    /// s390x Linux (its own mixture, `sigs_s390x.rs`).
+    S390x,
 }
 
 /// C scalar types used: index = kind id.
@@ -116,6 +122,8 @@ pub fn prop_tags(abi: PropAbi) -> &'static [&'static str; 16] {
         PropAbi::Unix => &PROP_TAGS,
         PropAbi::Win64 => &PROP_TAGS_WIN64,
         PropAbi::Lp64d => &PROP_TAGS_LP64D,
+        PropAbi::ElfV2 => &PROP_TAGS_ELFV2,
+        PropAbi::S390x => &PROP_TAGS_S390X,
     }
 }
 
@@ -360,6 +368,8 @@ pub fn prop_signatures(abi: PropAbi) -> Vec<PropSig> {
         PropAbi::Unix => prop_signatures_unix(),
         PropAbi::Win64 => prop_signatures_win64(),
         PropAbi::Lp64d => prop_signatures_lp64d(),
+        PropAbi::ElfV2 => prop_signatures_ppc64le(),
+        PropAbi::S390x => prop_signatures_s390x(),
     }
 }
 
@@ -865,3 +875,5 @@ pub fn prop_cb_c_source(abi: PropAbi) -> String {
 }
 
 include!("sigs_lp64d.rs");
+include!("sigs_ppc64le.rs");
+include!("sigs_s390x.rs");

@@ -109,7 +109,7 @@ impl CbCheck {
                 let mut b = [0u8; 8];
                 seg.copy_to_slice(off, &mut b[..size])?;
                 let want = low(ret_leaf(self.ha, n, k), size);
-                if u64::from_le_bytes(b) != want {
+                if leaf_value(&b[..size]) != want {
                     errs.push(format!(
                         "argument {j}, leaf {n} ({}) at byte {off}: got {:?}, want {want:#x}",
                         PROP_C_TYPES[k],
@@ -129,7 +129,7 @@ impl CbCheck {
                 out.fill(0);
                 for (idx, &(off, k)) in leaves.iter().enumerate() {
                     let size = KINDS[k].byte_size();
-                    out.copy_from_slice(off, &ret_leaf(self.hr, idx, k).to_le_bytes()[..size])?;
+                    out.copy_from_slice(off, &leaf_bytes(ret_leaf(self.hr, idx, k), size))?;
                 }
                 Value::Void
             }

@@ -198,7 +198,7 @@ fn hfa_shapes_nested_arrays_unions_and_empty_members() {
         hfa(&un(&[f.clone(), v(V::I32)])),
         ArgClass::Aggregate { .. }
     ));
-    let padded = st(&[f.clone()]).with_byte_alignment(8).unwrap();
+    let padded = st(std::slice::from_ref(&f)).with_byte_alignment(8).unwrap();
     let padded = st(&[padded]);
     assert!(matches!(hfa(&padded), ArgClass::Aggregate { .. }));
     // Empty structs (and arrays of them) are skipped; a zero-length array is not (gcc).
@@ -214,7 +214,7 @@ fn hfa_shapes_nested_arrays_unions_and_empty_members() {
         ArgClass::Aggregate { .. }
     ));
     assert!(matches!(
-        hfa(&st(&[f.clone(), st(&[seq(0, f.clone())])])),
+        hfa(&st(&[f.clone(), st(&[seq(0, f.clone())]), f.clone()])),
         ArgClass::Aggregate { .. }
     ));
     // A single-member struct is an HFA of one.
@@ -483,4 +483,46 @@ fn hfa_walk_is_linear_in_distinct_nodes() {
         "{}",
         VISITS.with(|c| c.get())
     );
+}
+
+#[test]
+fn a_struct_with_a_float_machine_mode_is_passed_as_the_scalar_but_returned_in_r3() {
+    // struct { float z[0]; struct { double d; } x[1]; }: a zero-length array makes it no HFA,
+    // but its only sized member is a double as large as the struct: f1 (gcc's DFmode).
+    let s = st(&[seq(0, V::F32), seq(1, st(&[v(V::F64)]))]);
+    assert_eq!(
+        classify(&s),
+        ArgClass::Hfa {
+            kind: ScalarKind::F64,
+            count: 1
+        }
+    );
+    let p = plan(&FD::of(s.clone(), [s.clone(), v(V::I32)]), None).unwrap();
+    assert_eq!(p.args[0].moves, [mv(0, 8, Vector(0), Bytes)]);
+    assert_eq!(locs(&p, 1), [Int(1)]);
+    assert_eq!(describe(&p), "(f1, r4) -> r3");
+    // A float one is converted to double format like any float in an FPR.
+    let f = st(&[v(V::F32), seq(0, V::F32)]);
+    assert_eq!(
+        plan_of(vec![f]).args[0].moves,
+        [mv(0, 4, Vector(0), FloatToDouble)]
+    );
+    // Unions and padded structs never qualify.
+    let u = un(&[v(V::F32), seq(0, V::F32)]);
+    assert_eq!(classify(&u), ArgClass::Aggregate { align16: false });
+    let padded = st(&[v(V::F32), seq(0, V::F32)])
+        .with_byte_alignment(8)
+        .unwrap();
+    assert_eq!(classify(&padded), ArgClass::Aggregate { align16: false });
+}
+
+#[test]
+fn hfas_past_every_register_are_images_in_the_save_area() {
+    // Three 8-float HFAs and a float: the third HFA is wholly in memory (doublewords 8-11),
+    // the float in doubleword 12.
+    let h8 = st(&[seq(8, V::F32)]);
+    let p = plan_of(vec![h8.clone(), h8.clone(), h8, v(V::F32)]);
+    assert_eq!(locs(&p, 2), [Stack(64), Stack(72), Stack(80), Stack(88)]);
+    assert_eq!(p.args[3].moves, [mv(0, 4, Stack(96), Bytes)]);
+    assert_eq!(p.stack_bytes(), 104);
 }

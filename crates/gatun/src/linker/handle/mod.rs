@@ -431,7 +431,11 @@ impl fmt::Debug for DowncallHandle {
             "DowncallHandle({:#x}, {}, plan {}, {})",
             self.inner.target,
             self.inner.descriptor,
-            self.inner.plan,
+            // In the host ABI's register names (`Abi::describe`).
+            crate::abi::Abi::host().map_or_else(
+                || self.inner.plan.to_string(),
+                |abi| abi.describe(&self.inner.plan)
+            ),
             if self.inner.exec.is_compiled() {
                 "compiled stub"
             } else {
