@@ -13,7 +13,8 @@
     any(
         target_arch = "x86_64",
         target_arch = "aarch64",
-        target_arch = "riscv64"
+        target_arch = "riscv64",
+        target_arch = "powerpc64"
     ),
     target_os = "linux",
     not(miri)

@@ -62,6 +62,16 @@ impl DataModel {
         wchar_signed: true,
         long_double_is_double: false,
     };
+    /// PPC64LE Linux (ELFv2: LP64, unsigned `char`, 4-byte signed `wchar_t`, a 16-byte `long
+    /// double`: IBM double-double or IEEE binary128 by the toolchain's default; ELFv2 ABI 2.1.2
+    /// "Fundamental Types").
+    pub const LINUX_PPC64LE: DataModel = DataModel {
+        long_size: 8,
+        char_signed: false,
+        wchar_size: 4,
+        wchar_signed: true,
+        long_double_is_double: false,
+    };
     /// Apple arm64: macOS, iOS (LP64, signed `char`, 4-byte `wchar_t`, `long double` =
     /// `double`).
     pub const APPLE_ARM64: DataModel = DataModel {
@@ -93,6 +103,8 @@ impl DataModel {
         DataModel::LINUX_AARCH64
     } else if cfg!(target_arch = "riscv64") {
         DataModel::LINUX_RISCV64
+    } else if cfg!(all(target_arch = "powerpc64", target_endian = "little")) {
+        DataModel::LINUX_PPC64LE
     } else {
         DataModel::SYSV_X86_64
     };
