@@ -99,18 +99,19 @@ pub(crate) const fn single_to_double(bits: u64) -> u64 {
 
 /// The IEEE single bits (in the low 32, zero above) of a `float` held in double format in a
 /// floating-point register, as `stfs` stores it (Power ISA Book I, "Floating-Point Store
-/// Instructions"). `bits` is a double image the callee produced from a `float`: its value is a
-/// single exactly, so the conversion is exact; a NaN keeps the top of its payload.
+/// Instructions": for an operand in the single format's normal range, an infinity, a NaN or
+/// zero, the sign, the exponent's top bit and the next 30 bits are selected, no rounding; an
+/// operand in its denormal range is denormalized). `bits` is a double image the callee made
+/// from a `float`, so the conversion is exact.
 #[cfg(any(test, gatun_backend = "ppc64le"))]
 #[inline(always)]
 pub(crate) const fn double_to_single(bits: u64) -> u64 {
-    let d = f64::from_bits(bits);
-    if d.is_nan() {
-        let sign = (bits >> 63) as u32;
-        let frac = ((bits >> 29) & 0x7F_FFFF) as u32;
-        (((sign << 31) | (0xFF << 23) | frac) as u64) & 0xFFFF_FFFF
+    let exp = (bits >> 52) & 0x7FF;
+    if exp > 896 || bits << 1 == 0 {
+        ((bits >> 32) & 0xC000_0000) | ((bits >> 29) & 0x3FFF_FFFF)
     } else {
-        (d as f32).to_bits() as u64
+        // a single denormal (or below): exact for a value the single format holds
+        (f64::from_bits(bits) as f32).to_bits() as u64
     }
 }
 
