@@ -166,6 +166,11 @@ pub(crate) fn store(op: Store, rs: R, ra: R, d: i32) -> u32 {
     }
 }
 
+/// `ldu rt, d(ra)`: loads and sets `ra` to the address.
+pub(crate) fn ldu(rt: R, ra: R, d: i32) -> u32 {
+    ds_form(58, rt.0, ra.0, d, 1)
+}
+
 /// `stdu rs, d(ra)`: stores and sets `ra` to the address.
 pub(crate) fn stdu(rs: R, ra: R, d: i32) -> u32 {
     ds_form(62, rs.0, ra.0, d, 1)

@@ -32,19 +32,22 @@
 //! bytes), a struct's from the segment's pointer.
 //!
 //! # The code
-//! After the checks: LR saved at 16(r1) of the caller's frame; r26..r31 saved in the 288-byte
-//! protected zone below the caller's r1 (2.2.2.4), and the target below them; r31 = the
-//! caller's r1 (the frame pointer), r30 = `args`, r29 = `ret`, r28 = `capture`, r27 = the
-//! errno address; then the frame: the 32-byte header, the parameter save area
-//! ([`CallPlan::stack_bytes`], at least 64 bytes, rounded up to 16) and the 64 bytes of the
-//! saved registers, made a page (4096 bytes) at a time with `stdu` (whose back-chain store
-//! touches each page in order going down, so a thread whose stack is too small faults on its
-//! guard page and never writes past it), the last part with `stdux`, and the back chain set
-//! to the caller's frame. Then the argument moves, the hidden return pointer into r3, the
-//! target into r12 and CTR, r2 saved at 24(r1), `bctrl`, r2 loaded back; the return moves;
-//! r1, r26..r31 and LR restored; `blr`. There is no tail form: the frame always provides the
-//! parameter save area a callee may use (the stub's own caller need not have made one). Stub
-//! size is linear in the number of arguments.
+//! After the checks: LR saved at 16(r1) of the caller's frame; the callee-saved registers the
+//! stub uses saved in the 288-byte protected zone below the caller's r1 (2.2.2.4) — r30 =
+//! `args` always, r29 = `ret` for a struct result, r28 = `capture` and r27 = the errno address
+//! for a capture stub, r26 for odd-size moves and copy loops — and the target below them;
+//! then the frame: the 32-byte header, the parameter save area ([`CallPlan::stack_bytes`], at
+//! least 64 bytes, rounded up to 16) and those saves, made with one `stdu` (which stores the
+//! back chain) or, from a page (4096 bytes) on, a page at a time with `stdu` (whose
+//! back-chain store touches each page in order going down, so a thread whose stack is too
+//! small faults on its guard page and never writes past it) and the back chain set to the
+//! caller's r1 after. Then the argument moves, the hidden return pointer into r3, the target
+//! into r12 and CTR, r2 saved at 24(r1), `bctrl`, r2 loaded back; the return moves; r1 loaded
+//! from the back chain, the saved registers and LR restored; `blr`. There is no tail form:
+//! the frame always provides the parameter save area a callee may use (the stub's own caller
+//! need not have made one). Stub size is linear in the number of arguments: a run of 16 or
+//! more whole doublewords of one argument into consecutive doublewords of the parameter save
+//! area (a large struct, `copy_runs`) is one CTR loop of `ldu` and `stdu`.
 //!
 //! Argument moves (as planned by the classifier): every [`ArgMove`] loads **exactly** `size`
 //! bytes — 3, 5, 6 and 7 bytes are assembled from 4-, 2- and 1-byte zero-extending loads with
@@ -67,15 +70,16 @@
 //!   writes only the argument registers, its frame, the return layout's bytes at `ret`
 //!   (exactly each move's size), `*errno` and `*capture` (capture stubs). r13 is never named;
 //!   r2 only in the save before and the load after the call.
-//! - Scratch registers are volatile ones that carry no argument: r0, r11, r12 and f0. The
-//!   callee-saved r26..r31 are saved before and restored after; the values entry's rejection
-//!   path runs before anything else.
+//! - Scratch registers are volatile ones that carry no argument: r0, r11, r12, f0 and CTR.
+//!   The callee-saved r26..r30 the stub uses are saved before and restored after; the values
+//!   entry's rejection path runs before anything else.
 //! - Offsets come from a plan the classifier accepted: the parameter save area is at most
 //!   [`MAX_STACK_BYTES`](crate::backend::MAX_STACK_BYTES) bytes; a displacement that does
 //!   not fit a load/store's signed 16-bit field (from 32 KiB on: the parameter save area, the
 //!   arguments' `Value`s, the pointer array) is formed in r11 with `addis` and the access takes
-//!   the low half. Conditional branches reach ±32 KiB: the values entry's checks are followed
-//!   by a rejection path every [`ISLAND_CHECKS`] arguments.
+//!   the low half. Conditional branches reach ±32 KiB: the values entry's checks branch to a
+//!   rejection path at its end, or, when that is out of reach, to one after every
+//!   [`ISLAND_CHECKS`] arguments.
 
 // Off PPC64LE Linux this module is compiled for its code-generation tests only: the placing
 // and calling half (`Stub`, the cache, the entries) is used by the PPC64LE executor alone.
@@ -87,6 +91,7 @@ use std::sync::Arc;
 use super::encode::{self as e, Asm, Cond, Load, Store, F, R};
 use crate::abi::kinds::segment_tag;
 use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnMove, ReturnPlan};
+use crate::backend::moves::copy_runs;
 pub(crate) use crate::backend::ArgCheck;
 use crate::code::compiled::{CompiledStub, StubCompiler};
 use crate::error::Result;
@@ -115,17 +120,11 @@ const CAPTURE: R = R::new(28);
 const RET: R = R::new(29);
 /// `args` (the pointer array or the `Value`s).
 const BASE: R = R::new(30);
-/// The frame pointer: the caller's r1.
-const FP: R = R::new(31);
 /// The stack pointer.
 const SP: R = R::SP;
 /// The floating-point scratch register.
 const FSCRATCH: F = F::F0;
 
-/// Frame-pointer offset of the target's slot (below the six saved registers).
-const TARGET_SLOT: i32 = -56;
-/// Bytes at the top of the frame for the saved registers and the target's slot.
-const SAVES: u32 = 64;
 /// The parameter save area's offset from r1 (after the frame header).
 const SAVE_AREA: u32 = 32;
 
@@ -191,22 +190,27 @@ fn mem(a: &mut Asm, access: Access, base: R, disp: u32) {
 /// The distance in bytes between two stack probes: one 4 KiB page (the smallest guard page).
 const PROBE_INTERVAL: u32 = 4096;
 
-/// Makes the frame of `frame` bytes below r1 (= [`FP`]) touching every page in order going
-/// down (see the module documentation), the back chain pointing at the caller's frame.
+/// Makes the frame of `frame` bytes below r1 touching every page in order going down (see
+/// the module documentation): one `stdu` (which stores the back chain) for a frame under a
+/// page; else the caller's r1 in r12, a CTR loop of `stdu r1, -4096(r1)`, the rest, and the
+/// back chain set to r12.
 fn make_frame(a: &mut Asm, frame: u32) {
     let (pages, rest) = (frame / PROBE_INTERVAL, frame % PROBE_INTERVAL);
-    if pages > 0 {
-        a.emit_all(e::li32(ARG, pages));
-        a.emit(e::mtctr(ARG));
-        let top = a.label();
-        a.bind(top);
-        a.emit(e::stdu(SP, SP, -(PROBE_INTERVAL as i32)));
-        a.branch(Cond::Dnz, top);
+    if pages == 0 {
+        a.emit(e::stdu(SP, SP, -(frame as i32)));
+        return;
     }
+    a.emit(e::mr(ARG, SP));
+    a.emit_all(e::li32(VAL, pages));
+    a.emit(e::mtctr(VAL));
+    let top = a.label();
+    a.bind(top);
+    a.emit(e::stdu(SP, SP, -(PROBE_INTERVAL as i32)));
+    a.branch(Cond::Dnz, top);
     if rest > 0 {
         a.emit(e::stdu(SP, SP, -(rest as i32)));
     }
-    a.emit(e::store(Store::D, FP, SP, 0));
+    a.emit(e::store(Store::D, ARG, SP, 0));
 }
 
 /// The pieces (4, 2, 1 bytes) an odd size is assembled from: `(offset, width)`.
@@ -341,18 +345,18 @@ fn arg_source(a: &mut Asm, mode: Mode, i: usize, check: ArgCheck) -> (R, u32) {
     }
 }
 
-/// Checks per rejection island of a values entry (see [`emit_checks`]): at most 9 words each,
-/// so a block spans at most 9 KiB, within the ±32 KiB of a conditional branch.
+/// Checks per rejection island of a values entry (see [`emit_checks`]): at most 8 words each,
+/// so a block spans at most 8 KiB, within the ±32 KiB of a conditional branch.
 const ISLAND_CHECKS: usize = 256;
 
 /// The values entry's checks (first, before anything is written): each argument's tag byte,
-/// and each struct segment's length, with r3 = the `Value`s. After every [`ISLAND_CHECKS`]
-/// checks, and after the last, a rejection path `b over; li r11, 1; blr; over:` that the
-/// block's checks branch to. Returns the number of islands (one `b` each on the normal path).
-fn emit_checks(a: &mut Asm, checks: &[ArgCheck]) -> usize {
+/// and each struct segment's length, with r3 = the `Value`s; a mismatch branches to `fail`.
+/// With `islands`, each block of [`ISLAND_CHECKS`] checks is followed by its own rejection
+/// path `b over; li r11, 1; blr; over:`, which the block's checks branch to instead (for a
+/// signature whose entry is too long for the checks to reach `fail` at its end).
+fn emit_checks(a: &mut Asm, checks: &[ArgCheck], fail: e::Label, islands: bool) {
     let values = R::arg(0);
-    let mut target = a.label();
-    let mut count = 0;
+    let mut target = if islands { a.label() } else { fail };
     for (i, check) in checks.iter().enumerate() {
         let slot = VALUE_STRIDE as u32 * i as u32;
         let tag = match check {
@@ -360,8 +364,7 @@ fn emit_checks(a: &mut Asm, checks: &[ArgCheck]) -> usize {
             ArgCheck::Group(_) => segment_tag(),
         };
         mem(a, Access::Load(Load::Bz, FLAG), values, slot);
-        a.emit(e::xori(FLAG, FLAG, u32::from(tag)));
-        a.emit(e::cmpldi(FLAG, 0));
+        a.emit(e::cmpldi(FLAG, u32::from(tag)));
         a.branch(Cond::Ne, target);
         if let ArgCheck::Group(size) = *check {
             let len = slot + VALUE_PAYLOAD as u32 + MemorySegment::LEN_OFFSET as u32;
@@ -375,7 +378,7 @@ fn emit_checks(a: &mut Asm, checks: &[ArgCheck]) -> usize {
             }
             a.branch(Cond::Lt, target);
         }
-        if (i + 1) % ISLAND_CHECKS == 0 || i + 1 == checks.len() {
+        if islands && ((i + 1) % ISLAND_CHECKS == 0 || i + 1 == checks.len()) {
             let over = a.label();
             a.jump(over);
             a.bind(target);
@@ -383,10 +386,8 @@ fn emit_checks(a: &mut Asm, checks: &[ArgCheck]) -> usize {
             a.emit(e::BLR);
             a.bind(over);
             target = a.label();
-            count += 1;
         }
     }
-    count
 }
 
 /// Stores one return move from its register into `[base + offset]`.
@@ -402,41 +403,104 @@ fn emit_return_move(a: &mut Asm, base: R, m: &ReturnMove) {
     }
 }
 
-/// Compiles one entry; returns the words the normal path executes beyond the ones before the
-/// entry's end (the islands' jumps).
-fn compile_entry(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], capture: bool, mode: Mode) {
+/// Whether the stub needs [`PIECE`]: odd-size argument or return moves, or a copy loop.
+fn uses_piece(plan: &CallPlan) -> bool {
+    let odd = |size: u8| !matches!(size, 1 | 2 | 4 | 8);
+    plan.args.iter().any(|ap| {
+        ap.moves
+            .iter()
+            .any(|m| m.conv == Conversion::Bytes && odd(m.size))
+            || !copy_runs(&ap.moves).is_empty()
+    }) || matches!(&plan.ret, ReturnPlan::Registers(ms) if ms.iter().any(|m| odd(m.size)))
+}
+
+/// Copies the run `moves` (whole doublewords read one after the other into consecutive
+/// doublewords of the parameter save area, [`copy_runs`]) from `[base + disp]` with a CTR
+/// loop: r11 and [`PIECE`] walk the source and the area, r0 carries each doubleword.
+fn emit_copy_run(a: &mut Asm, base: R, disp: u32, moves: &[ArgMove]) {
+    let (first, count) = (&moves[0], moves.len() as u32);
+    let Location::Stack(off) = first.to else {
+        unreachable!("a copy run is of parameter save area moves (`copy_runs`)")
+    };
+    let (ha, lo) = e::split_ha_lo(i64::from(disp + first.offset) - 8);
+    a.emit(e::addis(ADDR, base, ha));
+    a.emit(e::addi(ADDR, ADDR, lo));
+    let (ha, lo) = e::split_ha_lo(i64::from(SAVE_AREA + off) - 8);
+    a.emit(e::addis(PIECE, SP, ha));
+    a.emit(e::addi(PIECE, PIECE, lo));
+    a.emit_all(e::li32(VAL, count));
+    a.emit(e::mtctr(VAL));
+    let top = a.label();
+    a.bind(top);
+    a.emit(e::ldu(VAL, ADDR, 8));
+    a.emit(e::stdu(VAL, PIECE, 8));
+    a.branch(Cond::Dnz, top);
+}
+
+/// Compiles one entry (its rejection path, if the checks branch to one at its end, after its
+/// return).
+fn compile_entry(
+    a: &mut Asm,
+    plan: &CallPlan,
+    checks: &[ArgCheck],
+    capture: bool,
+    mode: Mode,
+    islands: bool,
+) {
+    let fail = a.label();
     if mode == Mode::Values {
-        emit_checks(a, checks);
+        emit_checks(a, checks, fail, islands);
     }
+    let hidden = plan.hidden_return_pointer == Some(Location::Int(0));
+    let needs_ret = hidden || matches!(plan.ret, ReturnPlan::Registers(_));
+    let mut saved = vec![BASE];
+    if needs_ret {
+        saved.push(RET);
+    }
+    if capture {
+        saved.extend([CAPTURE, ERRNO]);
+    }
+    if uses_piece(plan) {
+        saved.push(PIECE);
+    }
+    let target_slot = -8 * (saved.len() as i32 + 1);
+    let saves = (8 * (saved.len() as u32 + 1)).next_multiple_of(16);
+    let area = plan.stack_bytes.max(64).next_multiple_of(16);
+    let frame = SAVE_AREA + area + saves;
     // the saves, in the protected zone below the caller's r1
     a.emit(e::mflr(R::R0));
     a.emit(e::store(Store::D, R::R0, SP, 16));
-    for (k, r) in [FP, BASE, RET, CAPTURE, ERRNO, PIECE]
-        .into_iter()
-        .enumerate()
-    {
+    for (k, &r) in saved.iter().enumerate() {
         a.emit(e::store(Store::D, r, SP, -8 * (k as i32 + 1)));
     }
-    a.emit(e::store(Store::D, R::arg(3), SP, TARGET_SLOT));
-    a.emit(e::mr(FP, SP));
+    a.emit(e::store(Store::D, R::arg(3), SP, target_slot));
     a.emit(e::mr(BASE, R::arg(0)));
-    a.emit(e::mr(RET, R::arg(1)));
+    if needs_ret {
+        a.emit(e::mr(RET, R::arg(1)));
+    }
     if capture {
         a.emit(e::mr(CAPTURE, R::arg(2)));
         a.emit(e::mr(ERRNO, R::arg(5)));
     }
-    let area = plan.stack_bytes.max(64).next_multiple_of(16);
-    make_frame(a, SAVE_AREA + area + SAVES);
+    make_frame(a, frame);
     for (i, ap) in plan.args.iter().enumerate() {
         if ap.moves.is_empty() {
             continue;
         }
         let (base, disp) = arg_source(a, mode, i, checks[i]);
-        for m in &ap.moves {
-            emit_move(a, base, disp, m);
+        let runs = copy_runs(&ap.moves);
+        let mut k = 0;
+        while k < ap.moves.len() {
+            if let Some(run) = runs.iter().find(|r| r.start == k) {
+                emit_copy_run(a, base, disp, &ap.moves[run.clone()]);
+                k = run.end;
+            } else {
+                emit_move(a, base, disp, &ap.moves[k]);
+                k += 1;
+            }
         }
     }
-    if plan.hidden_return_pointer == Some(Location::Int(0)) {
+    if hidden {
         a.emit(e::mr(R::arg(0), RET));
     }
     if capture {
@@ -444,7 +508,12 @@ fn compile_entry(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], capture: boo
         a.emit(e::load(Load::Wz, VAL, CAPTURE, 0));
         a.emit(e::store(Store::W, VAL, ERRNO, 0));
     }
-    a.emit(e::load(Load::D, ARG, FP, TARGET_SLOT));
+    mem(
+        a,
+        Access::Load(Load::D, ARG),
+        SP,
+        (frame as i32 + target_slot) as u32,
+    );
     a.emit(e::mtctr(ARG));
     a.emit(e::store(Store::D, R::TOC, SP, 24));
     a.emit(e::BCTRL);
@@ -462,17 +531,19 @@ fn compile_entry(a: &mut Asm, plan: &CallPlan, checks: &[ArgCheck], capture: boo
     if mode == Mode::Values {
         a.emit(e::addi(FLAG, R::R0, 0));
     }
-    a.emit(e::mr(SP, FP));
-    for (k, r) in [FP, BASE, RET, CAPTURE, ERRNO, PIECE]
-        .into_iter()
-        .enumerate()
-        .rev()
-    {
+    // the back chain is the caller's r1
+    a.emit(e::load(Load::D, SP, SP, 0));
+    for (k, &r) in saved.iter().enumerate().rev() {
         a.emit(e::load(Load::D, r, SP, -8 * (k as i32 + 1)));
     }
     a.emit(e::load(Load::D, R::R0, SP, 16));
     a.emit(e::mtlr(R::R0));
     a.emit(e::BLR);
+    if mode == Mode::Values && !checks.is_empty() && !islands {
+        a.bind(fail);
+        a.emit(e::addi(FLAG, R::R0, 1));
+        a.emit(e::BLR);
+    }
 }
 
 /// The machine code of a stub: both entries (byte offsets into `bytes`).
@@ -487,26 +558,38 @@ pub(crate) struct StubCode {
 }
 
 /// Compiles the stub of `plan` (`checks[i]` describes argument `i` for the values entry's
-/// checks; `checks.len() == plan.args().len()`).
+/// checks; `checks.len() == plan.args().len()`): the values entry's rejection path at its end,
+/// or, when a check would not reach it, after every block of checks.
 pub(crate) fn compile(plan: &CallPlan, checks: &[ArgCheck], capture: bool) -> StubCode {
     debug_assert_eq!(checks.len(), plan.args.len());
+    compile_with(plan, checks, capture, false)
+        .or_else(|| compile_with(plan, checks, capture, true))
+        .expect("every branch reaches its label with rejection islands")
+}
+
+/// [`compile`] with or without rejection islands; `None` when a branch does not reach.
+fn compile_with(
+    plan: &CallPlan,
+    checks: &[ArgCheck],
+    capture: bool,
+    islands: bool,
+) -> Option<StubCode> {
     let mut a = Asm::default();
-    compile_entry(&mut a, plan, checks, capture, Mode::Raw);
+    compile_entry(&mut a, plan, checks, capture, Mode::Raw, false);
     while a.len() % 4 != 0 {
         a.emit(e::TRAP);
     }
     let values = a.len();
-    compile_entry(&mut a, plan, checks, capture, Mode::Values);
-    assert!(
-        a.branches_reach(),
-        "every check branches to the rejection path of its block"
-    );
+    compile_entry(&mut a, plan, checks, capture, Mode::Values, islands);
+    if !a.branches_reach() {
+        return None;
+    }
     let words = a.finish();
-    StubCode {
+    Some(StubCode {
         bytes: words.iter().flat_map(|w| w.to_le_bytes()).collect(),
         raw: 0,
         values: 4 * values,
-    }
+    })
 }
 
 /// The values entry of a placed stub (see the module documentation): called only through

@@ -20,6 +20,7 @@ fn table() -> Vec<(u32, &'static str)> {
         (store(Store::W, r0, r11, -4), "stw 0, -4(11)"),
         (store(Store::D, r2, r1, 24), "std 2, 24(1)"),
         (stdu(r1, r1, -4096), "stdu 1, -4096(1)"),
+        (ldu(r0, r11, 8), "ldu 0, 8(11)"),
         (lfs(F::arg(12), r30, 4), "lfs 13, 4(30)"),
         (lfd(F::arg(0), r12, 8), "lfd 1, 8(12)"),
         (stfs(F::arg(7), r31, 100), "stfs 8, 100(31)"),
@@ -59,7 +60,7 @@ fn table() -> Vec<(u32, &'static str)> {
 /// The table's words, as `powerpc64le-linux-gnu-as` produced them.
 #[test]
 fn every_encoder_gives_the_assemblers_word() {
-    let want: [u32; 44] = [
+    let want: [u32; 45] = [
         0x8963_0000,
         0xA15E_7FFE,
         0xA80C_FFFE,
@@ -71,6 +72,7 @@ fn every_encoder_gives_the_assemblers_word() {
         0x900B_FFFC,
         0xF841_0018,
         0xF821_F001,
+        0xE80B_0009,
         0xC1BE_0004,
         0xC82C_0008,
         0xD11F_0064,

@@ -120,7 +120,17 @@ fn long_argument_lists_get_a_rejection_path_every_block_of_checks() {
         .windows(2)
         .filter(|w| w[0] == e::addi(FLAG, R::R0, 1) && w[1] == e::BLR)
         .count();
-    assert_eq!(rejections, 3);
+    // short lists: one rejection path at the end of the values entry
+    assert_eq!(rejections, 1);
+    // 5,000 arguments: the entry's end is beyond 32 KiB of its first checks
+    let d = FD::of_void(vec![V::I64; 5000]);
+    let (_, code) = stub_of(&d, None, false);
+    let ws = words(&code);
+    let rejections = ws
+        .windows(2)
+        .filter(|w| w[0] == e::addi(FLAG, R::R0, 1) && w[1] == e::BLR)
+        .count();
+    assert_eq!(rejections, 5000usize.div_ceil(ISLAND_CHECKS));
 }
 
 #[test]
@@ -140,4 +150,20 @@ fn displacements_beyond_16_bits_go_through_addis() {
     );
     // the frame is made a page at a time: a CTR loop of stdu -4096
     assert!(ws.contains(&e::stdu(SP, SP, -4096)));
+}
+
+#[test]
+fn a_large_struct_is_copied_by_one_loop() {
+    let take = |n: usize| FD::of_void([MemoryLayout::c_struct(vec![V::I64; n]).unwrap()]);
+    let (_, small) = stub_of(&take(512), None, false);
+    let (_, big) = stub_of(&take(8192), None, false);
+    // the length check of 65,536 bytes takes two words more than 4,096's; the frame's page
+    // loop a few
+    assert!(
+        big.bytes.len() <= small.bytes.len() + 64,
+        "{} vs {}",
+        big.bytes.len(),
+        small.bytes.len()
+    );
+    assert!(words(&big).contains(&e::ldu(R::R0, ADDR, 8)));
 }
