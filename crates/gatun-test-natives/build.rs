@@ -34,7 +34,12 @@ fn main() {
     let native_dir = Path::new("../gatun/tests/native");
     println!("cargo:rerun-if-changed=../gatun/tests/native");
     println!("cargo:rerun-if-changed=build.rs");
-    for sigs in ["sigs.rs", "sigs_lp64d.rs", "sigs_ppc64le.rs", "sigs_s390x.rs"] {
+    for sigs in [
+        "sigs.rs",
+        "sigs_lp64d.rs",
+        "sigs_ppc64le.rs",
+        "sigs_s390x.rs",
+    ] {
         println!("cargo:rerun-if-changed=../gatun/tests/prop/{sigs}");
     }
     let out = PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));

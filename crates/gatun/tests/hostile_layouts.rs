@@ -17,12 +17,13 @@ use gatun::linker::{CType, FunctionDescriptor as FD, Linker};
 use gatun::memory::Arena;
 use gatun::{Error, Symbol, Value};
 
-/// Seconds the watchdog waits: 10 natively; AArch64, RISC-V 64 and s390x builds are tested
+/// Seconds the watchdog waits: 10 natively; AArch64, RISC-V 64, s390x and PPC64LE builds are tested
 /// under qemu-user, which runs this code about ten times slower.
 const WATCHDOG_SECS: u64 = if cfg!(any(
     target_arch = "aarch64",
     target_arch = "riscv64",
-    target_arch = "s390x"
+    target_arch = "s390x",
+    target_arch = "powerpc64"
 )) {
     100
 } else {
@@ -65,7 +66,10 @@ fn downcall_error(fd: &FD) -> Error {
     }
 }
 
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+#[cfg(any(
+    all(target_arch = "x86_64", target_os = "linux"),
+    target_arch = "powerpc64"
+))]
 fn upcall_error(fd: &FD) -> Error {
     let arena = Arena::confined();
     let r = Linker::native().upcall_stub(fd, |_| Ok(Value::Void), &arena);
@@ -75,8 +79,12 @@ fn upcall_error(fd: &FD) -> Error {
     }
 }
 
-// SysV copies structs into the stack area, whose limit huge structs exceed.
-#[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+// SysV copies structs into the stack area, ELFv2 into the parameter save area (which counts
+// the doublewords of r3..r10 too), whose limit huge structs exceed.
+#[cfg(any(
+    all(target_arch = "x86_64", target_os = "linux"),
+    target_arch = "powerpc64"
+))]
 #[test]
 fn huge_by_value_structs_are_the_same_error_for_downcalls_and_upcalls() {
     for log2 in [27u32, 61, 62] {
@@ -86,13 +94,18 @@ fn huge_by_value_structs_are_the_same_error_for_downcalls_and_upcalls() {
         });
         let (fd, down, up) = r;
         assert_eq!(down, up, "2^{log2}");
+        // ELFv2: the `int`'s doubleword and the struct's
+        let (needed, what) = if cfg!(target_arch = "powerpc64") {
+            ((1usize << log2) + 8, "parameter save area")
+        } else {
+            (1usize << log2, "stack arguments")
+        };
         assert_eq!(
             down,
             Error::InvalidDescriptor {
                 descriptor: fd,
                 reason: format!(
-                    "the call needs {} bytes of stack arguments; gatun's executor supports at most 1048576",
-                    1usize << log2
+                    "the call needs {needed} bytes of {what}; gatun's executor supports at most 1048576"
                 ),
             }
         );
@@ -108,9 +121,15 @@ fn huge_by_value_structs_are_the_same_error_for_downcalls_and_upcalls() {
     args.extend([huge_struct(1 << 20), V::I8.into()]);
     let over = FD::of_void(args);
     assert_eq!(downcall_error(&over), upcall_error(&over));
+    // SysV: the six `long`s in registers; ELFv2: their doublewords too
+    let needed = if cfg!(target_arch = "powerpc64") {
+        1048632
+    } else {
+        1048584
+    };
     assert!(downcall_error(&over)
         .to_string()
-        .contains("needs 1048584 bytes"));
+        .contains(&format!("needs {needed} bytes")));
 }
 
 /// `union U0 { int a; int b; }; union U1 { union U0 a; union U0 b; }; …` up to `U{levels}`.

@@ -433,8 +433,9 @@ fn structs_of_24_bytes_250_times() {
 
 /// Argument registers a variadic `int64_t` can take before the stack: x86-64 SysV six
 /// (rdi..r9), AAPCS64 eight (x0..x7), LP64D eight (a0..a7), s390x five (r2..r6); Win64 none
-/// beyond the four slots, which count towards its stack area (the shadow space).
-const VARIADIC_REGISTERS: usize = if cfg!(windows) {
+/// beyond the four slots, which count towards its stack area (the shadow space), and ELFv2
+/// none: its parameter save area counts the doublewords of r3..r10 too.
+const VARIADIC_REGISTERS: usize = if cfg!(any(windows, target_arch = "powerpc64")) {
     0
 } else if cfg!(any(target_arch = "aarch64", target_arch = "riscv64")) {
     8
@@ -511,6 +512,8 @@ fn exactly_1_mib_of_stack_arguments_and_not_a_byte_more() {
     let e = link_sum_va(&d).unwrap_err().to_string();
     let what = if cfg!(windows) {
         "stack area (32 of shadow space and 8 per argument past the fourth)"
+    } else if cfg!(target_arch = "powerpc64") {
+        "parameter save area"
     } else {
         "stack arguments"
     };

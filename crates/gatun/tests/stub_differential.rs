@@ -4,7 +4,8 @@
 //! structs over 16 bytes, 16-byte-aligned structs, up to 16 arguments so the stack is used,
 //! variadic calls, scalar / register-struct / in-memory-struct returns) are called through both
 //! executors against a *recording* target written in assembly (one per ABI, in
-//! `tests/stub_differential/`: x86-64 SysV, Microsoft x64, AArch64, RISC-V 64 and s390x). The
+//! `tests/stub_differential/`: x86-64 SysV, Microsoft x64, AArch64, RISC-V 64, s390x and
+//! PPC64LE, whose recorder keeps r3..r10, f1..f13 and the parameter save area). The
 //! recorder saves the integer argument registers (rdi..r9 and rax for `%al`; x0..x8; a0..a7;
 //! r2..r6), the vector argument registers (the low 64 bits of xmm0..7 and v0..7; all of
 //! fa0..fa7; all of f0, f2, f4, f6), the outgoing stack area and the errno it sees; on AArch64,
@@ -74,6 +75,9 @@ mod recorder;
 mod recorder;
 #[cfg(target_arch = "s390x")]
 #[path = "stub_differential/s390x.rs"]
+mod recorder;
+#[cfg(target_arch = "powerpc64")]
+#[path = "stub_differential/ppc64le.rs"]
 mod recorder;
 use recorder::{INT_BASE, STACK_BASE, VEC_BASE};
 const REC_SLOTS: usize = STACK_BASE + 200;
@@ -501,6 +505,30 @@ fn set_return_pattern(r: &mut Rng, h: &DowncallHandle, errno_after: i32) {
                 q.write(q.read() | 0xffff_ffff_0000_0000);
             }
         }
+        // ELFv2: a `float` returned in an FPR is in double format, as a conforming callee
+        // leaves it (f1..f4 in words 2..6, f5..f8 in words 7..11).
+        #[cfg(target_arch = "powerpc64")]
+        {
+            let singles: Vec<u8> = match h.plan().ret() {
+                ReturnPlan::Scalar(Register::Vector(n)) if size == 4 => vec![*n],
+                ReturnPlan::Registers(m) => m
+                    .iter()
+                    .filter_map(|m| match m.from {
+                        Register::Vector(n) if m.size == 4 => Some(n),
+                        _ => None,
+                    })
+                    .collect(),
+                _ => Vec::new(),
+            };
+            for n in singles {
+                let q = p.add(if n < 4 {
+                    2 + n as usize
+                } else {
+                    3 + n as usize
+                });
+                q.write(f64::from(f32::from_bits(q.read() as u32)).to_bits());
+            }
+        }
         std::ptr::addr_of_mut!(STUBDIFF_ERRNO)
             .cast::<i32>()
             .add(1)
@@ -612,7 +640,10 @@ fn run_signatures(seed: u64, count: usize) -> usize {
         by_reference > count / 10,
         "by-reference arguments: {by_reference}"
     );
-    #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+    #[cfg(any(
+        all(target_arch = "x86_64", target_os = "linux"),
+        target_arch = "powerpc64"
+    ))]
     assert_eq!(by_reference, 0);
     assert!(stack_used > count / 10, "stack arguments: {stack_used}");
     assert!(
@@ -736,7 +767,7 @@ fn recorder_sees_a_direct_call() {
         p.add(1).write(22);
         p.add(6).write(0);
     }
-    #[cfg(not(windows))]
+    #[cfg(not(any(windows, target_arch = "powerpc64")))]
     {
         // SAFETY: the recorder follows the C convention for any argument list and returns its
         // chosen integer registers, which is how a two-`u64` struct comes back.
@@ -792,6 +823,55 @@ fn recorder_sees_a_direct_call() {
             assert_eq!(rec[slot(Location::Stack(off))], d(k + 1).to_bits());
             off += 8;
         }
+    }
+    // ELFv2: each argument takes a doubleword of the parameter save area; the first eight
+    // integers are in r3..r10, the ninth and tenth in memory at offsets 64 and 72, and the
+    // doubles in f1..f10 (their doublewords, 80 to 152, are not written).
+    #[cfg(target_arch = "powerpc64")]
+    {
+        // SAFETY: the recorder follows the C convention for any argument list and returns its
+        // chosen r3 and r4, which is how a two-`u64` struct comes back.
+        let f: TenAndTen =
+            unsafe { std::mem::transmute(stubdiff_record as unsafe extern "C" fn()) };
+        let d = |k: u64| k as f64 + 0.5;
+        // SAFETY: as above.
+        let r = unsafe {
+            f(
+                1,
+                2,
+                3,
+                4,
+                5,
+                6,
+                7,
+                8,
+                9,
+                10,
+                d(1),
+                d(2),
+                d(3),
+                d(4),
+                d(5),
+                d(6),
+                d(7),
+                d(8),
+                d(9),
+                d(10),
+            )
+        };
+        assert_eq!(r, Pair(11, 22));
+        let rec = record();
+        for k in 0..8 {
+            assert_eq!(rec[slot(Location::Int(k as u8))], k as u64 + 1);
+        }
+        for k in 0..10 {
+            assert_eq!(
+                rec[slot(Location::Vector(k as u8))],
+                d(k as u64 + 1).to_bits()
+            );
+        }
+        assert_eq!(rec[slot(Location::Stack(64))], 9);
+        assert_eq!(rec[slot(Location::Stack(72))], 10);
     }
     // Microsoft x64: one slot per argument, an integer or a vector register by its type for
     // the first four, then the stack past the four home slots.

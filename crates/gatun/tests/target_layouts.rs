@@ -14,7 +14,8 @@
         target_arch = "x86_64",
         target_arch = "aarch64",
         target_arch = "riscv64",
-        target_arch = "s390x"
+        target_arch = "s390x",
+        target_arch = "powerpc64"
     ),
     target_os = "linux",
     not(miri)

@@ -100,12 +100,16 @@ pub const GPR_ARG_REGS: u8 = 8;
 /// Number of floating-point argument registers (`f1..f13`).
 pub const FPR_ARG_REGS: u8 = 13;
 /// Number of floating-point return registers (`f1..f8`).
+// Read by the `internals` view and the tests.
+#[cfg_attr(not(feature = "internals"), allow(dead_code))]
 pub const FPR_RET_REGS: u8 = 8;
 /// Largest number of members of a homogeneous floating-point aggregate.
 pub const MAX_HFA_MEMBERS: usize = 8;
 /// Offset of the parameter save area from the stack pointer (`r1`) at the call: the frame
 /// header (back chain, CR save, LR save, TOC save) comes first. [`Location::Stack`] offsets are
 /// from the area's start.
+// Read by the `internals` view and the tests.
+#[cfg_attr(not(feature = "internals"), allow(dead_code))]
 pub const SAVE_AREA_OFFSET: u32 = 32;
 /// Smallest parameter save area a plan asks for: the 64 bytes shadowed by `r3..r10`.
 pub const MIN_SAVE_AREA_BYTES: u32 = 64;

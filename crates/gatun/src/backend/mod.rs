@@ -8,6 +8,7 @@
 //! - [`riscv64`] (`riscv64::Lp64d`): the LP64D convention, on RISC-V 64 Linux.
 //! - [`s390x`] (`s390x::S390x`): the s390x ELF ABI (z/Architecture, big-endian), on s390x
 //!   Linux.
+//! - [`ppc64le`] (`ppc64le::Elfv2`): the ELFv2 convention, on PowerPC 64 little-endian Linux.
 //! - `unsupported` (`unsupported::Unsupported`): every other target (and every target under
 //!   Miri); its link returns [`Error::Unsupported`](crate::Error::Unsupported).
 //!
@@ -43,10 +44,12 @@ pub(crate) mod aarch64;
     gatun_backend = "aarch64",
     gatun_backend = "win64",
     gatun_backend = "riscv64",
-    gatun_backend = "s390x"
+    gatun_backend = "s390x",
+    gatun_backend = "ppc64le"
 ))]
 pub(crate) mod executor;
 mod moves;
+pub(crate) mod ppc64le;
 pub(crate) mod riscv64;
 pub(crate) mod s390x;
 // The register matrix of the direct `linker::Arguments` calls.
@@ -54,7 +57,8 @@ pub(crate) mod s390x;
     gatun_backend = "x86_64_sysv",
     gatun_backend = "aarch64",
     gatun_backend = "riscv64",
-    gatun_backend = "s390x"
+    gatun_backend = "s390x",
+    gatun_backend = "ppc64le"
 ))]
 mod slots;
 #[cfg(all(test, gatun_executes))]
@@ -93,6 +97,8 @@ pub(crate) type Native = riscv64::Lp64d;
 /// The native backend: the one [`Backend`] the linker, upcalls and capture use.
 #[cfg(gatun_backend = "s390x")]
 pub(crate) type Native = s390x::S390x;
+#[cfg(gatun_backend = "ppc64le")]
+pub(crate) type Native = ppc64le::Elfv2;
 /// The native backend: the one [`Backend`] the linker, upcalls and capture use.
 #[cfg(gatun_backend = "unsupported")]
 pub(crate) type Native = unsupported::Unsupported;
@@ -469,7 +475,8 @@ const _: () = {
     gatun_backend = "aarch64",
     gatun_backend = "win64",
     gatun_backend = "riscv64",
-    gatun_backend = "s390x"
+    gatun_backend = "s390x",
+    gatun_backend = "ppc64le"
 ))]
 /// The raw entry's signature of a by-reference backend's stub (the platform's C convention:
 /// AAPCS64 `x0`..`x5`, LP64D `a0`..`a5`, s390x `r2`..`r6` and one stack slot, or Win64 `rcx`,

@@ -23,7 +23,11 @@ use std::mem::MaybeUninit;
 
 // (`Location` is named by the stack moves of the x86-64 and AArch64 executors only.)
 #[cfg_attr(
-    any(gatun_backend = "riscv64", gatun_backend = "s390x"),
+    any(
+        gatun_backend = "riscv64",
+        gatun_backend = "s390x",
+        gatun_backend = "ppc64le"
+    ),
     allow(unused_imports)
 )]
 use crate::abi::{ArgMove, CallPlan, Conversion, Location, Register, ReturnPlan};
@@ -44,7 +48,7 @@ impl ArgSource {
     /// (covering any scalar, alive during `f`), or the `Bytes` pointer itself. Little-endian
     /// targets only: on a big-endian one a scalar's bytes depend on its width
     /// ([`ArgSource::with_scalar_bytes`]).
-    #[cfg(target_endian = "little")]
+    #[cfg(any(test, gatun_backend = "x86_64_sysv"))]
     #[inline(always)]
     pub(crate) fn with_bytes<R>(self, f: impl FnOnce(*const u8) -> R) -> R {
         match self {
@@ -64,7 +68,8 @@ impl ArgSource {
         gatun_backend = "aarch64",
         gatun_backend = "win64",
         gatun_backend = "riscv64",
-        gatun_backend = "s390x"
+        gatun_backend = "s390x",
+        gatun_backend = "ppc64le"
     ))]
     #[inline(always)]
     pub(crate) fn with_scalar_bytes<R>(
@@ -221,7 +226,8 @@ impl<'a> StackArgs<'a> {
         gatun_backend = "x86_64_sysv",
         gatun_backend = "win64",
         gatun_backend = "riscv64",
-        gatun_backend = "s390x"
+        gatun_backend = "s390x",
+        gatun_backend = "ppc64le"
     ))]
     #[inline(always)]
     pub(crate) fn set(&mut self, off: u32, value: u64) {
@@ -256,8 +262,8 @@ impl<'a> StackArgs<'a> {
 /// The shortest run of whole-slot stack moves a compiled stub copies with a loop (`rep movsq`
 /// on x86-64) instead of one load and store per slot: 16 slots (128 bytes). Shorter runs, every
 /// struct of less than 128 bytes among them, keep their moves.
-// The x86-64 System V stub's (AArch64 and Win64 pass such structs by reference).
-#[cfg(any(test, gatun_backend = "x86_64_sysv"))]
+// The x86-64 System V and PPC64LE stubs' (AArch64 and Win64 pass such structs by reference).
+#[cfg(any(test, gatun_backend = "x86_64_sysv", gatun_backend = "ppc64le"))]
 pub(crate) const MIN_COPY_RUN: usize = 16;
 
 /// The runs of an argument's `moves` a compiled stub copies as one block: at least
@@ -265,7 +271,7 @@ pub(crate) const MIN_COPY_RUN: usize = 16;
 /// [`Location::Stack`] slot, each reading the 8 bytes right after the previous one's and
 /// writing the slot right after the previous one's (a MEMORY-class struct on the stack, SysV
 /// AMD64 §3.2.3). Each run is a range of indices into `moves`; linear in `moves`.
-#[cfg(any(test, gatun_backend = "x86_64_sysv"))]
+#[cfg(any(test, gatun_backend = "x86_64_sysv", gatun_backend = "ppc64le"))]
 pub(crate) fn copy_runs(moves: &[ArgMove]) -> Vec<std::ops::Range<usize>> {
     let whole_slot = |m: &ArgMove| {
         m.conv == Conversion::Bytes && m.size == 8 && matches!(m.to, Location::Stack(_))

@@ -360,10 +360,12 @@ fn take_freed_near(map_len: usize, page: usize) -> Option<usize> {
 /// targets `sys_icache_invalidate` (libSystem, as Apple documents for JIT compilers); on
 /// RISC-V Linux glibc's `__riscv_flush_icache` (the `riscv_flush_icache` system call, which
 /// makes the range coherent on every hart the process runs on: a `fence.i` alone covers only
-/// the current hart, and libgcc's `__clear_cache` does nothing there); elsewhere
-/// `__clear_cache` (libgcc / compiler-rt), which cleans the data cache to the point of
-/// unification and invalidates the instruction cache over the range (`dc cvau` / `ic ivau` on
-/// AArch64).
+/// the current hart, and libgcc's `__clear_cache` does nothing there); on 64-bit PowerPC the
+/// sequence of Power ISA Book II, "Instruction Storage" (`dcbst` over every data cache block,
+/// `sync`, `icbi` over every instruction cache block, `isync`), written here because libgcc's
+/// `__clear_cache` does nothing there either; elsewhere `__clear_cache` (libgcc / compiler-rt),
+/// which cleans the data cache to the point of unification and invalidates the instruction
+/// cache over the range (`dc cvau` / `ic ivau` on AArch64).
 #[inline]
 pub(super) fn flush_icache(start: *const u8, len: usize) {
     #[cfg(all(
@@ -387,10 +389,32 @@ pub(super) fn flush_icache(start: *const u8, len: usize) {
             __riscv_flush_icache(start as *mut _, start.add(len) as *mut _, 0);
         }
     }
+    #[cfg(target_arch = "powerpc64")]
+    {
+        // The smallest cache block of any 64-bit Power processor: a block size that is too
+        // small only repeats an operation on the same block.
+        const BLOCK: usize = 32;
+        let first = start as usize & !(BLOCK - 1);
+        let end = start as usize + len;
+        for block in (first..end).step_by(BLOCK) {
+            // SAFETY: `block` lies in the mapped range just written (rounded down to its
+            // block); `dcbst` writes the block back to memory and changes no data.
+            unsafe { std::arch::asm!("dcbst 0, {0}", in(reg) block, options(nostack)) };
+        }
+        // SAFETY: a barrier: the write-backs complete before the invalidations below.
+        unsafe { std::arch::asm!("sync", options(nostack)) };
+        for block in (first..end).step_by(BLOCK) {
+            // SAFETY: as above; `icbi` drops the block from the instruction cache.
+            unsafe { std::arch::asm!("icbi 0, {0}", in(reg) block, options(nostack)) };
+        }
+        // SAFETY: discards instructions this thread fetched before the invalidations.
+        unsafe { std::arch::asm!("isync", options(nostack)) };
+    }
     #[cfg(not(any(
         target_vendor = "apple",
         target_arch = "x86_64",
         target_arch = "x86",
+        target_arch = "powerpc64",
         all(target_arch = "riscv64", target_os = "linux")
     )))]
     {

@@ -9,7 +9,8 @@ use crate::code::{Backing, ExecutableCode, CHUNK_BYTES};
 
 /// A function returning `v` after `pad` no-op instructions (`nop`s then `movz w0, #v; ret`
 /// on AArch64, `nop`s then `lui a0; addiw a0; ret` on RISC-V 64, `nopr`s then `llill %r2, v;
-/// br %r14` on s390x, `nop`s then `mov eax, v; ret` on x86-64).
+/// br %r14` on s390x, `nop`s then `li r3; ori r3; blr` on PowerPC 64, `nop`s then `mov eax,
+/// v; ret` on x86-64).
 fn returning(v: u16, pad: usize) -> Vec<u8> {
     #[cfg(target_arch = "aarch64")]
     {
@@ -45,6 +46,25 @@ fn returning(v: u16, pad: usize) -> Vec<u8> {
             .repeat(pad)
             .into_iter()
             .chain([0xA5, 0x2F, hi, lo, 0x07, 0xFE])
+            .collect()
+    }
+    #[cfg(target_arch = "powerpc64")]
+    {
+        // `li r3, 0; ori r3, r3, v; blr` (Power ISA Book I, D-form `addi`/`ori`, XL-form `bclr`)
+        let nop = 0x6000_0000u32; // ori r0, r0, 0
+        let li = 0x3860_0000u32;
+        let ori = 0x6063_0000u32 | u32::from(v);
+        let blr = 0x4E80_0020u32;
+        let word = |w: u32| {
+            if cfg!(target_endian = "little") {
+                w.to_le_bytes()
+            } else {
+                w.to_be_bytes()
+            }
+        };
+        std::iter::repeat_n(nop, pad)
+            .chain([li, ori, blr])
+            .flat_map(word)
             .collect()
     }
     #[cfg(target_arch = "x86_64")]
