@@ -434,22 +434,8 @@ fn native_plan(
     descriptor: &FunctionDescriptor,
     first_variadic: Option<usize>,
 ) -> gatun::Result<gatun::abi::CallPlan> {
-    #[cfg(target_arch = "aarch64")]
-    return gatun::abi::aarch64::plan(
-        descriptor,
-        first_variadic,
-        gatun::abi::aarch64::Flavour::Linux,
-    );
-    #[cfg(all(target_arch = "x86_64", windows))]
-    return gatun::abi::win64::plan(descriptor, first_variadic);
-    #[cfg(target_arch = "riscv64")]
-    return gatun::abi::riscv64::plan(descriptor, first_variadic);
-    #[cfg(not(any(
-        target_arch = "aarch64",
-        target_arch = "riscv64",
-        all(target_arch = "x86_64", windows)
-    )))]
-    sysv_x64::plan(descriptor, first_variadic)
+    let abi = gatun::abi::Abi::host().expect("a downcall linked, so gatun executes on this host");
+    gatun::abi::plan_for(abi, descriptor, first_variadic)
 }
 
 fn link(b: &Builder, call: &Call, input_len: usize) {

@@ -48,7 +48,7 @@ impl ArgSource {
     /// (covering any scalar, alive during `f`), or the `Bytes` pointer itself. Little-endian
     /// targets only: on a big-endian one a scalar's bytes depend on its width
     /// ([`ArgSource::with_scalar_bytes`]).
-    #[cfg(any(test, gatun_backend = "x86_64_sysv"))]
+    #[cfg(gatun_backend = "x86_64_sysv")]
     #[inline(always)]
     pub(crate) fn with_bytes<R>(self, f: impl FnOnce(*const u8) -> R) -> R {
         match self {

@@ -139,6 +139,7 @@ impl Insn {
     }
 
     /// Its length in bytes.
+    #[cfg(gatun_backend = "s390x")]
     pub(crate) fn len(&self) -> usize {
         self.len as usize
     }
