@@ -7,7 +7,10 @@
 //! (`gatun::abi::aarch64::classify`, AAPCS64 §6.8.2 stage B: HFA, ≤ 16-byte composite, or by
 //! reference), on RISC-V 64 the LP64D class (`gatun::abi::riscv64::classify`: an integer, a
 //! float, a struct of floats or of a float and an integer for FP registers, an aggregate in
-//! integer registers, or by reference). `--json` prints the same as
+//! integer registers, or by reference), on s390x its class (`gatun::abi::s390x::classify`: a
+//! float-like struct for an FPR, a 1-, 2-, 4- or 8-byte image for a GPR, or by reference), on
+//! PPC64LE the ELFv2 class (`gatun::abi::ppc64le::classify`: an HFA for FPRs or an aggregate in
+//! doublewords). `--json` prints the same as
 //! JSON; `-i HEADER` makes a header's types available (`gatun layout -i sys/stat.h 'struct
 //! stat'`).
 
@@ -574,28 +577,21 @@ fn aapcs64(layout: &MemoryLayout) -> Option<(String, Json)> {
     } else {
         (Flavour::Linux, "AAPCS64")
     };
-    let kind_name = |k: gatun::layout::ScalarKind| {
-        if k == gatun::layout::ScalarKind::F32 {
-            "float"
-        } else {
-            "double"
-        }
-    };
     Some(match classify(layout, flavour) {
         A::Integer => (
             format!("{abi}: INTEGER (one x register or stack slot)"),
             json!({ "class": "INTEGER" }),
         ),
         A::Float(k) => (
-            format!("{abi}: FLOAT ({}; one v register or stack slot)", kind_name(k)),
-            json!({ "class": "FLOAT", "member": kind_name(k) }),
+            format!("{abi}: FLOAT ({}; one v register or stack slot)", float_name(k)),
+            json!({ "class": "FLOAT", "member": float_name(k) }),
         ),
         A::Hfa { kind, count } => (
             format!(
                 "{abi}: HFA of {count} {} (v registers, all or none; B.2, C.2-C.4)",
-                kind_name(kind)
+                float_name(kind)
             ),
-            json!({ "class": "HFA", "member": kind_name(kind), "count": count }),
+            json!({ "class": "HFA", "member": float_name(kind), "count": count }),
         ),
         A::Composite { units, align16 } => (
             format!(
@@ -658,6 +654,86 @@ fn lp64d(layout: &MemoryLayout) -> Option<(String, Json)> {
             "LP64D: INDIRECT (over 16 bytes: passed as a pointer to a caller copy; returned through a hidden pointer in a0)".to_string(),
             json!({ "class": "INDIRECT" }),
         ),
+    })
+}
+
+/// The name of a floating-point kind as C spells it.
+fn float_name(k: gatun::layout::ScalarKind) -> &'static str {
+    if k == gatun::layout::ScalarKind::F32 {
+        "float"
+    } else {
+        "double"
+    }
+}
+
+/// The s390x (z/Architecture ELF ABI) argument class as text and JSON, or `None` off s390x.
+fn s390x(layout: &MemoryLayout) -> Option<(String, Json)> {
+    use gatun::abi::s390x::{classify, ArgClass as A};
+    if !cfg!(target_arch = "s390x") {
+        return None;
+    }
+    Some(match classify(layout) {
+        A::Integer(_) => (
+            "s390x: INTEGER (one r register, r2-r6, or 8-byte stack slot; narrower than 64 bits: sign- or zero-extended by its type)".to_string(),
+            json!({ "class": "INTEGER" }),
+        ),
+        A::Float(k) => (
+            format!("s390x: FLOAT ({}; one f register, f0/f2/f4/f6, or 8-byte stack slot)", float_name(k)),
+            json!({ "class": "FLOAT", "member": float_name(k) }),
+        ),
+        A::FloatStruct { size } => (
+            format!("s390x: FLOAT_STRUCT of {size} bytes (its one floating-point member in an f register or stack slot; returned through a hidden pointer in r2)"),
+            json!({ "class": "FLOAT_STRUCT", "size": size }),
+        ),
+        A::Small { size } => (
+            format!("s390x: SMALL of {size} bytes (its big-endian image in one r register or stack slot; returned through a hidden pointer in r2)"),
+            json!({ "class": "SMALL", "size": size }),
+        ),
+        A::Indirect => (
+            format!(
+                "s390x: INDIRECT ({} bytes, not 1, 2, 4 or 8: passed as a pointer to a caller copy; returned through a hidden pointer in r2)",
+                layout.byte_size()
+            ),
+            json!({ "class": "INDIRECT" }),
+        ),
+    })
+}
+
+/// The PPC64LE ELFv2 argument class as text and JSON, or `None` off PPC64LE.
+fn elfv2(layout: &MemoryLayout) -> Option<(String, Json)> {
+    use gatun::abi::ppc64le::{classify, ArgClass as A};
+    if !cfg!(all(target_arch = "powerpc64", target_endian = "little")) {
+        return None;
+    }
+    Some(match classify(layout) {
+        A::Integer(_) => (
+            "ELFv2: INTEGER (one doubleword: r3-r10 or the parameter save area; narrower than 64 bits: sign- or zero-extended by its type)".to_string(),
+            json!({ "class": "INTEGER" }),
+        ),
+        A::Float(k) => (
+            format!("ELFv2: FLOAT ({}; an f register, f1-f13, while any is left, and its doubleword; variadic: also in the doubleword's r register)", float_name(k)),
+            json!({ "class": "FLOAT", "member": float_name(k) }),
+        ),
+        A::Hfa { kind, count } => (
+            format!(
+                "ELFv2: HFA of {count} {} (one f register each while any of f1-f13 is left, the rest in its doublewords; returned in f1-f{count})",
+                float_name(kind)
+            ),
+            json!({ "class": "HFA", "member": float_name(kind), "count": count }),
+        ),
+        A::Aggregate { align16 } => {
+            let size = layout.byte_size();
+            (
+                format!(
+                    "ELFv2: AGGREGATE of {size} bytes ({} doubleword{}: r3-r10, then the parameter save area{}; returned {})",
+                    size.div_ceil(8),
+                    plural(size.div_ceil(8)),
+                    if align16 { "; 16-byte aligned: starts at an even doubleword" } else { "" },
+                    if size <= 16 { "in r3 and r4" } else { "through a hidden pointer in r3" }
+                ),
+                json!({ "class": "AGGREGATE", "align16": align16 }),
+            )
+        }
     })
 }
 
@@ -751,6 +827,8 @@ fn render_with_bitfields(
     let aapcs64 = aapcs64(layout);
     let win64 = win64(layout);
     let lp64d = lp64d(layout);
+    let s390x = s390x(layout);
+    let elfv2 = elfv2(layout);
     if json {
         let mut v = node_json(&root);
         v["sysv_x86_64"] = sysv.clone().map_or(Json::Null, |s| s.1);
@@ -762,6 +840,12 @@ fn render_with_bitfields(
         }
         if let Some((_, j)) = &lp64d {
             v["lp64d"] = j.clone();
+        }
+        if let Some((_, j)) = &s390x {
+            v["s390x"] = j.clone();
+        }
+        if let Some((_, j)) = &elfv2 {
+            v["elfv2"] = j.clone();
         }
         let mut out = serde_json::to_string_pretty(&v)?;
         out.push('\n');
@@ -794,7 +878,7 @@ fn render_with_bitfields(
         }
         out.push('\n');
     }
-    if let Some((text, _)) = sysv.or(aapcs64).or(win64).or(lp64d) {
+    if let Some((text, _)) = sysv.or(aapcs64).or(win64).or(lp64d).or(s390x).or(elfv2) {
         out.push_str(&text);
         out.push('\n');
     }

@@ -52,6 +52,21 @@ fn struct_with_holes() {
     if cfg!(all(target_arch = "x86_64", windows)) {
         assert!(out.contains("Win64: BY REFERENCE (32 bytes"), "{out}");
     }
+    if cfg!(target_arch = "riscv64") {
+        // Over 2×XLEN: by reference to a caller copy (LP64D).
+        assert!(out.contains("LP64D: INDIRECT (over 16 bytes"), "{out}");
+    }
+    if cfg!(target_arch = "s390x") {
+        // Not 1, 2, 4 or 8 bytes: by reference.
+        assert!(out.contains("s390x: INDIRECT (32 bytes"), "{out}");
+    }
+    if cfg!(all(target_arch = "powerpc64", target_endian = "little")) {
+        // ELFv2 passes it by value in four doublewords.
+        assert!(
+            out.contains("ELFv2: AGGREGATE of 32 bytes (4 doublewords"),
+            "{out}"
+        );
+    }
 }
 
 #[test]
@@ -85,6 +100,23 @@ fn scalars_typedefs_and_preceding_declarations() {
     assert!(out.contains("x: i32"), "{out}");
     let out = stdout_of(&["layout", "typedef struct { float x, y; } vec2;"]);
     assert!(out.starts_with("struct vec2: size 8, alignment 4"), "{out}");
+    if cfg!(target_arch = "riscv64") {
+        assert!(
+            out.contains("LP64D: FLOATS (f32 at byte 0 and f32 at byte 4"),
+            "{out}"
+        );
+    }
+    if cfg!(target_arch = "s390x") {
+        // Two floats are not one float-like member: their 8-byte image in a GPR.
+        assert!(out.contains("s390x: SMALL of 8 bytes"), "{out}");
+        let out = stdout_of(&["layout", "struct f { struct { float x; } in; }"]);
+        assert!(out.contains("s390x: FLOAT_STRUCT of 4 bytes"), "{out}");
+        let out = stdout_of(&["layout", "struct t { char c[3]; }"]);
+        assert!(out.contains("s390x: INDIRECT (3 bytes"), "{out}");
+    }
+    if cfg!(all(target_arch = "powerpc64", target_endian = "little")) {
+        assert!(out.contains("ELFv2: HFA of 2 float"), "{out}");
+    }
     if cfg!(all(target_arch = "x86_64", windows)) {
         assert!(out.contains("Win64: INTEGER (8 bytes"), "{out}");
         let out = stdout_of(&["layout", "struct t { char c[3]; }"]);
@@ -117,6 +149,22 @@ fn json_output() {
             v["win64"],
             serde_json::json!({ "class": "INTEGER", "bytes": 8 })
         );
+    }
+    if cfg!(target_arch = "s390x") {
+        assert_eq!(
+            v["s390x"],
+            serde_json::json!({ "class": "SMALL", "size": 8 })
+        );
+    }
+    if cfg!(all(target_arch = "powerpc64", target_endian = "little")) {
+        assert_eq!(
+            v["elfv2"],
+            serde_json::json!({ "class": "AGGREGATE", "align16": false })
+        );
+    }
+    if cfg!(target_arch = "riscv64") {
+        // A float and a char: FLOAT_INT (one fa and one a register).
+        assert_eq!(v["lp64d"], serde_json::json!({ "class": "FLOAT_INT" }));
     }
     if cfg!(target_arch = "aarch64") {
         // 8 bytes, not an HFA (the char): one x register (B.4, C.10).
