@@ -1,14 +1,23 @@
 //! End-to-end tests of `gatun call`: the built binary calling real libc, libm and libz
-//! functions, and rejecting bad input with exit status 2 and one line on stderr. Tests that
-//! execute calls are compiled where gatun's executor runs (x86-64 Linux); the rest run on
-//! every Linux target.
-#![cfg(all(target_os = "linux", not(miri)))]
+//! functions, and rejecting bad input with exit status 2 and one line on stderr. Compiled for
+//! the Linux targets where gatun executes calls: x86-64, AArch64, RISC-V 64, s390x and PPC64LE
+//! (the cross targets under qemu-user, whose sysroots may lack libz: its cases say so and skip).
+#![cfg(all(
+    target_os = "linux",
+    not(miri),
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64",
+        target_arch = "s390x",
+        all(target_arch = "powerpc64", target_endian = "little")
+    )
+))]
 
 mod common;
 
 use common::{gatun, one_line_error};
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 fn call(args: &[&str]) -> String {
     let out = gatun().arg("call").args(args).output().unwrap();
     assert!(
@@ -20,13 +29,32 @@ fn call(args: &[&str]) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
+/// Whether `libz.so.1` loads for this target. The sysroots the RISC-V 64, s390x and PPC64LE
+/// tests run in under qemu-user hold only the C library, so there the cases calling libz say so
+/// and skip; on x86-64 and AArch64 (CI installs zlib for both) its absence fails the test.
+fn have_libz() -> bool {
+    let loads = gatun()
+        .args(["call", "-l", "libz.so.1", "const char *zlibVersion(void)"])
+        .output()
+        .unwrap()
+        .status
+        .success();
+    assert!(
+        loads || !cfg!(any(target_arch = "x86_64", target_arch = "aarch64")),
+        "libz.so.1 does not load: install zlib"
+    );
+    if !loads {
+        eprintln!("libz.so.1 is not installed for this target: its calls are skipped");
+    }
+    loads
+}
+
 fn call_fails(args: &[&str]) -> String {
     let mut all = vec!["call"];
     all.extend_from_slice(args);
     one_line_error(&all)
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn libc_libm_libz() {
     assert_eq!(call(&["size_t strlen(const char*)", "hello"]), "5\n");
@@ -35,6 +63,9 @@ fn libc_libm_libz() {
         "1024\n"
     );
     assert_eq!(call(&["int abs(int)", "-42"]), "42\n");
+    if !have_libz() {
+        return;
+    }
     // crc32("hello") = 0x3610a686
     assert_eq!(
         call(&[
@@ -49,7 +80,6 @@ fn libc_libm_libz() {
     );
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn errno_capture() {
     assert_eq!(
@@ -68,7 +98,6 @@ fn errno_capture() {
     );
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn variadic_buffers_and_strings() {
     assert_eq!(
@@ -99,7 +128,12 @@ fn variadic_buffers_and_strings() {
     );
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
+/// The literal `{s_addr}` of a `struct in_addr` holding 127.0.0.1: its bytes 127, 0, 0, 1 in
+/// memory (network order), read as a `uint32_t` in the target's byte order.
+fn localhost() -> String {
+    format!("{{{:#010x}}}", u32::from_ne_bytes([127, 0, 0, 1]))
+}
+
 #[test]
 fn struct_arguments_and_returns() {
     let div = "typedef struct { int quot; int rem; } div_t; div_t div(int, int)";
@@ -114,13 +148,12 @@ fn struct_arguments_and_returns() {
     assert_eq!(
         call(&[
             "struct in_addr { uint32_t s_addr; }; char *inet_ntoa(struct in_addr in)",
-            "{0x0100007f}"
+            &localhost()
         ]),
         "127.0.0.1\n"
     );
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn huge_array_results_print_a_bounded_line() {
     // A 16 MiB struct return (MEMORY class: getpid ignores the hidden pointer, so the buffer
@@ -140,7 +173,6 @@ fn huge_array_results_print_a_bounded_line() {
     assert_eq!(a[1000], format!("… ({} more)", (1 << 24) - 1000));
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn json_output() {
     let out = call(&[
@@ -217,7 +249,6 @@ fn unclosed_prototype_reports_end_of_input_where_the_user_stopped() {
     );
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn options_after_the_declaration_and_arguments() {
     let out = call(&["size_t strlen(const char*)", "hello", "--json"]);
@@ -257,7 +288,6 @@ fn two_functions_in_one_declaration_is_an_error_naming_both() {
     assert!(e.contains("`abs`") && e.contains("`labs`"), "{e}");
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn c_stdout_is_flushed_before_the_result() {
     // stdout is a pipe here, so C's stdout is fully buffered: without the flush, "hi 5" would
@@ -278,7 +308,6 @@ fn library_load_error_names_the_path_once() {
     assert_eq!(e.matches("/nonexistent/libx.so").count(), 1, "{e}");
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn out_parameters_are_shown_by_type() {
     assert_eq!(
@@ -361,7 +390,6 @@ fn out_parameters_are_shown_by_type() {
     );
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn buffers_that_are_not_text_print_as_hex() {
     assert_eq!(
@@ -374,7 +402,15 @@ fn buffers_that_are_not_text_print_as_hex() {
         .lines()
         .skip(1)
         .collect::<Vec<_>>(),
-        ["argument 1: [04 03 02 01]", "argument 2: 16909060"]
+        [
+            // The int's bytes in memory: in the target's byte order.
+            if cfg!(target_endian = "little") {
+                "argument 1: [04 03 02 01]"
+            } else {
+                "argument 1: [01 02 03 04]"
+            },
+            "argument 2: 16909060"
+        ]
     );
     assert_eq!(
         call(&[
@@ -400,7 +436,6 @@ fn buffers_that_are_not_text_print_as_hex() {
     );
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls too
 #[test]
 fn unknown_options_after_the_declaration_are_errors() {
     let e = call_fails(&["int abs(int)", "--bogus"]);
@@ -422,17 +457,17 @@ fn unknown_options_after_the_declaration_are_errors() {
     );
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn struct_literals_may_leave_out_inner_braces() {
-    // `struct w` wraps an in_addr: `{0x0100007f}` initializes w.a.s_addr by brace elision.
+    // `struct w` wraps an in_addr: `{0x0100007f}` (on a little-endian target) initializes
+    // w.a.s_addr by brace elision.
     let decl = "struct in_addr { uint32_t s_addr; }; struct w { struct in_addr a; }; \
                 char *inet_ntoa(struct w)";
-    assert_eq!(call(&[decl, "{0x0100007f}"]), "127.0.0.1\n");
-    assert_eq!(call(&[decl, "{{{0x0100007f}}}"]), "127.0.0.1\n");
+    let addr = localhost();
+    assert_eq!(call(&[decl, &addr]), "127.0.0.1\n");
+    assert_eq!(call(&[decl, &format!("{{{{{addr}}}}}")]), "127.0.0.1\n");
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn floats_are_shortest_and_json_spells_nan_and_infinities() {
     assert_eq!(
@@ -458,9 +493,31 @@ fn floats_are_shortest_and_json_spells_nan_and_infinities() {
     );
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn headers_declare_what_is_called() {
+    if have_libz() {
+        headers_declare_libz_functions();
+    }
+    // Header types for out-parameters: stat(2) fills a `struct stat`.
+    let out = call(&["--json", "-i", "sys/stat.h", "stat", "/", "&struct stat"]);
+    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(v["result"], 0);
+    assert_eq!(v["out"][0]["type"], "struct stat");
+    // Members by name (their order differs between targets).
+    let mode = v["out"][0]["value"]["st_mode"].as_u64().unwrap();
+    assert_eq!(mode & 0o170000, 0o040000, "/ is a directory");
+    assert!(v["out"][0]["value"]["st_mtim"]["tv_sec"].as_i64().unwrap() > 0);
+    // Errors: one line each.
+    let e = call_fails(&["-i", "zlib.h", "gatun_not_in_zlib", "1"]);
+    assert!(e.contains("`gatun_not_in_zlib`"), "{e}");
+    let e = call_fails(&["-i", "gatun_no_such_header.h", "f", "1"]);
+    assert!(e.contains("gatun_no_such_header.h: No such file"), "{e}");
+    let e = call_fails(&["crc32", "0"]);
+    assert!(e.contains("is only a name"), "{e}");
+}
+
+/// `headers_declare_what_is_called`'s calls into libz.
+fn headers_declare_libz_functions() {
     // With -i the declaration may be just the function's name.
     assert_eq!(
         call(&[
@@ -500,25 +557,8 @@ fn headers_declare_what_is_called() {
         ]),
         "103547413\n"
     );
-    // Header types for out-parameters: stat(2) fills a `struct stat`.
-    let out = call(&["--json", "-i", "sys/stat.h", "stat", "/", "&struct stat"]);
-    let v: serde_json::Value = serde_json::from_str(&out).unwrap();
-    assert_eq!(v["result"], 0);
-    assert_eq!(v["out"][0]["type"], "struct stat");
-    // Members by name (their order differs between x86-64 and AArch64).
-    let mode = v["out"][0]["value"]["st_mode"].as_u64().unwrap();
-    assert_eq!(mode & 0o170000, 0o040000, "/ is a directory");
-    assert!(v["out"][0]["value"]["st_mtim"]["tv_sec"].as_i64().unwrap() > 0);
-    // Errors: one line each.
-    let e = call_fails(&["-i", "zlib.h", "gatun_not_in_zlib", "1"]);
-    assert!(e.contains("`gatun_not_in_zlib`"), "{e}");
-    let e = call_fails(&["-i", "gatun_no_such_header.h", "f", "1"]);
-    assert!(e.contains("gatun_no_such_header.h: No such file"), "{e}");
-    let e = call_fails(&["crc32", "0"]);
-    assert!(e.contains("is only a name"), "{e}");
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn header_functions_returning_char_pointers_print_strings() {
     assert_eq!(
@@ -599,7 +639,6 @@ fn json_errors_are_a_json_object_on_stderr() {
     assert!(e.contains("`--json`"), "{e}");
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls too
 #[test]
 fn numbers_that_do_not_fit_the_parameter_say_why() {
     for (text, shown) in [("1.5", "`1.5`"), ("1e3", "`1e3`"), ("-0.0", "`-0.0`")] {
@@ -636,12 +675,10 @@ fn numbers_that_do_not_fit_the_parameter_say_why() {
 }
 
 /// A path in the temporary directory unique to this test process and `name`.
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // for calls
 fn temp_path(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!("gatun-cli-{}-{name}", std::process::id()))
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn unresolved_literals_are_errors_and_nothing_is_called() {
     // `cli_mark_and_fill` creates its first argument as a file, then writes 4 KiB through its
@@ -722,7 +759,6 @@ fn unresolved_literals_are_errors_and_nothing_is_called() {
     );
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn the_issues_typos_are_errors() {
     // Each of these once called the function with the text as a buffer it wrote past.
@@ -776,7 +812,6 @@ fn the_issues_typos_are_errors() {
     assert!(out.contains("tm_year = 70"), "{out}");
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn preprocessor_options_for_headers() {
     // strcasestr is declared only under _GNU_SOURCE.
@@ -861,7 +896,6 @@ fn preprocessor_options_for_headers() {
     assert!(e.contains("-D and -I apply to headers"), "{e}");
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn a_header_function_without_its_library_says_to_add_it() {
     let e = call_fails(&["-i", "zlib.h", "crc32", "0", "hello", "5"]);
@@ -875,7 +909,6 @@ fn a_header_function_without_its_library_says_to_add_it() {
     assert!(!e.contains("add -l"), "{e}");
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn strings_behind_pointer_typedefs_print_as_strings() {
     let decl = "typedef const char *png_const_charp; png_const_charp strerror(int)";
@@ -890,7 +923,6 @@ fn strings_behind_pointer_typedefs_print_as_strings() {
     );
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn floats_are_written_alike_in_text_and_json() {
     for (args, text) in [
@@ -910,7 +942,6 @@ fn floats_are_written_alike_in_text_and_json() {
     }
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn the_result_starts_on_its_own_line() {
     // Through a pipe (how the tests run the binary): C's stdio output and raw write(2).
@@ -949,7 +980,6 @@ fn the_result_starts_on_its_own_line() {
     }
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn bit_fields_of_results_print_by_name_as_the_c_compiler_sets_them() {
     let lib = gatun_test_natives::PATH;
@@ -964,19 +994,9 @@ fn bit_fields_of_results_print_by_name_as_the_c_compiler_sets_them() {
     assert_eq!(v["result"], serde_json::json!({ "a": 3, "b": 31, "c": -1 }));
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // plans calls
-#[test]
-fn a_rejected_descriptor_says_why_first_and_briefly() {
-    // 32,800 parameters of a 32-byte struct of four doubles: on the stack once the registers
-    // are used (SysV: a MEMORY-class struct; AArch64: an HFA after v0..v7), 1,049,600 and
-    // 1,048,960 bytes of stack arguments, more than gatun's 1 MiB. (A typedef keeps the
-    // declaration under Linux's 128 KiB limit for one command-line word.)
-    let n = 32_800;
-    let params = vec!["Q"; n].join(", ");
-    let decl = format!("typedef struct {{ double a, b, c, d; }} Q; int abs({params})");
-    let mut args = vec![decl.as_str()];
-    args.extend(std::iter::repeat_n("{1}", n));
-    let e = call_fails(&args);
+/// The start of the one-line error for a call needing more stack for its arguments than
+/// gatun's executor supports (1 MiB).
+fn assert_too_much_stack(e: &str) {
     assert!(
         e.starts_with("gatun: invalid function descriptor: the call needs "),
         "{}",
@@ -986,10 +1006,52 @@ fn a_rejected_descriptor_says_why_first_and_briefly() {
         e.contains("gatun's executor supports at most 1048576"),
         "{e}"
     );
+    assert!(e.len() < 400, "{} characters: {e}", e.len());
+    assert!(e.trim_end().ends_with("…)"), "{e}");
+}
+
+#[test]
+fn a_rejected_descriptor_says_why_first_and_briefly() {
+    // 131,200 double parameters, declared by a header (the declaration is longer than Linux's
+    // 128 KiB limit for one command-line word): each takes an 8-byte stack slot once the
+    // registers are used (or from the first, in PPC64LE's parameter save area), more than
+    // 1 MiB on every target.
+    let n = 131_200;
+    let dir = temp_path("many-doubles");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("many.h"),
+        format!("int abs({});\n", vec!["double"; n].join(", ")),
+    )
+    .unwrap();
+    let mut args = vec!["-I", dir.to_str().unwrap(), "-i", "many.h", "abs"];
+    args.extend(std::iter::repeat_n("1", n));
+    let e = call_fails(&args);
+    std::fs::remove_dir_all(&dir).unwrap();
+    assert_too_much_stack(&e);
+    assert!(e.contains("(descriptor: (f64, f64, "), "{e}");
+}
+
+#[test]
+fn a_rejected_struct_descriptor_names_the_struct() {
+    // 32,800 parameters of a 32-byte struct of four doubles, where it travels by value: on the
+    // stack once the registers are used (SysV: a MEMORY-class struct; AArch64: an HFA after
+    // v0..v7; PPC64LE: an HFA, its doublewords in the parameter save area), 1,049,600 and
+    // 1,048,960 bytes of stack arguments, more than gatun's 1 MiB. (A typedef keeps the
+    // declaration under Linux's 128 KiB limit for one command-line word.) RISC-V 64 and s390x
+    // pass it by reference, 8 bytes each.
+    if cfg!(any(target_arch = "riscv64", target_arch = "s390x")) {
+        return;
+    }
+    let n = 32_800;
+    let params = vec!["Q"; n].join(", ");
+    let decl = format!("typedef struct {{ double a, b, c, d; }} Q; int abs({params})");
+    let mut args = vec![decl.as_str()];
+    args.extend(std::iter::repeat_n("{1}", n));
+    let e = call_fails(&args);
+    assert_too_much_stack(&e);
     assert!(
         e.contains("(descriptor: ([f64(a) f64(b) f64(c) f64(d)](Q), "),
         "{e}"
     );
-    assert!(e.len() < 400, "{} characters: {e}", e.len());
-    assert!(e.trim_end().ends_with("…)"), "{e}");
 }

@@ -1,19 +1,28 @@
 //! `gatun call` with the names of constants where numbers go: enumeration constants and macros
 //! of the `-i` headers (`O_RDONLY`, `UV_TIMER`, `M_PI`, `ZLIB_VERSION`), checked against what
-//! the target's C compiler makes of the same names. Calls execute where gatun's executor runs
-//! (x86-64 and AArch64 Linux); a header that is not installed skips its case with a message.
-#![cfg(all(target_os = "linux", not(miri)))]
+//! the target's C compiler makes of the same names. Compiled for the Linux targets where gatun
+//! executes calls (x86-64, AArch64, RISC-V 64, s390x, PPC64LE); a header that is not installed
+//! skips its case with a message.
+#![cfg(all(
+    target_os = "linux",
+    not(miri),
+    any(
+        target_arch = "x86_64",
+        target_arch = "aarch64",
+        target_arch = "riscv64",
+        target_arch = "s390x",
+        all(target_arch = "powerpc64", target_endian = "little")
+    )
+))]
 
 mod common;
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 use common::gatun;
 use common::one_line_error;
 
 /// What a C program including `headers` prints with `printf(format, expr)`, compiled by the
 /// target's compiler (`-l` libraries linked); `None`, with a message, when it does not compile
 /// (a header or library is not installed).
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // for calls
 fn c_prints(headers: &[&str], libs: &[&str], format: &str, expr: &str) -> Option<String> {
     use std::io::Write;
     use std::process::{Command, Stdio};
@@ -59,7 +68,6 @@ fn c_prints(headers: &[&str], libs: &[&str], format: &str, expr: &str) -> Option
 }
 
 /// Runs `gatun call ARGS` and returns its standard output (it must succeed).
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 fn call(args: &[&str]) -> String {
     let out = gatun().arg("call").args(args).output().unwrap();
     assert!(
@@ -72,7 +80,6 @@ fn call(args: &[&str]) -> String {
 
 /// The first word of the last line of `out` (the call's result, after what the callee
 /// printed).
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
 fn result_word(out: &str) -> &str {
     out.lines()
         .last()
@@ -80,7 +87,6 @@ fn result_word(out: &str) -> &str {
         .unwrap_or("")
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn an_enumeration_constant_of_a_header_is_a_number() {
     // What C's uv_handle_size(UV_TIMER) returns (sizeof(uv_timer_t): 152 on x86-64); skipped
@@ -99,7 +105,6 @@ fn an_enumeration_constant_of_a_header_is_a_number() {
     assert_eq!(result_word(&out), expected);
 }
 
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))] // executes calls
 #[test]
 fn macro_constants_are_numbers_strings_and_typed_variadic_arguments() {
     // An integer macro for an `int` parameter: abs(EINVAL) is EINVAL.
