@@ -6,47 +6,20 @@
     any(
         target_arch = "x86_64",
         target_arch = "aarch64",
-        target_arch = "riscv64"
+        target_arch = "riscv64",
+        target_arch = "s390x",
+        all(target_arch = "powerpc64", target_endian = "little")
     ),
     not(miri)
 ))]
 
-#[cfg(all(
-    any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "riscv64"
-    ),
-    target_os = "linux"
-))]
 use std::collections::HashSet;
 
-use gatun::memory::{MemorySegment, SegmentAllocator};
-use gatun_bench::handles::Reused;
-#[cfg(all(
-    any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "riscv64"
-    ),
-    target_os = "linux"
-))]
-use {
-    gatun::memory::Arena,
-    gatun::{FunctionDescriptor, LinkerOption, Value, ValueLayout as V},
-    gatun_bench::handles::{double_point_layout, link},
-    gatun_bench::natives::{DoublePoint, Native, SYS_LIKE_ERRNO},
-};
+use gatun::memory::{Arena, MemorySegment, SegmentAllocator};
+use gatun::{FunctionDescriptor, LinkerOption, Value, ValueLayout as V};
+use gatun_bench::handles::{double_point_layout, link, Reused};
+use gatun_bench::natives::{DoublePoint, Native, SYS_LIKE_ERRNO};
 
-// The downcall rows need gatun's downcall executor (x86-64 Linux).
-#[cfg(all(
-    any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "riscv64"
-    ),
-    target_os = "linux"
-))]
 #[test]
 fn every_row_runs_and_ids_are_unique() {
     let rows = gatun_bench::rows();
@@ -80,15 +53,6 @@ fn every_row_runs_and_ids_are_unique() {
     }
 }
 
-// Calls through gatun downcall handles: needs the downcall executor (x86-64 Linux).
-#[cfg(all(
-    any(
-        target_arch = "x86_64",
-        target_arch = "aarch64",
-        target_arch = "riscv64"
-    ),
-    target_os = "linux"
-))]
 #[test]
 fn gatun_handles_agree_with_the_natives() {
     let h = link(

@@ -7,7 +7,9 @@
     any(
         target_arch = "x86_64",
         target_arch = "aarch64",
-        target_arch = "riscv64"
+        target_arch = "riscv64",
+        target_arch = "s390x",
+        all(target_arch = "powerpc64", target_endian = "little")
     ),
     not(miri)
 ))]

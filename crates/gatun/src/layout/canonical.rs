@@ -163,8 +163,10 @@ impl DataModel {
     ///
     /// # Errors
     /// [`Error::Unsupported`] for `long double` unless [`DataModel::long_double_is_double`]
-    /// (80-bit x87 on x86-64, binary128 on AArch64 Linux; gatun will not pass it silently
-    /// wrong); [`Error::UnknownType`] for anything else it does not know.
+    /// (80-bit x87 on x86-64, binary128 on AArch64, RISC-V 64 and s390x Linux, IBM
+    /// double-double or binary128 on PPC64LE Linux by the callee's compiler options; gatun will
+    /// not pass it silently wrong, nor guess), the reason naming the formats;
+    /// [`Error::UnknownType`] for anything else it does not know.
     ///
     /// # Examples
     ///
@@ -224,9 +226,11 @@ impl DataModel {
                 return Err(Error::Unsupported {
                     type_name: "long double".into(),
                     reason: "it is wider than double on this target (80-bit x87 on x86-64, \
-                             128-bit IEEE binary128 on AArch64, RISC-V 64 and s390x Linux, \
-                             128-bit on PPC64LE Linux), which is not supported; pass a double \
-                             instead"
+                             128-bit IEEE binary128 on AArch64, RISC-V 64 and s390x Linux; on \
+                             PPC64LE Linux 128-bit IBM double-double or IEEE binary128, as the \
+                             callee's compiler chose with -mabi=ibmlongdouble, gcc's default, \
+                             or -mabi=ieeelongdouble, which gatun cannot see from a \
+                             declaration), which is not supported; pass a double instead"
                         .into(),
                 })
             }

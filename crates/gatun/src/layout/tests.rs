@@ -229,10 +229,17 @@ fn s390x_and_ppc64le_tables() {
         .collect();
     for model in [DataModel::LINUX_S390X, DataModel::LINUX_PPC64LE] {
         check_model(model, &table);
-        assert!(matches!(
-            model.layout("long double"),
-            Err(Error::Unsupported { .. })
-        ));
+        match model.layout("long double") {
+            // Says which formats, and that the choice is the callee's compiler's.
+            Err(Error::Unsupported { reason, .. }) => {
+                assert!(reason.contains("binary128 on AArch64, RISC-V 64 and s390x"));
+                assert!(
+                    reason.contains("PPC64LE Linux 128-bit IBM double-double or IEEE binary128")
+                );
+                assert!(reason.contains("-mabi=ieeelongdouble"), "{reason}");
+            }
+            other => panic!("expected Unsupported, got {other:?}"),
+        }
     }
     if cfg!(target_arch = "s390x") {
         assert_eq!(DataModel::HOST, DataModel::LINUX_S390X);
