@@ -139,13 +139,18 @@ fn structs_of_4_and_64_kib_by_value_on_every_path() {
     // SAFETY: `uint64_t stack_take4k(int32_t, stack_big4k, int64_t)`.
     let got = unsafe { t4.call((7, b4, -8)) };
     assert_eq!(got as u64, take_hash(7, &b4.0, -8));
-    let t64 = link("stack_take64k", &take_descriptor(65536))
-        .typed::<(i32, Big<65536>, i64), i64>()
-        .unwrap();
-    let b64 = Box::new(Big::<65536>(fill(10, 65536).try_into().unwrap()));
-    // SAFETY: as above, with the 64 KiB struct.
-    let got = unsafe { t64.call((7, *b64, -8)) };
-    assert_eq!(got as u64, take_hash(7, &b64.0, -8));
+    // (Not on PPC64: LLVM's PPC64 backend spends many minutes at opt-level 1 on Rust passing a
+    // 64 KiB struct by value in the parameter save area; the other paths above pass it there.)
+    #[cfg(not(target_arch = "powerpc64"))]
+    {
+        let t64 = link("stack_take64k", &take_descriptor(65536))
+            .typed::<(i32, Big<65536>, i64), i64>()
+            .unwrap();
+        let b64 = Box::new(Big::<65536>(fill(10, 65536).try_into().unwrap()));
+        // SAFETY: as above, with the 64 KiB struct.
+        let got = unsafe { t64.call((7, *b64, -8)) };
+        assert_eq!(got as u64, take_hash(7, &b64.0, -8));
+    }
 }
 
 /// Calls `make(seed)` returning an `n`-byte struct on every path.

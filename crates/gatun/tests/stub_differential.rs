@@ -711,8 +711,8 @@ const INT_ARGS: usize = 6;
 const INT_ARGS: usize = 8;
 #[cfg(target_arch = "s390x")]
 const INT_ARGS: usize = 5;
-/// Vector (floating-point) argument registers of the ABI.
-#[cfg(not(windows))]
+/// Vector (floating-point) argument registers of the ABI (PPC64LE's case is written out).
+#[cfg(all(not(windows), not(target_arch = "powerpc64")))]
 const VEC_ARGS: usize = if cfg!(target_arch = "s390x") { 4 } else { 8 };
 
 #[cfg(all(not(windows), not(target_arch = "s390x")))]
