@@ -10,6 +10,7 @@
 //! - [`linker`]: [`Linker`], [`DowncallHandle`], [`Symbol`] — downcalls; [`abi`]: the
 //!   classification into a [`abi::CallPlan`] ([`abi::plan_for`] any [`abi::Abi`]); [`upcall`]: [`UpcallStub`] — Rust closures as C
 //!   function pointers (`Linker::upcall_stub`).
+//! - [`nonblocking`]: [`nonblocking::WorkerPool`] — downcalls on worker threads, as futures.
 //! - [`capture`]: the system-call adapter ([`capture::adapt_system_call`]: `r` or `-errno`,
 //!   no allocation) and [`capture::Errno`].
 //! - [`cdecl`]: C declarations (`int open(const char *, int, ...);`, `struct`s, `typedef`s)
@@ -36,6 +37,7 @@ pub mod error;
 pub mod layout;
 pub mod linker;
 pub mod memory;
+pub mod nonblocking;
 pub(crate) mod os;
 pub mod upcall;
 pub mod value;

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cdecl                          (C declarations → descriptors and layouts)
-//! linker · upcall · capture      (ABI-neutral handles, stubs, the system-call adapter)
+//! linker · upcall · capture · nonblocking (ABI-neutral handles, stubs, the system-call adapter, worker pools)
 //! backend                        (the Backend trait and one module per ABI)
 //! code                           (executable memory, the stub cache)
 //! abi                            (CallPlan, per-ABI classification)
@@ -24,7 +24,7 @@ fn level(module: &str) -> Option<u8> {
         "abi" => 1,
         "code" => 2,
         "backend" => 3,
-        "linker" | "upcall" | "capture" => 4,
+        "linker" | "upcall" | "capture" | "nonblocking" => 4,
         "cdecl" => 5,
         _ => return None,
     })
