@@ -132,10 +132,12 @@ use crate::value::{Scalar, Value};
 mod abort;
 mod context;
 mod dispatch;
+mod owner_thread;
 mod stub;
 pub mod typed;
 
 use context::Context;
+pub use owner_thread::{OwnerThread, OwnerThreadUpcallStub, RunPending};
 pub use stub::{ConfinedUpcallStub, UpcallStub};
 pub use typed::{ConfinedTypedUpcallStub, TypedUpcallStub, UpcallFn, UpcallSignature};
 
