@@ -7,6 +7,8 @@ pub mod call_overhead;
 pub mod call_overhead_by_value;
 pub mod capture_state_util;
 pub mod downcall;
+pub mod nonblocking;
+pub mod owner_thread;
 pub mod points_alloc;
 pub mod stub_compile;
 pub mod upcall;
@@ -26,5 +28,7 @@ pub fn all() -> Vec<Row> {
     rows.extend(points_alloc::rows());
     rows.extend(capture_state_util::rows());
     rows.extend(stub_compile::rows());
+    rows.extend(nonblocking::rows());
+    rows.extend(owner_thread::rows());
     rows
 }

@@ -48,7 +48,10 @@
 //!   confined arena) goes through [`Linker::upcall_stub_confined`] (or, typed,
 //!   [`Linker::upcall_typed_confined`]) instead: the [`ConfinedUpcallStub`]
 //!   ([`ConfinedTypedUpcallStub`]) is `!Send`, and a call on any other thread aborts before
-//!   the closure runs.
+//!   the closure runs. A closure that is not `Send` but must serve calls from other threads (a
+//!   C library's worker threads calling into an interpreter) goes through an [`OwnerThread`]
+//!   dispatcher: such calls are queued to the thread that owns the closure and run when its
+//!   loop asks ([`OwnerThread::run_pending`], [`OwnerThread::pending`]).
 //! - **Reentrancy.** An upcall may run downcalls that run upcalls (the JDK's deep-stack test):
 //!   each level has its own Rust stack frame, and linker-stack frames nest LIFO, falling back
 //!   to the heap when the 256-byte stack is full.

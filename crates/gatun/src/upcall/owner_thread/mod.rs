@@ -47,6 +47,9 @@ use crate::linker::Linker;
 use crate::memory::SegmentAllocator;
 use crate::value::Value;
 
+#[cfg(test)]
+mod tests;
+
 /// The closure of an owner-thread stub, shared by its calls on the owner thread.
 type Closure<'s> = Rc<dyn for<'a> Fn(&UpcallArgs<'a>) -> Result<Value<'a>> + 's>;
 
@@ -282,17 +285,13 @@ impl OwnerThread {
                 found: default.kind_name().into(),
             });
         }
-        let closure: Closure<'s> = Rc::new(closure);
-        let state = Arc::new(StubState {
-            closure: UnsafeCell::new(Some(closure)),
+        let state = Arc::new(StubState::new(
+            self,
+            descriptor,
+            Rc::new(closure),
             default,
             group_return,
-            closed: AtomicBool::new(false),
-            entered_from_foreign: AtomicBool::new(false),
-            in_flight: AtomicUsize::new(0),
-            dispatch: self.dispatch.clone(),
-            descriptor: descriptor.clone(),
-        });
+        ));
         let for_stub = state.clone();
         let stub = Linker::native().upcall_stub(
             descriptor,
@@ -443,6 +442,54 @@ fn zero(kind: ScalarKind) -> Value<'static> {
 }
 
 impl<'s> StubState<'s> {
+    fn new(
+        owner: &OwnerThread,
+        descriptor: &FunctionDescriptor,
+        closure: Closure<'s>,
+        default: Value<'static>,
+        group_return: bool,
+    ) -> StubState<'s> {
+        StubState {
+            closure: UnsafeCell::new(Some(closure)),
+            default,
+            group_return,
+            closed: AtomicBool::new(false),
+            entered_from_foreign: AtomicBool::new(false),
+            in_flight: AtomicUsize::new(0),
+            dispatch: owner.dispatch.clone(),
+            descriptor: descriptor.clone(),
+        }
+    }
+
+    /// Closes the stub: the calls waiting for the owner get the default result, later ones
+    /// too, and the closure is dropped. On the owner thread only (invariant 3).
+    fn close(&self) {
+        let released: Vec<RequestPtr> = {
+            let mut q = self.dispatch.lock();
+            self.closed.store(true, Ordering::Release);
+            let me: *const StubState<'static> = (self as *const StubState<'_>).cast();
+            let mut mine = Vec::new();
+            q.retain(|r| {
+                // SAFETY: a queued request is alive (invariant 1).
+                let is_mine = unsafe { (*r.0).stub } == me;
+                if is_mine {
+                    mine.push(*r);
+                }
+                !is_mine
+            });
+            mine
+        };
+        for r in released {
+            // SAFETY: removed from the queue under its lock by the owner thread.
+            let req = unsafe { &*r.0 };
+            // SAFETY: invariant 2.
+            let args: &UpcallArgs<'static> = unsafe { &*req.args };
+            complete(r, self.default_result(args));
+        }
+        // SAFETY: on the owner thread (invariant 3); a running call holds its own `Rc`.
+        drop(unsafe { (*self.closure.get()).take() });
+    }
+
     /// The default result, for a call the closure will not run (the stub is dropped).
     fn default_result<'a>(&self, args: &UpcallArgs<'a>) -> Result<Value<'a>> {
         if self.group_return {
@@ -566,10 +613,11 @@ fn complete(request: RequestPtr, result: Result<Value<'static>>) {
 /// it (made by [`OwnerThread::upcall_stub`]). `!Send`; borrows its dispatcher and its arena.
 ///
 /// Dropping it (on the owner thread) completes the calls waiting for the owner with the
-/// default result and drops the closure; C may not call the pointer after that (as for any
-/// freed function pointer), except for calls already waiting. Its code is freed then unless a
-/// foreign thread ever called it: that code and its small context then stay allocated, since a
-/// released foreign thread may still be returning through it.
+/// default result and drops the closure. Once a thread other than the owner has called the
+/// stub, its code and context (the stub's few dozen bytes of code and a small heap block)
+/// stay allocated after the drop, because a released thread may still be returning through
+/// them, and later calls get the default result. A stub only ever called on the owner thread
+/// is freed on drop, and C must not call it after that, as for any freed function pointer.
 ///
 /// ```
 /// # #[cfg(gatun_executes)] {
@@ -664,35 +712,10 @@ impl<'s> OwnerThreadUpcallStub<'s> {
 
 impl Drop for OwnerThreadUpcallStub<'_> {
     fn drop(&mut self) {
-        let state = &*self.state;
-        // Calls arriving from now on get the default result (checked under the queue lock).
-        let released: Vec<RequestPtr> = {
-            let mut q = state.dispatch.lock();
-            state.closed.store(true, Ordering::Release);
-            let me: *const StubState<'static> = (state as *const StubState<'_>).cast();
-            let mut mine = Vec::new();
-            q.retain(|r| {
-                // SAFETY: a queued request is alive (invariant 1).
-                let is_mine = unsafe { (*r.0).stub } == me;
-                if is_mine {
-                    mine.push(*r);
-                }
-                !is_mine
-            });
-            mine
-        };
-        for r in released {
-            // SAFETY: removed from the queue under its lock by the owner thread (this drop runs
-            // there: the stub is `!Send`).
-            let (req, stub) = unsafe { (&*r.0, &*(*r.0).stub) };
-            // SAFETY: invariant 2.
-            let args: &UpcallArgs<'static> = unsafe { &*req.args };
-            complete(r, stub.default_result(args));
-        }
-        // SAFETY: on the owner thread (invariant 3); a running call holds its own `Rc`.
-        drop(unsafe { (*state.closure.get()).take() });
+        // On the owner thread: the stub is `!Send`.
+        self.state.close();
         let stub = self.stub.take().expect("present until drop");
-        if state.entered_from_foreign.load(Ordering::Acquire) {
+        if self.state.entered_from_foreign.load(Ordering::Acquire) {
             // Invariant 5: a released foreign thread may still be returning through the code.
             std::mem::forget(stub);
         } else {
