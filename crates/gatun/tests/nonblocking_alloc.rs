@@ -117,8 +117,8 @@ fn no_allocation_per_operation_once_warm() {
     }
     let pool = WorkerPool::new(NonZeroUsize::new(2).unwrap());
     // Warm-up: the pool's records, their buffers, both workers and the queue's capacity.
-    for _ in 0..200 {
-        batch(&pool, &handles, block, 16);
+    for round in 0..200 {
+        batch(&pool, &handles, block, 1 + round % 16);
     }
     assert_eq!(pool.started_workers(), 2);
     // The counter is installed: linking and warming up allocated.

@@ -22,17 +22,22 @@ use crate::{Body, Row};
 
 /// Runs `fut` to completion from a benchmark body: on the row's own runtime when the body
 /// runs in a tokio task, else on `rt`.
-fn block_on<F: Future>(rt: &Runtime, fut: F) -> F::Output {
-    match Handle::try_current() {
-        Ok(h) => tokio::task::block_in_place(|| h.block_on(fut)),
-        Err(_) => rt.block_on(fut),
+fn block_on<F: Future>(rt: &Option<Runtime>, fut: F) -> F::Output {
+    match (Handle::try_current(), rt) {
+        (Ok(h), _) => tokio::task::block_in_place(|| h.block_on(fut)),
+        (Err(_), Some(rt)) => rt.block_on(fut),
+        (Err(_), None) => unreachable!("a body built outside a runtime has its own"),
     }
 }
 
-fn runtime() -> Runtime {
-    Builder::new_current_thread()
-        .build()
-        .expect("a current-thread tokio runtime")
+/// A current-thread runtime for a body built outside any runtime (a thread row); `None` in a
+/// task row, which uses the row's runtime (a runtime may not be dropped inside another).
+fn runtime() -> Option<Runtime> {
+    Handle::try_current().is_err().then(|| {
+        Builder::new_current_thread()
+            .build()
+            .expect("a current-thread tokio runtime")
+    })
 }
 
 /// The rows of this group.

@@ -36,8 +36,9 @@
 //! - **Allocation.** Each call uses a record of the pool (the arguments, the copies, the
 //!   return and capture buffers, the result), recycled when its future or completion is dropped
 //!   and the worker is done with it: once the pool has as many records as calls in flight and
-//!   their buffers have grown to the calls' sizes, submitting, running and completing a call
-//!   allocates nothing (the future itself is a pointer to its record).
+//!   their buffers have grown to the calls' sizes (a record starts with room for 8 arguments,
+//!   64 bytes of segment copies and a 32-byte struct return), submitting, running and
+//!   completing a call allocates nothing (the future itself is a pointer to its record).
 //! - **Threads.** [`WorkerPool`], [`PendingCall`] and [`Completion`] are `Send`; the pool is
 //!   also `Sync` and `Clone` (clones share the workers). Dropping the last clone lets the
 //!   workers finish the queued calls and exit. An idle worker keeps checking the queue for
@@ -191,7 +192,7 @@ impl WorkerPool {
     /// # }
     /// ```
     pub fn call(&self, handle: &DowncallHandle) -> CallBuilder<'_> {
-        let record = Record::take(&self.shared.free);
+        let record = Record::take(&self.shared.records);
         // SAFETY: state BUILDING, fresh from `take`: the builder is the record's only party.
         let data = unsafe { record.data() };
         data.handle = Some(handle.clone());
@@ -482,7 +483,7 @@ impl CallBuilder<'_> {
 impl Drop for CallBuilder<'_> {
     fn drop(&mut self) {
         if let Some(record) = self.record.take() {
-            record.release(&self.pool.shared.free);
+            record.release_submitted(&self.pool.shared.records);
         }
     }
 }
@@ -628,7 +629,7 @@ impl Future for PendingCall {
                 _not_sync: PhantomData,
             }),
             Err(e) => {
-                record.release(&self.shared.free);
+                record.release_submitted(&self.shared.records);
                 Err(e)
             }
         })
@@ -647,7 +648,7 @@ impl Drop for PendingCall {
                 Ordering::AcqRel,
                 Ordering::Relaxed,
             );
-            record.release(&self.shared.free);
+            record.release_submitted(&self.shared.records);
         }
     }
 }
@@ -839,7 +840,7 @@ impl Completion {
 impl Drop for Completion {
     fn drop(&mut self) {
         if let Some(record) = self.record.take() {
-            record.release(&self.shared.free);
+            record.release_submitted(&self.shared.records);
         }
     }
 }

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use super::record::{self, Arg, FreeList, Record, CANCELLED, QUEUED, RUNNING};
+use super::record::{self, Arg, Record, Records, CANCELLED, QUEUED, RUNNING};
 use crate::error::Error;
 use crate::memory::{MemorySegment, SlicingAllocator};
 use crate::value::Value;
@@ -23,7 +23,7 @@ pub(super) struct Shared {
     work: Condvar,
     /// Records in `queue.items`, readable without the lock by spinning workers.
     queued: AtomicUsize,
-    pub(super) free: FreeList,
+    pub(super) records: Records,
     max_workers: usize,
 }
 
@@ -50,7 +50,7 @@ impl Shared {
             }),
             work: Condvar::new(),
             queued: AtomicUsize::new(0),
-            free: Mutex::new(Vec::new()),
+            records: Records::new(),
             max_workers,
         }
     }
@@ -73,6 +73,12 @@ impl Shared {
         record.share();
         record.state.store(QUEUED, Ordering::Release);
         let mut q = self.lock();
+        // Room for every record there is: the queue never grows once the pool is warm.
+        let made = self.records.made();
+        if q.items.capacity() < made {
+            let len = q.items.len();
+            q.items.reserve(made - len);
+        }
         q.items.push_back(record.clone());
         self.queued.fetch_add(1, Ordering::Relaxed);
         if q.idle < q.items.len() && q.workers < self.max_workers {
@@ -165,7 +171,7 @@ impl Shared {
         {
             // CANCELLED: the future was dropped before the call started; nothing runs.
             debug_assert_eq!(record.state.load(Ordering::Relaxed), CANCELLED);
-            record.release(&self.free);
+            record.release(&self.records);
             return;
         }
         // SAFETY: state RUNNING, set by this worker: the record's data is ours until `finish`.
@@ -215,8 +221,7 @@ impl Shared {
         // The C function has returned: the owners kept alive for it may go.
         data.keep.clear();
         data.result = Some(result);
-        record.finish();
-        record.release(&self.free);
+        record.finish(&self.records);
     }
 }
 
@@ -231,7 +236,8 @@ fn fail(shared: &Shared, record: Arc<Record>, error: Error) {
         let data = unsafe { record.data() };
         data.keep.clear();
         data.result = Some(Err(error));
-        record.finish();
+        record.finish(&shared.records);
+    } else {
+        record.release(&shared.records);
     }
-    record.release(&shared.free);
 }

@@ -17,14 +17,17 @@
 //! 2. **`holders` counts the parties** that still use the record: 1 while building, 2 once
 //!    queued (the submitting side and the queue/worker). The party that brings it to 0 resets
 //!    `data` (keeping the buffers' capacity) and returns the record to the free list; nobody
-//!    else touches the record after its own decrement.
+//!    else touches the record after its own decrement. The worker's decrement comes right
+//!    after it stores `DONE` (it wakes the future after letting go), and a record released by
+//!    its submitting side while its worker still holds it is counted as *finishing*, which
+//!    [`Record::take`] waits for instead of making a new record.
 //! 3. Everything the C function may use (copies of segment arguments, the return buffer, the
 //!    capture buffer, the kept-alive owners) belongs to the record and is only released after
 //!    the worker stored `DONE` or saw `CANCELLED`: dropping the future never frees memory a
 //!    running C function is still using.
 
 use std::cell::UnsafeCell;
-use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::Waker;
 
@@ -68,7 +71,26 @@ pub(super) struct Data {
     pub(super) result: Option<Result<Value<'static>>>,
 }
 
+/// Argument slots a new record has room for before it grows.
+const ARGS: usize = 8;
+/// 16-byte chunks of segment copies a new record has room for (64 bytes).
+const COPY_CHUNKS: usize = 4;
+/// 16-byte chunks of struct return a new record has room for (32 bytes).
+const RET_CHUNKS: usize = 2;
+
 impl Data {
+    /// An empty record with room for the common call (8 arguments, 64 bytes of segment copies,
+    /// a 32-byte struct return), so that records need not grow when calls of these sizes move
+    /// between them.
+    fn with_capacity() -> Data {
+        Data {
+            args: Vec::with_capacity(ARGS),
+            copies: Vec::with_capacity(COPY_CHUNKS),
+            ret: Vec::with_capacity(RET_CHUNKS),
+            ..Data::default()
+        }
+    }
+
     /// Copies `bytes` to a fresh 16-byte-aligned place in `copies`; returns its offset.
     pub(super) fn push_copy(&mut self, bytes_len: usize, fill: impl FnOnce(&mut [u8])) -> usize {
         let offset = self.copies.len() * 16;
@@ -110,6 +132,8 @@ pub(super) fn chunks_as_bytes(chunks: &[Chunk16]) -> &[u8] {
 pub(super) struct Record {
     pub(super) state: AtomicU8,
     holders: AtomicUsize,
+    /// Whether the submitting side counted the record as finishing (see [`Records`]).
+    counted: AtomicBool,
     waker: Mutex<Option<Waker>>,
     data: UnsafeCell<Data>,
 }
@@ -122,21 +146,67 @@ unsafe impl Send for Record {}
 // SAFETY: as above.
 unsafe impl Sync for Record {}
 
-/// The free list records return to.
-pub(super) type FreeList = Mutex<Vec<Arc<Record>>>;
+/// The pool's records: the free list they return to, and how many are finishing (done, let go
+/// of by the submitting side, still held for a few instructions by their worker).
+pub(super) struct Records {
+    free: Mutex<Vec<Arc<Record>>>,
+    finishing: AtomicUsize,
+    /// Records made so far.
+    made: AtomicUsize,
+}
+
+impl Records {
+    pub(super) fn new() -> Records {
+        Records {
+            free: Mutex::new(Vec::new()),
+            finishing: AtomicUsize::new(0),
+            made: AtomicUsize::new(0),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Arc<Record>>> {
+        self.free.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Records made so far.
+    pub(super) fn made(&self) -> usize {
+        self.made.load(Ordering::Relaxed)
+    }
+
+    /// Records in the free list.
+    #[cfg(test)]
+    pub(super) fn free_len(&self) -> usize {
+        self.lock().len()
+    }
+}
 
 impl Record {
-    /// A record from `free` (or a new one), in state `BUILDING` with one holder.
-    pub(super) fn take(free: &FreeList) -> Arc<Record> {
-        let reused = free.lock().unwrap_or_else(PoisonError::into_inner).pop();
-        let record = reused.unwrap_or_else(|| {
-            Arc::new(Record {
-                state: AtomicU8::new(BUILDING),
-                holders: AtomicUsize::new(0),
-                waker: Mutex::new(None),
-                data: UnsafeCell::new(Data::default()),
-            })
-        });
+    /// A record from the free list, in state `BUILDING` with one holder. A new one is made
+    /// only if no record is free or finishing: a finishing record is waited for (its worker
+    /// lets go of it within a few instructions), so the number of records settles at the
+    /// largest number of calls in flight and a warm pool allocates nothing.
+    pub(super) fn take(records: &Records) -> Arc<Record> {
+        let record = loop {
+            let mut free = records.lock();
+            if let Some(r) = free.pop() {
+                break r;
+            }
+            if records.finishing.load(Ordering::Acquire) == 0 {
+                // Room in the free list for every record there is, so that returning one
+                // never grows it.
+                let made = records.made.fetch_add(1, Ordering::Relaxed) + 1;
+                free.reserve(made);
+                break Arc::new(Record {
+                    state: AtomicU8::new(BUILDING),
+                    holders: AtomicUsize::new(0),
+                    counted: AtomicBool::new(false),
+                    waker: Mutex::new(None),
+                    data: UnsafeCell::new(Data::with_capacity()),
+                });
+            }
+            drop(free);
+            std::thread::yield_now();
+        };
         record.state.store(BUILDING, Ordering::Relaxed);
         record.holders.store(1, Ordering::Relaxed);
         record
@@ -158,17 +228,31 @@ impl Record {
         self.holders.fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Drops one holder; the last one resets the record and returns it to `free`.
-    pub(super) fn release(self: Arc<Record>, free: &FreeList) {
+    /// The submitting side lets go of the record (a builder, future or completion dropped).
+    /// A done record still held by its worker is counted as finishing until the worker lets go.
+    pub(super) fn release_submitted(self: Arc<Record>, records: &Records) {
+        if self.state.load(Ordering::Acquire) == DONE {
+            records.finishing.fetch_add(1, Ordering::AcqRel);
+            // Read by whichever party lets go last (after the `AcqRel` decrement below).
+            self.counted.store(true, Ordering::Relaxed);
+        }
+        self.release(records);
+    }
+
+    /// Drops one holder; the last one resets the record and returns it to the free list.
+    pub(super) fn release(self: Arc<Record>, records: &Records) {
         if self.holders.fetch_sub(1, Ordering::AcqRel) != 1 {
             return;
         }
         // SAFETY: the last holder: no other party uses the record (invariant 2).
         unsafe { self.data() }.reset();
         *self.waker.lock().unwrap_or_else(PoisonError::into_inner) = None;
-        free.lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .push(self);
+        let counted = self.counted.swap(false, Ordering::Relaxed);
+        records.lock().push(self);
+        // After the push, so that `take` always sees the record or its count.
+        if counted {
+            records.finishing.fetch_sub(1, Ordering::AcqRel);
+        }
     }
 
     /// Whether the worker has finished (`DONE`, with `Acquire`: the data is then readable).
@@ -190,14 +274,18 @@ impl Record {
         self.is_done()
     }
 
-    /// Marks the call done (after the worker wrote the result) and wakes the future.
-    pub(super) fn finish(&self) {
-        self.state.store(DONE, Ordering::Release);
-        let waker = self
-            .waker
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .take();
+    /// Marks the call done (after the worker wrote the result), lets go of the worker's hold,
+    /// then wakes the future: the worker touches nothing of the record after its release, so a
+    /// finishing record is free again within a few instructions.
+    pub(super) fn finish(self: Arc<Record>, records: &Records) {
+        let waker = {
+            let mut slot = self.waker.lock().unwrap_or_else(PoisonError::into_inner);
+            // Stored under the waker's lock: a future registering its waker either did so
+            // before (and it is taken here) or sees `DONE` after its own registration.
+            self.state.store(DONE, Ordering::Release);
+            slot.take()
+        };
+        self.release(records);
         if let Some(w) = waker {
             w.wake();
         }

@@ -10,7 +10,7 @@ use crate::value::Value;
 
 /// Submits a record without a handle, as `CallBuilder::submit` does.
 fn submit_empty(pool: &WorkerPool) -> PendingCall {
-    let record = Record::take(&pool.shared.free);
+    let record = Record::take(&pool.shared.records);
     pool.shared.submit(&record);
     PendingCall {
         record: Some(record),
@@ -19,7 +19,7 @@ fn submit_empty(pool: &WorkerPool) -> PendingCall {
 }
 
 fn free_records(pool: &WorkerPool) -> usize {
-    pool.shared.free.lock().unwrap().len()
+    pool.shared.records.free_len()
 }
 
 #[test]

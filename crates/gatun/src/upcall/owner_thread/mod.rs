@@ -36,7 +36,11 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::task::{Context as TaskContext, Poll, Waker};
 use std::thread::Thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// How long a waiting side (a foreign caller for its result, the owner in
+/// [`OwnerThread::wait_pending`] for a call) spins before it sleeps.
+const SPIN: Duration = Duration::from_micros(50);
 
 use super::abort::{abort_panicked, abort_upcall, thread_mark};
 use super::stub::UpcallStub;
@@ -110,8 +114,10 @@ struct Dispatch {
     /// The owner thread's [`thread_mark`].
     owner: usize,
     queue: Mutex<VecDeque<RequestPtr>>,
+    /// The queue's length, kept under its lock, read without it by a spinning owner.
+    queued: AtomicUsize,
     /// Signalled when a request is queued, for [`OwnerThread::wait_pending`].
-    queued: Condvar,
+    ready: Condvar,
     /// The waker of the last poll of [`OwnerThread::pending`].
     waker: Mutex<Option<Waker>>,
 }
@@ -184,7 +190,8 @@ impl OwnerThread {
             dispatch: Arc::new(Dispatch {
                 owner: thread_mark(),
                 queue: Mutex::new(VecDeque::new()),
-                queued: Condvar::new(),
+                queued: AtomicUsize::new(0),
+                ready: Condvar::new(),
                 waker: Mutex::new(None),
             }),
             _not_send: PhantomData,
@@ -317,7 +324,12 @@ impl OwnerThread {
     pub fn run_pending(&self) -> usize {
         let mut ran = 0;
         loop {
-            let next = self.lock().pop_front();
+            let next = {
+                let mut q = self.lock();
+                let next = q.pop_front();
+                self.dispatch.queued.store(q.len(), Ordering::Relaxed);
+                next
+            };
             let Some(request) = next else {
                 return ran;
             };
@@ -330,7 +342,9 @@ impl OwnerThread {
 
     /// Waits up to `timeout` for a call to be queued, then runs every queued call (as
     /// [`OwnerThread::run_pending`]); returns how many ran (0 after a timeout). For a loop
-    /// that has nothing else to do.
+    /// that has nothing else to do. It checks the queue in a busy loop for the first 50 µs
+    /// (at most `timeout`) before it sleeps, so a caller on another core is answered without
+    /// a thread wake-up; a waiting foreign caller likewise spins for 50 µs before it parks.
     ///
     /// ```
     /// use std::time::Duration;
@@ -339,13 +353,23 @@ impl OwnerThread {
     /// assert_eq!(owner.wait_pending(Duration::from_millis(1)), 0);
     /// ```
     pub fn wait_pending(&self, timeout: Duration) -> usize {
+        // First a short spin: a caller on another core is answered without two thread
+        // wake-ups (its own and this thread's).
+        let start = Instant::now();
+        let spin_end = start + timeout.min(SPIN);
+        while self.dispatch.queued.load(Ordering::Relaxed) == 0 && Instant::now() < spin_end {
+            for _ in 0..64 {
+                std::hint::spin_loop();
+            }
+        }
         {
             let q = self.lock();
-            if q.is_empty() {
+            let left = timeout.saturating_sub(start.elapsed());
+            if q.is_empty() && !left.is_zero() {
                 let (_q, _) = self
                     .dispatch
-                    .queued
-                    .wait_timeout_while(q, timeout, |q| q.is_empty())
+                    .ready
+                    .wait_timeout_while(q, left, |q| q.is_empty())
                     .unwrap_or_else(PoisonError::into_inner);
             }
         }
@@ -469,6 +493,7 @@ impl<'s> StubState<'s> {
             self.closed.store(true, Ordering::Release);
             let me: *const StubState<'static> = (self as *const StubState<'_>).cast();
             let mut mine = Vec::new();
+            let before = q.len();
             q.retain(|r| {
                 // SAFETY: a queued request is alive (invariant 1).
                 let is_mine = unsafe { (*r.0).stub } == me;
@@ -477,6 +502,9 @@ impl<'s> StubState<'s> {
                 }
                 !is_mine
             });
+            if q.len() != before {
+                self.dispatch.queued.store(q.len(), Ordering::Relaxed);
+            }
             mine
         };
         for r in released {
@@ -534,8 +562,9 @@ impl<'s> StubState<'s> {
                 return self.default_result(args);
             }
             q.push_back(RequestPtr(&request));
+            self.dispatch.queued.store(q.len(), Ordering::Relaxed);
         }
-        self.dispatch.queued.notify_one();
+        self.dispatch.ready.notify_one();
         let waker = self
             .dispatch
             .waker
@@ -544,6 +573,14 @@ impl<'s> StubState<'s> {
             .clone();
         if let Some(w) = waker {
             w.wake();
+        }
+        // A short spin first (an owner running its queue answers within microseconds), then
+        // park until the owner unparks this thread.
+        let spin_end = Instant::now() + SPIN;
+        while !request.done.load(Ordering::Acquire) && Instant::now() < spin_end {
+            for _ in 0..64 {
+                std::hint::spin_loop();
+            }
         }
         while !request.done.load(Ordering::Acquire) {
             std::thread::park();
