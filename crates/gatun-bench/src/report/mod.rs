@@ -40,7 +40,8 @@ const fn r(
 }
 
 /// The ratio families (gatun / direct, gatun / libffi, pooled / confined,
-/// buffer / confined, adapted / explicit) plus by_value / by_ptr, adapted / plain, and the
+/// buffer / confined, adapted / explicit; gatun / tokio and gatun / mpsc for the round trips
+/// of non-blocking calls and owner-thread callbacks) plus by_value / by_ptr, adapted / plain, and the
 /// memory-image floor of a dynamic add6 (image / direct, gatun / image); the
 /// task / thread family is computed separately ([`ratios`]).
 #[rustfmt::skip]
@@ -104,6 +105,8 @@ pub const RATIO_DEFS: &[RatioDef] = &[
     r("libffi / direct", "call_overhead", "libffi_fma3", "direct_fma3"),
     r("libffi / direct", "call_overhead_by_value", "libffi_by_value", "direct_by_value"),
     r("libffi / direct", "call_overhead_by_value", "libffi_memory_by_value", "direct_memory_by_value"),
+    r("gatun / tokio", "nonblocking", "gatun_noop", "spawn_blocking_noop"),
+    r("gatun / mpsc", "owner_thread", "gatun_callback", "mpsc_round_trip"),
     r("by_value / by_ptr", "call_overhead_by_value", "by_value", "by_ptr"),
     r("by_value / by_ptr", "call_overhead_by_value", "direct_by_value", "direct_by_ptr"),
     r("by_value / by_ptr", "points_alloc", "circle_by_value", "circle_by_ptr"),

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::record::{self, Arg, Record, Records, CANCELLED, QUEUED, RUNNING};
 use crate::error::Error;
-use crate::memory::{MemorySegment, SlicingAllocator};
+use crate::memory::{linker_stack, MemorySegment, SlicingAllocator};
 use crate::value::Value;
 
 /// How long an idle worker keeps checking the queue before it sleeps: a call submitted right
@@ -126,6 +126,9 @@ impl Shared {
         // The argument list handed to `invoke`, reused from call to call (its segments point
         // into the current record's buffers and are cleared before the record is released).
         let mut values: Vec<Value<'static>> = Vec::new();
+        // The thread's linker-stack block (where by-reference struct copies go), made now
+        // rather than by whichever call first needs it: a warm pool allocates nothing per call.
+        drop(linker_stack().push_frame(1, 1));
         let mut q = self.lock();
         loop {
             if let Some(record) = q.items.pop_front() {
