@@ -344,3 +344,24 @@ fn out_parameters_are_read_back_from_the_call_copy() {
     assert_eq!(done.argument_segment(1).unwrap().to_vec(), [0x33; 24]);
     assert!(done.argument_segment(0).is_none());
 }
+
+#[test]
+fn a_struct_return_aligned_to_32_bytes_lands_aligned() {
+    let pool = WorkerPool::new(NonZeroUsize::MIN);
+    let aligned =
+        gatun::MemoryLayout::c_struct([V::I64.with_byte_alignment(32).unwrap(), V::I64]).unwrap();
+    assert_eq!((aligned.byte_size(), aligned.byte_alignment()), (32, 32));
+    let f = link("nb_aligned_of", &FD::of(aligned, [V::I64, V::I64]));
+    for i in 0..20 {
+        let mut call = pool.call(&f);
+        call.i64(i).i64(-i);
+        // SAFETY: nb_aligned_of has no preconditions.
+        let done = unsafe { call.submit() }.wait().unwrap();
+        let r = done.return_segment().unwrap();
+        assert_eq!((r.byte_size(), r.address() % 32), (32, 0));
+        assert_eq!(
+            (r.get::<i64>(0).unwrap(), r.get::<i64>(8).unwrap()),
+            (i, -i)
+        );
+    }
+}

@@ -283,3 +283,73 @@ fn a_default_of_the_wrong_kind_is_an_error() {
         .unwrap_err();
     assert!(err.to_string().contains("void"), "{err}");
 }
+
+#[test]
+fn dropping_a_stub_during_its_first_foreign_calls_never_crashes() {
+    for _ in 0..20 {
+        let owner = OwnerThread::new();
+        let arena = Arena::confined();
+        let stub = owner
+            .upcall_stub_or(
+                &FD::of(V::I64, [V::I64]),
+                |a| Ok(Value::I64(a.get::<i64>(0)?)),
+                Value::I64(-1),
+                &arena,
+            )
+            .unwrap();
+        let address = stub.address() as usize;
+        std::thread::scope(|s| {
+            let caller = s.spawn(move || {
+                // SAFETY: an `int64_t (*)(int64_t)`; its code outlives the process once handed
+                // out, and calls after the drop get the default.
+                let f: extern "C" fn(i64) -> i64 = unsafe { std::mem::transmute(address) };
+                (0..200_i64).map(|i| f(i)).collect::<Vec<_>>()
+            });
+            // The owner never runs its queue: every call waits, then gets the default.
+            drop(stub);
+            assert!(caller.join().unwrap().iter().all(|&r| r == -1));
+        });
+    }
+}
+
+#[test]
+fn several_tasks_may_await_the_dispatcher() {
+    const THREADS: i32 = 2;
+    const ITERATIONS: i32 = 200;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let local = tokio::task::LocalSet::new();
+    local.block_on(&rt, async {
+        let owner = Rc::new(OwnerThread::new());
+        let arena = Arena::confined();
+        let stub = owner
+            .upcall_stub(&ticket_cb(), |_| Ok(Value::I64(1)), &arena)
+            .unwrap();
+        // The serving loop, and another task whose wait ends (by a timeout) before any call.
+        let server = {
+            let owner = owner.clone();
+            tokio::task::spawn_local(async move {
+                loop {
+                    owner.pending().await;
+                }
+            })
+        };
+        tokio::task::yield_now().await;
+        let brief = tokio::time::timeout(Duration::from_millis(1), owner.pending()).await;
+        assert!(brief.is_err(), "no call was queued yet");
+        let pool = WorkerPool::new(NonZeroUsize::MIN);
+        let pending = run_threads(&pool, stub.as_value(), THREADS, ITERATIONS);
+        let done = tokio::time::timeout(Duration::from_secs(120), pending)
+            .await
+            .expect("the serving loop was woken")
+            .unwrap();
+        assert_eq!(
+            sums(&done, THREADS as usize),
+            vec![i64::from(ITERATIONS); THREADS as usize]
+        );
+        server.abort();
+        drop(stub);
+    });
+}

@@ -170,7 +170,9 @@ impl WorkerPool {
     ///
     /// For a handle linked with
     /// [`LinkerOption::CaptureCallState`](crate::LinkerOption::CaptureCallState) do not push the
-    /// capture segment: the pool passes its own and [`Completion::captured`] reads it.
+    /// capture segment: the pool passes its own and [`Completion::captured`] reads it. Error
+    /// messages of such a call count arguments as [`DowncallHandle::invoke`] does, with the
+    /// capture segment as argument 1 (the first pushed argument is argument 2).
     ///
     /// ```
     /// # #[cfg(gatun_executes)] {
@@ -198,10 +200,10 @@ impl WorkerPool {
         data.handle = Some(handle.clone());
         if let Some(ret) = handle.descriptor().return_layout().filter(|l| l.is_group()) {
             data.ret_len = Some(ret.byte_size());
-            data.ret.resize(
-                ret.byte_size().div_ceil(16).max(1),
-                record::Chunk16::default(),
-            );
+            // Room to align a return layout aligned to more than 16 bytes inside the buffer.
+            let room = ret.byte_size() + ret.byte_alignment().saturating_sub(16);
+            data.ret
+                .resize(room.div_ceil(16).max(1), record::Chunk16::default());
         }
         CallBuilder {
             pool: self,
@@ -213,8 +215,7 @@ impl WorkerPool {
 /// The arguments of one non-blocking call, pushed in order (made by [`WorkerPool::call`]).
 ///
 /// Pushing never fails: an argument of the wrong kind or count is reported by the future, as
-/// [`DowncallHandle::invoke`] reports it, and the C function is not called. Not `Send`: build
-/// and submit on one thread.
+/// [`DowncallHandle::invoke`] reports it, and the C function is not called.
 ///
 /// ```
 /// # #[cfg(gatun_executes)] {
@@ -527,7 +528,8 @@ impl fmt::Debug for PendingCall {
 }
 
 impl PendingCall {
-    /// Whether the worker has finished the call (the next poll is `Ready`).
+    /// Whether the worker has finished the call (the next poll is `Ready`; also `true` once
+    /// the future has returned `Ready`).
     ///
     /// ```
     /// # #[cfg(gatun_executes)] {
@@ -549,7 +551,8 @@ impl PendingCall {
     /// # }
     /// ```
     pub fn is_done(&self) -> bool {
-        self.record.as_ref().is_some_and(|r| r.is_done())
+        // No record: the future has already returned its completion.
+        self.record.as_ref().is_none_or(|r| r.is_done())
     }
 
     /// Blocks the current thread until the call is done (for code outside an async runtime).
@@ -707,12 +710,13 @@ impl Completion {
         let record = self.record.as_ref().expect("held until drop");
         // SAFETY: state DONE: the worker is done; the completion is the record's only party
         // and hands out shared views only (`!Sync`, so from this thread).
-        unsafe { record.data() }
+        unsafe { record.data_ref() }
     }
 
     /// The result: the scalar (truncated and extended as [`DowncallHandle::invoke`] returns
     /// it), `Value::Address` for a pointer, `Value::Void` for `void` and for a struct return
-    /// (read with [`Completion::return_segment`]).
+    /// (read with [`Completion::return_segment`]). A [`Value`] is not `Send`; to hand a result
+    /// to another task, take the number out (`value().as_i64()`, ...) or send the `Completion`.
     ///
     /// ```
     /// # #[cfg(gatun_executes)] {
@@ -760,7 +764,9 @@ impl Completion {
     pub fn return_segment(&self) -> Option<MemorySegment<'_>> {
         let data = self.data();
         let len = data.ret_len?;
-        let ptr = record::chunks_as_bytes(&data.ret).as_ptr().cast_mut();
+        let ptr = record::chunks_as_bytes(&data.ret)[data.ret_offset..]
+            .as_ptr()
+            .cast_mut();
         // SAFETY: the record's return buffer (at least `len` bytes), which lives and is not
         // touched by anyone else until this completion is dropped, which the borrow outlives.
         Some(unsafe { MemorySegment::from_raw_parts(ptr, len) })

@@ -4,6 +4,7 @@
 //! of one call.
 
 use std::collections::VecDeque;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
@@ -209,10 +210,16 @@ impl Shared {
                         // SAFETY: the record's return buffer, as the copies above.
                         let seg =
                             unsafe { MemorySegment::from_raw_parts(ret.as_mut_ptr(), ret.len()) };
-                        let allocator = SlicingAllocator::new(seg);
+                        let (base, allocator) = (seg.address(), SlicingAllocator::new(seg));
                         // SAFETY: the submitter of the call promised the C function's contract
                         // (`CallBuilder::submit`); the buffers it is given live until it returns.
-                        unsafe { handle.invoke_into(&allocator, values) }.map(|_| Value::Void)
+                        let returned = unsafe { handle.invoke_into(&allocator, values) };
+                        returned.map(|v| {
+                            if let Value::Segment(r) = v {
+                                data.ret_offset = r.address() - base;
+                            }
+                            Value::Void
+                        })
                     }
                     // SAFETY: as above.
                     None => unsafe { handle.invoke(values) },
@@ -221,7 +228,9 @@ impl Shared {
                 result
             }
         };
-        // The C function has returned: the owners kept alive for it may go.
+        // The C function has returned: the owners kept alive for it may go. Their `Drop` is
+        // user code: one that panics must not leave the call unfinished or the worker gone.
+        let _ = catch_unwind(AssertUnwindSafe(|| data.keep.clear()));
         data.keep.clear();
         data.result = Some(result);
         record.finish(&self.records);

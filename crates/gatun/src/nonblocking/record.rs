@@ -27,6 +27,7 @@
 //!    running C function is still using.
 
 use std::cell::UnsafeCell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::Waker;
@@ -66,6 +67,8 @@ pub(super) struct Data {
     pub(super) ret: Vec<Chunk16>,
     /// Bytes of the struct return in `ret`, `None` for a scalar or void return.
     pub(super) ret_len: Option<usize>,
+    /// Where in `ret` the struct return starts (0 unless its alignment is over 16 bytes).
+    pub(super) ret_offset: usize,
     /// The captured states, in `capturable_states()` order.
     pub(super) capture: [i32; 3],
     pub(super) result: Option<Result<Value<'static>>>,
@@ -110,6 +113,7 @@ impl Data {
         self.keep.clear();
         self.ret.clear();
         self.ret_len = None;
+        self.ret_offset = 0;
         self.capture = [0; 3];
         self.result = None;
     }
@@ -212,6 +216,16 @@ impl Record {
         record
     }
 
+    /// The record's data, shared.
+    ///
+    /// # Safety
+    /// The caller is the party invariant 1 allows to touch `data` now, and makes no `&mut`
+    /// to it while this reference lives.
+    pub(super) unsafe fn data_ref(&self) -> &Data {
+        // SAFETY: the caller's promise.
+        unsafe { &*self.data.get() }
+    }
+
     /// The record's data.
     ///
     /// # Safety
@@ -287,7 +301,8 @@ impl Record {
         };
         self.release(records);
         if let Some(w) = waker {
-            w.wake();
+            // A waker is user code: one that panics must not take the worker down with it.
+            let _ = catch_unwind(AssertUnwindSafe(|| w.wake()));
         }
     }
 }

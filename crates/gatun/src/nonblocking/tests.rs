@@ -84,3 +84,29 @@ fn workers_finish_queued_calls_after_the_pool_is_dropped() {
         assert_eq!(p.wait().unwrap().value(), Value::Void);
     }
 }
+
+/// Panics when woken.
+struct PanickingWaker;
+
+impl std::task::Wake for PanickingWaker {
+    fn wake(self: std::sync::Arc<Self>) {
+        panic!("a waker that panics");
+    }
+}
+
+#[test]
+fn a_panicking_waker_does_not_take_the_worker_down() {
+    use std::future::Future;
+    let pool = WorkerPool::new(NonZeroUsize::MIN);
+    let waker = std::task::Waker::from(std::sync::Arc::new(PanickingWaker));
+    let mut cx = std::task::Context::from_waker(&waker);
+    for _ in 0..3 {
+        let mut p = submit_empty(&pool);
+        // Registered before the worker finishes (most of the time): its wake panics there.
+        let _ = std::pin::Pin::new(&mut p).poll(&mut cx);
+        drop(p);
+    }
+    // The one worker still runs calls.
+    assert_eq!(submit_empty(&pool).wait().unwrap().value(), Value::Void);
+    assert_eq!(pool.started_workers(), 1);
+}

@@ -97,3 +97,15 @@ int64_t nb_block_sum(nb_block b) {
 
 /* Calls `cb(x)` on the calling thread (an upcall from the thread that made the downcall). */
 int64_t nb_call_back(int64_t (*cb)(int64_t), int64_t x) { return cb(x); }
+
+/* A struct aligned to 32 bytes, returned by value (through the hidden pointer on every ABI
+ * here): the callee may store it with 32-byte-aligned vector stores. */
+typedef struct {
+    _Alignas(32) int64_t a;
+    int64_t b;
+} nb_aligned;
+
+nb_aligned nb_aligned_of(int64_t a, int64_t b) {
+    nb_aligned r = {a, b};
+    return r;
+}

@@ -15,24 +15,29 @@
 //!    The result is written by the owner only, before `done`; read by the foreign thread only,
 //!    after.
 //! 3. The closure (`StubState::closure`) is touched only on the owner thread (calls check
-//!    [`thread_mark`]; the stub that drops it is `!Send`). Calls clone the `Rc` first, so a
+//!    [`thread_token`]; the stub that drops it is `!Send`). Calls clone the `Rc` first, so a
 //!    closure that drops its own stub while running stays alive until it returns.
 //! 4. A queued request's stub state is alive: dropping an [`OwnerThreadUpcallStub`] removes
 //!    its requests from the queue (completing them with the default result) under the lock
 //!    before anything of the stub is freed.
-//! 5. The stub's code is freed on drop only if no thread other than the owner ever entered
-//!    it; otherwise it stays allocated (it is small: the stub and its context), because a
-//!    foreign thread that has just been handed its result may still be executing the stub's
-//!    return sequence.
+//! 5. The stub's code is freed on drop only if its function pointer was never handed out
+//!    and no thread other than the owner ever entered it; otherwise it stays allocated (the
+//!    stub and its context: [`retire`]), because C may call it at any time, and a foreign
+//!    thread that has just been handed its result may still be executing the stub's return
+//!    sequence. A foreign call records that it entered, and counts itself in flight, under the
+//!    queue's lock, before it reads `closed`; the drop sets `closed` and reads whether a
+//!    foreign call entered under the same lock, so the two never disagree.
+//!    [`OwnerThreadUpcallStub::free`] frees the code at once, on its caller's promise that no
+//!    thread runs or will call the stub.
 
-use std::cell::UnsafeCell;
+use std::cell::{Cell, UnsafeCell};
 use std::collections::VecDeque;
 use std::fmt;
 use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
 use std::rc::Rc;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::task::{Context as TaskContext, Poll, Waker};
 use std::thread::Thread;
@@ -42,7 +47,7 @@ use std::time::{Duration, Instant};
 /// [`OwnerThread::wait_pending`] for a call) spins before it sleeps.
 const SPIN: Duration = Duration::from_micros(50);
 
-use super::abort::{abort_panicked, abort_upcall, thread_mark};
+use super::abort::{abort_panicked, abort_upcall};
 use super::stub::UpcallStub;
 use super::UpcallArgs;
 use crate::error::{Error, Result};
@@ -111,15 +116,16 @@ pub struct OwnerThread {
 
 /// What the owner and the foreign threads share.
 struct Dispatch {
-    /// The owner thread's [`thread_mark`].
-    owner: usize,
+    /// The owner thread's [`thread_token`].
+    owner: u64,
     queue: Mutex<VecDeque<RequestPtr>>,
     /// The queue's length, kept under its lock, read without it by a spinning owner.
     queued: AtomicUsize,
     /// Signalled when a request is queued, for [`OwnerThread::wait_pending`].
     ready: Condvar,
-    /// The waker of the last poll of [`OwnerThread::pending`].
-    waker: Mutex<Option<Waker>>,
+    /// The wakers of the tasks polling [`OwnerThread::pending`] since the last queued call
+    /// (each task once), all woken by the next one.
+    wakers: Mutex<Vec<Waker>>,
 }
 
 /// A queued request (on its foreign thread's stack; invariant 1).
@@ -188,11 +194,11 @@ impl OwnerThread {
     pub fn new() -> OwnerThread {
         OwnerThread {
             dispatch: Arc::new(Dispatch {
-                owner: thread_mark(),
+                owner: thread_token(),
                 queue: Mutex::new(VecDeque::new()),
                 queued: AtomicUsize::new(0),
                 ready: Condvar::new(),
-                waker: Mutex::new(None),
+                wakers: Mutex::new(Vec::new()),
             }),
             _not_send: PhantomData,
         }
@@ -308,6 +314,7 @@ impl OwnerThread {
         Ok(OwnerThreadUpcallStub {
             stub: Some(stub),
             state,
+            handed_out: Cell::new(false),
             _owner: PhantomData,
         })
     }
@@ -377,7 +384,8 @@ impl OwnerThread {
     }
 
     /// Runs the queued calls if there are any (`Ready(count)`); otherwise registers the
-    /// task's waker, woken when a foreign thread queues a call, and returns `Pending`.
+    /// task's waker (beside those of other tasks polling it), woken when a foreign thread
+    /// queues a call, and returns `Pending`.
     ///
     /// ```
     /// use std::task::{Context, Poll, Waker};
@@ -392,14 +400,13 @@ impl OwnerThread {
             return Poll::Ready(ran);
         }
         {
-            let mut w = self
+            let mut wakers = self
                 .dispatch
-                .waker
+                .wakers
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner);
-            match &*w {
-                Some(old) if old.will_wake(cx.waker()) => {}
-                _ => *w = Some(cx.waker().clone()),
+            if !wakers.iter().any(|w| w.will_wake(cx.waker())) {
+                wakers.push(cx.waker().clone());
             }
         }
         // A call queued before the waker was registered is run now, not missed.
@@ -411,7 +418,9 @@ impl OwnerThread {
 
     /// A future that runs the queued calls once there are any and resolves to how many ran
     /// ([`OwnerThread::poll_pending`] as a future). An event loop awaits it repeatedly, on the
-    /// owner thread (a `tokio::task::LocalSet`, a current-thread runtime).
+    /// owner thread (a `tokio::task::LocalSet`, a current-thread runtime). Any number of tasks
+    /// may await it at once: a queued call wakes all of them (the first to run empties the
+    /// queue, the others wait again).
     ///
     /// ```
     /// use std::future::Future;
@@ -426,7 +435,45 @@ impl OwnerThread {
     }
 }
 
+impl Drop for OwnerThread {
+    fn drop(&mut self) {
+        // The dispatch outlives this dispatcher when a stub's code is kept (invariant 5): let
+        // go of the task the last `pending()` poll registered.
+        let wakers = std::mem::take(
+            &mut *self
+                .dispatch
+                .wakers
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner),
+        );
+        drop(wakers);
+    }
+}
+
 impl Dispatch {
+    /// Wakes every task that polled [`OwnerThread::pending`] since the last call was queued.
+    /// The wakers are taken out and woken outside the lock (a waker is user code), and the
+    /// emptied list is put back, so that a steady loop allocates nothing.
+    fn wake_tasks(&self) {
+        let lock = || self.wakers.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut taken = {
+            let mut wakers = lock();
+            if wakers.is_empty() {
+                return;
+            }
+            std::mem::take(&mut *wakers)
+        };
+        for w in taken.drain(..) {
+            w.wake();
+        }
+        let mut wakers = lock();
+        if wakers.capacity() < taken.capacity() {
+            // Keep the larger buffer, with whatever registered in between.
+            taken.append(&mut wakers);
+            *wakers = taken;
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, VecDeque<RequestPtr>> {
         self.queue.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -445,6 +492,23 @@ impl Future for RunPending<'_> {
     fn poll(self: Pin<&mut Self>, cx: &mut TaskContext<'_>) -> Poll<usize> {
         self.owner.poll_pending(cx)
     }
+}
+
+/// A number unique to the calling thread for the life of the process (never reused by a later
+/// thread, unlike a thread-local's address): the owner's identity, checked on every call.
+fn thread_token() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    thread_local! {
+        static TOKEN: Cell<u64> = const { Cell::new(0) };
+    }
+    TOKEN.with(|t| match t.get() {
+        0 => {
+            let token = NEXT.fetch_add(1, Ordering::Relaxed);
+            t.set(token);
+            token
+        }
+        token => token,
+    })
 }
 
 /// The zero value of `kind` (null for a pointer).
@@ -486,11 +550,14 @@ impl<'s> StubState<'s> {
     }
 
     /// Closes the stub: the calls waiting for the owner get the default result, later ones
-    /// too, and the closure is dropped. On the owner thread only (invariant 3).
-    fn close(&self) {
-        let released: Vec<RequestPtr> = {
+    /// too, and the closure is dropped. On the owner thread only (invariant 3). Returns whether
+    /// a thread other than the owner ever entered the stub (read under the queue's lock, after
+    /// closing: invariant 5).
+    fn close(&self) -> bool {
+        let (released, entered): (Vec<RequestPtr>, bool) = {
             let mut q = self.dispatch.lock();
-            self.closed.store(true, Ordering::Release);
+            self.closed.store(true, Ordering::Relaxed);
+            let entered = self.entered_from_foreign.load(Ordering::Relaxed);
             let me: *const StubState<'static> = (self as *const StubState<'_>).cast();
             let mut mine = Vec::new();
             let before = q.len();
@@ -505,7 +572,7 @@ impl<'s> StubState<'s> {
             if q.len() != before {
                 self.dispatch.queued.store(q.len(), Ordering::Relaxed);
             }
-            mine
+            (mine, entered)
         };
         for r in released {
             // SAFETY: removed from the queue under its lock by the owner thread.
@@ -516,6 +583,7 @@ impl<'s> StubState<'s> {
         }
         // SAFETY: on the owner thread (invariant 3); a running call holds its own `Rc`.
         drop(unsafe { (*self.closure.get()).take() });
+        entered
     }
 
     /// The default result, for a call the closure will not run (the stub is dropped).
@@ -531,7 +599,7 @@ impl<'s> StubState<'s> {
 
     /// The stub's closure body, on whatever thread C called from.
     fn call<'a>(&self, args: &UpcallArgs<'a>) -> Result<Value<'a>> {
-        if self.dispatch.owner == thread_mark() {
+        if self.dispatch.owner == thread_token() {
             // SAFETY: on the owner thread (invariant 3).
             let closure = unsafe { (*self.closure.get()).clone() };
             return match closure {
@@ -539,8 +607,6 @@ impl<'s> StubState<'s> {
                 None => self.default_result(args),
             };
         }
-        self.entered_from_foreign.store(true, Ordering::Relaxed);
-        self.in_flight.fetch_add(1, Ordering::AcqRel);
         let result = self.call_from_foreign(args);
         self.in_flight.fetch_sub(1, Ordering::AcqRel);
         result
@@ -557,7 +623,11 @@ impl<'s> StubState<'s> {
         };
         {
             let mut q = self.dispatch.lock();
-            if self.closed.load(Ordering::Acquire) {
+            // Under the lock that `close` holds when it reads them (invariant 5): a stub
+            // entered from this thread is never freed under it.
+            self.entered_from_foreign.store(true, Ordering::Relaxed);
+            self.in_flight.fetch_add(1, Ordering::Relaxed);
+            if self.closed.load(Ordering::Relaxed) {
                 drop(q);
                 return self.default_result(args);
             }
@@ -565,15 +635,7 @@ impl<'s> StubState<'s> {
             self.dispatch.queued.store(q.len(), Ordering::Relaxed);
         }
         self.dispatch.ready.notify_one();
-        let waker = self
-            .dispatch
-            .waker
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone();
-        if let Some(w) = waker {
-            w.wake();
-        }
+        self.dispatch.wake_tasks();
         // A short spin first (an owner running its queue answers within microseconds), then
         // park until the owner unparks this thread.
         let spin_end = Instant::now() + SPIN;
@@ -650,11 +712,13 @@ fn complete(request: RequestPtr, result: Result<Value<'static>>) {
 /// it (made by [`OwnerThread::upcall_stub`]). `!Send`; borrows its dispatcher and its arena.
 ///
 /// Dropping it (on the owner thread) completes the calls waiting for the owner with the
-/// default result and drops the closure. Once a thread other than the owner has called the
-/// stub, its code and context (the stub's few dozen bytes of code and a small heap block)
-/// stay allocated after the drop, because a released thread may still be returning through
-/// them, and later calls get the default result. A stub only ever called on the owner thread
-/// is freed on drop, and C must not call it after that, as for any freed function pointer.
+/// default result and drops the closure; calls that C makes later, from any thread, get the
+/// default result too. So that such calls never run freed code, a stub whose function pointer
+/// was handed out ([`address`](OwnerThreadUpcallStub::address),
+/// [`as_value`](OwnerThreadUpcallStub::as_value)) keeps its code and context (some hundred
+/// bytes) allocated after the drop, for the life of the process;
+/// [`free`](OwnerThreadUpcallStub::free) frees them at once when the caller knows that C
+/// will not call the stub again.
 ///
 /// ```
 /// # #[cfg(gatun_executes)] {
@@ -671,6 +735,8 @@ pub struct OwnerThreadUpcallStub<'s> {
     /// `None` only while dropping.
     stub: Option<UpcallStub<'s>>,
     state: Arc<StubState<'s>>,
+    /// Whether the function pointer was ever handed out (`address`, `as_value`).
+    handed_out: Cell<bool>,
     _owner: PhantomData<(&'s OwnerThread, *const ())>,
 }
 
@@ -697,6 +763,7 @@ impl<'s> OwnerThreadUpcallStub<'s> {
     /// # }
     /// ```
     pub fn address(&self) -> *const std::ffi::c_void {
+        self.handed_out.set(true);
         self.upcall_stub().address()
     }
 
@@ -712,6 +779,7 @@ impl<'s> OwnerThreadUpcallStub<'s> {
     /// # }
     /// ```
     pub fn as_value(&self) -> Value<'static> {
+        self.handed_out.set(true);
         self.upcall_stub().as_value()
     }
 
@@ -747,16 +815,57 @@ impl<'s> OwnerThreadUpcallStub<'s> {
     }
 }
 
+impl<'s> OwnerThreadUpcallStub<'s> {
+    /// Drops the stub and frees its code and context at once, even if its function pointer
+    /// was handed out (which a plain drop keeps allocated). Calls waiting for the owner get
+    /// the default result first.
+    ///
+    /// # Safety
+    /// No thread is executing the stub (waiting calls included: `waiting_calls()` is 0 and no
+    /// C thread is between entering the stub and being counted) and none will call its
+    /// function pointer again.
+    ///
+    /// ```
+    /// # #[cfg(gatun_executes)] {
+    /// use gatun::upcall::OwnerThread;
+    /// use gatun::{Arena, FunctionDescriptor, Value, ValueLayout as V};
+    /// let (owner, arena) = (OwnerThread::new(), Arena::confined());
+    /// let stub = owner.upcall_stub(&FunctionDescriptor::of(V::I32, []), |_| Ok(Value::I32(7)), &arena).unwrap();
+    /// // SAFETY: an `int (*)(void)`, called here only.
+    /// let f: extern "C" fn() -> i32 = unsafe { std::mem::transmute(stub.address()) };
+    /// assert_eq!(f(), 7);
+    /// // SAFETY: the call above has returned and nothing calls `f` again.
+    /// unsafe { stub.free() };
+    /// # }
+    /// ```
+    pub unsafe fn free(mut self) {
+        self.state.close();
+        drop(self.stub.take());
+    }
+}
+
 impl Drop for OwnerThreadUpcallStub<'_> {
     fn drop(&mut self) {
+        let Some(stub) = self.stub.take() else {
+            return; // freed by `free`
+        };
         // On the owner thread: the stub is `!Send`.
-        self.state.close();
-        let stub = self.stub.take().expect("present until drop");
-        if self.state.entered_from_foreign.load(Ordering::Acquire) {
-            // Invariant 5: a released foreign thread may still be returning through the code.
-            std::mem::forget(stub);
+        let entered = self.state.close();
+        if entered || self.handed_out.get() {
+            retire(stub);
         } else {
             drop(stub);
         }
     }
+}
+
+/// Keeps a dropped stub's code and context allocated for the life of the process (invariant
+/// 5), in a list a leak checker sees as reachable.
+fn retire(stub: UpcallStub<'_>) {
+    static RETIRED: Mutex<Vec<usize>> = Mutex::new(Vec::new());
+    let kept = Box::into_raw(Box::new(stub)) as usize;
+    RETIRED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .push(kept);
 }
