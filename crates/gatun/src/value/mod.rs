@@ -832,7 +832,12 @@ pub(crate) fn scalar_words(tag: u8, bits: u64) -> [u64; 2] {
 
 /// The `Value` tag a scalar parameter of `kind` expects on the value entry.
 pub(crate) fn scalar_tag(kind: ScalarKind) -> u8 {
-    value_tag(&match kind {
+    value_tag(&zero_of(kind))
+}
+
+/// The zero `Value` of `kind` (`false`, `0`, `0.0`, a null address).
+pub(crate) fn zero_of(kind: ScalarKind) -> Value<'static> {
+    match kind {
         ScalarKind::Bool => Value::Bool(false),
         ScalarKind::I8 => Value::I8(0),
         ScalarKind::U8 => Value::U8(0),
@@ -845,7 +850,7 @@ pub(crate) fn scalar_tag(kind: ScalarKind) -> u8 {
         ScalarKind::F32 => Value::F32(0.0),
         ScalarKind::F64 => Value::F64(0.0),
         ScalarKind::Pointer => Value::Address(std::ptr::null_mut()),
-    })
+    }
 }
 
 #[cfg(test)]

@@ -51,10 +51,10 @@ use super::abort::{abort_panicked, abort_upcall};
 use super::stub::UpcallStub;
 use super::UpcallArgs;
 use crate::error::{Error, Result};
-use crate::layout::{FunctionDescriptor, MemoryLayout, ScalarKind};
+use crate::layout::{FunctionDescriptor, MemoryLayout};
 use crate::linker::Linker;
 use crate::memory::SegmentAllocator;
-use crate::value::Value;
+use crate::value::{zero_of, Value};
 
 #[cfg(test)]
 mod tests;
@@ -245,7 +245,7 @@ impl OwnerThread {
         F: for<'a> Fn(&UpcallArgs<'a>) -> Result<Value<'a>> + 's,
     {
         let default = match descriptor.return_layout() {
-            Some(MemoryLayout::Value(v)) => zero(v.kind()),
+            Some(MemoryLayout::Value(v)) => zero_of(v.kind()),
             _ => Value::Void,
         };
         self.upcall_stub_or(descriptor, closure, default, arena)
@@ -509,24 +509,6 @@ fn thread_token() -> u64 {
         }
         token => token,
     })
-}
-
-/// The zero value of `kind` (null for a pointer).
-fn zero(kind: ScalarKind) -> Value<'static> {
-    match kind {
-        ScalarKind::Bool => Value::Bool(false),
-        ScalarKind::I8 => Value::I8(0),
-        ScalarKind::U8 => Value::U8(0),
-        ScalarKind::I16 => Value::I16(0),
-        ScalarKind::U16 => Value::U16(0),
-        ScalarKind::I32 => Value::I32(0),
-        ScalarKind::U32 => Value::U32(0),
-        ScalarKind::I64 => Value::I64(0),
-        ScalarKind::U64 => Value::U64(0),
-        ScalarKind::F32 => Value::F32(0.0),
-        ScalarKind::F64 => Value::F64(0.0),
-        ScalarKind::Pointer => Value::Address(std::ptr::null_mut()),
-    }
 }
 
 impl<'s> StubState<'s> {
